@@ -1,0 +1,150 @@
+// Package postgres runs a private PostgreSQL cluster from the machine's own
+// PostgreSQL binaries, in a data folder of the project: the database of
+// `paymentsd dev` and of the tests when no DATABASE_URL is given.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Cluster is a running private cluster.
+type Cluster struct {
+	Dir  string
+	Port int
+	bin  string
+	user string // the OS user that runs postgres when we are root
+}
+
+// URL is the connection URL of the cluster's postgres database.
+func (c *Cluster) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.Port)
+}
+
+// Start initializes dir if it holds no cluster yet and starts the cluster
+// on port, or reuses the one already running there. It holds a file lock
+// while it works, so concurrent test processes share one cluster.
+func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	c := &Cluster{Dir: dir, Port: port, bin: bin}
+	if os.Geteuid() == 0 {
+		// PostgreSQL refuses to run as root: run it as the postgres user.
+		c.user = "postgres"
+		if _, err := user.Lookup(c.user); err != nil {
+			return nil, fmt.Errorf("running as root needs the %q user (install the postgresql package): %w", c.user, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if err := c.initdb(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if c.run(ctx, "pg_ctl", "-D", dir, "status") == nil {
+		return c, nil
+	}
+	err = c.run(ctx, "pg_ctl", "-D", dir, "-w", "-t", "60", "-l", filepath.Join(dir, "postgres.log"),
+		"-o", fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", port, dir), "start")
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
+		return nil, fmt.Errorf("start postgres: %w\n%s", err, tail(string(log), 2000))
+	}
+	return c, nil
+}
+
+// Stop stops the cluster, keeping its data.
+func (c *Cluster) Stop(ctx context.Context) error {
+	return c.run(ctx, "pg_ctl", "-D", c.Dir, "-m", "fast", "-w", "stop")
+}
+
+func (c *Cluster) initdb(ctx context.Context) error {
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return err
+	}
+	if c.user != "" {
+		u, err := user.Lookup(c.user)
+		if err != nil {
+			return err
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(c.Dir, uid, gid); err != nil {
+			return err
+		}
+	}
+	if err := c.run(ctx, "initdb", "-D", c.Dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
+		return fmt.Errorf("initdb: %w", err)
+	}
+	return nil
+}
+
+func (c *Cluster) run(ctx context.Context, tool string, args ...string) error {
+	name := filepath.Join(c.bin, tool)
+	if c.user != "" {
+		args = append([]string{"-u", c.user, "--", name}, args...)
+		name = "runuser"
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", tool, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// binDir finds the PostgreSQL server binaries: Debian keeps them under
+// /usr/lib/postgresql/<version>/bin; elsewhere they are on PATH.
+func binDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("no PostgreSQL server binaries found (install the postgresql package, or set DATABASE_URL)")
+}
+
+func version(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,115 @@
+package payment
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Pagination defaults and bounds.
+const (
+	DefaultPage  = 1
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// ListQuery is a parsed list request: pagination and filters.
+type ListQuery struct {
+	Page   int
+	Limit  int
+	Status string
+	From   *time.Time
+	To     *time.Time // exclusive upper bound
+	IsLive *bool
+}
+
+// Offset is the number of rows before the page.
+func (q ListQuery) Offset() int { return (q.Page - 1) * q.Limit }
+
+// ParseListQuery parses the query string of a list endpoint. statuses are
+// the values the status filter accepts (none: no status filter). Unknown
+// parameters, repeated parameters and malformed values are validation
+// errors, each named by its parameter.
+func ParseListQuery(v url.Values, statuses []string) (ListQuery, error) {
+	q := ListQuery{Page: DefaultPage, Limit: DefaultLimit}
+	var probs Problems
+	allowed := []string{"page", "limit", "from", "to", "isLive"}
+	if statuses != nil {
+		allowed = append(allowed, "status")
+	}
+	for _, k := range sortedKeys(v) {
+		if !slices.Contains(allowed, k) {
+			probs.Add(k, "is not a known query parameter")
+		} else if len(v[k]) > 1 {
+			probs.Add(k, "must be given once")
+		}
+	}
+	intParam := func(name string, lo, hi int, dst *int) {
+		s, ok := v[name]
+		if !ok {
+			return
+		}
+		n, err := strconv.Atoi(s[0])
+		if err != nil || n < lo || n > hi {
+			probs.Addf(name, "must be an integer from %d to %d", lo, hi)
+			return
+		}
+		*dst = n
+	}
+	intParam("page", 1, 1_000_000, &q.Page)
+	intParam("limit", 1, MaxLimit, &q.Limit)
+	if s, ok := v["status"]; ok && statuses != nil {
+		if !slices.Contains(statuses, s[0]) {
+			probs.Add("status", "must be one of "+strings.Join(statuses, ", "))
+		} else {
+			q.Status = s[0]
+		}
+	}
+	if s, ok := v["from"]; ok {
+		if t, _, ok := parseDateOrTime(s[0]); ok {
+			q.From = &t
+		} else {
+			probs.Add("from", "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)")
+		}
+	}
+	if s, ok := v["to"]; ok {
+		if t, dateOnly, ok := parseDateOrTime(s[0]); ok {
+			if dateOnly {
+				t = t.AddDate(0, 0, 1) // a date includes the whole day
+			} else {
+				t = t.Add(time.Nanosecond) // inclusive
+			}
+			q.To = &t
+		} else {
+			probs.Add("to", "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)")
+		}
+	}
+	if q.From != nil && q.To != nil && !q.From.Before(*q.To) {
+		probs.Add("from", "must not be after to")
+	}
+	if s, ok := v["isLive"]; ok {
+		switch s[0] {
+		case "true":
+			t := true
+			q.IsLive = &t
+		case "false":
+			f := false
+			q.IsLive = &f
+		default:
+			probs.Add("isLive", "must be true or false")
+		}
+	}
+	return q, probs.Err()
+}
+
+func parseDateOrTime(s string) (time.Time, bool, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), false, true
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, true, true
+	}
+	return time.Time{}, false, false
+}

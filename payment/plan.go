@@ -1,0 +1,376 @@
+package payment
+
+import (
+	"cmp"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+)
+
+// Pricing models of a payment plan.
+const (
+	PricingFixedUSD    = "fixed_usd"
+	PricingVariableUSD = "variable_usd"
+)
+
+// Policy types and environment scopes of an accepted-asset policy.
+const (
+	PolicyAny             = "any"
+	PolicyAssetDefinition = "asset_definition"
+	ScopeLive             = "live"
+	ScopeSandbox          = "sandbox"
+	ScopeAll              = "all"
+)
+
+// Limits of a payment plan.
+const (
+	MaxTitleLength = 200
+	MaxPolicies    = 50
+	MaxURLLength   = 2048
+	MaxPriority    = 1000
+)
+
+// PlanInput is the create payload of a payment plan, as decoded from JSON.
+// Pointers tell "absent" from "empty".
+type PlanInput struct {
+	Title                 *string
+	PricingModel          *string
+	AmountUSD             *string
+	MinAmountUSD          *string
+	MaxAmountUSD          *string
+	AcceptedAssetPolicies []PolicyInput
+	RedirectURL           *string
+	MerchantInfo          *MerchantInfo
+	ExpiresAt             *string
+}
+
+// PolicyInput is one accepted-asset policy as sent.
+type PolicyInput struct {
+	PolicyType        *string
+	AssetDefinitionID *string
+	EnvironmentScope  *string
+	ChainScope        []string
+	Priority          *int64
+}
+
+// MerchantInfo is what the hosted checkout page shows about the merchant.
+type MerchantInfo struct {
+	Name    string `json:"name,omitempty"`
+	Email   string `json:"email,omitempty"`
+	Website string `json:"website,omitempty"`
+	LogoURL string `json:"logoUrl,omitempty"`
+}
+
+// Policy is a validated accepted-asset policy.
+type Policy struct {
+	PolicyType        string   `json:"policyType"`
+	AssetDefinitionID string   `json:"assetDefinitionId,omitempty"`
+	EnvironmentScope  string   `json:"environmentScope"`
+	ChainScope        []string `json:"chainScope"`
+	Priority          int64    `json:"priority"`
+}
+
+// Plan is a payment plan.
+type Plan struct {
+	ID                    string
+	ProjectID             string
+	IsLive                bool
+	Title                 string
+	PricingModel          string
+	AmountUSD             *decimal.Decimal
+	MinAmountUSD          *decimal.Decimal
+	MaxAmountUSD          *decimal.Decimal
+	AcceptedAssetPolicies []Policy
+	RedirectURL           string
+	MerchantInfo          MerchantInfo
+	ExpiresAt             *time.Time
+	Status                PlanStatus
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+}
+
+// EffectiveStatus is the plan's status at time now: an active plan past its
+// expiresAt is expired.
+func (p Plan) EffectiveStatus(now time.Time) PlanStatus {
+	if p.Status == PlanActive && p.ExpiresAt != nil && !now.Before(*p.ExpiresAt) {
+		return PlanExpired
+	}
+	return p.Status
+}
+
+// Catalog is the set of asset definitions a deployment accepts.
+type Catalog struct {
+	Assets []Asset
+}
+
+// Asset returns the asset with the given ID.
+func (c Catalog) Asset(id string) (Asset, bool) {
+	i := slices.IndexFunc(c.Assets, func(a Asset) bool { return a.ID == id })
+	if i < 0 {
+		return Asset{}, false
+	}
+	return c.Assets[i], true
+}
+
+// HasNetwork reports whether any asset lives on the network.
+func (c Catalog) HasNetwork(key string) bool {
+	return slices.ContainsFunc(c.Assets, func(a Asset) bool { return a.Network == key })
+}
+
+// Environment returns the catalog's assets of one environment.
+func (c Catalog) Environment(isLive bool) []Asset {
+	var out []Asset
+	for _, a := range c.Assets {
+		if a.IsLive == isLive {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// AcceptedAssets resolves a plan's policies against the catalog for the
+// plan's environment: the assets a checkout session offers, ordered by the
+// policies' priority (lower first), then by catalog order. No policies
+// means every asset of the environment.
+func (c Catalog) AcceptedAssets(policies []Policy, isLive bool) []Asset {
+	env := c.Environment(isLive)
+	if len(policies) == 0 {
+		return env
+	}
+	type ranked struct {
+		asset    Asset
+		priority int64
+		order    int
+	}
+	best := map[string]ranked{}
+	for _, p := range policies {
+		if p.EnvironmentScope == ScopeLive && !isLive || p.EnvironmentScope == ScopeSandbox && isLive {
+			continue
+		}
+		for i, a := range env {
+			if p.PolicyType == PolicyAssetDefinition && a.ID != p.AssetDefinitionID {
+				continue
+			}
+			if len(p.ChainScope) > 0 && !slices.Contains(p.ChainScope, a.Network) {
+				continue
+			}
+			if r, ok := best[a.ID]; !ok || p.Priority < r.priority {
+				best[a.ID] = ranked{a, p.Priority, i}
+			}
+		}
+	}
+	list := make([]ranked, 0, len(best))
+	for _, r := range best {
+		list = append(list, r)
+	}
+	slices.SortFunc(list, func(x, y ranked) int {
+		return cmp.Or(cmp.Compare(x.priority, y.priority), cmp.Compare(x.order, y.order))
+	})
+	out := make([]Asset, len(list))
+	for i, r := range list {
+		out[i] = r.asset
+	}
+	return out
+}
+
+// NewPlan validates a create payload for a project's environment and returns
+// the plan it describes, or a validation error with one detail per
+// offending field.
+func NewPlan(in PlanInput, projectID string, isLive bool, catalog Catalog, now time.Time) (Plan, error) {
+	var probs Problems
+	p := Plan{ProjectID: projectID, IsLive: isLive, Status: PlanActive, PricingModel: PricingFixedUSD}
+
+	switch {
+	case in.Title == nil:
+		probs.Add("title", "is required")
+	default:
+		p.Title = strings.TrimSpace(*in.Title)
+		if p.Title == "" {
+			probs.Add("title", "must not be empty")
+		} else if utf8.RuneCountInString(p.Title) > MaxTitleLength {
+			probs.Addf("title", "must be at most %d characters", MaxTitleLength)
+		}
+	}
+
+	if in.PricingModel != nil {
+		p.PricingModel = *in.PricingModel
+	}
+	amount := func(field string, s *string) *decimal.Decimal {
+		if s == nil {
+			return nil
+		}
+		d, msg := ParseUSD(*s)
+		if msg != "" {
+			probs.Add(field, msg)
+			return nil
+		}
+		return &d
+	}
+	switch p.PricingModel {
+	case PricingFixedUSD:
+		if in.AmountUSD == nil {
+			probs.Add("amountUsd", "is required when pricingModel is fixed_usd")
+		}
+		p.AmountUSD = amount("amountUsd", in.AmountUSD)
+		if in.MinAmountUSD != nil {
+			probs.Add("minAmountUsd", "is only allowed when pricingModel is variable_usd")
+		}
+		if in.MaxAmountUSD != nil {
+			probs.Add("maxAmountUsd", "is only allowed when pricingModel is variable_usd")
+		}
+	case PricingVariableUSD:
+		if in.AmountUSD != nil {
+			probs.Add("amountUsd", "is only allowed when pricingModel is fixed_usd; the customer's amount is given at checkout")
+		}
+		if in.MinAmountUSD == nil {
+			probs.Add("minAmountUsd", "is required when pricingModel is variable_usd")
+		}
+		if in.MaxAmountUSD == nil {
+			probs.Add("maxAmountUsd", "is required when pricingModel is variable_usd")
+		}
+		p.MinAmountUSD = amount("minAmountUsd", in.MinAmountUSD)
+		p.MaxAmountUSD = amount("maxAmountUsd", in.MaxAmountUSD)
+		if p.MinAmountUSD != nil && p.MaxAmountUSD != nil && p.MinAmountUSD.GreaterThan(*p.MaxAmountUSD) {
+			probs.Add("minAmountUsd", "must not be greater than maxAmountUsd")
+		}
+	default:
+		probs.Add("pricingModel", "must be one of fixed_usd, variable_usd")
+	}
+
+	if len(in.AcceptedAssetPolicies) > MaxPolicies {
+		probs.Addf("acceptedAssetPolicies", "must have at most %d items", MaxPolicies)
+	}
+	for i, pi := range in.AcceptedAssetPolicies {
+		if pol, ok := newPolicy(pi, fmt.Sprintf("acceptedAssetPolicies[%d]", i), isLive, catalog, &probs); ok {
+			p.AcceptedAssetPolicies = append(p.AcceptedAssetPolicies, pol)
+		}
+	}
+	if p.AcceptedAssetPolicies == nil {
+		p.AcceptedAssetPolicies = []Policy{}
+	}
+	if len(in.AcceptedAssetPolicies) == len(p.AcceptedAssetPolicies) && len(catalog.AcceptedAssets(p.AcceptedAssetPolicies, isLive)) == 0 {
+		probs.Add("acceptedAssetPolicies", "accept no asset available in this environment")
+	}
+
+	if in.RedirectURL != nil {
+		if msg := checkURL(*in.RedirectURL, isLive); msg != "" {
+			probs.Add("redirectUrl", msg)
+		}
+		p.RedirectURL = *in.RedirectURL
+	}
+	if in.MerchantInfo != nil {
+		m := *in.MerchantInfo
+		if utf8.RuneCountInString(m.Name) > MaxTitleLength {
+			probs.Addf("merchantInfo.name", "must be at most %d characters", MaxTitleLength)
+		}
+		if m.Email != "" && !ValidEmail(m.Email) {
+			probs.Add("merchantInfo.email", "must be a valid e-mail address")
+		}
+		if m.Website != "" {
+			if msg := checkURL(m.Website, false); msg != "" {
+				probs.Add("merchantInfo.website", msg)
+			}
+		}
+		if m.LogoURL != "" {
+			if msg := checkURL(m.LogoURL, true); msg != "" {
+				probs.Add("merchantInfo.logoUrl", msg)
+			}
+		}
+		p.MerchantInfo = m
+	}
+	if in.ExpiresAt != nil {
+		t, err := time.Parse(time.RFC3339Nano, *in.ExpiresAt)
+		switch {
+		case err != nil:
+			probs.Add("expiresAt", "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z")
+		case !t.After(now):
+			probs.Add("expiresAt", "must be in the future")
+		default:
+			t = t.UTC()
+			p.ExpiresAt = &t
+		}
+	}
+	return p, probs.Err()
+}
+
+func newPolicy(in PolicyInput, path string, isLive bool, catalog Catalog, probs *Problems) (Policy, bool) {
+	n := len(*probs)
+	pol := Policy{EnvironmentScope: ScopeAll, ChainScope: []string{}}
+	switch {
+	case in.PolicyType == nil:
+		probs.Add(path+".policyType", "is required")
+	case *in.PolicyType == PolicyAny:
+		pol.PolicyType = PolicyAny
+		if in.AssetDefinitionID != nil {
+			probs.Add(path+".assetDefinitionId", "is only allowed when policyType is asset_definition")
+		}
+	case *in.PolicyType == PolicyAssetDefinition:
+		pol.PolicyType = PolicyAssetDefinition
+		if in.AssetDefinitionID == nil || *in.AssetDefinitionID == "" {
+			probs.Add(path+".assetDefinitionId", "is required when policyType is asset_definition")
+		} else if a, ok := catalog.Asset(*in.AssetDefinitionID); !ok {
+			probs.Add(path+".assetDefinitionId", "is not a known asset definition (see GET /api/v1/assets)")
+		} else if a.IsLive != isLive {
+			probs.Add(path+".assetDefinitionId", "belongs to the other environment")
+		} else {
+			pol.AssetDefinitionID = a.ID
+		}
+	default:
+		probs.Add(path+".policyType", "must be one of any, asset_definition")
+	}
+	if in.EnvironmentScope != nil {
+		switch *in.EnvironmentScope {
+		case ScopeLive, ScopeSandbox, ScopeAll:
+			pol.EnvironmentScope = *in.EnvironmentScope
+		default:
+			probs.Add(path+".environmentScope", "must be one of live, sandbox, all")
+		}
+	}
+	for j, key := range in.ChainScope {
+		switch {
+		case !catalog.HasNetwork(key):
+			probs.Addf(fmt.Sprintf("%s.chainScope[%d]", path, j), "is not a known network")
+		case slices.Contains(pol.ChainScope, key):
+			probs.Addf(fmt.Sprintf("%s.chainScope[%d]", path, j), "is listed twice")
+		default:
+			pol.ChainScope = append(pol.ChainScope, key)
+		}
+	}
+	if in.Priority != nil {
+		if *in.Priority < 0 || *in.Priority > MaxPriority {
+			probs.Addf(path+".priority", "must be between 0 and %d", MaxPriority)
+		}
+		pol.Priority = *in.Priority
+	}
+	return pol, len(*probs) == n
+}
+
+// checkURL returns a problem with an absolute http(s) URL, or "".
+func checkURL(s string, httpsOnly bool) string {
+	if len(s) > MaxURLLength {
+		return fmt.Sprintf("must be at most %d characters", MaxURLLength)
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "must be an absolute http or https URL"
+	}
+	if httpsOnly && u.Scheme != "https" {
+		return "must be an https URL"
+	}
+	return ""
+}
+
+// ValidEmail reports whether s is a plain e-mail address (no display name).
+func ValidEmail(s string) bool {
+	if len(s) > 254 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == "" && strings.Contains(s[strings.LastIndexByte(s, '@'):], ".")
+}

@@ -1,0 +1,156 @@
+package payment
+
+import (
+	"fmt"
+	"math/big"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+)
+
+// Limits of a checkout session's metadata.
+const (
+	MaxMetadataKeys        = 50
+	MaxMetadataKeyLength   = 40
+	MaxMetadataValueLength = 500
+	DefaultSessionLifetime = 30 * time.Minute
+)
+
+// SessionInput is the create payload of a checkout session.
+type SessionInput struct {
+	PaymentPlanID *string
+	Email         *string
+	Metadata      map[string]string
+	AmountUSD     *string
+}
+
+// CheckSessionInput checks the parts of a session payload that need no
+// plan: the plan ID's form, the e-mail address and the metadata.
+func CheckSessionInput(in SessionInput) error {
+	var probs Problems
+	switch {
+	case in.PaymentPlanID == nil || *in.PaymentPlanID == "":
+		probs.Add("paymentPlanId", "is required")
+	case !ValidID(PrefixPlan, *in.PaymentPlanID):
+		probs.Add("paymentPlanId", "is not a payment plan ID")
+	}
+	if in.Email != nil && !ValidEmail(*in.Email) {
+		probs.Add("email", "must be a valid e-mail address")
+	}
+	if len(in.Metadata) > MaxMetadataKeys {
+		probs.Addf("metadata", "must have at most %d keys", MaxMetadataKeys)
+	}
+	for _, k := range sortedKeys(in.Metadata) {
+		if k == "" || utf8.RuneCountInString(k) > MaxMetadataKeyLength {
+			probs.Addf("metadata."+k, "key must be 1 to %d characters", MaxMetadataKeyLength)
+		}
+		if utf8.RuneCountInString(in.Metadata[k]) > MaxMetadataValueLength {
+			probs.Addf("metadata."+k, "value must be at most %d characters", MaxMetadataValueLength)
+		}
+	}
+	return probs.Err()
+}
+
+// AmountDue returns what a session for the plan asks of the customer, given
+// the payload's amountUsd (required for variable plans, refused for fixed
+// ones), or a validation error. The plan must be usable at time now.
+func AmountDue(plan Plan, amountUSD *string, now time.Time) (decimal.Decimal, error) {
+	switch plan.EffectiveStatus(now) {
+	case PlanArchived:
+		return decimal.Decimal{}, ErrPlanArchived
+	case PlanExpired:
+		return decimal.Decimal{}, ErrPlanExpired
+	}
+	var probs Problems
+	if plan.PricingModel == PricingFixedUSD {
+		if amountUSD != nil {
+			probs.Add("amountUsd", "is not allowed: the payment plan has a fixed price")
+			return decimal.Decimal{}, probs.Err()
+		}
+		return *plan.AmountUSD, nil
+	}
+	if amountUSD == nil {
+		probs.Add("amountUsd", "is required: the payment plan has variable pricing")
+		return decimal.Decimal{}, probs.Err()
+	}
+	d, msg := ParseUSD(*amountUSD)
+	switch {
+	case msg != "":
+		probs.Add("amountUsd", msg)
+	case d.LessThan(*plan.MinAmountUSD) || d.GreaterThan(*plan.MaxAmountUSD):
+		probs.Addf("amountUsd", "must be between %s and %s", FormatUSD(*plan.MinAmountUSD), FormatUSD(*plan.MaxAmountUSD))
+	}
+	return d, probs.Err()
+}
+
+// PaymentOption is what a customer pays in one accepted asset.
+type PaymentOption struct {
+	AssetDefinitionID string `json:"assetDefinitionId"`
+	Network           string `json:"network"`
+	ChainID           int64  `json:"chainId"`
+	Symbol            string `json:"symbol"`
+	Decimals          int    `json:"decimals"`
+	TokenAddress      string `json:"tokenAddress"`
+	Amount            string `json:"amount"`
+	AmountBaseUnits   string `json:"amountBaseUnits"`
+	PaymentURI        string `json:"paymentUri"`
+}
+
+// Quote returns the payment option for paying usd in asset at rate (USD per
+// whole unit of the asset). The amount rounds up to the asset's decimals so
+// that the customer never pays less than due. The EIP-681 URI is set when a
+// deposit address is known.
+func Quote(asset Asset, usd, rate decimal.Decimal, depositAddress string) PaymentOption {
+	units := usd.Mul(decimal.New(1, int32(asset.Decimals))).DivRound(rate, 0)
+	// DivRound rounds half away from zero; make it a ceiling.
+	if units.Mul(rate).LessThan(usd.Mul(decimal.New(1, int32(asset.Decimals)))) {
+		units = units.Add(decimal.New(1, 0))
+	}
+	base := units.BigInt()
+	opt := PaymentOption{
+		AssetDefinitionID: asset.ID,
+		Network:           asset.Network,
+		ChainID:           asset.ChainID,
+		Symbol:            asset.Symbol,
+		Decimals:          asset.Decimals,
+		TokenAddress:      asset.TokenAddress,
+		Amount:            decimal.NewFromBigInt(base, -int32(asset.Decimals)).String(),
+		AmountBaseUnits:   base.String(),
+	}
+	if depositAddress != "" {
+		opt.PaymentURI = PaymentURI(asset, depositAddress, base)
+	}
+	return opt
+}
+
+// PaymentURI returns the EIP-681 URI that asks a wallet to pay base units of
+// asset to address.
+func PaymentURI(asset Asset, address string, base *big.Int) string {
+	if asset.Native() {
+		return fmt.Sprintf("ethereum:%s@%d?value=%s", address, asset.ChainID, base)
+	}
+	return fmt.Sprintf("ethereum:%s@%d/transfer?address=%s&uint256=%s", asset.TokenAddress, asset.ChainID, address, base)
+}
+
+// Session is a checkout session.
+type Session struct {
+	ID             string
+	TokenHash      string
+	ProjectID      string
+	PaymentPlanID  string
+	IsLive         bool
+	Status         SessionStatus
+	Email          string
+	Metadata       map[string]string
+	AmountUSD      decimal.Decimal
+	AmountPaidUSD  decimal.Decimal
+	DepositAddress string
+	PaymentOptions []PaymentOption
+	QuoteExpiresAt time.Time
+	ExpiresAt      time.Time
+	CompletedAt    *time.Time
+	Exception      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}

@@ -1,0 +1,65 @@
+package payment
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// StatusChange is one entry of a transaction's status history.
+type StatusChange struct {
+	Status TransactionStatus `json:"status"`
+	At     time.Time         `json:"at"`
+	Reason string            `json:"reason,omitempty"`
+}
+
+// Transaction is one on-chain transfer to a checkout session's deposit
+// address.
+type Transaction struct {
+	ID                    string
+	ProjectID             string
+	CheckoutSessionID     string
+	PaymentPlanID         string
+	IsLive                bool
+	Status                TransactionStatus
+	Network               string
+	ChainID               int64
+	TxHash                string
+	LogIndex              int
+	FromAddress           string
+	ToAddress             string
+	AssetDefinitionID     string
+	Symbol                string
+	Amount                string
+	AmountBaseUnits       string
+	AmountUSD             decimal.Decimal
+	BlockNumber           *int64
+	BlockHash             string
+	Confirmations         int
+	RequiredConfirmations int
+	FailureReason         string
+	StatusHistory         []StatusChange
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	ConfirmedAt           *time.Time
+	FinalizedAt           *time.Time
+	FailedAt              *time.Time
+}
+
+// Project is a merchant's project with its settings.
+type Project struct {
+	ID                           string
+	Name                         string
+	CompleteOn                   TransactionStatus
+	UnderpaymentTolerancePercent decimal.Decimal
+	LatePaymentWindow            time.Duration
+	CreatedAt                    time.Time
+	UpdatedAt                    time.Time
+}
+
+// Principal is who a request acts for: a project in one environment.
+type Principal struct {
+	ProjectID string
+	IsLive    bool
+	KeyID     string
+}

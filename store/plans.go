@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+const planColumns = `id, project_id, is_live, title, pricing_model, amount_usd::text, min_amount_usd::text,
+	max_amount_usd::text, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at`
+
+// planStatusExpr is a plan's effective status: an active plan past its
+// expiresAt reads as expired.
+const planStatusExpr = `(CASE WHEN status = 'active' AND expires_at IS NOT NULL AND expires_at <= now() THEN 'expired' ELSE status END)`
+
+// CreatePlan inserts a payment plan.
+func (s *Store) CreatePlan(ctx context.Context, p payment.Plan) error {
+	policies, _ := json.Marshal(p.AcceptedAssetPolicies)
+	merchant, _ := json.Marshal(p.MerchantInfo)
+	_, err := s.pool.Exec(ctx, `INSERT INTO payment_plans (`+planColumnsInsert+`)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$14)`,
+		p.ID, p.ProjectID, p.IsLive, p.Title, p.PricingModel, decString(p.AmountUSD), decString(p.MinAmountUSD),
+		decString(p.MaxAmountUSD), policies, p.RedirectURL, merchant, p.ExpiresAt, p.Status, p.CreatedAt)
+	return mapErr(err)
+}
+
+const planColumnsInsert = `id, project_id, is_live, title, pricing_model, amount_usd, min_amount_usd,
+	max_amount_usd, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at`
+
+// GetPlan returns a plan of the principal's project and environment.
+func (s *Store) GetPlan(ctx context.Context, p payment.Principal, id string) (payment.Plan, error) {
+	return scanPlan(s.pool.QueryRow(ctx, `SELECT `+planColumns+` FROM payment_plans
+		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
+}
+
+// PlanByID returns a plan whatever its project: for the public checkout.
+func (s *Store) PlanByID(ctx context.Context, id string) (payment.Plan, error) {
+	return scanPlan(s.pool.QueryRow(ctx, `SELECT `+planColumns+` FROM payment_plans WHERE id = $1`, id))
+}
+
+// ListPlans lists the principal's plans, newest first.
+func (s *Store) ListPlans(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Plan, int, error) {
+	return list(ctx, s, "payment_plans", planColumns, newFilter(p, q, planStatusExpr), q, scanPlan)
+}
+
+func scanPlan(row pgx.Row) (payment.Plan, error) {
+	var p payment.Plan
+	var amount, lo, hi *string
+	var policies, merchant []byte
+	err := row.Scan(&p.ID, &p.ProjectID, &p.IsLive, &p.Title, &p.PricingModel, &amount, &lo, &hi,
+		&policies, &p.RedirectURL, &merchant, &p.ExpiresAt, &p.Status, &p.CreatedAt, &p.UpdatedAt)
+	if err != nil {
+		return p, mapErr(err)
+	}
+	p.AmountUSD, p.MinAmountUSD, p.MaxAmountUSD = optDecimal(amount), optDecimal(lo), optDecimal(hi)
+	if err := json.Unmarshal(policies, &p.AcceptedAssetPolicies); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(merchant, &p.MerchantInfo); err != nil {
+		return p, err
+	}
+	p.ExpiresAt = utcPtr(p.ExpiresAt)
+	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+	return p, nil
+}

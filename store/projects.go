@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// APIKey is a stored API key: only its hash and a hint are kept.
+type APIKey struct {
+	ID        string
+	ProjectID string
+	IsLive    bool
+	Hash      string
+	Hint      string
+	CreatedAt time.Time
+}
+
+// CreateProject inserts a project and its first API keys in one transaction.
+func (s *Store) CreateProject(ctx context.Context, p payment.Project, keys []APIKey) error {
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO projects (id, name, complete_on, underpayment_tolerance_percent,
+			late_payment_window_seconds, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$6)`,
+			p.ID, p.Name, p.CompleteOn, p.UnderpaymentTolerancePercent.String(), int64(p.LatePaymentWindow/time.Second), p.CreatedAt)
+		if err != nil {
+			return mapErr(err)
+		}
+		for _, k := range keys {
+			_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, project_id, is_live, key_hash, key_hint, created_at)
+				VALUES ($1,$2,$3,$4,$5,$6)`, k.ID, p.ID, k.IsLive, k.Hash, k.Hint, k.CreatedAt)
+			if err != nil {
+				return mapErr(err)
+			}
+		}
+		return nil
+	})
+}
+
+// GetProject returns a project.
+func (s *Store) GetProject(ctx context.Context, id string) (payment.Project, error) {
+	var p payment.Project
+	var tol string
+	var late int64
+	err := s.pool.QueryRow(ctx, `SELECT id, name, complete_on, underpayment_tolerance_percent::text,
+		late_payment_window_seconds, created_at, updated_at FROM projects WHERE id = $1`, id).
+		Scan(&p.ID, &p.Name, &p.CompleteOn, &tol, &late, &p.CreatedAt, &p.UpdatedAt)
+	if err != nil {
+		return p, mapErr(err)
+	}
+	p.UnderpaymentTolerancePercent = mustDecimal(tol)
+	p.LatePaymentWindow = time.Duration(late) * time.Second
+	return p, nil
+}
+
+// APIKeyByHash finds an unrevoked API key by the hash of its secret.
+func (s *Store) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
+	var k APIKey
+	err := s.pool.QueryRow(ctx, `SELECT id, project_id, is_live, key_hash, key_hint, created_at
+		FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, hash).
+		Scan(&k.ID, &k.ProjectID, &k.IsLive, &k.Hash, &k.Hint, &k.CreatedAt)
+	return k, mapErr(err)
+}

@@ -1,0 +1,102 @@
+// Package store keeps the engine's records in Postgres through pgx: the read
+// model that the API serves and that activities write. SQL lives next to the
+// code that runs it; constraint errors become the domain's sentinel errors so
+// nothing from the database reaches a client.
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// Migrations holds the schema migrations, applied in order by Migrate.
+//
+//go:embed migrations/*.sql
+var Migrations embed.FS
+
+// Store is the engine's Postgres store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database at url.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Pool returns the underlying pool, for benchmarks and health checks.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Migrate applies every pending migration.
+func Migrate(ctx context.Context, url string) error {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse database url: %w", err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(Migrations, "migrations"))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// WithTx runs fn in a transaction, committed if fn returns nil.
+func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		// Roll back even if ctx is canceled, so the connection returns clean.
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// mapErr turns pgx errors into the domain's sentinels.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return payment.ErrNotFound
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return payment.ErrConflict
+	}
+	return err
+}

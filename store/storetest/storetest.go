@@ -1,0 +1,141 @@
+// Package storetest gives each test a fresh, migrated database on a real
+// PostgreSQL: TEST_DATABASE_URL when set, otherwise a private cluster in the
+// project's .data folder, started from the local PostgreSQL binaries.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paymentsd/paymentsd/devstack/postgres"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// TestPort is the port of the private test cluster.
+const TestPort = 55432
+
+// BaseURL returns the URL of a database the tests may create databases from.
+func BaseURL(tb testing.TB) string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	c, err := postgres.Start(context.Background(), filepath.Join(root, ".data", "test-postgres"), TestPort)
+	if err != nil {
+		tb.Fatalf("start test postgres (or set TEST_DATABASE_URL): %v", err)
+	}
+	return c.URL()
+}
+
+// NewDB creates a fresh database with every migration applied and returns
+// its URL; the database is dropped when the test ends.
+func NewDB(tb testing.TB) string {
+	tb.Helper()
+	ctx := context.Background()
+	base := BaseURL(tb)
+	tmpl := templateDB(tb, base)
+	name := "test_" + randHex(8)
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		tb.Fatalf("connect %s: %v", base, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmpl)); err != nil {
+		tb.Fatalf("create database: %v", err)
+	}
+	tb.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			return
+		}
+		defer c.Close(context.Background())
+		_, _ = c.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+	})
+	return withDB(base, name)
+}
+
+// NewStore opens a store on a fresh database.
+func NewStore(tb testing.TB) *store.Store {
+	tb.Helper()
+	s, err := store.Open(context.Background(), NewDB(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// templateDB makes (once per set of migrations) a migrated template database.
+func templateDB(tb testing.TB, base string) string {
+	ctx := context.Background()
+	name := "paymentsd_tmpl_" + migrationsHash()[:12]
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		tb.Fatalf("connect %s: %v", base, err)
+	}
+	defer conn.Close(ctx)
+	// Serialize template creation across test processes.
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(727274)"); err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Exec(ctx, "SELECT pg_advisory_unlock(727274)")
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		tb.Fatal(err)
+	}
+	if exists {
+		return name
+	}
+	building := name + "_build"
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)")
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+building); err != nil {
+		tb.Fatal(err)
+	}
+	if err := store.Migrate(ctx, withDB(base, building)); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+building+" RENAME TO "+name); err != nil {
+		tb.Fatal(err)
+	}
+	return name
+}
+
+func migrationsHash() string {
+	h := sha256.New()
+	_ = fs.WalkDir(store.Migrations, ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := fs.ReadFile(store.Migrations, path)
+			h.Write([]byte(path))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func withDB(base, name string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
