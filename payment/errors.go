@@ -3,6 +3,7 @@ package payment
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Kind classifies an error so that each transport can map it to its own
@@ -78,6 +79,16 @@ func (p *Problems) Add(field, msg string) { *p = append(*p, FieldError{Field: fi
 // Addf records a problem with a formatted message.
 func (p *Problems) Addf(field, format string, args ...any) {
 	p.Add(field, fmt.Sprintf(format, args...))
+}
+
+// Merge adds the problems of more whose fields have none yet, so that a
+// field of the wrong type is not also reported as missing.
+func (p *Problems) Merge(more Problems) {
+	for _, m := range more {
+		if !slices.ContainsFunc(*p, func(f FieldError) bool { return f.Field == m.Field }) {
+			*p = append(*p, m)
+		}
+	}
 }
 
 // Err returns a validation error holding every problem, or nil if none.

@@ -79,7 +79,7 @@ func ParseListQuery(v url.Values, statuses []string) (ListQuery, error) {
 			if dateOnly {
 				t = t.AddDate(0, 0, 1) // a date includes the whole day
 			} else {
-				t = t.Add(time.Nanosecond) // inclusive
+				t = t.Truncate(time.Microsecond).Add(time.Microsecond) // inclusive, at the database's precision
 			}
 			q.To = &t
 		} else {

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/shopspring/decimal"
 )
@@ -36,8 +37,9 @@ func ParseUSD(s string) (decimal.Decimal, string) {
 
 // FormatUSD renders a USD amount with two to six decimal places.
 func FormatUSD(d decimal.Decimal) string {
-	if d.Exponent() >= -2 {
-		return d.StringFixed(2)
+	s := d.StringFixed(USDScale)
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
 	}
-	return d.String()
+	return s
 }

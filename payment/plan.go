@@ -48,6 +48,9 @@ type PlanInput struct {
 	RedirectURL           *string
 	MerchantInfo          *MerchantInfo
 	ExpiresAt             *string
+	// Problems found while decoding (fields of the wrong type, unknown
+	// fields); validation reports them with its own.
+	Problems Problems
 }
 
 // PolicyInput is one accepted-asset policy as sent.
@@ -296,7 +299,9 @@ func NewPlan(in PlanInput, projectID string, isLive bool, catalog Catalog, now t
 			p.ExpiresAt = &t
 		}
 	}
-	return p, probs.Err()
+	found := slices.Clone(in.Problems)
+	found.Merge(probs)
+	return p, found.Err()
 }
 
 func newPolicy(in PolicyInput, path string, isLive bool, catalog Catalog, probs *Problems) (Policy, bool) {

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"fmt"
+	"slices"
 	"math/big"
 	"time"
 	"unicode/utf8"
@@ -23,6 +24,8 @@ type SessionInput struct {
 	Email         *string
 	Metadata      map[string]string
 	AmountUSD     *string
+	// Problems found while decoding, reported with validation's own.
+	Problems Problems
 }
 
 // CheckSessionInput checks the parts of a session payload that need no
@@ -49,7 +52,9 @@ func CheckSessionInput(in SessionInput) error {
 			probs.Addf("metadata."+k, "value must be at most %d characters", MaxMetadataValueLength)
 		}
 	}
-	return probs.Err()
+	found := slices.Clone(in.Problems)
+	found.Merge(probs)
+	return found.Err()
 }
 
 // AmountDue returns what a session for the plan asks of the customer, given

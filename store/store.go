@@ -95,8 +95,13 @@ func mapErr(err error) error {
 		return payment.ErrNotFound
 	}
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" {
-		return payment.ErrConflict
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505": // unique_violation
+			return payment.ErrConflict
+		case "23503": // foreign_key_violation
+			return payment.ErrNotFound
+		}
 	}
 	return err
 }

@@ -26,44 +26,61 @@ import (
 const TestPort = 55432
 
 // BaseURL returns the URL of a database the tests may create databases from.
-func BaseURL(tb testing.TB) string {
+func BaseURL() (string, error) {
 	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-		return u
+		return u, nil
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	c, err := postgres.Start(context.Background(), filepath.Join(root, ".data", "test-postgres"), TestPort)
 	if err != nil {
-		tb.Fatalf("start test postgres (or set TEST_DATABASE_URL): %v", err)
+		return "", fmt.Errorf("start test postgres (or set TEST_DATABASE_URL): %w", err)
 	}
-	return c.URL()
+	return c.URL(), nil
 }
 
-// NewDB creates a fresh database with every migration applied and returns
-// its URL; the database is dropped when the test ends.
-func NewDB(tb testing.TB) string {
-	tb.Helper()
+// CreateDB creates a fresh database with every migration applied; drop
+// removes it.
+func CreateDB() (url string, drop func(), err error) {
 	ctx := context.Background()
-	base := BaseURL(tb)
-	tmpl := templateDB(tb, base)
+	base, err := BaseURL()
+	if err != nil {
+		return "", nil, err
+	}
+	tmpl, err := templateDB(base)
+	if err != nil {
+		return "", nil, err
+	}
 	name := "test_" + randHex(8)
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		tb.Fatalf("connect %s: %v", base, err)
+		return "", nil, fmt.Errorf("connect %s: %w", base, err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmpl)); err != nil {
-		tb.Fatalf("create database: %v", err)
+		return "", nil, fmt.Errorf("create database: %w", err)
 	}
-	tb.Cleanup(func() {
+	drop = func() {
 		c, err := pgx.Connect(context.Background(), base)
 		if err != nil {
 			return
 		}
 		defer c.Close(context.Background())
 		_, _ = c.Exec(context.Background(), fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
-	})
-	return withDB(base, name)
+	}
+	return withDB(base, name), drop, nil
+}
+
+// NewDB creates a fresh database with every migration applied and returns
+// its URL; the database is dropped when the test ends.
+func NewDB(tb testing.TB) string {
+	tb.Helper()
+	url, drop, err := CreateDB()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(drop)
+	return url
 }
 
 // NewStore opens a store on a fresh database.
@@ -78,38 +95,38 @@ func NewStore(tb testing.TB) *store.Store {
 }
 
 // templateDB makes (once per set of migrations) a migrated template database.
-func templateDB(tb testing.TB, base string) string {
+func templateDB(base string) (string, error) {
 	ctx := context.Background()
 	name := "paymentsd_tmpl_" + migrationsHash()[:12]
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		tb.Fatalf("connect %s: %v", base, err)
+		return "", fmt.Errorf("connect %s: %w", base, err)
 	}
 	defer conn.Close(ctx)
 	// Serialize template creation across test processes.
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock(727274)"); err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	defer conn.Exec(ctx, "SELECT pg_advisory_unlock(727274)")
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	if exists {
-		return name
+		return name, nil
 	}
 	building := name + "_build"
 	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+building+" WITH (FORCE)")
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+building); err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	if err := store.Migrate(ctx, withDB(base, building)); err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	if _, err := conn.Exec(ctx, "ALTER DATABASE "+building+" RENAME TO "+name); err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
-	return name
+	return name, nil
 }
 
 func migrationsHash() string {

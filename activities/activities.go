@@ -1,0 +1,54 @@
+// Package activities implements the engine's Temporal activities over the
+// store. Every activity is idempotent: repeating it after a crash or a
+// retry changes nothing more. Errors are classified: what retrying cannot
+// fix (bad input, a missing record) is non-retryable; everything else is
+// retried with backoff by the workflow's policy.
+package activities
+
+import (
+	"context"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// Activities holds the dependencies of the engine's activities.
+type Activities struct {
+	Store *store.Store
+}
+
+// Register registers every activity under the name the workflows use.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.CreateCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityCreateCheckoutSession})
+	r.RegisterActivityWithOptions(a.ExpireCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityExpireCheckoutSession})
+}
+
+// CreateCheckoutSession records a new checkout session; recording it again
+// changes nothing.
+func (a *Activities) CreateCheckoutSession(ctx context.Context, s payment.Session) error {
+	return classify(a.Store.InsertSession(ctx, s))
+}
+
+// ExpireCheckoutSession records that an open or processing session expired.
+func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.ExpireSessionInput) error {
+	_, err := a.Store.SetSessionStatus(ctx, in.SessionID, payment.SessionExpired, in.At,
+		payment.SessionOpen, payment.SessionProcessing)
+	return classify(err)
+}
+
+// classify marks errors that no retry can fix as non-retryable.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch payment.KindOf(err) {
+	case payment.KindValidation, payment.KindNotFound, payment.KindConflict:
+		return temporal.NewNonRetryableApplicationError(err.Error(), "invalid", err)
+	}
+	return err
+}

@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// envelope is the spec's response envelope (section 1), for success and
+// error alike.
+type envelope struct {
+	Success    bool       `json:"success"`
+	StatusCode int        `json:"statusCode"`
+	Message    string     `json:"message"`
+	Data       any        `json:"data,omitempty"`
+	Error      *errorBody `json:"error,omitempty"`
+	Meta       meta       `json:"meta"`
+}
+
+type meta struct {
+	Timestamp  string      `json:"timestamp"`
+	RequestID  string      `json:"requestId"`
+	Path       string      `json:"path"`
+	Pagination *pagination `json:"pagination,omitempty"`
+}
+
+type pagination struct {
+	Page            int  `json:"page"`
+	Limit           int  `json:"limit"`
+	Total           int  `json:"total"`
+	TotalPages      int  `json:"totalPages"`
+	HasNextPage     bool `json:"hasNextPage"`
+	HasPreviousPage bool `json:"hasPreviousPage"`
+}
+
+func newPagination(q payment.ListQuery, total int) *pagination {
+	pages := (total + q.Limit - 1) / q.Limit
+	return &pagination{Page: q.Page, Limit: q.Limit, Total: total, TotalPages: pages,
+		HasNextPage: q.Page < pages, HasPreviousPage: q.Page > 1}
+}
+
+type errorBody struct {
+	Code    string               `json:"code"`
+	Message string               `json:"message"`
+	Details []payment.FieldError `json:"details"`
+}
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	principalKey
+)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func newMeta(r *http.Request) meta {
+	return meta{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), RequestID: requestID(r.Context()), Path: r.URL.Path}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ok writes a success envelope.
+func ok(w http.ResponseWriter, r *http.Request, status int, message string, data any) {
+	writeJSON(w, status, envelope{Success: true, StatusCode: status, Message: message, Data: data, Meta: newMeta(r)})
+}
+
+// okList writes a success envelope with a page of items.
+func okList[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.ListQuery, total int) {
+	m := newMeta(r)
+	m.Pagination = newPagination(q, total)
+	if items == nil {
+		items = []T{}
+	}
+	writeJSON(w, http.StatusOK, envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
+}
+
+// fail writes an error envelope with an explicit status and code.
+func fail(w http.ResponseWriter, r *http.Request, status int, code, message string, details []payment.FieldError) {
+	if details == nil {
+		details = []payment.FieldError{}
+	}
+	writeJSON(w, status, envelope{StatusCode: status, Message: message,
+		Error: &errorBody{Code: code, Message: message, Details: details}, Meta: newMeta(r)})
+}
+
+// failErr turns an error into its HTTP status and error envelope. This is
+// the one place where error kinds become HTTP statuses.
+func failErr(w http.ResponseWriter, r *http.Request, err error) {
+	var e *payment.Error
+	if !errors.As(err, &e) {
+		slog.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		fail(w, r, http.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error", nil)
+		return
+	}
+	status, code := statusOf(e.Kind)
+	if status >= 500 {
+		slog.WarnContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
+	}
+	fail(w, r, status, code, e.Message, e.Details)
+}
+
+func statusOf(k payment.Kind) (int, string) {
+	switch k {
+	case payment.KindValidation:
+		return http.StatusUnprocessableEntity, "VALIDATION_ERROR"
+	case payment.KindNotFound:
+		return http.StatusNotFound, "NOT_FOUND"
+	case payment.KindConflict:
+		return http.StatusConflict, "CONFLICT"
+	case payment.KindUnauthenticated:
+		return http.StatusUnauthorized, "UNAUTHENTICATED"
+	case payment.KindForbidden:
+		return http.StatusForbidden, "FORBIDDEN"
+	case payment.KindRateLimited:
+		return http.StatusTooManyRequests, "RATE_LIMITED"
+	case payment.KindUnavailable:
+		return http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE"
+	}
+	return http.StatusInternalServerError, "INTERNAL_ERROR"
+}

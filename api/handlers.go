@@ -1,0 +1,162 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+var (
+	txStatuses      = statusStrings(payment.TransactionStatuses)
+	sessionStatuses = statusStrings(payment.SessionStatuses)
+	planStatuses    = statusStrings(payment.PlanStatuses)
+)
+
+func statusStrings[S ~string](list []S) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// decodeErr maps a body decoding error: malformed JSON is a 400.
+func decodeErr(w http.ResponseWriter, r *http.Request, err error) error {
+	var m errMalformed
+	if errors.As(err, &m) {
+		fail(w, r, http.StatusBadRequest, "BAD_REQUEST", m.msg, nil)
+		return nil
+	}
+	return err
+}
+
+func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {
+	assets := s.Engine.Assets()
+	if assets == nil {
+		assets = []payment.Asset{}
+	}
+	ok(w, r, http.StatusOK, "Assets retrieved", assets)
+	return nil
+}
+
+func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.Engine.GetProject(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Project retrieved", viewProject(p))
+	return nil
+}
+
+func (s *Server) createPlan(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := decodePlanInput(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	plan, err := s.Engine.CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "Payment plan created", viewPlan(plan))
+	return nil
+}
+
+func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQuery(r.URL.Query(), planStatuses)
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Payment plans retrieved", mapSlice(page.Items, viewPlan), q, page.Total)
+	return nil
+}
+
+func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
+	plan, err := s.Engine.GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Payment plan retrieved", viewPlan(plan))
+	return nil
+}
+
+func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQuery(r.URL.Query(), txStatuses)
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Transactions retrieved", mapSlice(page.Items, viewTx), q, page.Total)
+	return nil
+}
+
+func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.Engine.GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Transaction retrieved", viewTx(t))
+	return nil
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := decodeSessionInput(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	v, err := s.Engine.CreateSession(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "Checkout session created", s.viewSession(v))
+	return nil
+}
+
+func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Engine.SessionByToken(r.Context(), r.PathValue("sessionToken"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Checkout session retrieved", s.viewSession(v))
+	return nil
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQuery(r.URL.Query(), sessionStatuses)
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Checkout sessions retrieved", mapSlice(page.Items, s.viewSession), q, page.Total)
+	return nil
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Engine.GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Checkout session retrieved", s.viewSession(v))
+	return nil
+}
+
+func mapSlice[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}

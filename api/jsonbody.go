@@ -1,0 +1,243 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// errMalformed marks a body that is not JSON at all (a 400, not a 422).
+type errMalformed struct{ msg string }
+
+func (e errMalformed) Error() string { return e.msg }
+
+// parseObject parses a JSON body whose top level must be an object. Numbers
+// stay json.Number, so nothing is rounded through a float.
+func parseObject(body []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errMalformed{"Malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errMalformed{"Malformed JSON: unexpected data after the top-level value"}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errMalformed{"Malformed JSON: the body must be a JSON object"}
+	}
+	return obj, nil
+}
+
+// fields reads a JSON object field by field, recording a problem for each
+// field of the wrong type and, in done, for each field it does not know.
+type fields struct {
+	path  string
+	m     map[string]any
+	seen  []string
+	probs *payment.Problems
+}
+
+func newFields(m map[string]any, path string, probs *payment.Problems) *fields {
+	return &fields{path: path, m: m, probs: probs}
+}
+
+func (f *fields) name(key string) string {
+	if f.path == "" {
+		return key
+	}
+	return f.path + "." + key
+}
+
+// get returns the raw value of key; null counts as absent.
+func (f *fields) get(key string) (any, bool) {
+	f.seen = append(f.seen, key)
+	v, ok := f.m[key]
+	return v, ok && v != nil
+}
+
+func (f *fields) str(key string) *string {
+	v, ok := f.get(key)
+	if !ok {
+		return nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		f.probs.Add(f.name(key), "must be a string")
+		return nil
+	}
+	return &s
+}
+
+func (f *fields) integer(key string) *int64 {
+	v, ok := f.get(key)
+	if !ok {
+		return nil
+	}
+	n, isNum := v.(json.Number)
+	if !isNum {
+		f.probs.Add(f.name(key), "must be an integer")
+		return nil
+	}
+	i, err := n.Int64()
+	if err != nil || i > math.MaxInt32 || i < math.MinInt32 {
+		f.probs.Add(f.name(key), "must be an integer")
+		return nil
+	}
+	return &i
+}
+
+func (f *fields) object(key string) *fields {
+	v, ok := f.get(key)
+	if !ok {
+		return nil
+	}
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		f.probs.Add(f.name(key), "must be an object")
+		return nil
+	}
+	return newFields(m, f.name(key), f.probs)
+}
+
+func (f *fields) array(key string) ([]any, bool) {
+	v, ok := f.get(key)
+	if !ok {
+		return nil, false
+	}
+	a, isArr := v.([]any)
+	if !isArr {
+		f.probs.Add(f.name(key), "must be an array")
+		return nil, false
+	}
+	return a, true
+}
+
+func (f *fields) strings(key string) []string {
+	a, ok := f.array(key)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(a))
+	for i, v := range a {
+		s, isStr := v.(string)
+		if !isStr {
+			f.probs.Add(fmt.Sprintf("%s[%d]", f.name(key), i), "must be a string")
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// stringMap reads an object whose values must all be strings.
+func (f *fields) stringMap(key string) map[string]string {
+	o := f.object(key)
+	if o == nil {
+		return nil
+	}
+	out := make(map[string]string, len(o.m))
+	for k, v := range o.m {
+		s, isStr := v.(string)
+		if !isStr {
+			f.probs.Add(o.name(k), "must be a string")
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// done records every field that was not read as unknown.
+func (f *fields) done() {
+	var unknown []string
+	for k := range f.m {
+		if !slices.Contains(f.seen, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		f.probs.Add(f.name(k), "is not a known field")
+	}
+}
+
+// decodePlanInput reads a payment plan create payload. Only malformed JSON
+// is an error here; fields of the wrong type are left in in.Problems for
+// validation to report together with its own findings.
+func decodePlanInput(body []byte) (payment.PlanInput, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return payment.PlanInput{}, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	in := payment.PlanInput{
+		Title:        f.str("title"),
+		PricingModel: f.str("pricingModel"),
+		AmountUSD:    f.str("amountUsd"),
+		MinAmountUSD: f.str("minAmountUsd"),
+		MaxAmountUSD: f.str("maxAmountUsd"),
+		RedirectURL:  f.str("redirectUrl"),
+		ExpiresAt:    f.str("expiresAt"),
+	}
+	if policies, ok := f.array("acceptedAssetPolicies"); ok {
+		in.AcceptedAssetPolicies = make([]payment.PolicyInput, 0, len(policies))
+		for i, v := range policies {
+			path := fmt.Sprintf("acceptedAssetPolicies[%d]", i)
+			m, isObj := v.(map[string]any)
+			if !isObj {
+				probs.Add(path, "must be an object")
+				continue
+			}
+			pf := newFields(m, path, &probs)
+			in.AcceptedAssetPolicies = append(in.AcceptedAssetPolicies, payment.PolicyInput{
+				PolicyType:        pf.str("policyType"),
+				AssetDefinitionID: pf.str("assetDefinitionId"),
+				EnvironmentScope:  pf.str("environmentScope"),
+				ChainScope:        pf.strings("chainScope"),
+				Priority:          pf.integer("priority"),
+			})
+			pf.done()
+		}
+	}
+	if mf := f.object("merchantInfo"); mf != nil {
+		in.MerchantInfo = &payment.MerchantInfo{}
+		for key, dst := range map[string]*string{"name": &in.MerchantInfo.Name, "email": &in.MerchantInfo.Email,
+			"website": &in.MerchantInfo.Website, "logoUrl": &in.MerchantInfo.LogoURL} {
+			if s := mf.str(key); s != nil {
+				*dst = *s
+			}
+		}
+		mf.done()
+	}
+	f.done()
+	in.Problems = probs
+	return in, nil
+}
+
+// decodeSessionInput reads a checkout session create payload.
+func decodeSessionInput(body []byte) (payment.SessionInput, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return payment.SessionInput{}, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	in := payment.SessionInput{
+		PaymentPlanID: f.str("paymentPlanId"),
+		Email:         f.str("email"),
+		Metadata:      f.stringMap("metadata"),
+		AmountUSD:     f.str("amountUsd"),
+	}
+	f.done()
+	in.Problems = probs
+	return in, nil
+}

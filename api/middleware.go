@@ -1,0 +1,214 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// withRequestID takes a valid incoming X-Request-Id or makes one, and sends
+// it back.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDPattern.MatchString(id) {
+			id = payment.NewID("req_", time.Now())
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(contextWith(r, requestIDKey, id)))
+	})
+}
+
+// withRecover turns a panic into a 500 in the envelope.
+func withRecover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				failErr(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticate resolves the API key of a request: `Authorization: Bearer
+// <key>` or `X-API-Key: <key>`.
+func (s *Server) authenticate(r *http.Request) (payment.Principal, error) {
+	key := r.Header.Get("X-API-Key")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		scheme, token, found := strings.Cut(auth, " ")
+		if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Authorization header must be \"Bearer <API key>\""}
+		}
+		key = strings.TrimSpace(token)
+	}
+	if key == "" {
+		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Missing API key: send \"Authorization: Bearer <API key>\""}
+	}
+	if !strings.HasPrefix(key, "svc_live_") && !strings.HasPrefix(key, "svc_test_") {
+		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
+	}
+	p, err := s.Engine.Authenticate(r.Context(), key)
+	if errors.Is(err, payment.ErrUnauthorized) {
+		return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
+	}
+	return p, err
+}
+
+// limit takes one token of tier for counter and sets the rate-limit
+// headers; it writes the 429 and returns false when none is left.
+func (s *Server) limit(w http.ResponseWriter, r *http.Request, tier Tier, counter string) bool {
+	limit, remaining, reset, allowed, err := s.limiters[tier].Take(r.Context(), string(tier)+"|"+counter)
+	if err != nil {
+		// A broken limiter store must not take the API down with it.
+		slog.WarnContext(r.Context(), "rate limiter unavailable", "err", err)
+		return true
+	}
+	resetAt := time.Unix(0, int64(reset))
+	secs := int64(time.Until(resetAt).Seconds() + 0.999)
+	if secs < 1 {
+		secs = 1
+	}
+	h := w.Header()
+	for _, prefix := range []string{"RateLimit-", "X-RateLimit-"} {
+		h.Set(prefix+"Limit", strconv.FormatUint(limit, 10))
+		h.Set(prefix+"Remaining", strconv.FormatUint(remaining, 10))
+		h.Set(prefix+"Reset", strconv.FormatInt(secs, 10))
+	}
+	if !allowed {
+		h.Set("Retry-After", strconv.FormatInt(secs, 10))
+		fail(w, r, http.StatusTooManyRequests, "RATE_LIMITED",
+			fmt.Sprintf("Rate limit of %d requests per minute exceeded; retry in %d s", limit, secs), nil)
+		return false
+	}
+	return true
+}
+
+// readBody checks the content type and reads a bounded body.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", s.maxBody), nil)
+		return nil, false
+	case err != nil:
+		fail(w, r, http.StatusBadRequest, "BAD_REQUEST", "Could not read the request body", nil)
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// idempotent runs a POST under its Idempotency-Key, if it has one: the same
+// key with the same body replays the first response; with another body it
+// is a 409.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string, body []byte, handle func(http.ResponseWriter, *http.Request) error) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		if err := handle(w, r); err != nil {
+			failErr(w, r, err)
+		}
+		return
+	}
+	if len(key) > 255 {
+		fail(w, r, http.StatusUnprocessableEntity, "VALIDATION_ERROR", "Validation failed",
+			[]payment.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}})
+		return
+	}
+	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
+	hash := hex.EncodeToString(sum[:])
+	st := s.Engine.Store
+	prev, err := st.ClaimIdempotencyKey(r.Context(), scope, key, hash, time.Now())
+	if err != nil {
+		failErr(w, r, err)
+		return
+	}
+	if prev != nil {
+		switch {
+		case prev.RequestHash != hash:
+			fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
+		case prev.StatusCode == 0:
+			fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
+		default:
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Header().Set("Idempotent-Replayed", "true")
+			w.WriteHeader(prev.StatusCode)
+			_, _ = w.Write(prev.Body)
+		}
+		return
+	}
+	rec := &recorder{ResponseWriter: w}
+	if err := handle(rec, r); err != nil {
+		failErr(rec, r, err)
+	}
+	ctx := contextWithoutCancel(r)
+	if rec.status >= 500 {
+		// A server error is worth retrying under the same key.
+		_ = st.ReleaseIdempotencyKey(ctx, scope, key)
+		return
+	}
+	if err := st.CompleteIdempotencyKey(ctx, scope, key, rec.status, rec.body.Bytes()); err != nil {
+		slog.ErrorContext(ctx, "store idempotent response", "err", err)
+	}
+}
+
+// recorder keeps a copy of the response for the idempotency record.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+// clientIP is the peer address; deployments behind a proxy put the API
+// behind one that rewrites it.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func sortStrings(s []string) []string {
+	slices.Sort(s)
+	return s
+}
+

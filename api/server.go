@@ -1,0 +1,212 @@
+// Package api is the engine's HTTP edge: the spec's REST routes with their
+// envelope and status codes, the Connect service on the same port, API-key
+// authentication, rate limits and idempotency keys. Handlers are thin: they
+// parse, call one engine operation and write the result.
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-limiter"
+	"github.com/sethvargo/go-limiter/memorystore"
+
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// Tier is a rate-limit tier of the spec (section 8).
+type Tier string
+
+const (
+	Relaxed     Tier = "relaxed"
+	SemiRelaxed Tier = "semi_relaxed"
+	Standard    Tier = "standard"
+	Moderate    Tier = "moderate"
+	Strict      Tier = "strict"
+)
+
+// DefaultLimits are the spec's per-minute limits of each tier.
+var DefaultLimits = map[Tier]uint64{Relaxed: 60, SemiRelaxed: 30, Standard: 20, Moderate: 10, Strict: 5}
+
+// Config configures the HTTP edge.
+type Config struct {
+	// Limits per tier, per minute; missing tiers take DefaultLimits.
+	Limits map[Tier]uint64
+	// LimitStore, when set, replaces the in-memory store (e.g. Redis when
+	// several API replicas run); it must count per minute.
+	LimitStore func(tier Tier, perMinute uint64) (limiter.Store, error)
+	// PublicURL is the base URL the hosted checkout page is served from.
+	PublicURL string
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+// Server serves the API.
+type Server struct {
+	Engine      *engine.Engine
+	CheckoutURL string
+	maxBody     int64
+	limiters    map[Tier]limiter.Store
+	limits      map[Tier]uint64
+	mux         *http.ServeMux
+}
+
+// New returns the API server for an engine.
+func New(e *engine.Engine, cfg Config) (*Server, error) {
+	s := &Server{Engine: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
+		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux()}
+	if s.maxBody <= 0 {
+		s.maxBody = 1 << 20
+	}
+	for tier, def := range DefaultLimits {
+		n := def
+		if v, ok := cfg.Limits[tier]; ok && v > 0 {
+			n = v
+		}
+		var st limiter.Store
+		var err error
+		if cfg.LimitStore != nil {
+			st, err = cfg.LimitStore(tier, n)
+		} else {
+			st, err = memorystore.New(&memorystore.Config{Tokens: n, Interval: time.Minute})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rate limit store: %w", err)
+		}
+		s.limiters[tier], s.limits[tier] = st, n
+	}
+	s.routes()
+	return s, nil
+}
+
+// Close releases the rate-limit stores.
+func (s *Server) Close() {
+	for _, st := range s.limiters {
+		_ = st.Close(context.Background())
+	}
+}
+
+// Handler returns the HTTP handler of the whole API.
+func (s *Server) Handler() http.Handler {
+	return withRequestID(withRecover(s.mux))
+}
+
+// access says who may call a route.
+type access int
+
+const (
+	public access = iota
+	apiKey
+)
+
+// endpoint is one method of a route.
+type endpoint struct {
+	tier   Tier
+	access access
+	handle func(w http.ResponseWriter, r *http.Request) error
+}
+
+// route registers a path with its methods; other methods get a 405.
+func (s *Server) route(path string, methods map[string]endpoint) {
+	allow := make([]string, 0, len(methods))
+	for m := range methods {
+		allow = append(allow, m)
+	}
+	allowed := strings.Join(sortStrings(allow), ", ")
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		ep, ok := methods[r.Method]
+		if !ok {
+			w.Header().Set("Allow", allowed)
+			fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
+			return
+		}
+		s.serve(w, r, ep)
+	})
+}
+
+func (s *Server) routes() {
+	get := func(h func(http.ResponseWriter, *http.Request) error) map[string]endpoint {
+		return map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h}}
+	}
+	s.route("/api/v1/assets", map[string]endpoint{http.MethodGet: {Relaxed, public, s.listAssets}})
+	s.route("/api/v1/projects/{projectId}", get(s.getProject))
+	s.route("/api/v1/projects/{projectId}/payment-plans", map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, s.listPlans},
+		http.MethodPost: {SemiRelaxed, apiKey, s.createPlan},
+	})
+	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}", get(s.getPlan))
+	s.route("/api/v1/projects/{projectId}/transactions", get(s.listTransactions))
+	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.getTransaction))
+	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
+	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
+	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, public, s.createSession}})
+	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getSessionByToken}})
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
+	s.mux.HandleFunc("GET /readyz", s.ready)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fail(w, r, http.StatusNotFound, "NOT_FOUND", "No route for "+r.Method+" "+r.URL.Path, nil)
+	})
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.Engine.Store.Pool().Ping(ctx); err != nil {
+		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
+		return
+	}
+	if _, err := s.Engine.Temporal.CheckHealth(ctx, nil); err != nil {
+		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
+		return
+	}
+	ok(w, r, http.StatusOK, "Ready", map[string]string{"status": "ready"})
+}
+
+// serve runs the cross-cutting steps of every API call in order:
+// authentication, the rate limit, the body checks and the idempotency key,
+// then the handler.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
+	var p *payment.Principal
+	if ep.access == apiKey {
+		principal, err := s.authenticate(r)
+		if err != nil {
+			if s.limit(w, r, Standard, "ip:"+clientIP(r)) {
+				failErr(w, r, err)
+			}
+			return
+		}
+		p = &principal
+		r = r.WithContext(context.WithValue(r.Context(), principalKey, principal))
+	}
+	counter := "ip:" + clientIP(r)
+	if p != nil {
+		counter = "key:" + p.KeyID
+	}
+	if !s.limit(w, r, ep.tier, counter) {
+		return
+	}
+	if r.Method == http.MethodPost {
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		scope := "public"
+		if p != nil {
+			scope = p.KeyID
+		}
+		s.idempotent(w, r, scope, body, ep.handle)
+		return
+	}
+	if err := ep.handle(w, r); err != nil {
+		failErr(w, r, err)
+	}
+}
+
+func principal(r *http.Request) payment.Principal {
+	p, _ := r.Context().Value(principalKey).(payment.Principal)
+	return p
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// config is the deployment's configuration, read from the environment.
+type config struct {
+	DatabaseURL       string
+	TemporalAddress   string
+	TemporalNamespace string
+	HTTPAddr          string
+	PublicURL         string
+	SessionLifetime   time.Duration
+	Limits            map[api.Tier]uint64
+	Catalog           payment.Catalog
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func loadConfig() (config, error) {
+	c := config{
+		DatabaseURL:       os.Getenv("DATABASE_URL"),
+		TemporalAddress:   env("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
+		TemporalNamespace: env("TEMPORAL_NAMESPACE", "default"),
+		HTTPAddr:          env("HTTP_ADDR", "127.0.0.1:8080"),
+		Limits:            map[api.Tier]uint64{},
+	}
+	c.PublicURL = env("PUBLIC_URL", "http://"+c.HTTPAddr)
+	var err error
+	if c.SessionLifetime, err = time.ParseDuration(env("SESSION_LIFETIME", "30m")); err != nil || c.SessionLifetime < time.Minute {
+		return c, fmt.Errorf("SESSION_LIFETIME: want a duration of at least 1m, such as 30m")
+	}
+	for tier := range api.DefaultLimits {
+		name := "RATE_LIMIT_" + upper(string(tier))
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil || n == 0 {
+				return c, fmt.Errorf("%s: want a positive number of requests per minute", name)
+			}
+			c.Limits[tier] = n
+		}
+	}
+	c.Catalog = payment.Catalog{Assets: defaultAssets}
+	if path := os.Getenv("ASSETS_FILE"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return c, fmt.Errorf("ASSETS_FILE: %w", err)
+		}
+		var assets []payment.Asset
+		if err := json.Unmarshal(b, &assets); err != nil {
+			return c, fmt.Errorf("ASSETS_FILE %s: %w", path, err)
+		}
+		c.Catalog.Assets = assets
+	}
+	return c, checkAssets(c.Catalog.Assets)
+}
+
+var (
+	addressPattern = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
+	assetIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+)
+
+// checkAssets refuses a catalog with a mistake in it, naming the asset.
+func checkAssets(assets []payment.Asset) error {
+	seen := map[string]bool{}
+	for i, a := range assets {
+		where := fmt.Sprintf("asset %d (%q)", i, a.ID)
+		switch {
+		case !assetIDPattern.MatchString(a.ID):
+			return fmt.Errorf("%s: id must be lowercase letters, digits and dashes", where)
+		case seen[a.ID]:
+			return fmt.Errorf("%s: id is listed twice", where)
+		case a.Symbol == "" || a.Network == "" || a.ChainID <= 0:
+			return fmt.Errorf("%s: symbol, network and chainId are required", where)
+		case a.Decimals < 0 || a.Decimals > 36:
+			return fmt.Errorf("%s: decimals must be 0 to 36", where)
+		case a.TokenAddress != "" && !addressPattern.MatchString(a.TokenAddress):
+			return fmt.Errorf("%s: tokenAddress must be a 0x-prefixed 20-byte hex address or empty for the native coin", where)
+		case a.Price.Kind != payment.PriceUSDPegged && a.Price.Kind != payment.PriceChainlink:
+			return fmt.Errorf("%s: priceSource.kind must be usd_pegged or chainlink", where)
+		case a.Price.Kind == payment.PriceChainlink && !addressPattern.MatchString(a.Price.Aggregator):
+			return fmt.Errorf("%s: priceSource.aggregator must be the aggregator's address", where)
+		}
+		seen[a.ID] = true
+	}
+	return nil
+}
+
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 32
+		}
+	}
+	return string(b)
+}
+
+// defaultAssets is the catalog used when no ASSETS_FILE is given: USDC and
+// ETH on well-known mainnets (live) and testnets (sandbox).
+var defaultAssets = []payment.Asset{
+	{ID: "usdc-base", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "base", ChainID: 8453,
+		TokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", IsLive: true, Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+	{ID: "usdc-ethereum", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "ethereum", ChainID: 1,
+		TokenAddress: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", IsLive: true, Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+	{ID: "eth-ethereum", Symbol: "ETH", Name: "Ether", Decimals: 18, Network: "ethereum", ChainID: 1, IsLive: true,
+		Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: "0x5f4eC3Df9cbd43714FE2740f5E3616155c5b8419"}},
+	{ID: "usdc-base-sepolia", Symbol: "USDC", Name: "USD Coin (testnet)", Decimals: 6, Network: "base-sepolia", ChainID: 84532,
+		TokenAddress: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+	{ID: "usdc-sepolia", Symbol: "USDC", Name: "USD Coin (testnet)", Decimals: 6, Network: "sepolia", ChainID: 11155111,
+		TokenAddress: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+}

@@ -1,0 +1,213 @@
+// Command paymentsd is the payment engine: one binary whose subcommands run
+// the API, the Temporal worker, the database migrations, admin tasks and,
+// in the dev build, the whole system on embedded defaults.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/worker"
+)
+
+const usage = `usage: paymentsd <command> [flags]
+
+commands:
+  api                          serve the REST and Connect API
+  worker                       run the Temporal worker
+  migrate                      apply database migrations
+  admin create-project --name NAME [--json]
+                               create a project with a live and a sandbox API key
+  dev                          run everything on embedded defaults (dev build)
+
+Configuration comes from the environment; see README.md.
+`
+
+func main() {
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "api":
+		err = runAPI(ctx)
+	case "worker":
+		err = runWorker(ctx)
+	case "migrate":
+		err = runMigrate(ctx)
+	case "admin":
+		err = runAdmin(ctx, args)
+	case "dev":
+		err = runDev(ctx, args)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "paymentsd: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "paymentsd: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func needDatabase(c config) error {
+	if c.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is not set")
+	}
+	return nil
+}
+
+func runMigrate(ctx context.Context) error {
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := needDatabase(c); err != nil {
+		return err
+	}
+	if err := store.Migrate(ctx, c.DatabaseURL); err != nil {
+		return err
+	}
+	fmt.Println("migrations applied")
+	return nil
+}
+
+// open connects to Postgres and Temporal.
+func open(ctx context.Context, c config) (*store.Store, client.Client, error) {
+	if err := needDatabase(c); err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := client.NewLazyClient(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace,
+		Logger: slogAdapter{}})
+	if err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("temporal client: %w", err)
+	}
+	return st, tc, nil
+}
+
+func newEngine(c config, st *store.Store, tc client.Client) *engine.Engine {
+	return &engine.Engine{Store: st, Temporal: tc, Catalog: c.Catalog, SessionLifetime: c.SessionLifetime}
+}
+
+func runAPI(ctx context.Context) error {
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	st, tc, err := open(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer tc.Close()
+	srv, err := api.New(newEngine(c, st, tc), api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return serveHTTP(ctx, c.HTTPAddr, srv.Handler())
+}
+
+// serveHTTP serves h on addr until ctx is done, then shuts down gracefully.
+func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
+	hs := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.ListenAndServe() }()
+	slog.Info("api listening", "addr", addr)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return hs.Shutdown(shutdown)
+}
+
+func runWorker(ctx context.Context) error {
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	st, tc, err := open(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer tc.Close()
+	w := worker.New(tc, &activities.Activities{Store: st})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	slog.Info("worker running", "temporal", c.TemporalAddress, "namespace", c.TemporalNamespace)
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+func runAdmin(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] != "create-project" {
+		return errors.New("usage: paymentsd admin create-project --name NAME [--json]")
+	}
+	fs := flag.NewFlagSet("create-project", flag.ContinueOnError)
+	name := fs.String("name", "", "project name")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := needDatabase(c); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	e := &engine.Engine{Store: st, Catalog: c.Catalog}
+	p, err := e.CreateProject(ctx, *name)
+	if err != nil {
+		return err
+	}
+	printProject(p, *asJSON)
+	return nil
+}
+
+func printProject(p engine.CreatedProject, asJSON bool) {
+	if asJSON {
+		_ = json.NewEncoder(os.Stdout).Encode(map[string]string{
+			"projectId": p.Project.ID, "liveKey": p.LiveKey, "sandboxKey": p.SandboxKey})
+		return
+	}
+	fmt.Printf("project:     %s (%s)\nlive key:    %s\nsandbox key: %s\nThe keys are shown once; store them now.\n",
+		p.Project.ID, p.Project.Name, p.LiveKey, p.SandboxKey)
+}

@@ -1,0 +1,168 @@
+// Package devstack runs the engine's dependencies in-process for `paymentsd
+// dev` and the end-to-end tests: an embedded Temporal server (SQLite) with
+// the Temporal UI. It links the Temporal server, so only the dev build and
+// end-to-end tests import it; the production api and worker do not.
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+)
+
+// SearchAttributes are the custom search attributes operators filter
+// payments by in the Temporal UI.
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	"ProjectId":         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"CheckoutSessionId": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"PaymentStatus":     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"Network":           enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"IsLive":            enumspb.INDEXED_VALUE_TYPE_BOOL,
+}
+
+// TemporalConfig configures the embedded Temporal server.
+type TemporalConfig struct {
+	// DBFile is the SQLite file that keeps history across restarts; empty
+	// keeps everything in memory.
+	DBFile    string
+	Namespace string
+	// Port is the frontend's gRPC port on 127.0.0.1; 0 picks a free one.
+	Port int
+	// UIPort serves the Temporal UI on 127.0.0.1; 0 disables it.
+	UIPort int
+}
+
+// Temporal is a running embedded Temporal server.
+type Temporal struct {
+	Address   string
+	Namespace string
+	UIURL     string
+	server    temporal.Server
+	ui        *uiserver.Server
+}
+
+// StartTemporal starts an embedded Temporal server.
+func StartTemporal(cfg TemporalConfig) (*Temporal, error) {
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Port == 0 {
+		cfg.Port = freePort()
+	}
+	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}, DatabaseName: cfg.DBFile}
+	if cfg.DBFile == "" {
+		sqlCfg.ConnectAttributes["mode"] = "memory"
+		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.DatabaseName = fmt.Sprintf("paymentsd-%d", time.Now().UnixNano())
+	} else {
+		sqlCfg.ConnectAttributes["mode"] = "rwc"
+		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+		if err := os.MkdirAll(filepath.Dir(cfg.DBFile), 0o755); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(cfg.DBFile); errors.Is(err, os.ErrNotExist) {
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return nil, fmt.Errorf("temporal schema: %w", err)
+			}
+		}
+	}
+	ns, err := sqlite.NewNamespaceConfig("active", cfg.Namespace, false, SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("temporal namespace: %w", err)
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
+		return nil, fmt.Errorf("temporal namespace: %w", err)
+	}
+
+	addr := fmt.Sprintf("127.0.0.1:%d", cfg.Port)
+	service := func(port int) config.Service {
+		return config.Service{RPC: config.RPC{GRPCPort: port, MembershipPort: freePort(), BindOnIP: "127.0.0.1"}}
+	}
+	conf := &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+			PProf:      config.PProf{Port: 0},
+		},
+		Persistence: config.Persistence{
+			DefaultStore: sqliteplugin.PluginName, VisibilityStore: sqliteplugin.PluginName, NumHistoryShards: 1,
+			DataStores: map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			FailoverVersionIncrement: 10, MasterClusterName: "active", CurrentClusterName: "active",
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: addr},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services: map[string]config.Service{
+			"frontend": service(cfg.Port), "history": service(freePort()),
+			"matching": service(freePort()), "worker": service(freePort()),
+		},
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		PublicClient: config.PublicClient{HostPort: addr},
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(log.NewNoopLogger()),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	t := &Temporal{Address: addr, Namespace: cfg.Namespace, server: srv}
+	if cfg.UIPort != 0 {
+		t.ui = uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
+			Host: "127.0.0.1", Port: cfg.UIPort, TemporalGRPCAddress: addr, EnableUI: true,
+			DefaultNamespace: cfg.Namespace, DisableNewsFetch: true, HideLogs: true,
+		}))
+		go func() { _ = t.ui.Start() }()
+		t.UIURL = fmt.Sprintf("http://127.0.0.1:%d", cfg.UIPort)
+	}
+	return t, nil
+}
+
+// Stop stops the UI and the server.
+func (t *Temporal) Stop() {
+	if t.ui != nil {
+		t.ui.Stop()
+	}
+	_ = t.server.Stop()
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/engine"
+)
+
+// response is a decoded API response.
+type response struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+func (r response) data() map[string]any { m, _ := r.Body["data"].(map[string]any); return m }
+func (r response) list() []any          { a, _ := r.Body["data"].([]any); return a }
+func (r response) meta() map[string]any { m, _ := r.Body["meta"].(map[string]any); return m }
+func (r response) pagination() map[string]any {
+	m, _ := r.meta()["pagination"].(map[string]any)
+	return m
+}
+func (r response) errorCode() string {
+	e, _ := r.Body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+// detailFields lists the fields named by a validation error's details.
+func (r response) detailFields() []string {
+	e, _ := r.Body["error"].(map[string]any)
+	details, _ := e["details"].([]any)
+	var out []string
+	for _, d := range details {
+		out = append(out, d.(map[string]any)["field"].(string))
+	}
+	return out
+}
+
+type request struct {
+	method  string
+	path    string
+	key     string
+	body    any // string or a value to encode
+	headers map[string]string
+}
+
+func do(t *testing.T, base string, req request) response {
+	t.Helper()
+	var body io.Reader
+	switch b := req.body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		body = bytes.NewReader(raw)
+	}
+	r, err := http.NewRequest(req.method, base+req.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if req.key != "" {
+		r.Header.Set("Authorization", "Bearer "+req.key)
+	}
+	for k, v := range req.headers {
+		r.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	if err := json.Unmarshal(raw, &out.Body); err != nil {
+		t.Fatalf("%s %s: body is not JSON (%d): %s", req.method, req.path, res.StatusCode, raw)
+	}
+	return out
+}
+
+func get(t *testing.T, base, path, key string) response {
+	t.Helper()
+	return do(t, base, request{method: http.MethodGet, path: path, key: key})
+}
+
+func post(t *testing.T, base, path, key string, body any) response {
+	t.Helper()
+	return do(t, base, request{method: http.MethodPost, path: path, key: key, body: body})
+}
+
+// newProject creates a project with its two keys.
+func newProject(t *testing.T, e *engine.Engine) engine.CreatedProject {
+	t.Helper()
+	p, err := e.CreateProject(context.Background(), "Shop "+t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mustStatus fails the test unless the response has the status.
+func mustStatus(t *testing.T, r response, status int) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status = %d, want %d: %s", r.Status, status, r.Raw)
+	}
+}
+
+func str(v any) string { s, _ := v.(string); return s }

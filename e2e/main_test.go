@@ -1,0 +1,106 @@
+// Package e2e holds the end-to-end tests: the HTTP contract of the API
+// against a real Postgres, a real embedded Temporal server and the engine's
+// worker, all started in the test process.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/worker"
+)
+
+// Shared by every test of the package: one database, one Temporal server,
+// one worker. Tests keep apart by creating their own projects.
+var (
+	st       *store.Store
+	temporal client.Client
+	catalog  = payment.Catalog{Assets: []payment.Asset{
+		{ID: "usdc-devnet", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "devnet", ChainID: 1337,
+			TokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		{ID: "usdt-devnet", Symbol: "USDT", Name: "Tether", Decimals: 6, Network: "devnet", ChainID: 1337,
+			TokenAddress: "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		{ID: "usdc-base", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "base", ChainID: 8453, IsLive: true,
+			TokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+	}}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	url, drop, err := storetest.CreateDB()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer drop()
+	if st, err = store.Open(context.Background(), url); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer st.Close()
+	srv, err := devstack.StartTemporal(devstack.TemporalConfig{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer srv.Stop()
+	if temporal, err = client.Dial(client.Options{HostPort: srv.Address, Namespace: srv.Namespace, Logger: quietLogger{}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer temporal.Close()
+	w := worker.New(temporal, &activities.Activities{Store: st})
+	if err := w.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer w.Stop()
+	return m.Run()
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
+
+// apiOptions tune one test's API server.
+type apiOptions struct {
+	limits   map[api.Tier]uint64
+	lifetime time.Duration
+}
+
+// newAPI starts an API server over the shared stack; generous rate limits
+// unless the test sets its own.
+func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *engine.Engine) {
+	t.Helper()
+	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, SessionLifetime: opts.lifetime}
+	limits := opts.limits
+	if limits == nil {
+		limits = map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000, api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}
+	}
+	a, err := api.New(e, api.Config{Limits: limits, PublicURL: "https://pay.example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(a.Handler())
+	t.Cleanup(func() { ts.Close(); a.Close() })
+	return ts, e
+}

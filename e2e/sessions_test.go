@@ -1,0 +1,266 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+var tokenPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+func createPlan(t *testing.T, base string, p engine.CreatedProject, body map[string]any) string {
+	t.Helper()
+	r := post(t, base, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, body)
+	mustStatus(t, r, http.StatusCreated)
+	return str(r.data()["id"])
+}
+
+func TestCheckoutSessionLifecycle(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Pro", "amountUsd": "12.345678",
+		"acceptedAssetPolicies": []any{
+			map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdt-devnet", "priority": 2},
+			map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdc-devnet", "priority": 1},
+		}})
+
+	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{
+		"paymentPlanId": planID, "email": "buyer@example.com", "metadata": map[string]any{"orderId": "A-1"}})
+	mustStatus(t, r, http.StatusCreated)
+	cs := r.data()
+	token := str(cs["token"])
+	if !tokenPattern.MatchString(token) || len(token) != payment.SessionTokenLength {
+		t.Fatalf("token = %q", token)
+	}
+	if cs["url"] != "https://pay.example.test/checkout/"+token || cs["status"] != "open" || cs["amountUsd"] != "12.345678" ||
+		cs["amountPaidUsd"] != "0.00" || cs["projectId"] != p.Project.ID || cs["isLive"] != false || cs["email"] != "buyer@example.com" {
+		t.Fatalf("session = %s", r.Raw)
+	}
+	options := cs["paymentOptions"].([]any)
+	if len(options) != 2 {
+		t.Fatalf("payment options = %v", options)
+	}
+	first := options[0].(map[string]any)
+	if first["assetDefinitionId"] != "usdc-devnet" || first["amount"] != "12.345678" || first["amountBaseUnits"] != "12345678" {
+		t.Fatalf("first option (lowest priority first) = %v", first)
+	}
+	expires, _ := time.Parse(time.RFC3339Nano, str(cs["expiresAt"]))
+	if d := time.Until(expires); d < 29*time.Minute || d > 31*time.Minute {
+		t.Fatalf("expiresAt %v is not 30 minutes out", expires)
+	}
+
+	// The public lookup by token and the merchant's lookup by ID show the same session.
+	byToken := get(t, ts.URL, "/api/v1/checkout/sessions/"+token, "")
+	mustStatus(t, byToken, http.StatusOK)
+	if byToken.data()["id"] != cs["id"] || byToken.data()["status"] != "open" {
+		t.Fatalf("by token = %s", byToken.Raw)
+	}
+	merchant := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/checkout-sessions/"+str(cs["id"]), p.SandboxKey)
+	mustStatus(t, merchant, http.StatusOK)
+	if merchant.data()["id"] != cs["id"] || merchant.data()["token"] != nil {
+		t.Fatalf("merchant view = %s", merchant.Raw)
+	}
+	list := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/checkout-sessions?status=open", p.SandboxKey)
+	if list.pagination()["total"] != float64(1) {
+		t.Fatalf("list = %s", list.Raw)
+	}
+	if r := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/checkout-sessions/"+str(cs["id"]), p.LiveKey); r.Status != 404 {
+		t.Fatalf("live key read a sandbox session: %d", r.Status)
+	}
+
+	// Temporal owns the session: its workflow runs under a readable ID.
+	desc, err := temporal.DescribeWorkflowExecution(context.Background(), workflows.CheckoutSessionWorkflowID(str(cs["id"])), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.WorkflowExecutionInfo.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		t.Fatalf("workflow status = %v", desc.WorkflowExecutionInfo.Status)
+	}
+
+	for _, bad := range []string{strings.Repeat("0", 64), "short", strings.Repeat("Z", 64)} {
+		if r := get(t, ts.URL, "/api/v1/checkout/sessions/"+bad, ""); r.Status != 404 || r.errorCode() != "NOT_FOUND" {
+			t.Errorf("token %q: %d", bad, r.Status)
+		}
+	}
+}
+
+func TestCheckoutSessionValidation(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	fixed := createPlan(t, ts.URL, p, map[string]any{"title": "Fixed", "amountUsd": "10"})
+	variable := createPlan(t, ts.URL, p, map[string]any{"title": "Tip", "pricingModel": "variable_usd", "minAmountUsd": "1", "maxAmountUsd": "100"})
+	expiring := createPlan(t, ts.URL, p, map[string]any{"title": "Soon", "amountUsd": "10", "expiresAt": time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)})
+	bigMeta := map[string]any{}
+	for i := range 51 {
+		bigMeta[strings.Repeat("k", 1+i%30)+string(rune('a'+i%26))+string(rune('a'+i/26))] = "v"
+	}
+	cases := []struct {
+		name   string
+		body   map[string]any
+		fields []string
+	}{
+		{"no plan", map[string]any{}, []string{"paymentPlanId"}},
+		{"malformed plan id", map[string]any{"paymentPlanId": "nope"}, []string{"paymentPlanId"}},
+		{"unknown plan", map[string]any{"paymentPlanId": payment.NewID(payment.PrefixPlan, time.Now())}, []string{"paymentPlanId"}},
+		{"bad email", map[string]any{"paymentPlanId": fixed, "email": "not-an-email"}, []string{"email"}},
+		{"metadata value not a string", map[string]any{"paymentPlanId": fixed, "metadata": map[string]any{"n": 1}}, []string{"metadata.n"}},
+		{"metadata value too long", map[string]any{"paymentPlanId": fixed, "metadata": map[string]any{"n": strings.Repeat("x", 501)}}, []string{"metadata.n"}},
+		{"metadata key too long", map[string]any{"paymentPlanId": fixed, "metadata": map[string]any{strings.Repeat("k", 41): "v"}}, []string{"metadata." + strings.Repeat("k", 41)}},
+		{"too many metadata keys", map[string]any{"paymentPlanId": fixed, "metadata": bigMeta}, []string{"metadata"}},
+		{"amount on a fixed plan", map[string]any{"paymentPlanId": fixed, "amountUsd": "5"}, []string{"amountUsd"}},
+		{"variable without amount", map[string]any{"paymentPlanId": variable}, []string{"amountUsd"}},
+		{"variable out of range", map[string]any{"paymentPlanId": variable, "amountUsd": "100.01"}, []string{"amountUsd"}},
+		{"unknown field", map[string]any{"paymentPlanId": fixed, "coupon": "X"}, []string{"coupon"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := post(t, ts.URL, "/api/v1/checkout/sessions", "", c.body)
+			mustStatus(t, r, http.StatusUnprocessableEntity)
+			if f := r.detailFields(); strings.Join(f, ",") != strings.Join(c.fields, ",") {
+				t.Fatalf("fields = %v, want %v: %s", f, c.fields, r.Raw)
+			}
+		})
+	}
+	ok := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": variable, "amountUsd": "42.5"})
+	mustStatus(t, ok, http.StatusCreated)
+	if ok.data()["amountUsd"] != "42.50" {
+		t.Fatalf("variable amount = %v", ok.data()["amountUsd"])
+	}
+	time.Sleep(time.Until(time.Now().Add(1600 * time.Millisecond)))
+	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": expiring})
+	if r.Status != 422 || r.detailFields()[0] != "paymentPlanId" {
+		t.Fatalf("expired plan: %s", r.Raw)
+	}
+	if plan := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans/"+expiring, p.SandboxKey); plan.data()["status"] != "expired" {
+		t.Fatalf("plan status = %v", plan.data()["status"])
+	}
+}
+
+// A session expires at expiresAt: its workflow's durable timer fires and
+// records it.
+func TestCheckoutSessionExpires(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
+	p := newProject(t, e)
+	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Quick", "amountUsd": "1"})
+	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+	mustStatus(t, r, http.StatusCreated)
+	token := str(r.data()["token"])
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got := get(t, ts.URL, "/api/v1/checkout/sessions/"+token, "")
+		if got.data()["status"] == "expired" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session did not expire: %s", got.Raw)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	expired := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/checkout-sessions?status=expired", p.SandboxKey)
+	if expired.pagination()["total"] != float64(1) {
+		t.Fatalf("expired list = %s", expired.Raw)
+	}
+}
+
+// Starting a session's workflow again (a retry after a lost answer) makes
+// neither a second workflow nor a second row.
+func TestSessionStartRetriedIsOneSession(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Once", "amountUsd": "3"})
+	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+	mustStatus(t, r, http.StatusCreated)
+	ctx := context.Background()
+	s, err := st.SessionByID(ctx, str(r.data()["id"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := e.StartSessionWorkflow(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/checkout-sessions", p.SandboxKey)
+	if list.pagination()["total"] != float64(1) {
+		t.Fatalf("sessions = %s", list.Raw)
+	}
+	runs, err := temporal.ListWorkflow(ctx, listRequest(workflows.CheckoutSessionWorkflowID(s.ID)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Executions) != 1 {
+		t.Fatalf("workflow runs = %d, want 1", len(runs.Executions))
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{limits: map[api.Tier]uint64{api.Strict: 2, api.Relaxed: 3, api.SemiRelaxed: 100, api.Standard: 100, api.Moderate: 100}})
+	p := newProject(t, e)
+	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Limited", "amountUsd": "1"})
+	for i := range 2 {
+		r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+		mustStatus(t, r, http.StatusCreated)
+		if r.Header.Get("RateLimit-Limit") != "2" || r.Header.Get("RateLimit-Remaining") != string(rune('1'-i)) || r.Header.Get("X-RateLimit-Limit") != "2" {
+			t.Fatalf("headers = %v", r.Header)
+		}
+	}
+	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+	mustStatus(t, r, http.StatusTooManyRequests)
+	if r.errorCode() != "RATE_LIMITED" || !regexp.MustCompile(`^[1-9][0-9]*$`).MatchString(r.Header.Get("Retry-After")) {
+		t.Fatalf("429 = %s, Retry-After %q", r.Raw, r.Header.Get("Retry-After"))
+	}
+	// Limits count per API key: one key's exhaustion leaves another's alone.
+	other := newProject(t, e)
+	for range 3 {
+		mustStatus(t, get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey), 200)
+	}
+	mustStatus(t, get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey), 429)
+	mustStatus(t, get(t, ts.URL, "/api/v1/projects/"+other.Project.ID+"/payment-plans", other.SandboxKey), 200)
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	path := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
+	body := map[string]any{"title": "Once", "amountUsd": "7"}
+	hdr := map[string]string{"Idempotency-Key": "order-42"}
+	first := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: body, headers: hdr})
+	mustStatus(t, first, 201)
+	again := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: body, headers: hdr})
+	mustStatus(t, again, 201)
+	if again.data()["id"] != first.data()["id"] || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay = %s", again.Raw)
+	}
+	conflict := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: map[string]any{"title": "Other", "amountUsd": "7"}, headers: hdr})
+	mustStatus(t, conflict, 409)
+	if conflict.errorCode() != "CONFLICT" {
+		t.Fatalf("conflict = %s", conflict.Raw)
+	}
+	list := get(t, ts.URL, path, p.SandboxKey)
+	if list.pagination()["total"] != float64(1) {
+		t.Fatalf("plans = %s", list.Raw)
+	}
+	// A validation failure is replayed as well: the key is spent on it.
+	bad := map[string]string{"Idempotency-Key": "bad-1"}
+	mustStatus(t, do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: map[string]any{}, headers: bad}), 422)
+	mustStatus(t, do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: map[string]any{}, headers: bad}), 422)
+
+	// Public session creation: the same key returns the same session.
+	planID := str(first.data()["id"])
+	s1 := do(t, ts.URL, request{method: "POST", path: "/api/v1/checkout/sessions", body: map[string]any{"paymentPlanId": planID}, headers: map[string]string{"Idempotency-Key": "cs-" + planID}})
+	s2 := do(t, ts.URL, request{method: "POST", path: "/api/v1/checkout/sessions", body: map[string]any{"paymentPlanId": planID}, headers: map[string]string{"Idempotency-Key": "cs-" + planID}})
+	mustStatus(t, s1, 201)
+	if s1.data()["id"] != s2.data()["id"] || s1.data()["token"] != s2.data()["token"] {
+		t.Fatalf("session replay differs: %s vs %s", s1.Raw, s2.Raw)
+	}
+}

@@ -1,0 +1,350 @@
+// Package engine holds the engine's operations: one function per thing a
+// merchant or a customer can do. The REST and Connect transports both call
+// these, so each operation has one implementation. Reads go to Postgres;
+// commands go to Temporal, whose workflows own every state change.
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// Engine runs the operations.
+type Engine struct {
+	Store           *store.Store
+	Temporal        client.Client
+	Catalog         payment.Catalog
+	SessionLifetime time.Duration
+	// Now is the clock; tests may set it.
+	Now func() time.Time
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Page is one page of a list.
+type Page[T any] struct {
+	Items []T
+	Total int
+	Query payment.ListQuery
+}
+
+// CreatedProject is a new project with its API keys, shown only once.
+type CreatedProject struct {
+	Project    payment.Project
+	LiveKey    string
+	SandboxKey string
+}
+
+// CreateProject creates a project with one live and one sandbox API key.
+func (e *Engine) CreateProject(ctx context.Context, name string) (CreatedProject, error) {
+	var probs payment.Problems
+	if name == "" || len(name) > payment.MaxTitleLength {
+		probs.Addf("name", "must be 1 to %d characters", payment.MaxTitleLength)
+	}
+	if err := probs.Err(); err != nil {
+		return CreatedProject{}, err
+	}
+	now := e.now()
+	p := payment.Project{ID: payment.NewID(payment.PrefixProject, now), Name: name, CompleteOn: payment.TxFinalized,
+		LatePaymentWindow: 24 * time.Hour, CreatedAt: now, UpdatedAt: now}
+	live, liveKey := newAPIKey(true, now)
+	test, testKey := newAPIKey(false, now)
+	if err := e.Store.CreateProject(ctx, p, []store.APIKey{live, test}); err != nil {
+		return CreatedProject{}, fmt.Errorf("create project: %w", err)
+	}
+	return CreatedProject{Project: p, LiveKey: liveKey, SandboxKey: testKey}, nil
+}
+
+// API key prefixes: the environment is part of the key.
+const (
+	LiveKeyPrefix    = "svc_live_"
+	SandboxKeyPrefix = "svc_test_"
+)
+
+func newAPIKey(isLive bool, now time.Time) (store.APIKey, string) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	prefix := SandboxKeyPrefix
+	if isLive {
+		prefix = LiveKeyPrefix
+	}
+	secret := prefix + base64.RawURLEncoding.EncodeToString(b)
+	return store.APIKey{ID: payment.NewID(payment.PrefixAPIKey, now), IsLive: isLive,
+		Hash: payment.HashSecret(secret), Hint: secret[:len(prefix)+4] + "…" + secret[len(secret)-4:], CreatedAt: now}, secret
+}
+
+// Authenticate resolves an API key to the principal it acts for.
+func (e *Engine) Authenticate(ctx context.Context, key string) (payment.Principal, error) {
+	k, err := e.Store.APIKeyByHash(ctx, payment.HashSecret(key))
+	if errors.Is(err, payment.ErrNotFound) {
+		return payment.Principal{}, payment.ErrUnauthorized
+	}
+	if err != nil {
+		return payment.Principal{}, fmt.Errorf("authenticate: %w", err)
+	}
+	return payment.Principal{ProjectID: k.ProjectID, IsLive: k.IsLive, KeyID: k.ID}, nil
+}
+
+// GetProject returns the principal's project; another project is not found.
+func (e *Engine) GetProject(ctx context.Context, p payment.Principal, id string) (payment.Project, error) {
+	if id != p.ProjectID {
+		return payment.Project{}, payment.NotFound("Project")
+	}
+	return e.Store.GetProject(ctx, id)
+}
+
+// Assets lists the deployment's asset definitions.
+func (e *Engine) Assets() []payment.Asset { return e.Catalog.Assets }
+
+// CreatePlan validates and records a payment plan.
+func (e *Engine) CreatePlan(ctx context.Context, p payment.Principal, projectID string, in payment.PlanInput) (payment.Plan, error) {
+	if projectID != p.ProjectID {
+		return payment.Plan{}, payment.NotFound("Project")
+	}
+	now := e.now()
+	plan, err := payment.NewPlan(in, p.ProjectID, p.IsLive, e.Catalog, now)
+	if err != nil {
+		return plan, err
+	}
+	plan.ID = payment.NewID(payment.PrefixPlan, now)
+	plan.CreatedAt, plan.UpdatedAt = now, now
+	if err := e.Store.CreatePlan(ctx, plan); err != nil {
+		return plan, fmt.Errorf("create plan: %w", err)
+	}
+	return plan, nil
+}
+
+// GetPlan returns one of the principal's plans.
+func (e *Engine) GetPlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
+	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixPlan, id) {
+		return payment.Plan{}, payment.NotFound("Payment plan")
+	}
+	plan, err := e.Store.GetPlan(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return plan, payment.NotFound("Payment plan")
+	}
+	return plan, err
+}
+
+// ListPlans lists the principal's plans.
+func (e *Engine) ListPlans(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Plan], error) {
+	if projectID != p.ProjectID {
+		return Page[payment.Plan]{}, payment.NotFound("Project")
+	}
+	items, total, err := e.Store.ListPlans(ctx, p, q)
+	return Page[payment.Plan]{items, total, q}, err
+}
+
+// GetTransaction returns one of the principal's transactions.
+func (e *Engine) GetTransaction(ctx context.Context, p payment.Principal, projectID, id string) (payment.Transaction, error) {
+	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixTx, id) {
+		return payment.Transaction{}, payment.NotFound("Transaction")
+	}
+	t, err := e.Store.GetTransaction(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return t, payment.NotFound("Transaction")
+	}
+	return t, err
+}
+
+// ListTransactions lists the principal's transactions.
+func (e *Engine) ListTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Transaction], error) {
+	if projectID != p.ProjectID {
+		return Page[payment.Transaction]{}, payment.NotFound("Project")
+	}
+	items, total, err := e.Store.ListTransactions(ctx, p, q)
+	return Page[payment.Transaction]{items, total, q}, err
+}
+
+// SessionView is a checkout session with its transactions and, when the
+// caller holds it, its token.
+type SessionView struct {
+	Session      payment.Session
+	Token        string
+	Transactions []payment.Transaction
+}
+
+// CreateSession opens a checkout session for a plan. It needs no
+// credentials: the plan decides the project and the environment. The session
+// row and its workflow are created together: the workflow records the row
+// in its first activity, and this call returns once that is done.
+func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (SessionView, error) {
+	if err := payment.CheckSessionInput(in); err != nil {
+		return SessionView{}, err
+	}
+	plan, err := e.Store.PlanByID(ctx, *in.PaymentPlanID)
+	if errors.Is(err, payment.ErrNotFound) {
+		var probs payment.Problems
+		probs.Add("paymentPlanId", "no payment plan has this ID")
+		return SessionView{}, probs.Err()
+	}
+	if err != nil {
+		return SessionView{}, fmt.Errorf("load plan: %w", err)
+	}
+	now := e.now()
+	due, err := payment.AmountDue(plan, in.AmountUSD, now)
+	if err != nil {
+		return SessionView{}, err
+	}
+	lifetime := e.SessionLifetime
+	if lifetime <= 0 {
+		lifetime = payment.DefaultSessionLifetime
+	}
+	token := payment.NewSessionToken()
+	s := payment.Session{
+		ID:             payment.NewID(payment.PrefixSession, now),
+		TokenHash:      payment.HashSecret(token),
+		ProjectID:      plan.ProjectID,
+		PaymentPlanID:  plan.ID,
+		IsLive:         plan.IsLive,
+		Status:         payment.SessionOpen,
+		Metadata:       in.Metadata,
+		AmountUSD:      due,
+		AmountPaidUSD:  decimal.Zero,
+		ExpiresAt:      now.Add(lifetime).Truncate(time.Microsecond),
+		CreatedAt:      now.Truncate(time.Microsecond),
+		UpdatedAt:      now.Truncate(time.Microsecond),
+		PaymentOptions: []payment.PaymentOption{},
+	}
+	s.QuoteExpiresAt = s.ExpiresAt
+	if in.Email != nil {
+		s.Email = *in.Email
+	}
+	if s.Metadata == nil {
+		s.Metadata = map[string]string{}
+	}
+	for _, a := range e.Catalog.AcceptedAssets(plan.AcceptedAssetPolicies, plan.IsLive) {
+		if a.Price.Kind == payment.PriceUSDPegged {
+			s.PaymentOptions = append(s.PaymentOptions, payment.Quote(a, due, decimal.NewFromInt(1), s.DepositAddress))
+		}
+	}
+	if len(s.PaymentOptions) == 0 {
+		var probs payment.Problems
+		probs.Add("paymentPlanId", "the payment plan accepts no asset that can be quoted now")
+		return SessionView{}, probs.Err()
+	}
+	if err := e.StartSessionWorkflow(ctx, s); err != nil {
+		return SessionView{}, err
+	}
+	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
+}
+
+// StartSessionWorkflow starts the session's workflow, if it is not running
+// yet, and waits until it has recorded the session. Calling it again for the
+// same session (a retry) starts nothing new.
+func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session) error {
+	start := e.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       workflows.CheckoutSessionWorkflowID(s.ID),
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s})
+	var lastErr error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		}
+		h, err := e.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: start,
+			UpdateOptions: client.UpdateWorkflowOptions{
+				UpdateName:   workflows.UpdateSessionCreated,
+				UpdateID:     "created",
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+			},
+		})
+		if err == nil {
+			err = h.Get(ctx, nil)
+		}
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+		if !retryable(err) || ctx.Err() != nil {
+			break
+		}
+		start = e.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+			ID:                       workflows.CheckoutSessionWorkflowID(s.ID),
+			TaskQueue:                workflows.TaskQueue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s})
+	}
+	return fmt.Errorf("start session workflow: %w (%v)",
+		&payment.Error{Kind: payment.KindUnavailable, Message: "The checkout session could not be started; retry shortly"}, lastErr)
+}
+
+func retryable(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	var busy *serviceerror.ResourceExhausted
+	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &busy)
+}
+
+// SessionByToken returns the session a token opens.
+func (e *Engine) SessionByToken(ctx context.Context, token string) (SessionView, error) {
+	if !payment.ValidSessionToken(token) {
+		return SessionView{}, payment.NotFound("Checkout session")
+	}
+	s, err := e.Store.SessionByTokenHash(ctx, payment.HashSecret(token))
+	if errors.Is(err, payment.ErrNotFound) {
+		return SessionView{}, payment.NotFound("Checkout session")
+	}
+	if err != nil {
+		return SessionView{}, fmt.Errorf("load session: %w", err)
+	}
+	return e.withTransactions(ctx, SessionView{Session: s, Token: token})
+}
+
+// GetSession returns one of the principal's sessions.
+func (e *Engine) GetSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
+	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixSession, id) {
+		return SessionView{}, payment.NotFound("Checkout session")
+	}
+	s, err := e.Store.GetSession(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return SessionView{}, payment.NotFound("Checkout session")
+	}
+	if err != nil {
+		return SessionView{}, err
+	}
+	return e.withTransactions(ctx, SessionView{Session: s})
+}
+
+func (e *Engine) withTransactions(ctx context.Context, v SessionView) (SessionView, error) {
+	txs, err := e.Store.SessionTransactions(ctx, v.Session.ID)
+	if err != nil {
+		return v, fmt.Errorf("load transactions: %w", err)
+	}
+	v.Transactions = txs
+	return v, nil
+}
+
+// ListSessions lists the principal's sessions (without their transactions).
+func (e *Engine) ListSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[SessionView], error) {
+	if projectID != p.ProjectID {
+		return Page[SessionView]{}, payment.NotFound("Project")
+	}
+	items, total, err := e.Store.ListSessions(ctx, p, q)
+	views := make([]SessionView, len(items))
+	for i, s := range items {
+		views[i] = SessionView{Session: s}
+	}
+	return Page[SessionView]{views, total, q}, err
+}
