@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -52,9 +54,9 @@ func withRecover(next http.Handler) http.Handler {
 
 // authenticate resolves the API key of a request: `Authorization: Bearer
 // <key>` or `X-API-Key: <key>`.
-func (s *Server) authenticate(r *http.Request) (payment.Principal, error) {
-	key := r.Header.Get("X-API-Key")
-	if auth := r.Header.Get("Authorization"); auth != "" {
+func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Principal, error) {
+	key := h.Get("X-API-Key")
+	if auth := h.Get("Authorization"); auth != "" {
 		scheme, token, found := strings.Cut(auth, " ")
 		if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
 			return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Authorization header must be \"Bearer <API key>\""}
@@ -64,31 +66,29 @@ func (s *Server) authenticate(r *http.Request) (payment.Principal, error) {
 	if key == "" {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Missing API key: send \"Authorization: Bearer <API key>\""}
 	}
-	if !strings.HasPrefix(key, "svc_live_") && !strings.HasPrefix(key, "svc_test_") {
+	if !strings.HasPrefix(key, engine.LiveKeyPrefix) && !strings.HasPrefix(key, engine.SandboxKeyPrefix) {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
-	p, err := s.Engine.Authenticate(r.Context(), key)
+	p, err := s.Engine.Authenticate(ctx, key)
 	if errors.Is(err, payment.ErrUnauthorized) {
 		return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
 	return p, err
 }
 
-// limit takes one token of tier for counter and sets the rate-limit
-// headers; it writes the 429 and returns false when none is left.
-func (s *Server) limit(w http.ResponseWriter, r *http.Request, tier Tier, counter string) bool {
-	limit, remaining, reset, allowed, err := s.limiters[tier].Take(r.Context(), string(tier)+"|"+counter)
+// take takes one token of tier for counter, sets the rate-limit headers on
+// h and, when none is left, returns a rate-limited error.
+func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter string) error {
+	limit, remaining, reset, allowed, err := s.limiters[tier].Take(ctx, string(tier)+"|"+counter)
 	if err != nil {
 		// A broken limiter store must not take the API down with it.
-		slog.WarnContext(r.Context(), "rate limiter unavailable", "err", err)
-		return true
+		slog.WarnContext(ctx, "rate limiter unavailable", "err", err)
+		return nil
 	}
-	resetAt := time.Unix(0, int64(reset))
-	secs := int64(time.Until(resetAt).Seconds() + 0.999)
+	secs := int64(time.Until(time.Unix(0, int64(reset))).Seconds() + 0.999)
 	if secs < 1 {
 		secs = 1
 	}
-	h := w.Header()
 	for _, prefix := range []string{"RateLimit-", "X-RateLimit-"} {
 		h.Set(prefix+"Limit", strconv.FormatUint(limit, 10))
 		h.Set(prefix+"Remaining", strconv.FormatUint(remaining, 10))
@@ -96,11 +96,10 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, tier Tier, counte
 	}
 	if !allowed {
 		h.Set("Retry-After", strconv.FormatInt(secs, 10))
-		fail(w, r, http.StatusTooManyRequests, "RATE_LIMITED",
-			fmt.Sprintf("Rate limit of %d requests per minute exceeded; retry in %d s", limit, secs), nil)
-		return false
+		return &payment.Error{Kind: payment.KindRateLimited,
+			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded; retry in %d s", limit, secs)}
 	}
-	return true
+	return nil
 }
 
 // readBody checks the content type and reads a bounded body.

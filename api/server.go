@@ -145,6 +145,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
 	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, public, s.createSession}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getSessionByToken}})
+	s.connectHandlers()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.ready)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -172,11 +173,12 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	var p *payment.Principal
 	if ep.access == apiKey {
-		principal, err := s.authenticate(r)
+		principal, err := s.authenticate(r.Context(), r.Header)
 		if err != nil {
-			if s.limit(w, r, Standard, "ip:"+clientIP(r)) {
-				failErr(w, r, err)
+			if limitErr := s.take(r.Context(), w.Header(), Standard, "ip:"+clientIP(r)); limitErr != nil {
+				err = limitErr
 			}
+			failErr(w, r, err)
 			return
 		}
 		p = &principal
@@ -186,7 +188,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	if p != nil {
 		counter = "key:" + p.KeyID
 	}
-	if !s.limit(w, r, ep.tier, counter) {
+	if err := s.take(r.Context(), w.Header(), ep.tier, counter); err != nil {
+		failErr(w, r, err)
 		return
 	}
 	if r.Method == http.MethodPost {

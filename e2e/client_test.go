@@ -7,10 +7,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/paymentsd/paymentsd/engine"
 )
+
+// clients holds the HTTP clients of TLS test servers, by base URL.
+var clients sync.Map
 
 // response is a decoded API response.
 type response struct {
@@ -76,7 +80,11 @@ func do(t *testing.T, base string, req request) response {
 	for k, v := range req.headers {
 		r.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(r)
+	c := http.DefaultClient
+	if tc, ok := clients.Load(base); ok {
+		c = tc.(*http.Client)
+	}
+	res, err := c.Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}

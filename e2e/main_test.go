@@ -85,6 +85,7 @@ func (quietLogger) Error(string, ...any) {}
 type apiOptions struct {
 	limits   map[api.Tier]uint64
 	lifetime time.Duration
+	tls      bool // serve HTTP/2 over TLS, for gRPC clients
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
@@ -100,7 +101,14 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *engine.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(a.Handler())
+	ts := httptest.NewUnstartedServer(a.Handler())
+	if opts.tls {
+		ts.EnableHTTP2 = true
+		ts.StartTLS()
+		clients.Store(ts.URL, ts.Client())
+	} else {
+		ts.Start()
+	}
 	t.Cleanup(func() { ts.Close(); a.Close() })
 	return ts, e
 }

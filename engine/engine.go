@@ -32,11 +32,14 @@ type Engine struct {
 	Now func() time.Time
 }
 
+// now is the clock at the database's precision, so that a record returned
+// on creation reads the same as when it is fetched later.
 func (e *Engine) now() time.Time {
+	now := time.Now
 	if e.Now != nil {
-		return e.Now().UTC()
+		now = e.Now
 	}
-	return time.Now().UTC()
+	return now().UTC().Truncate(time.Microsecond)
 }
 
 // Page is one page of a list.
@@ -219,9 +222,9 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 		Metadata:       in.Metadata,
 		AmountUSD:      due,
 		AmountPaidUSD:  decimal.Zero,
-		ExpiresAt:      now.Add(lifetime).Truncate(time.Microsecond),
-		CreatedAt:      now.Truncate(time.Microsecond),
-		UpdatedAt:      now.Truncate(time.Microsecond),
+		ExpiresAt:      now.Add(lifetime),
+		CreatedAt:      now,
+		UpdatedAt:      now,
 		PaymentOptions: []payment.PaymentOption{},
 	}
 	s.QuoteExpiresAt = s.ExpiresAt

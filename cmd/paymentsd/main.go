@@ -137,6 +137,10 @@ func runAPI(ctx context.Context) error {
 func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
 	hs := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	// gRPC clients speak HTTP/2 without TLS (h2c) to a plain listener.
+	hs.Protocols = new(http.Protocols)
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
 	slog.Info("api listening", "addr", addr)

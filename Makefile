@@ -1,0 +1,33 @@
+# The two commands a newcomer needs: `make dev` runs everything, `make test`
+# runs the tests. Both install what a fresh machine lacks.
+.PHONY: dev test build lint generate bench fuzz
+
+dev:
+	./scripts/dev.sh
+
+test:
+	./scripts/test.sh
+
+build:
+	go build -o bin/paymentsd ./cmd/paymentsd
+
+lint:
+	go vet ./...
+	test -z "$$(gofmt -l .)"
+
+# generate regenerates the Connect and protobuf code from proto/ with protoc
+# and the Go plugins pinned in go.mod.
+generate:
+	go install google.golang.org/protobuf/cmd/protoc-gen-go connectrpc.com/connect/cmd/protoc-gen-connect-go
+	PATH="$$(go env GOPATH)/bin:$$PATH" protoc -I proto \
+		--go_out=. --go_opt=module=github.com/paymentsd/paymentsd \
+		--connect-go_out=. --connect-go_opt=module=github.com/paymentsd/paymentsd \
+		proto/paymentsd/v1/payments.proto
+
+bench:
+	./scripts/bench.sh
+
+fuzz:
+	go test ./api -run '^$$' -fuzz FuzzDecodePlanInput -fuzztime 30s
+	go test ./api -run '^$$' -fuzz FuzzDecodeSessionInput -fuzztime 30s
+	go test ./payment -run '^$$' -fuzz FuzzParseListQuery -fuzztime 30s

@@ -1,0 +1,289 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// procedureTiers puts each Connect procedure in the rate-limit tier of its
+// REST twin.
+var procedureTiers = map[string]Tier{
+	paymentsdv1connect.PaymentsServiceCreatePaymentPlanProcedure:     SemiRelaxed,
+	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure: Strict,
+}
+
+// connectHandlers mounts the Connect services (Connect JSON and binary,
+// gRPC and gRPC-Web) on the mux.
+func (s *Server) connectHandlers() {
+	opts := connect.WithInterceptors(s.connectInterceptor())
+	s.mux.Handle(paymentsdv1connect.NewPaymentsServiceHandler(&paymentsService{s}, opts))
+	s.mux.Handle(paymentsdv1connect.NewCheckoutServiceHandler(&checkoutService{s}, opts))
+}
+
+// connectInterceptor authenticates PaymentsService calls and applies the
+// rate limits, as the REST routes do.
+func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			procedure := req.Spec().Procedure
+			counter := "ip:" + hostOf(req.Peer().Addr)
+			header := http.Header{}
+			if strings.HasPrefix(procedure, "/"+paymentsdv1connect.PaymentsServiceName+"/") {
+				p, err := s.authenticate(ctx, req.Header())
+				if err != nil {
+					if limitErr := s.take(ctx, header, Standard, counter); limitErr != nil {
+						err = limitErr
+					}
+					return nil, withHeaders(connectErr(err), header)
+				}
+				ctx = context.WithValue(ctx, principalKey, p)
+				counter = "key:" + p.KeyID
+			}
+			tier, ok := procedureTiers[procedure]
+			if !ok {
+				tier = Relaxed
+			}
+			if err := s.take(ctx, header, tier, counter); err != nil {
+				return nil, withHeaders(connectErr(err), header)
+			}
+			res, err := next(ctx, req)
+			if err != nil {
+				return nil, withHeaders(connectErr(err), header)
+			}
+			for k, v := range header {
+				res.Header()[k] = v
+			}
+			return res, nil
+		}
+	}
+}
+
+func hostOf(addr string) string {
+	r := &http.Request{RemoteAddr: addr}
+	return clientIP(r)
+}
+
+func withHeaders(err error, h http.Header) error {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		for k, v := range h {
+			ce.Meta()[k] = v
+		}
+	}
+	return err
+}
+
+// connectErr turns an error into a Connect error. This is the one place
+// where error kinds become Connect codes; validation details travel as a
+// ValidationError detail.
+func connectErr(err error) error {
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var e *payment.Error
+	if !errors.As(err, &e) {
+		return connect.NewError(connect.CodeInternal, errors.New("internal server error"))
+	}
+	code := map[payment.Kind]connect.Code{
+		payment.KindValidation:      connect.CodeInvalidArgument,
+		payment.KindNotFound:        connect.CodeNotFound,
+		payment.KindConflict:        connect.CodeAlreadyExists,
+		payment.KindUnauthenticated: connect.CodeUnauthenticated,
+		payment.KindForbidden:       connect.CodePermissionDenied,
+		payment.KindRateLimited:     connect.CodeResourceExhausted,
+		payment.KindUnavailable:     connect.CodeUnavailable,
+	}[e.Kind]
+	if code == 0 {
+		code = connect.CodeInternal
+	}
+	out := connect.NewError(code, errors.New(e.Message))
+	if len(e.Details) > 0 {
+		v := &v1.ValidationError{}
+		for _, d := range e.Details {
+			v.Violations = append(v.Violations, &v1.FieldViolation{Field: d.Field, Message: d.Message})
+		}
+		if detail, derr := connect.NewErrorDetail(v); derr == nil {
+			out.AddDetail(detail)
+		}
+	}
+	return out
+}
+
+// listQuery reads a proto ListQuery through the same parser as the REST
+// query string, so both transports validate alike.
+func listQuery(q *v1.ListQuery, statuses []string) (payment.ListQuery, error) {
+	v := url.Values{}
+	if q != nil {
+		if q.Page != 0 {
+			v.Set("page", strconv.Itoa(int(q.Page)))
+		}
+		if q.Limit != 0 {
+			v.Set("limit", strconv.Itoa(int(q.Limit)))
+		}
+		if q.Status != "" {
+			v.Set("status", q.Status)
+		}
+		if q.From != "" {
+			v.Set("from", q.From)
+		}
+		if q.To != "" {
+			v.Set("to", q.To)
+		}
+		if q.IsLive != nil {
+			v.Set("isLive", strconv.FormatBool(*q.IsLive))
+		}
+	}
+	return payment.ParseListQuery(v, statuses)
+}
+
+func pbPagination(q payment.ListQuery, total int) *v1.Pagination {
+	p := newPagination(q, total)
+	return &v1.Pagination{Page: int32(p.Page), Limit: int32(p.Limit), Total: int32(p.Total), TotalPages: int32(p.TotalPages),
+		HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage}
+}
+
+type paymentsService struct{ s *Server }
+
+func principalOf(ctx context.Context) payment.Principal {
+	p, _ := ctx.Value(principalKey).(payment.Principal)
+	return p
+}
+
+func (h *paymentsService) GetProject(ctx context.Context, req *connect.Request[v1.GetProjectRequest]) (*connect.Response[v1.GetProjectResponse], error) {
+	p, err := h.s.Engine.GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetProjectResponse{Project: pbProject(viewProject(p))}), nil
+}
+
+func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Request[v1.CreatePaymentPlanRequest]) (*connect.Response[v1.CreatePaymentPlanResponse], error) {
+	m := req.Msg
+	in := payment.PlanInput{Title: m.Title, PricingModel: m.PricingModel, AmountUSD: m.AmountUsd, MinAmountUSD: m.MinAmountUsd,
+		MaxAmountUSD: m.MaxAmountUsd, RedirectURL: m.RedirectUrl, ExpiresAt: m.ExpiresAt}
+	for _, p := range m.AcceptedAssetPolicies {
+		in.AcceptedAssetPolicies = append(in.AcceptedAssetPolicies, payment.PolicyInput{PolicyType: p.PolicyType,
+			AssetDefinitionID: p.AssetDefinitionId, EnvironmentScope: p.EnvironmentScope, ChainScope: p.ChainScope, Priority: p.Priority})
+	}
+	if mi := m.MerchantInfo; mi != nil {
+		in.MerchantInfo = &payment.MerchantInfo{Name: mi.Name, Email: mi.Email, Website: mi.Website, LogoURL: mi.LogoUrl}
+	}
+	plan, err := h.s.Engine.CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.CreatePaymentPlanResponse{PaymentPlan: pbPlan(viewPlan(plan))}), nil
+}
+
+func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Request[v1.ListPaymentPlansRequest]) (*connect.Response[v1.ListPaymentPlansResponse], error) {
+	q, err := listQuery(req.Msg.Query, planStatuses)
+	if err != nil {
+		return nil, err
+	}
+	page, err := h.s.Engine.ListPlans(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1.ListPaymentPlansResponse{Pagination: pbPagination(q, page.Total)}
+	for _, p := range page.Items {
+		out.PaymentPlans = append(out.PaymentPlans, pbPlan(viewPlan(p)))
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (h *paymentsService) GetPaymentPlan(ctx context.Context, req *connect.Request[v1.GetPaymentPlanRequest]) (*connect.Response[v1.GetPaymentPlanResponse], error) {
+	plan, err := h.s.Engine.GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetPaymentPlanResponse{PaymentPlan: pbPlan(viewPlan(plan))}), nil
+}
+
+func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Request[v1.ListTransactionsRequest]) (*connect.Response[v1.ListTransactionsResponse], error) {
+	q, err := listQuery(req.Msg.Query, txStatuses)
+	if err != nil {
+		return nil, err
+	}
+	page, err := h.s.Engine.ListTransactions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1.ListTransactionsResponse{Pagination: pbPagination(q, page.Total)}
+	for _, t := range page.Items {
+		out.Transactions = append(out.Transactions, pbTx(viewTx(t)))
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (h *paymentsService) GetTransaction(ctx context.Context, req *connect.Request[v1.GetTransactionRequest]) (*connect.Response[v1.GetTransactionResponse], error) {
+	t, err := h.s.Engine.GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetTransactionResponse{Transaction: pbTx(viewTx(t))}), nil
+}
+
+func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect.Request[v1.ListCheckoutSessionsRequest]) (*connect.Response[v1.ListCheckoutSessionsResponse], error) {
+	q, err := listQuery(req.Msg.Query, sessionStatuses)
+	if err != nil {
+		return nil, err
+	}
+	page, err := h.s.Engine.ListSessions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1.ListCheckoutSessionsResponse{Pagination: pbPagination(q, page.Total)}
+	for _, v := range page.Items {
+		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.viewSession(v)))
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error) {
+	v, err := h.s.Engine.GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.viewSession(v))}), nil
+}
+
+type checkoutService struct{ s *Server }
+
+func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connect.Request[v1.CreateCheckoutSessionRequest]) (*connect.Response[v1.CreateCheckoutSessionResponse], error) {
+	m := req.Msg
+	v, err := h.s.Engine.CreateSession(ctx, payment.SessionInput{PaymentPlanID: m.PaymentPlanId, Email: m.Email,
+		Metadata: m.Metadata, AmountUSD: m.AmountUsd})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.viewSession(v))}), nil
+}
+
+func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.Request[v1.GetCheckoutSessionRequest]) (*connect.Response[v1.GetCheckoutSessionResponse], error) {
+	v, err := h.s.Engine.SessionByToken(ctx, req.Msg.Token)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbSession(h.s.viewSession(v))}), nil
+}
+
+func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {
+	out := &v1.ListAssetsResponse{}
+	for _, a := range h.s.Engine.Assets() {
+		out.Assets = append(out.Assets, &v1.Asset{Id: a.ID, Symbol: a.Symbol, Name: a.Name, Decimals: int32(a.Decimals),
+			Network: a.Network, ChainId: a.ChainID, TokenAddress: a.TokenAddress, IsLive: a.IsLive,
+			PriceSource: &v1.PriceSource{Kind: a.Price.Kind, Aggregator: a.Price.Aggregator}})
+	}
+	return connect.NewResponse(out), nil
+}

@@ -1,0 +1,62 @@
+package api
+
+import (
+	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+)
+
+// The Connect records are built from the REST views, so both transports
+// show the same fields with the same values.
+
+func pbProject(v projectView) *v1.Project {
+	return &v1.Project{Id: v.ID, Name: v.Name, CompleteOn: v.CompleteOn, UnderpaymentTolerancePercent: v.UnderpaymentTolerancePercent,
+		LatePaymentWindow: v.LatePaymentWindow, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+}
+
+func pbPlan(v planView) *v1.PaymentPlan {
+	out := &v1.PaymentPlan{Id: v.ID, ProjectId: v.ProjectID, IsLive: v.IsLive, Status: v.Status, Title: v.Title,
+		PricingModel: v.PricingModel, AmountUsd: v.AmountUSD, MinAmountUsd: v.MinAmountUSD, MaxAmountUsd: v.MaxAmountUSD,
+		RedirectUrl: v.RedirectURL, ExpiresAt: v.ExpiresAt, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		MerchantInfo: &v1.MerchantInfo{Name: v.MerchantInfo.Name, Email: v.MerchantInfo.Email,
+			Website: v.MerchantInfo.Website, LogoUrl: v.MerchantInfo.LogoURL}}
+	for _, p := range v.AcceptedAssetPolicies {
+		out.AcceptedAssetPolicies = append(out.AcceptedAssetPolicies, &v1.Policy{PolicyType: p.PolicyType,
+			AssetDefinitionId: p.AssetDefinitionID, EnvironmentScope: p.EnvironmentScope, ChainScope: p.ChainScope, Priority: p.Priority})
+	}
+	return out
+}
+
+func pbSession(v sessionView) *v1.CheckoutSession {
+	out := &v1.CheckoutSession{Id: v.ID, Token: v.Token, Url: v.URL, Status: v.Status, PaymentPlanId: v.PaymentPlanID,
+		ProjectId: v.ProjectID, IsLive: v.IsLive, Email: v.Email, Metadata: v.Metadata, AmountUsd: v.AmountUSD,
+		AmountPaidUsd: v.AmountPaidUSD, DepositAddress: v.DepositAddress, QuoteExpiresAt: v.QuoteExpiresAt,
+		ExpiresAt: v.ExpiresAt, CompletedAt: v.CompletedAt, Exception: v.Exception, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+	for _, o := range v.PaymentOptions {
+		out.PaymentOptions = append(out.PaymentOptions, &v1.PaymentOption{AssetDefinitionId: o.AssetDefinitionID,
+			Network: o.Network, ChainId: o.ChainID, Symbol: o.Symbol, Decimals: int32(o.Decimals), TokenAddress: o.TokenAddress,
+			Amount: o.Amount, AmountBaseUnits: o.AmountBaseUnits, PaymentUri: o.PaymentURI})
+	}
+	for _, t := range v.Transactions {
+		out.Transactions = append(out.Transactions, &v1.TransactionSummary{Id: t.ID, Status: t.Status, Network: t.Network,
+			TxHash: t.TxHash, Symbol: t.Symbol, Amount: t.Amount, AmountUsd: t.AmountUSD,
+			Confirmations: int32(t.Confirmations), CreatedAt: t.CreatedAt})
+	}
+	return out
+}
+
+func pbTx(v txView) *v1.Transaction {
+	out := &v1.Transaction{Id: v.ID, ProjectId: v.ProjectID, CheckoutSessionId: v.CheckoutSessionID, PaymentPlanId: v.PaymentPlanID,
+		IsLive: v.IsLive, Status: v.Status, Network: v.Network, ChainId: v.ChainID, TxHash: v.TxHash,
+		FromAddress: v.FromAddress, ToAddress: v.ToAddress, AssetDefinitionId: v.AssetDefinitionID, Symbol: v.Symbol,
+		Amount: v.Amount, AmountBaseUnits: v.AmountBaseUnits, AmountUsd: v.AmountUSD, BlockNumber: v.BlockNumber,
+		BlockHash: v.BlockHash, Confirmations: int32(v.Confirmations), RequiredConfirmations: int32(v.RequiredConfirmations),
+		FailureReason: v.FailureReason, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, ConfirmedAt: v.ConfirmedAt,
+		FinalizedAt: v.FinalizedAt, FailedAt: v.FailedAt}
+	if v.LogIndex != nil {
+		li := int32(*v.LogIndex)
+		out.LogIndex = &li
+	}
+	for _, h := range v.StatusHistory {
+		out.StatusHistory = append(out.StatusHistory, &v1.StatusChange{Status: string(h.Status), At: ts(h.At), Reason: h.Reason})
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+)
+
+func authed[T any](msg *T, key string) *connect.Request[T] {
+	req := connect.NewRequest(msg)
+	req.Header().Set("Authorization", "Bearer "+key)
+	return req
+}
+
+// The same operation through Connect (JSON, binary and gRPC) and through
+// REST gives the same record.
+func TestConnectMatchesREST(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{tls: true})
+	p := newProject(t, e)
+	ctx := context.Background()
+	protocols := map[string][]connect.ClientOption{
+		"connect+json":  {connect.WithProtoJSON()},
+		"connect+proto": nil,
+		"grpc":          {connect.WithGRPC()},
+	}
+	for name, opts := range protocols {
+		t.Run(name, func(t *testing.T) {
+			payments := paymentsdv1connect.NewPaymentsServiceClient(ts.Client(), ts.URL, opts...)
+			checkout := paymentsdv1connect.NewCheckoutServiceClient(ts.Client(), ts.URL, opts...)
+			created, err := payments.CreatePaymentPlan(ctx, authed(&v1.CreatePaymentPlanRequest{ProjectId: p.Project.ID,
+				Title: ptr("Via " + name), AmountUsd: ptr("19.99"), RedirectUrl: ptr("https://shop.example/ok"),
+				AcceptedAssetPolicies: []*v1.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionId: ptr("usdc-devnet")}}}, p.SandboxKey))
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := created.Msg.PaymentPlan
+			rest := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans/"+plan.Id, p.SandboxKey)
+			mustStatus(t, rest, http.StatusOK)
+			d := rest.data()
+			if d["title"] != plan.Title || d["amountUsd"] != plan.GetAmountUsd() || d["createdAt"] != plan.CreatedAt ||
+				d["status"] != plan.Status || d["redirectUrl"] != plan.GetRedirectUrl() || d["pricingModel"] != plan.PricingModel {
+				t.Fatalf("REST %s\nConnect %v", rest.Raw, plan)
+			}
+
+			session, err := checkout.CreateCheckoutSession(ctx, connect.NewRequest(&v1.CreateCheckoutSessionRequest{
+				PaymentPlanId: &plan.Id, Metadata: map[string]string{"via": name}}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := session.Msg.CheckoutSession
+			byToken := get(t, ts.URL, "/api/v1/checkout/sessions/"+cs.GetToken(), "")
+			mustStatus(t, byToken, http.StatusOK)
+			sd := byToken.data()
+			if sd["id"] != cs.Id || sd["amountUsd"] != cs.AmountUsd || sd["expiresAt"] != cs.ExpiresAt ||
+				sd["metadata"].(map[string]any)["via"] != name || len(sd["paymentOptions"].([]any)) != len(cs.PaymentOptions) {
+				t.Fatalf("REST %s\nConnect %v", byToken.Raw, cs)
+			}
+			got, err := payments.GetProjectCheckoutSession(ctx, authed(&v1.GetProjectCheckoutSessionRequest{ProjectId: p.Project.ID, SessionId: cs.Id}, p.SandboxKey))
+			if err != nil || got.Msg.CheckoutSession.Status != "open" {
+				t.Fatalf("get session: %v %v", got, err)
+			}
+		})
+	}
+
+	client := paymentsdv1connect.NewPaymentsServiceClient(ts.Client(), ts.URL)
+	_, err := client.CreatePaymentPlan(ctx, authed(&v1.CreatePaymentPlanRequest{ProjectId: p.Project.ID, AmountUsd: ptr("-1")}, p.SandboxKey))
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument || len(ce.Details()) != 1 {
+		t.Fatalf("validation error = %v", err)
+	}
+	detail, _ := ce.Details()[0].Value()
+	if v, ok := detail.(*v1.ValidationError); !ok || len(v.Violations) != 2 {
+		t.Fatalf("validation detail = %v", detail)
+	}
+	_, err = client.GetProject(ctx, connect.NewRequest(&v1.GetProjectRequest{ProjectId: p.Project.ID}))
+	if connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Fatalf("no key: %v", err)
+	}
+	other := newProject(t, e)
+	_, err = client.GetProject(ctx, authed(&v1.GetProjectRequest{ProjectId: p.Project.ID}, other.SandboxKey))
+	if connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("other project: %v", err)
+	}
+	list, err := client.ListTransactions(ctx, authed(&v1.ListTransactionsRequest{ProjectId: p.Project.ID, Query: &v1.ListQuery{Limit: 500}}, p.SandboxKey))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("limit 500: %v %v", list, err)
+	}
+}
