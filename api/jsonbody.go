@@ -50,6 +50,9 @@ func newFields(m map[string]any, path string, probs *payment.Problems) *fields {
 }
 
 func (f *fields) name(key string) string {
+	if key == "" {
+		key = `""` // an empty key still needs a visible name
+	}
 	if f.path == "" {
 		return key
 	}

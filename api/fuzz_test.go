@@ -1,0 +1,79 @@
+package api
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+var fuzzCatalog = payment.Catalog{Assets: []payment.Asset{
+	{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet", ChainID: 1337, TokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+}}
+
+// checkClientError fails unless err is nil, malformed JSON (a 400) or a
+// validation error whose every detail names a field: never anything that
+// would become a 500.
+func checkClientError(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var m errMalformed
+	if errors.As(err, &m) {
+		return
+	}
+	var e *payment.Error
+	if !errors.As(err, &e) || e.Kind != payment.KindValidation {
+		t.Fatalf("error %v is not a client error", err)
+	}
+	for _, d := range e.Details {
+		if d.Field == "" || d.Message == "" {
+			t.Fatalf("detail without field or message: %+v", d)
+		}
+	}
+}
+
+func FuzzDecodePlanInput(f *testing.F) {
+	for _, seed := range []string{
+		`{"title":"Pro","amountUsd":"10"}`,
+		`{"title":"Tip","pricingModel":"variable_usd","minAmountUsd":"1","maxAmountUsd":"5"}`,
+		`{"title":"A","amountUsd":"5","acceptedAssetPolicies":[{"policyType":"asset_definition","assetDefinitionId":"usdc-devnet","chainScope":["devnet"],"priority":3}]}`,
+		`{"title":"A","amountUsd":"5","merchantInfo":{"name":"x","email":"a@b.co"},"expiresAt":"2099-01-01T00:00:00Z","redirectUrl":"https://x.example"}`,
+		`{"title":5,"acceptedAssetPolicies":[1,{"priority":1e400}]}`,
+		`[]`, `{`, `null`, `{"a":{"b":[[[]]]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in, err := decodePlanInput(body)
+		checkClientError(t, err)
+		if err != nil {
+			return
+		}
+		plan, err := payment.NewPlan(in, "proj_x", false, fuzzCatalog, time.Now())
+		checkClientError(t, err)
+		if err == nil && (plan.Title == "" || plan.PricingModel == payment.PricingFixedUSD && plan.AmountUSD == nil) {
+			t.Fatalf("accepted an incomplete plan: %+v", plan)
+		}
+	})
+}
+
+func FuzzDecodeSessionInput(f *testing.F) {
+	for _, seed := range []string{
+		`{"paymentPlanId":"plan_01m80h0jzc3psaavehj57fnh3h"}`,
+		`{"paymentPlanId":"plan_x","email":"a@b.co","metadata":{"k":"v"},"amountUsd":"12.5"}`,
+		`{"metadata":{"k":1},"email":7}`, `{"paymentPlanId":null}`, `"x"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in, err := decodeSessionInput(body)
+		checkClientError(t, err)
+		if err != nil {
+			return
+		}
+		checkClientError(t, payment.CheckSessionInput(in))
+	})
+}

@@ -1,0 +1,131 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// fixture records a project and a plan and returns a session for it that
+// is not recorded yet: the workflow records it.
+func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
+	t.Helper()
+	ctx := context.Background()
+	pid := payment.NewID(payment.PrefixProject, now)
+	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "WF", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	amount := decimal.RequireFromString("25")
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "P", PricingModel: payment.PricingFixedUSD,
+		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
+	if err := st.CreatePlan(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	return payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
+		ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, Metadata: map[string]string{},
+		PaymentOptions: []payment.PaymentOption{}, ExpiresAt: now.Add(30 * time.Minute), QuoteExpiresAt: now.Add(30 * time.Minute),
+		CreatedAt: now, UpdatedAt: now}
+}
+
+func newEnv(t *testing.T, st *store.Store) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.CheckoutSession)
+	(&activities.Activities{Store: st}).Register(env)
+	return env
+}
+
+// The session expires at expiresAt, 30 minutes of workflow time that the
+// test environment skips through.
+func TestCheckoutSessionExpiresAtExpiresAt(t *testing.T) {
+	st := storetest.NewStore(t)
+	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	cs := fixture(t, st, start)
+	env := newEnv(t, st)
+	env.SetStartTime(start)
+
+	var statusBefore payment.SessionStatus
+	env.RegisterDelayedCallback(func() {
+		s, err := st.SessionByID(context.Background(), cs.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		statusBefore = s.Status
+	}, 29*time.Minute)
+	created := false
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) },
+			OnComplete: func(_ any, err error) { created = err == nil },
+		})
+	}, 0)
+
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if !created {
+		t.Fatal("the created update did not complete")
+	}
+	if statusBefore != payment.SessionOpen {
+		t.Fatalf("status a minute before expiry = %q, want open", statusBefore)
+	}
+	s, err := st.SessionByID(context.Background(), cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != payment.SessionExpired || !s.UpdatedAt.Equal(cs.ExpiresAt) {
+		t.Fatalf("session = %s updated %v, want expired at %v", s.Status, s.UpdatedAt, cs.ExpiresAt)
+	}
+	if env.Now().Before(cs.ExpiresAt) {
+		t.Fatalf("workflow ended at %v, before expiry %v", env.Now(), cs.ExpiresAt)
+	}
+}
+
+// Creation retried twice, each time after the row was written but before
+// the worker could report success, still yields one session.
+func TestCheckoutSessionCreationRetriedYieldsOneSession(t *testing.T) {
+	st := storetest.NewStore(t)
+	start := time.Now().UTC().Truncate(time.Microsecond)
+	cs := fixture(t, st, start)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.CheckoutSession)
+	acts := &activities.Activities{Store: st}
+	attempts := 0
+	env.RegisterActivityWithOptions(func(ctx context.Context, s payment.Session) error {
+		attempts++
+		if err := acts.CreateCheckoutSession(ctx, s); err != nil {
+			return err
+		}
+		if attempts <= 2 {
+			return errors.New("worker lost before reporting success")
+		}
+		return nil
+	}, activity.RegisterOptions{Name: workflows.ActivityCreateCheckoutSession})
+	env.RegisterActivityWithOptions(acts.ExpireCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityExpireCheckoutSession})
+	env.SetStartTime(start)
+
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 3 {
+		t.Fatalf("attempts = %d, want 3", attempts)
+	}
+	_, total, err := st.ListSessions(context.Background(), payment.Principal{ProjectID: cs.ProjectID}, payment.ListQuery{Page: 1, Limit: 20})
+	if err != nil || total != 1 {
+		t.Fatalf("sessions = %d (%v), want 1", total, err)
+	}
+}
