@@ -1,0 +1,189 @@
+//go:build devstack
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/devstack/postgres"
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/worker"
+)
+
+// devState is what `paymentsd dev` keeps between runs in its data folder.
+type devState struct {
+	ProjectID  string `json:"projectId"`
+	SandboxKey string `json:"sandboxKey"`
+	LiveKey    string `json:"liveKey"`
+	PlanID     string `json:"planId"`
+}
+
+// runDev runs the whole system on embedded defaults: Postgres, Temporal with
+// its UI, the worker and the API, with a seeded sandbox project.
+func runDev(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	dataDir := fs.String("data", ".data", "folder that keeps Postgres, Temporal and dev state across restarts")
+	pgPort := fs.Int("postgres-port", 54329, "port of the private Postgres cluster")
+	temporalPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal server")
+	uiPort := fs.Int("ui-port", 8233, "port of the Temporal UI")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	started := time.Now()
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if c.DatabaseURL == "" {
+		cluster, err := postgres.Start(ctx, filepath.Join(*dataDir, "postgres"), *pgPort)
+		if err != nil {
+			return err
+		}
+		if c.DatabaseURL, err = ensureDatabase(ctx, cluster.URL(), "paymentsd"); err != nil {
+			return err
+		}
+	}
+	if err := store.Migrate(ctx, c.DatabaseURL); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	tsrv, err := devstack.StartTemporal(devstack.TemporalConfig{DBFile: filepath.Join(*dataDir, "temporal.db"),
+		Namespace: c.TemporalNamespace, Port: *temporalPort, UIPort: *uiPort})
+	if err != nil {
+		return err
+	}
+	defer tsrv.Stop()
+	tc, err := client.DialContext(ctx, client.Options{HostPort: tsrv.Address, Namespace: tsrv.Namespace, Logger: slogAdapter{}})
+	if err != nil {
+		return fmt.Errorf("temporal client: %w", err)
+	}
+	defer tc.Close()
+
+	w := worker.New(tc, &activities.Activities{Store: st})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+
+	e := newEngine(c, st, tc)
+	state, err := seed(ctx, e, filepath.Join(*dataDir, "dev.json"))
+	if err != nil {
+		return err
+	}
+	srv, err := api.New(e, api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- serveHTTP(ctx, c.HTTPAddr, srv.Handler()) }()
+
+	base := "http://" + c.HTTPAddr
+	fmt.Printf(`
+paymentsd dev is ready (%.1fs)
+
+  API:           %s/api/v1
+  Connect:       %s/paymentsd.v1.PaymentsService/
+  Temporal UI:   %s
+  Temporal gRPC: %s (namespace %s)
+  Postgres:      %s
+
+  Sandbox project: %s
+  Sandbox API key: %s
+  Sample plan:     %s
+
+Create a checkout session:
+  curl -s -X POST %s/api/v1/checkout/sessions -H 'Content-Type: application/json' -d '{"paymentPlanId":"%s"}'
+
+List the project's transactions:
+  curl -s %s/api/v1/projects/%s/transactions -H 'Authorization: Bearer %s'
+
+Press Ctrl-C to stop; data stays in %s.
+`, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, redact(c.DatabaseURL),
+		state.ProjectID, state.SandboxKey, state.PlanID, base, state.PlanID, base, state.ProjectID, state.SandboxKey, *dataDir)
+	err = <-errc
+	slog.Info("dev stack stopping")
+	return err
+}
+
+// seed creates the sandbox project and a sample plan on the first run and
+// reads them back on later runs.
+func seed(ctx context.Context, e *engine.Engine, path string) (devState, error) {
+	var s devState
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &s); err == nil {
+			if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil {
+				return s, nil
+			}
+		}
+	}
+	p, err := e.CreateProject(ctx, "Dev shop")
+	if err != nil {
+		return s, err
+	}
+	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
+	title, amount := "Sample plan", "25.00"
+	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
+		MerchantInfo: &payment.MerchantInfo{Name: "Dev shop"}})
+	if err != nil {
+		return s, err
+	}
+	s = devState{ProjectID: p.Project.ID, SandboxKey: p.SandboxKey, LiveKey: p.LiveKey, PlanID: plan.ID}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// ensureDatabase creates database name on the cluster if it is missing.
+func ensureDatabase(ctx context.Context, adminURL, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return "", err
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return "", err
+		}
+	}
+	cfg, err := pgx.ParseConfig(adminURL)
+	if err != nil {
+		return "", errors.New("bad admin url")
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name), nil
+}
+
+func redact(url string) string {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return "(set)"
+	}
+	return fmt.Sprintf("%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: installs what a fresh machine lacks, then runs every
+# test against a real PostgreSQL and an embedded Temporal server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v go >/dev/null || { echo "Go 1.26 or newer is required (https://go.dev/dl/)" >&2; exit 1; }
+if [ -z "${TEST_DATABASE_URL:-}" ]; then
+  ./scripts/ensure-postgres.sh
+  trap './scripts/stop-postgres.sh .data/test-postgres' EXIT
+fi
+test -z "$(gofmt -l $(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $(git ls-files '*.go'); exit 1; }
+go vet ./...
+go vet -tags devstack ./cmd/paymentsd
+go test -count=1 -timeout 25m "$@" ./...
