@@ -210,4 +210,3 @@ func sortStrings(s []string) []string {
 	slices.Sort(s)
 	return s
 }
-

@@ -2,8 +2,8 @@ package payment
 
 import (
 	"fmt"
-	"slices"
 	"math/big"
+	"slices"
 	"time"
 	"unicode/utf8"
 
