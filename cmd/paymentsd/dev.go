@@ -55,6 +55,9 @@ func runDev(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		if cluster.Started {
+			defer func() { _ = cluster.Stop(context.WithoutCancel(ctx)) }()
+		}
 		if c.DatabaseURL, err = ensureDatabase(ctx, cluster.URL(), "paymentsd"); err != nil {
 			return err
 		}

@@ -21,8 +21,11 @@ import (
 type Cluster struct {
 	Dir  string
 	Port int
-	bin  string
-	user string // the OS user that runs postgres when we are root
+	// Started is true when Start started the cluster, false when it found
+	// it running.
+	Started bool
+	bin     string
+	user    string // the OS user that runs postgres when we are root
 }
 
 // URL is the connection URL of the cluster's postgres database.
@@ -77,6 +80,7 @@ func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
 		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
 		return nil, fmt.Errorf("start postgres: %w\n%s", err, tail(string(log), 2000))
 	}
+	c.Started = true
 	return c, nil
 }
 
