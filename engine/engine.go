@@ -252,19 +252,19 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 
 // StartSessionWorkflow starts the session's workflow, if it is not running
 // yet, and waits until it has recorded the session. Calling it again for the
-// same session (a retry) starts nothing new.
+// same session (a retry) starts nothing new. Transient Temporal errors are
+// retried a few times before the caller is told to retry later.
 func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session) error {
-	start := e.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:                       workflows.CheckoutSessionWorkflowID(s.ID),
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s})
 	var lastErr error
 	for attempt := range 3 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 		}
+		start := e.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+			ID:                       workflows.CheckoutSessionWorkflowID(s.ID),
+			TaskQueue:                workflows.TaskQueue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s})
 		h, err := e.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{
@@ -283,11 +283,6 @@ func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session) er
 		if !retryable(err) || ctx.Err() != nil {
 			break
 		}
-		start = e.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-			ID:                       workflows.CheckoutSessionWorkflowID(s.ID),
-			TaskQueue:                workflows.TaskQueue,
-			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s})
 	}
 	return fmt.Errorf("start session workflow: %w (%v)",
 		&payment.Error{Kind: payment.KindUnavailable, Message: "The checkout session could not be started; retry shortly"}, lastErr)
