@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/fnv"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -22,8 +23,13 @@ import (
 	"github.com/paymentsd/paymentsd/store"
 )
 
-// TestPort is the port of the private test cluster.
-const TestPort = 55432
+// testPort is the port of a checkout's private test cluster: derived from
+// the checkout's path, so that two checkouts on one machine do not collide.
+func testPort(root string) int {
+	h := fnv.New32a()
+	h.Write([]byte(root))
+	return 55000 + int(h.Sum32()%1000)
+}
 
 // BaseURL returns the URL of a database the tests may create databases from.
 func BaseURL() (string, error) {
@@ -31,8 +37,8 @@ func BaseURL() (string, error) {
 		return u, nil
 	}
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	c, err := postgres.Start(context.Background(), filepath.Join(root, ".data", "test-postgres"), TestPort)
+	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	c, err := postgres.Start(context.Background(), filepath.Join(root, ".data", "test-postgres"), testPort(root))
 	if err != nil {
 		return "", fmt.Errorf("start test postgres (or set TEST_DATABASE_URL): %w", err)
 	}
