@@ -72,6 +72,14 @@ func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
 		}
 	}
 	if c.run(ctx, "pg_ctl", "-D", dir, "status") == nil {
+		// Already running, perhaps on another port than asked: use its own.
+		if pid, err := os.ReadFile(filepath.Join(dir, "postmaster.pid")); err == nil {
+			if lines := strings.Split(string(pid), "\n"); len(lines) > 3 {
+				if p, err := strconv.Atoi(strings.TrimSpace(lines[3])); err == nil {
+					c.Port = p
+				}
+			}
+		}
 		return c, nil
 	}
 	err = c.run(ctx, "pg_ctl", "-D", dir, "-w", "-t", "60", "-l", filepath.Join(dir, "postgres.log"),
