@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -30,6 +31,8 @@ type Engine struct {
 	SessionLifetime time.Duration
 	// Now is the clock; tests may set it.
 	Now func() time.Time
+
+	authCache sync.Map // key hash -> cachedPrincipal
 }
 
 // now is the clock at the database's precision, so that a record returned
@@ -94,16 +97,33 @@ func newAPIKey(isLive bool, now time.Time) (store.APIKey, string) {
 		Hash: payment.HashSecret(secret), Hint: secret[:len(prefix)+4] + "…" + secret[len(secret)-4:], CreatedAt: now}, secret
 }
 
+// AuthCacheTTL is how long a verified API key is trusted without asking
+// the database again: the lookup would otherwise double the database work
+// of every read. A revoked key keeps working for at most this long.
+const AuthCacheTTL = 30 * time.Second
+
+type cachedPrincipal struct {
+	principal payment.Principal
+	until     time.Time
+}
+
 // Authenticate resolves an API key to the principal it acts for.
 func (e *Engine) Authenticate(ctx context.Context, key string) (payment.Principal, error) {
-	k, err := e.Store.APIKeyByHash(ctx, payment.HashSecret(key))
+	hash := payment.HashSecret(key)
+	if c, ok := e.authCache.Load(hash); ok && time.Now().Before(c.(cachedPrincipal).until) {
+		return c.(cachedPrincipal).principal, nil
+	}
+	k, err := e.Store.APIKeyByHash(ctx, hash)
 	if errors.Is(err, payment.ErrNotFound) {
 		return payment.Principal{}, payment.ErrUnauthorized
 	}
 	if err != nil {
 		return payment.Principal{}, fmt.Errorf("authenticate: %w", err)
 	}
-	return payment.Principal{ProjectID: k.ProjectID, IsLive: k.IsLive, KeyID: k.ID}, nil
+	p := payment.Principal{ProjectID: k.ProjectID, IsLive: k.IsLive, KeyID: k.ID}
+	// Only verified keys are cached, so unknown keys cannot grow the cache.
+	e.authCache.Store(hash, cachedPrincipal{p, time.Now().Add(AuthCacheTTL)})
+	return p, nil
 }
 
 // GetProject returns the principal's project; another project is not found.
