@@ -154,6 +154,10 @@ type Session struct {
 	PaymentOptions []PaymentOption
 	QuoteExpiresAt time.Time
 	ExpiresAt      time.Time
+	// LateUntil ends the late-payment window after ExpiresAt: payments seen
+	// until then are still recorded, flagged paid_late.
+	LateUntil      time.Time
+	DepositIndex   *int64
 	CompletedAt    *time.Time
 	Exception      string
 	CreatedAt      time.Time

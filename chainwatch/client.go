@@ -1,0 +1,139 @@
+package chainwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Client is what the engine asks of a chain: go-ethereum's small
+// interfaces, so the simulated backend's client serves as well as a node.
+type Client interface {
+	ethereum.BlockNumberReader
+	ethereum.ChainReader
+	ethereum.LogFilterer
+	ethereum.TransactionReader
+	ethereum.ContractCaller
+}
+
+// Failover is a Client over several RPC endpoints of one network: each
+// call goes to the endpoint that last worked and moves on to the next when
+// it fails for a reason other than the answer itself (not found).
+type Failover struct {
+	clients []*ethclient.Client
+	current atomic.Int32
+	// Calls counts the RPC calls made, for the benchmarks.
+	Calls atomic.Int64
+}
+
+// Dial connects to every URL of a network.
+func Dial(ctx context.Context, urls []string, transport http.RoundTripper) (*Failover, error) {
+	f := &Failover{}
+	for _, u := range urls {
+		opts := []rpc.ClientOption{}
+		if transport != nil {
+			opts = append(opts, rpc.WithHTTPClient(&http.Client{Transport: transport}))
+		}
+		c, err := rpc.DialOptions(ctx, u, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("dial %s: %w", u, err)
+		}
+		f.clients = append(f.clients, ethclient.NewClient(c))
+	}
+	if len(f.clients) == 0 {
+		return nil, errors.New("no rpc url")
+	}
+	return f, nil
+}
+
+// Close closes every connection.
+func (f *Failover) Close() {
+	for _, c := range f.clients {
+		c.Close()
+	}
+}
+
+func try[T any](f *Failover, call func(*ethclient.Client) (T, error)) (T, error) {
+	start := int(f.current.Load())
+	var err error
+	var v T
+	for i := range f.clients {
+		n := (start + i) % len(f.clients)
+		f.Calls.Add(1)
+		v, err = call(f.clients[n])
+		if err == nil || errors.Is(err, ethereum.NotFound) {
+			f.current.Store(int32(n))
+			return v, err
+		}
+	}
+	return v, err
+}
+
+func (f *Failover) BlockNumber(ctx context.Context) (uint64, error) {
+	return try(f, func(c *ethclient.Client) (uint64, error) { return c.BlockNumber(ctx) })
+}
+
+func (f *Failover) BlockByHash(ctx context.Context, h common.Hash) (*types.Block, error) {
+	return try(f, func(c *ethclient.Client) (*types.Block, error) { return c.BlockByHash(ctx, h) })
+}
+
+func (f *Failover) BlockByNumber(ctx context.Context, n *big.Int) (*types.Block, error) {
+	return try(f, func(c *ethclient.Client) (*types.Block, error) { return c.BlockByNumber(ctx, n) })
+}
+
+func (f *Failover) HeaderByHash(ctx context.Context, h common.Hash) (*types.Header, error) {
+	return try(f, func(c *ethclient.Client) (*types.Header, error) { return c.HeaderByHash(ctx, h) })
+}
+
+func (f *Failover) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Header, error) {
+	return try(f, func(c *ethclient.Client) (*types.Header, error) { return c.HeaderByNumber(ctx, n) })
+}
+
+func (f *Failover) TransactionCount(ctx context.Context, h common.Hash) (uint, error) {
+	return try(f, func(c *ethclient.Client) (uint, error) { return c.TransactionCount(ctx, h) })
+}
+
+func (f *Failover) TransactionInBlock(ctx context.Context, h common.Hash, i uint) (*types.Transaction, error) {
+	return try(f, func(c *ethclient.Client) (*types.Transaction, error) { return c.TransactionInBlock(ctx, h, i) })
+}
+
+func (f *Failover) SubscribeNewHead(ctx context.Context, ch chan<- *types.Header) (ethereum.Subscription, error) {
+	return nil, errors.New("subscriptions are not used")
+}
+
+func (f *Failover) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	return try(f, func(c *ethclient.Client) ([]types.Log, error) { return c.FilterLogs(ctx, q) })
+}
+
+func (f *Failover) SubscribeFilterLogs(ctx context.Context, q ethereum.FilterQuery, ch chan<- types.Log) (ethereum.Subscription, error) {
+	return nil, errors.New("subscriptions are not used")
+}
+
+func (f *Failover) TransactionByHash(ctx context.Context, h common.Hash) (*types.Transaction, bool, error) {
+	type r struct {
+		tx      *types.Transaction
+		pending bool
+	}
+	v, err := try(f, func(c *ethclient.Client) (r, error) {
+		tx, p, err := c.TransactionByHash(ctx, h)
+		return r{tx, p}, err
+	})
+	return v.tx, v.pending, err
+}
+
+func (f *Failover) TransactionReceipt(ctx context.Context, h common.Hash) (*types.Receipt, error) {
+	return try(f, func(c *ethclient.Client) (*types.Receipt, error) { return c.TransactionReceipt(ctx, h) })
+}
+
+func (f *Failover) CallContract(ctx context.Context, msg ethereum.CallMsg, n *big.Int) ([]byte, error) {
+	return try(f, func(c *ethclient.Client) ([]byte, error) { return c.CallContract(ctx, msg, n) })
+}

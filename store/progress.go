@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// TxChange is one status transition of a transaction with what was learnt
+// on-chain, recorded together with its event.
+type TxChange struct {
+	From, To              payment.TransactionStatus
+	At                    time.Time
+	Reason                string
+	BlockNumber           *int64
+	BlockHash             string
+	Confirmations         int
+	RequiredConfirmations int
+	// Version is the transaction's version after this change; with the
+	// transaction's ID it keys the event, so recording twice adds nothing.
+	Version   int
+	EventType string
+	EventID   string
+}
+
+// AdvanceTransaction moves a transaction from one status to the next and
+// records the change's event in the same database transaction. A change
+// that was already recorded (the transaction's version has reached it)
+// changes nothing.
+func (s *Store) AdvanceTransaction(ctx context.Context, id string, c TxChange) error {
+	if err := payment.AdvanceTransaction(c.From, c.To); err != nil {
+		return &payment.Error{Kind: payment.KindConflict, Message: err.Error()}
+	}
+	entry, _ := json.Marshal([]payment.StatusChange{{Status: c.To, At: c.At, Reason: c.Reason}})
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE transactions SET status = $3, status_history = status_history || $4::jsonb,
+			block_number = $5, block_hash = $6, confirmations = $7, required_confirmations = $8,
+			failure_reason = CASE WHEN $3 = 'failed' THEN $9 ELSE failure_reason END,
+			confirmed_at = CASE WHEN $3 = 'confirmed' THEN $10 ELSE confirmed_at END,
+			finalized_at = CASE WHEN $3 = 'finalized' THEN $10 ELSE finalized_at END,
+			failed_at = CASE WHEN $3 = 'failed' THEN $10 ELSE failed_at END,
+			version = $11, updated_at = $10
+			WHERE id = $1 AND status = $2 AND version = $11 - 1`,
+			id, c.From, c.To, entry, c.BlockNumber, c.BlockHash, c.Confirmations, c.RequiredConfirmations,
+			c.Reason, c.At, c.Version)
+		if err != nil {
+			return mapErr(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // recorded before
+		}
+		t, err := scanTx(tx.QueryRow(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1`, id))
+		if err != nil {
+			return err
+		}
+		return insertEvent(ctx, tx, c.EventID, t.ProjectID, t.IsLive, c.EventType, t.ID, c.Version, t, c.At)
+	})
+}
+
+// SetConfirmations records a transaction's confirmation count.
+func (s *Store) SetConfirmations(ctx context.Context, id string, n int, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE transactions SET confirmations = $2, updated_at = $3 WHERE id = $1 AND confirmations <> $2`, id, n, at)
+	return mapErr(err)
+}
+
+// TransactionByHash returns the transaction recorded for a chain and hash.
+func (s *Store) TransactionByHash(ctx context.Context, chainID int64, hash string) (payment.Transaction, error) {
+	return scanTx(s.pool.QueryRow(ctx, `SELECT `+txColumns+` FROM transactions WHERE chain_id = $1 AND tx_hash = $2
+		ORDER BY log_index LIMIT 1`, chainID, hash))
+}
+
+func insertEvent(ctx context.Context, tx pgx.Tx, id, projectID string, isLive bool, typ, objectID string, version int, object any, at time.Time) error {
+	data, _ := json.Marshal(object)
+	_, err := tx.Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (object_id, version) DO NOTHING`,
+		id, projectID, isLive, typ, objectID, version, data, at)
+	return err
+}
