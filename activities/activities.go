@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -19,13 +20,19 @@ import (
 
 // Activities holds the dependencies of the engine's activities.
 type Activities struct {
-	Store *store.Store
+	Store  *store.Store
+	Chains chainwatch.Chains
 }
 
 // Register registers every activity under the name the workflows use.
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.CreateCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityCreateCheckoutSession})
 	r.RegisterActivityWithOptions(a.ExpireCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityExpireCheckoutSession})
+	r.RegisterActivityWithOptions(a.RecordSessionProgress, activity.RegisterOptions{Name: workflows.ActivityRecordSessionProgress})
+	r.RegisterActivityWithOptions(a.ScanNetwork, activity.RegisterOptions{Name: workflows.ActivityScanNetwork})
+	r.RegisterActivityWithOptions(a.CheckTransaction, activity.RegisterOptions{Name: workflows.ActivityCheckTransaction})
+	r.RegisterActivityWithOptions(a.RecordTransaction, activity.RegisterOptions{Name: workflows.ActivityRecordTransaction})
+	r.RegisterActivityWithOptions(a.AdvanceTransaction, activity.RegisterOptions{Name: workflows.ActivityAdvanceTransaction})
 }
 
 // CreateCheckoutSession records a new checkout session; recording it again

@@ -131,6 +131,24 @@ func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := decodePaymentSubmission(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	t, err := s.Engine.SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		ok(w, r, http.StatusAccepted, "Payment submitted; its transaction will be recorded shortly", map[string]string{"network": in.network, "txHash": in.txHash})
+		return nil
+	}
+	ok(w, r, http.StatusCreated, "Payment submitted", viewTx(*t))
+	return nil
+}
+
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQuery(r.URL.Query(), sessionStatuses)
 	if err != nil {

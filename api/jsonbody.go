@@ -244,3 +244,27 @@ func decodeSessionInput(body []byte) (payment.SessionInput, error) {
 	in.Problems = probs
 	return in, nil
 }
+
+type paymentSubmission struct{ network, txHash string }
+
+// decodePaymentSubmission reads a payer's {network, txHash}.
+func decodePaymentSubmission(body []byte) (paymentSubmission, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return paymentSubmission{}, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	network, hash := f.str("network"), f.str("txHash")
+	f.done()
+	if network == nil && !slices.ContainsFunc(probs, func(p payment.FieldError) bool { return p.Field == "network" }) {
+		probs.Add("network", "is required")
+	}
+	if hash == nil && !slices.ContainsFunc(probs, func(p payment.FieldError) bool { return p.Field == "txHash" }) {
+		probs.Add("txHash", "is required")
+	}
+	if err := probs.Err(); err != nil {
+		return paymentSubmission{}, err
+	}
+	return paymentSubmission{*network, *hash}, nil
+}

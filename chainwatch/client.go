@@ -19,10 +19,12 @@ import (
 // interfaces, so the simulated backend's client serves as well as a node.
 type Client interface {
 	ethereum.BlockNumberReader
-	ethereum.ChainReader
-	ethereum.LogFilterer
-	ethereum.TransactionReader
 	ethereum.ContractCaller
+	FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error)
+	BlockByNumber(ctx context.Context, number *big.Int) (*types.Block, error)
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
+	TransactionByHash(ctx context.Context, hash common.Hash) (tx *types.Transaction, isPending bool, err error)
+	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
 }
 
 // Failover is a Client over several RPC endpoints of one network: each
@@ -82,40 +84,16 @@ func (f *Failover) BlockNumber(ctx context.Context) (uint64, error) {
 	return try(f, func(c *ethclient.Client) (uint64, error) { return c.BlockNumber(ctx) })
 }
 
-func (f *Failover) BlockByHash(ctx context.Context, h common.Hash) (*types.Block, error) {
-	return try(f, func(c *ethclient.Client) (*types.Block, error) { return c.BlockByHash(ctx, h) })
-}
-
 func (f *Failover) BlockByNumber(ctx context.Context, n *big.Int) (*types.Block, error) {
 	return try(f, func(c *ethclient.Client) (*types.Block, error) { return c.BlockByNumber(ctx, n) })
-}
-
-func (f *Failover) HeaderByHash(ctx context.Context, h common.Hash) (*types.Header, error) {
-	return try(f, func(c *ethclient.Client) (*types.Header, error) { return c.HeaderByHash(ctx, h) })
 }
 
 func (f *Failover) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Header, error) {
 	return try(f, func(c *ethclient.Client) (*types.Header, error) { return c.HeaderByNumber(ctx, n) })
 }
 
-func (f *Failover) TransactionCount(ctx context.Context, h common.Hash) (uint, error) {
-	return try(f, func(c *ethclient.Client) (uint, error) { return c.TransactionCount(ctx, h) })
-}
-
-func (f *Failover) TransactionInBlock(ctx context.Context, h common.Hash, i uint) (*types.Transaction, error) {
-	return try(f, func(c *ethclient.Client) (*types.Transaction, error) { return c.TransactionInBlock(ctx, h, i) })
-}
-
-func (f *Failover) SubscribeNewHead(ctx context.Context, ch chan<- *types.Header) (ethereum.Subscription, error) {
-	return nil, errors.New("subscriptions are not used")
-}
-
 func (f *Failover) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
 	return try(f, func(c *ethclient.Client) ([]types.Log, error) { return c.FilterLogs(ctx, q) })
-}
-
-func (f *Failover) SubscribeFilterLogs(ctx context.Context, q ethereum.FilterQuery, ch chan<- types.Log) (ethereum.Subscription, error) {
-	return nil, errors.New("subscriptions are not used")
 }
 
 func (f *Failover) TransactionByHash(ctx context.Context, h common.Hash) (*types.Transaction, bool, error) {

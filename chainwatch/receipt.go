@@ -1,6 +1,7 @@
 package chainwatch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/big"
@@ -80,9 +81,15 @@ func CheckTransaction(ctx context.Context, c Client, hash common.Hash, useFinali
 	return st, nil
 }
 
-// PendingTransaction reads a submitted transaction that is not mined yet,
-// for its native transfer, if any. found is false when no node knows it.
-func PendingTransaction(ctx context.Context, c Client, hash common.Hash) (t *Transfer, found bool, err error) {
+// transferSelector is the selector of ERC-20 transfer(address,uint256).
+var transferSelector = []byte{0xa9, 0x05, 0x9c, 0xbb}
+
+// IntendedTransfer reads what a transaction asks to pay, from the
+// transaction itself: its native value, or the recipient and amount of an
+// ERC-20 transfer call. It serves for a transaction that is not mined yet
+// or that reverted, whose receipt has no Transfer log. found is false when
+// no node knows the hash.
+func IntendedTransfer(ctx context.Context, c Client, hash common.Hash) (t *Transfer, found bool, err error) {
 	tx, _, err := c.TransactionByHash(ctx, hash)
 	if errors.Is(err, ethereum.NotFound) {
 		return nil, false, nil
@@ -90,10 +97,20 @@ func PendingTransaction(ctx context.Context, c Client, hash common.Hash) (t *Tra
 	if err != nil {
 		return nil, false, err
 	}
-	if tx.To() != nil && tx.Value().Sign() > 0 {
-		if from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx); err == nil {
-			return &Transfer{TxHash: hash, LogIndex: -1, From: from, To: *tx.To(), Amount: tx.Value()}, true, nil
-		}
+	if tx.To() == nil {
+		return nil, true, nil
+	}
+	from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
+	if err != nil {
+		return nil, true, nil
+	}
+	if tx.Value().Sign() > 0 {
+		return &Transfer{TxHash: hash, LogIndex: -1, From: from, To: *tx.To(), Amount: tx.Value()}, true, nil
+	}
+	data := tx.Data()
+	if len(data) == 4+64 && bytes.Equal(data[:4], transferSelector) {
+		return &Transfer{TxHash: hash, LogIndex: 0, From: from, To: common.BytesToAddress(data[4:36]),
+			Token: *tx.To(), Amount: new(big.Int).SetBytes(data[36:68])}, true, nil
 	}
 	return nil, true, nil
 }

@@ -3,13 +3,16 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/engine"
 )
 
@@ -107,14 +110,33 @@ func post(t *testing.T, base, path, key string, body any) response {
 	return do(t, base, request{method: http.MethodPost, path: path, key: key, body: body})
 }
 
-// newProject creates a project with its two keys.
+// newProject creates a project with its two API keys and a deposit key for
+// each environment.
 func newProject(t *testing.T, e *engine.Engine) engine.CreatedProject {
 	t.Helper()
-	p, err := e.CreateProject(context.Background(), "Shop "+t.Name())
+	ctx := context.Background()
+	p, err := e.CreateProject(ctx, "Shop "+t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, live := range []bool{false, true} {
+		_, xpub := walletOf(t, p.Project.ID, live)
+		if err := e.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return p
+}
+
+// walletOf returns the account keys (m/44'/60'/0') of a test wallet made
+// for one project environment.
+func walletOf(t *testing.T, projectID string, live bool) (xprv, xpub string) {
+	seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", projectID, live)))
+	xprv, xpub, err := chainwatch.NewDevDepositKey(seed[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xprv, xpub
 }
 
 // mustStatus fails the test unless the response has the status.

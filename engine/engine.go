@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -28,6 +29,7 @@ type Engine struct {
 	Store           *store.Store
 	Temporal        client.Client
 	Catalog         payment.Catalog
+	Chains          chainwatch.Chains
 	SessionLifetime time.Duration
 	// Now is the clock; tests may set it.
 	Now func() time.Time
@@ -227,6 +229,10 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 	if err != nil {
 		return SessionView{}, err
 	}
+	project, err := e.Store.GetProject(ctx, plan.ProjectID)
+	if err != nil {
+		return SessionView{}, fmt.Errorf("load project: %w", err)
+	}
 	lifetime := e.SessionLifetime
 	if lifetime <= 0 {
 		lifetime = payment.DefaultSessionLifetime
@@ -248,15 +254,20 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 		PaymentOptions: []payment.PaymentOption{},
 	}
 	s.QuoteExpiresAt = s.ExpiresAt
+	s.LateUntil = s.ExpiresAt.Add(project.LatePaymentWindow)
 	if in.Email != nil {
 		s.Email = *in.Email
 	}
 	if s.Metadata == nil {
 		s.Metadata = map[string]string{}
 	}
+	if err := e.depositAddress(ctx, &s); err != nil {
+		return SessionView{}, err
+	}
 	for _, a := range e.Catalog.AcceptedAssets(plan.AcceptedAssetPolicies, plan.IsLive) {
-		if a.Price.Kind == payment.PriceUSDPegged {
-			s.PaymentOptions = append(s.PaymentOptions, payment.Quote(a, due, decimal.NewFromInt(1), s.DepositAddress))
+		rate, ok := e.rate(ctx, a)
+		if ok {
+			s.PaymentOptions = append(s.PaymentOptions, payment.Quote(a, due, rate, s.DepositAddress))
 		}
 	}
 	if len(s.PaymentOptions) == 0 {
@@ -264,7 +275,8 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 		probs.Add("paymentPlanId", "the payment plan accepts no asset that can be quoted now")
 		return SessionView{}, probs.Err()
 	}
-	if err := e.StartSessionWorkflow(ctx, s); err != nil {
+	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
+	if err := e.StartSessionWorkflow(ctx, s, settings); err != nil {
 		return SessionView{}, err
 	}
 	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
@@ -274,7 +286,7 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 // yet, and waits until it has recorded the session. Calling it again for the
 // same session (a retry) starts nothing new. Transient Temporal errors are
 // retried a few times before the caller is told to retry later.
-func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session) error {
+func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session, settings workflows.SessionSettings) error {
 	var lastErr error
 	for attempt := range 3 {
 		if attempt > 0 {
@@ -284,7 +296,8 @@ func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session) er
 			ID:                       workflows.CheckoutSessionWorkflowID(s.ID),
 			TaskQueue:                workflows.TaskQueue,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s})
+			TypedSearchAttributes:    workflows.SessionSearchAttributes(s),
+		}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s, Settings: settings})
 		h, err := e.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: start,
 			UpdateOptions: client.UpdateWorkflowOptions{

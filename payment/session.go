@@ -156,10 +156,20 @@ type Session struct {
 	ExpiresAt      time.Time
 	// LateUntil ends the late-payment window after ExpiresAt: payments seen
 	// until then are still recorded, flagged paid_late.
-	LateUntil      time.Time
-	DepositIndex   *int64
-	CompletedAt    *time.Time
-	Exception      string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	LateUntil    time.Time
+	DepositIndex *int64
+	CompletedAt  *time.Time
+	Exception    string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// UnitsToAmount renders base units of an asset with decimals as a decimal
+// amount of whole units.
+func UnitsToAmount(base string, decimals int) string {
+	d, err := decimal.NewFromString(base)
+	if err != nil {
+		return "0"
+	}
+	return d.Shift(-int32(decimals)).String()
 }

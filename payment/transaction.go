@@ -39,11 +39,13 @@ type Transaction struct {
 	RequiredConfirmations int
 	FailureReason         string
 	StatusHistory         []StatusChange
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
-	ConfirmedAt           *time.Time
-	FinalizedAt           *time.Time
-	FailedAt              *time.Time
+	// Version counts the transaction's recorded changes, starting at 1.
+	Version     int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	ConfirmedAt *time.Time
+	FinalizedAt *time.Time
+	FailedAt    *time.Time
 }
 
 // Project is a merchant's project with its settings.

@@ -12,7 +12,7 @@ import (
 const txColumns = `id, project_id, checkout_session_id, payment_plan_id, is_live, status, network, chain_id,
 	tx_hash, log_index, from_address, to_address, asset_definition_id, symbol, amount, amount_base_units::text,
 	amount_usd::text, block_number, block_hash, confirmations, required_confirmations, failure_reason,
-	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at`
+	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version`
 
 // InsertTransaction records a transaction; one that is already recorded
 // (same chain, hash and log index) is left as it is.
@@ -61,7 +61,7 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 	err := row.Scan(&t.ID, &t.ProjectID, &t.CheckoutSessionID, &t.PaymentPlanID, &t.IsLive, &t.Status, &t.Network,
 		&t.ChainID, &t.TxHash, &t.LogIndex, &t.FromAddress, &t.ToAddress, &t.AssetDefinitionID, &t.Symbol, &t.Amount,
 		&t.AmountBaseUnits, &usd, &t.BlockNumber, &t.BlockHash, &t.Confirmations, &t.RequiredConfirmations,
-		&t.FailureReason, &history, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt)
+		&t.FailureReason, &history, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version)
 	if err != nil {
 		return t, mapErr(err)
 	}
@@ -72,4 +72,31 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
 	t.ConfirmedAt, t.FinalizedAt, t.FailedAt = utcPtr(t.ConfirmedAt), utcPtr(t.FinalizedAt), utcPtr(t.FailedAt)
 	return t, nil
+}
+
+// RecordTransaction records a newly seen transaction with its first event,
+// or, if the chain, hash and log index are recorded already, returns the
+// stored one unchanged: the activity that calls it can be retried.
+func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, eventID, eventType string) (payment.Transaction, error) {
+	var stored payment.Transaction
+	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		history, _ := json.Marshal(t.StatusHistory)
+		tag, err := tx.Exec(ctx, `INSERT INTO transactions (`+txColumnsInsert+`, version)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,1)
+			ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`,
+			t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
+			t.TxHash, t.LogIndex, t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,
+			t.AmountUSD.String(), t.BlockNumber, t.BlockHash, t.Confirmations, t.RequiredConfirmations, t.FailureReason,
+			history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt)
+		if err != nil {
+			return mapErr(err)
+		}
+		stored, err = scanTx(tx.QueryRow(ctx, `SELECT `+txColumns+` FROM transactions
+			WHERE chain_id = $1 AND tx_hash = $2 AND log_index = $3`, t.ChainID, t.TxHash, t.LogIndex))
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		return insertEvent(ctx, tx, eventID, t.ProjectID, t.IsLive, eventType, t.ID, 1, stored, t.CreatedAt)
+	})
+	return stored, err
 }

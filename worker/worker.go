@@ -1,8 +1,17 @@
 // Package worker runs the engine's Temporal worker: it registers every
-// workflow and activity on the engine's task queue.
+// workflow and activity on the engine's task queue, and keeps one scanner
+// workflow per network running.
 package worker
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -22,5 +31,45 @@ func New(c client.Client, acts *activities.Activities) sdkworker.Worker {
 // Register registers the engine's workflows and activities on r.
 func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.CheckoutSession, workflow.RegisterOptions{Name: "CheckoutSession"})
+	r.RegisterWorkflowWithOptions(workflows.Transaction, workflow.RegisterOptions{Name: "Transaction"})
+	r.RegisterWorkflowWithOptions(workflows.Chainwatch, workflow.RegisterOptions{Name: "Chainwatch"})
 	acts.Register(r)
+}
+
+// StartScanners starts the scanner workflow of each network unless it is
+// running already.
+func StartScanners(ctx context.Context, c client.Client, networks []string) error {
+	sort.Strings(networks)
+	for _, n := range networks {
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:                       workflows.ChainwatchWorkflowID(n),
+			TaskQueue:                workflows.TaskQueue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+			TypedSearchAttributes:    workflows.NetworkSearchAttributes(n),
+		}, workflows.Chainwatch, workflows.ScanInput{Network: n})
+		if err != nil {
+			return fmt.Errorf("start scanner of %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// RegisterSearchAttributes adds the engine's custom search attributes to
+// the namespace; attributes that exist already are fine.
+func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: namespace,
+		SearchAttributes: map[string]enumspb.IndexedValueType{
+			workflows.ProjectID.GetName():         enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+			workflows.CheckoutSessionID.GetName(): enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+			workflows.PaymentStatus.GetName():     enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+			workflows.Network.GetName():           enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+			workflows.IsLive.GetName():            enumspb.INDEXED_VALUE_TYPE_BOOL,
+		},
+	})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("register search attributes: %w", err)
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package workflows
 import (
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -18,7 +20,8 @@ const UpdateSessionCreated = "session-created"
 
 // CheckoutSessionInput starts a checkout session's workflow.
 type CheckoutSessionInput struct {
-	Session payment.Session
+	Session  payment.Session
+	Settings SessionSettings
 }
 
 // ExpireSessionInput asks to record a session's expiry.
@@ -27,31 +30,152 @@ type ExpireSessionInput struct {
 	At        time.Time
 }
 
-// CheckoutSession drives one checkout session: it records the session, then
-// waits for its expiry with a durable timer and records it as expired.
+// ProgressInput records a session's status, amount paid and exception.
+type ProgressInput struct {
+	SessionID   string
+	Status      payment.SessionStatus
+	PaidUSD     string
+	Exception   string
+	CompletedAt *time.Time
+	At          time.Time
+}
+
+// CheckoutSession drives one checkout session: it records the session,
+// starts a transaction workflow for each payment to its deposit address,
+// settles the session as their statuses change, expires it at expiresAt
+// with a durable timer, and keeps taking (late) payments until the end of
+// the late-payment window and until every transaction is final.
 func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	ctx = withActivityOptions(ctx)
+	s := in.Session
 	created := false
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
 		return workflow.Await(ctx, func() bool { return created })
 	}); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteActivity(ctx, ActivityCreateCheckoutSession, in.Session).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ctx, ActivityCreateCheckoutSession, s).Get(ctx, nil); err != nil {
 		return err
 	}
 	created = true
 
-	if wait := in.Session.ExpiresAt.Sub(workflow.Now(ctx)); wait > 0 {
-		if err := workflow.Sleep(ctx, wait); err != nil {
-			return err
+	status := payment.SessionOpen
+	paid, exception := "0", ""
+	var completedAt *time.Time
+	lines := map[string]*payment.PaymentLine{}
+	var order []string // payments in arrival order, for deterministic iteration
+
+	payments := workflow.GetSignalChannel(ctx, SignalPayment)
+	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
+	expiry := workflow.NewTimer(ctx, s.ExpiresAt.Sub(workflow.Now(ctx)))
+	expired := false
+
+	settle := func() error {
+		list := make([]payment.PaymentLine, 0, len(order))
+		for _, k := range order {
+			list = append(list, *lines[k])
+		}
+		out := payment.Settle(s, status, list, in.Settings.CompleteOn, in.Settings.TolerancePercent)
+		if out.Status == status && out.PaidUSD.String() == paid && out.Exception == exception {
+			return nil
+		}
+		if out.Status != status {
+			if err := payment.AdvanceSession(status, out.Status); err != nil {
+				return err
+			}
+		}
+		now := workflow.Now(ctx)
+		if out.Status == payment.SessionCompleted && completedAt == nil {
+			completedAt = &now
+		}
+		status, paid, exception = out.Status, out.PaidUSD.String(), out.Exception
+		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+		return workflow.ExecuteActivity(ctx, ActivityRecordSessionProgress, ProgressInput{SessionID: s.ID, Status: status,
+			PaidUSD: paid, Exception: exception, CompletedAt: completedAt, At: now}).Get(ctx, nil)
+	}
+
+	sel := workflow.NewSelector(ctx)
+	var stepErr error
+	sel.AddFuture(expiry, func(workflow.Future) {
+		expired = true
+		if status == payment.SessionOpen || status == payment.SessionProcessing {
+			if stepErr = payment.AdvanceSession(status, payment.SessionExpired); stepErr != nil {
+				return
+			}
+			stepErr = workflow.ExecuteActivity(ctx, ActivityExpireCheckoutSession,
+				ExpireSessionInput{SessionID: s.ID, At: s.ExpiresAt}).Get(ctx, nil)
+			status = payment.SessionExpired
+			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+			if stepErr == nil {
+				stepErr = settle()
+			}
+		}
+	})
+	sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
+		var p Payment
+		c.Receive(ctx, &p)
+		key := p.Key()
+		if _, seen := lines[key]; seen {
+			return // the scanner and the payer both report it, or a rescan
+		}
+		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
+			Late: status == payment.SessionExpired || status == payment.SessionCanceled}
+		order = append(order, key)
+		child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:            key,
+			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			TypedSearchAttributes: transactionSearchAttributes(s, p),
+		})
+		fut := workflow.ExecuteChildWorkflow(child, Transaction, TransactionInput{Payment: p, Session: s})
+		var started workflow.Execution
+		if err := fut.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			stepErr = err
+			return
+		}
+		stepErr = settle() // processing from the first payment seen
+	})
+	sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) {
+		var u TxStatus
+		c.Receive(ctx, &u)
+		l, ok := lines[u.Key]
+		if !ok {
+			return
+		}
+		l.Status = u.Status
+		if u.AssetID != "" {
+			l.AssetID, l.AmountBaseUnits = u.AssetID, u.AmountBaseUnits
+		}
+		stepErr = settle()
+	})
+
+	// The session ends once its late-payment window has passed and every
+	// transaction it started is final.
+	done := func() bool {
+		if !expired && status != payment.SessionCompleted {
+			return false
+		}
+		if workflow.Now(ctx).Before(s.LateUntil) {
+			return false
+		}
+		for _, k := range order {
+			if !lines[k].Status.Terminal() {
+				return false
+			}
+		}
+		return true
+	}
+	lateTimer := false
+	for !done() {
+		if !lateTimer && (expired || status == payment.SessionCompleted) && workflow.Now(ctx).Before(s.LateUntil) {
+			lateTimer = true
+			sel.AddFuture(workflow.NewTimer(ctx, s.LateUntil.Sub(workflow.Now(ctx))), func(workflow.Future) {})
+		}
+		sel.Select(ctx)
+		if stepErr != nil {
+			return stepErr
 		}
 	}
-	expire := ExpireSessionInput{SessionID: in.Session.ID, At: in.Session.ExpiresAt}
-	if err := workflow.ExecuteActivity(ctx, ActivityExpireCheckoutSession, expire).Get(ctx, nil); err != nil {
-		return err
-	}
-	// Let a caller still waiting on the update see its answer before the
-	// workflow completes.
+	// Let a caller still waiting on the update see its answer.
 	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 }

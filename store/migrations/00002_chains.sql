@@ -9,6 +9,9 @@ CREATE TABLE project_deposit_keys (
     created_at timestamptz NOT NULL,
     PRIMARY KEY (project_id, is_live)
 );
+-- One key serves one project environment: two sharing a key would hand
+-- out the same addresses.
+CREATE UNIQUE INDEX project_deposit_keys_xpub ON project_deposit_keys (xpub);
 
 ALTER TABLE checkout_sessions ADD COLUMN deposit_index bigint;
 ALTER TABLE checkout_sessions ADD COLUMN late_until timestamptz;

@@ -1,0 +1,90 @@
+package chainwatch
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// Chain is one configured network with its client and its assets.
+type Chain struct {
+	Network Network
+	Client  Client
+	Assets  []payment.Asset
+}
+
+// Chains are the networks of a deployment, by key.
+type Chains map[string]*Chain
+
+// Connect dials every network and attaches the catalog's assets to their
+// networks. transport, when set, carries the RPC calls (for counting).
+func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, transport http.RoundTripper) (Chains, error) {
+	chains := Chains{}
+	for _, n := range networks {
+		if err := n.Check(); err != nil {
+			return nil, err
+		}
+		if _, dup := chains[n.Key]; dup {
+			return nil, fmt.Errorf("network %q is listed twice", n.Key)
+		}
+		c, err := Dial(ctx, n.RPCURLs, transport)
+		if err != nil {
+			return nil, fmt.Errorf("network %q: %w", n.Key, err)
+		}
+		chains[n.Key] = &Chain{Network: n.WithDefaults(), Client: c}
+	}
+	for _, a := range catalog.Assets {
+		c, ok := chains[a.Network]
+		if !ok {
+			continue // an asset of a network this deployment does not watch
+		}
+		if a.ChainID != c.Network.ChainID {
+			return nil, fmt.Errorf("asset %q: chainId %d differs from network %q's %d", a.ID, a.ChainID, a.Network, c.Network.ChainID)
+		}
+		c.Assets = append(c.Assets, a)
+	}
+	return chains, nil
+}
+
+// Scanner returns the chain's scanner over its assets.
+func (c *Chain) Scanner() Scanner {
+	s := Scanner{Client: c.Client}
+	for _, a := range c.Assets {
+		if a.Native() {
+			s.Native = true
+		} else {
+			s.Tokens = append(s.Tokens, common.HexToAddress(a.TokenAddress))
+		}
+	}
+	return s
+}
+
+// AssetOf returns the asset a transfer moves: the token's, or the native
+// coin's for a transfer without a token.
+func (c *Chain) AssetOf(t Transfer) (payment.Asset, bool) {
+	for _, a := range c.Assets {
+		if t.Token == (common.Address{}) && a.Native() ||
+			a.TokenAddress != "" && strings.EqualFold(a.TokenAddress, t.Token.Hex()) {
+			return a, true
+		}
+	}
+	return payment.Asset{}, false
+}
+
+// Rate returns the USD price of one whole unit of an asset: 1 for a
+// USD-pegged asset, the aggregator's latest answer otherwise.
+func (c *Chain) Rate(ctx context.Context, a payment.Asset) (decimal.Decimal, error) {
+	switch a.Price.Kind {
+	case payment.PriceUSDPegged:
+		return decimal.NewFromInt(1), nil
+	case payment.PriceChainlink:
+		return LatestPrice(ctx, c.Client, common.HexToAddress(a.Price.Aggregator))
+	}
+	return decimal.Decimal{}, fmt.Errorf("asset %q: unknown price source %q", a.ID, a.Price.Kind)
+}

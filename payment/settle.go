@@ -1,0 +1,94 @@
+package payment
+
+import (
+	"github.com/shopspring/decimal"
+)
+
+// Exceptions flag a session that needs a human.
+const (
+	ExceptionUnderpaid = "underpaid"
+	ExceptionOverpaid  = "overpaid"
+	ExceptionPaidLate  = "paid_late"
+)
+
+// PaymentLine is one payment to a session as its workflow knows it.
+type PaymentLine struct {
+	AssetID         string
+	AmountBaseUnits string
+	Status          TransactionStatus
+	// Late is true for a payment first seen after the session expired.
+	Late bool
+}
+
+// Settlement is a session's state after its payments.
+type Settlement struct {
+	Status    SessionStatus
+	PaidUSD   decimal.Decimal
+	Exception string
+}
+
+// LineUSD values a payment at the session's quoted rate for its asset: a
+// payment in any accepted asset counts at the rate the session offered.
+// Unknown assets are worth nothing.
+func LineUSD(s Session, l PaymentLine) decimal.Decimal {
+	for _, o := range s.PaymentOptions {
+		if o.AssetDefinitionID != l.AssetID {
+			continue
+		}
+		quoted, err1 := decimal.NewFromString(o.AmountBaseUnits)
+		paid, err2 := decimal.NewFromString(l.AmountBaseUnits)
+		if err1 != nil || err2 != nil || !quoted.IsPositive() {
+			return decimal.Zero
+		}
+		return paid.Mul(s.AmountUSD).DivRound(quoted, USDScale)
+	}
+	return decimal.Zero
+}
+
+// Counts reports whether a transaction in status s counts toward a session
+// whose project completes on completeOn.
+func Counts(s, completeOn TransactionStatus) bool {
+	return s == TxFinalized || s == TxConfirmed && completeOn == TxConfirmed
+}
+
+// Settle works out a session's status, amount paid and exception from its
+// payments. status is the session's current status: completed stays
+// completed, and expiry is decided by the caller. The amount paid counts
+// transactions that reached completeOn; the session completes once it
+// reaches the amount due less tolerancePercent.
+func Settle(s Session, status SessionStatus, lines []PaymentLine, completeOn TransactionStatus, tolerancePercent decimal.Decimal) Settlement {
+	paid, seen := decimal.Zero, decimal.Zero
+	late := false
+	for _, l := range lines {
+		if l.Status == TxFailed {
+			continue
+		}
+		usd := LineUSD(s, l)
+		seen = seen.Add(usd)
+		if Counts(l.Status, completeOn) {
+			paid = paid.Add(usd)
+		}
+		late = late || l.Late
+	}
+	threshold := s.AmountUSD.Mul(decimal.NewFromInt(100).Sub(tolerancePercent)).Div(decimal.NewFromInt(100))
+	out := Settlement{Status: status, PaidUSD: paid}
+	switch status {
+	case SessionOpen, SessionProcessing:
+		if paid.GreaterThanOrEqual(threshold) && paid.IsPositive() {
+			out.Status = SessionCompleted
+		} else if seen.IsPositive() {
+			out.Status = SessionProcessing
+		}
+	}
+	switch {
+	case paid.GreaterThan(s.AmountUSD):
+		out.Exception = ExceptionOverpaid
+	case late:
+		out.Exception = ExceptionPaidLate
+	case out.Status != SessionCompleted && paid.IsPositive() && paid.LessThan(threshold) && seen.Equal(paid):
+		// Everything sent has counted and it is not enough: the customer
+		// owes the rest (a top-up clears the flag).
+		out.Exception = ExceptionUnderpaid
+	}
+	return out
+}

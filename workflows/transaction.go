@@ -1,0 +1,211 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// TransactionWorkflowID is the workflow ID of a transaction.
+func TransactionWorkflowID(chainID int64, txHash string) string {
+	return fmt.Sprintf("transaction/%d/%s", chainID, strings.ToLower(txHash))
+}
+
+// TransactionInput starts a transaction's workflow.
+type TransactionInput struct {
+	Payment Payment
+	Session payment.Session
+}
+
+// CheckInput asks what the chain says of a transaction.
+type CheckInput struct {
+	Network        string
+	TxHash         string
+	DepositAddress string
+}
+
+// CheckOutput is what the chain says of a transaction, with the network's
+// settings that size the waits.
+type CheckOutput struct {
+	Mined         bool
+	Succeeded     bool
+	BlockNumber   uint64
+	BlockHash     string
+	Confirmations int
+	Final         bool
+	// Payment is the transfer to the deposit address the transaction
+	// makes (or, not mined yet, would make), if one is found.
+	Payment               *Payment
+	RequiredConfirmations int
+	BlockTime             time.Duration
+	PendingTimeout        time.Duration
+}
+
+// RecordInput records a transaction when it is first seen.
+type RecordInput struct {
+	Transaction payment.Transaction
+	EventID     string
+}
+
+// AdvanceInput records one status transition of a transaction.
+type AdvanceInput struct {
+	TransactionID string
+	From, To      payment.TransactionStatus
+	At            time.Time
+	Reason        string
+	Check         CheckOutput
+	Version       int
+	EventID       string
+}
+
+// Transaction follows one on-chain transaction to finalized or failed: it
+// checks the receipt on durable timers sized from the block time, and moves
+// the transaction through the domain's transitions, recording each and
+// telling the session. A payment found in a block starts at confirmed; a
+// hash submitted by the payer starts at pending.
+func Transaction(ctx workflow.Context, in TransactionInput) error {
+	ctx = withActivityOptions(ctx)
+	started := workflow.Now(ctx)
+	p := in.Payment
+	check := func() (CheckOutput, error) {
+		var out CheckOutput
+		err := workflow.ExecuteActivity(ctx, ActivityCheckTransaction,
+			CheckInput{Network: p.Network, TxHash: p.TxHash, DepositAddress: in.Session.DepositAddress}).Get(ctx, &out)
+		return out, err
+	}
+	st, err := check()
+	if err != nil {
+		return err
+	}
+	if st.Payment != nil {
+		p.From, p.To, p.AssetID, p.AmountBaseUnits, p.LogIndex = st.Payment.From, st.Payment.To, st.Payment.AssetID, st.Payment.AmountBaseUnits, st.Payment.LogIndex
+	}
+	if p.AssetID == "" && st.Mined {
+		// Mined, but it pays nothing to this session: record it as failed
+		// so the payer sees why it did not count.
+		p.AmountBaseUnits = "0"
+	}
+
+	status := payment.TxPending
+	if st.Mined && st.Succeeded && p.Source == "scanner" {
+		status = payment.TxConfirmed
+	}
+	now := workflow.Now(ctx)
+	var id string
+	newID := func() string {
+		var s string
+		_ = workflow.SideEffect(ctx, func(workflow.Context) any { return payment.NewID(payment.PrefixTx, now) }).Get(&s)
+		return s
+	}
+	txID, eventID := newID(), newID()
+	record := payment.Transaction{
+		ID: txID, ProjectID: in.Session.ProjectID, CheckoutSessionID: in.Session.ID, PaymentPlanID: in.Session.PaymentPlanID,
+		IsLive: in.Session.IsLive, Status: status, Network: p.Network, ChainID: p.ChainID, TxHash: strings.ToLower(p.TxHash),
+		LogIndex: p.LogIndex, FromAddress: p.From, ToAddress: p.To, AssetDefinitionID: p.AssetID,
+		Symbol: symbolOf(in.Session, p.AssetID), Amount: amountOf(in.Session, p.AssetID, p.AmountBaseUnits),
+		AmountBaseUnits:       nonEmptyOr(p.AmountBaseUnits, "0"),
+		AmountUSD:             payment.LineUSD(in.Session, payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits}),
+		RequiredConfirmations: st.RequiredConfirmations, StatusHistory: []payment.StatusChange{{Status: status, At: now}},
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if status == payment.TxConfirmed {
+		n := int64(st.BlockNumber)
+		record.BlockNumber, record.BlockHash, record.Confirmations, record.ConfirmedAt = &n, st.BlockHash, st.Confirmations, &now
+	}
+	var stored payment.Transaction
+	if err := workflow.ExecuteActivity(ctx, ActivityRecordTransaction, RecordInput{Transaction: record, EventID: eventID}).Get(ctx, &stored); err != nil {
+		return err
+	}
+	id, status, version := stored.ID, stored.Status, stored.Version
+	blockHash := stored.BlockHash
+	tell := func() {
+		_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(in.Session.ID), "", SignalTxStatus,
+			TxStatus{Key: p.Key(), Status: status, AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits}).Get(ctx, nil)
+	}
+	advance := func(to payment.TransactionStatus, reason string, st CheckOutput) error {
+		if err := payment.AdvanceTransaction(status, to); err != nil {
+			return err
+		}
+		version++
+		in := AdvanceInput{TransactionID: id, From: status, To: to, At: workflow.Now(ctx), Reason: reason, Check: st,
+			Version: version, EventID: newID()}
+		if err := workflow.ExecuteActivity(ctx, ActivityAdvanceTransaction, in).Get(ctx, nil); err != nil {
+			return err
+		}
+		status = to
+		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+		tell()
+		return nil
+	}
+	tell()
+
+	for !status.Terminal() {
+		switch status {
+		case payment.TxPending:
+			switch {
+			case st.Mined && !st.Succeeded:
+				err = advance(payment.TxFailed, "reverted", st)
+			case st.Mined && p.AssetID == "":
+				err = advance(payment.TxFailed, "pays nothing to the session's deposit address", st)
+			case st.Mined:
+				blockHash = st.BlockHash
+				err = advance(payment.TxConfirmed, "", st)
+			case workflow.Now(ctx).Sub(started) >= st.PendingTimeout:
+				err = advance(payment.TxFailed, "not mined within "+st.PendingTimeout.String(), st)
+			}
+		case payment.TxConfirmed:
+			switch {
+			case !st.Mined || st.BlockHash != blockHash:
+				err = advance(payment.TxPending, "its block left the canonical chain", st)
+			case st.Final || st.Confirmations >= st.RequiredConfirmations:
+				err = advance(payment.TxFinalized, "", st)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if status.Terminal() {
+			break
+		}
+		if err := workflow.Sleep(ctx, st.BlockTime); err != nil {
+			return err
+		}
+		if st, err = check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func option(s payment.Session, assetID string) (payment.PaymentOption, bool) {
+	for _, o := range s.PaymentOptions {
+		if o.AssetDefinitionID == assetID {
+			return o, true
+		}
+	}
+	return payment.PaymentOption{}, false
+}
+
+func symbolOf(s payment.Session, assetID string) string {
+	o, _ := option(s, assetID)
+	return o.Symbol
+}
+
+func amountOf(s payment.Session, assetID, base string) string {
+	o, ok := option(s, assetID)
+	if !ok || base == "" {
+		return "0"
+	}
+	return payment.UnitsToAmount(base, o.Decimals)
+}
+
+func nonEmptyOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
