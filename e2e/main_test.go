@@ -15,6 +15,8 @@ import (
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
@@ -24,19 +26,22 @@ import (
 )
 
 // Shared by every test of the package: one database, one Temporal server,
-// one worker. Tests keep apart by creating their own projects.
+// one dev chain, one worker. Tests keep apart by creating their own
+// projects (each with its own deposit keys).
 var (
 	st       *store.Store
 	temporal client.Client
-	catalog  = payment.Catalog{Assets: []payment.Asset{
-		{ID: "usdc-devnet", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "devnet", ChainID: 1337,
-			TokenAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
-		{ID: "usdt-devnet", Symbol: "USDT", Name: "Tether", Decimals: 6, Network: "devnet", ChainID: 1337,
-			TokenAddress: "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
-		{ID: "usdc-base", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "base", ChainID: 8453, IsLive: true,
-			TokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
-	}}
+	chain    *devchain.Chain
+	chains   chainwatch.Chains
+	catalog  payment.Catalog
 )
+
+// devnet is the dev chain's network: fast blocks, three confirmations.
+func devnet(url string) chainwatch.Network {
+	return chainwatch.Network{Key: "devnet", ChainID: 1337, RPCURLs: []string{url}, Confirmations: 3,
+		BlockTime: chainwatch.Duration(250 * time.Millisecond), PollInterval: chainwatch.Duration(100 * time.Millisecond),
+		PendingTimeout: chainwatch.Duration(time.Minute)}
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -54,6 +59,25 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer st.Close()
+	if chain, err = devchain.Start(context.Background(), devchain.Config{BlockInterval: 250 * time.Millisecond}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer chain.Close()
+	catalog = payment.Catalog{Assets: []payment.Asset{
+		{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: 6, Network: "devnet", ChainID: 1337,
+			TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		{ID: "usdt-devnet", Symbol: "USDT", Name: "Tether", Decimals: 6, Network: "devnet", ChainID: 1337,
+			TokenAddress: "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		{ID: "eth-devnet", Symbol: "ETH", Name: "Ether", Decimals: 18, Network: "devnet", ChainID: 1337,
+			Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: chain.PriceFeed.Hex()}},
+		{ID: "usdc-base", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "base", ChainID: 8453, IsLive: true,
+			TokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+	}}
+	if chains, err = chainwatch.Connect(context.Background(), []chainwatch.Network{devnet(chain.URL)}, catalog, nil); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	srv, err := devstack.StartTemporal(devstack.TemporalConfig{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -65,12 +89,16 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer temporal.Close()
-	w := worker.New(temporal, &activities.Activities{Store: st})
+	w := worker.New(temporal, &activities.Activities{Store: st, Chains: chains})
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer w.Stop()
+	if err := worker.StartScanners(context.Background(), temporal, []string{"devnet"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 
@@ -92,7 +120,7 @@ type apiOptions struct {
 // unless the test sets its own.
 func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *engine.Engine) {
 	t.Helper()
-	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, SessionLifetime: opts.lifetime}
+	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, Chains: chains, SessionLifetime: opts.lifetime}
 	limits := opts.limits
 	if limits == nil {
 		limits = map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000, api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -22,6 +23,7 @@ type config struct {
 	SessionLifetime   time.Duration
 	Limits            map[api.Tier]uint64
 	Catalog           payment.Catalog
+	Networks          []chainwatch.Network
 }
 
 func env(name, def string) string {
@@ -66,7 +68,26 @@ func loadConfig() (config, error) {
 		}
 		c.Catalog.Assets = assets
 	}
-	return c, checkAssets(c.Catalog.Assets)
+	if err := checkAssets(c.Catalog.Assets); err != nil {
+		return c, err
+	}
+	networks := []byte(os.Getenv("NETWORKS"))
+	if path := os.Getenv("NETWORKS_FILE"); path != "" {
+		if networks, err = os.ReadFile(path); err != nil {
+			return c, fmt.Errorf("NETWORKS_FILE: %w", err)
+		}
+	}
+	if len(networks) > 0 {
+		if err := json.Unmarshal(networks, &c.Networks); err != nil {
+			return c, fmt.Errorf("networks: %w", err)
+		}
+		for _, n := range c.Networks {
+			if err := n.Check(); err != nil {
+				return c, err
+			}
+		}
+	}
+	return c, nil
 }
 
 var (

@@ -89,7 +89,7 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	defer w.Stop()
 
-	e := newEngine(c, st, tc)
+	e := newEngine(c, st, tc, nil)
 	state, err := seed(ctx, e, filepath.Join(*dataDir, "dev.json"))
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/worker"
@@ -33,6 +34,9 @@ commands:
   migrate                      apply database migrations
   admin create-project --name NAME [--json]
                                create a project with a live and a sandbox API key
+  admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
+                               set the key deposit addresses are derived from
+  devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
 
 Configuration comes from the environment; see README.md.
@@ -58,6 +62,8 @@ func main() {
 		err = runAdmin(ctx, args)
 	case "dev":
 		err = runDev(ctx, args)
+	case "devchain":
+		err = runDevchain(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
@@ -110,8 +116,17 @@ func open(ctx context.Context, c config) (*store.Store, client.Client, error) {
 	return st, tc, nil
 }
 
-func newEngine(c config, st *store.Store, tc client.Client) *engine.Engine {
-	return &engine.Engine{Store: st, Temporal: tc, Catalog: c.Catalog, SessionLifetime: c.SessionLifetime}
+func newEngine(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *engine.Engine {
+	return &engine.Engine{Store: st, Temporal: tc, Catalog: c.Catalog, Chains: chains, SessionLifetime: c.SessionLifetime}
+}
+
+// networkKeys lists the configured networks.
+func networkKeys(chains chainwatch.Chains) []string {
+	keys := make([]string, 0, len(chains))
+	for k := range chains {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 func runAPI(ctx context.Context) error {
@@ -125,7 +140,11 @@ func runAPI(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer tc.Close()
-	srv, err := api.New(newEngine(c, st, tc), api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
+	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
+	if err != nil {
+		return err
+	}
+	srv, err := api.New(newEngine(c, st, tc, chains), api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
 	if err != nil {
 		return err
 	}
@@ -165,9 +184,19 @@ func runWorker(ctx context.Context) error {
 	}
 	defer st.Close()
 	defer tc.Close()
-	w := worker.New(tc, &activities.Activities{Store: st})
+	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
+	if err != nil {
+		return err
+	}
+	if err := worker.RegisterSearchAttributes(ctx, tc, c.TemporalNamespace); err != nil {
+		slog.Warn("search attributes not registered; register them with the Temporal operator CLI", "err", err)
+	}
+	w := worker.New(tc, &activities.Activities{Store: st, Chains: chains})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
+	}
+	if err := worker.StartScanners(ctx, tc, networkKeys(chains)); err != nil {
+		return err
 	}
 	slog.Info("worker running", "temporal", c.TemporalAddress, "namespace", c.TemporalNamespace)
 	<-ctx.Done()
@@ -175,9 +204,15 @@ func runWorker(ctx context.Context) error {
 	return nil
 }
 
+const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
+       paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB`
+
 func runAdmin(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "set-deposit-key" {
+		return runSetDepositKey(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "create-project" {
-		return errors.New("usage: paymentsd admin create-project --name NAME [--json]")
+		return errors.New(adminUsage)
 	}
 	fs := flag.NewFlagSet("create-project", flag.ContinueOnError)
 	name := fs.String("name", "", "project name")
@@ -214,4 +249,35 @@ func printProject(p engine.CreatedProject, asJSON bool) {
 	}
 	fmt.Printf("project:     %s (%s)\nlive key:    %s\nsandbox key: %s\nThe keys are shown once; store them now.\n",
 		p.Project.ID, p.Project.Name, p.LiveKey, p.SandboxKey)
+}
+
+func runSetDepositKey(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("set-deposit-key", flag.ContinueOnError)
+	project := fs.String("project", "", "project ID")
+	env := fs.String("env", "sandbox", "environment: sandbox or live")
+	xpub := fs.String("xpub", "", "extended public key (xpub…) of the account, e.g. m/44'/60'/0'")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *env != "sandbox" && *env != "live" {
+		return errors.New("--env must be sandbox or live")
+	}
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := needDatabase(c); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	e := &engine.Engine{Store: st, Catalog: c.Catalog}
+	if err := e.SetDepositKey(ctx, *project, *env == "live", *xpub); err != nil {
+		return err
+	}
+	fmt.Printf("deposit key set for %s (%s)\n", *project, *env)
+	return nil
 }

@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"context"
+	"math/big"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// openSession creates a plan accepting assets and a session for it, and
+// returns the session's data.
+func openSession(t *testing.T, base string, p projectKeys, amountUSD string, assets ...string) map[string]any {
+	t.Helper()
+	policies := []any{}
+	for _, a := range assets {
+		policies = append(policies, map[string]any{"policyType": "asset_definition", "assetDefinitionId": a})
+	}
+	plan := post(t, base, "/api/v1/projects/"+p.id+"/payment-plans", p.key, map[string]any{
+		"title": "Order", "amountUsd": amountUSD, "acceptedAssetPolicies": policies})
+	mustStatus(t, plan, http.StatusCreated)
+	r := post(t, base, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data()["id"]})
+	mustStatus(t, r, http.StatusCreated)
+	return r.data()
+}
+
+type projectKeys struct{ id, key string }
+
+// waitSession polls the public session until ok says so.
+func waitSession(t *testing.T, base, token string, what string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r := get(t, base, "/api/v1/checkout/sessions/"+token, "")
+		if ok(r.data()) {
+			return r.data()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session never became %s: %s", what, r.Raw)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func option(t *testing.T, cs map[string]any, asset string) map[string]any {
+	t.Helper()
+	for _, o := range cs["paymentOptions"].([]any) {
+		if o.(map[string]any)["assetDefinitionId"] == asset {
+			return o.(map[string]any)
+		}
+	}
+	t.Fatalf("no %s option in %v", asset, cs["paymentOptions"])
+	return nil
+}
+
+func units(s string) *big.Int {
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		panic(s)
+	}
+	return n
+}
+
+func payToken(t *testing.T, from int, to string, amount *big.Int) common.Hash {
+	t.Helper()
+	h, err := chain.TransferToken(context.Background(), chain.Accounts[from], common.HexToAddress(to), amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func statuses(tx map[string]any) []string {
+	var out []string
+	for _, h := range tx["statusHistory"].([]any) {
+		out = append(out, h.(map[string]any)["status"].(string))
+	}
+	return out
+}
+
+func TestPayInDevToken(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "12.50", "usdc-devnet")
+	opt := option(t, cs, "usdc-devnet")
+	if opt["amountBaseUnits"] != "12500000" || opt["paymentUri"] == "" {
+		t.Fatalf("option = %v", opt)
+	}
+	hash := payToken(t, 0, str(cs["depositAddress"]), units("12500000"))
+
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["amountPaidUsd"] != "12.50" || done["exception"] != nil || done["completedAt"] == nil {
+		t.Fatalf("completed session = %v", done)
+	}
+	txs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions", p.SandboxKey)
+	if len(txs.list()) != 1 {
+		t.Fatalf("transactions = %s", txs.Raw)
+	}
+	tx := txs.list()[0].(map[string]any)
+	if tx["txHash"] != hash.Hex() || tx["status"] != "finalized" || tx["amountUsd"] != "12.50" || tx["amount"] != "12.5" ||
+		tx["fromAddress"] != chain.Accounts[0].Address.Hex() || tx["checkoutSessionId"] != cs["id"] || tx["symbol"] != "USDC" {
+		t.Fatalf("transaction = %v", tx)
+	}
+	if got := statuses(tx); len(got) != 2 || got[0] != "confirmed" || got[1] != "finalized" {
+		t.Fatalf("status history = %v", got)
+	}
+	if tx["confirmations"].(float64) < 3 || tx["finalizedAt"] == nil || tx["blockNumber"] == nil {
+		t.Fatalf("confirmations = %v", tx)
+	}
+	var events int
+	if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE object_id = $1`, tx["id"]).Scan(&events); err != nil || events != 2 {
+		t.Fatalf("events for the transaction = %d (%v), want 2", events, err)
+	}
+}
+
+func TestPayInNativeCoinAtFeedRate(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "30", "eth-devnet")
+	opt := option(t, cs, "eth-devnet")
+	// 30 USD at the dev feed's 3000 USD/ETH is 0.01 ETH.
+	if opt["amount"] != "0.01" || opt["amountBaseUnits"] != "10000000000000000" {
+		t.Fatalf("option = %v", opt)
+	}
+	if _, err := chain.TransferNative(context.Background(), chain.Accounts[1], common.HexToAddress(str(cs["depositAddress"])), units("10000000000000000")); err != nil {
+		t.Fatal(err)
+	}
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["amountPaidUsd"] != "30.00" {
+		t.Fatalf("session = %v", done)
+	}
+}
+
+func TestUnderpayThenTopUp(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "20", "usdc-devnet")
+	payToken(t, 2, str(cs["depositAddress"]), units("15000000"))
+	under := waitSession(t, ts.URL, str(cs["token"]), "underpaid", func(s map[string]any) bool { return s["exception"] == "underpaid" })
+	if under["status"] != "processing" || under["amountPaidUsd"] != "15.00" {
+		t.Fatalf("underpaid session = %v", under)
+	}
+	payToken(t, 2, str(cs["depositAddress"]), units("5000000"))
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["amountPaidUsd"] != "20.00" || done["exception"] != nil || len(done["transactions"].([]any)) != 2 {
+		t.Fatalf("topped-up session = %v", done)
+	}
+}
+
+func TestOverpay(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "10", "usdc-devnet")
+	payToken(t, 3, str(cs["depositAddress"]), units("15000000"))
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["exception"] != "overpaid" || done["amountPaidUsd"] != "15.00" {
+		t.Fatalf("overpaid session = %v", done)
+	}
+}
+
+func TestPaidAfterExpiryInsideLateWindow(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "5", "usdc-devnet")
+	waitSession(t, ts.URL, str(cs["token"]), "expired", func(s map[string]any) bool { return s["status"] == "expired" })
+	payToken(t, 0, str(cs["depositAddress"]), units("5000000"))
+	late := waitSession(t, ts.URL, str(cs["token"]), "paid late", func(s map[string]any) bool { return s["amountPaidUsd"] == "5.00" })
+	if late["status"] != "expired" || late["exception"] != "paid_late" {
+		t.Fatalf("late session = %v", late)
+	}
+}
+
+func TestSubmittedRevertedTransferFails(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "7", "usdc-devnet")
+	// More than the account holds: the transfer reverts on-chain.
+	hash, err := chain.TransferTokenUnchecked(context.Background(), chain.Accounts[4], common.HexToAddress(str(cs["depositAddress"])), units("5000000000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := post(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"])+"/payments", "", map[string]any{"network": "devnet", "txHash": hash.Hex()})
+	if r.Status != http.StatusCreated && r.Status != http.StatusAccepted {
+		t.Fatalf("submit = %s", r.Raw)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		txs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions?status=failed", p.SandboxKey)
+		if len(txs.list()) == 1 {
+			tx := txs.list()[0].(map[string]any)
+			if tx["failureReason"] != "reverted" || tx["txHash"] != hash.Hex() {
+				t.Fatalf("failed transaction = %v", tx)
+			}
+			if got := statuses(tx); len(got) != 2 || got[0] != "pending" || got[1] != "failed" {
+				t.Fatalf("status history = %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed transaction: %s", txs.Raw)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "")
+	if s.data()["status"] == "completed" || s.data()["amountPaidUsd"] != "0.00" {
+		t.Fatalf("a reverted payment counted: %s", s.Raw)
+	}
+
+	bad := post(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"])+"/payments", "", map[string]any{"network": "mars", "txHash": "0x12"})
+	if bad.Status != 422 || len(bad.detailFields()) != 2 {
+		t.Fatalf("bad submission = %s", bad.Raw)
+	}
+}
