@@ -19,6 +19,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -92,6 +93,7 @@ type Account struct {
 // Chain is a running dev chain. Its exported fields are set by Start and
 // must not be changed.
 type Chain struct {
+	paused    atomic.Bool    // the interval miner skips its turns
 	URL       string         // HTTP JSON-RPC endpoint, http://HOST:PORT
 	ChainID   *big.Int       // always 1337, the simulated backend's
 	Token     common.Address // DevUSDC
@@ -366,10 +368,19 @@ func (c *Chain) mine(interval time.Duration) {
 		case <-c.stopMiner:
 			return
 		case <-t.C:
-			c.Commit()
+			if !c.paused.Load() {
+				c.Commit()
+			}
 		}
 	}
 }
+
+// Pause stops the interval miner from mining until Resume; Commit still
+// mines. Tests use it to hold a transaction at a given depth.
+func (c *Chain) Pause() { c.paused.Store(true) }
+
+// Resume lets the interval miner mine again.
+func (c *Chain) Resume() { c.paused.Store(false) }
 
 // Close stops the miner and the chain, including its HTTP endpoint. It is
 // safe to call more than once.

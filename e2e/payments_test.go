@@ -214,3 +214,75 @@ func TestSubmittedRevertedTransferFails(t *testing.T) {
 		t.Fatalf("bad submission = %s", bad.Raw)
 	}
 }
+
+// waitTx polls the project's transactions until the one with hash is in
+// status, and returns it.
+func waitTx(t *testing.T, base string, p projectKeys, hash common.Hash, status string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		txs := get(t, base, "/api/v1/projects/"+p.id+"/transactions", p.key)
+		for _, it := range txs.list() {
+			tx := it.(map[string]any)
+			if tx["txHash"] == hash.Hex() && tx["status"] == status {
+				return tx
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction %s never became %s: %s", hash.Hex(), status, txs.Raw)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A reorg that drops the payment's block sends the transaction back to
+// pending; re-included in the new branch it is confirmed again, then
+// finalized, and the session completes once.
+func TestReorgSendsPaymentBackToPending(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "9", "usdc-devnet")
+	ctx := context.Background()
+
+	chain.Pause()
+	defer chain.Resume()
+	hash := payToken(t, 1, str(cs["depositAddress"]), units("9000000"))
+	chain.Commit()
+	receipt, err := chain.WaitMined(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirmed := waitTx(t, ts.URL, keys, hash, "confirmed")
+	if confirmed["blockHash"] != receipt.BlockHash.Hex() {
+		t.Fatalf("confirmed in %v, mined in %s", confirmed["blockHash"], receipt.BlockHash.Hex())
+	}
+	block, err := chain.Client().HeaderByNumber(ctx, receipt.BlockNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drop the block: the payment goes back to the pool and is mined again
+	// on the new branch, in a block with another hash.
+	if err := chain.Fork(block.ParentHash); err != nil {
+		t.Fatal(err)
+	}
+	chain.Commit()
+	chain.Commit()
+	chain.Resume()
+
+	final := waitTx(t, ts.URL, keys, hash, "finalized")
+	if got := statuses(final); len(got) != 4 || got[0] != "confirmed" || got[1] != "pending" || got[2] != "confirmed" || got[3] != "finalized" {
+		t.Fatalf("status history = %v", got)
+	}
+	if final["blockHash"] == receipt.BlockHash.Hex() {
+		t.Fatal("the finalized transaction still names the dropped block")
+	}
+	var reorged int
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE object_id = $1 AND type = 'transaction.reorged'`, final["id"]).Scan(&reorged); err != nil || reorged != 1 {
+		t.Fatalf("transaction.reorged events = %d (%v)", reorged, err)
+	}
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["amountPaidUsd"] != "9.00" || len(done["transactions"].([]any)) != 1 {
+		t.Fatalf("session = %v", done)
+	}
+}

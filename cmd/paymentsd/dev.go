@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,11 +14,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/devstack/postgres"
 	"github.com/paymentsd/paymentsd/engine"
@@ -32,6 +36,21 @@ type devState struct {
 	SandboxKey string `json:"sandboxKey"`
 	LiveKey    string `json:"liveKey"`
 	PlanID     string `json:"planId"`
+	// The sandbox deposit wallet: the engine holds the public half only;
+	// the private half is kept here so dev funds can be recovered.
+	DepositXpub string `json:"depositXpub"`
+	DepositXprv string `json:"depositXprv"`
+}
+
+// devAssets are the dev chain's assets: its USDC and its native coin,
+// priced by its feed.
+func devAssets(c *devchain.Chain) []payment.Asset {
+	return []payment.Asset{
+		{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: devchain.USDCDecimals, Network: "devnet",
+			ChainID: c.ChainID.Int64(), TokenAddress: c.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		{ID: "eth-devnet", Symbol: "ETH", Name: "Dev Ether", Decimals: 18, Network: "devnet", ChainID: c.ChainID.Int64(),
+			Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: c.PriceFeed.Hex()}},
+	}
 }
 
 // runDev runs the whole system on embedded defaults: Postgres, Temporal with
@@ -42,6 +61,8 @@ func runDev(ctx context.Context, args []string) error {
 	pgPort := fs.Int("postgres-port", 54329, "port of the private Postgres cluster")
 	temporalPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal server")
 	uiPort := fs.Int("ui-port", 8233, "port of the Temporal UI")
+	chainAddr := fs.String("chain-addr", "127.0.0.1:8545", "JSON-RPC address of the dev chain")
+	blockInterval := fs.Duration("block-interval", 2*time.Second, "the dev chain's block interval")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +92,19 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 
+	chain, err := devchain.Start(ctx, devchain.Config{Addr: *chainAddr, BlockInterval: *blockInterval})
+	if err != nil {
+		return err
+	}
+	defer chain.Close()
+	c.Catalog.Assets = append(c.Catalog.Assets, devAssets(chain)...)
+	c.Networks = append(c.Networks, chainwatch.Network{Key: "devnet", ChainID: chain.ChainID.Int64(), RPCURLs: []string{chain.URL},
+		BlockTime: chainwatch.Duration(*blockInterval), Confirmations: 3, PollInterval: chainwatch.Duration(*blockInterval / 2)})
+	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
+	if err != nil {
+		return err
+	}
+
 	tsrv, err := devstack.StartTemporal(devstack.TemporalConfig{DBFile: filepath.Join(*dataDir, "temporal.db"),
 		Namespace: c.TemporalNamespace, Port: *temporalPort, UIPort: *uiPort})
 	if err != nil {
@@ -83,13 +117,16 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	defer tc.Close()
 
-	w := worker.New(tc, &activities.Activities{Store: st})
+	w := worker.New(tc, &activities.Activities{Store: st, Chains: chains})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
+	if err := worker.StartScanners(ctx, tc, networkKeys(chains)); err != nil {
+		return err
+	}
 
-	e := newEngine(c, st, tc, nil)
+	e := newEngine(c, st, tc, chains)
 	state, err := seed(ctx, e, filepath.Join(*dataDir, "dev.json"))
 	if err != nil {
 		return err
@@ -112,9 +149,14 @@ paymentsd dev is ready (%.1fs)
   Temporal gRPC: %s (namespace %s)
   Postgres:      %s
 
+  Dev chain:     %s (chain %s, USDC %s)
+  Pay from:      %s (key 0x%x)
+
   Sandbox project: %s
   Sandbox API key: %s
   Sample plan:     %s
+  Deposit key:     %s
+    (its private half, to recover dev funds: %s)
 
 Create a checkout session:
   curl -s -X POST %s/api/v1/checkout/sessions -H 'Content-Type: application/json' -d '{"paymentPlanId":"%s"}'
@@ -124,7 +166,8 @@ List the project's transactions:
 
 Press Ctrl-C to stop; data stays in %s.
 `, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, redact(c.DatabaseURL),
-		state.ProjectID, state.SandboxKey, state.PlanID, base, state.PlanID, base, state.ProjectID, state.SandboxKey, *dataDir)
+		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
+		state.ProjectID, state.SandboxKey, state.PlanID, state.DepositXpub, state.DepositXprv, base, state.PlanID, base, state.ProjectID, state.SandboxKey, *dataDir)
 	err = <-errc
 	slog.Info("dev stack stopping")
 	return err
@@ -136,7 +179,7 @@ func seed(ctx context.Context, e *engine.Engine, path string) (devState, error) 
 	var s devState
 	if b, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(b, &s); err == nil {
-			if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil {
+			if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil && s.DepositXpub != "" {
 				return s, nil
 			}
 		}
@@ -145,14 +188,27 @@ func seed(ctx context.Context, e *engine.Engine, path string) (devState, error) 
 	if err != nil {
 		return s, err
 	}
-	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
-	title, amount := "Sample plan", "25.00"
-	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
-		MerchantInfo: &payment.MerchantInfo{Name: "Dev shop"}})
+	seed := make([]byte, 32)
+	if _, err := rand.Read(seed); err != nil {
+		return s, err
+	}
+	xprv, xpub, err := chainwatch.NewDevDepositKey(seed)
 	if err != nil {
 		return s, err
 	}
-	s = devState{ProjectID: p.Project.ID, SandboxKey: p.SandboxKey, LiveKey: p.LiveKey, PlanID: plan.ID}
+	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+		return s, err
+	}
+	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
+	title, amount, any := "Sample plan", "25.00", payment.PolicyAny
+	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
+		MerchantInfo:          &payment.MerchantInfo{Name: "Dev shop"},
+		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &any, ChainScope: []string{"devnet"}}}})
+	if err != nil {
+		return s, err
+	}
+	s = devState{ProjectID: p.Project.ID, SandboxKey: p.SandboxKey, LiveKey: p.LiveKey, PlanID: plan.ID,
+		DepositXpub: xpub, DepositXprv: xprv}
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return s, err

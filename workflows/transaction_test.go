@@ -1,0 +1,75 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// A hash the payer submits that is never mined fails when the network's
+// pending timeout (30 minutes of workflow time, skipped here) runs out.
+func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	chain, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	catalog := payment.Catalog{Assets: []payment.Asset{{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet",
+		ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}}}
+	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL},
+		BlockTime: chainwatch.Duration(15 * time.Second), Confirmations: 3, PendingTimeout: chainwatch.Duration(30 * time.Minute)}}, catalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Truncate(time.Microsecond)
+	cs := fixture(t, st, start)
+	cs.DepositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
+	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	if err := st.InsertSession(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.Transaction)
+	(&activities.Activities{Store: st, Chains: chains}).Register(env)
+	var told []payment.TransactionStatus
+	// The session's workflow is not part of this test: record what it is told.
+	env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(cs.ID), "", workflows.SignalTxStatus, mock.Anything).
+		Return(func(_, _, _, _ string, arg any) error {
+			told = append(told, arg.(workflows.TxStatus).Status)
+			return nil
+		})
+	env.SetStartTime(start)
+	hash := "0x" + "ab12" + "00000000000000000000000000000000000000000000000000000000000f"
+	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
+		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash, LogIndex: -1, To: cs.DepositAddress, Source: "payer"}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.TransactionByHash(ctx, 1337, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Status != payment.TxFailed || tx.FailureReason != "not mined within 30m0s" || len(tx.StatusHistory) != 2 {
+		t.Fatalf("transaction = %s %q %v", tx.Status, tx.FailureReason, tx.StatusHistory)
+	}
+	if waited := tx.FailedAt.Sub(start); waited < 30*time.Minute || waited > 31*time.Minute {
+		t.Fatalf("failed after %v, want the 30 minute timeout", waited)
+	}
+	if len(told) != 2 || told[0] != payment.TxPending || told[1] != payment.TxFailed {
+		t.Fatalf("session was told %v", told)
+	}
+}
