@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
@@ -89,17 +90,24 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer temporal.Close()
-	w := worker.New(temporal, &activities.Activities{Store: st, Chains: chains})
-	if err := w.Start(); err != nil {
+	if err := startWorker(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer w.Stop()
+	defer func() { wrk.Stop() }()
 	if err := worker.StartScanners(context.Background(), temporal, []string{"devnet"}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
+}
+
+// wrk is the engine's worker; a test may stop it and start another.
+var wrk sdkworker.Worker
+
+func startWorker() error {
+	wrk = worker.New(temporal, &activities.Activities{Store: st, Chains: chains})
+	return wrk.Start()
 }
 
 type quietLogger struct{}

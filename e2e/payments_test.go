@@ -114,6 +114,8 @@ func TestPayInDevToken(t *testing.T) {
 	if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE object_id = $1`, tx["id"]).Scan(&events); err != nil || events != 2 {
 		t.Fatalf("events for the transaction = %d (%v), want 2", events, err)
 	}
+	recordHistory(t, "checkout-session/"+str(cs["id"]), "checkout_session_paid")
+	recordHistory(t, "transaction/1337/"+hash.Hex(), "transaction_finalized")
 }
 
 func TestPayInNativeCoinAtFeedRate(t *testing.T) {
@@ -284,5 +286,46 @@ func TestReorgSendsPaymentBackToPending(t *testing.T) {
 	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	if done["amountPaidUsd"] != "9.00" || len(done["transactions"].([]any)) != 1 {
 		t.Fatalf("session = %v", done)
+	}
+}
+
+// The worker stopped in the middle of a confirmation wait and started again:
+// the payment completes exactly once.
+func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "11", "usdc-devnet")
+
+	chain.Pause()
+	defer chain.Resume()
+	hash := payToken(t, 2, str(cs["depositAddress"]), units("11000000"))
+	chain.Commit()
+	waitTx(t, ts.URL, keys, hash, "confirmed")
+
+	wrk.Stop()
+	for range 5 {
+		chain.Commit() // the confirmations arrive while no worker runs
+	}
+	if err := startWorker(); err != nil {
+		t.Fatal(err)
+	}
+	chain.Resume()
+
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["amountPaidUsd"] != "11.00" || len(done["transactions"].([]any)) != 1 {
+		t.Fatalf("session = %v", done)
+	}
+	tx := waitTx(t, ts.URL, keys, hash, "finalized")
+	if got := statuses(tx); len(got) != 2 || got[0] != "confirmed" || got[1] != "finalized" {
+		t.Fatalf("status history = %v", got)
+	}
+	var rows, events int
+	ctx := context.Background()
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM transactions WHERE tx_hash = lower($1)`, hash.Hex()).Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("transaction rows = %d (%v)", rows, err)
+	}
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE object_id = $1`, tx["id"]).Scan(&events); err != nil || events != 2 {
+		t.Fatalf("events = %d (%v)", events, err)
 	}
 }
