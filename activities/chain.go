@@ -19,6 +19,9 @@ import (
 // starts (a first start, or a chain that was replaced).
 const freshScanDepth = 64
 
+// headWait is how long one scan waits at the chain's head for a new block.
+const headWait = 5 * time.Second
+
 func (a *Activities) chain(key string) (*chainwatch.Chain, error) {
 	c, ok := a.Chains[key]
 	if !ok {
@@ -38,7 +41,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		return workflows.ScanOutput{}, err
 	}
 	sc := c.Scanner()
-	out := workflows.ScanOutput{PollInterval: time.Duration(c.Network.PollInterval), Cursor: in.Cursor}
+	out := workflows.ScanOutput{Cursor: in.Cursor}
 	head, err := sc.Head(ctx)
 	if err != nil {
 		return out, fmt.Errorf("head: %w", err)
@@ -63,9 +66,22 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		}
 	}
 	out.Cursor = workflows.ScanCursor{Number: cursor.Number, Hash: hashString(cursor.Hash)}
-	if from > head {
-		out.CaughtUp = true
-		return out, nil
+	// At the head, wait here for the next block rather than in a workflow
+	// timer: a payment is seen one poll interval after its block, and the
+	// scanner's history grows only when there is something to scan.
+	for wait := time.Now().Add(headWait); from > head; {
+		if time.Now().After(wait) {
+			out.CaughtUp = true
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(time.Duration(c.Network.PollInterval)):
+		}
+		if head, err = sc.Head(ctx); err != nil {
+			return out, fmt.Errorf("head: %w", err)
+		}
 	}
 	to := min(head, from+uint64(c.Network.MaxBlockRange)-1)
 	watched, err := a.Store.WatchedAddresses(ctx, time.Now())

@@ -130,7 +130,7 @@ func newProject(t *testing.T, e *engine.Engine) engine.CreatedProject {
 
 // walletOf returns the account keys (m/44'/60'/0') of a test wallet made
 // for one project environment.
-func walletOf(t *testing.T, projectID string, live bool) (xprv, xpub string) {
+func walletOf(t testing.TB, projectID string, live bool) (xprv, xpub string) {
 	seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", projectID, live)))
 	xprv, xpub, err := chainwatch.NewDevDepositKey(seed[:])
 	if err != nil {

@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -26,16 +24,16 @@ type ScanOutput struct {
 	Cursor   ScanCursor
 	Payments []Payment
 	// CaughtUp is true when the scan reached the chain's head.
-	CaughtUp     bool
-	PollInterval time.Duration
+	CaughtUp bool
 }
 
 // scansPerRun bounds a scanner run's history; then it continues as new
 // with its cursor.
 const scansPerRun = 300
 
-// Chainwatch scans one network forever: each scan reads a block range,
-// hands the payments it found to their sessions, and waits at the head.
+// Chainwatch scans one network forever: each scan reads a block range (or
+// waits at the head for one) and hands the payments it found to their
+// sessions.
 // Its cursor is durable: it is in the workflow's state and carried across
 // continue-as-new.
 func Chainwatch(ctx workflow.Context, in ScanInput) error {
@@ -52,11 +50,6 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 			_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalPayment, p).Get(ctx, nil)
 		}
 		in.Cursor = out.Cursor
-		if out.CaughtUp {
-			if err := workflow.Sleep(ctx, out.PollInterval); err != nil {
-				return err
-			}
-		}
 	}
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
 }

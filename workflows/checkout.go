@@ -46,7 +46,7 @@ type ProgressInput struct {
 // with a durable timer, and keeps taking (late) payments until the end of
 // the late-payment window and until every transaction is final.
 func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
-	ctx = withActivityOptions(ctx)
+	ctx = withLocalActivityOptions(ctx)
 	s := in.Session
 	created := false
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
@@ -54,7 +54,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.ExecuteActivity(ctx, ActivityCreateCheckoutSession, s).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, ActivityCreateCheckoutSession, s).Get(ctx, nil); err != nil {
 		return err
 	}
 	created = true
@@ -90,7 +90,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		}
 		status, paid, exception = out.Status, out.PaidUSD.String(), out.Exception
 		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		return workflow.ExecuteActivity(ctx, ActivityRecordSessionProgress, ProgressInput{SessionID: s.ID, Status: status,
+		return workflow.ExecuteLocalActivity(ctx, ActivityRecordSessionProgress, ProgressInput{SessionID: s.ID, Status: status,
 			PaidUSD: paid, Exception: exception, CompletedAt: completedAt, At: now}).Get(ctx, nil)
 	}
 
@@ -102,7 +102,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			if stepErr = payment.AdvanceSession(status, payment.SessionExpired); stepErr != nil {
 				return
 			}
-			stepErr = workflow.ExecuteActivity(ctx, ActivityExpireCheckoutSession,
+			stepErr = workflow.ExecuteLocalActivity(ctx, ActivityExpireCheckoutSession,
 				ExpireSessionInput{SessionID: s.ID, At: s.ExpiresAt}).Get(ctx, nil)
 			status = payment.SessionExpired
 			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))

@@ -68,12 +68,12 @@ type AdvanceInput struct {
 // telling the session. A payment found in a block starts at confirmed; a
 // hash submitted by the payer starts at pending.
 func Transaction(ctx workflow.Context, in TransactionInput) error {
-	ctx = withActivityOptions(ctx)
+	ctx = withLocalActivityOptions(ctx)
 	started := workflow.Now(ctx)
 	p := in.Payment
 	check := func() (CheckOutput, error) {
 		var out CheckOutput
-		err := workflow.ExecuteActivity(ctx, ActivityCheckTransaction,
+		err := workflow.ExecuteLocalActivity(ctx, ActivityCheckTransaction,
 			CheckInput{Network: p.Network, TxHash: p.TxHash, DepositAddress: in.Session.DepositAddress}).Get(ctx, &out)
 		return out, err
 	}
@@ -117,7 +117,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		record.BlockNumber, record.BlockHash, record.Confirmations, record.ConfirmedAt = &n, st.BlockHash, st.Confirmations, &now
 	}
 	var stored payment.Transaction
-	if err := workflow.ExecuteActivity(ctx, ActivityRecordTransaction, RecordInput{Transaction: record, EventID: eventID}).Get(ctx, &stored); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, ActivityRecordTransaction, RecordInput{Transaction: record, EventID: eventID}).Get(ctx, &stored); err != nil {
 		return err
 	}
 	id, status, version := stored.ID, stored.Status, stored.Version
@@ -133,7 +133,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		version++
 		in := AdvanceInput{TransactionID: id, From: status, To: to, At: workflow.Now(ctx), Reason: reason, Check: st,
 			Version: version, EventID: newID()}
-		if err := workflow.ExecuteActivity(ctx, ActivityAdvanceTransaction, in).Get(ctx, nil); err != nil {
+		if err := workflow.ExecuteLocalActivity(ctx, ActivityAdvanceTransaction, in).Get(ctx, nil); err != nil {
 			return err
 		}
 		status = to

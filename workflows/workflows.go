@@ -20,6 +20,21 @@ const (
 	ActivityExpireCheckoutSession = "ExpireCheckoutSession"
 )
 
+// withLocalActivityOptions sets the options of the engine's short
+// activities (one database write, or one receipt read), which run as local
+// activities: in the worker that runs the workflow, without a round trip
+// through the server, so a payment moves through its statuses quickly.
+func withLocalActivityOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 15 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	})
+}
+
 // withActivityOptions sets the options every activity of the engine runs
 // with: short attempts, retried with backoff until they succeed or fail for
 // a reason that retrying cannot fix (those are non-retryable errors).

@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// benchSession opens a session for a fresh USDC plan of project p.
+func benchSession(b *testing.B, e *engine.Engine, p engine.CreatedProject, planID string) payment.Session {
+	v, err := e.CreateSession(context.Background(), payment.SessionInput{PaymentPlanID: &planID})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v.Session
+}
+
+func benchPlan(b *testing.B, e *engine.Engine, p engine.CreatedProject, amount string) string {
+	asset, title := "usdc-devnet", "Bench"
+	plan, err := e.CreatePlan(context.Background(), payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
+		Title: &title, AmountUSD: &amount, AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionID: &asset}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return plan.ID
+}
+
+func newBenchProject(b *testing.B) (*engine.Engine, engine.CreatedProject) {
+	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, Chains: chains}
+	ctx := context.Background()
+	p, err := e.CreateProject(ctx, "Bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, xpub := walletOf(b, p.Project.ID, false)
+	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+		b.Fatal(err)
+	}
+	return e, p
+}
+
+// BenchmarkDetectionLatency measures, over 100 payments, the time from the
+// block that holds a payment being mined to its transaction row at
+// confirmed. Target: below one block time plus the scanner's poll interval
+// (250 ms + 100 ms on the test network).
+func BenchmarkDetectionLatency(b *testing.B) {
+	e, p := newBenchProject(b)
+	planID := benchPlan(b, e, p, "1")
+	ctx := context.Background()
+	chain.Pause()
+	defer chain.Resume()
+	var latencies []time.Duration
+	for range b.N * 100 {
+		s := benchSession(b, e, p, planID)
+		hash, err := chain.TransferToken(ctx, chain.Accounts[0], common.HexToAddress(s.DepositAddress), big.NewInt(1_000_000))
+		if err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // let the pool take it
+		chain.Commit()
+		mined := time.Now()
+		for {
+			t, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+			if err == nil && t.Status == payment.TxConfirmed {
+				break
+			}
+			if time.Since(mined) > 30*time.Second {
+				b.Fatalf("payment %s not confirmed", hash.Hex())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		latencies = append(latencies, time.Since(mined))
+	}
+	slices.Sort(latencies)
+	b.ReportMetric(float64(latencies[len(latencies)/2].Milliseconds()), "median-ms")
+	b.ReportMetric(float64(latencies[len(latencies)*99/100].Milliseconds()), "p99-ms")
+}
+
+// BenchmarkThroughput opens BENCH_SESSIONS sessions (default 1000), pays
+// them all at once from the dev accounts and waits until every one is
+// completed; it reports completed sessions per second, from the first
+// payment sent to the last session completed.
+func BenchmarkThroughput(b *testing.B) {
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_SESSIONS")); err == nil && v > 0 {
+		n = v
+	}
+	e, p := newBenchProject(b)
+	planID := benchPlan(b, e, p, "2")
+	ctx := context.Background()
+	sessions := make([]payment.Session, n)
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				sessions[i] = benchSession(b, e, p, planID)
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+
+	b.ResetTimer()
+	start := time.Now()
+	for i, s := range sessions {
+		from := chain.Accounts[i%len(chain.Accounts)]
+		if _, err := chain.TransferToken(ctx, from, common.HexToAddress(s.DepositAddress), big.NewInt(2_000_000)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for {
+		var done int
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM checkout_sessions WHERE project_id = $1 AND status = 'completed'`,
+			p.Project.ID).Scan(&done); err != nil {
+			b.Fatal(err)
+		}
+		if done == n {
+			break
+		}
+		if time.Since(start) > 20*time.Minute {
+			b.Fatalf("%d of %d sessions completed", done, n)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "sessions/s")
+	b.ReportMetric(elapsed.Seconds(), "total-s")
+	fmt.Fprintf(os.Stderr, "%d sessions completed in %s\n", n, elapsed.Round(time.Millisecond))
+}
