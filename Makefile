@@ -1,6 +1,6 @@
 # The two commands a newcomer needs: `make dev` runs everything, `make test`
 # runs the tests. Both install what a fresh machine lacks.
-.PHONY: dev test build lint generate bench fuzz
+.PHONY: dev test build lint generate contracts bench fuzz
 
 dev:
 	./scripts/dev.sh
@@ -23,6 +23,11 @@ generate:
 		--go_out=. --go_opt=module=github.com/paymentsd/paymentsd \
 		--connect-go_out=. --connect-go_opt=module=github.com/paymentsd/paymentsd \
 		proto/paymentsd/v1/payments.proto
+
+# contracts recompiles the dev chain's Solidity contracts and regenerates
+# their Go bindings.
+contracts:
+	./scripts/contracts.sh
 
 bench:
 	./scripts/bench.sh

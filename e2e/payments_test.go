@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/api/workflowservice/v1"
 )
 
 // openSession creates a plan accepting assets and a session for it, and
@@ -113,6 +115,28 @@ func TestPayInDevToken(t *testing.T) {
 	var events int
 	if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM events WHERE object_id = $1`, tx["id"]).Scan(&events); err != nil || events != 2 {
 		t.Fatalf("events for the transaction = %d (%v), want 2", events, err)
+	}
+	// An operator finds the payment's workflows in the Temporal UI by its
+	// search attributes.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		q := fmt.Sprintf("CheckoutSessionId = '%s' AND ProjectId = '%s' AND IsLive = false", cs["id"], p.Project.ID)
+		runs, err := temporal.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fin, err := temporal.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: q + " AND PaymentStatus = 'finalized' AND Network = 'devnet'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs.Executions) == 2 && len(fin.Executions) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflows by search attributes: %d (finalized: %d), want 2 (1)", len(runs.Executions), len(fin.Executions))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	recordHistory(t, "checkout-session/"+str(cs["id"]), "checkout_session_paid")
 	recordHistory(t, "transaction/1337/"+hash.Hex(), "transaction_finalized")

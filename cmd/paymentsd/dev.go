@@ -200,10 +200,10 @@ func seed(ctx context.Context, e *engine.Engine, path string) (devState, error) 
 		return s, err
 	}
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
-	title, amount, any := "Sample plan", "25.00", payment.PolicyAny
+	title, amount, anyAsset := "Sample plan", "25.00", payment.PolicyAny
 	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
 		MerchantInfo:          &payment.MerchantInfo{Name: "Dev shop"},
-		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &any, ChainScope: []string{"devnet"}}}})
+		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &anyAsset, ChainScope: []string{"devnet"}}}})
 	if err != nil {
 		return s, err
 	}
