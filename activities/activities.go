@@ -8,6 +8,7 @@ package activities
 import (
 	"context"
 
+	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -15,6 +16,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -38,14 +40,54 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 // CreateCheckoutSession records a new checkout session; recording it again
 // changes nothing.
 func (a *Activities) CreateCheckoutSession(ctx context.Context, s payment.Session) error {
-	return classify(a.Store.InsertSession(ctx, s))
+	return classify(a.Store.InsertSession(ctx, s, renderSession))
 }
 
 // ExpireCheckoutSession records that an open or processing session expired.
 func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.ExpireSessionInput) error {
-	_, err := a.Store.SetSessionStatus(ctx, in.SessionID, payment.SessionExpired, in.At,
-		payment.SessionOpen, payment.SessionProcessing)
-	return classify(err)
+	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []string {
+		if s.Status != payment.SessionOpen && s.Status != payment.SessionProcessing {
+			return nil
+		}
+		s.Status = payment.SessionExpired
+		return []string{"checkout.session.expired"}
+	}, renderSession))
+}
+
+// RecordSessionProgress records a session's status, amount paid and
+// exception, with an event for each change: the new status
+// (checkout.session.processing, .completed, .expired) and a new exception
+// (checkout.session.exception).
+func (a *Activities) RecordSessionProgress(ctx context.Context, in workflows.ProgressInput) error {
+	paid, err := decimal.NewFromString(in.PaidUSD)
+	if err != nil {
+		return classify(&payment.Error{Kind: payment.KindValidation, Message: "bad amount " + in.PaidUSD})
+	}
+	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []string {
+		if s.Status == in.Status && s.AmountPaidUSD.Equal(paid) && s.Exception == in.Exception {
+			return nil // recorded before
+		}
+		var events []string
+		if s.Status != in.Status {
+			events = append(events, "checkout.session."+string(in.Status))
+		}
+		if in.Exception != "" && s.Exception != in.Exception {
+			events = append(events, "checkout.session.exception")
+		}
+		if len(events) == 0 {
+			events = []string{"checkout.session.updated"} // the amount paid moved
+		}
+		s.Status, s.AmountPaidUSD, s.Exception, s.CompletedAt = in.Status, paid, in.Exception, in.CompletedAt
+		return events
+	}, renderSession))
+}
+
+func renderSession(s payment.Session, version int) ([]byte, error) {
+	return views.Versioned(views.SessionOf(s, "", "", nil), version)
+}
+
+func renderTransaction(t payment.Transaction, version int) ([]byte, error) {
+	return views.Versioned(views.TransactionOf(t), version)
 }
 
 // classify marks errors that no retry can fix as non-retryable.

@@ -194,7 +194,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 
 // RecordTransaction records a transaction when first seen, with its event.
 func (a *Activities) RecordTransaction(ctx context.Context, in workflows.RecordInput) (payment.Transaction, error) {
-	t, err := a.Store.RecordTransaction(ctx, in.Transaction, in.EventID, "transaction."+string(in.Transaction.Status))
+	t, err := a.Store.RecordTransaction(ctx, in.Transaction, renderTransaction)
 	return t, classify(err)
 }
 
@@ -211,12 +211,6 @@ func (a *Activities) AdvanceTransaction(ctx context.Context, in workflows.Advanc
 	}
 	err := a.Store.AdvanceTransaction(ctx, in.TransactionID, store.TxChange{From: in.From, To: in.To, At: in.At,
 		Reason: in.Reason, BlockNumber: block, BlockHash: in.Check.BlockHash, Confirmations: in.Check.Confirmations,
-		RequiredConfirmations: in.Check.RequiredConfirmations, Version: in.Version, EventType: event, EventID: in.EventID})
+		RequiredConfirmations: in.Check.RequiredConfirmations, Version: in.Version, EventType: event}, renderTransaction)
 	return classify(err)
-}
-
-// RecordSessionProgress records a session's status, amount paid and exception.
-func (a *Activities) RecordSessionProgress(ctx context.Context, in workflows.ProgressInput) error {
-	return classify(a.Store.RecordSessionProgress(ctx, in.SessionID, store.SessionProgress{Status: in.Status,
-		AmountPaidUSD: in.PaidUSD, Exception: in.Exception, CompletedAt: in.CompletedAt, At: in.At}))
 }

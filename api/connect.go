@@ -13,6 +13,7 @@ import (
 	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
 )
 
 // procedureTiers puts each Connect procedure in the rate-limit tier of its
@@ -165,7 +166,7 @@ func (h *paymentsService) GetProject(ctx context.Context, req *connect.Request[v
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetProjectResponse{Project: pbProject(viewProject(p))}), nil
+	return connect.NewResponse(&v1.GetProjectResponse{Project: pbProject(views.ProjectOf(p))}), nil
 }
 
 func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Request[v1.CreatePaymentPlanRequest]) (*connect.Response[v1.CreatePaymentPlanResponse], error) {
@@ -183,7 +184,7 @@ func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Re
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.CreatePaymentPlanResponse{PaymentPlan: pbPlan(viewPlan(plan))}), nil
+	return connect.NewResponse(&v1.CreatePaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}), nil
 }
 
 func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Request[v1.ListPaymentPlansRequest]) (*connect.Response[v1.ListPaymentPlansResponse], error) {
@@ -197,7 +198,7 @@ func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Req
 	}
 	out := &v1.ListPaymentPlansResponse{Pagination: pbPagination(q, page.Total)}
 	for _, p := range page.Items {
-		out.PaymentPlans = append(out.PaymentPlans, pbPlan(viewPlan(p)))
+		out.PaymentPlans = append(out.PaymentPlans, pbPlan(views.PlanOf(p)))
 	}
 	return connect.NewResponse(out), nil
 }
@@ -207,7 +208,7 @@ func (h *paymentsService) GetPaymentPlan(ctx context.Context, req *connect.Reque
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetPaymentPlanResponse{PaymentPlan: pbPlan(viewPlan(plan))}), nil
+	return connect.NewResponse(&v1.GetPaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}), nil
 }
 
 func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Request[v1.ListTransactionsRequest]) (*connect.Response[v1.ListTransactionsResponse], error) {
@@ -221,7 +222,7 @@ func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Req
 	}
 	out := &v1.ListTransactionsResponse{Pagination: pbPagination(q, page.Total)}
 	for _, t := range page.Items {
-		out.Transactions = append(out.Transactions, pbTx(viewTx(t)))
+		out.Transactions = append(out.Transactions, pbTx(views.TransactionOf(t)))
 	}
 	return connect.NewResponse(out), nil
 }
@@ -231,7 +232,7 @@ func (h *paymentsService) GetTransaction(ctx context.Context, req *connect.Reque
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetTransactionResponse{Transaction: pbTx(viewTx(t))}), nil
+	return connect.NewResponse(&v1.GetTransactionResponse{Transaction: pbTx(views.TransactionOf(t))}), nil
 }
 
 func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect.Request[v1.ListCheckoutSessionsRequest]) (*connect.Response[v1.ListCheckoutSessionsResponse], error) {
@@ -245,7 +246,7 @@ func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect
 	}
 	out := &v1.ListCheckoutSessionsResponse{Pagination: pbPagination(q, page.Total)}
 	for _, v := range page.Items {
-		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.viewSession(v)))
+		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.sessionView(v)))
 	}
 	return connect.NewResponse(out), nil
 }
@@ -255,7 +256,7 @@ func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *co
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.viewSession(v))}), nil
+	return connect.NewResponse(&v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
 }
 
 type checkoutService struct{ s *Server }
@@ -267,7 +268,7 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.viewSession(v))}), nil
+	return connect.NewResponse(&v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
 }
 
 func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.Request[v1.GetCheckoutSessionRequest]) (*connect.Response[v1.GetCheckoutSessionResponse], error) {
@@ -275,7 +276,7 @@ func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.R
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbSession(h.s.viewSession(v))}), nil
+	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
 }
 
 func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {

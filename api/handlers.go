@@ -5,7 +5,9 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
 )
 
 var (
@@ -46,7 +48,7 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Project retrieved", viewProject(p))
+	ok(w, r, http.StatusOK, "Project retrieved", views.ProjectOf(p))
 	return nil
 }
 
@@ -60,7 +62,7 @@ func (s *Server) createPlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Payment plan created", viewPlan(plan))
+	ok(w, r, http.StatusCreated, "Payment plan created", views.PlanOf(plan))
 	return nil
 }
 
@@ -73,7 +75,7 @@ func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Payment plans retrieved", mapSlice(page.Items, viewPlan), q, page.Total)
+	okList(w, r, "Payment plans retrieved", mapSlice(page.Items, views.PlanOf), q, page.Total)
 	return nil
 }
 
@@ -82,7 +84,7 @@ func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Payment plan retrieved", viewPlan(plan))
+	ok(w, r, http.StatusOK, "Payment plan retrieved", views.PlanOf(plan))
 	return nil
 }
 
@@ -95,7 +97,7 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Transactions retrieved", mapSlice(page.Items, viewTx), q, page.Total)
+	okList(w, r, "Transactions retrieved", mapSlice(page.Items, views.TransactionOf), q, page.Total)
 	return nil
 }
 
@@ -104,7 +106,7 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Transaction retrieved", viewTx(t))
+	ok(w, r, http.StatusOK, "Transaction retrieved", views.TransactionOf(t))
 	return nil
 }
 
@@ -118,7 +120,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Checkout session created", s.viewSession(v))
+	ok(w, r, http.StatusCreated, "Checkout session created", s.sessionView(v))
 	return nil
 }
 
@@ -127,7 +129,7 @@ func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session retrieved", s.viewSession(v))
+	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionView(v))
 	return nil
 }
 
@@ -145,7 +147,7 @@ func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
 		ok(w, r, http.StatusAccepted, "Payment submitted; its transaction will be recorded shortly", map[string]string{"network": in.network, "txHash": in.txHash})
 		return nil
 	}
-	ok(w, r, http.StatusCreated, "Payment submitted", viewTx(*t))
+	ok(w, r, http.StatusCreated, "Payment submitted", views.TransactionOf(*t))
 	return nil
 }
 
@@ -158,7 +160,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Checkout sessions retrieved", mapSlice(page.Items, s.viewSession), q, page.Total)
+	okList(w, r, "Checkout sessions retrieved", mapSlice(page.Items, s.sessionView), q, page.Total)
 	return nil
 }
 
@@ -167,7 +169,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session retrieved", s.viewSession(v))
+	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionView(v))
 	return nil
 }
 
@@ -177,4 +179,9 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 		out[i] = f(v)
 	}
 	return out
+}
+
+// sessionView renders a session for its API response.
+func (s *Server) sessionView(v engine.SessionView) views.Session {
+	return views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
 }

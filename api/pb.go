@@ -2,17 +2,18 @@ package api
 
 import (
 	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/views"
 )
 
 // The Connect records are built from the REST views, so both transports
 // show the same fields with the same values.
 
-func pbProject(v projectView) *v1.Project {
+func pbProject(v views.Project) *v1.Project {
 	return &v1.Project{Id: v.ID, Name: v.Name, CompleteOn: v.CompleteOn, UnderpaymentTolerancePercent: v.UnderpaymentTolerancePercent,
 		LatePaymentWindow: v.LatePaymentWindow, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
 }
 
-func pbPlan(v planView) *v1.PaymentPlan {
+func pbPlan(v views.Plan) *v1.PaymentPlan {
 	out := &v1.PaymentPlan{Id: v.ID, ProjectId: v.ProjectID, IsLive: v.IsLive, Status: v.Status, Title: v.Title,
 		PricingModel: v.PricingModel, AmountUsd: v.AmountUSD, MinAmountUsd: v.MinAmountUSD, MaxAmountUsd: v.MaxAmountUSD,
 		RedirectUrl: v.RedirectURL, ExpiresAt: v.ExpiresAt, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
@@ -25,7 +26,7 @@ func pbPlan(v planView) *v1.PaymentPlan {
 	return out
 }
 
-func pbSession(v sessionView) *v1.CheckoutSession {
+func pbSession(v views.Session) *v1.CheckoutSession {
 	out := &v1.CheckoutSession{Id: v.ID, Token: v.Token, Url: v.URL, Status: v.Status, PaymentPlanId: v.PaymentPlanID,
 		ProjectId: v.ProjectID, IsLive: v.IsLive, Email: v.Email, Metadata: v.Metadata, AmountUsd: v.AmountUSD,
 		AmountPaidUsd: v.AmountPaidUSD, DepositAddress: v.DepositAddress, QuoteExpiresAt: v.QuoteExpiresAt,
@@ -43,7 +44,7 @@ func pbSession(v sessionView) *v1.CheckoutSession {
 	return out
 }
 
-func pbTx(v txView) *v1.Transaction {
+func pbTx(v views.Transaction) *v1.Transaction {
 	out := &v1.Transaction{Id: v.ID, ProjectId: v.ProjectID, CheckoutSessionId: v.CheckoutSessionID, PaymentPlanId: v.PaymentPlanID,
 		IsLive: v.IsLive, Status: v.Status, Network: v.Network, ChainId: v.ChainID, TxHash: v.TxHash,
 		FromAddress: v.FromAddress, ToAddress: v.ToAddress, AssetDefinitionId: v.AssetDefinitionID, Symbol: v.Symbol,
@@ -56,7 +57,7 @@ func pbTx(v txView) *v1.Transaction {
 		out.LogIndex = &li
 	}
 	for _, h := range v.StatusHistory {
-		out.StatusHistory = append(out.StatusHistory, &v1.StatusChange{Status: string(h.Status), At: ts(h.At), Reason: h.Reason})
+		out.StatusHistory = append(out.StatusHistory, &v1.StatusChange{Status: string(h.Status), At: views.Time(h.At), Reason: h.Reason})
 	}
 	return out
 }

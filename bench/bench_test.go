@@ -146,7 +146,7 @@ func seed(ctx context.Context, e *engine.Engine, p engine.CreatedProject) ([]str
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
 		ProjectID: p.Project.ID, PaymentPlanID: plan.ID, IsLive: false, Status: payment.SessionProcessing,
 		AmountUSD: decimal.NewFromInt(10), ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
-	if err := st.InsertSession(ctx, cs); err != nil {
+	if err := st.InsertSession(ctx, cs, nil); err != nil {
 		return nil, fmt.Errorf("insert session: %w", err)
 	}
 

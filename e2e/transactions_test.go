@@ -33,7 +33,7 @@ func seedTransactions(t *testing.T, e *engine.Engine, p engine.CreatedProject, i
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
 		ProjectID: p.Project.ID, PaymentPlanID: plan.ID, IsLive: isLive, Status: payment.SessionProcessing,
 		AmountUSD: decimal.NewFromInt(10), ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
-	if err := st.InsertSession(ctx, cs); err != nil {
+	if err := st.InsertSession(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
 	var out []payment.Transaction

@@ -21,6 +21,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -151,7 +152,9 @@ func (e *Engine) CreatePlan(ctx context.Context, p payment.Principal, projectID 
 	}
 	plan.ID = payment.NewID(payment.PrefixPlan, now)
 	plan.CreatedAt, plan.UpdatedAt = now, now
-	if err := e.Store.CreatePlan(ctx, plan); err != nil {
+	if err := e.Store.CreatePlan(ctx, plan, func(p payment.Plan, v int) ([]byte, error) {
+		return views.Versioned(views.PlanOf(p), v)
+	}); err != nil {
 		return plan, fmt.Errorf("create plan: %w", err)
 	}
 	return plan, nil

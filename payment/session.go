@@ -158,10 +158,12 @@ type Session struct {
 	// until then are still recorded, flagged paid_late.
 	LateUntil    time.Time
 	DepositIndex *int64
-	CompletedAt  *time.Time
-	Exception    string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Version counts the session's recorded changes (its events).
+	Version     int
+	CompletedAt *time.Time
+	Exception   string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // UnitsToAmount renders base units of an asset with decimals as a decimal

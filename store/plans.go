@@ -16,15 +16,20 @@ const planColumns = `id, project_id, is_live, title, pricing_model, amount_usd::
 // expiresAt reads as expired.
 const planStatusExpr = `(CASE WHEN status = 'active' AND expires_at IS NOT NULL AND expires_at <= now() THEN 'expired' ELSE status END)`
 
-// CreatePlan inserts a payment plan.
-func (s *Store) CreatePlan(ctx context.Context, p payment.Plan) error {
+// CreatePlan inserts a payment plan with its created event.
+func (s *Store) CreatePlan(ctx context.Context, p payment.Plan, render Render[payment.Plan]) error {
 	policies, _ := json.Marshal(p.AcceptedAssetPolicies)
 	merchant, _ := json.Marshal(p.MerchantInfo)
-	_, err := s.pool.Exec(ctx, `INSERT INTO payment_plans (`+planColumnsInsert+`)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$14)`,
-		p.ID, p.ProjectID, p.IsLive, p.Title, p.PricingModel, decString(p.AmountUSD), decString(p.MinAmountUSD),
-		decString(p.MaxAmountUSD), policies, p.RedirectURL, merchant, p.ExpiresAt, p.Status, p.CreatedAt)
-	return mapErr(err)
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO payment_plans (`+planColumnsInsert+`)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$14)`,
+			p.ID, p.ProjectID, p.IsLive, p.Title, p.PricingModel, decString(p.AmountUSD), decString(p.MinAmountUSD),
+			decString(p.MaxAmountUSD), policies, p.RedirectURL, merchant, p.ExpiresAt, p.Status, p.CreatedAt)
+		if err != nil {
+			return mapErr(err)
+		}
+		return insertEvent(ctx, tx, p.ProjectID, p.IsLive, "payment_plan.created", p.ID, 1, render, p, p.CreatedAt)
+	})
 }
 
 const planColumnsInsert = `id, project_id, is_live, title, pricing_model, amount_usd, min_amount_usd,

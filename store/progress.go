@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,14 +25,17 @@ type TxChange struct {
 	// transaction's ID it keys the event, so recording twice adds nothing.
 	Version   int
 	EventType string
-	EventID   string
 }
+
+// Render turns a record into an event's data: the record as the API
+// returns it, with its version. A nil Render records no event.
+type Render[T any] func(record T, version int) ([]byte, error)
 
 // AdvanceTransaction moves a transaction from one status to the next and
 // records the change's event in the same database transaction. A change
 // that was already recorded (the transaction's version has reached it)
 // changes nothing.
-func (s *Store) AdvanceTransaction(ctx context.Context, id string, c TxChange) error {
+func (s *Store) AdvanceTransaction(ctx context.Context, id string, c TxChange, render Render[payment.Transaction]) error {
 	if err := payment.AdvanceTransaction(c.From, c.To); err != nil {
 		return &payment.Error{Kind: payment.KindConflict, Message: err.Error()}
 	}
@@ -57,7 +61,7 @@ func (s *Store) AdvanceTransaction(ctx context.Context, id string, c TxChange) e
 		if err != nil {
 			return err
 		}
-		return insertEvent(ctx, tx, c.EventID, t.ProjectID, t.IsLive, c.EventType, t.ID, c.Version, t, c.At)
+		return insertEvent(ctx, tx, t.ProjectID, t.IsLive, c.EventType, t.ID, c.Version, render, t, c.At)
 	})
 }
 
@@ -73,10 +77,20 @@ func (s *Store) TransactionByHash(ctx context.Context, chainID int64, hash strin
 		ORDER BY log_index LIMIT 1`, chainID, hash))
 }
 
-func insertEvent(ctx context.Context, tx pgx.Tx, id, projectID string, isLive bool, typ, objectID string, version int, object any, at time.Time) error {
-	data, _ := json.Marshal(object)
-	_, err := tx.Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+// insertEvent records an event of an object's change in the transaction
+// that records the change itself (an outbox): the two are never apart.
+// (object, version) keys it, so a repeated change adds nothing.
+func insertEvent[T any](ctx context.Context, tx pgx.Tx, projectID string, isLive bool, typ, objectID string, version int,
+	render Render[T], record T, at time.Time) error {
+	if render == nil {
+		return nil
+	}
+	data, err := render(record, version)
+	if err != nil {
+		return fmt.Errorf("render event: %w", err)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (object_id, version) DO NOTHING`,
-		id, projectID, isLive, typ, objectID, version, data, at)
+		payment.NewID(payment.PrefixEvent, at), projectID, isLive, typ, objectID, version, data, at)
 	return err
 }

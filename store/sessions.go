@@ -12,33 +12,61 @@ import (
 
 const sessionColumns = `id, token_hash, project_id, payment_plan_id, is_live, status, email, metadata,
 	amount_usd::text, amount_paid_usd::text, deposit_address, payment_options, quote_expires_at,
-	expires_at, completed_at, exception, created_at, updated_at, late_until, deposit_index`
+	expires_at, completed_at, exception, created_at, updated_at, late_until, deposit_index, version`
 
-// InsertSession records a new checkout session. It is idempotent: inserting
-// the same session again changes nothing and reports no error, so the
-// activity that calls it can be retried.
-func (s *Store) InsertSession(ctx context.Context, cs payment.Session) error {
+// InsertSession records a new checkout session with its created event. It
+// is idempotent: inserting the same session again changes nothing and
+// reports no error, so the activity that calls it can be retried.
+func (s *Store) InsertSession(ctx context.Context, cs payment.Session, render Render[payment.Session]) error {
 	metadata, _ := json.Marshal(cs.Metadata)
 	options, _ := json.Marshal(cs.PaymentOptions)
-	_, err := s.pool.Exec(ctx, `INSERT INTO checkout_sessions (id, token_hash, project_id, payment_plan_id,
-		is_live, status, email, metadata, amount_usd, amount_paid_usd, deposit_address, payment_options,
-		quote_expires_at, expires_at, created_at, updated_at, late_until, deposit_index)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,0,$10,$11,$12,$13,$14,$14,$15,$16)
-		ON CONFLICT (id) DO NOTHING`,
-		cs.ID, cs.TokenHash, cs.ProjectID, cs.PaymentPlanID, cs.IsLive, cs.Status, cs.Email, metadata,
-		cs.AmountUSD.String(), cs.DepositAddress, options, cs.QuoteExpiresAt, cs.ExpiresAt, cs.CreatedAt,
-		nullTime(cs.LateUntil), cs.DepositIndex)
-	return mapErr(err)
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO checkout_sessions (id, token_hash, project_id, payment_plan_id,
+			is_live, status, email, metadata, amount_usd, amount_paid_usd, deposit_address, payment_options,
+			quote_expires_at, expires_at, created_at, updated_at, late_until, deposit_index, version)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,0,$10,$11,$12,$13,$14,$14,$15,$16,1)
+			ON CONFLICT (id) DO NOTHING`,
+			cs.ID, cs.TokenHash, cs.ProjectID, cs.PaymentPlanID, cs.IsLive, cs.Status, cs.Email, metadata,
+			cs.AmountUSD.String(), cs.DepositAddress, options, cs.QuoteExpiresAt, cs.ExpiresAt, cs.CreatedAt,
+			nullTime(cs.LateUntil), cs.DepositIndex)
+		if err != nil || tag.RowsAffected() == 0 {
+			return mapErr(err)
+		}
+		cs.Version = 1
+		return insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, "checkout.session.created", cs.ID, 1, render, cs, cs.CreatedAt)
+	})
 }
 
-// SetSessionStatus moves a session to status at time at, if its current
-// status is one of from; it reports whether the row changed. Repeating the
-// call changes nothing.
-func (s *Store) SetSessionStatus(ctx context.Context, id string, to payment.SessionStatus, at time.Time, from ...payment.SessionStatus) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE checkout_sessions SET status = $2, updated_at = $3,
-		completed_at = CASE WHEN $2 = 'completed' THEN $3 ELSE completed_at END
-		WHERE id = $1 AND status = ANY($4)`, id, to, at, from)
-	return tag.RowsAffected() == 1, mapErr(err)
+// UpdateSession changes a session in a database transaction: change gets
+// the session as stored and returns the event types its change makes
+// (none: nothing is written). Each event takes the session's next version.
+// A change already recorded makes no event, so a retried call adds nothing.
+func (s *Store) UpdateSession(ctx context.Context, id string, at time.Time, change func(*payment.Session) []string, render Render[payment.Session]) error {
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		cs, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions WHERE id = $1 FOR UPDATE`, id))
+		if err != nil {
+			return err
+		}
+		events := change(&cs)
+		if len(events) == 0 {
+			return nil
+		}
+		cs.UpdatedAt = at
+		_, err = tx.Exec(ctx, `UPDATE checkout_sessions SET status = $2, amount_paid_usd = $3, exception = $4,
+			completed_at = $5, updated_at = $6, version = version + $7 WHERE id = $1`,
+			id, cs.Status, cs.AmountPaidUSD.String(), cs.Exception, cs.CompletedAt, at, len(events))
+		if err != nil {
+			return mapErr(err)
+		}
+		base := cs.Version
+		for i, typ := range events {
+			cs.Version = base + i + 1
+			if err := insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, typ, cs.ID, cs.Version, render, cs, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // SessionByTokenHash returns the session whose token hashes to hash.
@@ -69,7 +97,7 @@ func scanSession(row pgx.Row) (payment.Session, error) {
 	var lateUntil *time.Time
 	err := row.Scan(&cs.ID, &cs.TokenHash, &cs.ProjectID, &cs.PaymentPlanID, &cs.IsLive, &cs.Status, &cs.Email,
 		&metadata, &amount, &paid, &cs.DepositAddress, &options, &cs.QuoteExpiresAt, &cs.ExpiresAt,
-		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex)
+		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex, &cs.Version)
 	if err != nil {
 		return cs, mapErr(err)
 	}
@@ -93,24 +121,6 @@ func nullTime(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
-}
-
-// SessionProgress is what a session's workflow records as payments arrive.
-type SessionProgress struct {
-	Status        payment.SessionStatus
-	AmountPaidUSD string
-	Exception     string
-	CompletedAt   *time.Time
-	At            time.Time
-}
-
-// RecordSessionProgress writes a session's status, amount paid and
-// exception. The workflow owns these values and sends them whole, so a
-// repeated write changes nothing.
-func (s *Store) RecordSessionProgress(ctx context.Context, id string, p SessionProgress) error {
-	_, err := s.pool.Exec(ctx, `UPDATE checkout_sessions SET status = $2, amount_paid_usd = $3, exception = $4,
-		completed_at = $5, updated_at = $6 WHERE id = $1`, id, p.Status, p.AmountPaidUSD, p.Exception, p.CompletedAt, p.At)
-	return mapErr(err)
 }
 
 // WatchedAddress is a deposit address the scanners must watch.

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,13 +60,16 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	amount := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan); err != nil {
+	if err := s.CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret("t"), ProjectID: pr.ProjectID,
 		PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
+	render := func(cs payment.Session, v int) ([]byte, error) {
+		return []byte(fmt.Sprintf(`{"status":%q,"version":%d}`, cs.Status, v)), nil
+	}
 	for range 3 {
-		if err := s.InsertSession(ctx, cs); err != nil {
+		if err := s.InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,13 +77,27 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	if err != nil || total != 1 {
 		t.Fatalf("sessions = %d, %v; want 1", total, err)
 	}
-	changed, err := s.SetSessionStatus(ctx, cs.ID, payment.SessionExpired, now, payment.SessionOpen, payment.SessionProcessing)
-	if err != nil || !changed {
-		t.Fatalf("expire: %v %v", changed, err)
+	expire := func(cs *payment.Session) []string {
+		if cs.Status != payment.SessionOpen {
+			return nil
+		}
+		cs.Status = payment.SessionExpired
+		return []string{"checkout.session.expired"}
 	}
-	changed, _ = s.SetSessionStatus(ctx, cs.ID, payment.SessionExpired, now, payment.SessionOpen, payment.SessionProcessing)
-	if changed {
-		t.Fatal("expiring twice must change nothing")
+	for range 2 {
+		if err := s.UpdateSession(ctx, cs.ID, now, expire, render); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var events []string
+	rows, _ := s.Pool().Query(ctx, `SELECT type || ':' || (data->>'status') || ':' || version FROM events WHERE object_id = $1 ORDER BY version`, cs.ID)
+	for rows.Next() {
+		var e string
+		_ = rows.Scan(&e)
+		events = append(events, e)
+	}
+	if strings.Join(events, ",") != "checkout.session.created:open:1,checkout.session.expired:expired:2" {
+		t.Fatalf("events = %v: one per change, in version order", events)
 	}
 	got, _ := s.SessionByTokenHash(ctx, cs.TokenHash)
 	if got.Status != payment.SessionExpired || !got.AmountUSD.Equal(amount) {

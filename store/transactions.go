@@ -77,7 +77,7 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 // RecordTransaction records a newly seen transaction with its first event,
 // or, if the chain, hash and log index are recorded already, returns the
 // stored one unchanged: the activity that calls it can be retried.
-func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, eventID, eventType string) (payment.Transaction, error) {
+func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, render Render[payment.Transaction]) (payment.Transaction, error) {
 	var stored payment.Transaction
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		history, _ := json.Marshal(t.StatusHistory)
@@ -96,7 +96,7 @@ func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, ev
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		return insertEvent(ctx, tx, eventID, t.ProjectID, t.IsLive, eventType, t.ID, 1, stored, t.CreatedAt)
+		return insertEvent(ctx, tx, t.ProjectID, t.IsLive, "transaction."+string(t.Status), t.ID, 1, render, stored, t.CreatedAt)
 	})
 	return stored, err
 }

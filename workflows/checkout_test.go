@@ -29,7 +29,7 @@ func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 	amount := decimal.RequireFromString("25")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "P", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.CreatePlan(ctx, plan); err != nil {
+	if err := st.CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	return payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),

@@ -48,7 +48,6 @@ type CheckOutput struct {
 // RecordInput records a transaction when it is first seen.
 type RecordInput struct {
 	Transaction payment.Transaction
-	EventID     string
 }
 
 // AdvanceInput records one status transition of a transaction.
@@ -59,7 +58,6 @@ type AdvanceInput struct {
 	Reason        string
 	Check         CheckOutput
 	Version       int
-	EventID       string
 }
 
 // Transaction follows one on-chain transaction to finalized or failed: it
@@ -101,7 +99,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		_ = workflow.SideEffect(ctx, func(workflow.Context) any { return payment.NewID(payment.PrefixTx, now) }).Get(&s)
 		return s
 	}
-	txID, eventID := newID(), newID()
+	txID := newID()
 	record := payment.Transaction{
 		ID: txID, ProjectID: in.Session.ProjectID, CheckoutSessionID: in.Session.ID, PaymentPlanID: in.Session.PaymentPlanID,
 		IsLive: in.Session.IsLive, Status: status, Network: p.Network, ChainID: p.ChainID, TxHash: strings.ToLower(p.TxHash),
@@ -117,7 +115,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		record.BlockNumber, record.BlockHash, record.Confirmations, record.ConfirmedAt = &n, st.BlockHash, st.Confirmations, &now
 	}
 	var stored payment.Transaction
-	if err := workflow.ExecuteLocalActivity(ctx, ActivityRecordTransaction, RecordInput{Transaction: record, EventID: eventID}).Get(ctx, &stored); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, ActivityRecordTransaction, RecordInput{Transaction: record}).Get(ctx, &stored); err != nil {
 		return err
 	}
 	id, status, version := stored.ID, stored.Status, stored.Version
@@ -132,7 +130,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		}
 		version++
 		in := AdvanceInput{TransactionID: id, From: status, To: to, At: workflow.Now(ctx), Reason: reason, Check: st,
-			Version: version, EventID: newID()}
+			Version: version}
 		if err := workflow.ExecuteLocalActivity(ctx, ActivityAdvanceTransaction, in).Get(ctx, nil); err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 	cs := fixture(t, st, start)
 	cs.DepositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
 	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
-	if err := st.InsertSession(ctx, cs); err != nil {
+	if err := st.InsertSession(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -1,15 +1,16 @@
-package api
+// Package views renders the engine's records as the API returns them: the
+// REST data objects, the Connect messages' source, and the objects inside
+// webhook events, so that all three show the same fields and values.
+package views
 
 import (
 	"time"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// The JSON records the API returns (DESIGN.md section 5).
-
-type projectView struct {
+// Project is a project as the API returns it.
+type Project struct {
 	ID                           string `json:"id"`
 	Name                         string `json:"name"`
 	CompleteOn                   string `json:"completeOn"`
@@ -19,14 +20,16 @@ type projectView struct {
 	UpdatedAt                    string `json:"updatedAt"`
 }
 
-func viewProject(p payment.Project) projectView {
-	return projectView{ID: p.ID, Name: p.Name, CompleteOn: string(p.CompleteOn),
+// ProjectOf renders a record.
+func ProjectOf(p payment.Project) Project {
+	return Project{ID: p.ID, Name: p.Name, CompleteOn: string(p.CompleteOn),
 		UnderpaymentTolerancePercent: p.UnderpaymentTolerancePercent.String(),
 		LatePaymentWindow:            p.LatePaymentWindow.String(),
-		CreatedAt:                    ts(p.CreatedAt), UpdatedAt: ts(p.UpdatedAt)}
+		CreatedAt:                    Time(p.CreatedAt), UpdatedAt: Time(p.UpdatedAt)}
 }
 
-type planView struct {
+// Plan is a payment plan as the API returns it.
+type Plan struct {
 	ID                    string               `json:"id"`
 	ProjectID             string               `json:"projectId"`
 	IsLive                bool                 `json:"isLive"`
@@ -44,10 +47,11 @@ type planView struct {
 	UpdatedAt             string               `json:"updatedAt"`
 }
 
-func viewPlan(p payment.Plan) planView {
-	v := planView{ID: p.ID, ProjectID: p.ProjectID, IsLive: p.IsLive, Status: string(p.EffectiveStatus(time.Now())),
+// PlanOf renders a record.
+func PlanOf(p payment.Plan) Plan {
+	v := Plan{ID: p.ID, ProjectID: p.ProjectID, IsLive: p.IsLive, Status: string(p.EffectiveStatus(time.Now())),
 		Title: p.Title, PricingModel: p.PricingModel, AcceptedAssetPolicies: p.AcceptedAssetPolicies,
-		MerchantInfo: p.MerchantInfo, ExpiresAt: tsPtr(p.ExpiresAt), CreatedAt: ts(p.CreatedAt), UpdatedAt: ts(p.UpdatedAt)}
+		MerchantInfo: p.MerchantInfo, ExpiresAt: tsPtr(p.ExpiresAt), CreatedAt: Time(p.CreatedAt), UpdatedAt: Time(p.UpdatedAt)}
 	if p.AmountUSD != nil {
 		s := payment.FormatUSD(*p.AmountUSD)
 		v.AmountUSD = &s
@@ -69,7 +73,8 @@ func viewPlan(p payment.Plan) planView {
 	return v
 }
 
-type txSummary struct {
+// TransactionSummary is a transaction in a session as the API returns it.
+type TransactionSummary struct {
 	ID            string `json:"id"`
 	Status        string `json:"status"`
 	Network       string `json:"network"`
@@ -81,7 +86,8 @@ type txSummary struct {
 	CreatedAt     string `json:"createdAt"`
 }
 
-type sessionView struct {
+// Session is a checkout session as the API returns it.
+type Session struct {
 	ID             string                  `json:"id"`
 	Token          *string                 `json:"token,omitempty"`
 	URL            *string                 `json:"url,omitempty"`
@@ -99,21 +105,23 @@ type sessionView struct {
 	ExpiresAt      string                  `json:"expiresAt"`
 	CompletedAt    *string                 `json:"completedAt"`
 	Exception      *string                 `json:"exception"`
-	Transactions   []txSummary             `json:"transactions,omitempty"`
+	Transactions   []TransactionSummary    `json:"transactions,omitempty"`
 	CreatedAt      string                  `json:"createdAt"`
 	UpdatedAt      string                  `json:"updatedAt"`
 }
 
-func (s *Server) viewSession(v engine.SessionView) sessionView {
-	cs := v.Session
-	out := sessionView{ID: cs.ID, Status: string(cs.Status), PaymentPlanID: cs.PaymentPlanID, ProjectID: cs.ProjectID,
+// SessionOf renders a session. token and checkoutURL are set only for
+// whoever holds the token (its creator and the public lookup); txs, when
+// not nil, are listed as summaries.
+func SessionOf(cs payment.Session, token, checkoutURL string, txs []payment.Transaction) Session {
+	out := Session{ID: cs.ID, Status: string(cs.Status), PaymentPlanID: cs.PaymentPlanID, ProjectID: cs.ProjectID,
 		IsLive: cs.IsLive, Email: nonEmpty(cs.Email), Metadata: cs.Metadata, AmountUSD: payment.FormatUSD(cs.AmountUSD),
 		AmountPaidUSD: payment.FormatUSD(cs.AmountPaidUSD), DepositAddress: nonEmpty(cs.DepositAddress),
-		PaymentOptions: cs.PaymentOptions, QuoteExpiresAt: ts(cs.QuoteExpiresAt), ExpiresAt: ts(cs.ExpiresAt),
-		CompletedAt: tsPtr(cs.CompletedAt), Exception: nonEmpty(cs.Exception), CreatedAt: ts(cs.CreatedAt), UpdatedAt: ts(cs.UpdatedAt)}
-	if v.Token != "" {
-		url := s.CheckoutURL + "/checkout/" + v.Token
-		out.Token, out.URL = &v.Token, &url
+		PaymentOptions: cs.PaymentOptions, QuoteExpiresAt: Time(cs.QuoteExpiresAt), ExpiresAt: Time(cs.ExpiresAt),
+		CompletedAt: tsPtr(cs.CompletedAt), Exception: nonEmpty(cs.Exception), CreatedAt: Time(cs.CreatedAt), UpdatedAt: Time(cs.UpdatedAt)}
+	if token != "" {
+		url := checkoutURL + "/checkout/" + token
+		out.Token, out.URL = &token, &url
 	}
 	if out.Metadata == nil {
 		out.Metadata = map[string]string{}
@@ -121,18 +129,19 @@ func (s *Server) viewSession(v engine.SessionView) sessionView {
 	if out.PaymentOptions == nil {
 		out.PaymentOptions = []payment.PaymentOption{}
 	}
-	if v.Transactions != nil {
-		out.Transactions = []txSummary{}
-		for _, t := range v.Transactions {
-			out.Transactions = append(out.Transactions, txSummary{ID: t.ID, Status: string(t.Status), Network: t.Network,
+	if txs != nil {
+		out.Transactions = []TransactionSummary{}
+		for _, t := range txs {
+			out.Transactions = append(out.Transactions, TransactionSummary{ID: t.ID, Status: string(t.Status), Network: t.Network,
 				TxHash: t.TxHash, Symbol: t.Symbol, Amount: t.Amount, AmountUSD: payment.FormatUSD(t.AmountUSD),
-				Confirmations: t.Confirmations, CreatedAt: ts(t.CreatedAt)})
+				Confirmations: t.Confirmations, CreatedAt: Time(t.CreatedAt)})
 		}
 	}
 	return out
 }
 
-type txView struct {
+// Transaction is a transaction as the API returns it.
+type Transaction struct {
 	ID                    string                 `json:"id"`
 	ProjectID             string                 `json:"projectId"`
 	CheckoutSessionID     string                 `json:"checkoutSessionId"`
@@ -163,14 +172,15 @@ type txView struct {
 	FailedAt              *string                `json:"failedAt"`
 }
 
-func viewTx(t payment.Transaction) txView {
-	v := txView{ID: t.ID, ProjectID: t.ProjectID, CheckoutSessionID: t.CheckoutSessionID, PaymentPlanID: t.PaymentPlanID,
+// TransactionOf renders a record.
+func TransactionOf(t payment.Transaction) Transaction {
+	v := Transaction{ID: t.ID, ProjectID: t.ProjectID, CheckoutSessionID: t.CheckoutSessionID, PaymentPlanID: t.PaymentPlanID,
 		IsLive: t.IsLive, Status: string(t.Status), Network: t.Network, ChainID: t.ChainID, TxHash: t.TxHash,
 		FromAddress: t.FromAddress, ToAddress: t.ToAddress, AssetDefinitionID: t.AssetDefinitionID, Symbol: t.Symbol,
 		Amount: t.Amount, AmountBaseUnits: t.AmountBaseUnits, AmountUSD: payment.FormatUSD(t.AmountUSD),
 		BlockNumber: t.BlockNumber, BlockHash: nonEmpty(t.BlockHash), Confirmations: t.Confirmations,
 		RequiredConfirmations: t.RequiredConfirmations, FailureReason: nonEmpty(t.FailureReason),
-		StatusHistory: t.StatusHistory, CreatedAt: ts(t.CreatedAt), UpdatedAt: ts(t.UpdatedAt),
+		StatusHistory: t.StatusHistory, CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt),
 		ConfirmedAt: tsPtr(t.ConfirmedAt), FinalizedAt: tsPtr(t.FinalizedAt), FailedAt: tsPtr(t.FailedAt)}
 	if t.LogIndex >= 0 {
 		v.LogIndex = &t.LogIndex
@@ -181,13 +191,14 @@ func viewTx(t payment.Transaction) txView {
 	return v
 }
 
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// Time renders a timestamp: RFC 3339 in UTC.
+func Time(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func tsPtr(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := ts(*t)
+	s := Time(*t)
 	return &s
 }
 
