@@ -43,15 +43,18 @@ func BenchmarkScanRPCCallsPerBlock(b *testing.B) {
 	defer chain.Close()
 	for i := range 50 {
 		to := common.BigToAddress(big.NewInt(int64(1000 + i)))
+		var h common.Hash
 		if i%2 == 0 {
-			_, err = chain.TransferToken(ctx, chain.Accounts[0], to, big.NewInt(1_000_000))
+			h, err = chain.TransferToken(ctx, chain.Accounts[0], to, big.NewInt(1_000_000))
 		} else {
-			_, err = chain.TransferNative(ctx, chain.Accounts[1], to, big.NewInt(1e15))
+			h, err = chain.TransferNative(ctx, chain.Accounts[1], to, big.NewInt(1e15))
 		}
 		if err != nil {
 			b.Fatal(err)
 		}
-		chain.Commit()
+		if _, err := chain.Mine(ctx, h); err != nil {
+			b.Fatal(err)
+		}
 	}
 	head, _ := chain.Client().BlockNumber(ctx)
 	genesis, _ := chain.Client().HeaderByNumber(ctx, big.NewInt(int64(head-50)))

@@ -342,9 +342,8 @@ func (c *Chain) setUp(ctx context.Context, price *big.Int) error {
 
 // commitAndCheck mines a block and fails unless every tx succeeded in it.
 func (c *Chain) commitAndCheck(ctx context.Context, txs ...common.Hash) error {
-	c.Commit()
 	for _, h := range txs {
-		r, err := c.WaitMined(ctx, h)
+		r, err := c.Mine(ctx, h)
 		if err != nil {
 			return err
 		}
@@ -353,6 +352,32 @@ func (c *Chain) commitAndCheck(ctx context.Context, txs ...common.Hash) error {
 		}
 	}
 	return nil
+}
+
+// Mine commits blocks until tx is mined and returns its receipt. The pool
+// takes a sent transaction in the background, so a block committed right
+// after sending may not hold it yet: Mine commits again until it does, for
+// ten seconds at most.
+func (c *Chain) Mine(ctx context.Context, tx common.Hash) (*types.Receipt, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.Commit()
+		r, err := c.client.TransactionReceipt(ctx, tx)
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, ethereum.NotFound) {
+			return nil, fmt.Errorf("devchain: receipt of %s: %w", tx, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("devchain: %s not mined: is it in the pool?", tx)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
 }
 
 // mine commits a block every interval until Close. Empty blocks are mined

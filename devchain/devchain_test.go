@@ -63,7 +63,7 @@ func mustReceipt(t *testing.T, ctx context.Context, c *Chain, h common.Hash) *ty
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := c.WaitMined(ctx, h)
+	r, err := c.Mine(ctx, h)
 	if err != nil {
 		t.Fatalf("WaitMined(%s): %v", h, err)
 	}

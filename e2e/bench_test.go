@@ -67,8 +67,9 @@ func BenchmarkDetectionLatency(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond) // let the pool take it
-		chain.Commit()
+		if _, err := chain.Mine(ctx, hash); err != nil {
+			b.Fatal(err)
+		}
 		mined := time.Now()
 		for {
 			t, err := st.TransactionByHash(ctx, 1337, hash.Hex())

@@ -274,8 +274,7 @@ func TestReorgSendsPaymentBackToPending(t *testing.T) {
 	chain.Pause()
 	defer chain.Resume()
 	hash := payToken(t, 1, str(cs["depositAddress"]), units("9000000"))
-	chain.Commit()
-	receipt, err := chain.WaitMined(ctx, hash)
+	receipt, err := chain.Mine(ctx, hash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +323,9 @@ func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
 	chain.Pause()
 	defer chain.Resume()
 	hash := payToken(t, 2, str(cs["depositAddress"]), units("11000000"))
-	chain.Commit()
+	if _, err := chain.Mine(context.Background(), hash); err != nil {
+		t.Fatal(err)
+	}
 	waitTx(t, ts.URL, keys, hash, "confirmed")
 
 	wrk.Stop()
