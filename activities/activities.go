@@ -22,8 +22,9 @@ import (
 
 // Activities holds the dependencies of the engine's activities.
 type Activities struct {
-	Store  *store.Store
-	Chains chainwatch.Chains
+	Store    *store.Store
+	Chains   chainwatch.Chains
+	Webhooks Webhooks
 }
 
 // Register registers every activity under the name the workflows use.
@@ -35,6 +36,9 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.CheckTransaction, activity.RegisterOptions{Name: workflows.ActivityCheckTransaction})
 	r.RegisterActivityWithOptions(a.RecordTransaction, activity.RegisterOptions{Name: workflows.ActivityRecordTransaction})
 	r.RegisterActivityWithOptions(a.AdvanceTransaction, activity.RegisterOptions{Name: workflows.ActivityAdvanceTransaction})
+	r.RegisterActivityWithOptions(a.DispatchEvents, activity.RegisterOptions{Name: workflows.ActivityDispatchEvents})
+	r.RegisterActivityWithOptions(a.DeliverWebhook, activity.RegisterOptions{Name: workflows.ActivityDeliverWebhook})
+	r.RegisterActivityWithOptions(a.FinishDelivery, activity.RegisterOptions{Name: workflows.ActivityFinishDelivery})
 }
 
 // CreateCheckoutSession records a new checkout session; recording it again

@@ -268,3 +268,18 @@ func decodePaymentSubmission(body []byte) (paymentSubmission, error) {
 	}
 	return paymentSubmission{*network, *hash}, nil
 }
+
+// decodeWebhookInput reads a webhook endpoint's create or update payload.
+func decodeWebhookInput(body []byte) (payment.WebhookInput, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return payment.WebhookInput{}, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	in := payment.WebhookInput{URL: f.str("url"), Description: f.str("description"),
+		EnabledEvents: f.strings("enabledEvents"), Status: f.str("status")}
+	f.done()
+	in.Problems = probs
+	return in, nil
+}

@@ -146,6 +146,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, public, s.createSession}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getSessionByToken}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})
+	s.webhookRoutes()
 	s.connectHandlers()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.ready)
@@ -193,7 +194,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		failErr(w, r, err)
 		return
 	}
-	if r.Method == http.MethodPost {
+	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
 		body, ok := s.readBody(w, r)
 		if !ok {
 			return

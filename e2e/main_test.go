@@ -23,6 +23,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
 )
 
@@ -99,14 +100,28 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := worker.StartDispatcher(context.Background(), temporal); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 
 // wrk is the engine's worker; a test may stop it and start another.
 var wrk sdkworker.Worker
 
+// sealer seals the webhook secrets of the tests' endpoints.
+var sealer = func() *webhook.Sealer {
+	s, err := webhook.NewSealer(make([]byte, webhook.KeySize))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 func startWorker() error {
-	wrk = worker.New(temporal, &activities.Activities{Store: st, Chains: chains})
+	wrk = worker.New(temporal, &activities.Activities{Store: st, Chains: chains, Webhooks: activities.Webhooks{
+		Temporal: temporal, Sealer: sealer, Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})}})
 	return wrk.Start()
 }
 
@@ -128,7 +143,7 @@ type apiOptions struct {
 // unless the test sets its own.
 func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *engine.Engine) {
 	t.Helper()
-	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, Chains: chains, SessionLifetime: opts.lifetime}
+	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, Chains: chains, Sealer: sealer, SessionLifetime: opts.lifetime}
 	limits := opts.limits
 	if limits == nil {
 		limits = map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000, api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}

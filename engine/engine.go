@@ -22,6 +22,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/views"
+	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -31,6 +32,7 @@ type Engine struct {
 	Temporal        client.Client
 	Catalog         payment.Catalog
 	Chains          chainwatch.Chains
+	Sealer          *webhook.Sealer
 	SessionLifetime time.Duration
 	// Now is the clock; tests may set it.
 	Now func() time.Time

@@ -33,11 +33,18 @@ func (q ListQuery) Offset() int { return (q.Page - 1) * q.Limit }
 // parameters, repeated parameters and malformed values are validation
 // errors, each named by its parameter.
 func ParseListQuery(v url.Values, statuses []string) (ListQuery, error) {
+	return ParseListQueryBy(v, "status", statuses)
+}
+
+// ParseListQueryBy is ParseListQuery with the value filter under another
+// name (events filter by "type"); the value lands in ListQuery.Status.
+func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, error) {
+	statuses := values
 	q := ListQuery{Page: DefaultPage, Limit: DefaultLimit}
 	var probs Problems
 	allowed := []string{"page", "limit", "from", "to", "isLive"}
 	if statuses != nil {
-		allowed = append(allowed, "status")
+		allowed = append(allowed, filter)
 	}
 	for _, k := range sortedKeys(v) {
 		if !slices.Contains(allowed, k) {
@@ -60,9 +67,9 @@ func ParseListQuery(v url.Values, statuses []string) (ListQuery, error) {
 	}
 	intParam("page", 1, 1_000_000, &q.Page)
 	intParam("limit", 1, MaxLimit, &q.Limit)
-	if s, ok := v["status"]; ok && statuses != nil {
+	if s, ok := v[filter]; ok && statuses != nil {
 		if !slices.Contains(statuses, s[0]) {
-			probs.Add("status", "must be one of "+strings.Join(statuses, ", "))
+			probs.Add(filter, "must be one of "+strings.Join(statuses, ", "))
 		} else {
 			q.Status = s[0]
 		}

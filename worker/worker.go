@@ -33,6 +33,8 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.CheckoutSession, workflow.RegisterOptions{Name: "CheckoutSession"})
 	r.RegisterWorkflowWithOptions(workflows.Transaction, workflow.RegisterOptions{Name: "Transaction"})
 	r.RegisterWorkflowWithOptions(workflows.Chainwatch, workflow.RegisterOptions{Name: "Chainwatch"})
+	r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: "WebhookDelivery"})
+	r.RegisterWorkflowWithOptions(workflows.WebhookDispatcher, workflow.RegisterOptions{Name: "WebhookDispatcher"})
 	acts.Register(r)
 }
 
@@ -50,6 +52,19 @@ func StartScanners(ctx context.Context, c client.Client, networks []string) erro
 		if err != nil {
 			return fmt.Errorf("start scanner of %s: %w", n, err)
 		}
+	}
+	return nil
+}
+
+// StartDispatcher starts the webhook dispatcher unless it is running.
+func StartDispatcher(ctx context.Context, c client.Client) error {
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       workflows.WebhookDispatcherWorkflowID,
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.WebhookDispatcher)
+	if err != nil {
+		return fmt.Errorf("start webhook dispatcher: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/webhook"
 )
 
 // config is the deployment's configuration, read from the environment.
@@ -24,6 +25,11 @@ type config struct {
 	Limits            map[api.Tier]uint64
 	Catalog           payment.Catalog
 	Networks          []chainwatch.Network
+	// WebhookKey seals webhook secrets at rest (WEBHOOK_SECRET_KEY, 32
+	// bytes as base64 or hex); without it webhooks are off.
+	WebhookKey          []byte
+	WebhookAllowPrivate bool
+	WebhookDisableAfter time.Duration
 }
 
 func env(name, def string) string {
@@ -70,6 +76,15 @@ func loadConfig() (config, error) {
 	}
 	if err := checkAssets(c.Catalog.Assets); err != nil {
 		return c, err
+	}
+	if k := os.Getenv("WEBHOOK_SECRET_KEY"); k != "" {
+		if c.WebhookKey, err = webhook.ParseKey(k); err != nil {
+			return c, fmt.Errorf("WEBHOOK_SECRET_KEY: %w", err)
+		}
+	}
+	c.WebhookAllowPrivate = os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "true"
+	if c.WebhookDisableAfter, err = time.ParseDuration(env("WEBHOOK_DISABLE_AFTER", "120h")); err != nil || c.WebhookDisableAfter <= 0 {
+		return c, fmt.Errorf("WEBHOOK_DISABLE_AFTER: want a duration such as 120h")
 	}
 	networks := []byte(os.Getenv("NETWORKS"))
 	if path := os.Getenv("NETWORKS_FILE"); path != "" {

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/client"
 
-	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/devchain"
@@ -27,6 +27,7 @@ import (
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
 )
 
@@ -117,12 +118,21 @@ func runDev(ctx context.Context, args []string) error {
 	}
 	defer tc.Close()
 
-	w := worker.New(tc, &activities.Activities{Store: st, Chains: chains})
+	if c.WebhookKey == nil {
+		if c.WebhookKey, err = devWebhookKey(filepath.Join(*dataDir, "webhook.key")); err != nil {
+			return err
+		}
+	}
+	c.WebhookAllowPrivate = true // the dev receivers live on loopback
+	w := worker.New(tc, newActivities(c, st, tc, chains))
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
 	if err := worker.StartScanners(ctx, tc, networkKeys(chains)); err != nil {
+		return err
+	}
+	if err := worker.StartDispatcher(ctx, tc); err != nil {
 		return err
 	}
 
@@ -171,6 +181,22 @@ Press Ctrl-C to stop; data stays in %s.
 	err = <-errc
 	slog.Info("dev stack stopping")
 	return err
+}
+
+// devWebhookKey reads the dev stack's webhook sealing key, making it on
+// the first run.
+func devWebhookKey(path string) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return webhook.ParseKey(string(b))
+	}
+	key := make([]byte, webhook.KeySize)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(key)), 0o600); err != nil {
+		return nil, err
+	}
+	return key, nil
 }
 
 // seed creates the sandbox project and a sample plan on the first run and

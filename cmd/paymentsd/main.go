@@ -23,6 +23,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
 )
 
@@ -117,7 +118,26 @@ func open(ctx context.Context, c config) (*store.Store, client.Client, error) {
 }
 
 func newEngine(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *engine.Engine {
-	return &engine.Engine{Store: st, Temporal: tc, Catalog: c.Catalog, Chains: chains, SessionLifetime: c.SessionLifetime}
+	return &engine.Engine{Store: st, Temporal: tc, Catalog: c.Catalog, Chains: chains, Sealer: sealer(c),
+		SessionLifetime: c.SessionLifetime}
+}
+
+// sealer is the webhook secrets' sealer, nil when no key is configured.
+func sealer(c config) *webhook.Sealer {
+	if c.WebhookKey == nil {
+		return nil
+	}
+	s, err := webhook.NewSealer(c.WebhookKey)
+	if err != nil {
+		panic(err) // ParseKey checked the size
+	}
+	return s
+}
+
+// newActivities wires the activities.
+func newActivities(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *activities.Activities {
+	return &activities.Activities{Store: st, Chains: chains, Webhooks: activities.Webhooks{Temporal: tc, Sealer: sealer(c),
+		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: c.WebhookAllowPrivate}), DisableAfter: c.WebhookDisableAfter}}
 }
 
 // networkKeys lists the configured networks.
@@ -191,11 +211,14 @@ func runWorker(ctx context.Context) error {
 	if err := worker.RegisterSearchAttributes(ctx, tc, c.TemporalNamespace); err != nil {
 		slog.Warn("search attributes not registered; register them with the Temporal operator CLI", "err", err)
 	}
-	w := worker.New(tc, &activities.Activities{Store: st, Chains: chains})
+	w := worker.New(tc, newActivities(c, st, tc, chains))
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	if err := worker.StartScanners(ctx, tc, networkKeys(chains)); err != nil {
+		return err
+	}
+	if err := worker.StartDispatcher(ctx, tc); err != nil {
 		return err
 	}
 	slog.Info("worker running", "temporal", c.TemporalAddress, "namespace", c.TemporalNamespace)

@@ -1,0 +1,184 @@
+package api
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/views"
+)
+
+func (s *Server) webhookRoutes() {
+	base := "/api/v1/projects/{projectId}/webhooks"
+	s.route(base, map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, s.listWebhooks},
+		http.MethodPost: {Moderate, apiKey, s.createWebhook},
+	})
+	s.route(base+"/{webhookId}", map[string]endpoint{
+		http.MethodGet:    {Relaxed, apiKey, s.getWebhook},
+		http.MethodPatch:  {SemiRelaxed, apiKey, s.updateWebhook},
+		http.MethodDelete: {SemiRelaxed, apiKey, s.deleteWebhook},
+	})
+	s.route(base+"/{webhookId}/rotate-secret", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.rotateWebhookSecret}})
+	s.route(base+"/{webhookId}/test", map[string]endpoint{http.MethodPost: {Standard, apiKey, s.sendTestEvent}})
+	s.route(base+"/{webhookId}/deliveries", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listDeliveries}})
+	s.route(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", map[string]endpoint{http.MethodPost: {Standard, apiKey, s.redeliver}})
+	s.route("/api/v1/projects/{projectId}/events", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEvents}})
+	s.route("/api/v1/projects/{projectId}/events/{eventId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getEvent}})
+}
+
+func webhookView(e engine.Endpoint) views.Webhook {
+	return views.WebhookOf(e.WebhookEndpoint, e.Secret)
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := decodeWebhookInput(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	ep, err := s.Engine.CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "Webhook endpoint created; store its secret now, it is shown once", webhookView(ep))
+	return nil
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQuery(r.URL.Query(), []string{payment.WebhookEnabled, payment.WebhookDisabled})
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Webhook endpoints retrieved", mapSlice(page.Items, webhookView), q, page.Total)
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	ep, err := s.Engine.GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Webhook endpoint retrieved", webhookView(ep))
+	return nil
+}
+
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := decodeWebhookInput(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	ep, err := s.Engine.UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Webhook endpoint updated", webhookView(ep))
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Engine.DeleteWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")); err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Webhook endpoint deleted", map[string]string{"id": r.PathValue("webhookId")})
+	return nil
+}
+
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	ep, err := s.Engine.RotateWebhookSecret(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, fmt.Sprintf("Secret rotated; the previous secret keeps signing for %s", engine.SecretOverlap), webhookView(ep))
+	return nil
+}
+
+func eventView(ev store.Event) views.Event {
+	return views.EventOf(ev.ID, ev.Type, ev.ProjectID, ev.IsLive, ev.Data, ev.CreatedAt)
+}
+
+func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
+	ev, err := s.Engine.SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusAccepted, "Test event sent", eventView(ev))
+	return nil
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQueryBy(r.URL.Query(), "type", append(payment.EventTypes, payment.TestEventType))
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Events retrieved", mapSlice(page.Items, eventView), q, page.Total)
+	return nil
+}
+
+func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
+	ev, err := s.Engine.GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Event retrieved", eventView(ev))
+	return nil
+}
+
+type deliveryView struct {
+	ID          string          `json:"id"`
+	EventID     string          `json:"eventId"`
+	EventType   string          `json:"eventType"`
+	WebhookID   string          `json:"webhookId"`
+	Status      string          `json:"status"`
+	Attempts    []store.Attempt `json:"attempts"`
+	DeliveredAt *string         `json:"deliveredAt"`
+	CreatedAt   string          `json:"createdAt"`
+	UpdatedAt   string          `json:"updatedAt"`
+}
+
+func viewDelivery(d store.Delivery) deliveryView {
+	v := deliveryView{ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.EndpointID, Status: d.Status,
+		Attempts: d.Attempts, CreatedAt: views.Time(d.CreatedAt), UpdatedAt: views.Time(d.UpdatedAt)}
+	if d.DeliveredAt != nil {
+		t := views.Time(*d.DeliveredAt)
+		v.DeliveredAt = &t
+	}
+	if v.Attempts == nil {
+		v.Attempts = []store.Attempt{}
+	}
+	return v
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQuery(r.URL.Query(), nil)
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Deliveries retrieved", mapSlice(page.Items, viewDelivery), q, page.Total)
+	return nil
+}
+
+func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
+	d, err := s.Engine.Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusAccepted, "Redelivery started", viewDelivery(d))
+	return nil
+}

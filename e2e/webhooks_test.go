@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// receiver is a merchant's webhook endpoint: a real HTTP server that
+// verifies every delivery with the Standard Webhooks library, and keeps
+// the verified events.
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	secrets  []string // a delivery must verify with each
+	events   []map[string]any
+	ids      map[string]int // webhook-id -> deliveries seen
+	rejected int
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{ids: map[string]int{}}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, s := range r.secrets {
+			wh, err := standardwebhooks.NewWebhook(s)
+			if err != nil || wh.Verify(body, req.Header) != nil {
+				r.rejected++
+				http.Error(w, "bad signature", http.StatusBadRequest)
+				return
+			}
+		}
+		var ev map[string]any
+		_ = json.Unmarshal(body, &ev)
+		if ev["id"] != req.Header.Get("webhook-id") {
+			r.rejected++
+			http.Error(w, "webhook-id differs from the event id", http.StatusBadRequest)
+			return
+		}
+		r.ids[req.Header.Get("webhook-id")]++
+		r.events = append(r.events, ev)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) setSecrets(s ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secrets = s
+}
+
+// waitFor waits until the receiver has an event of type typ for object id.
+func (r *receiver) waitFor(t *testing.T, typ, objectID string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		r.mu.Lock()
+		for _, ev := range r.events {
+			data, _ := ev["data"].(map[string]any)
+			if ev["type"] == typ && (objectID == "" || data["id"] == objectID) {
+				r.mu.Unlock()
+				return ev
+			}
+		}
+		n := len(r.events)
+		r.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s event for %s among %d received", typ, objectID, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	rcv := newReceiver(t)
+	created := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/webhooks", p.SandboxKey, map[string]any{
+		"url": rcv.URL + "/hooks", "enabledEvents": []string{"*"}, "description": "shop backend"})
+	mustStatus(t, created, http.StatusCreated)
+	secret := str(created.data()["secret"])
+	if !strings.HasPrefix(secret, "whsec_") || created.data()["status"] != "enabled" {
+		t.Fatalf("created endpoint = %s", created.Raw)
+	}
+	if again := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/webhooks/"+str(created.data()["id"]), p.SandboxKey); again.data()["secret"] != nil {
+		t.Fatal("the secret is shown again after creation")
+	}
+	rcv.setSecrets(secret)
+
+	cs := openSession(t, ts.URL, keys, "4", "usdc-devnet")
+	hash := payToken(t, 3, str(cs["depositAddress"]), units("4000000"))
+	completed := rcv.waitFor(t, "checkout.session.completed", str(cs["id"]))
+	processing := rcv.waitFor(t, "checkout.session.processing", str(cs["id"]))
+	tx := waitTx(t, ts.URL, keys, hash, "finalized")
+	confirmed := rcv.waitFor(t, "transaction.confirmed", str(tx["id"]))
+	finalized := rcv.waitFor(t, "transaction.finalized", str(tx["id"]))
+
+	version := func(ev map[string]any) float64 { return ev["data"].(map[string]any)["version"].(float64) }
+	if !(version(processing) < version(completed) && version(confirmed) < version(finalized)) {
+		t.Fatalf("versions: processing %v completed %v confirmed %v finalized %v", version(processing), version(completed), version(confirmed), version(finalized))
+	}
+	if completed["data"].(map[string]any)["status"] != "completed" || finalized["data"].(map[string]any)["status"] != "finalized" ||
+		completed["projectId"] != p.Project.ID || completed["isLive"] != false {
+		t.Fatalf("event bodies: %v / %v", completed, finalized)
+	}
+	rcv.mu.Lock()
+	rejected := rcv.rejected
+	rcv.mu.Unlock()
+	if rejected != 0 {
+		t.Fatalf("%d deliveries failed verification", rejected)
+	}
+
+	// The events are listed, and one reads back as it was delivered.
+	evs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/events?type=transaction.finalized", p.SandboxKey)
+	if evs.pagination()["total"] != float64(1) {
+		t.Fatalf("events = %s", evs.Raw)
+	}
+	one := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/events/"+str(finalized["id"]), p.SandboxKey)
+	if one.data()["type"] != "transaction.finalized" {
+		t.Fatalf("event = %s", one.Raw)
+	}
+	deliveries := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/webhooks/"+str(created.data()["id"])+"/deliveries", p.SandboxKey)
+	mustStatus(t, deliveries, http.StatusOK)
+	first := deliveries.list()[0].(map[string]any)
+	attempts := first["attempts"].([]any)
+	if first["status"] != "delivered" || len(attempts) != 1 || attempts[0].(map[string]any)["statusCode"] != float64(204) {
+		t.Fatalf("delivery = %v", first)
+	}
+}
+
+func TestWebhookSecretRotationSignsWithBoth(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	rcv := newReceiver(t)
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcv.URL, "enabledEvents": []string{"transaction.finalized"}})
+	mustStatus(t, created, http.StatusCreated)
+	id := str(created.data()["id"])
+	old := str(created.data()["secret"])
+	rotated := post(t, ts.URL, base+"/"+id+"/rotate-secret", p.SandboxKey, map[string]any{})
+	mustStatus(t, rotated, http.StatusOK)
+	fresh := str(rotated.data()["secret"])
+	if fresh == old || !strings.HasPrefix(fresh, "whsec_") {
+		t.Fatalf("rotated secret = %q", fresh)
+	}
+	// During the overlap a receiver holding either secret verifies.
+	rcv.setSecrets(old, fresh)
+	test := post(t, ts.URL, base+"/"+id+"/test", p.SandboxKey, map[string]any{})
+	mustStatus(t, test, http.StatusAccepted)
+	got := rcv.waitFor(t, "webhook.test", "")
+	if got["id"] != test.data()["id"] {
+		t.Fatalf("test event = %v", got)
+	}
+}
+
+func TestWebhookEndpointValidationAndUpdates(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	bad := []struct {
+		key    string
+		body   map[string]any
+		fields string
+	}{
+		{p.SandboxKey, map[string]any{}, "url,enabledEvents"},
+		{p.SandboxKey, map[string]any{"url": "ftp://x.example", "enabledEvents": []string{"*"}}, "url"},
+		{p.SandboxKey, map[string]any{"url": "https://x.example", "enabledEvents": []string{"transaction.mined"}}, "enabledEvents[0]"},
+		{p.LiveKey, map[string]any{"url": "http://x.example", "enabledEvents": []string{"*"}}, "url"},
+		{p.SandboxKey, map[string]any{"url": "https://x.example", "enabledEvents": []string{"*"}, "secret": "mine"}, "secret"},
+	}
+	for _, b := range bad {
+		r := post(t, ts.URL, base, b.key, b.body)
+		if r.Status != 422 || strings.Join(r.detailFields(), ",") != b.fields {
+			t.Errorf("%v: %d %s", b.body, r.Status, r.Raw)
+		}
+	}
+	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": "https://x.example/h", "enabledEvents": []string{"*"}})
+	mustStatus(t, created, 201)
+	id := str(created.data()["id"])
+	upd := do(t, ts.URL, request{method: "PATCH", path: base + "/" + id, key: p.SandboxKey, body: map[string]any{"status": "disabled", "description": "paused"}})
+	mustStatus(t, upd, 200)
+	if upd.data()["status"] != "disabled" || upd.data()["description"] != "paused" || upd.data()["url"] != "https://x.example/h" {
+		t.Fatalf("updated = %s", upd.Raw)
+	}
+	if r := get(t, ts.URL, base+"/"+id, p.LiveKey); r.Status != 404 {
+		t.Fatalf("live key read a sandbox endpoint: %d", r.Status)
+	}
+	if r := do(t, ts.URL, request{method: "DELETE", path: base + "/" + id, key: p.SandboxKey}); r.Status != 200 {
+		t.Fatalf("delete: %s", r.Raw)
+	}
+	if r := get(t, ts.URL, base+"/"+id, p.SandboxKey); r.Status != 404 {
+		t.Fatalf("deleted endpoint still readable: %d", r.Status)
+	}
+}

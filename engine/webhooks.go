@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhook"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// SecretOverlap is how long a rotated-out secret keeps signing beside the
+// new one, so receivers can switch without missing a delivery.
+const SecretOverlap = 24 * time.Hour
+
+// Endpoint is a webhook endpoint as the API shows it; Secret is set only
+// when it was just created or rotated.
+type Endpoint struct {
+	payment.WebhookEndpoint
+	Secret string
+}
+
+func (e *Engine) sealer() (*webhook.Sealer, error) {
+	if e.Sealer == nil {
+		return nil, &payment.Error{Kind: payment.KindUnavailable, Message: "Webhooks are not configured on this deployment (WEBHOOK_SECRET_KEY)"}
+	}
+	return e.Sealer, nil
+}
+
+func (e *Engine) endpoint(ctx context.Context, p payment.Principal, projectID, id string) (store.StoredEndpoint, error) {
+	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixWebhook, id) {
+		return store.StoredEndpoint{}, payment.NotFound("Webhook endpoint")
+	}
+	ep, err := e.Store.GetEndpoint(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return ep, payment.NotFound("Webhook endpoint")
+	}
+	return ep, err
+}
+
+// CreateWebhook creates an endpoint with a new secret, shown this once.
+func (e *Engine) CreateWebhook(ctx context.Context, p payment.Principal, projectID string, in payment.WebhookInput) (Endpoint, error) {
+	if projectID != p.ProjectID {
+		return Endpoint{}, payment.NotFound("Project")
+	}
+	now := e.now()
+	w := payment.WebhookEndpoint{ID: payment.NewID(payment.PrefixWebhook, now), ProjectID: p.ProjectID, IsLive: p.IsLive,
+		Status: payment.WebhookEnabled, CreatedAt: now, UpdatedAt: now}
+	if err := payment.ApplyWebhook(&w, in, true); err != nil {
+		return Endpoint{}, err
+	}
+	s, err := e.sealer()
+	if err != nil {
+		return Endpoint{}, err
+	}
+	secret := webhook.NewSecret()
+	sealed, err := s.Seal(secret)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	if err := e.Store.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed}); err != nil {
+		return Endpoint{}, fmt.Errorf("create webhook: %w", err)
+	}
+	return Endpoint{WebhookEndpoint: w, Secret: secret}, nil
+}
+
+// GetWebhook returns one of the principal's endpoints.
+func (e *Engine) GetWebhook(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
+	ep, err := e.endpoint(ctx, p, projectID, id)
+	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
+}
+
+// ListWebhooks lists the principal's endpoints.
+func (e *Engine) ListWebhooks(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[Endpoint], error) {
+	if projectID != p.ProjectID {
+		return Page[Endpoint]{}, payment.NotFound("Project")
+	}
+	items, total, err := e.Store.ListEndpoints(ctx, p, q)
+	out := make([]Endpoint, len(items))
+	for i, it := range items {
+		out[i] = Endpoint{WebhookEndpoint: it.WebhookEndpoint}
+	}
+	return Page[Endpoint]{out, total, q}, err
+}
+
+// UpdateWebhook changes an endpoint's url, description, events or status;
+// re-enabling clears the failure record.
+func (e *Engine) UpdateWebhook(ctx context.Context, p payment.Principal, projectID, id string, in payment.WebhookInput) (Endpoint, error) {
+	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
+		return Endpoint{}, err
+	}
+	ep, err := e.Store.UpdateEndpoint(ctx, id, e.now(), func(s *store.StoredEndpoint) error {
+		if err := payment.ApplyWebhook(&s.WebhookEndpoint, in, false); err != nil {
+			return err
+		}
+		if s.Status == payment.WebhookEnabled {
+			s.FailingSince = nil
+		}
+		return nil
+	})
+	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
+}
+
+// DeleteWebhook deletes an endpoint; no delivery starts to it any more.
+func (e *Engine) DeleteWebhook(ctx context.Context, p payment.Principal, projectID, id string) error {
+	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
+		return err
+	}
+	return e.Store.DeleteEndpoint(ctx, p, id, e.now())
+}
+
+// RotateWebhookSecret gives an endpoint a new secret, shown this once; the
+// old one keeps signing beside it for SecretOverlap.
+func (e *Engine) RotateWebhookSecret(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
+	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
+		return Endpoint{}, err
+	}
+	s, err := e.sealer()
+	if err != nil {
+		return Endpoint{}, err
+	}
+	secret := webhook.NewSecret()
+	sealed, err := s.Seal(secret)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	now := e.now()
+	until := now.Add(SecretOverlap)
+	ep, err := e.Store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
+		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = ep.Secret, &until, sealed
+		return nil
+	})
+	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint, Secret: secret}, err
+}
+
+// SendTestEvent records a webhook.test event and delivers it to one
+// endpoint.
+func (e *Engine) SendTestEvent(ctx context.Context, p payment.Principal, projectID, id string) (store.Event, error) {
+	ep, err := e.endpoint(ctx, p, projectID, id)
+	if err != nil {
+		return store.Event{}, err
+	}
+	now := e.now()
+	data, _ := json.Marshal(map[string]any{"webhookId": ep.ID, "message": "This is a test event from paymentsd."})
+	ev := store.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: ep.ProjectID, IsLive: ep.IsLive,
+		Type: payment.TestEventType, ObjectID: payment.NewID("test_", now), Version: 1, Data: data, CreatedAt: now}
+	if err := e.Store.InsertTestEvent(ctx, ev); err != nil {
+		return ev, err
+	}
+	d, err := e.Store.CreateDelivery(ctx, ev, ep.ID, now)
+	if err != nil {
+		return ev, err
+	}
+	return ev, e.startDelivery(ctx, d, 1)
+}
+
+func (e *Engine) startDelivery(ctx context.Context, d store.Dispatch, first int) error {
+	_, err := e.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       workflows.WebhookDeliveryWorkflowID(d.EventID, d.EndpointID),
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, workflows.WebhookDelivery, workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: first})
+	if err != nil {
+		return fmt.Errorf("start delivery: %w", err)
+	}
+	return nil
+}
+
+// ListEvents lists the principal's events; q.Status filters by type.
+func (e *Engine) ListEvents(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[store.Event], error) {
+	if projectID != p.ProjectID {
+		return Page[store.Event]{}, payment.NotFound("Project")
+	}
+	items, total, err := e.Store.ListEvents(ctx, p, q)
+	return Page[store.Event]{items, total, q}, err
+}
+
+// GetEvent returns one of the principal's events.
+func (e *Engine) GetEvent(ctx context.Context, p payment.Principal, projectID, id string) (store.Event, error) {
+	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixEvent, id) {
+		return store.Event{}, payment.NotFound("Event")
+	}
+	ev, err := e.Store.GetEvent(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return ev, payment.NotFound("Event")
+	}
+	return ev, err
+}
+
+// ListDeliveries lists an endpoint's deliveries with their attempts.
+func (e *Engine) ListDeliveries(ctx context.Context, p payment.Principal, projectID, id string, q payment.ListQuery) (Page[store.Delivery], error) {
+	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
+		return Page[store.Delivery]{}, err
+	}
+	items, total, err := e.Store.ListDeliveries(ctx, id, q)
+	return Page[store.Delivery]{items, total, q}, err
+}
+
+// Redeliver delivers an event to an endpoint again, with the same
+// webhook-id, on a fresh retry schedule.
+func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, endpointID, deliveryID string) (store.Delivery, error) {
+	if _, err := e.endpoint(ctx, p, projectID, endpointID); err != nil {
+		return store.Delivery{}, err
+	}
+	d, err := e.Store.GetDelivery(ctx, p, endpointID, deliveryID)
+	if errors.Is(err, payment.ErrNotFound) {
+		return d, payment.NotFound("Delivery")
+	}
+	if err != nil {
+		return d, err
+	}
+	if err := e.Store.SetDeliveryStatus(ctx, d.ID, "pending", e.now()); err != nil {
+		return d, err
+	}
+	if err := e.startDelivery(ctx, store.Dispatch{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID}, len(d.Attempts)+1); err != nil {
+		return d, err
+	}
+	d.Status = "pending"
+	return d, nil
+}

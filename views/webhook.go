@@ -1,0 +1,50 @@
+package views
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// Webhook is a webhook endpoint as the API returns it; Secret only right
+// after creation or rotation.
+type Webhook struct {
+	ID             string   `json:"id"`
+	ProjectID      string   `json:"projectId"`
+	IsLive         bool     `json:"isLive"`
+	URL            string   `json:"url"`
+	Description    string   `json:"description"`
+	EnabledEvents  []string `json:"enabledEvents"`
+	Status         string   `json:"status"`
+	DisabledReason *string  `json:"disabledReason"`
+	Secret         *string  `json:"secret,omitempty"`
+	CreatedAt      string   `json:"createdAt"`
+	UpdatedAt      string   `json:"updatedAt"`
+}
+
+// WebhookOf renders an endpoint.
+func WebhookOf(w payment.WebhookEndpoint, secret string) Webhook {
+	v := Webhook{ID: w.ID, ProjectID: w.ProjectID, IsLive: w.IsLive, URL: w.URL, Description: w.Description,
+		EnabledEvents: w.EnabledEvents, Status: w.Status, DisabledReason: nonEmpty(w.DisabledReason),
+		CreatedAt: Time(w.CreatedAt), UpdatedAt: Time(w.UpdatedAt)}
+	if secret != "" {
+		v.Secret = &secret
+	}
+	return v
+}
+
+// Event is an event as the API returns it (and as webhooks deliver it).
+type Event struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	Timestamp string          `json:"timestamp"`
+	ProjectID string          `json:"projectId"`
+	IsLive    bool            `json:"isLive"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// EventOf renders an event.
+func EventOf(id, typ, projectID string, isLive bool, data json.RawMessage, at time.Time) Event {
+	return Event{ID: id, Type: typ, Timestamp: Time(at), ProjectID: projectID, IsLive: isLive, Data: data}
+}
