@@ -103,12 +103,17 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 		return workflows.DeliverResult{}, classify(err)
 	}
 	body, _ := json.Marshal(views.EventOf(ev.ID, ev.Type, ev.ProjectID, ev.IsLive, ev.Data, ev.CreatedAt))
-	now := time.Now()
-	secrets, err := a.secrets(ep, now)
+	now := in.At
+	if now.IsZero() {
+		now = time.Now()
+	}
+	// Signatures carry the moment of sending: receivers check it against
+	// their clock, whenever the attempt was scheduled.
+	secrets, err := a.secrets(ep, time.Now())
 	if err != nil {
 		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("open endpoint secret: "+err.Error(), "secret", err)
 	}
-	headers, err := webhook.Sign(ev.ID, now, body, secrets...)
+	headers, err := webhook.Sign(ev.ID, time.Now(), body, secrets...)
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
@@ -123,8 +128,9 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 	req.Header.Set("User-Agent", "paymentsd-webhooks/1")
 
 	attempt := store.Attempt{Attempt: in.Attempt, At: now}
+	sent := time.Now()
 	res, err := a.Webhooks.Client.Do(req)
-	attempt.LatencyMS = int(time.Since(now).Milliseconds())
+	attempt.LatencyMS = int(time.Since(sent).Milliseconds())
 	var result workflows.DeliverResult
 	if err != nil {
 		attempt.Error = err.Error()

@@ -42,6 +42,9 @@ type DeliveryInput struct {
 type DeliverInput struct {
 	DeliveryInput
 	Attempt int
+	// At is when the workflow made the attempt: the attempt's time, and
+	// the clock the endpoint's failure record runs on.
+	At time.Time
 }
 
 // DeliverResult is what one attempt achieved.
@@ -72,7 +75,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	attempt := max(in.FirstAttempt, 1)
 	for i := 0; ; i++ {
 		var r DeliverResult
-		if err := workflow.ExecuteActivity(ctx, ActivityDeliverWebhook, DeliverInput{DeliveryInput: in, Attempt: attempt}).Get(ctx, &r); err != nil {
+		if err := workflow.ExecuteActivity(ctx, ActivityDeliverWebhook, DeliverInput{DeliveryInput: in, Attempt: attempt, At: workflow.Now(ctx)}).Get(ctx, &r); err != nil {
 			return err
 		}
 		if r.Delivered || r.Stop {

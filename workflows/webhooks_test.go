@@ -1,0 +1,165 @@
+package workflows_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/webhook"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// scripted is a receiver that answers each delivery with the next step.
+type scripted struct {
+	mu    sync.Mutex
+	steps []func(http.ResponseWriter)
+	hits  int
+}
+
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	step := s.steps[min(s.hits, len(s.steps)-1)]
+	s.hits++
+	s.mu.Unlock()
+	step(w)
+}
+
+func status(code int, header ...string) func(http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte("answer " + http.StatusText(code)))
+	}
+}
+
+func TestWebhookDeliveryRetries(t *testing.T) {
+	slow := func(w http.ResponseWriter) { time.Sleep(time.Second); w.WriteHeader(200) }
+	cases := []struct {
+		name         string
+		steps        []func(http.ResponseWriter)
+		disableAfter time.Duration
+		attempts     int
+		delivered    bool
+		disabled     bool
+		// waits between attempts, in workflow time, each within 10%
+		waits []time.Duration
+	}{
+		{"500, 500, then 200", []func(http.ResponseWriter){status(500), status(500), status(200)}, 0, 3, true, false,
+			[]time.Duration{5 * time.Second, 5 * time.Minute}},
+		{"429 with Retry-After", []func(http.ResponseWriter){status(429, "Retry-After", "120"), status(200)}, 0, 2, true, false,
+			[]time.Duration{120 * time.Second}},
+		{"410 disables the endpoint", []func(http.ResponseWriter){status(410)}, 0, 1, false, true, nil},
+		{"a timeout is a failure", []func(http.ResponseWriter){slow, status(200)}, 0, 2, true, false, []time.Duration{5 * time.Second}},
+		{"a redirect is a failure", []func(http.ResponseWriter){status(302, "Location", "http://127.0.0.1:1/"), status(204)}, 0, 2, true, false,
+			[]time.Duration{5 * time.Second}},
+		// Failing since the first attempt, the endpoint is disabled at the
+		// third (5 minutes later): the fourth attempt finds it disabled and
+		// sends nothing.
+		{"failing for DisableAfter disables", []func(http.ResponseWriter){status(500)}, time.Minute, 4, false, true,
+			[]time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.NewStore(t)
+			rcv := &scripted{steps: c.steps}
+			srv := httptest.NewServer(rcv)
+			defer srv.Close()
+			sealer, _ := webhook.NewSealer(make([]byte, webhook.KeySize))
+			d, endpointID := deliveryFixture(t, st, sealer, srv.URL)
+
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestWorkflowEnvironment()
+			env.RegisterWorkflow(workflows.WebhookDelivery)
+			acts := &activities.Activities{Store: st, Webhooks: activities.Webhooks{Sealer: sealer,
+				Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true, Timeout: 300 * time.Millisecond}), DisableAfter: c.disableAfter}}
+			acts.Register(env)
+			var at []time.Time
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				if info.ActivityType.Name == workflows.ActivityDeliverWebhook {
+					at = append(at, env.Now())
+				}
+			})
+			env.ExecuteWorkflow(workflows.WebhookDelivery, workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: endpointID})
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			sent := c.attempts
+			if c.disableAfter > 0 {
+				sent-- // the last attempt found the endpoint disabled
+			}
+			if len(at) != c.attempts || rcv.hits != sent {
+				t.Fatalf("attempts = %d (receiver saw %d), want %d (%d)", len(at), rcv.hits, c.attempts, sent)
+			}
+			for i, want := range c.waits {
+				got := at[i+1].Sub(at[i])
+				if got < want*9/10 || got > want*11/10+time.Second {
+					t.Errorf("wait before attempt %d = %v, want %v ± 10%%", i+2, got, want)
+				}
+			}
+			del, err := st.GetDelivery(ctx, payment.Principal{ProjectID: d.ProjectID}, endpointID, d.DeliveryID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (del.Status == "delivered") != c.delivered || len(del.Attempts) != sent {
+				t.Fatalf("delivery = %s with %d attempts", del.Status, len(del.Attempts))
+			}
+			if c.name == "a timeout is a failure" && (del.Attempts[0].StatusCode != nil || !strings.Contains(del.Attempts[0].Error, "Timeout")) {
+				t.Fatalf("timed-out attempt = %+v", del.Attempts[0])
+			}
+			ep, err := st.EndpointByID(ctx, endpointID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (ep.Status == payment.WebhookDisabled) != c.disabled {
+				t.Fatalf("endpoint status = %s (%s)", ep.Status, ep.DisabledReason)
+			}
+		})
+	}
+}
+
+type fixtureDelivery struct {
+	store.Dispatch
+	ProjectID string
+}
+
+// deliveryFixture records a project, an endpoint at url and a test event
+// with its delivery.
+func deliveryFixture(t *testing.T, st *store.Store, sealer *webhook.Sealer, url string) (fixtureDelivery, string) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	pid := payment.NewID(payment.PrefixProject, now)
+	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sealed, _ := sealer.Seal(webhook.NewSecret())
+	ep := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: payment.NewID(payment.PrefixWebhook, now), ProjectID: pid,
+		URL: url, EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: sealed}
+	if err := st.CreateEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	ev := store.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: pid, Type: payment.TestEventType,
+		ObjectID: "test_1", Version: 1, Data: []byte(`{"message":"hello"}`), CreatedAt: now}
+	if err := st.InsertTestEvent(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.CreateDelivery(ctx, ev, ep.ID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixtureDelivery{d, pid}, ep.ID
+}
