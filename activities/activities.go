@@ -31,6 +31,7 @@ type Activities struct {
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.CreateCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityCreateCheckoutSession})
 	r.RegisterActivityWithOptions(a.ExpireCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityExpireCheckoutSession})
+	r.RegisterActivityWithOptions(a.CancelCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityCancelCheckoutSession})
 	r.RegisterActivityWithOptions(a.RecordSessionProgress, activity.RegisterOptions{Name: workflows.ActivityRecordSessionProgress})
 	r.RegisterActivityWithOptions(a.ScanNetwork, activity.RegisterOptions{Name: workflows.ActivityScanNetwork})
 	r.RegisterActivityWithOptions(a.CheckTransaction, activity.RegisterOptions{Name: workflows.ActivityCheckTransaction})
@@ -55,6 +56,17 @@ func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.Exp
 		}
 		s.Status = payment.SessionExpired
 		return []string{"checkout.session.expired"}
+	}, renderSession))
+}
+
+// CancelCheckoutSession records that the merchant canceled an open session.
+func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.ExpireSessionInput) error {
+	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []string {
+		if s.Status != payment.SessionOpen {
+			return nil
+		}
+		s.Status = payment.SessionCanceled
+		return []string{"checkout.session.canceled"}
 	}, renderSession))
 }
 

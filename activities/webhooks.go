@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
@@ -43,14 +44,12 @@ const dispatchWait = 5 * time.Second
 func (a *Activities) DispatchEvents(ctx context.Context) error {
 	deadline := time.Now().Add(dispatchWait)
 	for {
-		events, dispatches, err := a.Store.DispatchEvents(ctx, 100, time.Now())
+		events, dispatches, err := a.Store.DispatchEvents(ctx, dispatchBatch, time.Now())
 		if err != nil {
 			return err
 		}
-		for _, d := range dispatches {
-			if err := a.StartDelivery(ctx, d, 1); err != nil {
-				return err
-			}
+		if err := a.startAll(ctx, dispatches); err != nil {
+			return err
 		}
 		if len(events) > 0 {
 			return a.Store.MarkDispatched(ctx, events, time.Now())
@@ -64,6 +63,20 @@ func (a *Activities) DispatchEvents(ctx context.Context) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// dispatchBatch bounds the events one dispatch takes, so that starting
+// their deliveries fits well within the activity's timeout.
+const dispatchBatch = 25
+
+// startAll starts deliveries a few at a time.
+func (a *Activities) startAll(ctx context.Context, ds []store.Dispatch) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, d := range ds {
+		g.Go(func() error { return a.StartDelivery(ctx, d, 1) })
+	}
+	return g.Wait()
 }
 
 // StartDelivery starts a delivery's workflow unless it runs already.

@@ -88,6 +88,38 @@ func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) updatePlan(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := decodePlanInput(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	plan, err := s.Engine.UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Payment plan updated", views.PlanOf(plan))
+	return nil
+}
+
+func (s *Server) archivePlan(w http.ResponseWriter, r *http.Request) error {
+	plan, err := s.Engine.ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Payment plan archived", views.PlanOf(plan))
+	return nil
+}
+
+func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Engine.CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Checkout session canceled", s.sessionView(v))
+	return nil
+}
+
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQuery(r.URL.Query(), txStatuses)
 	if err != nil {

@@ -104,6 +104,9 @@ func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter str
 
 // readBody checks the content type and reads a bounded body.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
+		return []byte{}, true // an action without a body (archive, cancel, rotate)
+	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)

@@ -138,11 +138,16 @@ func (s *Server) routes() {
 		http.MethodGet:  {Relaxed, apiKey, s.listPlans},
 		http.MethodPost: {SemiRelaxed, apiKey, s.createPlan},
 	})
-	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}", get(s.getPlan))
+	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}", map[string]endpoint{
+		http.MethodGet:   {Relaxed, apiKey, s.getPlan},
+		http.MethodPatch: {SemiRelaxed, apiKey, s.updatePlan},
+	})
+	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.archivePlan}})
 	s.route("/api/v1/projects/{projectId}/transactions", get(s.listTransactions))
 	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.getTransaction))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
+	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.cancelSession}})
 	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, public, s.createSession}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getSessionByToken}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})

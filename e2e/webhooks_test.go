@@ -204,3 +204,40 @@ func TestWebhookEndpointValidationAndUpdates(t *testing.T) {
 		t.Fatalf("deleted endpoint still readable: %d", r.Status)
 	}
 }
+
+// A delivery can be sent again: same event, same webhook-id, so the
+// receiver can tell it is the same.
+func TestRedeliverSendsTheSameEvent(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	rcv := newReceiver(t)
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcv.URL, "enabledEvents": []string{"*"}})
+	mustStatus(t, created, http.StatusCreated)
+	rcv.setSecrets(str(created.data()["secret"]))
+	id := str(created.data()["id"])
+	test := post(t, ts.URL, base+"/"+id+"/test", p.SandboxKey, map[string]any{})
+	mustStatus(t, test, http.StatusAccepted)
+	rcv.waitFor(t, "webhook.test", "")
+	deliveries := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey)
+	deliveryID := str(deliveries.list()[0].(map[string]any)["id"])
+	re := post(t, ts.URL, base+"/"+id+"/deliveries/"+deliveryID+"/redeliver", p.SandboxKey, map[string]any{})
+	mustStatus(t, re, http.StatusAccepted)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rcv.mu.Lock()
+		n := rcv.ids[str(test.data()["id"])]
+		rcv.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the event arrived %d times, want 2", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()[0].(map[string]any)
+	if d["status"] != "delivered" || len(d["attempts"].([]any)) != 2 {
+		t.Fatalf("delivery after redelivery = %v", d)
+	}
+}

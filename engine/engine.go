@@ -17,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
@@ -154,9 +155,7 @@ func (e *Engine) CreatePlan(ctx context.Context, p payment.Principal, projectID 
 	}
 	plan.ID = payment.NewID(payment.PrefixPlan, now)
 	plan.CreatedAt, plan.UpdatedAt = now, now
-	if err := e.Store.CreatePlan(ctx, plan, func(p payment.Plan, v int) ([]byte, error) {
-		return views.Versioned(views.PlanOf(p), v)
-	}); err != nil {
+	if err := e.Store.CreatePlan(ctx, plan, renderPlan); err != nil {
 		return plan, fmt.Errorf("create plan: %w", err)
 	}
 	return plan, nil
@@ -383,4 +382,61 @@ func (e *Engine) ListSessions(ctx context.Context, p payment.Principal, projectI
 		views[i] = SessionView{Session: s}
 	}
 	return Page[SessionView]{views, total, q}, err
+}
+
+func renderPlan(p payment.Plan, v int) ([]byte, error) { return views.Versioned(views.PlanOf(p), v) }
+
+// UpdatePlan changes a plan's title, redirect URL, merchant info or expiry.
+func (e *Engine) UpdatePlan(ctx context.Context, p payment.Principal, projectID, id string, in payment.PlanInput) (payment.Plan, error) {
+	if _, err := e.GetPlan(ctx, p, projectID, id); err != nil {
+		return payment.Plan{}, err
+	}
+	now := e.now()
+	return e.Store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (string, error) {
+		if plan.Status == payment.PlanArchived {
+			return "", payment.Conflict("An archived payment plan cannot change")
+		}
+		return "payment_plan.updated", payment.ChangePlan(plan, in, now)
+	}, renderPlan)
+}
+
+// ArchivePlan archives a plan: it starts no more sessions; open sessions
+// go on.
+func (e *Engine) ArchivePlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
+	if _, err := e.GetPlan(ctx, p, projectID, id); err != nil {
+		return payment.Plan{}, err
+	}
+	return e.Store.UpdatePlan(ctx, p, id, e.now(), func(plan *payment.Plan) (string, error) {
+		if plan.Status == payment.PlanArchived {
+			return "", payment.Conflict("The payment plan is archived already")
+		}
+		plan.Status = payment.PlanArchived
+		return "payment_plan.archived", nil
+	}, renderPlan)
+}
+
+// CancelSession cancels an open session: its workflow refuses unless the
+// session is still open (no payment seen).
+func (e *Engine) CancelSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
+	if _, err := e.GetSession(ctx, p, projectID, id); err != nil {
+		return SessionView{}, err
+	}
+	h, err := e.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: workflows.CheckoutSessionWorkflowID(id), UpdateName: workflows.UpdateCancelSession,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	var gone *serviceerror.NotFound
+	var app *temporal.ApplicationError
+	switch {
+	case errors.As(err, &gone):
+		return SessionView{}, payment.Conflict("Only an open session can be canceled")
+	case errors.As(err, &app):
+		return SessionView{}, payment.Conflict(app.Message())
+	case err != nil:
+		return SessionView{}, fmt.Errorf("cancel session: %w", err)
+	}
+	return e.GetSession(ctx, p, projectID, id)
 }

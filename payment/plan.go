@@ -94,8 +94,10 @@ type Plan struct {
 	MerchantInfo          MerchantInfo
 	ExpiresAt             *time.Time
 	Status                PlanStatus
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
+	// Version counts the plan's recorded changes (its events).
+	Version   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // EffectiveStatus is the plan's status at time now: an active plan past its
@@ -378,4 +380,62 @@ func ValidEmail(s string) bool {
 	}
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Address == s && a.Name == "" && strings.Contains(s[strings.LastIndexByte(s, '@'):], ".")
+}
+
+// ChangePlan applies an update payload to a plan. The price and the
+// accepted assets are fixed once sessions may have quoted them: changing
+// them is refused (create a new plan instead); title, redirectUrl,
+// merchantInfo and expiresAt can change.
+func ChangePlan(p *Plan, in PlanInput, now time.Time) error {
+	probs := slices.Clone(in.Problems)
+	var mine Problems
+	fixed := map[string]bool{"pricingModel": in.PricingModel != nil, "amountUsd": in.AmountUSD != nil,
+		"minAmountUsd": in.MinAmountUSD != nil, "maxAmountUsd": in.MaxAmountUSD != nil,
+		"acceptedAssetPolicies": in.AcceptedAssetPolicies != nil}
+	for _, f := range []string{"pricingModel", "amountUsd", "minAmountUsd", "maxAmountUsd", "acceptedAssetPolicies"} {
+		if fixed[f] {
+			mine.Add(f, "cannot be changed; create a new payment plan")
+		}
+	}
+	if in.Title != nil {
+		t := strings.TrimSpace(*in.Title)
+		if t == "" || utf8.RuneCountInString(t) > MaxTitleLength {
+			mine.Addf("title", "must be 1 to %d characters", MaxTitleLength)
+		}
+		p.Title = t
+	}
+	if in.RedirectURL != nil {
+		if *in.RedirectURL != "" {
+			if msg := checkURL(*in.RedirectURL, p.IsLive); msg != "" {
+				mine.Add("redirectUrl", msg)
+			}
+		}
+		p.RedirectURL = *in.RedirectURL
+	}
+	if in.MerchantInfo != nil {
+		m := *in.MerchantInfo
+		if m.Email != "" && !ValidEmail(m.Email) {
+			mine.Add("merchantInfo.email", "must be a valid e-mail address")
+		}
+		if m.LogoURL != "" {
+			if msg := checkURL(m.LogoURL, true); msg != "" {
+				mine.Add("merchantInfo.logoUrl", msg)
+			}
+		}
+		p.MerchantInfo = m
+	}
+	if in.ExpiresAt != nil {
+		t, err := time.Parse(time.RFC3339Nano, *in.ExpiresAt)
+		switch {
+		case err != nil:
+			mine.Add("expiresAt", "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z")
+		case !t.After(now):
+			mine.Add("expiresAt", "must be in the future")
+		default:
+			t = t.UTC()
+			p.ExpiresAt = &t
+		}
+	}
+	probs.Merge(mine)
+	return probs.Err()
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -10,7 +11,7 @@ import (
 )
 
 const planColumns = `id, project_id, is_live, title, pricing_model, amount_usd::text, min_amount_usd::text,
-	max_amount_usd::text, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at`
+	max_amount_usd::text, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at, version`
 
 // planStatusExpr is a plan's effective status: an active plan past its
 // expiresAt reads as expired.
@@ -56,7 +57,7 @@ func scanPlan(row pgx.Row) (payment.Plan, error) {
 	var amount, lo, hi *string
 	var policies, merchant []byte
 	err := row.Scan(&p.ID, &p.ProjectID, &p.IsLive, &p.Title, &p.PricingModel, &amount, &lo, &hi,
-		&policies, &p.RedirectURL, &merchant, &p.ExpiresAt, &p.Status, &p.CreatedAt, &p.UpdatedAt)
+		&policies, &p.RedirectURL, &merchant, &p.ExpiresAt, &p.Status, &p.CreatedAt, &p.UpdatedAt, &p.Version)
 	if err != nil {
 		return p, mapErr(err)
 	}
@@ -70,4 +71,33 @@ func scanPlan(row pgx.Row) (payment.Plan, error) {
 	p.ExpiresAt = utcPtr(p.ExpiresAt)
 	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
 	return p, nil
+}
+
+// UpdatePlan changes one of the principal's plans under a row lock: change
+// edits it and returns the event type of the change, or an error to
+// abandon it.
+func (s *Store) UpdatePlan(ctx context.Context, pr payment.Principal, id string, at time.Time, change func(*payment.Plan) (string, error), render Render[payment.Plan]) (payment.Plan, error) {
+	var p payment.Plan
+	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		p, err = scanPlan(tx.QueryRow(ctx, `SELECT `+planColumns+` FROM payment_plans
+			WHERE id = $1 AND project_id = $2 AND is_live = $3 FOR UPDATE`, id, pr.ProjectID, pr.IsLive))
+		if err != nil {
+			return err
+		}
+		event, err := change(&p)
+		if err != nil {
+			return err
+		}
+		p.UpdatedAt = at
+		p.Version++
+		merchant, _ := json.Marshal(p.MerchantInfo)
+		_, err = tx.Exec(ctx, `UPDATE payment_plans SET title = $2, redirect_url = $3, merchant_info = $4, expires_at = $5,
+			status = $6, updated_at = $7, version = $8 WHERE id = $1`, id, p.Title, p.RedirectURL, merchant, p.ExpiresAt, p.Status, at, p.Version)
+		if err != nil {
+			return mapErr(err)
+		}
+		return insertEvent(ctx, tx, p.ProjectID, p.IsLive, event, p.ID, p.Version, render, p, at)
+	})
+	return p, err
 }

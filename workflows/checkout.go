@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -17,6 +18,9 @@ func CheckoutSessionWorkflowID(sessionID string) string { return "checkout-sessi
 // recorded; the API starts the workflow with it, so a created session is
 // always readable when its creation returns.
 const UpdateSessionCreated = "session-created"
+
+// UpdateCancelSession is the merchant's cancel of an open session.
+const UpdateCancelSession = "cancel"
 
 // CheckoutSessionInput starts a checkout session's workflow.
 type CheckoutSessionInput struct {
@@ -49,17 +53,38 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	ctx = withLocalActivityOptions(ctx)
 	s := in.Session
 	created := false
+	status := payment.SessionOpen
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
 		return workflow.Await(ctx, func() bool { return created })
 	}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancelSession, func(ctx workflow.Context) error {
+		ctx = withLocalActivityOptions(ctx)
+		if err := payment.AdvanceSession(status, payment.SessionCanceled); err != nil {
+			return err
+		}
+		in := ExpireSessionInput{SessionID: s.ID, At: workflow.Now(ctx)}
+		if err := workflow.ExecuteLocalActivity(ctx, ActivityCancelCheckoutSession, in).Get(ctx, nil); err != nil {
+			return err
+		}
+		status = payment.SessionCanceled
+		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func() error {
+		if status != payment.SessionOpen {
+			return fmt.Errorf("only an open session can be canceled; this one is %s", status)
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
+
 	if err := workflow.ExecuteLocalActivity(ctx, ActivityCreateCheckoutSession, s).Get(ctx, nil); err != nil {
 		return err
 	}
 	created = true
 
-	status := payment.SessionOpen
 	paid, exception := "0", ""
 	var completedAt *time.Time
 	lines := map[string]*payment.PaymentLine{}
@@ -151,8 +176,11 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 
 	// The session ends once its late-payment window has passed and every
 	// transaction it started is final.
+	closed := func() bool {
+		return expired || status == payment.SessionCompleted || status == payment.SessionCanceled
+	}
 	done := func() bool {
-		if !expired && status != payment.SessionCompleted {
+		if !closed() {
 			return false
 		}
 		if workflow.Now(ctx).Before(s.LateUntil) {
@@ -167,7 +195,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	}
 	lateTimer := false
 	for !done() {
-		if !lateTimer && (expired || status == payment.SessionCompleted) && workflow.Now(ctx).Before(s.LateUntil) {
+		if !lateTimer && closed() && workflow.Now(ctx).Before(s.LateUntil) {
 			lateTimer = true
 			sel.AddFuture(workflow.NewTimer(ctx, s.LateUntil.Sub(workflow.Now(ctx))), func(workflow.Future) {})
 		}

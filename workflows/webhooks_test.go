@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/paymentsd/paymentsd/activities"
@@ -89,7 +88,7 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 				Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true, Timeout: 300 * time.Millisecond}), DisableAfter: c.disableAfter}}
 			acts.Register(env)
 			var at []time.Time
-			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
 				if info.ActivityType.Name == workflows.ActivityDeliverWebhook {
 					at = append(at, env.Now())
 				}

@@ -18,6 +18,7 @@ const TaskQueue = "paymentsd"
 const (
 	ActivityCreateCheckoutSession = "CreateCheckoutSession"
 	ActivityExpireCheckoutSession = "ExpireCheckoutSession"
+	ActivityCancelCheckoutSession = "CancelCheckoutSession"
 )
 
 // withLocalActivityOptions sets the options of the engine's short

@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func eventTypes(t *testing.T, objectID string) []string {
+	t.Helper()
+	rows, err := st.Pool().Query(context.Background(), `SELECT type FROM events WHERE object_id = $1 ORDER BY version`, objectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		_ = rows.Scan(&s)
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestPlanUpdateAndArchive(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	base := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
+	id := createPlan(t, ts.URL, p, map[string]any{"title": "Old", "amountUsd": "5"})
+	upd := do(t, ts.URL, request{method: "PATCH", path: base + "/" + id, key: p.SandboxKey,
+		body: map[string]any{"title": "New", "redirectUrl": "https://shop.example/done"}})
+	mustStatus(t, upd, http.StatusOK)
+	if upd.data()["title"] != "New" || upd.data()["amountUsd"] != "5.00" {
+		t.Fatalf("updated = %s", upd.Raw)
+	}
+	refused := do(t, ts.URL, request{method: "PATCH", path: base + "/" + id, key: p.SandboxKey, body: map[string]any{"amountUsd": "1"}})
+	if refused.Status != 422 || refused.detailFields()[0] != "amountUsd" {
+		t.Fatalf("price change = %s", refused.Raw)
+	}
+	arch := do(t, ts.URL, request{method: "POST", path: base + "/" + id + "/archive", key: p.SandboxKey})
+	mustStatus(t, arch, http.StatusOK)
+	if arch.data()["status"] != "archived" {
+		t.Fatalf("archived = %s", arch.Raw)
+	}
+	if r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": id}); r.Status != 422 {
+		t.Fatalf("an archived plan opened a session: %s", r.Raw)
+	}
+	if got := strings.Join(eventTypes(t, id), ","); got != "payment_plan.created,payment_plan.updated,payment_plan.archived" {
+		t.Fatalf("plan events = %s", got)
+	}
+}
+
+func TestCancelOpenSession(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "3", "usdc-devnet")
+	path := "/api/v1/projects/" + p.Project.ID + "/checkout-sessions/" + str(cs["id"]) + "/cancel"
+	r := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey})
+	mustStatus(t, r, http.StatusOK)
+	if r.data()["status"] != "canceled" {
+		t.Fatalf("canceled = %s", r.Raw)
+	}
+	again := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey})
+	if again.Status != http.StatusConflict {
+		t.Fatalf("second cancel = %s", again.Raw)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Join(eventTypes(t, str(cs["id"])), ",") != "checkout.session.created,checkout.session.canceled" {
+		if time.Now().After(deadline) {
+			t.Fatalf("session events = %v", eventTypes(t, str(cs["id"])))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkWebhookDeliveries queues BENCH_EVENTS events (default 1,000)
+// for a project with 10 endpoints on a local receiver, and reports
+// deliveries per second and the median delay from an event being recorded
+// (the state change) to its delivery.
+func BenchmarkWebhookDeliveries(b *testing.B) {
+	events := 1000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
+		events = v
+	}
+	const endpoints = 10
+	var mu sync.Mutex
+	var delays []time.Duration
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev struct{ Timestamp time.Time }
+		_ = json.NewDecoder(r.Body).Decode(&ev)
+		mu.Lock()
+		delays = append(delays, time.Since(ev.Timestamp))
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	_, p := newBenchProject(b)
+	// Endpoints and events go straight into the database: the benchmark
+	// measures dispatch and delivery, not the API.
+	now := time.Now()
+	for i := range endpoints {
+		sealed, _ := sealer.Seal("whsec_" + "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
+		if _, err := st.Pool().Exec(ctx, `INSERT INTO webhook_endpoints (id, project_id, is_live, url, enabled_events, secret,
+			status, created_at, updated_at) VALUES ($1,$2,false,$3,'["*"]',$4,'enabled',$5,$5)`,
+			"we_bench"+strconv.Itoa(i)+p.Project.ID[5:], p.Project.ID, srv.URL+"/"+strconv.Itoa(i), sealed, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	if _, err := st.Pool().Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+		SELECT 'evt_bench' || i || $1, $2, false, 'transaction.confirmed', 'tx_bench' || i || $1, 1, '{"id":"x"}', now()
+		FROM generate_series(1, $3) AS i`, p.Project.ID[5:], p.Project.ID, events); err != nil {
+		b.Fatal(err)
+	}
+	want := events * endpoints
+	for {
+		mu.Lock()
+		n := len(delays)
+		mu.Unlock()
+		if n >= want {
+			break
+		}
+		if time.Since(start) > 20*time.Minute {
+			b.Fatalf("%d of %d deliveries", n, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(want)/elapsed.Seconds(), "deliveries/s")
+	mu.Lock()
+	slices.Sort(delays)
+	b.ReportMetric(float64(delays[len(delays)/2].Milliseconds()), "median-delay-ms")
+	mu.Unlock()
+}
