@@ -99,22 +99,40 @@ func runMigrate(ctx context.Context) error {
 	return nil
 }
 
-// open connects to Postgres and Temporal.
-func open(ctx context.Context, c config) (*store.Store, client.Client, error) {
+// deps are a process's connections: Postgres, Temporal and the chains.
+type deps struct {
+	store    *store.Store
+	temporal client.Client
+	chains   chainwatch.Chains
+}
+
+func (d deps) Close() {
+	d.temporal.Close()
+	d.store.Close()
+}
+
+// open connects to Postgres, Temporal and the configured chains.
+func open(ctx context.Context, c config) (deps, error) {
 	if err := needDatabase(c); err != nil {
-		return nil, nil, err
+		return deps{}, err
 	}
 	st, err := store.Open(ctx, c.DatabaseURL)
 	if err != nil {
-		return nil, nil, err
+		return deps{}, err
 	}
 	tc, err := client.NewLazyClient(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace,
 		Logger: slogAdapter{}})
 	if err != nil {
 		st.Close()
-		return nil, nil, fmt.Errorf("temporal client: %w", err)
+		return deps{}, fmt.Errorf("temporal client: %w", err)
 	}
-	return st, tc, nil
+	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
+	if err != nil {
+		tc.Close()
+		st.Close()
+		return deps{}, err
+	}
+	return deps{st, tc, chains}, nil
 }
 
 func newEngine(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *engine.Engine {
@@ -154,17 +172,12 @@ func runAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, tc, err := open(ctx, c)
+	d, err := open(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	defer tc.Close()
-	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
-	if err != nil {
-		return err
-	}
-	srv, err := api.New(newEngine(c, st, tc, chains), api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
+	defer d.Close()
+	srv, err := api.New(newEngine(c, d.store, d.temporal, d.chains), api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
 	if err != nil {
 		return err
 	}
@@ -198,16 +211,12 @@ func runWorker(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, tc, err := open(ctx, c)
+	d, err := open(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	defer tc.Close()
-	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
-	if err != nil {
-		return err
-	}
+	defer d.Close()
+	st, tc, chains := d.store, d.temporal, d.chains
 	if err := worker.RegisterSearchAttributes(ctx, tc, c.TemporalNamespace); err != nil {
 		slog.Warn("search attributes not registered; register them with the Temporal operator CLI", "err", err)
 	}
