@@ -152,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	accounts := make([]Account, cfg.Accounts)
 	alloc := types.GenesisAlloc{deployer.Address: {Balance: ether(AccountETH)}}
 	for i := range accounts {
-		if accounts[i], err = devAccount("paymentsd devchain account " + strconv.Itoa(i)); err != nil {
+		if accounts[i], err = DevAccount(i); err != nil {
 			return nil, err
 		}
 		alloc[accounts[i].Address] = types.Account{Balance: ether(AccountETH)}
@@ -282,6 +282,12 @@ func checkPort(host string, port int) error {
 // devAccount derives an account's key from a fixed label, so dev accounts
 // (and the contract addresses the deployer's nonces give) are the same on
 // every start.
+// DevAccount returns the funded dev account i: its key is derived from a
+// fixed label, so tools outside the chain's process can pay from it.
+func DevAccount(i int) (Account, error) {
+	return devAccount("paymentsd devchain account " + strconv.Itoa(i))
+}
+
 func devAccount(label string) (Account, error) {
 	key, err := crypto.ToECDSA(crypto.Keccak256([]byte(label)))
 	if err != nil {

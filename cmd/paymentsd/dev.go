@@ -57,6 +57,9 @@ func devAssets(c *devchain.Chain) []payment.Asset {
 // runDev runs the whole system on embedded defaults: Postgres, Temporal with
 // its UI, the worker and the API, with a seeded sandbox project.
 func runDev(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "pay" {
+		return runDevPay(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	dataDir := fs.String("data", ".data", "folder that keeps Postgres, Temporal and dev state across restarts")
 	pgPort := fs.Int("postgres-port", 54329, "port of the private Postgres cluster")
@@ -170,6 +173,9 @@ paymentsd dev is ready (%.1fs)
 
 Create a checkout session:
   curl -s -X POST %s/api/v1/checkout/sessions -H 'Content-Type: application/json' -d '{"paymentPlanId":"%s"}'
+
+Pay it from a funded dev account (add --amount to pay part or more, --asset eth-devnet for ETH):
+  paymentsd dev pay <token>
 
 List the project's transactions:
   curl -s %s/api/v1/projects/%s/transactions -H 'Authorization: Bearer %s'

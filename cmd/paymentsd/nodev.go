@@ -9,6 +9,9 @@ import (
 
 // runDev is only in the dev build: the production build leaves the embedded
 // Temporal server out.
-func runDev(context.Context, []string) error {
+func runDev(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "pay" {
+		return runDevPay(ctx, args[1:])
+	}
 	return errors.New("this build has no dev stack; run `make dev` (or go run -tags devstack ./cmd/paymentsd dev)")
 }

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math/big"
+	"net/http"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/contracts/bindings"
+	"github.com/paymentsd/paymentsd/devchain"
+)
+
+// runDevPay pays a checkout session from a funded dev account
+// (`paymentsd dev pay <token> [--asset ID] [--amount X]`): the amount due
+// by default, or any amount for partial and over-payments, in the asset
+// chosen among the session's options. It needs the dev stack running.
+func runDevPay(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("dev pay", flag.ContinueOnError)
+	apiURL := fs.String("api", "http://127.0.0.1:8080", "the API's base URL")
+	rpcURL := fs.String("rpc", "http://127.0.0.1:8545", "the dev chain's JSON-RPC URL")
+	asset := fs.String("asset", "", "asset definition ID (default: the session's first option)")
+	amount := fs.String("amount", "", "amount in the asset's units (default: what is still due)")
+	account := fs.Int("account", 0, "dev account to pay from")
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return errors.New("usage: paymentsd dev pay <session token> [--asset ID] [--amount X]")
+	}
+	token := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	var body struct {
+		Data struct {
+			DepositAddress string `json:"depositAddress"`
+			AmountUSD      string `json:"amountUsd"`
+			AmountPaidUSD  string `json:"amountPaidUsd"`
+			PaymentOptions []struct {
+				AssetDefinitionID string `json:"assetDefinitionId"`
+				TokenAddress      string `json:"tokenAddress"`
+				Decimals          int    `json:"decimals"`
+				Amount            string `json:"amount"`
+				ChainID           int64  `json:"chainId"`
+			} `json:"paymentOptions"`
+		} `json:"data"`
+	}
+	res, err := http.Get(*apiURL + "/api/v1/checkout/sessions/" + token)
+	if err != nil {
+		return fmt.Errorf("read session: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("read session: %s", res.Status)
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		return fmt.Errorf("read session: %w", err)
+	}
+	s := body.Data
+	if len(s.PaymentOptions) == 0 {
+		return errors.New("the session has no payment option")
+	}
+	opt := s.PaymentOptions[0]
+	if *asset != "" {
+		found := false
+		for _, o := range s.PaymentOptions {
+			if o.AssetDefinitionID == *asset {
+				opt, found = o, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("the session does not accept %s", *asset)
+		}
+	}
+	units, err := payAmount(opt.Amount, *amount, s.AmountUSD, s.AmountPaidUSD, opt.Decimals)
+	if err != nil {
+		return err
+	}
+	from, err := devchain.DevAccount(*account)
+	if err != nil {
+		return err
+	}
+	c, err := ethclient.DialContext(ctx, *rpcURL)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	to := common.HexToAddress(s.DepositAddress)
+	hash, err := send(ctx, c, from, big.NewInt(opt.ChainID), opt.TokenAddress, to, units)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("sent %s base units of %s from %s to %s\ntransaction %s\n", units, opt.AssetDefinitionID, from.Address, to, hash)
+	return nil
+}
+
+// payAmount is the amount to pay in base units: the one given, or what is
+// still due at the session's quoted rate.
+func payAmount(optionAmount, given, dueUSD, paidUSD string, decimals int) (*big.Int, error) {
+	amount, err := decimal.NewFromString(optionAmount)
+	if err != nil {
+		return nil, err
+	}
+	if given != "" {
+		if amount, err = decimal.NewFromString(given); err != nil || !amount.IsPositive() {
+			return nil, fmt.Errorf("--amount: want a positive decimal")
+		}
+	} else if due, paid := decimal.RequireFromString(dueUSD), decimal.RequireFromString(paidUSD); paid.IsPositive() && paid.LessThan(due) {
+		// The option's amount scaled by what is left of the USD due, in
+		// base units, rounded up so that it never falls short.
+		units := amount.Shift(int32(decimals)).BigInt()
+		units.Mul(units, due.Sub(paid).Shift(6).BigInt())
+		dueMicro := due.Shift(6).BigInt()
+		q, r := new(big.Int).QuoRem(units, dueMicro, new(big.Int))
+		if r.Sign() > 0 {
+			q.Add(q, big.NewInt(1))
+		}
+		return q, nil
+	}
+	return amount.Shift(int32(decimals)).BigInt(), nil
+}
+
+func send(ctx context.Context, c *ethclient.Client, from devchain.Account, chainID *big.Int, token string, to common.Address, units *big.Int) (common.Hash, error) {
+	opts := bind.NewKeyedTransactor(from.Key, chainID)
+	opts.Context = ctx
+	if token == "" {
+		nonce, err := c.PendingNonceAt(ctx, from.Address)
+		if err != nil {
+			return common.Hash{}, err
+		}
+		tip, err := c.SuggestGasTipCap(ctx)
+		if err != nil {
+			return common.Hash{}, err
+		}
+		head, err := c.HeaderByNumber(ctx, nil)
+		if err != nil {
+			return common.Hash{}, err
+		}
+		gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: from.Address, To: &to, Value: units})
+		if err != nil {
+			return common.Hash{}, err
+		}
+		tx, err := opts.Signer(from.Address, types.NewTx(&types.DynamicFeeTx{ChainID: chainID, Nonce: nonce, GasTipCap: tip,
+			GasFeeCap: new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2))), Gas: gas, To: &to, Value: units}))
+		if err != nil {
+			return common.Hash{}, err
+		}
+		return tx.Hash(), c.SendTransaction(ctx, tx)
+	}
+	usdc := bindings.NewDevUSDC()
+	tx, err := bind.Transact(usdc.Instance(c, common.HexToAddress(token)), opts, usdc.PackTransfer(to, units))
+	if err != nil {
+		return common.Hash{}, err
+	}
+	return tx.Hash(), nil
+}
