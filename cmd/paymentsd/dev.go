@@ -10,7 +10,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -41,6 +43,9 @@ type devState struct {
 	// the private half is kept here so dev funds can be recovered.
 	DepositXpub string `json:"depositXpub"`
 	DepositXprv string `json:"depositXprv"`
+	// The endpoint of the built-in receiver, which logs what it gets.
+	WebhookID     string `json:"webhookId"`
+	WebhookSecret string `json:"webhookSecret"`
 }
 
 // devAssets are the dev chain's assets: its USDC and its native coin,
@@ -65,6 +70,7 @@ func runDev(ctx context.Context, args []string) error {
 	pgPort := fs.Int("postgres-port", 54329, "port of the private Postgres cluster")
 	temporalPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal server")
 	uiPort := fs.Int("ui-port", 8233, "port of the Temporal UI")
+	receiverAddr := fs.String("receiver-addr", "127.0.0.1:8099", "address of the built-in webhook receiver")
 	chainAddr := fs.String("chain-addr", "127.0.0.1:8545", "JSON-RPC address of the dev chain")
 	blockInterval := fs.Duration("block-interval", 2*time.Second, "the dev chain's block interval")
 	if err := fs.Parse(args); err != nil {
@@ -140,10 +146,16 @@ func runDev(ctx context.Context, args []string) error {
 	}
 
 	e := newEngine(c, st, tc, chains)
-	state, err := seed(ctx, e, filepath.Join(*dataDir, "dev.json"))
+	receiverURL := "http://" + *receiverAddr + "/webhooks"
+	state, err := seed(ctx, e, filepath.Join(*dataDir, "dev.json"), receiverURL)
 	if err != nil {
 		return err
 	}
+	go func() {
+		if err := serveHTTP(ctx, *receiverAddr, logReceiver(state.WebhookSecret)); err != nil {
+			slog.Error("webhook receiver", "err", err)
+		}
+	}()
 	srv, err := api.New(e, api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
 	if err != nil {
 		return err
@@ -168,6 +180,7 @@ paymentsd dev is ready (%.1fs)
   Sandbox project: %s
   Sandbox API key: %s
   Sample plan:     %s
+  Webhooks:        every event goes to the built-in receiver at %s, which logs it here
   Deposit key:     %s
     (its private half, to recover dev funds: %s)
 
@@ -183,7 +196,7 @@ List the project's transactions:
 Press Ctrl-C to stop; data stays in %s.
 `, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, redact(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
-		state.ProjectID, state.SandboxKey, state.PlanID, state.DepositXpub, state.DepositXprv, base, state.PlanID, base, state.ProjectID, state.SandboxKey, *dataDir)
+		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID, base, state.ProjectID, state.SandboxKey, *dataDir)
 	err = <-errc
 	slog.Info("dev stack stopping")
 	return err
@@ -207,11 +220,11 @@ func devWebhookKey(path string) ([]byte, error) {
 
 // seed creates the sandbox project and a sample plan on the first run and
 // reads them back on later runs.
-func seed(ctx context.Context, e *engine.Engine, path string) (devState, error) {
+func seed(ctx context.Context, e *engine.Engine, path, receiverURL string) (devState, error) {
 	var s devState
 	if b, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(b, &s); err == nil {
-			if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil && s.DepositXpub != "" {
+			if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
 				return s, nil
 			}
 		}
@@ -239,13 +252,43 @@ func seed(ctx context.Context, e *engine.Engine, path string) (devState, error) 
 	if err != nil {
 		return s, err
 	}
+	url := receiverURL
+	hook, err := e.CreateWebhook(ctx, pr, p.Project.ID, payment.WebhookInput{URL: &url, EnabledEvents: []string{"*"}})
+	if err != nil {
+		return s, err
+	}
 	s = devState{ProjectID: p.Project.ID, SandboxKey: p.SandboxKey, LiveKey: p.LiveKey, PlanID: plan.ID,
-		DepositXpub: xpub, DepositXprv: xprv}
+		DepositXpub: xpub, DepositXprv: xprv, WebhookID: hook.ID, WebhookSecret: hook.Secret}
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return s, err
 	}
 	return s, nil
+}
+
+// logReceiver is the dev stack's webhook receiver: it verifies each
+// delivery's signature and logs the event.
+func logReceiver(secret string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err := webhook.Verify(r.Header, body, secret, 0, time.Now()); err != nil {
+			slog.Warn("webhook refused", "err", err)
+			http.Error(w, "bad signature", http.StatusBadRequest)
+			return
+		}
+		var ev struct {
+			ID   string `json:"id"`
+			Type string `json:"type"`
+			Data struct {
+				ID      string `json:"id"`
+				Status  string `json:"status"`
+				Version int    `json:"version"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(body, &ev)
+		fmt.Printf("webhook %-28s %s %s (%s, version %d)\n", ev.Type, ev.ID, ev.Data.ID, ev.Data.Status, ev.Data.Version)
+		w.WriteHeader(http.StatusNoContent)
+	})
 }
 
 // ensureDatabase creates database name on the cluster if it is missing.
