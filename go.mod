@@ -20,6 +20,7 @@ require (
 	go.temporal.io/server v1.32.1
 	golang.org/x/sync v0.22.0
 	google.golang.org/protobuf v1.36.12
+	rsc.io/qr v0.2.0
 )
 
 require (

@@ -215,5 +215,5 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 
 // sessionView renders a session for its API response.
 func (s *Server) sessionView(v engine.SessionView) views.Session {
-	return views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
+	return views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions).WithPlan(v.Plan)
 }

@@ -209,6 +209,9 @@ type SessionView struct {
 	Session      payment.Session
 	Token        string
 	Transactions []payment.Transaction
+	// Plan is set for the customer's lookup by token: the hosted page
+	// shows its title, merchant and redirect.
+	Plan *payment.Plan
 }
 
 // CreateSession opens a checkout session for a plan. It needs no
@@ -344,7 +347,11 @@ func (e *Engine) SessionByToken(ctx context.Context, token string) (SessionView,
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load session: %w", err)
 	}
-	return e.withTransactions(ctx, SessionView{Session: s, Token: token})
+	plan, err := e.Store.PlanByID(ctx, s.PaymentPlanID)
+	if err != nil {
+		return SessionView{}, fmt.Errorf("load plan: %w", err)
+	}
+	return e.withTransactions(ctx, SessionView{Session: s, Token: token, Plan: &plan})
 }
 
 // GetSession returns one of the principal's sessions.

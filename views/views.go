@@ -106,8 +106,24 @@ type Session struct {
 	CompletedAt    *string                 `json:"completedAt"`
 	Exception      *string                 `json:"exception"`
 	Transactions   []TransactionSummary    `json:"transactions,omitempty"`
+	PaymentPlan    *PlanSummary            `json:"paymentPlan,omitempty"`
 	CreatedAt      string                  `json:"createdAt"`
 	UpdatedAt      string                  `json:"updatedAt"`
+}
+
+// PlanSummary is what the customer sees of a session's plan.
+type PlanSummary struct {
+	Title        string               `json:"title"`
+	MerchantInfo payment.MerchantInfo `json:"merchantInfo"`
+	RedirectURL  *string              `json:"redirectUrl"`
+}
+
+// WithPlan adds the plan summary the customer's lookup shows.
+func (s Session) WithPlan(p *payment.Plan) Session {
+	if p != nil {
+		s.PaymentPlan = &PlanSummary{Title: p.Title, MerchantInfo: p.MerchantInfo, RedirectURL: nonEmpty(p.RedirectURL)}
+	}
+	return s
 }
 
 // SessionOf renders a session. token and checkoutURL are set only for

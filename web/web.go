@@ -1,0 +1,24 @@
+// Package web holds the hosted checkout page, embedded in the binary: a
+// single page that reads the public session endpoint and shows the
+// customer what to pay, where, and how it is going.
+package web
+
+import (
+	_ "embed"
+	"net/http"
+)
+
+//go:embed checkout.html
+var checkoutPage []byte
+
+// Checkout serves the hosted checkout page; the page itself reads the
+// session from the API by the token in its URL.
+func Checkout(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer") // the URL holds the session token
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' https: data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'")
+	_, _ = w.Write(checkoutPage)
+}
