@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -148,3 +149,10 @@ func mustStatus(t *testing.T, r response, status int) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// httptestServer serves h on loopback for the test's lifetime.
+func httptestServer(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
