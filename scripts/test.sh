@@ -8,6 +8,11 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
   ./scripts/ensure-postgres.sh
   trap './scripts/stop-postgres.sh .data/test-postgres' EXIT
 fi
+# The hosted checkout page's browser test drives Debian's Chromium.
+if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing Chromium for the browser test (Debian package chromium)..." >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true
+fi
 test -z "$(gofmt -l $(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $(git ls-files '*.go'); exit 1; }
 go vet ./...
 go vet -tags devstack ./cmd/paymentsd
