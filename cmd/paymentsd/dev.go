@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
@@ -165,6 +166,11 @@ func runDev(ctx context.Context, args []string) error {
 	go func() { errc <- serveHTTP(ctx, c.HTTPAddr, srv.Handler()) }()
 
 	base := "http://" + c.HTTPAddr
+	planID := state.PlanID
+	fresh, err := e.CreateSession(ctx, payment.SessionInput{PaymentPlanID: &planID})
+	if err != nil {
+		return fmt.Errorf("open a sample session: %w", err)
+	}
 	fmt.Printf(`
 paymentsd dev is ready (%.1fs)
 
@@ -187,8 +193,11 @@ paymentsd dev is ready (%.1fs)
 Create a checkout session:
   curl -s -X POST %s/api/v1/checkout/sessions -H 'Content-Type: application/json' -d '{"paymentPlanId":"%s"}'
 
+A fresh session's hosted checkout page:
+  %s/checkout/%s
+
 Pay it from a funded dev account (add --amount to pay part or more, --asset eth-devnet for ETH):
-  paymentsd dev pay <token>
+  ./bin/paymentsd-dev dev pay %s
 
 List the project's transactions:
   curl -s %s/api/v1/projects/%s/transactions -H 'Authorization: Bearer %s'
@@ -196,7 +205,8 @@ List the project's transactions:
 Press Ctrl-C to stop; data stays in %s.
 `, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, redact(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
-		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID, base, state.ProjectID, state.SandboxKey, *dataDir)
+		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
+		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey, *dataDir)
 	err = <-errc
 	slog.Info("dev stack stopping")
 	return err
