@@ -63,16 +63,17 @@ func loadConfig() (config, error) {
 		}
 	}
 	c.Catalog = payment.Catalog{Assets: defaultAssets}
+	assets := []byte(os.Getenv("ASSETS"))
 	if path := os.Getenv("ASSETS_FILE"); path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
+		if assets, err = os.ReadFile(path); err != nil {
 			return c, fmt.Errorf("ASSETS_FILE: %w", err)
 		}
-		var assets []payment.Asset
-		if err := json.Unmarshal(b, &assets); err != nil {
-			return c, fmt.Errorf("ASSETS_FILE %s: %w", path, err)
+	}
+	if len(assets) > 0 {
+		c.Catalog.Assets = nil
+		if err := json.Unmarshal(assets, &c.Catalog.Assets); err != nil {
+			return c, fmt.Errorf("assets: %w", err)
 		}
-		c.Catalog.Assets = assets
 	}
 	if err := checkAssets(c.Catalog.Assets); err != nil {
 		return c, err
