@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math/big"
 	"net/http"
 	"strings"
 
@@ -37,7 +38,7 @@ func (s *Server) checkoutQR(w http.ResponseWriter, r *http.Request) error {
 		if o.AssetDefinitionID != asset || o.PaymentURI == "" {
 			continue
 		}
-		code, err := qr.Encode(o.PaymentURI, qr.M)
+		code, err := qr.Encode(remainingURI(v.Session, o), qr.M)
 		if err != nil {
 			return err
 		}
@@ -48,4 +49,25 @@ func (s *Server) checkoutQR(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	return payment.NotFound("Payment option")
+}
+
+// remainingURI is the option's payment request for what is still due: the
+// whole amount, or, once part is paid, the rest at the session's rate,
+// rounded up.
+func remainingURI(s payment.Session, o payment.PaymentOption) string {
+	if !s.AmountPaidUSD.IsPositive() || !s.AmountPaidUSD.LessThan(s.AmountUSD) {
+		return o.PaymentURI
+	}
+	base, ok := new(big.Int).SetString(o.AmountBaseUnits, 10)
+	if !ok {
+		return o.PaymentURI
+	}
+	left := s.AmountUSD.Sub(s.AmountPaidUSD).Shift(payment.USDScale).BigInt()
+	due := s.AmountUSD.Shift(payment.USDScale).BigInt()
+	q, r := new(big.Int).QuoRem(new(big.Int).Mul(base, left), due, new(big.Int))
+	if r.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	asset := payment.Asset{ChainID: o.ChainID, TokenAddress: o.TokenAddress}
+	return payment.PaymentURI(asset, s.DepositAddress, q)
 }

@@ -109,7 +109,14 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 		t.Fatalf("page shows title %q, amount %q, address %q, due %q, qr %dpx", title, amount, shownAddress, due, qrWidth)
 	}
 
-	payToken(t, 0, address, units("6000000"))
+	// Pay the way a developer does: `paymentsd dev pay <token>`.
+	bin := filepath.Join(t.TempDir(), "paymentsd")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/paymentsd").CombinedOutput(); err != nil {
+		t.Fatalf("build paymentsd: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "dev", "pay", token, "--api", ts.URL, "--rpc", chain.URL, "--account", "4").CombinedOutput(); err != nil {
+		t.Fatalf("paymentsd dev pay: %v\n%s", err, out)
+	}
 	run(chromedp.WaitVisible(`#status.completed`))
 	status := text("#status")
 	shot("2-completed")
