@@ -252,25 +252,33 @@ func runAdmin(ctx context.Context, args []string) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	c, err := loadConfig()
+	e, closeStore, err := adminEngine(ctx)
 	if err != nil {
 		return err
 	}
-	if err := needDatabase(c); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, c.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	e := &engine.Engine{Store: st, Catalog: c.Catalog}
+	defer closeStore()
 	p, err := e.CreateProject(ctx, *name)
 	if err != nil {
 		return err
 	}
 	printProject(p, *asJSON)
 	return nil
+}
+
+// adminEngine is the engine of the admin commands: the database only.
+func adminEngine(ctx context.Context) (*engine.Engine, func(), error) {
+	c, err := loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := needDatabase(c); err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &engine.Engine{Store: st, Catalog: c.Catalog}, st.Close, nil
 }
 
 func printProject(p engine.CreatedProject, asJSON bool) {
@@ -294,19 +302,11 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 	if *env != "sandbox" && *env != "live" {
 		return errors.New("--env must be sandbox or live")
 	}
-	c, err := loadConfig()
+	e, closeStore, err := adminEngine(ctx)
 	if err != nil {
 		return err
 	}
-	if err := needDatabase(c); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, c.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	e := &engine.Engine{Store: st, Catalog: c.Catalog}
+	defer closeStore()
 	if err := e.SetDepositKey(ctx, *project, *env == "live", *xpub); err != nil {
 		return err
 	}
