@@ -86,6 +86,7 @@ func (a *Activities) StartDelivery(ctx context.Context, d store.Dispatch, firstA
 		TaskQueue:                workflows.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    workflows.DeliverySearchAttributes(d.ProjectID, d.IsLive),
 	}, workflows.WebhookDelivery, workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID,
 		EndpointID: d.EndpointID, FirstAttempt: firstAttempt})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted

@@ -167,6 +167,7 @@ func (e *Engine) startDelivery(ctx context.Context, d store.Dispatch, first int)
 		TaskQueue:                workflows.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    workflows.DeliverySearchAttributes(d.ProjectID, d.IsLive),
 	}, workflows.WebhookDelivery, workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: first})
 	if err != nil {
 		return fmt.Errorf("start delivery: %w", err)
@@ -220,7 +221,8 @@ func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, 
 	if err := e.Store.SetDeliveryStatus(ctx, d.ID, "pending", e.now()); err != nil {
 		return d, err
 	}
-	if err := e.startDelivery(ctx, store.Dispatch{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID}, len(d.Attempts)+1); err != nil {
+	if err := e.startDelivery(ctx, store.Dispatch{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID,
+		ProjectID: p.ProjectID, IsLive: p.IsLive}, len(d.Attempts)+1); err != nil {
 		return d, err
 	}
 	d.Status = "pending"

@@ -147,6 +147,8 @@ type Dispatch struct {
 	DeliveryID string
 	EventID    string
 	EndpointID string
+	ProjectID  string
+	IsLive     bool
 }
 
 // DispatchEvents takes up to limit undispatched events, oldest first,
@@ -205,7 +207,8 @@ func (s *Store) CreateDelivery(ctx context.Context, ev Event, endpointID string,
 }
 
 func createDelivery(ctx context.Context, tx pgx.Tx, ev Event, endpointID string, now time.Time) (Dispatch, error) {
-	d := Dispatch{DeliveryID: payment.NewID(payment.PrefixDelivery, now), EventID: ev.ID, EndpointID: endpointID}
+	d := Dispatch{DeliveryID: payment.NewID(payment.PrefixDelivery, now), EventID: ev.ID, EndpointID: endpointID,
+		ProjectID: ev.ProjectID, IsLive: ev.IsLive}
 	err := tx.QueryRow(ctx, `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, project_id, is_live, status, created_at, updated_at)
 		VALUES ($1,$2,$3,$4,$5,'pending',$6,$6) ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
 		RETURNING id`, d.DeliveryID, ev.ID, endpointID, ev.ProjectID, ev.IsLive, now).Scan(&d.DeliveryID)

@@ -32,3 +32,8 @@ func transactionSearchAttributes(s payment.Session, p Payment) temporal.SearchAt
 func NetworkSearchAttributes(network string) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(Network.ValueSet(network))
 }
+
+// DeliverySearchAttributes are a webhook delivery workflow's attributes.
+func DeliverySearchAttributes(projectID string, isLive bool) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(ProjectID.ValueSet(projectID), IsLive.ValueSet(isLive))
+}
