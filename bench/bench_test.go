@@ -210,7 +210,7 @@ func ptr[T any](v T) *T { return &v }
 const txColumns = `id, project_id, checkout_session_id, payment_plan_id, is_live, status, network, chain_id,
 	tx_hash, log_index, from_address, to_address, asset_definition_id, symbol, amount, amount_base_units::text,
 	amount_usd::text, block_number, block_hash, confirmations, required_confirmations, failure_reason,
-	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at`
+	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version`
 
 const (
 	// store.GetTransaction
@@ -253,6 +253,7 @@ type bareTx struct {
 	ConfirmedAt           *time.Time      `json:"confirmedAt"`
 	FinalizedAt           *time.Time      `json:"finalizedAt"`
 	FailedAt              *time.Time      `json:"failedAt"`
+	Version               int             `json:"-"`
 }
 
 func scanBare(row pgx.Row) (bareTx, error) {
@@ -260,7 +261,7 @@ func scanBare(row pgx.Row) (bareTx, error) {
 	err := row.Scan(&t.ID, &t.ProjectID, &t.CheckoutSessionID, &t.PaymentPlanID, &t.IsLive, &t.Status, &t.Network,
 		&t.ChainID, &t.TxHash, &t.LogIndex, &t.FromAddress, &t.ToAddress, &t.AssetDefinitionID, &t.Symbol, &t.Amount,
 		&t.AmountBaseUnits, &t.AmountUSD, &t.BlockNumber, &t.BlockHash, &t.Confirmations, &t.RequiredConfirmations,
-		&t.FailureReason, &t.StatusHistory, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt)
+		&t.FailureReason, &t.StatusHistory, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version)
 	return t, err
 }
 
