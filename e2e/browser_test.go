@@ -119,9 +119,13 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 	}
 	run(chromedp.WaitVisible(`#status.completed`))
 	status := text("#status")
+	countdown, err := chromedp.Run(ctx, chromedp.TextContent("#countdown"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	shot("2-completed")
-	if status != "Paid" {
-		t.Fatalf("status = %q", status)
+	if status != "Paid" || countdown != "" {
+		t.Fatalf("status = %q, countdown %q (a paid session has no expiry to show)", status, countdown)
 	}
 	select {
 	case <-landed:

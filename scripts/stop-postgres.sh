@@ -2,6 +2,9 @@
 # Stops a private PostgreSQL cluster started by the dev stack or the tests.
 set -uo pipefail
 dir=${1:?data folder}
+# Under root the folder may link to the cluster's files (see
+# devstack/postgres): pg_ctl runs as the postgres user and needs the target.
+dir=$(readlink -f "$dir" || echo "$dir")
 [ -f "$dir/postmaster.pid" ] || exit 0
 pg_ctl=$(ls /usr/lib/postgresql/*/bin/pg_ctl 2>/dev/null | sort -V | tail -n1)
 pg_ctl=${pg_ctl:-$(command -v pg_ctl)}

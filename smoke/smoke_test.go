@@ -6,6 +6,7 @@ package smoke
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -33,40 +34,49 @@ func freePort(t *testing.T) int {
 func TestDevCommandFromCleanClone(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..")
-	// A world-readable folder: the private Postgres cluster runs as the
-	// postgres user when the tests run as root.
+	// A folder only its owner can read, as a home folder is: under root the
+	// private Postgres runs as the postgres user, which cannot enter it.
 	dir, err := os.MkdirTemp("", "paymentsd-smoke-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
+	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	clone := filepath.Join(dir, "clone")
+	defer func() {
+		// A cluster kept outside the folder (see devstack/postgres) goes too.
+		if target, err := os.Readlink(filepath.Join(clone, ".data", "postgres")); err == nil {
+			os.RemoveAll(target)
+		}
+		os.RemoveAll(dir)
+	}()
 	if out, err := exec.Command("git", "clone", "--quiet", root, clone).CombinedOutput(); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 
 	api := freePort(t)
-	cmd := exec.Command("./scripts/dev.sh", "--data", filepath.Join(dir, "data"),
+	env := append(os.Environ(), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", api), "DATABASE_URL=")
+	cmd := exec.Command("./scripts/dev.sh",
 		"--postgres-port", fmt.Sprint(freePort(t)), "--temporal-port", fmt.Sprint(freePort(t)),
 		"--ui-port", fmt.Sprint(freePort(t)), "--chain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"--receiver-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--block-interval", "500ms")
 	cmd.Dir = clone
-	cmd.Env = append(os.Environ(), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", api), "DATABASE_URL=")
+	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
 
-	// Wait for the ready banner and read the curl it prints.
+	// Wait for the ready banner and read the Postgres URL and the curl it
+	// prints.
 	lines := make(chan string, 100)
 	go func() {
 		s := bufio.NewScanner(stdout)
@@ -76,16 +86,20 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 		close(lines)
 	}()
 	curl := regexp.MustCompile(`curl -s -X POST (\S+/api/v1/checkout/sessions) .* -d '(\{"paymentPlanId":"plan_[a-z0-9]+"\})'`)
-	var url, body string
+	pgLine := regexp.MustCompile(`^\s+Postgres:\s+(\S+)$`)
+	var url, body, databaseURL string
 	ready := false
 	deadline := time.After(10 * time.Minute) // a cold build of the dev binary is slow on 2 cores
 	for url == "" {
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				t.Fatal("the dev stack exited before printing its curl")
+				t.Fatalf("the dev stack exited before printing its curl:\n%s", tail(stderr.String()))
 			}
 			ready = ready || strings.Contains(l, "paymentsd dev is ready")
+			if m := pgLine.FindStringSubmatch(l); ready && m != nil {
+				databaseURL = m[1]
+			}
 			if m := curl.FindStringSubmatch(l); ready && m != nil {
 				url, body = m[1], m[2]
 			}
@@ -105,8 +119,50 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	}
 	reply, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != http.StatusCreated || !strings.Contains(string(reply), `"token"`) {
+	var session struct {
+		Data struct{ Token string } `json:"data"`
+	}
+	if res.StatusCode != http.StatusCreated || json.Unmarshal(reply, &session) != nil || session.Data.Token == "" {
 		t.Fatalf("the printed curl: %d %s", res.StatusCode, reply)
+	}
+
+	// The admin commands: with the printed database URL pasted as it is,
+	// and with none from the project folder, where they find the dev
+	// stack's database by themselves.
+	bin := filepath.Join(clone, "bin", "paymentsd-dev")
+	for name, dbURL := range map[string]string{"printed URL": databaseURL, "no DATABASE_URL": ""} {
+		admin := exec.Command(bin, "admin", "create-project", "--name", "Smoke "+name, "--json")
+		admin.Dir = clone
+		admin.Env = append(env, "DATABASE_URL="+dbURL)
+		out, err := admin.Output()
+		if err != nil || !strings.Contains(string(out), `"sandboxKey":"svc_test_`) {
+			t.Errorf("admin create-project with %s (%q): %v\n%s", name, dbURL, err, out)
+		}
+	}
+
+	// `dev pay` with the dev stack's configuration (HTTP_ADDR) pays the
+	// session, which completes.
+	pay := exec.Command(bin, "dev", "pay", session.Data.Token)
+	pay.Dir = clone
+	pay.Env = env
+	if out, err := pay.CombinedOutput(); err != nil {
+		t.Fatalf("dev pay: %v\n%s", err, out)
+	}
+	status := ""
+	for wait := time.Now().Add(90 * time.Second); status != "completed" && time.Now().Before(wait); time.Sleep(500 * time.Millisecond) {
+		res, err := http.Get(url + "/" + session.Data.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Data struct{ Status string } `json:"data"`
+		}
+		_ = json.NewDecoder(res.Body).Decode(&got)
+		res.Body.Close()
+		status = got.Data.Status
+	}
+	if status != "completed" {
+		t.Fatalf("the session paid with dev pay is %q", status)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -117,7 +173,7 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Fatalf("the dev stack did not exit cleanly on SIGINT: %v", err)
+			t.Fatalf("the dev stack did not exit cleanly on SIGINT: %v\n%s", err, tail(stderr.String()))
 		}
 	case <-time.After(90 * time.Second):
 		t.Fatal("the dev stack did not stop within 90 s of SIGINT")
@@ -127,7 +183,15 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	if _, err := (&net.Dialer{}).DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", api)); err == nil {
 		t.Fatal("the API still listens after shutdown")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "data", "postgres", "postmaster.pid")); err == nil {
+	if _, err := os.Stat(filepath.Join(clone, ".data", "postgres", "postmaster.pid")); err == nil {
 		t.Fatal("the private Postgres still runs after shutdown")
 	}
+}
+
+// tail is the end of a process's log, for a failure message.
+func tail(s string) string {
+	if len(s) > 4000 {
+		return s[len(s)-4000:]
+	}
+	return s
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,35 +18,18 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/devstack/postgres"
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
 )
-
-// devState is what `paymentsd dev` keeps between runs in its data folder.
-type devState struct {
-	ProjectID  string `json:"projectId"`
-	SandboxKey string `json:"sandboxKey"`
-	LiveKey    string `json:"liveKey"`
-	PlanID     string `json:"planId"`
-	// The sandbox deposit wallet: the engine holds the public half only;
-	// the private half is kept here so dev funds can be recovered.
-	DepositXpub string `json:"depositXpub"`
-	DepositXprv string `json:"depositXprv"`
-	// The endpoint of the built-in receiver, which logs what it gets.
-	WebhookID     string `json:"webhookId"`
-	WebhookSecret string `json:"webhookSecret"`
-}
 
 // devAssets are the dev chain's assets: its USDC and its native coin,
 // priced by its feed.
@@ -67,8 +49,8 @@ func runDev(ctx context.Context, args []string) error {
 		return runDevPay(ctx, args[1:])
 	}
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	dataDir := fs.String("data", ".data", "folder that keeps Postgres, Temporal and dev state across restarts")
-	pgPort := fs.Int("postgres-port", 54329, "port of the private Postgres cluster")
+	dataDir := fs.String("data", devDataDir, "folder that keeps Postgres, Temporal and dev state across restarts")
+	pgPort := fs.Int("postgres-port", devPostgresPort, "port of the private Postgres cluster")
 	temporalPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal server")
 	uiPort := fs.Int("ui-port", 8233, "port of the Temporal UI")
 	receiverAddr := fs.String("receiver-addr", "127.0.0.1:8099", "address of the built-in webhook receiver")
@@ -83,16 +65,11 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	if c.DatabaseURL == "" {
-		cluster, err := postgres.Start(ctx, filepath.Join(*dataDir, "postgres"), *pgPort)
-		if err != nil {
+		var stop func()
+		if c.DatabaseURL, stop, err = devDatabaseURL(ctx, *dataDir, *pgPort); err != nil {
 			return err
 		}
-		if cluster.Started {
-			defer func() { _ = cluster.Stop(context.WithoutCancel(ctx)) }()
-		}
-		if c.DatabaseURL, err = ensureDatabase(ctx, cluster.URL(), "paymentsd"); err != nil {
-			return err
-		}
+		defer stop()
 	}
 	if err := store.Migrate(ctx, c.DatabaseURL); err != nil {
 		return err
@@ -148,7 +125,7 @@ func runDev(ctx context.Context, args []string) error {
 
 	e := newEngine(c, st, tc, chains)
 	receiverURL := "http://" + *receiverAddr + "/webhooks"
-	state, err := seed(ctx, e, filepath.Join(*dataDir, "dev.json"), receiverURL)
+	state, err := seed(ctx, e, *dataDir, receiverURL, chain.URL)
 	if err != nil {
 		return err
 	}
@@ -203,7 +180,7 @@ List the project's transactions:
   curl -s %s/api/v1/projects/%s/transactions -H 'Authorization: Bearer %s'
 
 Press Ctrl-C to stop; data stays in %s.
-`, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, redact(c.DatabaseURL),
+`, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, printableURL(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
 		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
 		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey, *dataDir)
@@ -229,16 +206,15 @@ func devWebhookKey(path string) ([]byte, error) {
 }
 
 // seed creates the sandbox project and a sample plan on the first run and
-// reads them back on later runs.
-func seed(ctx context.Context, e *engine.Engine, path, receiverURL string) (devState, error) {
-	var s devState
-	if b, err := os.ReadFile(path); err == nil {
-		if err := json.Unmarshal(b, &s); err == nil {
-			if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
-				return s, nil
-			}
+// reads them back on later runs; it records this run's chain URL.
+func seed(ctx context.Context, e *engine.Engine, dataDir, receiverURL, chainURL string) (devState, error) {
+	if s, err := readDevState(dataDir); err == nil {
+		if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
+			s.ChainURL = chainURL
+			return s, writeDevState(dataDir, s)
 		}
 	}
+	var s devState
 	p, err := e.CreateProject(ctx, "Dev shop")
 	if err != nil {
 		return s, err
@@ -268,12 +244,8 @@ func seed(ctx context.Context, e *engine.Engine, path, receiverURL string) (devS
 		return s, err
 	}
 	s = devState{ProjectID: p.Project.ID, SandboxKey: p.SandboxKey, LiveKey: p.LiveKey, PlanID: plan.ID,
-		DepositXpub: xpub, DepositXprv: xprv, WebhookID: hook.ID, WebhookSecret: hook.Secret}
-	b, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		return s, err
-	}
-	return s, nil
+		DepositXpub: xpub, DepositXprv: xprv, WebhookID: hook.ID, WebhookSecret: hook.Secret, ChainURL: chainURL}
+	return s, writeDevState(dataDir, s)
 }
 
 // logReceiver is the dev stack's webhook receiver: it verifies each
@@ -299,35 +271,4 @@ func logReceiver(secret string) http.Handler {
 		fmt.Printf("webhook %-28s %s %s (%s, version %d)\n", ev.Type, ev.ID, ev.Data.ID, ev.Data.Status, ev.Data.Version)
 		w.WriteHeader(http.StatusNoContent)
 	})
-}
-
-// ensureDatabase creates database name on the cluster if it is missing.
-func ensureDatabase(ctx context.Context, adminURL, name string) (string, error) {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		return "", err
-	}
-	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return "", err
-		}
-	}
-	cfg, err := pgx.ParseConfig(adminURL)
-	if err != nil {
-		return "", errors.New("bad admin url")
-	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name), nil
-}
-
-func redact(url string) string {
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return "(set)"
-	}
-	return fmt.Sprintf("%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
 }

@@ -265,20 +265,32 @@ func runAdmin(ctx context.Context, args []string) error {
 	return nil
 }
 
-// adminEngine is the engine of the admin commands: the database only.
+// adminEngine is the engine of the admin commands: the database only, the
+// dev stack's (in .data/) when DATABASE_URL is unset.
 func adminEngine(ctx context.Context) (*engine.Engine, func(), error) {
 	c, err := loadConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := needDatabase(c); err != nil {
-		return nil, nil, err
+	stopDev := func() {}
+	if c.DatabaseURL == "" {
+		dbURL, stop, ok, err := devDatabaseFromData(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			c.DatabaseURL, stopDev = dbURL, stop
+		}
+	}
+	if c.DatabaseURL == "" {
+		return nil, nil, errors.New("DATABASE_URL is not set, and this folder has no dev stack data (.data/postgres) to use instead")
 	}
 	st, err := store.Open(ctx, c.DatabaseURL)
 	if err != nil {
+		stopDev()
 		return nil, nil, err
 	}
-	return &engine.Engine{Store: st, Catalog: c.Catalog}, st.Close, nil
+	return &engine.Engine{Store: st, Catalog: c.Catalog}, func() { st.Close(); stopDev() }, nil
 }
 
 func printProject(p engine.CreatedProject, asJSON bool) {

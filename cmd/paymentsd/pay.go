@@ -26,9 +26,16 @@ import (
 // by default, or any amount for partial and over-payments, in the asset
 // chosen among the session's options. It needs the dev stack running.
 func runDevPay(ctx context.Context, args []string) error {
+	// The same configuration as `paymentsd dev`: the API at HTTP_ADDR, the
+	// chain the dev stack of this folder's data runs.
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
 	fs := flag.NewFlagSet("dev pay", flag.ContinueOnError)
-	apiURL := fs.String("api", "http://127.0.0.1:8080", "the API's base URL")
-	rpcURL := fs.String("rpc", "http://127.0.0.1:8545", "the dev chain's JSON-RPC URL")
+	apiURL := fs.String("api", "http://"+cfg.HTTPAddr, "the API's base URL (default from HTTP_ADDR)")
+	rpcURL := fs.String("rpc", "", "the dev chain's JSON-RPC URL (default: the one `paymentsd dev` runs with --data)")
+	dataDir := fs.String("data", devDataDir, "the data folder of the running `paymentsd dev`")
 	asset := fs.String("asset", "", "asset definition ID (default: the session's first option)")
 	amount := fs.String("amount", "", "amount in the asset's units (default: what is still due)")
 	account := fs.Int("account", 0, "dev account to pay from")
@@ -38,6 +45,12 @@ func runDevPay(ctx context.Context, args []string) error {
 	token := args[0]
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if *rpcURL == "" {
+		*rpcURL = "http://127.0.0.1:8545"
+		if s, err := readDevState(*dataDir); err == nil && s.ChainURL != "" {
+			*rpcURL = s.ChainURL
+		}
 	}
 	var body struct {
 		Data struct {

@@ -1,10 +1,17 @@
 // Package postgres runs a private PostgreSQL cluster from the machine's own
 // PostgreSQL binaries, in a data folder of the project: the database of
 // `paymentsd dev` and of the tests when no DATABASE_URL is given.
+//
+// PostgreSQL refuses to run as root, so under root the cluster runs as the
+// postgres user, which cannot reach a folder inside a private home (mode
+// 0700, the default for /root). There the cluster's files live in
+// RelocatedRoot instead, and the data folder holds a symbolic link to them.
 package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -65,6 +72,10 @@ func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
 		if _, err := user.Lookup(c.user); err != nil {
 			return nil, fmt.Errorf("running as root needs the %q user (install the postgresql package): %w", c.user, err)
 		}
+		if c.Dir, err = c.reachable(ctx, dir); err != nil {
+			return nil, err
+		}
+		dir = c.Dir
 	}
 	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		if err := c.initdb(ctx); err != nil {
@@ -97,6 +108,46 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	return c.run(ctx, "pg_ctl", "-D", c.Dir, "-m", "fast", "-w", "stop")
 }
 
+// RelocatedRoot holds the files of the clusters whose data folder the
+// postgres user cannot reach (see the package comment).
+const RelocatedRoot = "/var/lib/paymentsd"
+
+// reachable returns the folder the cluster of data folder dir lives in
+// when it runs as the postgres user: dir itself where that user can reach
+// it, else a folder under RelocatedRoot named after dir, which dir then
+// links to. A new link starts a new cluster: whatever an earlier data
+// folder of the same path left there is removed, so deleting the data
+// folder starts over as it does without the link.
+func (c *Cluster) reachable(ctx context.Context, dir string) (string, error) {
+	if target, err := os.Readlink(dir); err == nil {
+		return target, os.MkdirAll(filepath.Dir(target), 0o755)
+	}
+	if c.run(ctx, "", "test", "-x", filepath.Dir(dir)) == nil {
+		return dir, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); err == nil {
+		return "", fmt.Errorf("the cluster in %s runs as the postgres user, which cannot reach that folder: move the project to a folder every user can traverse, or delete %s to start a new cluster", dir, dir)
+	}
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("%s: %w", dir, err)
+	}
+	sum := sha256.Sum256([]byte(dir))
+	target := filepath.Join(RelocatedRoot, hex.EncodeToString(sum[:6])+"-"+filepath.Base(dir))
+	if _, err := os.Stat(filepath.Join(target, "postmaster.pid")); err == nil {
+		_ = c.run(ctx, "pg_ctl", "-D", target, "-m", "immediate", "-w", "stop")
+	}
+	if err := os.RemoveAll(target); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(RelocatedRoot, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Symlink(target, dir); err != nil {
+		return "", err
+	}
+	return target, nil
+}
+
 func (c *Cluster) initdb(ctx context.Context) error {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return err
@@ -118,8 +169,13 @@ func (c *Cluster) initdb(ctx context.Context) error {
 	return nil
 }
 
+// run runs one of the PostgreSQL tools (or, with tool "", the command
+// args name) as the cluster's user.
 func (c *Cluster) run(ctx context.Context, tool string, args ...string) error {
 	name := filepath.Join(c.bin, tool)
+	if tool == "" {
+		name, args, tool = args[0], args[1:], args[0]
+	}
 	if c.user != "" {
 		args = append([]string{"-u", c.user, "--", name}, args...)
 		name = "runuser"
