@@ -9,7 +9,7 @@ dir=$(readlink -f "$dir" || echo "$dir")
 pg_ctl=$(ls /usr/lib/postgresql/*/bin/pg_ctl 2>/dev/null | sort -V | tail -n1)
 pg_ctl=${pg_ctl:-$(command -v pg_ctl)}
 if [ "$(id -u)" = 0 ]; then
-  runuser -u postgres -- "$pg_ctl" -D "$dir" -m fast -w stop >/dev/null
+  (cd / && runuser -u postgres -- "$pg_ctl" -D "$dir" -m fast -w stop >/dev/null)
 else
   "$pg_ctl" -D "$dir" -m fast -w stop >/dev/null
 fi
