@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,8 +13,75 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/paymentsd/paymentsd/devchain"
 )
+
+// browser is a headless Chromium at a phone's width, with the helpers the
+// tests drive it with.
+type browser struct {
+	ctx  context.Context
+	run  func(chromedp.Action[chromedp.Void])
+	text func(sel string) string
+	shot func(name string)
+}
+
+// newBrowser starts Chromium; script, when set, runs in every page before
+// the page's own scripts (as a browser wallet's injected provider does).
+func newBrowser(t *testing.T, path, script string) browser {
+	dir := os.Getenv("SCREENSHOT_DIR")
+	if dir == "" {
+		dir = filepath.Join("testdata", "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(390, 900))...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelTimeout)
+	b := browser{ctx: ctx}
+	b.run = func(a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.text = func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(s)
+	}
+	b.shot = func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if script != "" {
+		b.run(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+				page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+			return err
+		}))
+	}
+	return b
+}
 
 // chromium finds Debian's Chromium; the test needs a real browser.
 func chromium(t *testing.T) string {
@@ -56,45 +126,8 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 	mustStatus(t, cs, http.StatusCreated)
 	token, address := str(cs.data()["token"]), str(cs.data()["depositAddress"])
 
-	dir := os.Getenv("SCREENSHOT_DIR")
-	if dir == "" {
-		dir = filepath.Join("testdata", "screenshots")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(390, 900))...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTimeout()
-	run := func(a chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(s)
-	}
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := newBrowser(t, browser, "")
+	ctx, run, text, shot := b.ctx, b.run, b.text, b.shot
 
 	run(chromedp.Navigate(ts.URL + "/checkout/" + token))
 	run(chromedp.WaitVisible("#pay"))
@@ -141,4 +174,105 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 	if !strings.HasSuffix(url, "/thanks") {
 		t.Fatalf("landed on %s", url)
 	}
+}
+
+// The hosted page's wallet button, driven through an EIP-1193 provider
+// injected before the page loads (as a browser wallet presents itself),
+// asks for what is still due: a session underpaid by 2 of 6 USDC is paid
+// the 4 left, and completes without an overpayment.
+func TestCheckoutPageWalletPaysWhatIsDue(t *testing.T) {
+	path := chromium(t)
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "6", "usdc-devnet")
+	token := str(cs["token"])
+	payToken(t, 3, str(cs["depositAddress"]), units("2000000"))
+	waitSession(t, ts.URL, token, "underpaid", func(s map[string]any) bool { return s["exception"] == "underpaid" })
+
+	sent := make(chan *big.Int, 1)
+	wallet := httptestServer(t, walletProvider(t, chain.Accounts[3], sent))
+	b := newBrowser(t, path, `window.ethereum = {request: async ({method, params}) => {
+  const r = await fetch("`+wallet+`", {method: "POST", body: JSON.stringify({method, params: params || []})});
+  const body = await r.json();
+  if (body.error) throw new Error(body.error);
+  return body.result;
+}};`)
+	b.run(chromedp.Navigate(ts.URL + "/checkout/" + token))
+	b.run(chromedp.WaitVisible("#wallet"))
+	due := b.text("#due")
+	b.shot("4-wallet-underpaid")
+	if due != "4 USDC" {
+		t.Fatalf("an underpaid session shows %q due, want 4 USDC", due)
+	}
+	b.run(chromedp.Click("#wallet"))
+	select {
+	case v := <-sent:
+		if v.Cmp(units("4000000")) != 0 {
+			t.Fatalf("the wallet was asked for %s base units, want 4000000", v)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the button did not ask the wallet for a transaction")
+	}
+	done := waitSession(t, ts.URL, token, "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	b.run(chromedp.WaitVisible("#status.completed"))
+	b.shot("5-wallet-paid")
+	if done["amountPaidUsd"] != "6.00" || done["exception"] != nil {
+		t.Fatalf("session paid by the wallet = %v", done)
+	}
+}
+
+// walletProvider answers an injected EIP-1193 provider's requests the way
+// a browser wallet does, signing with a funded dev-chain account: the
+// account for eth_requestAccounts, and eth_sendTransaction sent to the dev
+// chain. The token amount of each transfer it sends goes to sent.
+func walletProvider(t *testing.T, from devchain.Account, sent chan<- *big.Int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+			return
+		}
+		var req struct {
+			Method string            `json:"method"`
+			Params []json.RawMessage `json:"params"`
+		}
+		reply := func(result any, err error) {
+			body := map[string]any{"result": result}
+			if err != nil {
+				body = map[string]any{"error": err.Error()}
+			}
+			_ = json.NewEncoder(w).Encode(body)
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			reply(nil, err)
+			return
+		}
+		switch req.Method {
+		case "eth_requestAccounts", "eth_accounts":
+			reply([]string{from.Address.Hex()}, nil)
+		case "wallet_switchEthereumChain":
+			reply(nil, nil)
+		case "eth_sendTransaction":
+			var tx struct {
+				To    common.Address `json:"to"`
+				Value *hexutil.Big   `json:"value"`
+				Data  hexutil.Bytes  `json:"data"`
+			}
+			if len(req.Params) != 1 || json.Unmarshal(req.Params[0], &tx) != nil {
+				reply(nil, errors.New("bad transaction"))
+				return
+			}
+			value := (*big.Int)(tx.Value)
+			if value == nil {
+				value = new(big.Int)
+			}
+			if len(tx.Data) == 4+64 {
+				sent <- new(big.Int).SetBytes(tx.Data[4+32:]) // transfer(to, amount)
+			}
+			h, err := chain.SendTransaction(r.Context(), from, tx.To, value, tx.Data)
+			reply(h.Hex(), err)
+		default:
+			reply(nil, errors.New("unsupported method "+req.Method))
+		}
+	})
 }
