@@ -161,7 +161,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 	out := workflows.CheckOutput{RequiredConfirmations: n.Confirmations, BlockTime: time.Duration(n.BlockTime),
 		PendingTimeout: time.Duration(n.PendingTimeout)}
 	hash := common.HexToHash(in.TxHash)
-	st, err := chainwatch.CheckTransaction(ctx, c.Client, hash, n.UseFinalizedTag)
+	st, err := chainwatch.CheckTransaction(ctx, c.Client, hash, n.FinalizedTag())
 	if err != nil {
 		return out, err
 	}

@@ -26,6 +26,7 @@ type Chains map[string]*Chain
 // networks. transport, when set, carries the RPC calls (for counting).
 func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, transport http.RoundTripper) (Chains, error) {
 	chains := Chains{}
+	byChainID := map[int64]string{}
 	for _, n := range networks {
 		if err := n.Check(); err != nil {
 			return nil, err
@@ -33,8 +34,17 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 		if _, dup := chains[n.Key]; dup {
 			return nil, fmt.Errorf("network %q is listed twice", n.Key)
 		}
-		c, err := Dial(ctx, n.RPCURLs, transport)
+		// Transactions are keyed by chain ID: two networks of one chain
+		// would share (and fight over) one key space.
+		if other, dup := byChainID[n.ChainID]; dup {
+			return nil, fmt.Errorf("networks %q and %q have the same chainId %d", other, n.Key, n.ChainID)
+		}
+		byChainID[n.ChainID] = n.Key
+		c, err := Dial(ctx, n.ChainID, n.RPCURLs, transport)
 		if err != nil {
+			return nil, fmt.Errorf("network %q: %w", n.Key, err)
+		}
+		if err := c.CheckChainIDs(ctx); err != nil {
 			return nil, fmt.Errorf("network %q: %w", n.Key, err)
 		}
 		chains[n.Key] = &Chain{Network: n.WithDefaults(), Client: c}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -29,17 +31,28 @@ type Client interface {
 
 // Failover is a Client over several RPC endpoints of one network: each
 // call goes to the endpoint that last worked and moves on to the next when
-// it fails for a reason other than the answer itself (not found).
+// it fails for a reason other than the answer itself (not found). An
+// endpoint is used only once it has reported the network's chain ID.
 type Failover struct {
 	clients []*ethclient.Client
+	urls    []string
+	chainID int64
+	// state is each endpoint's chain ID check: unchecked, ok or wrong.
+	state   []atomic.Int32
 	current atomic.Int32
 	// Calls counts the RPC calls made, for the benchmarks.
 	Calls atomic.Int64
 }
 
-// Dial connects to every URL of a network.
-func Dial(ctx context.Context, urls []string, transport http.RoundTripper) (*Failover, error) {
-	f := &Failover{}
+const (
+	unchecked int32 = iota
+	chainOK
+	chainWrong
+)
+
+// Dial connects to every URL of the network with chain ID chainID.
+func Dial(ctx context.Context, chainID int64, urls []string, transport http.RoundTripper) (*Failover, error) {
+	f := &Failover{urls: urls, chainID: chainID, state: make([]atomic.Int32, len(urls))}
 	for _, u := range urls {
 		opts := []rpc.ClientOption{}
 		if transport != nil {
@@ -57,6 +70,47 @@ func Dial(ctx context.Context, urls []string, transport http.RoundTripper) (*Fai
 	return f, nil
 }
 
+// CheckChainIDs asks every endpoint for its chain ID: one that reports
+// another chain is an error (a misconfiguration that would mix two
+// chains' payments). One that does not answer is checked before its first
+// use instead, so that a node down at start-up does not stop the engine.
+func (f *Failover) CheckChainIDs(ctx context.Context) error {
+	for i, c := range f.clients {
+		if err := f.check(ctx, i, c); errors.Is(err, errWrongChain) {
+			return err
+		} else if err != nil {
+			slog.Warn("rpc endpoint not checked at start; it is checked before its first use", "url", f.urls[i], "err", err)
+		}
+	}
+	return nil
+}
+
+var errWrongChain = errors.New("wrong chain")
+
+// check makes sure endpoint i serves the network's chain.
+func (f *Failover) check(ctx context.Context, i int, c *ethclient.Client) error {
+	switch f.state[i].Load() {
+	case chainOK:
+		return nil
+	case chainWrong:
+		return fmt.Errorf("%s: %w", f.urls[i], errWrongChain)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	f.Calls.Add(1)
+	id, err := c.ChainID(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: chain id: %w", f.urls[i], err)
+	}
+	if id.Cmp(big.NewInt(f.chainID)) != 0 {
+		f.state[i].Store(chainWrong)
+		slog.Error("rpc endpoint serves another chain; it is not used", "url", f.urls[i], "chainId", id, "want", f.chainID)
+		return fmt.Errorf("%s reports chain %s, not %d: %w", f.urls[i], id, f.chainID, errWrongChain)
+	}
+	f.state[i].Store(chainOK)
+	return nil
+}
+
 // Close closes every connection.
 func (f *Failover) Close() {
 	for _, c := range f.clients {
@@ -64,12 +118,15 @@ func (f *Failover) Close() {
 	}
 }
 
-func try[T any](f *Failover, call func(*ethclient.Client) (T, error)) (T, error) {
+func try[T any](ctx context.Context, f *Failover, call func(*ethclient.Client) (T, error)) (T, error) {
 	start := int(f.current.Load())
 	var err error
 	var v T
 	for i := range f.clients {
 		n := (start + i) % len(f.clients)
+		if err = f.check(ctx, n, f.clients[n]); err != nil {
+			continue
+		}
 		f.Calls.Add(1)
 		v, err = call(f.clients[n])
 		if err == nil || errors.Is(err, ethereum.NotFound) {
@@ -81,19 +138,19 @@ func try[T any](f *Failover, call func(*ethclient.Client) (T, error)) (T, error)
 }
 
 func (f *Failover) BlockNumber(ctx context.Context) (uint64, error) {
-	return try(f, func(c *ethclient.Client) (uint64, error) { return c.BlockNumber(ctx) })
+	return try(ctx, f, func(c *ethclient.Client) (uint64, error) { return c.BlockNumber(ctx) })
 }
 
 func (f *Failover) BlockByNumber(ctx context.Context, n *big.Int) (*types.Block, error) {
-	return try(f, func(c *ethclient.Client) (*types.Block, error) { return c.BlockByNumber(ctx, n) })
+	return try(ctx, f, func(c *ethclient.Client) (*types.Block, error) { return c.BlockByNumber(ctx, n) })
 }
 
 func (f *Failover) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Header, error) {
-	return try(f, func(c *ethclient.Client) (*types.Header, error) { return c.HeaderByNumber(ctx, n) })
+	return try(ctx, f, func(c *ethclient.Client) (*types.Header, error) { return c.HeaderByNumber(ctx, n) })
 }
 
 func (f *Failover) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	return try(f, func(c *ethclient.Client) ([]types.Log, error) { return c.FilterLogs(ctx, q) })
+	return try(ctx, f, func(c *ethclient.Client) ([]types.Log, error) { return c.FilterLogs(ctx, q) })
 }
 
 func (f *Failover) TransactionByHash(ctx context.Context, h common.Hash) (*types.Transaction, bool, error) {
@@ -101,7 +158,7 @@ func (f *Failover) TransactionByHash(ctx context.Context, h common.Hash) (*types
 		tx      *types.Transaction
 		pending bool
 	}
-	v, err := try(f, func(c *ethclient.Client) (r, error) {
+	v, err := try(ctx, f, func(c *ethclient.Client) (r, error) {
 		tx, p, err := c.TransactionByHash(ctx, h)
 		return r{tx, p}, err
 	})
@@ -109,9 +166,9 @@ func (f *Failover) TransactionByHash(ctx context.Context, h common.Hash) (*types
 }
 
 func (f *Failover) TransactionReceipt(ctx context.Context, h common.Hash) (*types.Receipt, error) {
-	return try(f, func(c *ethclient.Client) (*types.Receipt, error) { return c.TransactionReceipt(ctx, h) })
+	return try(ctx, f, func(c *ethclient.Client) (*types.Receipt, error) { return c.TransactionReceipt(ctx, h) })
 }
 
 func (f *Failover) CallContract(ctx context.Context, msg ethereum.CallMsg, n *big.Int) ([]byte, error) {
-	return try(f, func(c *ethclient.Client) ([]byte, error) { return c.CallContract(ctx, msg, n) })
+	return try(ctx, f, func(c *ethclient.Client) ([]byte, error) { return c.CallContract(ctx, msg, n) })
 }

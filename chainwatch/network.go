@@ -14,10 +14,11 @@ type Network struct {
 	// BlockTime sizes the timers that wait for confirmations.
 	BlockTime Duration `json:"blockTime"`
 	// Confirmations needed for finalized; with UseFinalizedTag, a block at
-	// or below the node's `finalized` block is final too.
-	Confirmations   int  `json:"confirmations"`
-	UseFinalizedTag bool `json:"useFinalizedTag"`
-	IsLive          bool `json:"isLive"`
+	// or below the node's `finalized` block is final too. Both default per
+	// chain (see KnownFinality).
+	Confirmations   int   `json:"confirmations"`
+	UseFinalizedTag *bool `json:"useFinalizedTag,omitempty"`
+	IsLive          bool  `json:"isLive"`
 	// MaxBlockRange bounds one scan (default 100 blocks).
 	MaxBlockRange int `json:"maxBlockRange"`
 	// PollInterval is how long the scanner waits at the head (default: the
@@ -48,8 +49,55 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// WithDefaults fills the optional settings.
+// Finality is how a chain's transactions become final: the node's
+// `finalized` block tag where the chain has one, and a depth in blocks
+// (the only rule without the tag; with it, a bound on the wait).
+type Finality struct {
+	FinalizedTag  bool
+	Confirmations int
+}
+
+// KnownFinality are the defaults of the chains the engine knows, by chain
+// ID. Every one of them serves the `finalized` tag: Ethereum's finalized
+// checkpoint (two epochs, about 13 minutes); the OP stack's and Arbitrum's
+// blocks whose batch is in a finalized L1 block (about 20 minutes);
+// Polygon PoS's milestones. Confirmations bound the wait at roughly the
+// same time, should a node's tag stall.
+var KnownFinality = map[int64]Finality{
+	1:        {true, 96},   // Ethereum
+	11155111: {true, 96},   // Sepolia
+	17000:    {true, 96},   // Holesky
+	8453:     {true, 900},  // Base
+	84532:    {true, 900},  // Base Sepolia
+	10:       {true, 900},  // OP Mainnet
+	11155420: {true, 900},  // OP Sepolia
+	42161:    {true, 7200}, // Arbitrum One
+	421614:   {true, 7200}, // Arbitrum Sepolia
+	137:      {true, 256},  // Polygon PoS
+	80002:    {true, 256},  // Polygon Amoy
+}
+
+// DefaultConfirmations is the depth that makes a transaction final on a
+// chain the engine does not know, when the configuration names none.
+const DefaultConfirmations = 12
+
+// FinalizedTag reports whether the node's `finalized` tag decides finality.
+func (n Network) FinalizedTag() bool { return n.UseFinalizedTag != nil && *n.UseFinalizedTag }
+
+// WithDefaults fills the optional settings: the chain's known finality
+// where the configuration is silent, else DefaultConfirmations blocks.
 func (n Network) WithDefaults() Network {
+	known, isKnown := KnownFinality[n.ChainID]
+	if n.UseFinalizedTag == nil {
+		tag := isKnown && known.FinalizedTag
+		n.UseFinalizedTag = &tag
+	}
+	if n.Confirmations <= 0 {
+		n.Confirmations = DefaultConfirmations
+		if isKnown {
+			n.Confirmations = known.Confirmations
+		}
+	}
 	if n.MaxBlockRange <= 0 {
 		n.MaxBlockRange = 100
 	}
@@ -61,9 +109,6 @@ func (n Network) WithDefaults() Network {
 	}
 	if n.PendingTimeout <= 0 {
 		n.PendingTimeout = Duration(30 * time.Minute)
-	}
-	if n.Confirmations <= 0 {
-		n.Confirmations = 1
 	}
 	return n
 }

@@ -1,0 +1,62 @@
+package chainwatch
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+func TestNetworkDefaultsFollowTheChain(t *testing.T) {
+	no := false
+	cases := []struct {
+		name          string
+		in            Network
+		tag           bool
+		confirmations int
+	}{
+		{"Base uses its finalized tag", Network{ChainID: 8453}, true, 900},
+		{"Ethereum uses its finalized tag", Network{ChainID: 1}, true, 96},
+		{"an unknown chain waits a documented depth", Network{ChainID: 999999}, false, DefaultConfirmations},
+		{"the configuration wins", Network{ChainID: 8453, UseFinalizedTag: &no, Confirmations: 30}, false, 30},
+	}
+	for _, c := range cases {
+		got := c.in.WithDefaults()
+		if got.FinalizedTag() != c.tag || got.Confirmations != c.confirmations {
+			t.Errorf("%s: tag %v, confirmations %d; want %v, %d", c.name, got.FinalizedTag(), got.Confirmations, c.tag, c.confirmations)
+		}
+	}
+}
+
+// The engine refuses to start with a network whose RPC URL serves another
+// chain, or with two networks of one chain; a node that is down at start
+// is checked before its first use instead.
+func TestConnectChecksChainIDs(t *testing.T) {
+	ctx := context.Background()
+	chain, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	catalog := payment.Catalog{}
+	dead := "http://127.0.0.1:1" // nothing listens there
+
+	_, err = Connect(ctx, []Network{{Key: "base", ChainID: 8453, RPCURLs: []string{dead, chain.URL}}}, catalog, nil)
+	if err == nil || !strings.Contains(err.Error(), chain.URL) || !strings.Contains(err.Error(), "reports chain 1337, not 8453") {
+		t.Errorf("an RPC URL of another chain: %v", err)
+	}
+	_, err = Connect(ctx, []Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL}},
+		{Key: "devnet-2", ChainID: 1337, RPCURLs: []string{chain.URL}}}, catalog, nil)
+	if err == nil || !strings.Contains(err.Error(), "same chainId 1337") {
+		t.Errorf("two networks of one chain: %v", err)
+	}
+	chains, err := Connect(ctx, []Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{dead, chain.URL}}}, catalog, nil)
+	if err != nil {
+		t.Fatalf("a node down at start: %v", err)
+	}
+	if _, err := chains["devnet"].Client.BlockNumber(ctx); err != nil {
+		t.Errorf("calls go to the node that answers: %v", err)
+	}
+}
