@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/shopspring/decimal"
@@ -87,14 +88,24 @@ func (c *Chain) AssetOf(t Transfer) (payment.Asset, bool) {
 	return payment.Asset{}, false
 }
 
-// Rate returns the USD price of one whole unit of an asset: 1 for a
-// USD-pegged asset, the aggregator's latest answer otherwise.
-func (c *Chain) Rate(ctx context.Context, a payment.Asset) (decimal.Decimal, error) {
+// Rate returns the USD price of one whole unit of an asset at now: 1 for a
+// USD-pegged asset, the aggregator's latest answer otherwise, unless that
+// answer is older than the feed's heartbeat (a stalled feed must not
+// quote).
+func (c *Chain) Rate(ctx context.Context, a payment.Asset, now time.Time) (decimal.Decimal, error) {
 	switch a.Price.Kind {
 	case payment.PriceUSDPegged:
 		return decimal.NewFromInt(1), nil
 	case payment.PriceChainlink:
-		return LatestPrice(ctx, c.Client, common.HexToAddress(a.Price.Aggregator))
+		price, updated, err := LatestPrice(ctx, c.Client, common.HexToAddress(a.Price.Aggregator))
+		if err != nil {
+			return decimal.Decimal{}, err
+		}
+		if age := now.Sub(updated); age > a.Price.Heartbeat() {
+			return decimal.Decimal{}, fmt.Errorf("asset %q: the price feed's answer is %s old, past its heartbeat of %s",
+				a.ID, age.Round(time.Second), a.Price.Heartbeat())
+		}
+		return price, nil
 	}
 	return decimal.Decimal{}, fmt.Errorf("asset %q: unknown price source %q", a.ID, a.Price.Kind)
 }

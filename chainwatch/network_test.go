@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/payment"
@@ -58,5 +59,30 @@ func TestConnectChecksChainIDs(t *testing.T) {
 	}
 	if _, err := chains["devnet"].Client.BlockNumber(ctx); err != nil {
 		t.Errorf("calls go to the node that answers: %v", err)
+	}
+}
+
+// A price feed whose answer is older than its heartbeat does not quote: a
+// stalled feed would price payments at a rate the market has left.
+func TestStalePriceFeedDoesNotQuote(t *testing.T) {
+	ctx := context.Background()
+	chain, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	eth := payment.Asset{ID: "eth-devnet", Network: "devnet", ChainID: 1337, Decimals: 18,
+		Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: chain.PriceFeed.Hex(), HeartbeatSeconds: 3600}}
+	chains, err := Connect(ctx, []Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL}}},
+		payment.Catalog{Assets: []payment.Asset{eth}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if price, err := chains["devnet"].Rate(ctx, eth, now); err != nil || price.String() != "3000" {
+		t.Fatalf("a fresh answer: %s, %v", price, err)
+	}
+	if _, err := chains["devnet"].Rate(ctx, eth, now.Add(2*time.Hour)); err == nil || !strings.Contains(err.Error(), "past its heartbeat of 1h0m0s") {
+		t.Fatalf("an answer two hours old: %v", err)
 	}
 }

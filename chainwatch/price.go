@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi"
@@ -27,8 +28,8 @@ var aggregatorABI = func() abi.ABI {
 }()
 
 // LatestPrice reads a Chainlink-style aggregator's latest answer as a USD
-// price per whole unit of the asset.
-func LatestPrice(ctx context.Context, c ethereum.ContractCaller, aggregator common.Address) (decimal.Decimal, error) {
+// price per whole unit of the asset, with the time it was updated.
+func LatestPrice(ctx context.Context, c ethereum.ContractCaller, aggregator common.Address) (decimal.Decimal, time.Time, error) {
 	call := func(method string) ([]any, error) {
 		data, err := aggregatorABI.Pack(method)
 		if err != nil {
@@ -42,15 +43,15 @@ func LatestPrice(ctx context.Context, c ethereum.ContractCaller, aggregator comm
 	}
 	dec, err := call("decimals")
 	if err != nil {
-		return decimal.Decimal{}, err
+		return decimal.Decimal{}, time.Time{}, err
 	}
 	round, err := call("latestRoundData")
 	if err != nil {
-		return decimal.Decimal{}, err
+		return decimal.Decimal{}, time.Time{}, err
 	}
-	answer := round[1].(*big.Int)
+	answer, updated := round[1].(*big.Int), round[3].(*big.Int)
 	if answer.Sign() <= 0 {
-		return decimal.Decimal{}, fmt.Errorf("aggregator %s answered %s", aggregator, answer)
+		return decimal.Decimal{}, time.Time{}, fmt.Errorf("aggregator %s answered %s", aggregator, answer)
 	}
-	return decimal.NewFromBigInt(answer, -int32(dec[0].(uint8))), nil
+	return decimal.NewFromBigInt(answer, -int32(dec[0].(uint8))), time.Unix(updated.Int64(), 0), nil
 }

@@ -58,7 +58,7 @@ func (e *Engine) rate(ctx context.Context, a payment.Asset) (decimal.Decimal, bo
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := c.Rate(ctx, a)
+	r, err := c.Rate(ctx, a, e.now())
 	if err != nil {
 		slog.WarnContext(ctx, "price feed unavailable", "asset", a.ID, "err", err)
 		return decimal.Decimal{}, false

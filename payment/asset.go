@@ -1,5 +1,7 @@
 package payment
 
+import "time"
+
 // PriceSource tells how an asset's USD price is found.
 type PriceSource struct {
 	// Kind is "usd_pegged" (1 unit = 1 USD) or "chainlink" (an aggregator's
@@ -7,6 +9,24 @@ type PriceSource struct {
 	Kind string `json:"kind"`
 	// Aggregator is the aggregator's contract address for kind "chainlink".
 	Aggregator string `json:"aggregator,omitempty"`
+	// HeartbeatSeconds is the oldest an aggregator's answer (its
+	// updatedAt) may be for a quote, kind "chainlink" only: the feed's
+	// heartbeat plus a margin. Default DefaultHeartbeatSeconds.
+	HeartbeatSeconds int64 `json:"heartbeatSeconds,omitempty"`
+}
+
+// DefaultHeartbeatSeconds is a price feed's heartbeat when the catalog
+// names none: an hour, Chainlink's heartbeat of ETH/USD on Ethereum. A
+// feed with a longer heartbeat (many L2 feeds update daily when the price
+// is calm) needs its own, or its asset is left out of quotes.
+const DefaultHeartbeatSeconds = 3600
+
+// Heartbeat is the oldest an answer of the asset's price feed may be.
+func (p PriceSource) Heartbeat() time.Duration {
+	if p.HeartbeatSeconds > 0 {
+		return time.Duration(p.HeartbeatSeconds) * time.Second
+	}
+	return DefaultHeartbeatSeconds * time.Second
 }
 
 // Price source kinds.

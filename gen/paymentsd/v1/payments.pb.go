@@ -382,11 +382,13 @@ func (x *Project) GetUpdatedAt() string {
 }
 
 type PriceSource struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Aggregator    string                 `protobuf:"bytes,2,opt,name=aggregator,proto3" json:"aggregator,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Kind       string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Aggregator string                 `protobuf:"bytes,2,opt,name=aggregator,proto3" json:"aggregator,omitempty"`
+	// The oldest a chainlink answer may be to quote with, in seconds.
+	HeartbeatSeconds int64 `protobuf:"varint,3,opt,name=heartbeat_seconds,json=heartbeatSeconds,proto3" json:"heartbeat_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PriceSource) Reset() {
@@ -431,6 +433,13 @@ func (x *PriceSource) GetAggregator() string {
 		return x.Aggregator
 	}
 	return ""
+}
+
+func (x *PriceSource) GetHeartbeatSeconds() int64 {
+	if x != nil {
+		return x.HeartbeatSeconds
+	}
+	return 0
 }
 
 type Asset struct {
@@ -2817,12 +2826,13 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x06 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\a \x01(\tR\tupdatedAt\"A\n" +
+	"updated_at\x18\a \x01(\tR\tupdatedAt\"n\n" +
 	"\vPriceSource\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1e\n" +
 	"\n" +
 	"aggregator\x18\x02 \x01(\tR\n" +
-	"aggregator\"\x90\x02\n" +
+	"aggregator\x12+\n" +
+	"\x11heartbeat_seconds\x18\x03 \x01(\x03R\x10heartbeatSeconds\"\x90\x02\n" +
 	"\x05Asset\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06symbol\x18\x02 \x01(\tR\x06symbol\x12\x12\n" +
