@@ -1,3 +1,7 @@
+// Package chainwatch reads EVM chains through go-ethereum: quotes from price
+// feeds, block and log scanning and transfer matching. It depends on
+// go-ethereum's small interfaces, not on a concrete client, so the simulated
+// backend drops in for tests.
 package chainwatch
 
 import (

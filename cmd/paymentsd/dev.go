@@ -24,6 +24,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/devstack/postgres"
@@ -247,7 +248,7 @@ func seed(ctx context.Context, e *engine.Engine, path, receiverURL string) (devS
 	if _, err := rand.Read(seed); err != nil {
 		return s, err
 	}
-	xprv, xpub, err := chainwatch.NewDevDepositKey(seed)
+	xprv, xpub, err := deposit.NewDevKey(seed)
 	if err != nil {
 		return s, err
 	}
