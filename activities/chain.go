@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -15,13 +14,6 @@ import (
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
-// freshScanDepth is how far behind the head a scanner with no usable cursor
-// starts (a first start, or a chain that was replaced).
-const freshScanDepth = 64
-
-// headWait is how long one scan waits at the chain's head for a new block.
-const headWait = 5 * time.Second
-
 func (a *Activities) chain(key string) (*chainwatch.Chain, error) {
 	c, ok := a.Chains[key]
 	if !ok {
@@ -30,117 +22,60 @@ func (a *Activities) chain(key string) (*chainwatch.Chain, error) {
 	return c, nil
 }
 
-// ScanNetwork scans the blocks after the cursor for payments to watched
-// deposit addresses. It does not move the cursor itself: the scanner
-// workflow does, with the result, so a retried scan rescans the same range.
-// A cursor whose block left the chain rewinds to the newest kept block
-// still on it; with none, the scan starts again near the head.
+// ScanNetwork polls a network for payments to watched deposit addresses:
+// the blocks after the cursor, or a wait at the head for the next one (see
+// chainwatch.Poller, which also rewinds a cursor a reorg left behind). It
+// does not move the cursor itself: the scanner workflow does, with the
+// result, so a retried scan rescans the same range.
 func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (workflows.ScanOutput, error) {
 	c, err := a.chain(in.Network)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	sc := c.Scanner()
-	out := workflows.ScanOutput{Cursor: in.Cursor}
-	head, err := sc.Head(ctx)
-	if err != nil {
-		return out, fmt.Errorf("head: %w", err)
-	}
 	cursor := chainwatch.Cursor{Number: in.Cursor.Number, Hash: common.HexToHash(in.Cursor.Hash)}
-	if in.Cursor.Hash != "" {
-		ok, err := sc.Canonical(ctx, cursor)
-		if err != nil {
-			return out, err
-		}
-		if !ok {
-			if cursor, err = a.commonAncestor(ctx, sc, in.Network); err != nil {
-				return out, err
-			}
-		}
-	}
-	from := cursor.Number + 1
-	if cursor.Hash == (common.Hash{}) {
-		from = 0
-		if head > freshScanDepth {
-			from = head - freshScanDepth
-		}
-	}
-	out.Cursor = workflows.ScanCursor{Number: cursor.Number, Hash: hashString(cursor.Hash)}
-	// At the head, wait here for the next block rather than in a workflow
-	// timer: a payment is seen one poll interval after its block, and the
-	// scanner's history grows only when there is something to scan.
-	for wait := time.Now().Add(headWait); from > head; {
-		if time.Now().After(wait) {
-			out.CaughtUp = true
-			return out, nil
-		}
-		select {
-		case <-ctx.Done():
-			return out, ctx.Err()
-		case <-time.After(time.Duration(c.Network.PollInterval)):
-		}
-		if head, err = sc.Head(ctx); err != nil {
-			return out, fmt.Errorf("head: %w", err)
-		}
-	}
-	to := min(head, from+uint64(c.Network.MaxBlockRange)-1)
-	watched, err := a.Store.WatchedAddresses(ctx, time.Now())
+	sessions := &depositSessions{store: a.Store}
+	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.load)
+	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash)},
+		CaughtUp: polled.CaughtUp}
 	if err != nil {
 		return out, err
 	}
-	sessions := make(map[string]string, len(watched))
-	for _, w := range watched {
-		sessions[strings.ToLower(w.Address)] = w.SessionID
-	}
-	blocks, transfers, err := sc.Scan(ctx, from, to, cursor.Hash, func(addr common.Address) bool {
-		_, ok := sessions[chainwatch.Normalize(addr)]
-		return ok
-	})
-	if err != nil {
-		return out, err // a reorg during the scan: the retry starts over
-	}
-	kept := make([]store.ScannedBlock, len(blocks))
-	for i, b := range blocks {
-		kept[i] = store.ScannedBlock{Number: int64(b.Number), Hash: b.Hash.Hex(), Parent: b.Parent.Hex()}
-	}
-	if err := a.Store.SaveScanned(ctx, in.Network, int64(from), kept, time.Now()); err != nil {
-		return out, err
-	}
-	for _, t := range transfers {
+	for _, t := range polled.Transfers {
 		asset, ok := c.AssetOf(t)
 		if !ok {
 			continue
 		}
 		out.Payments = append(out.Payments, workflows.Payment{
-			SessionID: sessions[chainwatch.Normalize(t.To)], Network: in.Network, ChainID: c.Network.ChainID,
+			SessionID: sessions.byAddress[chainwatch.Normalize(t.To)], Network: in.Network, ChainID: c.Network.ChainID,
 			TxHash: hashString(t.TxHash), LogIndex: t.LogIndex, From: t.From.Hex(), To: t.To.Hex(), AssetID: asset.ID,
 			AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber, BlockHash: t.BlockHash.Hex(), Source: "scanner",
 		})
 	}
-	last := blocks[len(blocks)-1]
-	out.Cursor = workflows.ScanCursor{Number: last.Number, Hash: last.Hash.Hex()}
-	out.CaughtUp = to == head
 	return out, nil
 }
 
-// commonAncestor walks the kept blocks back to the newest one still on the
-// chain; zero when none is (a deep reorg or a new chain).
-func (a *Activities) commonAncestor(ctx context.Context, sc chainwatch.Scanner, network string) (chainwatch.Cursor, error) {
-	kept, err := a.Store.ScannedBlocks(ctx, network)
+// depositSessions are the sessions whose deposit addresses a scan watches.
+type depositSessions struct {
+	store *store.Store
+	// byAddress holds session IDs by normalized deposit address.
+	byAddress map[string]string
+}
+
+// load reads the watched deposit addresses, for the poller to call once it
+// knows which blocks it scans.
+func (d *depositSessions) load(ctx context.Context) (func(common.Address) bool, error) {
+	watched, err := d.store.WatchedAddresses(ctx, time.Now())
 	if err != nil {
-		return chainwatch.Cursor{}, err
+		return nil, err
 	}
-	for _, b := range kept {
-		c := chainwatch.Cursor{Number: uint64(b.Number), Hash: common.HexToHash(b.Hash)}
-		ok, err := sc.Canonical(ctx, c)
-		if err != nil {
-			return chainwatch.Cursor{}, err
-		}
-		if ok {
-			return c, nil
-		}
+	d.byAddress = make(map[string]string, len(watched))
+	for _, w := range watched {
+		d.byAddress[strings.ToLower(w.Address)] = w.SessionID
 	}
-	return chainwatch.Cursor{}, a.Store.ResetScanned(ctx, network)
+	return func(addr common.Address) bool {
+		_, ok := d.byAddress[chainwatch.Normalize(addr)]
+		return ok
+	}, nil
 }
 
 func hashString(h common.Hash) string {

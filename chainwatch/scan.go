@@ -1,3 +1,8 @@
+// Package chainwatch reads EVM chains through go-ethereum: quotes from price
+// feeds, block and log scanning, transfer matching, and a poller that keeps
+// a network's scan on the canonical chain across reorgs. It depends on
+// go-ethereum's small interfaces, not on a concrete client, so the simulated
+// backend drops in for tests.
 package chainwatch
 
 import (

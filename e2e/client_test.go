@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/engine"
 )
 
@@ -133,7 +133,7 @@ func newProject(t *testing.T, e *engine.Engine) engine.CreatedProject {
 // for one project environment.
 func walletOf(t testing.TB, projectID string, live bool) (xprv, xpub string) {
 	seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", projectID, live)))
-	xprv, xpub, err := chainwatch.NewDevDepositKey(seed[:])
+	xprv, xpub, err := deposit.NewDevKey(seed[:])
 	if err != nil {
 		t.Fatal(err)
 	}

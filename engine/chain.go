@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -33,11 +33,11 @@ func (e *Engine) depositAddress(ctx context.Context, s *payment.Session) error {
 	if err != nil {
 		return fmt.Errorf("deposit index: %w", err)
 	}
-	key, err := chainwatch.ParseDepositKey(xpub)
+	key, err := deposit.ParseKey(xpub)
 	if err != nil {
 		return fmt.Errorf("deposit key of %s: %w", s.ProjectID, err)
 	}
-	addr, err := key.DeriveDepositAddress(uint32(index))
+	addr, err := key.DeriveAddress(uint32(index))
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func (e *Engine) rate(ctx context.Context, a payment.Asset) (decimal.Decimal, bo
 
 // SetDepositKey sets a project's extended public key for an environment.
 func (e *Engine) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
-	if _, err := chainwatch.ParseDepositKey(xpub); err != nil {
+	if _, err := deposit.ParseKey(xpub); err != nil {
 		var probs payment.Problems
 		probs.Add("xpub", err.Error())
 		return probs.Err()

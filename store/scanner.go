@@ -2,66 +2,76 @@ package store
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paymentsd/paymentsd/chainwatch"
 )
 
-// ScannedBlock is a block a network's scanner has read.
-type ScannedBlock struct {
-	Number int64
-	Hash   string
-	Parent string
+// ScannedBlocks are the blocks one network's scanner has read: its poller's
+// chainwatch.BlockStore, durable across restarts.
+type ScannedBlocks struct {
+	store   *Store
+	network string
 }
 
-// keepScannedBlocks bounds how far back a reorg can rewind: deeper reorgs
-// than this many blocks restart the scan from the chain's head.
-const keepScannedBlocks = 256
+var _ chainwatch.BlockStore = (*ScannedBlocks)(nil)
 
-// LastScanned returns the newest scanned block of a network; ok is false
-// before the first scan.
-func (s *Store) LastScanned(ctx context.Context, network string) (b ScannedBlock, ok bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT number, hash, parent FROM scanned_blocks WHERE network = $1
-		ORDER BY number DESC LIMIT 1`, network).Scan(&b.Number, &b.Hash, &b.Parent)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return b, false, nil
-	}
-	return b, err == nil, err
+// ScannedBlocks returns the scanned blocks of a network.
+func (s *Store) ScannedBlocks(network string) *ScannedBlocks {
+	return &ScannedBlocks{store: s, network: network}
 }
 
-// ScannedBlocks returns the kept scanned blocks of a network, newest first.
-func (s *Store) ScannedBlocks(ctx context.Context, network string) ([]ScannedBlock, error) {
-	rows, err := s.pool.Query(ctx, `SELECT number, hash, parent FROM scanned_blocks WHERE network = $1
-		ORDER BY number DESC`, network)
+// Kept returns the kept blocks, newest first.
+func (b *ScannedBlocks) Kept(ctx context.Context) ([]chainwatch.Block, error) {
+	rows, err := b.store.pool.Query(ctx, `SELECT number, hash, parent FROM scanned_blocks WHERE network = $1
+		ORDER BY number DESC`, b.network)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[ScannedBlock])
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (chainwatch.Block, error) {
+		var number int64
+		var hash, parent string
+		if err := row.Scan(&number, &hash, &parent); err != nil {
+			return chainwatch.Block{}, err
+		}
+		if number < 0 {
+			return chainwatch.Block{}, fmt.Errorf("scanned block number %d", number)
+		}
+		return chainwatch.Block{Number: uint64(number), Hash: common.HexToHash(hash), Parent: common.HexToHash(parent)}, nil
+	})
 }
 
-// SaveScanned records scanned blocks and forgets every kept block at or
-// above from that is not among them (a rewind), and the oldest beyond the
-// kept window, in one transaction.
-func (s *Store) SaveScanned(ctx context.Context, network string, from int64, blocks []ScannedBlock, now time.Time) error {
-	return s.WithTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM scanned_blocks WHERE network = $1 AND number >= $2`, network, from); err != nil {
+// SaveBlocks records scanned blocks and forgets, in one transaction, every
+// kept block at or above the first one's number that is not among them (a
+// rewind) and every one below oldest.
+func (b *ScannedBlocks) SaveBlocks(ctx context.Context, blocks []chainwatch.Block, oldest uint64) error {
+	if len(blocks) == 0 {
+		return nil
+	}
+	now := time.Now() // scanned_at is for people reading the table
+	return b.store.WithTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM scanned_blocks WHERE network = $1 AND number >= $2`,
+			b.network, int64(blocks[0].Number)); err != nil {
 			return err
 		}
-		for _, b := range blocks {
+		for _, k := range blocks {
 			if _, err := tx.Exec(ctx, `INSERT INTO scanned_blocks (network, number, hash, parent, scanned_at)
-				VALUES ($1,$2,$3,$4,$5)`, network, b.Number, b.Hash, b.Parent, now); err != nil {
+				VALUES ($1,$2,$3,$4,$5)`, b.network, int64(k.Number), k.Hash.Hex(), k.Parent.Hex(), now); err != nil {
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM scanned_blocks WHERE network = $1 AND number <
-			(SELECT max(number) FROM scanned_blocks WHERE network = $1) - $2`, network, keepScannedBlocks)
+		_, err := tx.Exec(ctx, `DELETE FROM scanned_blocks WHERE network = $1 AND number < $2`, b.network, int64(oldest))
 		return err
 	})
 }
 
-// ResetScanned forgets a network's scan cursor (the chain was replaced).
-func (s *Store) ResetScanned(ctx context.Context, network string) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM scanned_blocks WHERE network = $1`, network)
+// Reset forgets every kept block of the network (the chain was replaced,
+// or reorged deeper than the kept window).
+func (b *ScannedBlocks) Reset(ctx context.Context) error {
+	_, err := b.store.pool.Exec(ctx, `DELETE FROM scanned_blocks WHERE network = $1`, b.network)
 	return err
 }

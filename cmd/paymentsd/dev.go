@@ -22,6 +22,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/engine"
@@ -224,7 +225,7 @@ func seed(ctx context.Context, e *engine.Engine, dataDir, receiverURL, chainURL 
 	if _, err := rand.Read(seed); err != nil {
 		return s, err
 	}
-	xprv, xpub, err := chainwatch.NewDevDepositKey(seed)
+	xprv, xpub, err := deposit.NewDevKey(seed)
 	if err != nil {
 		return s, err
 	}

@@ -1,4 +1,4 @@
-package chainwatch
+package deposit
 
 import (
 	"encoding/hex"
@@ -13,17 +13,17 @@ import (
 // address every wallet shows for it.
 const abandonSeed = "5eb00bbddcf069084889a8ab9155568165f5c453ccb85e70811aaed6f6da5fc19a5ac40b389cd370d086206dec8aa6c43daea6690f20ad3d8d48b2d2ce9e38e4"
 
-func TestDeriveDepositAddressMatchesWallets(t *testing.T) {
+func TestDeriveAddressMatchesWallets(t *testing.T) {
 	seed, _ := hex.DecodeString(abandonSeed)
-	xprv, xpub, err := NewDevDepositKey(seed)
+	xprv, xpub, err := NewDevKey(seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := ParseDepositKey(xpub)
+	key, err := ParseKey(xpub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, err := key.DeriveDepositAddress(0)
+	addr, err := key.DeriveAddress(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,22 +36,22 @@ func TestDeriveDepositAddressMatchesWallets(t *testing.T) {
 		t.Fatal(err)
 	}
 	ecdsa, _ := crypto.ToECDSA(priv)
-	want, _ := key.DeriveDepositAddress(7)
+	want, _ := key.DeriveAddress(7)
 	if crypto.PubkeyToAddress(ecdsa.PublicKey) != want {
 		t.Fatal("private and public derivations disagree")
 	}
 	seen := map[string]bool{}
 	for i := range uint32(50) {
-		a, _ := key.DeriveDepositAddress(i)
+		a, _ := key.DeriveAddress(i)
 		if seen[a.Hex()] {
 			t.Fatalf("address %d repeats", i)
 		}
 		seen[a.Hex()] = true
 	}
-	if _, err := ParseDepositKey(xprv); err == nil || !strings.Contains(err.Error(), "private") {
+	if _, err := ParseKey(xprv); err == nil || !strings.Contains(err.Error(), "private") {
 		t.Fatalf("an xprv must be refused: %v", err)
 	}
-	if _, err := ParseDepositKey("xpub-nonsense"); err == nil {
+	if _, err := ParseKey("xpub-nonsense"); err == nil {
 		t.Fatal("garbage accepted")
 	}
 }

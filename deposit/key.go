@@ -1,8 +1,7 @@
-// Package chainwatch reads EVM chains through go-ethereum: deposit-address
-// derivation, quotes from price feeds, block and log scanning and transfer
-// matching. It depends on go-ethereum's small interfaces, not on a concrete
-// client, so the simulated backend drops in for tests.
-package chainwatch
+// Package deposit derives checkout sessions' deposit addresses from a
+// project's extended public key (BIP-32), so that the engine never holds a
+// private key and every session gets an address of its own.
+package deposit
 
 import (
 	"errors"
@@ -14,32 +13,32 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
-// DepositKey is a project's extended public key for one environment
+// Key is a project's extended public key for one environment
 // (BIP-32, usually the account key m/44'/60'/0'). The engine holds no
 // private key: deposit addresses are derived as <key>/0/<index>.
-type DepositKey struct {
+type Key struct {
 	key *hdkeychain.ExtendedKey
 }
 
-// ParseDepositKey parses an extended public key ("xpub…"). A private key
+// ParseKey parses an extended public key ("xpub…"). A private key
 // is refused: the engine must never hold one.
-func ParseDepositKey(s string) (DepositKey, error) {
+func ParseKey(s string) (Key, error) {
 	k, err := hdkeychain.NewKeyFromString(s)
 	if err != nil {
-		return DepositKey{}, fmt.Errorf("not an extended public key: %w", err)
+		return Key{}, fmt.Errorf("not an extended public key: %w", err)
 	}
 	if k.IsPrivate() {
-		return DepositKey{}, errors.New("an extended private key was given: give the extended public key (xpub…) so the engine never holds funds")
+		return Key{}, errors.New("an extended private key was given: give the extended public key (xpub…) so the engine never holds funds")
 	}
-	return DepositKey{key: k}, nil
+	return Key{key: k}, nil
 }
 
 // String returns the key in its serialized form.
-func (k DepositKey) String() string { return k.key.String() }
+func (k Key) String() string { return k.key.String() }
 
-// DeriveDepositAddress returns the EIP-55 address of external child index of
+// DeriveAddress returns the EIP-55 address of external child index of
 // the key: <key>/0/<index>. Every EVM network shares it.
-func (k DepositKey) DeriveDepositAddress(index uint32) (common.Address, error) {
+func (k Key) DeriveAddress(index uint32) (common.Address, error) {
 	if index >= hdkeychain.HardenedKeyStart {
 		return common.Address{}, fmt.Errorf("index %d out of range", index)
 	}
@@ -62,10 +61,10 @@ func (k DepositKey) DeriveDepositAddress(index uint32) (common.Address, error) {
 	return crypto.PubkeyToAddress(*ecdsa), nil
 }
 
-// NewDevDepositKey makes a fresh BIP-32 wallet from seed and returns its
+// NewDevKey makes a fresh BIP-32 wallet from seed and returns its
 // account-level extended private key (m/44'/60'/0', to recover funds) and
 // the matching extended public key (what the engine holds).
-func NewDevDepositKey(seed []byte) (xprv, xpub string, err error) {
+func NewDevKey(seed []byte) (xprv, xpub string, err error) {
 	master, err := hdkeychain.NewMaster(seed, &chaincfg.MainNetParams)
 	if err != nil {
 		return "", "", err
