@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		return workflows.ScanOutput{}, err
 	}
 	cursor := chainwatch.Cursor{Number: in.Cursor.Number, Hash: common.HexToHash(in.Cursor.Hash)}
-	sessions := &depositSessions{store: a.Store}
+	sessions := &depositSessions{store: a.Store, network: c.Network}
 	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.load)
 	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash)},
 		CaughtUp: polled.CaughtUp}
@@ -56,24 +57,39 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 
 // depositSessions are the sessions whose deposit addresses a scan watches.
 type depositSessions struct {
-	store *store.Store
+	store   *store.Store
+	network chainwatch.Network
 	// byAddress holds session IDs by normalized deposit address.
 	byAddress map[string]string
 }
 
 // load reads the watched deposit addresses, for the poller to call once it
-// knows which blocks it scans.
+// knows which blocks it scans. A session counts only transfers on networks
+// of its own environment: a deposit address is the same on every EVM
+// chain, so testnet coins sent to a live session's address (or the other
+// way round) are seen, logged and ignored.
 func (d *depositSessions) load(ctx context.Context) (func(common.Address) bool, error) {
 	watched, err := d.store.WatchedAddresses(ctx, time.Now())
 	if err != nil {
 		return nil, err
 	}
 	d.byAddress = make(map[string]string, len(watched))
+	otherEnv := map[string]string{}
 	for _, w := range watched {
+		if w.IsLive != d.network.IsLive {
+			otherEnv[strings.ToLower(w.Address)] = w.SessionID
+			continue
+		}
 		d.byAddress[strings.ToLower(w.Address)] = w.SessionID
 	}
 	return func(addr common.Address) bool {
-		_, ok := d.byAddress[chainwatch.Normalize(addr)]
+		a := chainwatch.Normalize(addr)
+		if id, ok := otherEnv[a]; ok {
+			slog.WarnContext(ctx, "transfer to a session of the other environment ignored", "network", d.network.Key,
+				"networkIsLive", d.network.IsLive, "session", id, "address", a)
+			return false
+		}
+		_, ok := d.byAddress[a]
 		return ok
 	}, nil
 }

@@ -58,6 +58,9 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 		if a.ChainID != c.Network.ChainID {
 			return nil, fmt.Errorf("asset %q: chainId %d differs from network %q's %d", a.ID, a.ChainID, a.Network, c.Network.ChainID)
 		}
+		if a.IsLive != c.Network.IsLive {
+			return nil, fmt.Errorf("asset %q: isLive %v differs from network %q's %v", a.ID, a.IsLive, a.Network, c.Network.IsLive)
+		}
 		c.Assets = append(c.Assets, a)
 	}
 	return chains, nil

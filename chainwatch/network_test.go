@@ -53,6 +53,11 @@ func TestConnectChecksChainIDs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "same chainId 1337") {
 		t.Errorf("two networks of one chain: %v", err)
 	}
+	liveAsset := payment.Catalog{Assets: []payment.Asset{{ID: "usdc-devnet", Network: "devnet", ChainID: 1337, IsLive: true}}}
+	_, err = Connect(ctx, []Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL}}}, liveAsset, nil)
+	if err == nil || !strings.Contains(err.Error(), "isLive true differs") {
+		t.Errorf("a live asset on a sandbox network: %v", err)
+	}
 	chains, err := Connect(ctx, []Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{dead, chain.URL}}}, catalog, nil)
 	if err != nil {
 		t.Fatalf("a node down at start: %v", err)

@@ -127,12 +127,13 @@ func nullTime(t time.Time) *time.Time {
 type WatchedAddress struct {
 	Address   string
 	SessionID string
+	IsLive    bool
 }
 
 // WatchedAddresses returns the deposit addresses of open and processing
 // sessions and of sessions inside their late-payment window.
 func (s *Store) WatchedAddresses(ctx context.Context, now time.Time) ([]WatchedAddress, error) {
-	rows, err := s.pool.Query(ctx, `SELECT deposit_address, id FROM checkout_sessions
+	rows, err := s.pool.Query(ctx, `SELECT deposit_address, id, is_live FROM checkout_sessions
 		WHERE deposit_address <> '' AND (status IN ('open', 'processing') OR late_until > $1)`, now)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,46 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+)
+
+// A deposit address is the same on every EVM chain, so testnet coins can
+// reach a live session's address. The dev chain is a sandbox network: what
+// it sends to a live session makes no transaction and no event, in either
+// environment, while the sandbox session paid in the same block counts.
+func TestTransferOnAnotherEnvironmentsNetworkIsIgnored(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	plan := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.LiveKey, map[string]any{
+		"title": "Live order", "amountUsd": "5",
+		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdc-base"}}})
+	mustStatus(t, plan, http.StatusCreated)
+	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data()["id"]})
+	mustStatus(t, r, http.StatusCreated)
+	live := r.data()
+	if live["isLive"] != true {
+		t.Fatalf("live session = %v", live)
+	}
+	sandbox := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "5", "usdc-devnet")
+
+	chain.Pause() // both transfers in one block
+	payToken(t, 1, str(live["depositAddress"]), units("5000000"))
+	payToken(t, 1, str(sandbox["depositAddress"]), units("5000000"))
+	chain.Resume()
+	waitSession(t, ts.URL, str(sandbox["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+
+	got := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(live["token"]), "").data()
+	if got["status"] != "open" || got["amountPaidUsd"] != "0.00" || got["transactions"] != nil {
+		t.Errorf("the live session after testnet coins = %v", got)
+	}
+	if txs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions", p.LiveKey).list(); len(txs) != 0 {
+		t.Errorf("live transactions: %v", txs)
+	}
+	if txs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions", p.SandboxKey).list(); len(txs) != 1 {
+		t.Errorf("sandbox transactions: %d, want the sandbox session's one", len(txs))
+	}
+	if evs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/events?type=transaction.confirmed", p.LiveKey).list(); len(evs) != 0 {
+		t.Errorf("live events: %v", evs)
+	}
+}
