@@ -162,17 +162,29 @@ func (s *Server) routes() {
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := s.Engine.Store.Pool().Ping(ctx); err != nil {
+	st := s.Engine.Ready(r.Context(), 2*time.Second)
+	if st.Database != nil {
 		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
 		return
 	}
-	if _, err := s.Engine.Temporal.CheckHealth(ctx, nil); err != nil {
+	if st.Temporal != nil {
 		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
 		return
 	}
-	ok(w, r, http.StatusOK, "Ready", map[string]string{"status": "ready"})
+	// A network whose nodes do not answer leaves the API able to serve
+	// (it reads the database and starts workflows, which wait for the
+	// node): it is named, and the status says degraded, but the API stays
+	// in rotation.
+	status, networks := "ready", map[string]any{}
+	for _, n := range st.Networks {
+		if n.Err != nil {
+			status = "degraded"
+			networks[n.Key] = map[string]any{"status": "unreachable"}
+			continue
+		}
+		networks[n.Key] = map[string]any{"status": "ok", "head": n.Head}
+	}
+	ok(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks})
 }
 
 // serve runs the cross-cutting steps of every API call in order:

@@ -1,8 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/engine"
 )
 
 // A deposit address is the same on every EVM chain, so testnet coins can
@@ -42,5 +48,38 @@ func TestTransferOnAnotherEnvironmentsNetworkIsIgnored(t *testing.T) {
 	}
 	if evs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/events?type=transaction.confirmed", p.LiveKey).list(); len(evs) != 0 {
 		t.Errorf("live events: %v", evs)
+	}
+}
+
+// /readyz names a network whose nodes do not answer, without failing the
+// API's readiness (it still serves), and shows each answering network's
+// head.
+func TestReadinessNamesAnUnreachableNetwork(t *testing.T) {
+	ts, _ := newAPI(t, apiOptions{})
+	r := get(t, ts.URL, "/readyz", "")
+	mustStatus(t, r, http.StatusOK)
+	dev, _ := r.data()["networks"].(map[string]any)["devnet"].(map[string]any)
+	if r.data()["status"] != "ready" || dev["status"] != "ok" || dev["head"].(float64) < 1 {
+		t.Fatalf("ready = %s", r.Raw)
+	}
+
+	down, err := chainwatch.Connect(context.Background(), []chainwatch.Network{devnet(chain.URL),
+		{Key: "downnet", ChainID: 99999, RPCURLs: []string{"http://127.0.0.1:1"}}}, catalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, Chains: down, Sealer: sealer}
+	a, err := api.New(e, api.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := httptestServer(t, a.Handler())
+	r = get(t, srv, "/readyz", "")
+	mustStatus(t, r, http.StatusOK)
+	nets := r.data()["networks"].(map[string]any)
+	if r.data()["status"] != "degraded" || nets["downnet"].(map[string]any)["status"] != "unreachable" ||
+		nets["devnet"].(map[string]any)["status"] != "ok" || strings.Contains(string(r.Raw), "127.0.0.1:1") {
+		t.Fatalf("ready with a network down = %s", r.Raw)
 	}
 }
