@@ -328,11 +328,11 @@ func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
 	}
 	waitTx(t, ts.URL, keys, hash, "confirmed")
 
-	wrk.Stop()
+	stack.Worker.Stop()
 	for range 5 {
 		chain.Commit() // the confirmations arrive while no worker runs
 	}
-	if err := startWorker(); err != nil {
+	if err := stack.StartWorker(); err != nil {
 		t.Fatal(err)
 	}
 	chain.Resume()

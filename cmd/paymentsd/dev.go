@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
-	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
@@ -27,22 +26,8 @@ import (
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
-	"github.com/paymentsd/paymentsd/worker"
 )
-
-// devAssets are the dev chain's assets: its USDC and its native coin,
-// priced by its feed.
-func devAssets(c *devchain.Chain) []payment.Asset {
-	return []payment.Asset{
-		{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: devchain.USDCDecimals, Network: "devnet",
-			ChainID: c.ChainID.Int64(), TokenAddress: c.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
-		{ID: "eth-devnet", Symbol: "ETH", Name: "Dev Ether", Decimals: 18, Network: "devnet", ChainID: c.ChainID.Int64(),
-			// The dev feed is set once, at the chain's start.
-			Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: c.PriceFeed.Hex(), HeartbeatSeconds: 365 * 24 * 3600}},
-	}
-}
 
 // runDev runs the whole system on embedded defaults: Postgres, Temporal with
 // its UI, the worker and the API, with a seeded sandbox project.
@@ -73,59 +58,29 @@ func runDev(ctx context.Context, args []string) error {
 		}
 		defer stop()
 	}
-	if err := store.Migrate(ctx, c.DatabaseURL); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, c.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-
-	chain, err := devchain.Start(ctx, devchain.Config{Addr: *chainAddr, BlockInterval: *blockInterval})
-	if err != nil {
-		return err
-	}
-	defer chain.Close()
-	c.Catalog.Assets = append(c.Catalog.Assets, devAssets(chain)...)
-	c.Networks = append(c.Networks, chainwatch.Network{Key: "devnet", ChainID: chain.ChainID.Int64(), RPCURLs: []string{chain.URL},
-		BlockTime: chainwatch.Duration(*blockInterval), Confirmations: 3, PollInterval: chainwatch.Duration(*blockInterval / 2)})
-	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
-	if err != nil {
-		return err
-	}
-
-	tsrv, err := devstack.StartTemporal(devstack.TemporalConfig{DBFile: filepath.Join(*dataDir, "temporal.db"),
-		Namespace: c.TemporalNamespace, Port: *temporalPort, UIPort: *uiPort})
-	if err != nil {
-		return err
-	}
-	defer tsrv.Stop()
-	tc, err := client.DialContext(ctx, client.Options{HostPort: tsrv.Address, Namespace: tsrv.Namespace, Logger: slogAdapter{}})
-	if err != nil {
-		return fmt.Errorf("temporal client: %w", err)
-	}
-	defer tc.Close()
-
 	if c.WebhookKey == nil {
 		if c.WebhookKey, err = devWebhookKey(filepath.Join(*dataDir, "webhook.key")); err != nil {
 			return err
 		}
 	}
-	c.WebhookAllowPrivate = true // the dev receivers live on loopback
-	w := worker.New(tc, newActivities(c, st, tc, chains))
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	defer w.Stop()
-	if err := worker.StartScanners(ctx, tc, networkKeys(chains)); err != nil {
+	stack, err := devstack.StartStack(ctx, devstack.StackConfig{
+		DatabaseURL: c.DatabaseURL,
+		Temporal: devstack.TemporalConfig{DBFile: filepath.Join(*dataDir, "temporal.db"), Namespace: c.TemporalNamespace,
+			Port: *temporalPort, UIPort: *uiPort},
+		Chain: devchain.Config{Addr: *chainAddr, BlockInterval: *blockInterval},
+		Devnet: chainwatch.Network{BlockTime: chainwatch.Duration(*blockInterval), Confirmations: 3,
+			PollInterval: chainwatch.Duration(*blockInterval / 2)},
+		Networks: c.Networks, Assets: c.Catalog.Assets,
+		WebhookKey: c.WebhookKey, WebhookDisableAfter: c.WebhookDisableAfter,
+		Logger: slogAdapter{},
+	})
+	if err != nil {
 		return err
 	}
-	if err := worker.StartDispatcher(ctx, tc); err != nil {
-		return err
-	}
+	defer stack.Close()
+	chain, tsrv := stack.Chain, stack.Server
 
-	e := newEngine(c, st, tc, chains)
+	e := stack.Engine(c.SessionLifetime)
 	receiverURL := "http://" + *receiverAddr + "/webhooks"
 	state, err := seed(ctx, e, *dataDir, receiverURL, chain.URL)
 	if err != nil {

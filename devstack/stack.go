@@ -1,0 +1,164 @@
+package devstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhook"
+	"github.com/paymentsd/paymentsd/worker"
+)
+
+// StackConfig configures a Stack. DatabaseURL is required; the rest has
+// usable zero values.
+type StackConfig struct {
+	// DatabaseURL is the engine's database; Start migrates it.
+	DatabaseURL string
+	Temporal    TemporalConfig
+	Chain       devchain.Config
+	// Devnet tunes the dev chain's network (confirmations, block time,
+	// poll interval, pending timeout); its key, chain ID and RPC URL come
+	// from the chain.
+	Devnet chainwatch.Network
+	// Networks and Assets are watched and accepted besides the dev chain
+	// and its assets.
+	Networks []chainwatch.Network
+	Assets   []payment.Asset
+	// WebhookKey seals webhook secrets; zero makes one.
+	WebhookKey          []byte
+	WebhookDisableAfter time.Duration
+	// Logger is the Temporal client's logger.
+	Logger sdklog.Logger
+}
+
+// Stack is the whole engine on embedded parts: a database, a Temporal
+// server, the dev chain, and a worker with the engine's scanners and
+// webhook dispatcher running. `paymentsd dev` and the end-to-end tests
+// assemble the system through it, so both run the same thing.
+type Stack struct {
+	Store    *store.Store
+	Server   *Temporal
+	Temporal client.Client
+	Chain    *devchain.Chain
+	Chains   chainwatch.Chains
+	Catalog  payment.Catalog
+	Sealer   *webhook.Sealer
+	// Worker is the running worker; StartWorker replaces it.
+	Worker sdkworker.Worker
+
+	activities *activities.Activities
+	closers    []func()
+}
+
+// DevAssets are the dev chain's assets: its USDC, and its native coin
+// priced by its feed.
+func DevAssets(c *devchain.Chain) []payment.Asset {
+	return []payment.Asset{
+		{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: devchain.USDCDecimals, Network: "devnet",
+			ChainID: c.ChainID.Int64(), TokenAddress: c.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		// The dev feed is set once, at the chain's start.
+		{ID: "eth-devnet", Symbol: "ETH", Name: "Dev Ether", Decimals: 18, Network: "devnet", ChainID: c.ChainID.Int64(),
+			Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: c.PriceFeed.Hex(), HeartbeatSeconds: 365 * 24 * 3600}},
+	}
+}
+
+// StartStack starts every part and the worker. Close stops them.
+func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
+	if cfg.DatabaseURL == "" {
+		return nil, errors.New("devstack: no database URL")
+	}
+	s = &Stack{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := store.Migrate(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	if s.Store, err = store.Open(ctx, cfg.DatabaseURL); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.Store.Close)
+	if s.Chain, err = devchain.Start(ctx, cfg.Chain); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = s.Chain.Close() })
+	s.Catalog = payment.Catalog{Assets: append(append([]payment.Asset{}, cfg.Assets...), DevAssets(s.Chain)...)}
+	devnet := cfg.Devnet
+	devnet.Key, devnet.ChainID, devnet.RPCURLs = "devnet", s.Chain.ChainID.Int64(), []string{s.Chain.URL}
+	if s.Chains, err = chainwatch.Connect(ctx, append(append([]chainwatch.Network{}, cfg.Networks...), devnet), s.Catalog, nil); err != nil {
+		return nil, err
+	}
+	if s.Server, err = StartTemporal(cfg.Temporal); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.Server.Stop)
+	if s.Temporal, err = client.DialContext(ctx, client.Options{HostPort: s.Server.Address, Namespace: s.Server.Namespace,
+		Logger: cfg.Logger}); err != nil {
+		return nil, fmt.Errorf("temporal client: %w", err)
+	}
+	s.closers = append(s.closers, s.Temporal.Close)
+	key := cfg.WebhookKey
+	if key == nil {
+		key = make([]byte, webhook.KeySize)
+	}
+	if s.Sealer, err = webhook.NewSealer(key); err != nil {
+		return nil, err
+	}
+	s.activities = &activities.Activities{Store: s.Store, Chains: s.Chains, Webhooks: activities.Webhooks{
+		Temporal: s.Temporal, Sealer: s.Sealer, DisableAfter: cfg.WebhookDisableAfter,
+		// The dev stack's receivers live on loopback.
+		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})}}
+	if err := s.StartWorker(); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { s.Worker.Stop() })
+	networks := make([]string, 0, len(s.Chains))
+	for k := range s.Chains {
+		networks = append(networks, k)
+	}
+	if err := worker.StartScanners(ctx, s.Temporal, networks); err != nil {
+		return nil, err
+	}
+	if err := worker.StartDispatcher(ctx, s.Temporal); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartWorker starts a new worker (after the running one was stopped, to
+// test a restart).
+func (s *Stack) StartWorker() error {
+	s.Worker = worker.New(s.Temporal, s.activities)
+	if err := s.Worker.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	return nil
+}
+
+// Engine is the engine over the stack; sessionLifetime zero is the
+// engine's default.
+func (s *Stack) Engine(sessionLifetime time.Duration) *engine.Engine {
+	return &engine.Engine{Store: s.Store, Temporal: s.Temporal, Catalog: s.Catalog, Chains: s.Chains, Sealer: s.Sealer,
+		SessionLifetime: sessionLifetime}
+}
+
+// Close stops every part, the last started first.
+func (s *Stack) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
