@@ -9,7 +9,6 @@ import (
 	"context"
 
 	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
@@ -27,19 +26,12 @@ type Activities struct {
 	Webhooks Webhooks
 }
 
+// The activities are the ones the workflows declare.
+var _ workflows.Activities = (*Activities)(nil)
+
 // Register registers every activity under the name the workflows use.
 func (a *Activities) Register(r worker.ActivityRegistry) {
-	r.RegisterActivityWithOptions(a.CreateCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityCreateCheckoutSession})
-	r.RegisterActivityWithOptions(a.ExpireCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityExpireCheckoutSession})
-	r.RegisterActivityWithOptions(a.CancelCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityCancelCheckoutSession})
-	r.RegisterActivityWithOptions(a.RecordSessionProgress, activity.RegisterOptions{Name: workflows.ActivityRecordSessionProgress})
-	r.RegisterActivityWithOptions(a.ScanNetwork, activity.RegisterOptions{Name: workflows.ActivityScanNetwork})
-	r.RegisterActivityWithOptions(a.CheckTransaction, activity.RegisterOptions{Name: workflows.ActivityCheckTransaction})
-	r.RegisterActivityWithOptions(a.RecordTransaction, activity.RegisterOptions{Name: workflows.ActivityRecordTransaction})
-	r.RegisterActivityWithOptions(a.AdvanceTransaction, activity.RegisterOptions{Name: workflows.ActivityAdvanceTransaction})
-	r.RegisterActivityWithOptions(a.DispatchEvents, activity.RegisterOptions{Name: workflows.ActivityDispatchEvents})
-	r.RegisterActivityWithOptions(a.DeliverWebhook, activity.RegisterOptions{Name: workflows.ActivityDeliverWebhook})
-	r.RegisterActivityWithOptions(a.FinishDelivery, activity.RegisterOptions{Name: workflows.ActivityFinishDelivery})
+	workflows.RegisterActivities(r, a)
 }
 
 // CreateCheckoutSession records a new checkout session; recording it again
@@ -60,7 +52,7 @@ func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.Exp
 }
 
 // CancelCheckoutSession records that the merchant canceled an open session.
-func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.ExpireSessionInput) error {
+func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.CancelSessionInput) error {
 	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []string {
 		if s.Status != payment.SessionOpen {
 			return nil

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -81,14 +80,9 @@ func (a *Activities) startAll(ctx context.Context, ds []store.Dispatch) error {
 
 // StartDelivery starts a delivery's workflow unless it runs already.
 func (a *Activities) StartDelivery(ctx context.Context, d store.Dispatch, firstAttempt int) error {
-	_, err := a.Webhooks.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       workflows.WebhookDeliveryWorkflowID(d.EventID, d.EndpointID),
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes:    workflows.DeliverySearchAttributes(d.ProjectID, d.IsLive),
-	}, workflows.WebhookDelivery, workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID,
-		EndpointID: d.EndpointID, FirstAttempt: firstAttempt})
+	in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: firstAttempt}
+	_, err := a.Webhooks.Temporal.ExecuteWorkflow(ctx, workflows.WebhookDeliveryStartOptions(in, d.ProjectID, d.IsLive),
+		workflows.WebhookDelivery, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -13,7 +14,8 @@ import (
 
 // recordHistory writes a workflow's history as JSON to the folder named by
 // RECORD_HISTORIES, for the workflows package's replay tests. Without the
-// variable it does nothing.
+// variable it does nothing. A running workflow's history is recorded as far
+// as it goes: the replay test replays it that far.
 func recordHistory(t *testing.T, workflowID, name string) {
 	dir := os.Getenv("RECORD_HISTORIES")
 	if dir == "" {
@@ -35,4 +37,18 @@ func recordHistory(t *testing.T, workflowID, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// recordClosedHistory waits for a workflow to close, then records its
+// history as recordHistory does.
+func recordClosedHistory(t *testing.T, workflowID, name string) {
+	if os.Getenv("RECORD_HISTORIES") == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := temporal.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); err != nil {
+		t.Fatalf("wait for %s: %v", workflowID, err)
+	}
+	recordHistory(t, workflowID, name)
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // receiver is a merchant's webhook endpoint: a real HTTP server that
@@ -138,6 +140,9 @@ func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
 	if first["status"] != "delivered" || len(attempts) != 1 || attempts[0].(map[string]any)["statusCode"] != float64(204) {
 		t.Fatalf("delivery = %v", first)
 	}
+	recordClosedHistory(t, workflows.WebhookDeliveryWorkflowID(str(finalized["id"]), str(created.data()["id"])), "webhook_delivery_delivered")
+	recordHistory(t, workflows.WebhookDispatcherWorkflowID, "webhook_dispatcher")
+	recordHistory(t, workflows.ChainwatchWorkflowID("devnet"), "chainwatch_devnet")
 }
 
 func TestWebhookSecretRotationSignsWithBoth(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -299,20 +298,9 @@ func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session, se
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 		}
-		start := e.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-			ID:                       workflows.CheckoutSessionWorkflowID(s.ID),
-			TaskQueue:                workflows.TaskQueue,
-			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-			TypedSearchAttributes:    workflows.SessionSearchAttributes(s),
-		}, workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s, Settings: settings})
-		h, err := e.Temporal.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-			StartWorkflowOperation: start,
-			UpdateOptions: client.UpdateWorkflowOptions{
-				UpdateName:   workflows.UpdateSessionCreated,
-				UpdateID:     "created",
-				WaitForStage: client.WorkflowUpdateStageCompleted,
-			},
-		})
+		start := e.Temporal.NewWithStartWorkflowOperation(workflows.CheckoutSessionStartOptions(s),
+			workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s, Settings: settings})
+		h, err := e.Temporal.UpdateWithStartWorkflow(ctx, workflows.SessionCreatedUpdateOptions(start))
 		if err == nil {
 			err = h.Get(ctx, nil)
 		}
@@ -428,10 +416,7 @@ func (e *Engine) CancelSession(ctx context.Context, p payment.Principal, project
 	if _, err := e.GetSession(ctx, p, projectID, id); err != nil {
 		return SessionView{}, err
 	}
-	h, err := e.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: workflows.CheckoutSessionWorkflowID(id), UpdateName: workflows.UpdateCancelSession,
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
+	h, err := e.Temporal.UpdateWorkflow(ctx, workflows.CancelSessionUpdateOptions(id))
 	if err == nil {
 		err = h.Get(ctx, nil)
 	}

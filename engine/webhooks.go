@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -162,13 +159,8 @@ func (e *Engine) SendTestEvent(ctx context.Context, p payment.Principal, project
 }
 
 func (e *Engine) startDelivery(ctx context.Context, d store.Dispatch, first int) error {
-	_, err := e.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       workflows.WebhookDeliveryWorkflowID(d.EventID, d.EndpointID),
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes:    workflows.DeliverySearchAttributes(d.ProjectID, d.IsLive),
-	}, workflows.WebhookDelivery, workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: first})
+	in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: first}
+	_, err := e.Temporal.ExecuteWorkflow(ctx, workflows.WebhookDeliveryStartOptions(in, d.ProjectID, d.IsLive), workflows.WebhookDelivery, in)
 	if err != nil {
 		return fmt.Errorf("start delivery: %w", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -30,11 +29,7 @@ func New(c client.Client, acts *activities.Activities) sdkworker.Worker {
 
 // Register registers the engine's workflows and activities on r.
 func Register(r sdkworker.Registry, acts *activities.Activities) {
-	r.RegisterWorkflowWithOptions(workflows.CheckoutSession, workflow.RegisterOptions{Name: "CheckoutSession"})
-	r.RegisterWorkflowWithOptions(workflows.Transaction, workflow.RegisterOptions{Name: "Transaction"})
-	r.RegisterWorkflowWithOptions(workflows.Chainwatch, workflow.RegisterOptions{Name: "Chainwatch"})
-	r.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: "WebhookDelivery"})
-	r.RegisterWorkflowWithOptions(workflows.WebhookDispatcher, workflow.RegisterOptions{Name: "WebhookDispatcher"})
+	workflows.Register(r)
 	acts.Register(r)
 }
 
@@ -43,12 +38,7 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 func StartScanners(ctx context.Context, c client.Client, networks []string) error {
 	sort.Strings(networks)
 	for _, n := range networks {
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                       workflows.ChainwatchWorkflowID(n),
-			TaskQueue:                workflows.TaskQueue,
-			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-			TypedSearchAttributes:    workflows.NetworkSearchAttributes(n),
-		}, workflows.Chainwatch, workflows.ScanInput{Network: n})
+		_, err := c.ExecuteWorkflow(ctx, workflows.ChainwatchStartOptions(n), workflows.Chainwatch, workflows.ScanInput{Network: n})
 		if err != nil {
 			return fmt.Errorf("start scanner of %s: %w", n, err)
 		}
@@ -58,11 +48,7 @@ func StartScanners(ctx context.Context, c client.Client, networks []string) erro
 
 // StartDispatcher starts the webhook dispatcher unless it is running.
 func StartDispatcher(ctx context.Context, c client.Client) error {
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       workflows.WebhookDispatcherWorkflowID,
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-	}, workflows.WebhookDispatcher)
+	_, err := c.ExecuteWorkflow(ctx, workflows.WebhookDispatcherStartOptions(), workflows.WebhookDispatcher)
 	if err != nil {
 		return fmt.Errorf("start webhook dispatcher: %w", err)
 	}

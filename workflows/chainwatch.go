@@ -1,30 +1,23 @@
 package workflows
 
 import (
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 )
 
 // ChainwatchWorkflowID is the workflow ID of a network's scanner.
 func ChainwatchWorkflowID(network string) string { return "chainwatch/" + network }
 
-// ScanCursor is a scanner's position: the last scanned block.
-type ScanCursor struct {
-	Number uint64
-	Hash   string
-}
-
-// ScanInput asks to scan the next blocks of a network after Cursor.
-type ScanInput struct {
-	Network string
-	Cursor  ScanCursor
-}
-
-// ScanOutput is one scan's result.
-type ScanOutput struct {
-	Cursor   ScanCursor
-	Payments []Payment
-	// CaughtUp is true when the scan reached the chain's head.
-	CaughtUp bool
+// ChainwatchStartOptions are the options a network's scanner starts with:
+// one per network, so starting it again finds the running one.
+func ChainwatchStartOptions(network string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       ChainwatchWorkflowID(network),
+		TaskQueue:                TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes:    networkSearchAttributes(network),
+	}
 }
 
 // scansPerRun bounds a scanner run's history; then it continues as new
@@ -39,8 +32,8 @@ const scansPerRun = 300
 func Chainwatch(ctx workflow.Context, in ScanInput) error {
 	ctx = withActivityOptions(ctx)
 	for range scansPerRun {
-		var out ScanOutput
-		if err := workflow.ExecuteActivity(ctx, ActivityScanNetwork, in).Get(ctx, &out); err != nil {
+		out, err := scanNetwork(ctx, in)
+		if err != nil {
 			return err
 		}
 		for _, p := range out.Payments {

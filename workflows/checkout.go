@@ -5,7 +5,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -22,26 +22,46 @@ const UpdateSessionCreated = "session-created"
 // UpdateCancelSession is the merchant's cancel of an open session.
 const UpdateCancelSession = "cancel"
 
+// CheckoutSessionStartOptions are the options a session's workflow starts
+// with: its ID names the session, so a repeated start finds the running
+// workflow instead of starting a second one.
+func CheckoutSessionStartOptions(s payment.Session) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       CheckoutSessionWorkflowID(s.ID),
+		TaskQueue:                TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes:    sessionSearchAttributes(s),
+	}
+}
+
+// SessionCreatedUpdateOptions start a session's workflow (start, from
+// CheckoutSessionStartOptions) with the update that returns once the
+// session is recorded. The update's ID is fixed, so a retried start waits
+// on the same update.
+func SessionCreatedUpdateOptions(start client.WithStartWorkflowOperation) client.UpdateWithStartWorkflowOptions {
+	return client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateName:   UpdateSessionCreated,
+			UpdateID:     "created",
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	}
+}
+
+// CancelSessionUpdateOptions send a session's workflow the merchant's
+// cancel and wait for its answer.
+func CancelSessionUpdateOptions(sessionID string) client.UpdateWorkflowOptions {
+	return client.UpdateWorkflowOptions{
+		WorkflowID: CheckoutSessionWorkflowID(sessionID), UpdateName: UpdateCancelSession,
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+}
+
 // CheckoutSessionInput starts a checkout session's workflow.
 type CheckoutSessionInput struct {
 	Session  payment.Session
 	Settings SessionSettings
-}
-
-// ExpireSessionInput asks to record a session's expiry.
-type ExpireSessionInput struct {
-	SessionID string
-	At        time.Time
-}
-
-// ProgressInput records a session's status, amount paid and exception.
-type ProgressInput struct {
-	SessionID   string
-	Status      payment.SessionStatus
-	PaidUSD     string
-	Exception   string
-	CompletedAt *time.Time
-	At          time.Time
 }
 
 // CheckoutSession drives one checkout session: it records the session,
@@ -64,8 +84,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		if err := payment.AdvanceSession(status, payment.SessionCanceled); err != nil {
 			return err
 		}
-		in := ExpireSessionInput{SessionID: s.ID, At: workflow.Now(ctx)}
-		if err := workflow.ExecuteLocalActivity(ctx, ActivityCancelCheckoutSession, in).Get(ctx, nil); err != nil {
+		if err := cancelCheckoutSession(ctx, CancelSessionInput{SessionID: s.ID, At: workflow.Now(ctx)}); err != nil {
 			return err
 		}
 		status = payment.SessionCanceled
@@ -80,7 +99,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		return err
 	}
 
-	if err := workflow.ExecuteLocalActivity(ctx, ActivityCreateCheckoutSession, s).Get(ctx, nil); err != nil {
+	if err := createCheckoutSession(ctx, s); err != nil {
 		return err
 	}
 	created = true
@@ -115,8 +134,8 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		}
 		status, paid, exception = out.Status, out.PaidUSD.String(), out.Exception
 		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		return workflow.ExecuteLocalActivity(ctx, ActivityRecordSessionProgress, ProgressInput{SessionID: s.ID, Status: status,
-			PaidUSD: paid, Exception: exception, CompletedAt: completedAt, At: now}).Get(ctx, nil)
+		return recordSessionProgress(ctx, ProgressInput{SessionID: s.ID, Status: status,
+			PaidUSD: paid, Exception: exception, CompletedAt: completedAt, At: now})
 	}
 
 	sel := workflow.NewSelector(ctx)
@@ -127,8 +146,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			if stepErr = payment.AdvanceSession(status, payment.SessionExpired); stepErr != nil {
 				return
 			}
-			stepErr = workflow.ExecuteLocalActivity(ctx, ActivityExpireCheckoutSession,
-				ExpireSessionInput{SessionID: s.ID, At: s.ExpiresAt}).Get(ctx, nil)
+			stepErr = expireCheckoutSession(ctx, ExpireSessionInput{SessionID: s.ID, At: s.ExpiresAt})
 			status = payment.SessionExpired
 			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
 			if stepErr == nil {
@@ -146,16 +164,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
 			Late: status == payment.SessionExpired || status == payment.SessionCanceled}
 		order = append(order, key)
-		child := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:            key,
-			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
-			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			TypedSearchAttributes: transactionSearchAttributes(s, p),
-		})
-		fut := workflow.ExecuteChildWorkflow(child, Transaction, TransactionInput{Payment: p, Session: s})
-		var started workflow.Execution
-		if err := fut.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			stepErr = err
+		if stepErr = startTransaction(ctx, TransactionInput{Payment: p, Session: s}); stepErr != nil {
 			return
 		}
 		stepErr = settle() // processing from the first payment seen

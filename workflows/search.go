@@ -17,8 +17,8 @@ var (
 	IsLive            = temporal.NewSearchAttributeKeyBool("IsLive")
 )
 
-// SessionSearchAttributes are a session workflow's attributes at start.
-func SessionSearchAttributes(s payment.Session) temporal.SearchAttributes {
+// sessionSearchAttributes are a session workflow's attributes at start.
+func sessionSearchAttributes(s payment.Session) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(ProjectID.ValueSet(s.ProjectID), CheckoutSessionID.ValueSet(s.ID),
 		PaymentStatus.ValueSet(string(s.Status)), IsLive.ValueSet(s.IsLive))
 }
@@ -28,12 +28,12 @@ func transactionSearchAttributes(s payment.Session, p Payment) temporal.SearchAt
 		PaymentStatus.ValueSet(string(payment.TxPending)), Network.ValueSet(p.Network), IsLive.ValueSet(s.IsLive))
 }
 
-// NetworkSearchAttributes are a scanner workflow's attributes.
-func NetworkSearchAttributes(network string) temporal.SearchAttributes {
+// networkSearchAttributes are a scanner workflow's attributes.
+func networkSearchAttributes(network string) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(Network.ValueSet(network))
 }
 
-// DeliverySearchAttributes are a webhook delivery workflow's attributes.
-func DeliverySearchAttributes(projectID string, isLive bool) temporal.SearchAttributes {
+// deliverySearchAttributes are a webhook delivery workflow's attributes.
+func deliverySearchAttributes(projectID string, isLive bool) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(ProjectID.ValueSet(projectID), IsLive.ValueSet(isLive))
 }

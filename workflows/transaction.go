@@ -3,8 +3,9 @@ package workflows
 import (
 	"fmt"
 	"strings"
-	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -21,43 +22,29 @@ type TransactionInput struct {
 	Session payment.Session
 }
 
-// CheckInput asks what the chain says of a transaction.
-type CheckInput struct {
-	Network        string
-	TxHash         string
-	DepositAddress string
+// TransactionChildOptions are the options a session's workflow starts a
+// transaction's workflow with. One workflow per chain and hash: a second
+// report of the same transaction (the scanner and the payer, or a rescan)
+// is refused, and the transaction outlives its session's workflow.
+func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflowOptions {
+	return workflow.ChildWorkflowOptions{
+		WorkflowID:            p.Key(),
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: transactionSearchAttributes(s, p),
+	}
 }
 
-// CheckOutput is what the chain says of a transaction, with the network's
-// settings that size the waits.
-type CheckOutput struct {
-	Mined         bool
-	Succeeded     bool
-	BlockNumber   uint64
-	BlockHash     string
-	Confirmations int
-	Final         bool
-	// Payment is the transfer to the deposit address the transaction
-	// makes (or, not mined yet, would make), if one is found.
-	Payment               *Payment
-	RequiredConfirmations int
-	BlockTime             time.Duration
-	PendingTimeout        time.Duration
-}
-
-// RecordInput records a transaction when it is first seen.
-type RecordInput struct {
-	Transaction payment.Transaction
-}
-
-// AdvanceInput records one status transition of a transaction.
-type AdvanceInput struct {
-	TransactionID string
-	From, To      payment.TransactionStatus
-	At            time.Time
-	Reason        string
-	Check         CheckOutput
-	Version       int
+// startTransaction starts a transaction's workflow as a child and waits
+// until it has started; one started before is no error.
+func startTransaction(ctx workflow.Context, in TransactionInput) error {
+	child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
+	fut := workflow.ExecuteChildWorkflow(child, Transaction, in)
+	var started workflow.Execution
+	if err := fut.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return err
+	}
+	return nil
 }
 
 // Transaction follows one on-chain transaction to finalized or failed: it
@@ -70,10 +57,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 	started := workflow.Now(ctx)
 	p := in.Payment
 	check := func() (CheckOutput, error) {
-		var out CheckOutput
-		err := workflow.ExecuteLocalActivity(ctx, ActivityCheckTransaction,
-			CheckInput{Network: p.Network, TxHash: p.TxHash, DepositAddress: in.Session.DepositAddress}).Get(ctx, &out)
-		return out, err
+		return checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash, DepositAddress: in.Session.DepositAddress})
 	}
 	st, err := check()
 	if err != nil {
@@ -114,8 +98,8 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		n := int64(st.BlockNumber)
 		record.BlockNumber, record.BlockHash, record.Confirmations, record.ConfirmedAt = &n, st.BlockHash, st.Confirmations, &now
 	}
-	var stored payment.Transaction
-	if err := workflow.ExecuteLocalActivity(ctx, ActivityRecordTransaction, RecordInput{Transaction: record}).Get(ctx, &stored); err != nil {
+	stored, err := recordTransaction(ctx, RecordInput{Transaction: record})
+	if err != nil {
 		return err
 	}
 	id, status, version := stored.ID, stored.Status, stored.Version
@@ -131,7 +115,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		version++
 		in := AdvanceInput{TransactionID: id, From: status, To: to, At: workflow.Now(ctx), Reason: reason, Check: st,
 			Version: version}
-		if err := workflow.ExecuteLocalActivity(ctx, ActivityAdvanceTransaction, in).Get(ctx, nil); err != nil {
+		if err := advanceTransaction(ctx, in); err != nil {
 			return err
 		}
 		status = to

@@ -6,7 +6,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// Signals and activity names of the on-chain part.
+// Signals of the on-chain part.
 const (
 	// SignalPayment tells a session's workflow of a payment to its deposit
 	// address, found by the scanner or submitted by the payer.
@@ -14,12 +14,6 @@ const (
 	// SignalTxStatus tells a session's workflow that one of its
 	// transactions changed status.
 	SignalTxStatus = "transaction-status"
-
-	ActivityScanNetwork           = "ScanNetwork"
-	ActivityCheckTransaction      = "CheckTransaction"
-	ActivityRecordTransaction     = "RecordTransaction"
-	ActivityAdvanceTransaction    = "AdvanceTransaction"
-	ActivityRecordSessionProgress = "RecordSessionProgress"
 )
 
 // Payment is a transfer to a session's deposit address.

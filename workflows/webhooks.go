@@ -4,15 +4,10 @@ import (
 	"math/rand/v2"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-)
-
-// Activity names of webhook delivery.
-const (
-	ActivityDispatchEvents = "DispatchEvents"
-	ActivityDeliverWebhook = "DeliverWebhook"
-	ActivityFinishDelivery = "FinishDelivery"
 )
 
 // WebhookDispatcherWorkflowID is the workflow ID of the event dispatcher.
@@ -39,30 +34,29 @@ type DeliveryInput struct {
 	FirstAttempt int
 }
 
-// DeliverInput is one attempt.
-type DeliverInput struct {
-	DeliveryInput
-	Attempt int
-	// At is when the workflow made the attempt: the attempt's time, and
-	// the clock the endpoint's failure record runs on.
-	At time.Time
+// WebhookDeliveryStartOptions are the options an event's delivery to an
+// endpoint starts with, for the project and environment the event belongs
+// to. Its ID names the event and the endpoint: a start while the delivery
+// runs finds the running one; a start after it ended (a redelivery) runs it
+// again.
+func WebhookDeliveryStartOptions(in DeliveryInput, projectID string, isLive bool) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       WebhookDeliveryWorkflowID(in.EventID, in.EndpointID),
+		TaskQueue:                TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    deliverySearchAttributes(projectID, isLive),
+	}
 }
 
-// DeliverResult is what one attempt achieved.
-type DeliverResult struct {
-	Delivered  bool
-	StatusCode int
-	// RetryAfter is the receiver's Retry-After on a 429 or 503.
-	RetryAfter time.Duration
-	// Stop ends the delivery: the endpoint answered 410, or is disabled
-	// or deleted.
-	Stop bool
-}
-
-// FinishInput records a delivery's final status.
-type FinishInput struct {
-	DeliveryID string
-	Status     string
+// WebhookDispatcherStartOptions are the options the event dispatcher starts
+// with: there is one, so starting it again finds the running one.
+func WebhookDispatcherStartOptions() client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       WebhookDispatcherWorkflowID,
+		TaskQueue:                TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}
 }
 
 // WebhookDelivery delivers one event to one endpoint: an attempt now, then
@@ -79,15 +73,15 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	})
 	attempt := max(in.FirstAttempt, 1)
 	for i := 0; ; i++ {
-		var r DeliverResult
-		if err := workflow.ExecuteLocalActivity(ctx, ActivityDeliverWebhook, DeliverInput{DeliveryInput: in, Attempt: attempt, At: workflow.Now(ctx)}).Get(ctx, &r); err != nil {
+		r, err := deliverWebhook(ctx, DeliverInput{DeliveryInput: in, Attempt: attempt, At: workflow.Now(ctx)})
+		if err != nil {
 			return err
 		}
 		if r.Delivered || r.Stop {
 			return nil
 		}
 		if i >= len(RetrySchedule) {
-			return workflow.ExecuteLocalActivity(ctx, ActivityFinishDelivery, FinishInput{DeliveryID: in.DeliveryID, Status: "failed"}).Get(ctx, nil)
+			return finishDelivery(ctx, FinishInput{DeliveryID: in.DeliveryID, Status: "failed"})
 		}
 		wait := jitter(ctx, RetrySchedule[i])
 		if r.RetryAfter > wait {
@@ -117,7 +111,7 @@ const dispatchesPerRun = 500
 func WebhookDispatcher(ctx workflow.Context) error {
 	ctx = withActivityOptions(ctx)
 	for range dispatchesPerRun {
-		if err := workflow.ExecuteActivity(ctx, ActivityDispatchEvents).Get(ctx, nil); err != nil {
+		if err := dispatchEvents(ctx); err != nil {
 			return err
 		}
 	}

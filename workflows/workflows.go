@@ -1,7 +1,8 @@
 // Package workflows holds the engine's deterministic Temporal workflows.
 // They own every status change; every read and write of the outside world
-// happens in an activity, named here and implemented in package activities,
-// so this package imports nothing that does I/O.
+// happens in an activity, declared here (one file per activity: its name,
+// input, output and the typed call the workflows use) and implemented in
+// package activities, so this package imports nothing that does I/O.
 package workflows
 
 import (
@@ -13,13 +14,6 @@ import (
 
 // TaskQueue is the task queue of the engine's workflows and activities.
 const TaskQueue = "paymentsd"
-
-// Activity names, shared with package activities that registers them.
-const (
-	ActivityCreateCheckoutSession = "CreateCheckoutSession"
-	ActivityExpireCheckoutSession = "ExpireCheckoutSession"
-	ActivityCancelCheckoutSession = "CancelCheckoutSession"
-)
 
 // withLocalActivityOptions sets the options of the engine's short
 // activities (one database write, or one receipt read), which run as local

@@ -1,0 +1,42 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// ActivityCheckTransaction reads a transaction's receipt and confirmations,
+// and the transfer it makes to the deposit address.
+const ActivityCheckTransaction = "CheckTransaction"
+
+// CheckInput asks what the chain says of a transaction.
+type CheckInput struct {
+	Network        string
+	TxHash         string
+	DepositAddress string
+}
+
+// CheckOutput is what the chain says of a transaction, with the network's
+// settings that size the waits.
+type CheckOutput struct {
+	Mined         bool
+	Succeeded     bool
+	BlockNumber   uint64
+	BlockHash     string
+	Confirmations int
+	Final         bool
+	// Payment is the transfer to the deposit address the transaction
+	// makes (or, not mined yet, would make), if one is found.
+	Payment               *Payment
+	RequiredConfirmations int
+	BlockTime             time.Duration
+	PendingTimeout        time.Duration
+}
+
+// checkTransaction runs CheckTransaction as a local activity.
+func checkTransaction(ctx workflow.Context, in CheckInput) (CheckOutput, error) {
+	var out CheckOutput
+	err := workflow.ExecuteLocalActivity(ctx, ActivityCheckTransaction, in).Get(ctx, &out)
+	return out, err
+}

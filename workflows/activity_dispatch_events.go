@@ -1,0 +1,16 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+)
+
+// ActivityDispatchEvents waits for recorded events not dispatched yet and
+// starts a delivery workflow for each endpoint that wants one.
+const ActivityDispatchEvents = "DispatchEvents"
+
+// dispatchEvents runs DispatchEvents as a (normal) activity: it waits for
+// events for a few seconds, longer than a local activity should hold a
+// workflow task.
+func dispatchEvents(ctx workflow.Context) error {
+	return workflow.ExecuteActivity(ctx, ActivityDispatchEvents).Get(ctx, nil)
+}

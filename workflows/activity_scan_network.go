@@ -1,0 +1,38 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+)
+
+// ActivityScanNetwork scans the next blocks of a network for payments to
+// watched deposit addresses.
+const ActivityScanNetwork = "ScanNetwork"
+
+// ScanCursor is a scanner's position: the last scanned block.
+type ScanCursor struct {
+	Number uint64
+	Hash   string
+}
+
+// ScanInput asks to scan the next blocks of a network after Cursor.
+type ScanInput struct {
+	Network string
+	Cursor  ScanCursor
+}
+
+// ScanOutput is one scan's result.
+type ScanOutput struct {
+	Cursor   ScanCursor
+	Payments []Payment
+	// CaughtUp is true when the scan reached the chain's head.
+	CaughtUp bool
+}
+
+// scanNetwork runs ScanNetwork as a (normal) activity: a scan may wait at
+// the chain's head for a new block, longer than a local activity should
+// hold a workflow task.
+func scanNetwork(ctx workflow.Context, in ScanInput) (ScanOutput, error) {
+	var out ScanOutput
+	err := workflow.ExecuteActivity(ctx, ActivityScanNetwork, in).Get(ctx, &out)
+	return out, err
+}
