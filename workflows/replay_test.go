@@ -12,7 +12,7 @@ import (
 )
 
 // The workflows replay the histories recorded from real runs (see
-// e2e/record_test.go), one at least for every registered workflow type: a
+// tests/e2e/record_test.go), one at least for every registered workflow type: a
 // change that would break running executions fails here, and must go
 // through workflow.GetVersion.
 func TestReplayRecordedHistories(t *testing.T) {

@@ -100,7 +100,7 @@ func chromium(t *testing.T) string {
 // The hosted checkout page in headless Chromium: it shows the amount, the
 // address and the QR code of a new session, follows the payment to
 // completed and sends the customer to the plan's redirect URL. Screenshots
-// of each state are saved under e2e/testdata/screenshots (or
+// of each state are saved under tests/e2e/testdata/screenshots (or
 // $SCREENSHOT_DIR).
 func TestCheckoutPageInBrowser(t *testing.T) {
 	browser := chromium(t)
@@ -144,7 +144,7 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 
 	// Pay the way a developer does: `paymentsd dev pay <token>`.
 	bin := filepath.Join(t.TempDir(), "paymentsd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/paymentsd").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/paymentsd").CombinedOutput(); err != nil {
 		t.Fatalf("build paymentsd: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(bin, "dev", "pay", token, "--api", ts.URL, "--rpc", chain.URL, "--account", "4").CombinedOutput(); err != nil {

@@ -68,6 +68,7 @@ func TestMain(m *testing.M) {
 	if fx != nil {
 		fx.close()
 	}
+	closeStack()
 	os.Exit(code)
 }
 

@@ -1,4 +1,4 @@
-package e2e
+package bench
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 // deliveries per second and the median delay from an event being recorded
 // (the state change) to its delivery.
 func BenchmarkWebhookDeliveries(b *testing.B) {
+	st, sealer := fullStack(b).Store, fullStack(b).Sealer
 	events := 1000
 	if v, err := strconv.Atoi(os.Getenv("BENCH_EVENTS")); err == nil && v > 0 {
 		events = v

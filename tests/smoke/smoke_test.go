@@ -33,7 +33,7 @@ func freePort(t *testing.T) int {
 
 func TestDevCommandFromCleanClone(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..")
+	root := filepath.Join(filepath.Dir(file), "..", "..")
 	// A folder only its owner can read, as a home folder is: under root the
 	// private Postgres runs as the postgres user, which cannot enter it.
 	dir, err := os.MkdirTemp("", "paymentsd-smoke-")

@@ -1,7 +1,8 @@
-package e2e
+package bench
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math/big"
 	"os"
@@ -13,8 +14,13 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
 // benchSession opens a session for a fresh USDC plan of project p.
@@ -37,13 +43,17 @@ func benchPlan(b *testing.B, e *engine.Engine, p engine.CreatedProject, amount s
 }
 
 func newBenchProject(b *testing.B) (*engine.Engine, engine.CreatedProject) {
-	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, Chains: chains}
+	e := fullStack(b).Engine(0)
 	ctx := context.Background()
 	p, err := e.CreateProject(ctx, "Bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, xpub := walletOf(b, p.Project.ID, false)
+	seed := sha256.Sum256([]byte(p.Project.ID))
+	_, xpub, err := deposit.NewDevKey(seed[:])
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		b.Fatal(err)
 	}
@@ -55,6 +65,7 @@ func newBenchProject(b *testing.B) (*engine.Engine, engine.CreatedProject) {
 // confirmed. Target: below one block time plus the scanner's poll interval
 // (250 ms + 100 ms on the test network).
 func BenchmarkDetectionLatency(b *testing.B) {
+	chain, st := fullStack(b).Chain, fullStack(b).Store
 	e, p := newBenchProject(b)
 	planID := benchPlan(b, e, p, "1")
 	ctx := context.Background()
@@ -93,6 +104,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 // completed; it reports completed sessions per second, from the first
 // payment sent to the last session completed.
 func BenchmarkThroughput(b *testing.B) {
+	chain, st := fullStack(b).Chain, fullStack(b).Store
 	n := 1000
 	if v, err := strconv.Atoi(os.Getenv("BENCH_SESSIONS")); err == nil && v > 0 {
 		n = v
@@ -145,3 +157,49 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(elapsed.Seconds(), "total-s")
 	fmt.Fprintf(os.Stderr, "%d sessions completed in %s\n", n, elapsed.Round(time.Millisecond))
 }
+
+// The full stack (devstack.Stack, as `paymentsd dev` runs it), started by
+// the first benchmark that needs it.
+var (
+	stackOnce sync.Once
+	stack     *devstack.Stack
+	stackErr  error
+	dropDB    func()
+)
+
+func fullStack(b *testing.B) *devstack.Stack {
+	b.Helper()
+	stackOnce.Do(func() {
+		var url string
+		if url, dropDB, stackErr = storetest.CreateDB(); stackErr != nil {
+			return
+		}
+		stack, stackErr = devstack.StartStack(context.Background(), devstack.StackConfig{
+			DatabaseURL: url,
+			Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
+			Devnet: chainwatch.Network{Confirmations: 3, BlockTime: chainwatch.Duration(250 * time.Millisecond),
+				PollInterval: chainwatch.Duration(100 * time.Millisecond)},
+			Logger: quietLogger{},
+		})
+	})
+	if stackErr != nil {
+		b.Fatal(stackErr)
+	}
+	return stack
+}
+
+func closeStack() {
+	if stack != nil {
+		stack.Close()
+	}
+	if dropDB != nil {
+		dropDB()
+	}
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

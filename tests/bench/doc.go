@@ -1,10 +1,13 @@
-// Package bench holds the API's throughput benchmarks against a real
+// Package bench holds the benchmarks: the API's throughput against a real
 // PostgreSQL: each read endpoint served by the full API handler (routing,
 // request IDs, API-key authentication, rate limits, the envelope) next to a
 // bare net/http + pgx handler that runs the same SQL and writes plain JSON.
 // It has no tests; run it with
 //
-//	go test ./bench -run '^$' -bench . -benchtime 3s
+//	go test ./tests/bench -run '^$' -bench 'Transaction|ScanRPC' -benchtime 3s
+//
+// and the full-stack ones (detection latency, throughput, webhook
+// deliveries, on devstack.Stack) one at a time with -benchtime 1x.
 //
 // See docs/performance.md for the results.
 package bench
