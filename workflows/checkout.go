@@ -114,10 +114,16 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	expiry := workflow.NewTimer(ctx, s.ExpiresAt.Sub(workflow.Now(ctx)))
 	expired := false
 
-	settle := func() error {
+	// expiryWaits is set when expiresAt passed while payments seen before
+	// it were still confirming: the session then completes if they reach
+	// the amount due, and expires once they are final if they do not.
+	expiryWaits := false
+	settleOver := func(onTimeOnly bool) error {
 		list := make([]payment.PaymentLine, 0, len(order))
 		for _, k := range order {
-			list = append(list, *lines[k])
+			if !onTimeOnly || !lines[k].Late {
+				list = append(list, *lines[k])
+			}
 		}
 		out := payment.Settle(s, status, list, in.Settings.CompleteOn, in.Settings.TolerancePercent)
 		if out.Status == status && out.PaidUSD.String() == paid && out.Exception == exception {
@@ -137,22 +143,58 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		return recordSessionProgress(ctx, ProgressInput{SessionID: s.ID, Status: status,
 			PaidUSD: paid, Exception: exception, CompletedAt: completedAt, At: now})
 	}
+	expire := func() error {
+		if err := payment.AdvanceSession(status, payment.SessionExpired); err != nil {
+			return err
+		}
+		if err := expireCheckoutSession(ctx, ExpireSessionInput{SessionID: s.ID, At: s.ExpiresAt}); err != nil {
+			return err
+		}
+		status = payment.SessionExpired
+		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+		return settleOver(false)
+	}
+	// confirming reports a payment seen before expiresAt that may still
+	// count (not failed, not yet at completeOn).
+	confirming := func() bool {
+		for _, k := range order {
+			l := lines[k]
+			if !l.Late && l.Status != payment.TxFailed && !payment.Counts(l.Status, in.Settings.CompleteOn) {
+				return true
+			}
+		}
+		return false
+	}
+	settle := func() error {
+		if !expiryWaits {
+			return settleOver(false)
+		}
+		if err := settleOver(true); err != nil || status == payment.SessionCompleted {
+			expiryWaits = false
+			if err == nil {
+				err = settleOver(false) // late payments made while it waited count too, flagged
+			}
+			return err
+		}
+		if !confirming() {
+			expiryWaits = false
+			return expire()
+		}
+		return nil
+	}
 
 	sel := workflow.NewSelector(ctx)
 	var stepErr error
 	sel.AddFuture(expiry, func(workflow.Future) {
 		expired = true
-		if status == payment.SessionOpen || status == payment.SessionProcessing {
-			if stepErr = payment.AdvanceSession(status, payment.SessionExpired); stepErr != nil {
-				return
-			}
-			stepErr = expireCheckoutSession(ctx, ExpireSessionInput{SessionID: s.ID, At: s.ExpiresAt})
-			status = payment.SessionExpired
-			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-			if stepErr == nil {
-				stepErr = settle()
-			}
+		if status != payment.SessionOpen && status != payment.SessionProcessing {
+			return
 		}
+		if confirming() && workflow.GetVersion(ctx, changeExpiryWaitsForPayments, workflow.DefaultVersion, 1) == 1 {
+			expiryWaits = true
+			return
+		}
+		stepErr = expire()
 	})
 	sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
 		var p Payment
@@ -162,7 +204,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			return // the scanner and the payer both report it, or a rescan
 		}
 		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
-			Late: status == payment.SessionExpired || status == payment.SessionCanceled}
+			Late: status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits}
 		order = append(order, key)
 		if stepErr = startTransaction(ctx, TransactionInput{Payment: p, Session: s}); stepErr != nil {
 			return

@@ -1,5 +1,10 @@
 package workflows
 
 // Change IDs for workflow.GetVersion live here, one constant per change to
-// a workflow's logic that running executions must replay around. None yet:
-// every workflow is at its first version.
+// a workflow's logic that running executions must replay around.
+const (
+	// changeExpiryWaitsForPayments: a session whose payments seen before
+	// expiresAt are still confirming then waits for them, and completes
+	// if they reach the amount due, instead of expiring at once.
+	changeExpiryWaitsForPayments = "expiry-waits-for-payments"
+)

@@ -354,3 +354,34 @@ func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
 		t.Fatalf("events = %d (%v)", events, err)
 	}
 }
+
+// A payment seen before expiresAt that is still confirming then completes
+// the session when it reaches completeOn: a session never ends expired
+// with the amount due received in time.
+func TestPaymentConfirmingAtExpiryCompletesTheSession(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{lifetime: 4 * time.Second})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "5", "usdc-devnet")
+	chain.Pause() // one block for the payment, then nothing until the session's expiry has passed
+	defer chain.Resume()
+	hash := payToken(t, 0, str(cs["depositAddress"]), units("5000000"))
+	if _, err := chain.Mine(context.Background(), hash); err != nil {
+		t.Fatal(err)
+	}
+	waitSession(t, ts.URL, str(cs["token"]), "processing", func(s map[string]any) bool { return s["status"] == "processing" })
+	expires, err := time.Parse(time.RFC3339, str(cs["expiresAt"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(expires) + time.Second)
+	if s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data(); s["status"] != "processing" {
+		t.Fatalf("at expiry, with its payment confirming, the session is %v", s["status"])
+	}
+	chain.Resume()
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed or expired", func(s map[string]any) bool {
+		return s["status"] == "completed" || s["status"] == "expired"
+	})
+	if done["status"] != "completed" || done["amountPaidUsd"] != "5.00" || done["exception"] != nil {
+		t.Fatalf("session paid before expiry, final after = %v", done)
+	}
+}
