@@ -54,7 +54,9 @@ func startTransaction(ctx workflow.Context, in TransactionInput) error {
 // hash submitted by the payer starts at pending.
 func Transaction(ctx workflow.Context, in TransactionInput) error {
 	ctx = withLocalActivityOptions(ctx)
-	started := workflow.Now(ctx)
+	// pendingSince is when the transaction last entered pending: its
+	// start, or the reorg that took its block away.
+	pendingSince := workflow.Now(ctx)
 	p := in.Payment
 	check := func() (CheckOutput, error) {
 		return checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash, DepositAddress: in.Session.DepositAddress})
@@ -119,6 +121,9 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			return err
 		}
 		status = to
+		if to == payment.TxPending && workflow.GetVersion(ctx, changePendingTimeoutFromPending, workflow.DefaultVersion, 1) == 1 {
+			pendingSince = workflow.Now(ctx)
+		}
 		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
 		tell()
 		return nil
@@ -136,7 +141,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			case st.Mined:
 				blockHash = st.BlockHash
 				err = advance(payment.TxConfirmed, "", st)
-			case workflow.Now(ctx).Sub(started) >= st.PendingTimeout:
+			case workflow.Now(ctx).Sub(pendingSince) >= st.PendingTimeout:
 				err = advance(payment.TxFailed, "not mined within "+st.PendingTimeout.String(), st)
 			}
 		case payment.TxConfirmed:

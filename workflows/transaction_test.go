@@ -2,9 +2,11 @@ package workflows_test
 
 import (
 	"context"
+	"math/big"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
 
@@ -71,5 +73,73 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 	}
 	if len(told) != 2 || told[0] != payment.TxPending || told[1] != payment.TxFailed {
 		t.Fatalf("session was told %v", told)
+	}
+}
+
+// A transaction whose block a reorg takes away 20 minutes after it was
+// seen goes back to pending, and its pending timeout (30 minutes) runs
+// from then: it fails 30 minutes after the reorg, not 10.
+func TestPendingTimeoutRunsFromTheReorg(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	chain, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	catalog := payment.Catalog{Assets: []payment.Asset{{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet",
+		ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}}}
+	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL},
+		BlockTime: chainwatch.Duration(15 * time.Second), Confirmations: 1000, PendingTimeout: chainwatch.Duration(30 * time.Minute)}}, catalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Truncate(time.Microsecond)
+	cs := fixture(t, st, start)
+	cs.DepositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
+	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	if err := st.InsertSession(ctx, cs, nil); err != nil {
+		t.Fatal(err)
+	}
+	parent, err := chain.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := chain.TransferToken(ctx, chain.Accounts[0], common.HexToAddress(cs.DepositAddress), big.NewInt(25_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.Mine(ctx, hash); err != nil {
+		t.Fatal(err)
+	}
+
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	(&activities.Activities{Store: st, Chains: chains}).Register(env)
+	env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(cs.ID), "", workflows.SignalTxStatus, mock.Anything).Return(nil)
+	env.SetStartTime(start)
+	env.RegisterDelayedCallback(func() {
+		if err := chain.Fork(parent.Hash()); err != nil {
+			t.Error(err)
+		}
+		chain.Rollback() // the transaction is not mined again
+		chain.Commit()
+	}, 20*time.Minute)
+	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
+		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(), LogIndex: -1, To: cs.DepositAddress, Source: "scanner"}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tx.StatusHistory
+	if tx.Status != payment.TxFailed || len(h) != 3 || h[1].Status != payment.TxPending {
+		t.Fatalf("transaction = %s %q %v", tx.Status, tx.FailureReason, h)
+	}
+	if waited := h[2].At.Sub(h[1].At); waited < 30*time.Minute || waited > 31*time.Minute {
+		t.Fatalf("failed %v after the reorg sent it back to pending, want the 30 minute timeout", waited)
 	}
 }

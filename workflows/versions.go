@@ -7,4 +7,7 @@ const (
 	// expiresAt are still confirming then waits for them, and completes
 	// if they reach the amount due, instead of expiring at once.
 	changeExpiryWaitsForPayments = "expiry-waits-for-payments"
+	// changePendingTimeoutFromPending: a transaction's pending timeout
+	// runs from when it (re)entered pending, not from the workflow's start.
+	changePendingTimeoutFromPending = "pending-timeout-from-pending"
 )
