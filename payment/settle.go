@@ -9,6 +9,9 @@ const (
 	ExceptionUnderpaid = "underpaid"
 	ExceptionOverpaid  = "overpaid"
 	ExceptionPaidLate  = "paid_late"
+	// ExceptionReversed flags a completed session whose counted payments
+	// no longer reach the amount due: one was reorged out, or failed.
+	ExceptionReversed = "payment_reversed"
 )
 
 // PaymentLine is one payment to a session as its workflow knows it.
@@ -81,6 +84,8 @@ func Settle(s Session, status SessionStatus, lines []PaymentLine, completeOn Tra
 		}
 	}
 	switch {
+	case status == SessionCompleted && paid.LessThan(threshold):
+		out.Exception = ExceptionReversed
 	case paid.GreaterThan(s.AmountUSD):
 		out.Exception = ExceptionOverpaid
 	case late:

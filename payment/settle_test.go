@@ -37,6 +37,9 @@ func TestSettle(t *testing.T) {
 		{"late", SessionExpired, []PaymentLine{{AssetID: "usdc", AmountBaseUnits: "30000000", Status: TxFinalized, Late: true}}, TxFinalized, zero, Settlement{SessionExpired, decimal.NewFromInt(30), ExceptionPaidLate}},
 		{"expired underpaid", SessionExpired, []PaymentLine{usdc("1000000", TxFinalized)}, TxFinalized, zero, Settlement{SessionExpired, decimal.NewFromInt(1), ExceptionUnderpaid}},
 		{"completed stays", SessionCompleted, []PaymentLine{usdc("30000000", TxFinalized)}, TxFinalized, zero, Settlement{SessionCompleted, decimal.NewFromInt(30), ""}},
+		{"completed, its payment reorged out", SessionCompleted, []PaymentLine{usdc("30000000", TxPending)}, TxConfirmed, zero, Settlement{SessionCompleted, zero, ExceptionReversed}},
+		{"completed, its payment failed", SessionCompleted, []PaymentLine{usdc("30000000", TxFailed)}, TxConfirmed, zero, Settlement{SessionCompleted, zero, ExceptionReversed}},
+		{"completed, mined again", SessionCompleted, []PaymentLine{usdc("30000000", TxConfirmed)}, TxConfirmed, zero, Settlement{SessionCompleted, decimal.NewFromInt(30), ""}},
 	}
 	for _, c := range cases {
 		got := Settle(s, c.status, c.lines, c.completeOn, c.tolerance)

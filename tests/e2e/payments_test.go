@@ -385,3 +385,45 @@ func TestPaymentConfirmingAtExpiryCompletesTheSession(t *testing.T) {
 		t.Fatalf("session paid before expiry, final after = %v", done)
 	}
 }
+
+// A session completed on its payment's first confirmation (completeOn
+// confirmed) whose payment a reorg then takes away raises the
+// payment_reversed exception, with its event, instead of staying silently
+// completed.
+func TestCompletedSessionWhosePaymentIsReorgedOutRaisesAnException(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	ctx := context.Background()
+	if _, err := st.Pool().Exec(ctx, `UPDATE projects SET complete_on = 'confirmed' WHERE id = $1`, p.Project.ID); err != nil {
+		t.Fatal(err)
+	}
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "7", "usdc-devnet")
+	chain.Pause()
+	defer chain.Resume()
+	hash := payToken(t, 1, str(cs["depositAddress"]), units("7000000"))
+	receipt, err := chain.Mine(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	block, err := chain.Client().HeaderByNumber(ctx, receipt.BlockNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Fork(block.ParentHash); err != nil {
+		t.Fatal(err)
+	}
+	chain.Rollback() // the payment is not mined again
+	chain.Commit()
+	chain.Commit()
+	reversed := waitSession(t, ts.URL, str(cs["token"]), "payment_reversed", func(s map[string]any) bool { return s["exception"] == "payment_reversed" })
+	if reversed["status"] != "completed" || reversed["amountPaidUsd"] != "0.00" {
+		t.Fatalf("session after its payment was reorged out = %v", reversed)
+	}
+	var events int
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE object_id = $1 AND type = 'checkout.session.exception'`,
+		cs["id"]).Scan(&events); err != nil || events != 1 {
+		t.Fatalf("checkout.session.exception events = %d (%v)", events, err)
+	}
+}
