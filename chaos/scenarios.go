@@ -168,7 +168,27 @@ func (r *run) play(ctx context.Context, sc *scenario) error {
 		if err != nil {
 			return err
 		}
-		return r.payAndSubmit(ctx, victim, squatter, sc.Asset, victim.Options[sc.Asset].Due, g.IntN(2) == 0)
+		due := victim.Options[sc.Asset].Due
+		switch g.IntN(3) {
+		case 0: // before broadcasting
+			return r.payAndSubmit(ctx, victim, squatter, sc.Asset, due, true)
+		case 1: // right after
+			return r.payAndSubmit(ctx, victim, squatter, sc.Asset, due, false)
+		}
+		// Once the victim's payment is mined and seen, as one copied from
+		// a block explorer.
+		h, err := r.pay(ctx, victim, sc.Asset, due)
+		if err != nil {
+			return err
+		}
+		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, _ = r.s.chain.WaitMined(wait, h)
+		cancel()
+		if err := sleep(ctx, time.Duration(3+g.IntN(5))*time.Second); err != nil {
+			return err
+		}
+		r.submit(ctx, victim, squatter, h)
+		return nil
 
 	case ClassInternal:
 		a, err := long()
@@ -266,15 +286,7 @@ func (r *run) payAndSubmit(ctx context.Context, s, submitTo *session, asset stri
 	r.chainMu.RLock()
 	defer r.chainMu.RUnlock()
 	var h common.Hash
-	submit := func() {
-		resp, err := r.s.api.submit(ctx, r.s.longAPI, submitTo, h)
-		r.mu.Lock()
-		r.submits[submitStatus(resp.Status, err)]++
-		r.mu.Unlock()
-		if err == nil && submitTo != s && leaks(resp.Raw, s) {
-			r.problem("leak", submitTo.ID, "the answer to posting %s to it shows the paid session %s: %s", h.Hex(), s.ID, resp.Raw)
-		}
-	}
+	submit := func() { r.submit(ctx, s, submitTo, h) }
 	if before {
 		tx, err := r.s.chain.SignTransact(ctx, acc, to, value, data)
 		if err != nil {
@@ -294,6 +306,18 @@ func (r *run) payAndSubmit(ctx context.Context, s, submitTo *session, asset stri
 	r.sent(h, s)
 	submit()
 	return nil
+}
+
+// submit posts h, a payment to s, to submitTo, and checks that the answer
+// to a wrong session shows nothing of s.
+func (r *run) submit(ctx context.Context, s, submitTo *session, h common.Hash) {
+	resp, err := r.s.api.submit(ctx, r.s.longAPI, submitTo, h)
+	r.mu.Lock()
+	r.submits[submitStatus(resp.Status, err)]++
+	r.mu.Unlock()
+	if err == nil && submitTo != s && leaks(resp.Raw, s) {
+		r.problem("leak", submitTo.ID, "the answer to posting %s to it shows the paid session %s: %s", h.Hex(), s.ID, resp.Raw)
+	}
 }
 
 // multisend pays amounts[i] to sessions[i] in one transaction of the dev
