@@ -258,7 +258,7 @@ func (r *run) failedWorkflows(ctx context.Context) []reconcile.Discrepancy {
 				_ = converter.GetDefaultDataConverter().FromPayload(p, &session)
 			}
 			out = append(out, reconcile.Discrepancy{Kind: "workflow", SessionID: session,
-				Detail: fmt.Sprintf("%s ended %s", e.GetExecution().GetWorkflowId(), strings.ToLower(e.GetStatus().String()[len("WORKFLOW_EXECUTION_STATUS_"):]))})
+				Detail: fmt.Sprintf("%s ended %s", e.GetExecution().GetWorkflowId(), strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")))})
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			return out
