@@ -58,13 +58,13 @@ var (
 // traces, which neither the engine nor the dev chain's RPC offers.
 var (
 	classPresets = map[string][]string{
-		"happy": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassSubmitAfter},
+		"happy": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate},
 		"all": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
 			ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming},
 	}
 	faultPresets = map[string][]string{
 		"none":  {},
-		"happy": {FaultRPCErrors, FaultKill},
+		"happy": {FaultRPCErrors},
 		"all":   {FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill},
 	}
 )
