@@ -257,8 +257,16 @@ func (r *run) failedWorkflows(ctx context.Context) []reconcile.Discrepancy {
 			if p := e.GetSearchAttributes().GetIndexedFields()["CheckoutSessionId"]; p != nil {
 				_ = converter.GetDefaultDataConverter().FromPayload(p, &session)
 			}
-			out = append(out, reconcile.Discrepancy{Kind: "workflow", SessionID: session,
-				Detail: fmt.Sprintf("%s ended %s", e.GetExecution().GetWorkflowId(), strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")))})
+			id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
+			detail := fmt.Sprintf("%s ended %s", id, strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")))
+			if err := r.s.tc.GetWorkflow(ctx, id, runID).Get(ctx, nil); err != nil {
+				why := err.Error()
+				if len(why) > 240 {
+					why = why[:240] + "…"
+				}
+				detail += ": " + why
+			}
+			out = append(out, reconcile.Discrepancy{Kind: "workflow", SessionID: session, Detail: detail})
 		}
 		if token = resp.NextPageToken; len(token) == 0 {
 			return out
