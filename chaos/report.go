@@ -14,11 +14,13 @@ import (
 )
 
 // faultsMet tells, for each session, the faults its payments met: a node
-// outage or a dead worker while a payment was in flight (or while the
-// session expired), a reorg that replaced its payment's block.
+// outage or a dead worker while a payment was in flight or in the minute
+// after (the engine catching up), or while the session expired; a reorg
+// that replaced its payment's block.
 func (rep *Report) faultsMet() map[string][]string {
 	o := rep.Options
 	inFlight := time.Duration(o.Confirmations)*o.BlockInterval + 10*time.Second
+	const catchUp = time.Minute
 	abandoned := map[common.Hash]bool{}
 	for _, rg := range rep.Faults.reorgs {
 		for _, h := range rg.Abandoned {
@@ -36,7 +38,7 @@ func (rep *Report) faultsMet() map[string][]string {
 	for _, tx := range rep.Sent {
 		for fault, ws := range windows {
 			for _, w := range ws {
-				if (window{w.From.Add(-inFlight), w.To}).contains(tx.At) {
+				if (window{w.From.Add(-inFlight), w.To.Add(catchUp)}).contains(tx.At) {
 					for _, s := range tx.Sessions {
 						tag(s.ID, fault)
 					}
@@ -55,7 +57,7 @@ func (rep *Report) faultsMet() map[string][]string {
 		}
 		for fault, ws := range windows {
 			for _, w := range ws {
-				if (window{w.From, w.To.Add(10 * time.Second)}).contains(s.ExpiresAt) {
+				if (window{w.From, w.To.Add(catchUp)}).contains(s.ExpiresAt) {
 					tag(id, fault)
 				}
 			}
