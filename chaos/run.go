@@ -260,6 +260,9 @@ func (r *run) failedWorkflows(ctx context.Context) []reconcile.Discrepancy {
 			id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
 			detail := fmt.Sprintf("%s ended %s", id, strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")))
 			if err := r.s.tc.GetWorkflow(ctx, id, runID).Get(ctx, nil); err != nil {
+				if cause := errors.Unwrap(err); cause != nil {
+					err = cause // the failure, without the execution's IDs
+				}
 				why := err.Error()
 				if len(why) > 240 {
 					why = why[:240] + "…"
