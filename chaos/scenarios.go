@@ -316,7 +316,11 @@ func (r *run) submit(ctx context.Context, s, submitTo *session, h common.Hash) {
 	r.submits[submitStatus(resp.Status, err)]++
 	r.mu.Unlock()
 	if err == nil && submitTo != s && leaks(resp.Raw, s) {
-		r.problem("leak", submitTo.ID, "the answer to posting %s to it shows the paid session %s: %s", h.Hex(), s.ID, resp.Raw)
+		answer := strings.TrimSpace(string(resp.Raw))
+		if len(answer) > 200 {
+			answer = answer[:200] + "…"
+		}
+		r.problem("leak", submitTo.ID, "the answer to posting %s to it shows the paid session %s: %s", h.Hex(), s.ID, answer)
 	}
 }
 
