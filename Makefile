@@ -36,3 +36,12 @@ fuzz:
 	go test ./api -run '^$$' -fuzz FuzzDecodePlanInput -fuzztime 30s
 	go test ./api -run '^$$' -fuzz FuzzDecodeSessionInput -fuzztime 30s
 	go test ./payment -run '^$$' -fuzz FuzzParseListQuery -fuzztime 30s
+
+# chaos is the randomized reconciliation run (docs/reconciliation.md), kept
+# out of make test: N payments with faults injected, then the engine's
+# records reconciled against the chain; it fails on any discrepancy. Pick
+# classes and faults with CHAOS_FLAGS, e.g. CHAOS_FLAGS='-classes happy -faults happy'.
+.PHONY: chaos
+chaos:
+	go build -o bin/paymentsd ./cmd/paymentsd
+	go run ./chaos/cmd/chaos -n $(or $(N),50) -paymentsd bin/paymentsd $(CHAOS_FLAGS)

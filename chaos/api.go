@@ -1,0 +1,118 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// apiClient calls the engine's REST API as a merchant's backend and a
+// payer's wallet do.
+type apiClient struct {
+	http *http.Client
+}
+
+type apiResponse struct {
+	Status int
+	Raw    []byte
+	Data   json.RawMessage
+}
+
+func (c apiClient) post(ctx context.Context, url, key string, body any) (apiResponse, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return apiResponse{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
+	if err != nil {
+		return apiResponse{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return apiResponse{}, err
+	}
+	defer resp.Body.Close()
+	out := apiResponse{Status: resp.StatusCode}
+	if out.Raw, err = io.ReadAll(io.LimitReader(resp.Body, 1<<20)); err != nil {
+		return out, err
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(out.Raw, &env)
+	out.Data = env.Data
+	return out, nil
+}
+
+// session is a checkout session the run opened, as the API returned it.
+type session struct {
+	ID        string
+	Token     string
+	Address   common.Address
+	ExpiresAt time.Time
+	Short     bool
+	Class     string
+	Options   map[string]sessionOption // by asset ID
+}
+
+type sessionOption struct {
+	Due   *big.Int
+	Token common.Address // zero for the native coin
+}
+
+// openSession opens a session for amountUSD on the plan through base, the
+// URL of an API whose session lifetime suits the scenario.
+func (c apiClient) openSession(ctx context.Context, base, planID, amountUSD string) (*session, error) {
+	r, err := c.post(ctx, base+"/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID, "amountUsd": amountUSD})
+	if err != nil {
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	if r.Status != http.StatusCreated {
+		return nil, fmt.Errorf("open session: %d %s", r.Status, r.Raw)
+	}
+	var d struct {
+		ID             string    `json:"id"`
+		Token          string    `json:"token"`
+		DepositAddress string    `json:"depositAddress"`
+		ExpiresAt      time.Time `json:"expiresAt"`
+		PaymentOptions []struct {
+			AssetDefinitionID string `json:"assetDefinitionId"`
+			TokenAddress      string `json:"tokenAddress"`
+			AmountBaseUnits   string `json:"amountBaseUnits"`
+		} `json:"paymentOptions"`
+	}
+	if err := json.Unmarshal(r.Data, &d); err != nil {
+		return nil, fmt.Errorf("open session: %w: %s", err, r.Raw)
+	}
+	s := &session{ID: d.ID, Token: d.Token, Address: common.HexToAddress(d.DepositAddress), ExpiresAt: d.ExpiresAt,
+		Options: map[string]sessionOption{}}
+	for _, o := range d.PaymentOptions {
+		due, ok := new(big.Int).SetString(o.AmountBaseUnits, 10)
+		if !ok {
+			return nil, fmt.Errorf("open session: amount due %q", o.AmountBaseUnits)
+		}
+		opt := sessionOption{Due: due}
+		if o.TokenAddress != "" {
+			opt.Token = common.HexToAddress(o.TokenAddress)
+		}
+		s.Options[o.AssetDefinitionID] = opt
+	}
+	return s, nil
+}
+
+// submit posts a transaction hash as the payer's wallet does.
+func (c apiClient) submit(ctx context.Context, base string, s *session, txHash common.Hash) (apiResponse, error) {
+	return c.post(ctx, base+"/api/v1/checkout/sessions/"+s.Token+"/payments", "",
+		map[string]any{"network": network, "txHash": txHash.Hex()})
+}

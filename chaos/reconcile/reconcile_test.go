@@ -1,0 +1,294 @@
+package reconcile
+
+import (
+	"context"
+	"math/big"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// fakeNode serves a tiny hand-made chain over JSON-RPC: just the calls the
+// reconciler makes.
+type fakeNode struct {
+	blocks   []*rpcBlock
+	receipts map[common.Hash]*rpcReceipt
+	native   map[common.Address]*big.Int
+	tokens   map[common.Address]*big.Int // balances in the one token
+}
+
+func (n *fakeNode) ChainId() hexutil.Uint64     { return 1337 }
+func (n *fakeNode) BlockNumber() hexutil.Uint64 { return hexutil.Uint64(len(n.blocks) - 1) }
+
+func (n *fakeNode) GetBlockByNumber(num hexutil.Uint64, full bool) *rpcBlock {
+	if int(num) >= len(n.blocks) {
+		return nil
+	}
+	return n.blocks[num]
+}
+
+func (n *fakeNode) GetTransactionReceipt(h common.Hash) *rpcReceipt { return n.receipts[h] }
+
+func (n *fakeNode) GetBalance(a common.Address, at string) *hexutil.Big {
+	if b, ok := n.native[a]; ok {
+		return (*hexutil.Big)(b)
+	}
+	return (*hexutil.Big)(new(big.Int))
+}
+
+func (n *fakeNode) Call(args struct {
+	To   common.Address `json:"to"`
+	Data hexutil.Bytes  `json:"data"`
+}, at string) hexutil.Bytes {
+	b := new(big.Int)
+	if v, ok := n.tokens[common.BytesToAddress(args.Data[4:])]; ok {
+		b = v
+	}
+	return common.LeftPadBytes(b.Bytes(), 32)
+}
+
+var (
+	token     = common.HexToAddress("0x00000000000000000000000000000000000000aa")
+	multisend = common.HexToAddress("0x00000000000000000000000000000000000000bb")
+	payer     = common.HexToAddress("0x00000000000000000000000000000000000000cc")
+	addrA     = common.HexToAddress("0x000000000000000000000000000000000000000a")
+	addrB     = common.HexToAddress("0x000000000000000000000000000000000000000b")
+	addrC     = common.HexToAddress("0x000000000000000000000000000000000000000c")
+	stranger  = common.HexToAddress("0x00000000000000000000000000000000000000dd")
+	expiry    = time.Unix(1_000_000, 0)
+)
+
+func hash(b byte) common.Hash { return common.BytesToHash([]byte{b}) }
+
+func transferLog(to common.Address, amount int64, index uint) rpcLog {
+	return rpcLog{Address: token, Topics: []common.Hash{transferTopic, common.BytesToHash(payer.Bytes()), common.BytesToHash(to.Bytes())},
+		Data: common.LeftPadBytes(big.NewInt(amount).Bytes(), 32), LogIndex: hexutil.Uint(index)}
+}
+
+// handMadeChain: block 1 pays A 10 wei in full (and a reverted payment of
+// 99 wei); block 2 pays B twice in one transaction, 3 + 2 tokens of 5 due,
+// and a stranger once; block 3 pays C 7 wei through an internal call.
+func handMadeChain() *fakeNode {
+	n := &fakeNode{receipts: map[common.Hash]*rpcReceipt{}, native: map[common.Address]*big.Int{
+		addrA: big.NewInt(10), addrC: big.NewInt(7)}, tokens: map[common.Address]*big.Int{addrB: big.NewInt(5)}}
+	block := func(num uint64, txs ...rpcTx) {
+		b := &rpcBlock{Number: hexutil.Uint64(num), Hash: hash(byte(100 + num)), Timestamp: hexutil.Uint64(expiry.Unix() - 100 + int64(num)),
+			Transactions: txs}
+		if num > 0 {
+			b.ParentHash = n.blocks[num-1].Hash
+		}
+		n.blocks = append(n.blocks, b)
+	}
+	receipt := func(tx common.Hash, status uint64, logs ...rpcLog) {
+		n.receipts[tx] = &rpcReceipt{Status: hexutil.Uint64(status), BlockHash: n.blocks[len(n.blocks)-1].Hash, Logs: logs}
+	}
+	block(0)
+	block(1, rpcTx{Hash: hash(1), From: payer, To: &addrA, Value: (*hexutil.Big)(big.NewInt(10))},
+		rpcTx{Hash: hash(2), From: payer, To: &addrA, Value: (*hexutil.Big)(big.NewInt(99))})
+	receipt(hash(1), 1)
+	receipt(hash(2), 0)
+	block(2, rpcTx{Hash: hash(3), From: payer, To: &multisend, Value: (*hexutil.Big)(new(big.Int))})
+	receipt(hash(3), 1, transferLog(addrB, 3, 0), transferLog(addrB, 2, 1), transferLog(stranger, 4, 2))
+	block(3, rpcTx{Hash: hash(4), From: payer, To: &multisend, Value: (*hexutil.Big)(big.NewInt(7))})
+	receipt(hash(4), 1, rpcLog{Address: multisend, Topics: []common.Hash{nativeSentTopic, common.BytesToHash(addrC.Bytes())},
+		Data: common.LeftPadBytes(big.NewInt(7).Bytes(), 32), LogIndex: 0})
+	return n
+}
+
+func serve(t *testing.T, n *fakeNode) string {
+	t.Helper()
+	srv := rpc.NewServer()
+	if err := srv.RegisterName("eth", n); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func session(id string, addr common.Address, status, exception string, nativeDue, tokenDue int64) Session {
+	return Session{ID: id, Status: status, Exception: exception, DepositAddress: addr, PaidUSD: new(big.Rat),
+		Options:   []Option{{AssetID: "eth", Due: big.NewInt(nativeDue)}, {AssetID: "usdc", Token: token, Due: big.NewInt(tokenDue)}},
+		ExpiresAt: expiry, LateUntil: expiry.Add(24 * time.Hour), Version: 1}
+}
+
+func row(id, session, status, hash string, logIndex int, asset string, amount int64, block common.Hash, history ...string) Tx {
+	return Tx{ID: id, SessionID: session, Status: status, ChainID: 1337, TxHash: hash, LogIndex: logIndex, AssetID: asset,
+		Amount: big.NewInt(amount), AmountUSD: new(big.Rat), BlockHash: block.Hex(), Version: len(history), History: history}
+}
+
+func events(object string, types ...string) []Event {
+	var out []Event
+	for i, typ := range types {
+		status := typ[strings.LastIndex(typ, ".")+1:]
+		if status == "created" {
+			status = "open"
+		}
+		out = append(out, Event{ID: object + typ, ObjectID: object, Type: typ, Version: i + 1, DataVersion: i + 1, DataStatus: status})
+	}
+	return out
+}
+
+func TestReadChainFindsEveryTransferToAWatchedAddress(t *testing.T) {
+	ch, err := ReadChain(context.Background(), serve(t, handMadeChain()), 0, []common.Address{addrA, addrB, addrC}, []common.Address{token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.ChainID != 1337 || ch.Head != 3 || ch.Blocks != 4 {
+		t.Fatalf("chain %d head %d blocks %d", ch.ChainID, ch.Head, ch.Blocks)
+	}
+	var got []string
+	for _, tr := range ch.Transfers {
+		got = append(got, tr.Key()+" "+strings.ToUpper(tr.To.Hex()[40:])+" "+tr.Amount.String())
+	}
+	want := []string{
+		strings.ToLower(hash(1).Hex()) + "/-1 0A 10",
+		strings.ToLower(hash(3).Hex()) + "/0 0B 3",
+		strings.ToLower(hash(3).Hex()) + "/1 0B 2",
+		strings.ToLower(hash(4).Hex()) + "/0 0C 7",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("transfers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !ch.Transfers[3].Internal || ch.Native[addrA].Int64() != 10 || ch.Tokens[token][addrB].Int64() != 5 {
+		t.Fatalf("internal %v, balances %v %v", ch.Transfers[3].Internal, ch.Native, ch.Tokens)
+	}
+}
+
+func TestReconcileFindsWhatTheEngineGotWrong(t *testing.T) {
+	ch, err := ReadChain(context.Background(), serve(t, handMadeChain()), 0, []common.Address{addrA, addrB, addrC}, []common.Address{token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Records{CompleteOn: "finalized", Tolerance: new(big.Rat), PlanVersions: map[string]int{},
+		Sessions: []Session{
+			session("cs_a", addrA, "completed", "", 10, 10),
+			// Only the first of B's two transfers counted; B is shown
+			// underpaid (right for what the engine saw, wrong for the chain).
+			session("cs_b", addrB, "processing", "underpaid", 50, 5),
+			session("cs_c", addrC, "open", "", 7, 7),
+		},
+		Transactions: []Tx{
+			row("tx_1", "cs_a", "finalized", strings.ToLower(hash(1).Hex()), -1, "eth", 10, hash(101), "confirmed", "finalized"),
+			row("tx_2", "cs_b", "finalized", strings.ToLower(hash(3).Hex()), 0, "usdc", 3, hash(102), "confirmed", "finalized"),
+		},
+	}
+	rec.Sessions[0].Version, rec.Sessions[1].Version, rec.Sessions[2].Version = 3, 3, 1
+	rec.Events = slices.Concat(
+		events("cs_a", "checkout.session.created", "checkout.session.processing", "checkout.session.completed"),
+		// a gap: version 2 is missing
+		[]Event{{ID: "e1", ObjectID: "cs_b", Type: "checkout.session.created", Version: 1, DataVersion: 1, DataStatus: "open"},
+			{ID: "e3", ObjectID: "cs_b", Type: "checkout.session.processing", Version: 3, DataVersion: 3, DataStatus: "processing"}},
+		events("cs_c", "checkout.session.created"),
+		events("tx_1", "transaction.confirmed", "transaction.finalized"),
+		events("tx_2", "transaction.confirmed", "transaction.finalized"),
+	)
+	res := Reconcile(ch, rec, Settings{ChainID: 1337, Now: expiry.Add(-time.Minute), Margin: 5 * time.Second})
+
+	var got []string
+	for _, d := range res.Discrepancies {
+		got = append(got, d.Kind+" "+d.SessionID)
+	}
+	slices.Sort(got)
+	want := []string{
+		"events cs_b", "events cs_b", // 2 events for version 3, and the gap
+		KindMissing + " cs_b", // B's second transfer
+		KindOutcome + " cs_b", // fully paid, shown underpaid
+		KindOutcome + " cs_c", // paid through an internal call, shown open
+		KindSum + " cs_b",     // 5 on chain, 3 counted
+		KindSum + " cs_c",     // 7 on chain, none counted
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("discrepancies:\n%v\nwant:\n%v", res.Discrepancies, want)
+	}
+	if res.Transfers != 4 || res.Internal != 1 || res.Expected["completed"] != 3 || res.Actual["processing/underpaid"] != 1 {
+		t.Fatalf("counts: %+v", res)
+	}
+}
+
+func TestReconcileFindsPhantomsStaleBlocksAndUnfinishedRows(t *testing.T) {
+	ch, err := ReadChain(context.Background(), serve(t, handMadeChain()), 0, []common.Address{addrA, addrB, addrC}, []common.Address{token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &Records{CompleteOn: "finalized", Tolerance: new(big.Rat), PlanVersions: map[string]int{},
+		Sessions: []Session{session("cs_a", addrA, "completed", "overpaid", 5, 5)},
+		Transactions: []Tx{
+			// A's payment, recorded in a block that left the chain.
+			row("tx_1", "cs_a", "finalized", strings.ToLower(hash(1).Hex()), -1, "eth", 10, hash(42), "confirmed", "finalized"),
+			// The reverted one, counted.
+			row("tx_2", "cs_a", "finalized", strings.ToLower(hash(2).Hex()), -1, "eth", 99, hash(101), "pending", "confirmed", "finalized"),
+			// A claim still pending.
+			row("tx_3", "cs_a", "pending", strings.ToLower(hash(9).Hex()), -1, "", 0, common.Hash{}, "pending"),
+		},
+	}
+	rec.Sessions[0].Version = 1
+	rec.Events = slices.Concat(events("cs_a", "checkout.session.created"),
+		events("tx_1", "transaction.confirmed", "transaction.finalized"),
+		events("tx_2", "transaction.pending", "transaction.confirmed", "transaction.finalized"),
+		events("tx_3", "transaction.pending"))
+	res := Reconcile(ch, rec, Settings{ChainID: 1337, Now: expiry, Margin: time.Second})
+	var got []string
+	for _, d := range res.Discrepancies {
+		got = append(got, d.Kind)
+	}
+	slices.Sort(got)
+	// The outcome itself is right: 10 paid of 5 due.
+	want := []string{KindEvents, KindNotFinal, KindPhantom, KindStaleBlock, KindSum}
+	if !slices.Equal(got, want) {
+		t.Fatalf("discrepancies:\n%v\nwant %v", res.Discrepancies, want)
+	}
+}
+
+func TestExpect(t *testing.T) {
+	s := session("cs", addrA, "", "", 100, 100)
+	at := func(amount int64, offset time.Duration, tok common.Address) Transfer {
+		return Transfer{Amount: big.NewInt(amount), Time: uint64(expiry.Add(offset).Unix()), Token: tok}
+	}
+	native, usdc := common.Address{}, token
+	before, after := expiry.Add(-time.Hour), expiry.Add(time.Hour)
+	for _, c := range []struct {
+		name string
+		paid []Transfer
+		now  time.Time
+		want []string
+	}{
+		{"nothing, open", nil, before, []string{"open"}},
+		{"nothing, expired", nil, after, []string{"expired"}},
+		{"in full", []Transfer{at(100, -time.Minute, native)}, after, []string{"completed"}},
+		{"in full across assets", []Transfer{at(40, -time.Minute, native), at(60, -time.Minute, usdc)}, before, []string{"completed"}},
+		{"one unit short", []Transfer{at(40, -time.Minute, native), at(59, -time.Minute, usdc)}, before, []string{"processing/underpaid"}},
+		{"part, then expired", []Transfer{at(30, -time.Minute, usdc)}, after, []string{"expired/underpaid"}},
+		{"over", []Transfer{at(101, -time.Minute, usdc)}, after, []string{"completed/overpaid"}},
+		{"late", []Transfer{at(100, time.Minute, usdc)}, after, []string{"expired/paid_late"}},
+		{"part, then the rest late", []Transfer{at(50, -time.Minute, usdc), at(50, time.Minute, usdc)}, after, []string{"expired/paid_late"}},
+		{"late and over", []Transfer{at(150, time.Minute, usdc)}, after, []string{"expired/overpaid"}},
+		{"at the edge of expiry", []Transfer{at(100, time.Second, usdc)}, after, []string{"expired/paid_late", "completed"}},
+		{"after the late window", []Transfer{at(100, 25*time.Hour, usdc)}, after.Add(25 * time.Hour), []string{"expired"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			outs, _ := Expect(s, c.paid, c.now, 5*time.Second, new(big.Rat))
+			var got []string
+			for _, o := range outs {
+				got = append(got, o.String())
+			}
+			slices.Sort(got)
+			slices.Sort(c.want)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("outcomes %v, want %v", got, c.want)
+			}
+		})
+	}
+	// A 2% tolerance completes at 98%.
+	outs, _ := Expect(s, []Transfer{at(98, -time.Minute, usdc)}, before, time.Second, big.NewRat(2, 1))
+	if len(outs) != 1 || outs[0].Status != "completed" {
+		t.Fatalf("with tolerance: %v", outs)
+	}
+}
