@@ -23,6 +23,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/chaos/rpcproxy"
 	"github.com/paymentsd/paymentsd/contracts/bindings"
 	"github.com/paymentsd/paymentsd/devchain"
@@ -225,7 +226,7 @@ func (s *stack) setUpProject(ctx context.Context, e *engine.Engine, seed uint64)
 	}
 	s.projectID, s.key = p.Project.ID, p.SandboxKey
 	walletSeed := sha256.Sum256([]byte("chaos deposit wallet " + strconv.FormatUint(seed, 10)))
-	_, xpub, err := chainwatch.NewDevDepositKey(walletSeed[:])
+	_, xpub, err := deposit.NewDevKey(walletSeed[:])
 	if err != nil {
 		return err
 	}

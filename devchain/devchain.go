@@ -502,51 +502,7 @@ func (c *Chain) TransferToken(ctx context.Context, from Account, to common.Addre
 // TransferNative sends wei from from to to. It does not wait for the
 // transaction to be mined.
 func (c *Chain) TransferNative(ctx context.Context, from Account, to common.Address, wei *big.Int) (common.Hash, error) {
-	h, err := c.SendTransaction(ctx, from, to, wei, nil)
-	if err != nil {
-		return common.Hash{}, fmt.Errorf("devchain: transfer native: %w", err)
-	}
-	return h, nil
-}
-
-// SendTransaction signs and sends a call from from to to with value wei
-// and data, with an estimated gas limit, as a wallet's eth_sendTransaction
-// does. It does not wait for the transaction to be mined.
-func (c *Chain) SendTransaction(ctx context.Context, from Account, to common.Address, wei *big.Int, data []byte) (common.Hash, error) {
-	return c.send(ctx, from, func(opts *bind.TransactOpts) (*types.Transaction, error) {
-		head, err := c.client.HeaderByNumber(ctx, nil)
-		if err != nil {
-			return nil, fmt.Errorf("read head: %w", err)
-		}
-		tip, err := c.client.SuggestGasTipCap(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("suggest tip: %w", err)
-		}
-		// Estimated rather than 21000, in case to is a contract.
-		gas, err := c.client.EstimateGas(ctx, ethereum.CallMsg{From: from.Address, To: &to, Value: wei, Data: data})
-		if err != nil {
-			return nil, fmt.Errorf("estimate gas: %w", err)
-		}
-		tx, err := opts.Signer(from.Address, types.NewTx(&types.DynamicFeeTx{
-			ChainID:   c.ChainID,
-			Nonce:     opts.Nonce.Uint64(),
-			GasTipCap: tip,
-			// Twice the base fee, as bind does, so the tx survives a few
-			// blocks of rising base fee.
-			GasFeeCap: new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2))),
-			Gas:       gas,
-			To:        &to,
-			Value:     wei,
-			Data:      data,
-		}))
-		if err != nil {
-			return nil, fmt.Errorf("sign: %w", err)
-		}
-		if err := c.client.SendTransaction(ctx, tx); err != nil {
-			return nil, err
-		}
-		return tx, nil
-	})
+	return c.Transact(ctx, from, to, wei, nil)
 }
 
 // SetETHPrice publishes a new ETH/USD answer (8 decimals) on the price

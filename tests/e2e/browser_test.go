@@ -245,7 +245,7 @@ func devWallet(from devchain.Account, sent chan<- *big.Int) func(context.Context
 			if len(tx.Data) == 4+64 {
 				sent <- new(big.Int).SetBytes(tx.Data[4+32:]) // transfer(to, amount)
 			}
-			h, err := chain.SendTransaction(ctx, from, tx.To, value, tx.Data)
+			h, err := chain.Transact(ctx, from, tx.To, value, tx.Data)
 			return h.Hex(), err
 		}
 		return nil, errors.New("unsupported method " + req.Method)
