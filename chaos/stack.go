@@ -23,9 +23,9 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/chaos/rpcproxy"
 	"github.com/paymentsd/paymentsd/contracts/bindings"
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/engine"
