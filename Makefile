@@ -11,9 +11,19 @@ test:
 build:
 	go build -o bin/paymentsd ./cmd/paymentsd
 
+# The linters are pinned here and built by `go run` on first use.
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+WORKFLOWCHECK = go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+
+# lint checks formatting, runs go vet and staticcheck (also on the dev
+# build), and workflowcheck on the workflows, which must be deterministic.
 lint:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	go vet ./...
-	test -z "$$(gofmt -l .)"
+	go vet -tags devstack ./cmd/paymentsd
+	go run $(STATICCHECK) ./...
+	go run $(STATICCHECK) -tags devstack ./cmd/paymentsd
+	go run $(WORKFLOWCHECK) -show-pos ./workflows/...
 
 # generate regenerates the Connect and protobuf code from proto/ with protoc
 # and the Go plugins pinned in go.mod.
