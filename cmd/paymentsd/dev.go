@@ -229,3 +229,10 @@ func logReceiver(secret string) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
+
+// writeDevState saves a data folder's devState; it holds keys, so only its
+// owner may read it.
+func writeDevState(dataDir string, s devState) error {
+	b, _ := json.MarshalIndent(s, "", "  ")
+	return os.WriteFile(devStateFile(dataDir), b, 0o600)
+}

@@ -53,13 +53,6 @@ func readDevState(dataDir string) (devState, error) {
 	return s, json.Unmarshal(b, &s)
 }
 
-// writeDevState saves a data folder's devState; it holds keys, so only its
-// owner may read it.
-func writeDevState(dataDir string, s devState) error {
-	b, _ := json.MarshalIndent(s, "", "  ")
-	return os.WriteFile(devStateFile(dataDir), b, 0o600)
-}
-
 // devDatabaseURL starts the private cluster of a data folder, or finds it
 // running, makes sure it has the engine's database and returns that
 // database's URL; stop stops the cluster if this call started it.
