@@ -14,6 +14,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -22,26 +23,7 @@ import (
 // pending timeout (30 minutes of workflow time, skipped here) runs out.
 func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.NewStore(t)
-	chain, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer chain.Close()
-	catalog := payment.Catalog{Assets: []payment.Asset{{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet",
-		ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}}}
-	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL},
-		BlockTime: chainwatch.Duration(15 * time.Second), Confirmations: 3, PendingTimeout: chainwatch.Duration(30 * time.Minute)}}, catalog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now().UTC().Truncate(time.Microsecond)
-	cs := fixture(t, st, start)
-	cs.DepositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
-	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
-	if err := st.InsertSession(ctx, cs, nil); err != nil {
-		t.Fatal(err)
-	}
+	st, _, chains, cs, start := transactionFixture(t, 3)
 
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
@@ -81,26 +63,7 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 // from then: it fails 30 minutes after the reorg, not 10.
 func TestPendingTimeoutRunsFromTheReorg(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.NewStore(t)
-	chain, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer chain.Close()
-	catalog := payment.Catalog{Assets: []payment.Asset{{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet",
-		ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}}}
-	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL},
-		BlockTime: chainwatch.Duration(15 * time.Second), Confirmations: 1000, PendingTimeout: chainwatch.Duration(30 * time.Minute)}}, catalog, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now().UTC().Truncate(time.Microsecond)
-	cs := fixture(t, st, start)
-	cs.DepositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
-	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
-	if err := st.InsertSession(ctx, cs, nil); err != nil {
-		t.Fatal(err)
-	}
+	st, chain, chains, cs, start := transactionFixture(t, 1000)
 	parent, err := chain.Client().HeaderByNumber(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +105,34 @@ func TestPendingTimeoutRunsFromTheReorg(t *testing.T) {
 	if waited := h[2].At.Sub(h[1].At); waited < 30*time.Minute || waited > 31*time.Minute {
 		t.Fatalf("failed %v after the reorg sent it back to pending, want the 30 minute timeout", waited)
 	}
+}
+
+// transactionFixture is a store, a dev chain watched as devnet (15 s
+// blocks, a 30 minute pending timeout) and a recorded session paying 25
+// USDC there, as of start.
+func transactionFixture(t *testing.T, confirmations int) (*store.Store, *devchain.Chain, chainwatch.Chains, payment.Session, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	chain, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { chain.Close() })
+	catalog := payment.Catalog{Assets: []payment.Asset{{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet",
+		ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}}}
+	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL},
+		BlockTime: chainwatch.Duration(15 * time.Second), Confirmations: confirmations,
+		PendingTimeout: chainwatch.Duration(30 * time.Minute)}}, catalog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Truncate(time.Microsecond)
+	cs := fixture(t, st, start)
+	cs.DepositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
+	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	if err := st.InsertSession(ctx, cs, nil); err != nil {
+		t.Fatal(err)
+	}
+	return st, chain, chains, cs, start
 }
