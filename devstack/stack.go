@@ -28,9 +28,12 @@ type StackConfig struct {
 	Temporal    TemporalConfig
 	Chain       devchain.Config
 	// Devnet tunes the dev chain's network (confirmations, block time,
-	// poll interval, pending timeout); its key, chain ID and RPC URL come
-	// from the chain.
+	// poll interval, pending timeout); its key and chain ID come from the
+	// chain.
 	Devnet chainwatch.Network
+	// DevnetURL, when set, is the URL the engine reads the dev chain at,
+	// given the chain's own (a proxy in front of it, for tests).
+	DevnetURL func(chainURL string) string
 	// Networks and Assets are watched and accepted besides the dev chain
 	// and its assets.
 	Networks []chainwatch.Network
@@ -97,7 +100,12 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 	s.closers = append(s.closers, func() { _ = s.Chain.Close() })
 	s.Catalog = payment.Catalog{Assets: append(append([]payment.Asset{}, cfg.Assets...), DevAssets(s.Chain)...)}
 	devnet := cfg.Devnet
-	devnet.Key, devnet.ChainID, devnet.RPCURLs = "devnet", s.Chain.ChainID.Int64(), []string{s.Chain.URL}
+	devnet.Key, devnet.ChainID = "devnet", s.Chain.ChainID.Int64()
+	if cfg.DevnetURL == nil {
+		devnet.RPCURLs = []string{s.Chain.URL}
+	} else {
+		devnet.RPCURLs = []string{cfg.DevnetURL(s.Chain.URL)}
+	}
 	if s.Chains, err = chainwatch.Connect(ctx, append(append([]chainwatch.Network{}, cfg.Networks...), devnet), s.Catalog, nil); err != nil {
 		return nil, err
 	}

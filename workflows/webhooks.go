@@ -68,8 +68,9 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	// workflow: a delivery then costs no activity round trip through the
 	// server. The HTTP call itself times out at 15 s.
 	ctx = workflow.WithLocalActivityOptions(withLocalActivityOptions(ctx), workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+		ScheduleToCloseTimeout: localActivityPatience,
+		StartToCloseTimeout:    30 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	attempt := max(in.FirstAttempt, 1)
 	for i := 0; ; i++ {

@@ -15,13 +15,21 @@ import (
 // TaskQueue is the task queue of the engine's workflows and activities.
 const TaskQueue = "paymentsd"
 
+// localActivityPatience is how long a local activity is retried before its
+// workflow gives up: for ever, in effect. A local activity's retries are
+// otherwise capped by its start-to-close timeout, so a node or a database
+// unreachable for a minute would fail the workflow and strand its payment;
+// errors no retry can fix are non-retryable and end it at once.
+const localActivityPatience = 10 * 365 * 24 * time.Hour
+
 // withLocalActivityOptions sets the options of the engine's short
 // activities (one database write, or one receipt read), which run as local
 // activities: in the worker that runs the workflow, without a round trip
 // through the server, so a payment moves through its statuses quickly.
 func withLocalActivityOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 15 * time.Second,
+		ScheduleToCloseTimeout: localActivityPatience,
+		StartToCloseTimeout:    15 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/chaos/rpcproxy"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/engine"
@@ -36,6 +37,9 @@ var (
 	chains   chainwatch.Chains
 	catalog  payment.Catalog
 	sealer   *webhook.Sealer
+	// node is what the engine reads the dev chain through: a test can take
+	// it down, as a node outage looks to the engine.
+	node *rpcproxy.Proxy
 )
 
 // devnet is the dev chain's network: fast blocks, three confirmations.
@@ -56,10 +60,17 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer drop()
+	var proxyErr error
 	stack, err = devstack.StartStack(context.Background(), devstack.StackConfig{
 		DatabaseURL: url,
 		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
 		Devnet:      devnet(""),
+		DevnetURL: func(chainURL string) string {
+			if node, proxyErr = rpcproxy.Start(chainURL, "", 1); proxyErr != nil {
+				return chainURL
+			}
+			return node.URL
+		},
 		Assets: []payment.Asset{
 			{ID: "usdt-devnet", Symbol: "USDT", Name: "Tether", Decimals: 6, Network: "devnet", ChainID: 1337,
 				TokenAddress: "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
@@ -73,6 +84,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stack.Close()
+	if node == nil {
+		fmt.Fprintln(os.Stderr, "no proxy in front of the dev chain:", proxyErr)
+		return 1
+	}
+	defer node.Close()
 	st, temporal, chain, chains, catalog, sealer = stack.Store, stack.Temporal, stack.Chain, stack.Chains, stack.Catalog, stack.Sealer
 	return m.Run()
 }

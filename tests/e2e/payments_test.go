@@ -427,3 +427,34 @@ func TestCompletedSessionWhosePaymentIsReorgedOutRaisesAnException(t *testing.T)
 		t.Fatalf("checkout.session.exception events = %d (%v)", events, err)
 	}
 }
+
+// A node that stops answering for 20 s while a payment confirms (every
+// RPC call the engine makes refused, as a stopped node's are) delays the
+// payment and loses nothing: once the node is back the transaction
+// finalizes and the session completes.
+func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "11", "usdc-devnet")
+	chain.Pause()
+	defer chain.Resume()
+	hash := payToken(t, 2, str(cs["depositAddress"]), units("11000000"))
+	if _, err := chain.Mine(context.Background(), hash); err != nil {
+		t.Fatal(err)
+	}
+	waitTx(t, ts.URL, keys, hash, "confirmed")
+	if err := node.Down(); err != nil {
+		t.Fatal(err)
+	}
+	chain.Resume()
+	time.Sleep(20 * time.Second)
+	if err := node.Up(); err != nil {
+		t.Fatal(err)
+	}
+	final := waitTx(t, ts.URL, keys, hash, "finalized")
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if final["status"] != "finalized" || done["amountPaidUsd"] != "11.00" {
+		t.Fatalf("after the outage: transaction %v, session %v", final["status"], done)
+	}
+}
