@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"go.temporal.io/api/workflowservice/v1"
 )
 
@@ -72,6 +73,21 @@ func payToken(t *testing.T, from int, to string, amount *big.Int) common.Hash {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// payInOneBlock pays with the interval miner paused (until the test ends,
+// or resumes it) and mines exactly the block that holds the payment, which
+// then stays at one confirmation until the test mines more.
+func payInOneBlock(t *testing.T, from int, to string, amount *big.Int) (common.Hash, *types.Receipt) {
+	t.Helper()
+	chain.Pause()
+	t.Cleanup(chain.Resume)
+	hash := payToken(t, from, to, amount)
+	receipt, err := chain.Mine(context.Background(), hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hash, receipt
 }
 
 func statuses(tx map[string]any) []string {
@@ -271,13 +287,7 @@ func TestReorgSendsPaymentBackToPending(t *testing.T) {
 	cs := openSession(t, ts.URL, keys, "9", "usdc-devnet")
 	ctx := context.Background()
 
-	chain.Pause()
-	defer chain.Resume()
-	hash := payToken(t, 1, str(cs["depositAddress"]), units("9000000"))
-	receipt, err := chain.Mine(ctx, hash)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hash, receipt := payInOneBlock(t, 1, str(cs["depositAddress"]), units("9000000"))
 	confirmed := waitTx(t, ts.URL, keys, hash, "confirmed")
 	if confirmed["blockHash"] != receipt.BlockHash.Hex() {
 		t.Fatalf("confirmed in %v, mined in %s", confirmed["blockHash"], receipt.BlockHash.Hex())
@@ -320,12 +330,7 @@ func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
 	keys := projectKeys{p.Project.ID, p.SandboxKey}
 	cs := openSession(t, ts.URL, keys, "11", "usdc-devnet")
 
-	chain.Pause()
-	defer chain.Resume()
-	hash := payToken(t, 2, str(cs["depositAddress"]), units("11000000"))
-	if _, err := chain.Mine(context.Background(), hash); err != nil {
-		t.Fatal(err)
-	}
+	hash, _ := payInOneBlock(t, 2, str(cs["depositAddress"]), units("11000000"))
 	waitTx(t, ts.URL, keys, hash, "confirmed")
 
 	stack.Worker.Stop()
@@ -362,12 +367,8 @@ func TestPaymentConfirmingAtExpiryCompletesTheSession(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{lifetime: 4 * time.Second})
 	p := newProject(t, e)
 	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "5", "usdc-devnet")
-	chain.Pause() // one block for the payment, then nothing until the session's expiry has passed
-	defer chain.Resume()
-	hash := payToken(t, 0, str(cs["depositAddress"]), units("5000000"))
-	if _, err := chain.Mine(context.Background(), hash); err != nil {
-		t.Fatal(err)
-	}
+	// One block for the payment, then nothing until the expiry has passed.
+	payInOneBlock(t, 0, str(cs["depositAddress"]), units("5000000"))
 	waitSession(t, ts.URL, str(cs["token"]), "processing", func(s map[string]any) bool { return s["status"] == "processing" })
 	expires, err := time.Parse(time.RFC3339, str(cs["expiresAt"]))
 	if err != nil {
@@ -399,13 +400,7 @@ func TestCompletedSessionWhosePaymentIsReorgedOutRaisesAnException(t *testing.T)
 	}
 	keys := projectKeys{p.Project.ID, p.SandboxKey}
 	cs := openSession(t, ts.URL, keys, "7", "usdc-devnet")
-	chain.Pause()
-	defer chain.Resume()
-	hash := payToken(t, 1, str(cs["depositAddress"]), units("7000000"))
-	receipt, err := chain.Mine(ctx, hash)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, receipt := payInOneBlock(t, 1, str(cs["depositAddress"]), units("7000000"))
 	waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	block, err := chain.Client().HeaderByNumber(ctx, receipt.BlockNumber)
 	if err != nil {
@@ -437,12 +432,7 @@ func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
 	p := newProject(t, e)
 	keys := projectKeys{p.Project.ID, p.SandboxKey}
 	cs := openSession(t, ts.URL, keys, "11", "usdc-devnet")
-	chain.Pause()
-	defer chain.Resume()
-	hash := payToken(t, 2, str(cs["depositAddress"]), units("11000000"))
-	if _, err := chain.Mine(context.Background(), hash); err != nil {
-		t.Fatal(err)
-	}
+	hash, _ := payInOneBlock(t, 2, str(cs["depositAddress"]), units("11000000"))
 	waitTx(t, ts.URL, keys, hash, "confirmed")
 	if err := node.Down(); err != nil {
 		t.Fatal(err)
