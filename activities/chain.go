@@ -101,8 +101,9 @@ func hashString(h common.Hash) string {
 	return h.Hex()
 }
 
-// CheckTransaction reads a transaction's receipt and confirmations, and
-// the transfer it makes to the deposit address.
+// CheckTransaction reads a transaction's receipt and confirmations, its
+// transfers of the network's assets and, if asked, the transfer it makes
+// (or would make) to one deposit address.
 func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInput) (workflows.CheckOutput, error) {
 	c, err := a.chain(in.Network)
 	if err != nil {
@@ -118,6 +119,17 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 	}
 	out.Mined, out.Succeeded, out.BlockNumber, out.Confirmations, out.Final = st.Mined, st.Succeeded, st.BlockNumber, int(st.Confirmations), st.Final
 	out.BlockHash = hashString(st.BlockHash)
+	if st.Mined && st.Succeeded {
+		for _, t := range st.Transfers {
+			if asset, ok := c.AssetOf(t); ok {
+				out.Transfers = append(out.Transfers, payment.Transfer{LogIndex: t.LogIndex, From: t.From.Hex(),
+					To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String()})
+			}
+		}
+	}
+	if in.DepositAddress == "" {
+		return out, nil
+	}
 	transfers := st.Transfers
 	if !st.Mined || !st.Succeeded {
 		// Not mined (or reverted): what the transaction would pay, from
@@ -164,4 +176,37 @@ func (a *Activities) AdvanceTransaction(ctx context.Context, in workflows.Advanc
 		Reason: in.Reason, BlockNumber: block, BlockHash: in.Check.BlockHash, Confirmations: in.Check.Confirmations,
 		RequiredConfirmations: in.Check.RequiredConfirmations, Version: in.Version, EventType: event}, renderTransaction)
 	return classify(err)
+}
+
+// SyncTransaction records what the chain says of a transaction: the
+// records of its transfers to the deposit addresses of sessions of the
+// network's environment, and its claims (payment.MatchTransfers).
+func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput) (workflows.SyncOutput, error) {
+	c, err := a.chain(in.Observation.Network)
+	if err != nil {
+		return workflows.SyncOutput{}, err
+	}
+	obs := in.Observation
+	addresses := make([]string, len(obs.Transfers))
+	for i, t := range obs.Transfers {
+		addresses[i] = t.To
+	}
+	records, err := a.Store.SyncTransaction(ctx, obs.ChainID, obs.TxHash, addresses, c.Network.IsLive,
+		func(rows []payment.Transaction, sessions []payment.Session) []payment.TxChange {
+			changes, ignored := payment.MatchTransfers(rows, obs, sessions, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
+			for _, t := range ignored {
+				slog.WarnContext(ctx, "transfer to a session that no longer takes payments not recorded", "network",
+					obs.Network, "txHash", obs.TxHash, "logIndex", t.LogIndex, "address", t.To, "asset", t.AssetID,
+					"amountBaseUnits", t.AmountBaseUnits)
+			}
+			return changes
+		}, renderTransaction)
+	return workflows.SyncOutput{Transactions: records}, classify(err)
+}
+
+// RecordClaim records a payer's claim, unless the session has a record of
+// the transaction already, and returns the session's record.
+func (a *Activities) RecordClaim(ctx context.Context, in workflows.ClaimInput) (payment.Transaction, error) {
+	t, err := a.Store.RecordClaim(ctx, in.Claim, renderTransaction)
+	return t, classify(err)
 }

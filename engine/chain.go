@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/payment"
@@ -86,9 +87,12 @@ func (e *Engine) SetDepositKey(ctx context.Context, projectID string, isLive boo
 var txHashPattern = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
 
 // SubmitPayment registers a transaction hash the payer's wallet sent to a
-// session's deposit address, before it is mined: the session's workflow
-// starts following it at pending. It returns the transaction once recorded
-// (nil if it is not recorded within a few seconds; it will be).
+// session's deposit address, mined or not: the session's workflow records
+// it as a claim, pending until the transaction is mined and its transfers
+// decide (see payment.MatchTransfers). It returns the session's record of
+// that transaction, and never another session's: a hash that pays another
+// session helps that session and fails this claim. nil means it was not
+// recorded within the request's patience; it will be.
 func (e *Engine) SubmitPayment(ctx context.Context, token, network, txHash string) (*payment.Transaction, error) {
 	v, err := e.SessionByToken(ctx, token)
 	if err != nil {
@@ -115,34 +119,40 @@ func (e *Engine) SubmitPayment(ctx context.Context, token, network, txHash strin
 	if !ok {
 		return nil, &payment.Error{Kind: payment.KindUnavailable, Message: "network " + network + " is not watched by this deployment"}
 	}
-	now := e.now()
-	if s.Status == payment.SessionCanceled || (s.Status == payment.SessionExpired && !now.Before(s.LateUntil)) {
-		return nil, payment.Conflict("The checkout session no longer takes payments")
+	in := workflows.SubmitInput{Network: network, ChainID: c.Network.ChainID, TxHash: strings.ToLower(txHash)}
+	ctx, cancel := context.WithTimeout(ctx, submitPatience)
+	defer cancel()
+	h, err := e.Temporal.UpdateWorkflow(ctx, workflows.SubmitPaymentUpdateOptions(s.ID, in))
+	var t payment.Transaction
+	if err == nil {
+		err = h.Get(ctx, &t)
 	}
-	p := workflows.Payment{SessionID: s.ID, Network: network, ChainID: c.Network.ChainID, TxHash: strings.ToLower(txHash),
-		LogIndex: -1, To: s.DepositAddress, Source: "payer"}
-	err = e.Temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(s.ID), "", workflows.SignalPayment, p)
 	var gone *serviceerror.NotFound
-	if errors.As(err, &gone) {
+	var app *temporal.ApplicationError
+	switch {
+	case errors.As(err, &gone):
 		return nil, payment.Conflict("The checkout session no longer takes payments")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("signal session: %w", err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		t, err := e.Store.TransactionByHash(ctx, c.Network.ChainID, p.TxHash)
-		if err == nil {
-			return &t, nil
+	case errors.As(err, &app) && app.Type() == workflows.ErrorInvalid:
+		probs.Add("network", app.Message())
+		return nil, probs.Err()
+	case errors.As(err, &app) && app.Type() == workflows.ErrorConflict:
+		return nil, payment.Conflict(app.Message())
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, nil
+	case err != nil && strings.Contains(err.Error(), "unknown update"):
+		// A session started before claims existed takes the hash as a
+		// signal.
+		p := workflows.Payment{SessionID: s.ID, Network: network, ChainID: c.Network.ChainID, TxHash: in.TxHash,
+			LogIndex: payment.LogIndexNative, To: s.DepositAddress, Source: "payer"}
+		if err := e.Temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(s.ID), "", workflows.SignalPayment, p); err != nil {
+			return nil, fmt.Errorf("signal session: %w", err)
 		}
-		if !errors.Is(err, payment.ErrNotFound) {
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("submit payment: %w", err)
 	}
-	return nil, nil
+	return &t, nil
 }
+
+// submitPatience is how long a payer's submission waits for its record.
+const submitPatience = 10 * time.Second

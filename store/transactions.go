@@ -22,7 +22,7 @@ func (s *Store) InsertTransaction(ctx context.Context, t payment.Transaction) er
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28)
 		ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`,
 		t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
-		t.TxHash, t.LogIndex, t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,
+		t.TxHash, logIndexValue(t.LogIndex), t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,
 		t.AmountUSD.String(), t.BlockNumber, t.BlockHash, t.Confirmations, t.RequiredConfirmations, t.FailureReason,
 		history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt)
 	return mapErr(err)
@@ -58,14 +58,19 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 	var t payment.Transaction
 	var usd string
 	var history []byte
+	var logIndex *int
 	err := row.Scan(&t.ID, &t.ProjectID, &t.CheckoutSessionID, &t.PaymentPlanID, &t.IsLive, &t.Status, &t.Network,
-		&t.ChainID, &t.TxHash, &t.LogIndex, &t.FromAddress, &t.ToAddress, &t.AssetDefinitionID, &t.Symbol, &t.Amount,
+		&t.ChainID, &t.TxHash, &logIndex, &t.FromAddress, &t.ToAddress, &t.AssetDefinitionID, &t.Symbol, &t.Amount,
 		&t.AmountBaseUnits, &usd, &t.BlockNumber, &t.BlockHash, &t.Confirmations, &t.RequiredConfirmations,
 		&t.FailureReason, &history, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version)
 	if err != nil {
 		return t, mapErr(err)
 	}
 	t.AmountUSD = mustDecimal(usd)
+	t.LogIndex = payment.LogIndexClaim
+	if logIndex != nil {
+		t.LogIndex = *logIndex
+	}
 	if err := json.Unmarshal(history, &t.StatusHistory); err != nil {
 		return t, err
 	}
@@ -85,7 +90,7 @@ func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, re
 			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,1)
 			ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`,
 			t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
-			t.TxHash, t.LogIndex, t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,
+			t.TxHash, logIndexValue(t.LogIndex), t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,
 			t.AmountUSD.String(), t.BlockNumber, t.BlockHash, t.Confirmations, t.RequiredConfirmations, t.FailureReason,
 			history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt)
 		if err != nil {
@@ -99,4 +104,12 @@ func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, re
 		return insertEvent(ctx, tx, t.ProjectID, t.IsLive, "transaction."+string(t.Status), t.ID, 1, render, stored, t.CreatedAt)
 	})
 	return stored, err
+}
+
+// logIndexValue is a log index as stored: a claim has none.
+func logIndexValue(i int) *int {
+	if i == payment.LogIndexClaim {
+		return nil
+	}
+	return &i
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // ActivityCheckTransaction reads a transaction's receipt and confirmations,
@@ -12,8 +14,9 @@ const ActivityCheckTransaction = "CheckTransaction"
 
 // CheckInput asks what the chain says of a transaction.
 type CheckInput struct {
-	Network        string
-	TxHash         string
+	Network string
+	TxHash  string
+	// DepositAddress asks for the transfer to that address as Payment.
 	DepositAddress string
 }
 
@@ -28,7 +31,10 @@ type CheckOutput struct {
 	Final         bool
 	// Payment is the transfer to the deposit address the transaction
 	// makes (or, not mined yet, would make), if one is found.
-	Payment               *Payment
+	Payment *Payment
+	// Transfers are the transaction's transfers of the network's assets,
+	// when it is mined and succeeded.
+	Transfers             []payment.Transfer
 	RequiredConfirmations int
 	BlockTime             time.Duration
 	PendingTimeout        time.Duration

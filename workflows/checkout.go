@@ -2,10 +2,12 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -58,6 +60,37 @@ func CancelSessionUpdateOptions(sessionID string) client.UpdateWorkflowOptions {
 	}
 }
 
+// UpdateSubmitPayment is the payer's submission of a transaction hash to a
+// session: the session records it as a claim and returns the session's
+// record of that transaction.
+const UpdateSubmitPayment = "submit-payment"
+
+// MaxSubmittedHashes is how many transaction hashes a session takes from
+// its (public) payer endpoint.
+const MaxSubmittedHashes = 20
+
+// SubmitInput is a transaction hash the payer's wallet sent.
+type SubmitInput struct {
+	Network string
+	ChainID int64
+	TxHash  string
+}
+
+// SubmitPaymentUpdateOptions send a session's workflow a payer's hash and
+// wait for the recorded claim.
+func SubmitPaymentUpdateOptions(sessionID string, in SubmitInput) client.UpdateWorkflowOptions {
+	return client.UpdateWorkflowOptions{
+		WorkflowID: CheckoutSessionWorkflowID(sessionID), UpdateName: UpdateSubmitPayment, Args: []any{in},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+}
+
+// Error types of the session's updates, for the caller to map.
+const (
+	ErrorInvalid  = "invalid"
+	ErrorConflict = "conflict"
+)
+
 // CheckoutSessionInput starts a checkout session's workflow.
 type CheckoutSessionInput struct {
 	Session  payment.Session
@@ -72,8 +105,20 @@ type CheckoutSessionInput struct {
 func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	ctx = withLocalActivityOptions(ctx)
 	s := in.Session
+	// perTransfer: one line per transaction record, and the payer's
+	// hashes as claims (changeTransfers).
+	perTransfer := workflow.GetVersion(ctx, changeTransfers, workflow.DefaultVersion, 1) == 1
 	created := false
 	status := payment.SessionOpen
+	lines := map[string]*payment.PaymentLine{}
+	var order []string // lines in arrival order, for deterministic iteration
+	expiryWaits := false
+	// late tells whether a payment first seen now is late.
+	late := func() bool {
+		return status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits
+	}
+	var claimed []string              // hashes the payer submitted
+	claims := workflow.NewChannel(ctx) // a claim added a line
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
 		return workflow.Await(ctx, func() bool { return created })
 	}); err != nil {
@@ -99,6 +144,49 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		return err
 	}
 
+	if perTransfer {
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSubmitPayment, func(ctx workflow.Context, in SubmitInput) (payment.Transaction, error) {
+			ctx = withLocalActivityOptions(ctx)
+			if err := workflow.Await(ctx, func() bool { return created }); err != nil {
+				return payment.Transaction{}, err
+			}
+			if !slices.Contains(claimed, in.TxHash) {
+				claimed = append(claimed, in.TxHash)
+			}
+			now := workflow.Now(ctx)
+			var id string
+			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return payment.NewID(payment.PrefixTx, now) }).Get(&id)
+			t, err := recordClaim(ctx, ClaimInput{Claim: payment.Claim(s, in.Network, in.ChainID, in.TxHash, id, now)})
+			if err != nil || !t.IsClaim() || t.Status.Terminal() {
+				return t, err // a transfer recorded before: its workflow tells the session
+			}
+			if lines[t.ID] == nil {
+				lines[t.ID] = &payment.PaymentLine{Status: payment.TxPending, Late: late()}
+				order = append(order, t.ID)
+			}
+			p := Payment{SessionID: s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
+				LogIndex: payment.LogIndexClaim, To: s.DepositAddress, Source: "payer"}
+			if err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
+				return payment.Transaction{}, err
+			}
+			claims.SendAsync(t.ID)
+			return t, nil
+		}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in SubmitInput) error {
+			if !slices.ContainsFunc(s.PaymentOptions, func(o payment.PaymentOption) bool { return o.Network == in.Network }) {
+				return temporal.NewApplicationError("must be one of the session's networks", ErrorInvalid)
+			}
+			switch {
+			case status == payment.SessionCanceled || status == payment.SessionExpired && !workflow.Now(ctx).Before(s.LateUntil):
+				return temporal.NewApplicationError("The checkout session no longer takes payments", ErrorConflict)
+			case !slices.Contains(claimed, in.TxHash) && len(claimed) >= MaxSubmittedHashes:
+				return temporal.NewApplicationError(fmt.Sprintf("The checkout session takes at most %d submitted transaction hashes", MaxSubmittedHashes), ErrorConflict)
+			}
+			return nil
+		}}); err != nil {
+			return err
+		}
+	}
+
 	if err := createCheckoutSession(ctx, s); err != nil {
 		return err
 	}
@@ -106,8 +194,6 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 
 	paid, exception := "0", ""
 	var completedAt *time.Time
-	lines := map[string]*payment.PaymentLine{}
-	var order []string // payments in arrival order, for deterministic iteration
 
 	payments := workflow.GetSignalChannel(ctx, SignalPayment)
 	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
@@ -117,7 +203,6 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	// expiryWaits is set when expiresAt passed while payments seen before
 	// it were still confirming: the session then completes if they reach
 	// the amount due, and expires once they are final if they do not.
-	expiryWaits := false
 	settleOver := func(onTimeOnly bool) error {
 		list := make([]payment.PaymentLine, 0, len(order))
 		for _, k := range order {
@@ -183,8 +268,71 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		return nil
 	}
 
+	// With perTransfer, a line is a transaction record (by its ID); a
+	// transfer the scanner reported has a line under its transfer key until
+	// its record is told.
+	seen := map[string]bool{}        // transfer keys reported
+	reported := map[string][]string{} // transfer keys reported, by transaction
+	drop := func(key string) {
+		delete(lines, key)
+		order = slices.DeleteFunc(order, func(k string) bool { return k == key })
+	}
+	reportTransfer := func(p Payment) error {
+		key := p.TransferKey()
+		if seen[key] {
+			return nil // a rescan, or the record is told already
+		}
+		seen[key] = true
+		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
+			Late: late()}
+		order = append(order, key)
+		reported[p.Key()] = append(reported[p.Key()], key)
+		if err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
+			return err
+		}
+		return settle() // processing from the first payment seen
+	}
+	recordStatus := func(u TxStatus) error {
+		if u.Ended {
+			// Transfers it was told of and did not record will not be.
+			for _, k := range reported[u.Key] {
+				if lines[k] != nil {
+					drop(k)
+				}
+			}
+			delete(reported, u.Key)
+			return settle()
+		}
+		l := lines[u.RowID]
+		if u.TransferKey != "" {
+			seen[u.TransferKey] = true
+			if reportedLine := lines[u.TransferKey]; reportedLine != nil {
+				if l == nil {
+					l = reportedLine
+					lines[u.RowID] = l
+					order[slices.Index(order, u.TransferKey)] = u.RowID
+					delete(lines, u.TransferKey)
+				} else {
+					l.Late = l.Late && reportedLine.Late
+					drop(u.TransferKey)
+				}
+			}
+		}
+		if l == nil {
+			l = &payment.PaymentLine{Late: late()}
+			lines[u.RowID] = l
+			order = append(order, u.RowID)
+		}
+		l.Status, l.AssetID, l.AmountBaseUnits = u.Status, u.AssetID, u.AmountBaseUnits
+		return settle()
+	}
+
 	sel := workflow.NewSelector(ctx)
 	var stepErr error
+	sel.AddReceive(claims, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		stepErr = settle()
+	})
 	sel.AddFuture(expiry, func(workflow.Future) {
 		expired = true
 		if status != payment.SessionOpen && status != payment.SessionProcessing {
@@ -199,12 +347,16 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
 		var p Payment
 		c.Receive(ctx, &p)
+		if perTransfer {
+			stepErr = reportTransfer(p)
+			return
+		}
 		key := p.Key()
 		if _, seen := lines[key]; seen {
 			return // the scanner and the payer both report it, or a rescan
 		}
 		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
-			Late: status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits}
+			Late: late()}
 		order = append(order, key)
 		if stepErr = startTransaction(ctx, TransactionInput{Payment: p, Session: s}); stepErr != nil {
 			return
@@ -214,6 +366,13 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) {
 		var u TxStatus
 		c.Receive(ctx, &u)
+		if perTransfer {
+			stepErr = recordStatus(u)
+			return
+		}
+		if u.Ended {
+			return
+		}
 		l, ok := lines[u.Key]
 		if !ok {
 			return

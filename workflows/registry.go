@@ -60,6 +60,8 @@ type Activities interface {
 	CheckTransaction(context.Context, CheckInput) (CheckOutput, error)
 	RecordTransaction(context.Context, RecordInput) (payment.Transaction, error)
 	AdvanceTransaction(context.Context, AdvanceInput) error
+	SyncTransaction(context.Context, SyncInput) (SyncOutput, error)
+	RecordClaim(context.Context, ClaimInput) (payment.Transaction, error)
 	DispatchEvents(context.Context) error
 	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
 	FinishDelivery(context.Context, FinishInput) error
@@ -80,6 +82,8 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityCheckTransaction, a.CheckTransaction},
 		{ActivityRecordTransaction, a.RecordTransaction},
 		{ActivityAdvanceTransaction, a.AdvanceTransaction},
+		{ActivitySyncTransaction, a.SyncTransaction},
+		{ActivityRecordClaim, a.RecordClaim},
 		{ActivityDispatchEvents, a.DispatchEvents},
 		{ActivityDeliverWebhook, a.DeliverWebhook},
 		{ActivityFinishDelivery, a.FinishDelivery},

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -23,20 +24,23 @@ type TransactionInput struct {
 }
 
 // TransactionChildOptions are the options a session's workflow starts a
-// transaction's workflow with. One workflow per chain and hash: a second
-// report of the same transaction (the scanner and the payer, or a rescan)
-// is refused, and the transaction outlives its session's workflow.
+// transaction's workflow with. One workflow runs per chain and hash at a
+// time, whichever sessions it pays: a second report of a running one (the
+// scanner and the payer, two sessions, or a rescan) finds it running, and
+// a report after it ended (a claim that timed out, then mined) starts it
+// again, from the records. The transaction outlives its session's workflow.
 func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            p.Key(),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: transactionSearchAttributes(s, p),
 	}
 }
 
 // startTransaction starts a transaction's workflow as a child and waits
-// until it has started; one started before is no error.
+// until it has started; one running already is no error. (Executions from
+// before changeTransfers call it; new ones call watchTransaction.)
 func startTransaction(ctx workflow.Context, in TransactionInput) error {
 	child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
 	fut := workflow.ExecuteChildWorkflow(child, Transaction, in)
@@ -47,152 +51,133 @@ func startTransaction(ctx workflow.Context, in TransactionInput) error {
 	return nil
 }
 
-// Transaction follows one on-chain transaction to finalized or failed: it
-// checks the receipt on durable timers sized from the block time, and moves
-// the transaction through the domain's transitions, recording each and
-// telling the session. A payment found in a block starts at confirmed; a
-// hash submitted by the payer starts at pending.
+// watchTransaction makes sure a transaction's workflow runs and will tell
+// the session of its records and of its end: it starts the workflow as a
+// child, or signals the running one.
+func watchTransaction(ctx workflow.Context, in TransactionInput) error {
+	for {
+		child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
+		var started workflow.Execution
+		err := workflow.ExecuteChildWorkflow(child, Transaction, in).GetChildWorkflowExecution().Get(ctx, &started)
+		if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			return err
+		}
+		err = workflow.SignalExternalWorkflow(ctx, in.Payment.Key(), "", SignalWatch, in.Session.ID).Get(ctx, nil)
+		if err == nil {
+			return nil
+		}
+		// It ended between the two: start it again.
+	}
+}
+
+// Transaction follows one on-chain transaction to finalized or failed,
+// whichever sessions it pays. It checks the receipt on durable timers
+// sized from the block time and moves the transaction through the
+// domain's transitions; at each look it brings the transaction's records
+// in line (one per transfer to a session's deposit address, and the
+// payers' claims; see payment.MatchTransfers) and tells each record's
+// session when its record changes. It ends once the transaction is final,
+// or mined with no record left to follow, and then tells the sessions that
+// asked it to watch.
 func Transaction(ctx workflow.Context, in TransactionInput) error {
+	if workflow.GetVersion(ctx, changeTransfers, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return transactionOneTransfer(ctx, in)
+	}
 	ctx = withLocalActivityOptions(ctx)
+	p := in.Payment
+	watchers := []string{in.Session.ID}
+	watch := workflow.GetSignalChannel(ctx, SignalWatch)
+	addWatcher := func(id string) {
+		if !slices.Contains(watchers, id) {
+			watchers = append(watchers, id)
+		}
+	}
+	status := payment.TxPending
+	var blockHash string
 	// pendingSince is when the transaction last entered pending: its
 	// start, or the reorg that took its block away.
 	pendingSince := workflow.Now(ctx)
-	p := in.Payment
-	check := func() (CheckOutput, error) {
-		return checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash, DepositAddress: in.Session.DepositAddress})
-	}
-	st, err := check()
-	if err != nil {
-		return err
-	}
-	if st.Payment != nil {
-		p.From, p.To, p.AssetID, p.AmountBaseUnits, p.LogIndex = st.Payment.From, st.Payment.To, st.Payment.AssetID, st.Payment.AmountBaseUnits, st.Payment.LogIndex
-	}
-	if p.AssetID == "" && st.Mined {
-		// Mined, but it pays nothing to this session: record it as failed
-		// so the payer sees why it did not count.
-		p.AmountBaseUnits = "0"
-	}
-
-	status := payment.TxPending
-	if st.Mined && st.Succeeded && p.Source == "scanner" {
-		status = payment.TxConfirmed
-	}
-	now := workflow.Now(ctx)
-	var id string
-	newID := func() string {
-		var s string
-		_ = workflow.SideEffect(ctx, func(workflow.Context) any { return payment.NewID(payment.PrefixTx, now) }).Get(&s)
-		return s
-	}
-	txID := newID()
-	record := payment.Transaction{
-		ID: txID, ProjectID: in.Session.ProjectID, CheckoutSessionID: in.Session.ID, PaymentPlanID: in.Session.PaymentPlanID,
-		IsLive: in.Session.IsLive, Status: status, Network: p.Network, ChainID: p.ChainID, TxHash: strings.ToLower(p.TxHash),
-		LogIndex: p.LogIndex, FromAddress: p.From, ToAddress: p.To, AssetDefinitionID: p.AssetID,
-		Symbol: symbolOf(in.Session, p.AssetID), Amount: amountOf(in.Session, p.AssetID, p.AmountBaseUnits),
-		AmountBaseUnits:       nonEmptyOr(p.AmountBaseUnits, "0"),
-		AmountUSD:             payment.LineUSD(in.Session, payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits}),
-		RequiredConfirmations: st.RequiredConfirmations, StatusHistory: []payment.StatusChange{{Status: status, At: now}},
-		CreatedAt: now, UpdatedAt: now,
-	}
-	if status == payment.TxConfirmed {
-		n := int64(st.BlockNumber)
-		record.BlockNumber, record.BlockHash, record.Confirmations, record.ConfirmedAt = &n, st.BlockHash, st.Confirmations, &now
-	}
-	stored, err := recordTransaction(ctx, RecordInput{Transaction: record})
-	if err != nil {
-		return err
-	}
-	id, status, version := stored.ID, stored.Status, stored.Version
-	blockHash := stored.BlockHash
-	tell := func() {
-		_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(in.Session.ID), "", SignalTxStatus,
-			TxStatus{Key: p.Key(), Status: status, AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits}).Get(ctx, nil)
-	}
-	advance := func(to payment.TransactionStatus, reason string, st CheckOutput) error {
-		if err := payment.AdvanceTransaction(status, to); err != nil {
+	told := map[string]TxStatus{}
+	for {
+		st, err := checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash})
+		if err != nil {
 			return err
 		}
-		version++
-		in := AdvanceInput{TransactionID: id, From: status, To: to, At: workflow.Now(ctx), Reason: reason, Check: st,
-			Version: version}
-		if err := advanceTransaction(ctx, in); err != nil {
-			return err
-		}
-		status = to
-		if to == payment.TxPending && workflow.GetVersion(ctx, changePendingTimeoutFromPending, workflow.DefaultVersion, 1) == 1 {
-			pendingSince = workflow.Now(ctx)
-		}
-		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		tell()
-		return nil
-	}
-	tell()
-
-	for !status.Terminal() {
+		next, reason := status, ""
 		switch status {
 		case payment.TxPending:
 			switch {
 			case st.Mined && !st.Succeeded:
-				err = advance(payment.TxFailed, "reverted", st)
-			case st.Mined && p.AssetID == "":
-				err = advance(payment.TxFailed, "pays nothing to the session's deposit address", st)
+				next, reason = payment.TxFailed, "reverted"
 			case st.Mined:
-				blockHash = st.BlockHash
-				err = advance(payment.TxConfirmed, "", st)
+				next, blockHash = payment.TxConfirmed, st.BlockHash
 			case workflow.Now(ctx).Sub(pendingSince) >= st.PendingTimeout:
-				err = advance(payment.TxFailed, "not mined within "+st.PendingTimeout.String(), st)
+				next, reason = payment.TxFailed, "not mined within "+st.PendingTimeout.String()
 			}
 		case payment.TxConfirmed:
 			switch {
 			case !st.Mined || st.BlockHash != blockHash:
-				err = advance(payment.TxPending, "its block left the canonical chain", st)
+				next, reason = payment.TxPending, "its block left the canonical chain"
+				pendingSince = workflow.Now(ctx)
 			case st.Final || st.Confirmations >= st.RequiredConfirmations:
-				err = advance(payment.TxFinalized, "", st)
+				next = payment.TxFinalized
 			}
 		}
+		if next != status {
+			status = next
+			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+		}
+		obs := payment.Observation{Network: p.Network, ChainID: p.ChainID, TxHash: p.TxHash, Status: status,
+			Reason: reason, Mined: st.Mined, Succeeded: st.Succeeded, BlockHash: st.BlockHash,
+			Confirmations: st.Confirmations, RequiredConfirmations: st.RequiredConfirmations, At: workflow.Now(ctx)}
+		if st.Mined {
+			n := int64(st.BlockNumber)
+			obs.BlockNumber = &n
+			obs.Transfers = st.Transfers
+		}
+		synced, err := syncTransaction(ctx, SyncInput{Observation: obs})
 		if err != nil {
 			return err
 		}
-		if status.Terminal() {
-			break
+		following := false
+		for _, r := range synced.Transactions {
+			following = following || !r.Status.Terminal()
+			u := TxStatus{Key: p.Key(), RowID: r.ID, Status: r.Status, AssetID: r.AssetDefinitionID,
+				AmountBaseUnits: r.AmountBaseUnits}
+			if !r.IsClaim() {
+				u.TransferKey = transferKey(r.ChainID, r.TxHash, r.LogIndex)
+			}
+			if told[r.ID] == u {
+				continue
+			}
+			told[r.ID] = u
+			// A session whose workflow has ended takes no news.
+			_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(r.CheckoutSessionID), "", SignalTxStatus, u).Get(ctx, nil)
 		}
-		if err := workflow.Sleep(ctx, st.BlockTime); err != nil {
-			return err
+		if !following && (status.Terminal() || st.Mined) {
+			// Done, unless a session asked to watch in the meantime (it
+			// may have added a claim): then look once more.
+			var id string
+			if !watch.ReceiveAsync(&id) {
+				break
+			}
+			addWatcher(id)
+			continue
 		}
-		if st, err = check(); err != nil {
-			return err
-		}
+		timerCtx, cancel := workflow.WithCancel(ctx)
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(workflow.NewTimer(timerCtx, st.BlockTime), func(workflow.Future) {})
+		sel.AddReceive(watch, func(c workflow.ReceiveChannel, _ bool) {
+			var id string
+			c.Receive(ctx, &id)
+			addWatcher(id)
+		})
+		sel.Select(ctx)
+		cancel()
+	}
+	for _, id := range watchers {
+		_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(id), "", SignalTxStatus,
+			TxStatus{Key: p.Key(), Ended: true}).Get(ctx, nil)
 	}
 	return nil
-}
-
-func option(s payment.Session, assetID string) (payment.PaymentOption, bool) {
-	for _, o := range s.PaymentOptions {
-		if o.AssetDefinitionID == assetID {
-			return o, true
-		}
-	}
-	return payment.PaymentOption{}, false
-}
-
-func symbolOf(s payment.Session, assetID string) string {
-	o, _ := option(s, assetID)
-	return o.Symbol
-}
-
-func amountOf(s payment.Session, assetID, base string) string {
-	o, ok := option(s, assetID)
-	if !ok || base == "" {
-		return "0"
-	}
-	return payment.UnitsToAmount(base, o.Decimals)
-}
-
-func nonEmptyOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

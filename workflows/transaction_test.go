@@ -30,16 +30,24 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 	env.RegisterWorkflow(workflows.Transaction)
 	(&activities.Activities{Store: st, Chains: chains}).Register(env)
 	var told []payment.TransactionStatus
+	ended := false
 	// The session's workflow is not part of this test: record what it is told.
 	env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(cs.ID), "", workflows.SignalTxStatus, mock.Anything).
 		Return(func(_, _, _, _ string, arg any) error {
-			told = append(told, arg.(workflows.TxStatus).Status)
+			if u := arg.(workflows.TxStatus); u.Ended {
+				ended = true
+			} else {
+				told = append(told, u.Status)
+			}
 			return nil
 		})
 	env.SetStartTime(start)
 	hash := "0x" + "ab12" + "00000000000000000000000000000000000000000000000000000000000f"
+	if _, err := st.RecordClaim(ctx, payment.Claim(cs, "devnet", 1337, hash, "tx_claim", start), nil); err != nil {
+		t.Fatal(err)
+	}
 	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
-		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash, LogIndex: -1, To: cs.DepositAddress, Source: "payer"}})
+		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash, LogIndex: payment.LogIndexClaim, To: cs.DepositAddress, Source: "payer"}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +61,8 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 	if waited := tx.FailedAt.Sub(start); waited < 30*time.Minute || waited > 31*time.Minute {
 		t.Fatalf("failed after %v, want the 30 minute timeout", waited)
 	}
-	if len(told) != 2 || told[0] != payment.TxPending || told[1] != payment.TxFailed {
-		t.Fatalf("session was told %v", told)
+	if len(told) != 2 || told[0] != payment.TxPending || told[1] != payment.TxFailed || !ended {
+		t.Fatalf("session was told %v, and of the end: %v", told, ended)
 	}
 }
 

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -14,6 +16,11 @@ const (
 	// SignalTxStatus tells a session's workflow that one of its
 	// transactions changed status.
 	SignalTxStatus = "transaction-status"
+	// SignalWatch asks a transaction's workflow, from the session whose ID
+	// it carries, to look at the transaction's records again (the session
+	// added a claim, or the scanner reported a transfer to it) and to tell
+	// the session when it ends.
+	SignalWatch = "watch"
 )
 
 // Payment is a transfer to a session's deposit address.
@@ -39,12 +46,30 @@ type Payment struct {
 // Key identifies a payment's transaction: one workflow per chain and hash.
 func (p Payment) Key() string { return TransactionWorkflowID(p.ChainID, p.TxHash) }
 
-// TxStatus is what a transaction's workflow tells its session.
+// TransferKey identifies a payment's transfer: its chain, hash and log
+// index.
+func (p Payment) TransferKey() string { return transferKey(p.ChainID, p.TxHash, p.LogIndex) }
+
+func transferKey(chainID int64, txHash string, logIndex int) string {
+	return fmt.Sprintf("%s/%d", TransactionWorkflowID(chainID, txHash), logIndex)
+}
+
+// TxStatus is what a transaction's workflow tells a session: the status
+// of one of its records, or (Ended) that the workflow has ended.
 type TxStatus struct {
-	Key             string
+	// Key is the transaction's workflow ID.
+	Key string
+	// RowID is the record's ID, and TransferKey its transfer's key ("" for
+	// a claim that no transfer has matched).
+	RowID           string
+	TransferKey     string
 	Status          payment.TransactionStatus
 	AssetID         string
 	AmountBaseUnits string
+	// Ended is set on the last word of a transaction's workflow, to the
+	// sessions that asked it to watch: transfers they reported that it did
+	// not record will not be recorded by this run.
+	Ended bool
 }
 
 // SessionSettings are the project settings a session's money logic needs.

@@ -10,4 +10,9 @@ const (
 	// changePendingTimeoutFromPending: a transaction's pending timeout
 	// runs from when it (re)entered pending, not from the workflow's start.
 	changePendingTimeoutFromPending = "pending-timeout-from-pending"
+	// changeTransfers: a transaction's workflow records every transfer of
+	// the transaction to any session's deposit address, one record per
+	// transfer, and resolves the payers' claims; a session keeps one line
+	// per record and takes payers' hashes as an update.
+	changeTransfers = "transfers"
 )

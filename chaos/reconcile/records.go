@@ -148,7 +148,7 @@ func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, e
 		return nil, fmt.Errorf("reconcile: sessions: %w", err)
 	}
 
-	rows, err = db.Query(ctx, `SELECT id, checkout_session_id, status, chain_id, tx_hash, log_index, to_address,
+	rows, err = db.Query(ctx, `SELECT id, checkout_session_id, status, chain_id, tx_hash, COALESCE(log_index, -2), to_address,
 		asset_definition_id, amount_base_units::text, amount_usd::text, block_hash, version, status_history
 		FROM transactions WHERE project_id = $1 ORDER BY id`, projectID)
 	if err != nil {

@@ -1,0 +1,181 @@
+package payment
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// matchFixture is two sessions paid in USDC, a clock and an ID source.
+func matchFixture() (a, b Session, at time.Time, newID func() string) {
+	at = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	opts := []PaymentOption{{AssetDefinitionID: "usdc", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	a = Session{ID: "cs_a", ProjectID: "proj_a", Status: SessionOpen, DepositAddress: "0xAaAa000000000000000000000000000000000001",
+		AmountUSD: decimal.NewFromInt(25), PaymentOptions: opts, LateUntil: at.Add(time.Hour)}
+	b = Session{ID: "cs_b", ProjectID: "proj_b", Status: SessionOpen, DepositAddress: "0xBbBb000000000000000000000000000000000002",
+		AmountUSD: decimal.NewFromInt(25), PaymentOptions: opts, LateUntil: at.Add(time.Hour)}
+	n := 0
+	newID = func() string { n++; return fmt.Sprintf("tx_%d", n) }
+	return a, b, at, newID
+}
+
+func mined(at time.Time, status TransactionStatus, transfers ...Transfer) Observation {
+	block := int64(7)
+	return Observation{Network: "devnet", ChainID: 1337, TxHash: "0xabc", Status: status, Mined: true, Succeeded: true,
+		BlockNumber: &block, BlockHash: "0xb1", Confirmations: 1, RequiredConfirmations: 3, Transfers: transfers, At: at}
+}
+
+// apply plays changes onto rows the way the store records them.
+func apply(rows []Transaction, changes []TxChange) []Transaction {
+	for _, c := range changes {
+		if c.Insert {
+			rows = append(rows, c.Transaction)
+			continue
+		}
+		for i := range rows {
+			if rows[i].ID == c.Transaction.ID {
+				rows[i] = c.Transaction
+			}
+		}
+	}
+	return rows
+}
+
+func TestOneTransactionPayingTwoSessionsRecordsATransferForEach(t *testing.T) {
+	a, b, at, newID := matchFixture()
+	obs := mined(at, TxConfirmed,
+		Transfer{LogIndex: 3, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"},
+		Transfer{LogIndex: 4, To: "0x0000000000000000000000000000000000000bad", AssetID: "usdc", AmountBaseUnits: "1"},
+		Transfer{LogIndex: 5, To: b.DepositAddress, AssetID: "usdc", AmountBaseUnits: "10000000"})
+	changes, ignored := MatchTransfers(nil, obs, []Session{a, b}, newID)
+	rows := apply(nil, changes)
+	if len(rows) != 2 || len(ignored) != 0 {
+		t.Fatalf("rows %+v, ignored %v", rows, ignored)
+	}
+	if rows[0].CheckoutSessionID != "cs_a" || rows[0].LogIndex != 3 || rows[0].AmountUSD.String() != "25" ||
+		rows[1].CheckoutSessionID != "cs_b" || rows[1].LogIndex != 5 || rows[1].Amount != "10" || rows[1].ProjectID != "proj_b" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[0].Status != TxConfirmed || changes[0].Event != "transaction.confirmed" {
+		t.Fatalf("first change %+v", changes[0])
+	}
+	// Seen again: nothing new to record.
+	if again, _ := MatchTransfers(rows, obs, []Session{a, b}, newID); len(again) != 0 {
+		t.Fatalf("a second look records %+v", again)
+	}
+}
+
+func TestEveryTransferToOneAddressCounts(t *testing.T) {
+	a, _, at, newID := matchFixture()
+	obs := mined(at, TxConfirmed,
+		Transfer{LogIndex: 1, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "5000000"},
+		Transfer{LogIndex: 2, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "20000000"})
+	changes, _ := MatchTransfers(nil, obs, []Session{a}, newID)
+	rows := apply(nil, changes)
+	if len(rows) != 2 || rows[0].AmountBaseUnits != "5000000" || rows[1].AmountBaseUnits != "20000000" {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestAClaimBecomesItsSessionsTransfer(t *testing.T) {
+	a, b, at, newID := matchFixture()
+	claim := Claim(a, "devnet", 1337, "0xABC", "tx_claim", at)
+	if !claim.IsClaim() || claim.TxHash != "0xabc" {
+		t.Fatalf("claim %+v", claim)
+	}
+	// Not mined yet: the claim waits.
+	pending := Observation{Network: "devnet", ChainID: 1337, TxHash: "0xabc", Status: TxPending, At: at}
+	if changes, _ := MatchTransfers([]Transaction{claim}, pending, []Session{a}, newID); len(changes) != 0 {
+		t.Fatalf("a pending claim changed: %+v", changes)
+	}
+	obs := mined(at.Add(time.Minute), TxConfirmed,
+		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"},
+		Transfer{LogIndex: 1, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "1000000"})
+	changes, _ := MatchTransfers([]Transaction{claim}, obs, []Session{a, b}, newID)
+	rows := apply([]Transaction{claim}, changes)
+	if len(rows) != 2 || rows[0].ID != "tx_claim" || rows[0].LogIndex != 0 || rows[0].Status != TxConfirmed ||
+		rows[0].Version != 2 || rows[1].LogIndex != 1 || rows[1].AmountBaseUnits != "1000000" {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestAClaimOnAnotherSessionsTransactionFailsAndHelpsThatSession(t *testing.T) {
+	a, b, at, newID := matchFixture()
+	squat := Claim(b, "devnet", 1337, "0xabc", "tx_squat", at)
+	obs := mined(at, TxConfirmed, Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"})
+	changes, _ := MatchTransfers([]Transaction{squat}, obs, []Session{a}, newID)
+	rows := apply([]Transaction{squat}, changes)
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if rows[0].Status != TxFailed || rows[0].FailureReason != "pays nothing to this session" || rows[0].AmountBaseUnits != "0" {
+		t.Fatalf("claim %+v", rows[0])
+	}
+	if rows[1].CheckoutSessionID != "cs_a" || rows[1].Status != TxConfirmed {
+		t.Fatalf("transfer %+v", rows[1])
+	}
+}
+
+func TestAReorgThatMovesTheLogsKeepsTheRecords(t *testing.T) {
+	a, _, at, newID := matchFixture()
+	first := mined(at, TxConfirmed,
+		Transfer{LogIndex: 3, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "5000000"},
+		Transfer{LogIndex: 4, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "20000000"})
+	c1, _ := MatchTransfers(nil, first, []Session{a}, newID)
+	rows := apply(nil, c1)
+	reorged := Observation{Network: "devnet", ChainID: 1337, TxHash: "0xabc", Status: TxPending,
+		Reason: "its block left the canonical chain", At: at.Add(time.Minute)}
+	c2, _ := MatchTransfers(rows, reorged, []Session{a}, newID)
+	rows = apply(rows, c2)
+	if rows[0].Status != TxPending || c2[0].Event != "transaction.reorged" || rows[0].BlockNumber != nil {
+		t.Fatalf("after the reorg %+v (%+v)", rows[0], c2)
+	}
+	again := mined(at.Add(2*time.Minute), TxConfirmed,
+		Transfer{LogIndex: 4, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "5000000"},
+		Transfer{LogIndex: 5, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "20000000"})
+	c3, _ := MatchTransfers(rows, again, []Session{a}, newID)
+	rows = apply(rows, c3)
+	if len(rows) != 2 || rows[0].LogIndex != 4 || rows[1].LogIndex != 5 || rows[0].Status != TxConfirmed ||
+		rows[0].AmountBaseUnits != "5000000" || rows[0].Version != 3 {
+		t.Fatalf("mined again %+v", rows)
+	}
+}
+
+func TestATransferToAClosedSessionIsNotRecorded(t *testing.T) {
+	a, _, at, newID := matchFixture()
+	a.Status, a.LateUntil = SessionExpired, at.Add(-time.Second)
+	changes, ignored := MatchTransfers(nil, mined(at, TxConfirmed,
+		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "1"}), []Session{a}, newID)
+	if len(changes) != 0 || len(ignored) != 1 {
+		t.Fatalf("changes %+v ignored %+v", changes, ignored)
+	}
+}
+
+func TestAClaimFailsWhenNotMinedInTimeOrReverted(t *testing.T) {
+	a, _, at, newID := matchFixture()
+	claim := Claim(a, "devnet", 1337, "0xabc", "tx_claim", at)
+	timeout := Observation{Status: TxFailed, Reason: "not mined within 30m0s", At: at.Add(30 * time.Minute)}
+	changes, _ := MatchTransfers([]Transaction{claim}, timeout, []Session{a}, newID)
+	if len(changes) != 1 || changes[0].Transaction.FailureReason != "not mined within 30m0s" || changes[0].Event != "transaction.failed" {
+		t.Fatalf("timeout %+v", changes)
+	}
+	reverted := mined(at, TxFailed)
+	reverted.Succeeded, reverted.Reason = false, "reverted"
+	changes, _ = MatchTransfers([]Transaction{claim}, reverted, []Session{a}, newID)
+	if len(changes) != 1 || changes[0].Transaction.FailureReason != "reverted" {
+		t.Fatalf("reverted %+v", changes)
+	}
+}
+
+func TestATransactionFinalAtFirstSightGoesThroughConfirmed(t *testing.T) {
+	a, _, at, newID := matchFixture()
+	claim := Claim(a, "devnet", 1337, "0xabc", "tx_claim", at)
+	changes, _ := MatchTransfers([]Transaction{claim}, mined(at, TxFinalized,
+		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"}), []Session{a}, newID)
+	if len(changes) != 2 || changes[0].Event != "transaction.confirmed" || changes[1].Event != "transaction.finalized" ||
+		changes[1].Transaction.Version != 3 {
+		t.Fatalf("changes %+v", changes)
+	}
+}

@@ -1,0 +1,29 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// ActivitySyncTransaction brings the records of one on-chain transaction in
+// line with what the chain says of it (payment.MatchTransfers), with their
+// events, and returns them.
+const ActivitySyncTransaction = "SyncTransaction"
+
+// SyncInput is an observation of a transaction to record.
+type SyncInput struct {
+	Observation payment.Observation
+}
+
+// SyncOutput is the transaction's records after the sync.
+type SyncOutput struct {
+	Transactions []payment.Transaction
+}
+
+// syncTransaction runs SyncTransaction as a local activity.
+func syncTransaction(ctx workflow.Context, in SyncInput) (SyncOutput, error) {
+	var out SyncOutput
+	err := workflow.ExecuteLocalActivity(ctx, ActivitySyncTransaction, in).Get(ctx, &out)
+	return out, err
+}
