@@ -39,11 +39,11 @@ type Observation struct {
 	TxHash  string
 	// Status is the transaction's status after this observation; Reason
 	// says why, for failed and for the way back to pending.
-	Status                              TransactionStatus
-	Reason                              string
-	Mined, Succeeded                    bool
-	BlockNumber                         *int64
-	BlockHash                           string
+	Status                               TransactionStatus
+	Reason                               string
+	Mined, Succeeded                     bool
+	BlockNumber                          *int64
+	BlockHash                            string
 	Confirmations, RequiredConfirmations int
 	// Transfers are those of the receipt, when mined and succeeded.
 	Transfers []Transfer

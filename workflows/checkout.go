@@ -117,7 +117,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	late := func() bool {
 		return status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits
 	}
-	var claimed []string              // hashes the payer submitted
+	var claimed []string               // hashes the payer submitted
 	claims := workflow.NewChannel(ctx) // a claim added a line
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
 		return workflow.Await(ctx, func() bool { return created })
@@ -271,7 +271,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	// With perTransfer, a line is a transaction record (by its ID); a
 	// transfer the scanner reported has a line under its transfer key until
 	// its record is told.
-	seen := map[string]bool{}        // transfer keys reported
+	seen := map[string]bool{}         // transfer keys reported
 	reported := map[string][]string{} // transfer keys reported, by transaction
 	drop := func(key string) {
 		delete(lines, key)

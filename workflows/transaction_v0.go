@@ -127,7 +127,6 @@ func transactionOneTransfer(ctx workflow.Context, in TransactionInput) error {
 	return nil
 }
 
-
 func symbolOf(s payment.Session, assetID string) string {
 	o, _ := s.Option(assetID)
 	return o.Symbol
