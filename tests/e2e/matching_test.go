@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/contracts/bindings"
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 var (
@@ -84,6 +85,8 @@ func TestHashSubmittedBeforeTheNodeSawItCountsWhenMined(t *testing.T) {
 	if got := statuses(tx); strings.Join(got, ",") != "pending,confirmed,finalized" {
 		t.Fatalf("status history = %v", got)
 	}
+	recordHistory(t, "checkout-session/"+str(cs["id"]), "checkout_session_claimed")
+	recordClosedHistory(t, workflows.TransactionWorkflowID(1337, signed.Hash().Hex()), "transaction_claimed")
 	// The same hash again answers the same record.
 	again := submit(t, ts.URL, cs, signed.Hash())
 	mustStatus(t, again, http.StatusCreated)
@@ -194,6 +197,7 @@ func TestOneTransactionPaysTwoSessionsAndOneOfThemTwice(t *testing.T) {
 			}
 		}
 	}
+	recordClosedHistory(t, workflows.TransactionWorkflowID(1337, batch.Hex()), "transaction_two_sessions")
 	list := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions", p.SandboxKey).list()
 	seen := map[float64]bool{}
 	for _, it := range list {
@@ -205,5 +209,37 @@ func TestOneTransactionPaysTwoSessionsAndOneOfThemTwice(t *testing.T) {
 	}
 	if len(seen) != 3 {
 		t.Fatalf("transactions = %v", list)
+	}
+}
+
+// The payer endpoint is public: a session takes a bounded number of
+// distinct hashes (each is followed on-chain until its timeout), and the
+// same hash again is no new one.
+func TestASessionCapsTheHashesItTakes(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "2", "usdc-devnet")
+	var hashes []common.Hash
+	t.Cleanup(func() {
+		for _, h := range hashes {
+			_ = temporal.TerminateWorkflow(context.Background(), workflows.TransactionWorkflowID(1337, h.Hex()), "", "test over")
+		}
+	})
+	for i := range workflows.MaxSubmittedHashes + 1 {
+		h := common.BigToHash(big.NewInt(int64(0xc1a1<<16 + i)))
+		r := submit(t, ts.URL, cs, h)
+		if i == workflows.MaxSubmittedHashes {
+			mustStatus(t, r, http.StatusConflict)
+			if r.errorCode() != "CONFLICT" || !strings.Contains(string(r.Raw), "at most 20") {
+				t.Fatalf("over the cap: %s", r.Raw)
+			}
+			break
+		}
+		mustStatus(t, r, http.StatusCreated)
+		hashes = append(hashes, h)
+	}
+	mustStatus(t, submit(t, ts.URL, cs, hashes[3]), http.StatusCreated)
+	if txs := sessionTransactions(t, ts.URL, cs); len(txs) != workflows.MaxSubmittedHashes {
+		t.Fatalf("%d claims recorded", len(txs))
 	}
 }
