@@ -33,11 +33,19 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	cursor := chainwatch.Cursor{Number: in.Cursor.Number, Hash: common.HexToHash(in.Cursor.Hash)}
+	cursor := chainwatch.Cursor{Number: in.Cursor.Number, Hash: common.HexToHash(in.Cursor.Hash), Time: in.Cursor.Time}
+	if in.Cursor.Time > 0 {
+		// The scanner workflow scans again only once it has handed the
+		// previous scan's transfers to their sessions.
+		if err := a.Store.RecordScanProgress(ctx, in.Network, in.Cursor.Number, time.Unix(int64(in.Cursor.Time), 0),
+			time.Now()); err != nil {
+			return workflows.ScanOutput{Cursor: in.Cursor}, err
+		}
+	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
 	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.load)
-	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash)},
-		CaughtUp: polled.CaughtUp}
+	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
+		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
 	if err != nil {
 		return out, err
 	}
@@ -49,7 +57,8 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		out.Payments = append(out.Payments, workflows.Payment{
 			SessionID: sessions.byAddress[chainwatch.Normalize(t.To)], Network: in.Network, ChainID: c.Network.ChainID,
 			TxHash: hashString(t.TxHash), LogIndex: t.LogIndex, From: t.From.Hex(), To: t.To.Hex(), AssetID: asset.ID,
-			AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber, BlockHash: t.BlockHash.Hex(), Source: "scanner",
+			AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber, BlockHash: t.BlockHash.Hex(),
+			BlockTime: t.BlockTime, Source: "scanner",
 		})
 	}
 	return out, nil
@@ -118,7 +127,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 		return out, err
 	}
 	out.Mined, out.Succeeded, out.BlockNumber, out.Confirmations, out.Final = st.Mined, st.Succeeded, st.BlockNumber, int(st.Confirmations), st.Final
-	out.BlockHash = hashString(st.BlockHash)
+	out.BlockHash, out.MinedAt = hashString(st.BlockHash), st.BlockTime
 	if st.Mined && st.Succeeded {
 		for _, t := range st.Transfers {
 			if asset, ok := c.AssetOf(t); ok {
@@ -209,4 +218,11 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 func (a *Activities) RecordClaim(ctx context.Context, in workflows.ClaimInput) (payment.Transaction, error) {
 	t, err := a.Store.RecordClaim(ctx, in.Claim, renderTransaction)
 	return t, classify(err)
+}
+
+// ScanBehind returns the networks whose scanner has not reported the
+// blocks mined before a time.
+func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInput) ([]string, error) {
+	behind, err := a.Store.ScanBehind(ctx, in.Networks, in.Before)
+	return behind, classify(err)
 }

@@ -142,7 +142,7 @@ func (p *Poller) Poll(ctx context.Context, cursor Cursor, watch Watchlist) (Poll
 	if err := s.Blocks.SaveBlocks(ctx, blocks, last.Number-min(last.Number, s.Keep)); err != nil {
 		return out, err
 	}
-	return Polled{Cursor: Cursor{Number: last.Number, Hash: last.Hash}, Transfers: transfers, CaughtUp: to == head}, nil
+	return Polled{Cursor: Cursor{Number: last.Number, Hash: last.Hash, Time: last.Time}, Transfers: transfers, CaughtUp: to == head}, nil
 }
 
 // waitForBlock waits at the head, rather than in a workflow timer, until

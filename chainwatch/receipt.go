@@ -14,10 +14,12 @@ import (
 
 // TxState is what the chain says of a transaction now.
 type TxState struct {
-	Mined         bool
-	Succeeded     bool
-	BlockNumber   uint64
-	BlockHash     common.Hash
+	Mined       bool
+	Succeeded   bool
+	BlockNumber uint64
+	BlockHash   common.Hash
+	// BlockTime is the block's timestamp (Unix seconds).
+	BlockTime     uint64
 	Confirmations uint64
 	// Final is true when the block is at or below the node's finalized
 	// block (only asked when the network uses the finalized tag).
@@ -54,7 +56,7 @@ func CheckTransaction(ctx context.Context, c Client, hash common.Hash, useFinali
 		return TxState{}, nil
 	}
 	st := TxState{Mined: true, Succeeded: r.Status == types.ReceiptStatusSuccessful,
-		BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash}
+		BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash, BlockTime: h.Time}
 	if head >= st.BlockNumber {
 		st.Confirmations = head - st.BlockNumber + 1
 	}

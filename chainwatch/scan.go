@@ -30,6 +30,9 @@ type Block struct {
 	Number uint64
 	Hash   common.Hash
 	Parent common.Hash
+	// Time is the block's timestamp (Unix seconds); zero when not known
+	// (a kept block read back from a BlockStore).
+	Time uint64
 }
 
 // Transfer is a payment seen on-chain to a watched address: an ERC-20
@@ -44,6 +47,8 @@ type Transfer struct {
 	Amount      *big.Int
 	BlockNumber uint64
 	BlockHash   common.Hash
+	// BlockTime is the block's timestamp (Unix seconds).
+	BlockTime uint64
 }
 
 // Cursor is where a network's scan stands: the last scanned block, or
@@ -51,6 +56,8 @@ type Transfer struct {
 type Cursor struct {
 	Number uint64
 	Hash   common.Hash
+	// Time is the block's timestamp (Unix seconds), when known.
+	Time uint64
 }
 
 // ErrReorged says the cursor's block left the canonical chain.
@@ -100,7 +107,7 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 			return nil, nil, ErrReorged
 		}
 		prev = b.Hash()
-		blocks = append(blocks, Block{Number: n, Hash: b.Hash(), Parent: b.ParentHash()})
+		blocks = append(blocks, Block{Number: n, Hash: b.Hash(), Parent: b.ParentHash(), Time: b.Time()})
 		if !s.Native {
 			continue
 		}
@@ -113,7 +120,7 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 				continue
 			}
 			transfers = append(transfers, Transfer{TxHash: tx.Hash(), LogIndex: -1, From: from, To: *tx.To(),
-				Amount: tx.Value(), BlockNumber: n, BlockHash: b.Hash()})
+				Amount: tx.Value(), BlockNumber: n, BlockHash: b.Hash(), BlockTime: b.Time()})
 		}
 	}
 	for i := 0; i < len(s.Tokens); i += maxFilterAddresses {
@@ -133,6 +140,7 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 			if l.BlockNumber < from || l.BlockNumber > to || blocks[l.BlockNumber-from].Hash != l.BlockHash {
 				return nil, nil, ErrReorged // the logs come from another branch than the blocks
 			}
+			t.BlockTime = blocks[l.BlockNumber-from].Time
 			transfers = append(transfers, t)
 		}
 	}

@@ -75,3 +75,24 @@ func (b *ScannedBlocks) Reset(ctx context.Context) error {
 	_, err := b.store.pool.Exec(ctx, `DELETE FROM scanned_blocks WHERE network = $1`, b.network)
 	return err
 }
+
+// RecordScanProgress records that a network's transfers up to a block
+// (mined at blockTime) have been reported to their sessions.
+func (s *Store) RecordScanProgress(ctx context.Context, network string, number uint64, blockTime, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO scan_progress (network, block_number, block_time, updated_at)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (network) DO UPDATE
+		SET block_number = $2, block_time = $3, updated_at = $4`, network, int64(number), blockTime, at)
+	return mapErr(err)
+}
+
+// ScanBehind returns those of the networks whose scanner has not yet
+// reported the blocks mined before t; a network that was never scanned is
+// not waited for.
+func (s *Store) ScanBehind(ctx context.Context, networks []string, t time.Time) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT network FROM scan_progress WHERE network = ANY($1) AND block_time < $2
+		ORDER BY network`, networks, t)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -23,10 +23,12 @@ type CheckInput struct {
 // CheckOutput is what the chain says of a transaction, with the network's
 // settings that size the waits.
 type CheckOutput struct {
-	Mined         bool
-	Succeeded     bool
-	BlockNumber   uint64
-	BlockHash     string
+	Mined       bool
+	Succeeded   bool
+	BlockNumber uint64
+	BlockHash   string
+	// MinedAt is the block's timestamp (Unix seconds).
+	MinedAt       uint64
 	Confirmations int
 	Final         bool
 	// Payment is the transfer to the deposit address the transaction

@@ -12,6 +12,8 @@ const ActivityScanNetwork = "ScanNetwork"
 type ScanCursor struct {
 	Number uint64
 	Hash   string
+	// Time is the block's timestamp (Unix seconds), when known.
+	Time uint64
 }
 
 // ScanInput asks to scan the next blocks of a network after Cursor.

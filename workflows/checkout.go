@@ -113,9 +113,20 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	lines := map[string]*payment.PaymentLine{}
 	var order []string // lines in arrival order, for deterministic iteration
 	expiryWaits := false
-	// late tells whether a payment first seen now is late.
+	pastExpiry := false // the expiry timer fired (perTransfer)
+	// late tells whether a payment first seen now is seen late.
 	late := func() bool {
-		return status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits
+		return status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits || pastExpiry
+	}
+	// seenLate holds, by line, whether its payment was first seen late.
+	seenLate := map[string]bool{}
+	// lateAt tells whether a payment is late: seen late, and, once mined
+	// (blockTime in Unix seconds, 0 before), mined at or after expiresAt.
+	// So a payment mined in time is in time however late the engine sees
+	// it, and one seen in time stays in time on a chain whose clock runs
+	// ahead.
+	lateAt := func(seenLate bool, blockTime uint64) bool {
+		return seenLate && (blockTime == 0 || !time.Unix(int64(blockTime), 0).Before(s.ExpiresAt))
 	}
 	var claimed []string               // hashes the payer submitted
 	claims := workflow.NewChannel(ctx) // a claim added a line
@@ -161,7 +172,8 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 				return t, err // a transfer recorded before: its workflow tells the session
 			}
 			if lines[t.ID] == nil {
-				lines[t.ID] = &payment.PaymentLine{Status: payment.TxPending, Late: late()}
+				seenLate[t.ID] = late()
+				lines[t.ID] = &payment.PaymentLine{Status: payment.TxPending, Late: seenLate[t.ID]}
 				order = append(order, t.ID)
 			}
 			p := Payment{SessionID: s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
@@ -199,6 +211,9 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
 	expiry := workflow.NewTimer(ctx, s.ExpiresAt.Sub(workflow.Now(ctx)))
 	expired := false
+	// scanned tells that every network of the session has been scanned
+	// past expiresAt (perTransfer): expiry is then decided.
+	scanned := workflow.NewChannel(ctx)
 
 	// expiryWaits is set when expiresAt passed while payments seen before
 	// it were still confirming: the session then completes if they reach
@@ -275,6 +290,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	reported := map[string][]string{} // transfer keys reported, by transaction
 	drop := func(key string) {
 		delete(lines, key)
+		delete(seenLate, key)
 		order = slices.DeleteFunc(order, func(k string) bool { return k == key })
 	}
 	reportTransfer := func(p Payment) error {
@@ -283,8 +299,9 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			return nil // a rescan, or the record is told already
 		}
 		seen[key] = true
+		seenLate[key] = late()
 		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
-			Late: late()}
+			Late: lateAt(seenLate[key], p.BlockTime)}
 		order = append(order, key)
 		reported[p.Key()] = append(reported[p.Key()], key)
 		if err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
@@ -309,20 +326,20 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			if reportedLine := lines[u.TransferKey]; reportedLine != nil {
 				if l == nil {
 					l = reportedLine
-					lines[u.RowID] = l
+					lines[u.RowID], seenLate[u.RowID] = l, seenLate[u.TransferKey]
 					order[slices.Index(order, u.TransferKey)] = u.RowID
-					delete(lines, u.TransferKey)
 				} else {
-					l.Late = l.Late && reportedLine.Late
-					drop(u.TransferKey)
+					seenLate[u.RowID] = seenLate[u.RowID] && seenLate[u.TransferKey]
 				}
+				drop(u.TransferKey)
 			}
 		}
 		if l == nil {
-			l = &payment.PaymentLine{Late: late()}
-			lines[u.RowID] = l
+			l = &payment.PaymentLine{}
+			lines[u.RowID], seenLate[u.RowID] = l, late()
 			order = append(order, u.RowID)
 		}
+		l.Late = lateAt(seenLate[u.RowID], u.MinedAt)
 		l.Status, l.AssetID, l.AmountBaseUnits = u.Status, u.AssetID, u.AmountBaseUnits
 		return settle()
 	}
@@ -333,8 +350,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		c.Receive(ctx, nil)
 		stepErr = settle()
 	})
-	sel.AddFuture(expiry, func(workflow.Future) {
-		expired = true
+	decideExpiry := func() {
 		if status != payment.SessionOpen && status != payment.SessionProcessing {
 			return
 		}
@@ -343,6 +359,43 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			return
 		}
 		stepErr = expire()
+	}
+	sel.AddFuture(expiry, func(workflow.Future) {
+		if !perTransfer || status != payment.SessionOpen && status != payment.SessionProcessing {
+			expired = true
+			decideExpiry()
+			return
+		}
+		pastExpiry = true
+		// Lateness is the chain's: a payment mined before expiresAt is in
+		// time however late the scanner sees it (a node outage, a worker
+		// restart). Wait until every network has been scanned past
+		// expiresAt, then decide.
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			var networks []string
+			for _, o := range s.PaymentOptions {
+				if !slices.Contains(networks, o.Network) {
+					networks = append(networks, o.Network)
+				}
+			}
+			// Not past the late-payment window, though: a network that
+			// stopped for good does not hold the session for ever.
+			for wait := time.Second; workflow.Now(ctx).Before(s.LateUntil); wait = min(2*wait, time.Minute) {
+				behind, err := scanBehind(ctx, ScanBehindInput{Networks: networks, Before: s.ExpiresAt})
+				if err != nil || len(behind) == 0 {
+					break
+				}
+				if err := workflow.Sleep(ctx, wait); err != nil {
+					break
+				}
+			}
+			scanned.Send(ctx, nil)
+		})
+	})
+	sel.AddReceive(scanned, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		expired = true
+		decideExpiry()
 	})
 	sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
 		var p Payment

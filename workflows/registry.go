@@ -62,6 +62,7 @@ type Activities interface {
 	AdvanceTransaction(context.Context, AdvanceInput) error
 	SyncTransaction(context.Context, SyncInput) (SyncOutput, error)
 	RecordClaim(context.Context, ClaimInput) (payment.Transaction, error)
+	ScanBehind(context.Context, ScanBehindInput) ([]string, error)
 	DispatchEvents(context.Context) error
 	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
 	FinishDelivery(context.Context, FinishInput) error
@@ -84,6 +85,7 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityAdvanceTransaction, a.AdvanceTransaction},
 		{ActivitySyncTransaction, a.SyncTransaction},
 		{ActivityRecordClaim, a.RecordClaim},
+		{ActivityScanBehind, a.ScanBehind},
 		{ActivityDispatchEvents, a.DispatchEvents},
 		{ActivityDeliverWebhook, a.DeliverWebhook},
 		{ActivityFinishDelivery, a.FinishDelivery},

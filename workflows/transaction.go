@@ -144,6 +144,9 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			following = following || !r.Status.Terminal()
 			u := TxStatus{Key: p.Key(), RowID: r.ID, Status: r.Status, AssetID: r.AssetDefinitionID,
 				AmountBaseUnits: r.AmountBaseUnits}
+			if st.Mined {
+				u.MinedAt = st.MinedAt
+			}
 			if !r.IsClaim() {
 				u.TransferKey = transferKey(r.ChainID, r.TxHash, r.LogIndex)
 			}

@@ -38,6 +38,8 @@ type Payment struct {
 	AmountBaseUnits string
 	BlockNumber     uint64
 	BlockHash       string
+	// BlockTime is the block's timestamp (Unix seconds; 0 when not mined).
+	BlockTime uint64
 	// Source is "scanner" (seen in a block) or "payer" (hash submitted
 	// before it was mined).
 	Source string
@@ -66,6 +68,9 @@ type TxStatus struct {
 	Status          payment.TransactionStatus
 	AssetID         string
 	AmountBaseUnits string
+	// MinedAt is the timestamp (Unix seconds) of the block the transaction
+	// is in, 0 while it is not mined: it decides whether a payment is late.
+	MinedAt uint64
 	// Ended is set on the last word of a transaction's workflow, to the
 	// sessions that asked it to watch: transfers they reported that it did
 	// not record will not be recorded by this run.
