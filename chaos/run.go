@@ -300,8 +300,9 @@ func (r *run) dropped(ctx context.Context) int {
 }
 
 // settle waits until the engine has finished with the run's payments:
-// every short session past its expiry, every transaction final, the
-// scanner at the head, and nothing recorded for a few seconds. It gives
+// every short session past its expiry and decided (not open or processing
+// with nothing left to confirm), every transaction final, the scanner at
+// the head, and nothing recorded for a few seconds. It gives
 // up when nothing has changed for Stall (something is stuck), or after
 // Settle.
 func (r *run) settle(ctx context.Context) string {
@@ -319,11 +320,13 @@ func (r *run) settle(ctx context.Context) string {
 	lastChange := time.Now()
 	quiet := 3*r.o.BlockInterval + 2*time.Second
 	for {
-		var open, mark int64
+		var open, undecided, mark int64
 		err := r.s.db.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM transactions WHERE project_id = $1 AND status IN ('pending', 'confirmed')),
+			(SELECT count(*) FROM checkout_sessions WHERE project_id = $1 AND status IN ('open', 'processing')
+				AND expires_at < $2),
 			(SELECT count(*) FROM events WHERE project_id = $1) + (SELECT count(*) FROM transactions WHERE project_id = $1)`,
-			r.s.projectID).Scan(&open, &mark)
+			r.s.projectID, lastExpiry).Scan(&open, &undecided, &mark)
 		if err != nil {
 			return "could not read the records: " + err.Error()
 		}
@@ -335,7 +338,7 @@ func (r *run) settle(ctx context.Context) string {
 		now := time.Now()
 		past := now.After(lastExpiry)
 		switch {
-		case past && open == 0 && caughtUp && now.Sub(lastChange) >= quiet:
+		case past && open == 0 && undecided == 0 && caughtUp && now.Sub(lastChange) >= quiet:
 			return "settled"
 		case past && now.Sub(lastChange) >= r.o.Stall:
 			return fmt.Sprintf("stalled: nothing recorded for %s, %d transactions not final", r.o.Stall, open)

@@ -156,3 +156,37 @@ func (e *Engine) SubmitPayment(ctx context.Context, token, network, txHash strin
 
 // submitPatience is how long a payer's submission waits for its record.
 const submitPatience = 10 * time.Second
+
+// ResumeTransaction starts again the workflow of an on-chain transaction
+// the engine has records of, when it is not running (it failed, or was
+// terminated): the new run brings the records in line with the chain and
+// tells their sessions, so an operator resumes a stuck payment without
+// editing the database. A running workflow is left as it is. It returns the
+// workflow's ID.
+func (e *Engine) ResumeTransaction(ctx context.Context, chainID int64, txHash string) (string, error) {
+	if !txHashPattern.MatchString(txHash) {
+		var probs payment.Problems
+		probs.Add("txHash", "must be a 0x-prefixed 32-byte hex transaction hash")
+		return "", probs.Err()
+	}
+	records, err := e.Store.TransactionRecords(ctx, chainID, txHash)
+	if err != nil {
+		return "", err
+	}
+	if len(records) == 0 {
+		return "", payment.NotFound(fmt.Sprintf("Transaction %s on chain %d", txHash, chainID))
+	}
+	r := records[0]
+	s, err := e.Store.SessionByID(ctx, r.CheckoutSessionID)
+	if err != nil {
+		return "", err
+	}
+	p := workflows.Payment{SessionID: s.ID, Network: r.Network, ChainID: chainID, TxHash: r.TxHash, LogIndex: r.LogIndex,
+		To: r.ToAddress, Source: "operator"}
+	run, err := e.Temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(s, p), workflows.WorkflowTransaction,
+		workflows.TransactionInput{Payment: p, Session: s})
+	if err != nil {
+		return "", fmt.Errorf("start transaction workflow: %w", err)
+	}
+	return run.GetID(), nil
+}

@@ -29,6 +29,18 @@ func transactionRecords(ctx context.Context, tx pgx.Tx, chainID int64, hash stri
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Transaction, error) { return scanTx(r) })
 }
 
+// TransactionRecords returns the records of one on-chain transaction, oldest
+// first.
+func (s *Store) TransactionRecords(ctx context.Context, chainID int64, hash string) ([]payment.Transaction, error) {
+	var out []payment.Transaction
+	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = transactionRecords(ctx, tx, chainID, hash)
+		return err
+	})
+	return out, err
+}
+
 // RecordClaim records a payer's claim that a transaction pays a session,
 // with its event, and returns it. When the session already has a record of
 // that transaction (a transfer the scanner found, or an open claim), that

@@ -128,6 +128,33 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	lateAt := func(seenLate bool, blockTime uint64) bool {
 		return seenLate && (blockTime == 0 || !time.Unix(int64(blockTime), 0).Before(s.ExpiresAt))
 	}
+	// follow makes sure a transaction's workflow runs for the session
+	// (watchTransaction). When one it started ends abnormally (failed,
+	// terminated, timed out), it is started again from its records after
+	// a pause (10 s, doubling up to an hour), for as long as the session
+	// runs.
+	restarts := workflow.NewChannel(ctx)
+	pauses := map[string]time.Duration{}
+	follow := func(ctx workflow.Context, in TransactionInput) error {
+		fut, err := watchTransaction(ctx, in)
+		if err != nil || fut == nil {
+			return err
+		}
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			err := fut.Get(ctx, nil)
+			if err == nil {
+				return
+			}
+			key := in.Payment.Key()
+			pauses[key] = min(max(2*pauses[key], 10*time.Second), time.Hour)
+			workflow.GetLogger(ctx).Warn("a transaction's workflow ended abnormally; it starts again",
+				"transaction", key, "after", pauses[key], "error", err)
+			if workflow.Sleep(ctx, pauses[key]) == nil {
+				restarts.Send(ctx, in)
+			}
+		})
+		return nil
+	}
 	var claimed []string               // hashes the payer submitted
 	claims := workflow.NewChannel(ctx) // a claim added a line
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
@@ -178,7 +205,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			}
 			p := Payment{SessionID: s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
 				LogIndex: payment.LogIndexClaim, To: s.DepositAddress, Source: "payer"}
-			if err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
+			if err := follow(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
 				return payment.Transaction{}, err
 			}
 			claims.SendAsync(t.ID)
@@ -266,6 +293,11 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		return false
 	}
 	settle := func() error {
+		if pastExpiry && !expired && (status == payment.SessionOpen || status == payment.SessionProcessing) {
+			// Past expiresAt, before the chain has been read that far:
+			// only payments made in time may complete the session.
+			return settleOver(true)
+		}
 		if !expiryWaits {
 			return settleOver(false)
 		}
@@ -304,7 +336,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			Late: lateAt(seenLate[key], p.BlockTime)}
 		order = append(order, key)
 		reported[p.Key()] = append(reported[p.Key()], key)
-		if err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
+		if err := follow(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
 			return err
 		}
 		return settle() // processing from the first payment seen
@@ -346,6 +378,11 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 
 	sel := workflow.NewSelector(ctx)
 	var stepErr error
+	sel.AddReceive(restarts, func(c workflow.ReceiveChannel, _ bool) {
+		var in TransactionInput
+		c.Receive(ctx, &in)
+		stepErr = follow(ctx, in)
+	})
 	sel.AddReceive(claims, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)
 		stepErr = settle()
@@ -380,7 +417,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			}
 			// Not past the late-payment window, though: a network that
 			// stopped for good does not hold the session for ever.
-			for wait := time.Second; workflow.Now(ctx).Before(s.LateUntil); wait = min(2*wait, time.Minute) {
+			for wait := time.Second; workflow.Now(ctx).Before(s.LateUntil); wait = min(2*wait, 10*time.Second) {
 				behind, err := scanBehind(ctx, ScanBehindInput{Networks: networks, Before: s.ExpiresAt})
 				if err != nil || len(behind) == 0 {
 					break
@@ -395,7 +432,9 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	sel.AddReceive(scanned, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)
 		expired = true
-		decideExpiry()
+		if decideExpiry(); stepErr == nil && !expiryWaits {
+			stepErr = settle() // the late payments seen while it waited
+		}
 	})
 	sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
 		var p Payment

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -38,6 +39,19 @@ func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflo
 	}
 }
 
+// TransactionStartOptions start a transaction's workflow from outside a
+// session (an operator resuming it): a running one is left as it is, an
+// ended one starts again from the transaction's records.
+func TransactionStartOptions(s payment.Session, p Payment) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                       p.Key(),
+		TaskQueue:                TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes:    transactionSearchAttributes(s, p),
+	}
+}
+
 // startTransaction starts a transaction's workflow as a child and waits
 // until it has started; one running already is no error. (Executions from
 // before changeTransfers call it; new ones call watchTransaction.)
@@ -53,18 +67,23 @@ func startTransaction(ctx workflow.Context, in TransactionInput) error {
 
 // watchTransaction makes sure a transaction's workflow runs and will tell
 // the session of its records and of its end: it starts the workflow as a
-// child, or signals the running one.
-func watchTransaction(ctx workflow.Context, in TransactionInput) error {
+// child, or signals the running one. It returns the child's future when
+// this call started it.
+func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.ChildWorkflowFuture, error) {
 	for {
 		child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
+		fut := workflow.ExecuteChildWorkflow(child, Transaction, in)
 		var started workflow.Execution
-		err := workflow.ExecuteChildWorkflow(child, Transaction, in).GetChildWorkflowExecution().Get(ctx, &started)
+		err := fut.GetChildWorkflowExecution().Get(ctx, &started)
+		if err == nil {
+			return fut, nil
+		}
 		if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-			return err
+			return nil, err
 		}
 		err = workflow.SignalExternalWorkflow(ctx, in.Payment.Key(), "", SignalWatch, in.Session.ID).Get(ctx, nil)
 		if err == nil {
-			return nil
+			return nil, nil
 		}
 		// It ended between the two: start it again.
 	}

@@ -37,6 +37,9 @@ commands:
                                create a project with a live and a sandbox API key
   admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
                                set the key deposit addresses are derived from
+  admin resume-transaction --chain-id ID --hash 0x…
+                               start again the workflow of a recorded transaction
+                               that is not running (it failed, or was terminated)
   devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
 
@@ -237,11 +240,15 @@ func runWorker(ctx context.Context) error {
 }
 
 const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
-       paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB`
+       paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
+       paymentsd admin resume-transaction --chain-id ID --hash 0x…`
 
 func runAdmin(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "set-deposit-key" {
 		return runSetDepositKey(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "resume-transaction" {
+		return runResumeTransaction(ctx, args[1:])
 	}
 	if len(args) == 0 || args[0] != "create-project" {
 		return errors.New(adminUsage)
@@ -323,5 +330,35 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("deposit key set for %s (%s)\n", *project, *env)
+	return nil
+}
+
+func runResumeTransaction(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("resume-transaction", flag.ContinueOnError)
+	chainID := fs.Int64("chain-id", 0, "the transaction's chain ID")
+	hash := fs.String("hash", "", "the transaction's hash")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	e, closeStore, err := adminEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	tc, err := client.Dial(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace, Logger: slogAdapter{}})
+	if err != nil {
+		return fmt.Errorf("temporal at %s: %w", c.TemporalAddress, err)
+	}
+	defer tc.Close()
+	e.Temporal = tc
+	id, err := e.ResumeTransaction(ctx, *chainID, *hash)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("workflow %s is running\n", id)
 	return nil
 }

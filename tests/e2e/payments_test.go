@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/paymentsd/paymentsd/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 )
 
@@ -496,5 +498,56 @@ func TestPaymentMinedInTimeButSeenLateIsInTime(t *testing.T) {
 	})
 	if done["status"] != "completed" || done["exception"] != nil || done["amountPaidUsd"] != "3.00" {
 		t.Fatalf("session paid in time, seen late = %v", done)
+	}
+}
+
+// A transaction's workflow that ends abnormally while its payment confirms
+// (here an operator terminates it) strands nothing: an operator resumes it
+// from its records (paymentsd admin resume-transaction), and the session,
+// which notices its child's end, starts it again too. The payment
+// finalizes once, the session completes.
+func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "7", "usdc-devnet")
+	hash, _ := payInOneBlock(t, 0, str(cs["depositAddress"]), units("7000000"))
+	waitTx(t, ts.URL, keys, hash, "confirmed")
+	ctx := context.Background()
+	id := workflows.TransactionWorkflowID(1337, hash.Hex())
+	if err := temporal.TerminateWorkflow(ctx, id, "", "operator test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ResumeTransaction(ctx, 1337, "0x"+strings.Repeat("ab", 32)); err == nil {
+		t.Fatal("resumed a transaction that is not recorded")
+	}
+	resumed, err := e.ResumeTransaction(ctx, 1337, hash.Hex())
+	if err != nil || resumed != id {
+		t.Fatalf("resume = %q, %v", resumed, err)
+	}
+	chain.Resume()
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	tx := waitTx(t, ts.URL, keys, hash, "finalized")
+	if done["amountPaidUsd"] != "7.00" || strings.Join(statuses(tx), ",") != "confirmed,finalized" {
+		t.Fatalf("session %v, transaction %v", done, statuses(tx))
+	}
+
+	// Terminated again after it ended: the session starts it again by
+	// itself (after 10 s), and the new run changes nothing.
+	cs2 := openSession(t, ts.URL, keys, "2", "usdc-devnet")
+	hash2, _ := payInOneBlock(t, 1, str(cs2["depositAddress"]), units("2000000"))
+	waitTx(t, ts.URL, keys, hash2, "confirmed")
+	if err := temporal.TerminateWorkflow(ctx, workflows.TransactionWorkflowID(1337, hash2.Hex()), "", "operator test"); err != nil {
+		t.Fatal(err)
+	}
+	chain.Resume()
+	done2 := waitSession(t, ts.URL, str(cs2["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	tx2 := waitTx(t, ts.URL, keys, hash2, "finalized")
+	if done2["amountPaidUsd"] != "2.00" || strings.Join(statuses(tx2), ",") != "confirmed,finalized" {
+		t.Fatalf("session %v, transaction %v", done2, statuses(tx2))
+	}
+	var events int
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE object_id = $1`, tx2["id"]).Scan(&events); err != nil || events != 2 {
+		t.Fatalf("events = %d (%v)", events, err)
 	}
 }
