@@ -98,10 +98,12 @@ type CheckoutSessionInput struct {
 }
 
 // CheckoutSession drives one checkout session: it records the session,
-// starts a transaction workflow for each payment to its deposit address,
-// settles the session as their statuses change, expires it at expiresAt
-// with a durable timer, and keeps taking (late) payments until the end of
-// the late-payment window and until every transaction is final.
+// makes sure a transaction workflow follows each payment to its deposit
+// address (reported by the scanner, or claimed by the payer's hash, an
+// update), settles the session as their records change, expires it at
+// expiresAt with a durable timer once its networks are read that far, and
+// keeps taking (late) payments until the end of the late-payment window
+// and until every transaction is final.
 func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	ctx = withLocalActivityOptions(ctx)
 	s := in.Session
@@ -112,6 +114,9 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	status := payment.SessionOpen
 	lines := map[string]*payment.PaymentLine{}
 	var order []string // lines in arrival order, for deterministic iteration
+	// expiryWaits is set when expiresAt passed while payments made in time
+	// were still confirming: the session then completes if they reach the
+	// amount due, and expires once they are final if they do not.
 	expiryWaits := false
 	pastExpiry := false // the expiry timer fired (perTransfer)
 	// late tells whether a payment first seen now is seen late.
@@ -155,8 +160,8 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		})
 		return nil
 	}
-	var claimed []string               // hashes the payer submitted
-	claims := workflow.NewChannel(ctx) // a claim added a line
+	var claimed []string                          // hashes the payer submitted
+	claims := workflow.NewBufferedChannel(ctx, 1) // a claim added a line: settle
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
 		return workflow.Await(ctx, func() bool { return created })
 	}); err != nil {
@@ -242,9 +247,6 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	// past expiresAt (perTransfer): expiry is then decided.
 	scanned := workflow.NewChannel(ctx)
 
-	// expiryWaits is set when expiresAt passed while payments seen before
-	// it were still confirming: the session then completes if they reach
-	// the amount due, and expires once they are final if they do not.
 	settleOver := func(onTimeOnly bool) error {
 		list := make([]payment.PaymentLine, 0, len(order))
 		for _, k := range order {
