@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
@@ -33,6 +34,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
+	defer heartbeat(ctx, 2*time.Second)()
 	cursor := chainwatch.Cursor{Number: in.Cursor.Number, Hash: common.HexToHash(in.Cursor.Hash), Time: in.Cursor.Time}
 	if in.Cursor.Time > 0 {
 		// The scanner workflow scans again only once it has handed the
@@ -62,6 +64,31 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		})
 	}
 	return out, nil
+}
+
+// heartbeat records an activity's heartbeat every interval until stopped:
+// a worker that dies in the middle of the activity is then noticed within
+// the activity's heartbeat timeout, not at its start-to-close timeout.
+func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // depositSessions are the sessions whose deposit addresses a scan watches.

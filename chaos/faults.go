@@ -31,6 +31,10 @@ type faultLog struct {
 	mu         sync.Mutex
 	outages    []window
 	workerDown []window
+	// resumed is, for each worker kill, how long after the new worker
+	// process started the engine was following the chain again (the
+	// scanner's next recorded progress); -1 when not within two minutes.
+	resumed []time.Duration
 	reorgs     []reorgRecord
 	failures   []string // faults that could not be injected
 }
@@ -119,12 +123,28 @@ func (r *run) kill(ctx context.Context, pause time.Duration) {
 	from := time.Now()
 	r.logf("fault: worker killed (SIGKILL), restarted after %s", pause)
 	err := r.s.worker.Kill(ctx, pause)
+	restarted := time.Now()
 	r.faults.add(func(f *faultLog) {
 		if err != nil {
 			f.failures = append(f.failures, "kill: "+err.Error())
 		}
-		f.workerDown = append(f.workerDown, window{from, time.Now()})
+		f.workerDown = append(f.workerDown, window{from, restarted})
 	})
+	if err != nil {
+		return
+	}
+	resumed := time.Duration(-1)
+	for deadline := restarted.Add(2 * time.Minute); time.Now().Before(deadline); {
+		var at time.Time
+		if r.s.db.QueryRow(ctx, `SELECT max(updated_at) FROM scan_progress`).Scan(&at) == nil && at.After(restarted) {
+			resumed = at.Sub(restarted)
+			break
+		}
+		if sleep(ctx, 100*time.Millisecond) != nil {
+			return
+		}
+	}
+	r.faults.add(func(f *faultLog) { f.resumed = append(f.resumed, resumed) })
 }
 
 // reorg replaces the last depth blocks: the simulated backend's Fork makes

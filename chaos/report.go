@@ -118,6 +118,17 @@ func (rep *Report) Print(w io.Writer) {
 	p("faults: %d RPC errors and %d held requests of %d requests; %d node outages (%s down); %d reorgs (depths %s; %d dropping; %d transactions replaced, %d never mined again); %d worker kills, %d restarts after the worker exited by itself",
 		rep.Proxy.Errors, rep.Proxy.Timeouts, rep.Proxy.Requests, len(f.outages), down.Round(time.Second), len(f.reorgs),
 		orNone(strings.Join(depths, ",")), drops, abandoned, rep.Dropped, rep.Worker.Kills, rep.Worker.Crashes)
+	if len(f.resumed) > 0 {
+		var took []string
+		for _, d := range f.resumed {
+			if d < 0 {
+				took = append(took, "not within 2m")
+			} else {
+				took = append(took, d.Round(100*time.Millisecond).String())
+			}
+		}
+		p("after each worker kill, the new worker followed the chain again after: %s", strings.Join(took, ", "))
+	}
 	if rep.Result != nil {
 		p("sessions by expected outcome: %s", counts(rep.Result.Expected))
 		p("sessions by engine's outcome: %s", counts(rep.Result.Actual))

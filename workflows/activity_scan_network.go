@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -32,8 +34,10 @@ type ScanOutput struct {
 
 // scanNetwork runs ScanNetwork as a (normal) activity: a scan may wait at
 // the chain's head for a new block, longer than a local activity should
-// hold a workflow task.
+// hold a workflow task. It heartbeats, so a scan whose worker died is
+// retried on another within seconds.
 func scanNetwork(ctx workflow.Context, in ScanInput) (ScanOutput, error) {
+	ctx = workflow.WithHeartbeatTimeout(ctx, 10*time.Second)
 	var out ScanOutput
 	err := workflow.ExecuteActivity(ctx, ActivityScanNetwork, in).Get(ctx, &out)
 	return out, err
