@@ -34,9 +34,9 @@ type faultLog struct {
 	// resumed is, for each worker kill, how long after the new worker
 	// process started the engine was following the chain again (the
 	// scanner's next recorded progress); -1 when not within two minutes.
-	resumed []time.Duration
-	reorgs     []reorgRecord
-	failures   []string // faults that could not be injected
+	resumed  []time.Duration
+	reorgs   []reorgRecord
+	failures []string // faults that could not be injected
 }
 
 func (f *faultLog) add(fn func(*faultLog)) {
