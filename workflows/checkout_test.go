@@ -3,10 +3,12 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
@@ -127,5 +129,69 @@ func TestCheckoutSessionCreationRetriedYieldsOneSession(t *testing.T) {
 	_, total, err := st.ListSessions(context.Background(), payment.Principal{ProjectID: cs.ProjectID}, payment.ListQuery{Page: 1, Limit: 20})
 	if err != nil || total != 1 {
 		t.Fatalf("sessions = %d (%v), want 1", total, err)
+	}
+}
+
+// Lateness is the chain's: a payment mined a minute before expiresAt but
+// seen only five minutes after it (the node was down) completes the
+// session, not paid_late; until the network is scanned past expiresAt the
+// session does not decide its expiry.
+func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	cs := fixture(t, st, start)
+	cs.DepositAddress, cs.LateUntil = "0x7117F573757ea2B592989CC2dD840A662Db09bC8", start.Add(24*time.Hour)
+	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", ChainID: 1337,
+		Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	// The scanner stopped a minute before expiresAt.
+	if err := st.RecordScanProgress(ctx, "devnet", 100, start.Add(29*time.Minute), start); err != nil {
+		t.Fatal(err)
+	}
+	env := newEnv(t, st)
+	env.RegisterWorkflow(workflows.Transaction)
+	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
+	env.SetStartTime(start)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
+	}, 0)
+
+	minedAt := uint64(start.Add(29 * time.Minute).Unix())
+	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
+		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000", BlockTime: minedAt, Source: "scanner"}
+	status := func(st payment.TransactionStatus) workflows.TxStatus {
+		return workflows.TxStatus{Key: p.Key(), RowID: "tx_1", TransferKey: p.TransferKey(), Status: st, AssetID: p.AssetID,
+			AmountBaseUnits: p.AmountBaseUnits, MinedAt: minedAt}
+	}
+	var before payment.SessionStatus
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, 35*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxConfirmed)) }, 35*time.Minute+time.Second)
+	env.RegisterDelayedCallback(func() {
+		s, err := st.SessionByID(ctx, cs.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		before = s.Status
+		if err := st.RecordScanProgress(ctx, "devnet", 500, start.Add(31*time.Minute), start); err != nil {
+			t.Error(err)
+		}
+	}, 36*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 38*time.Minute)
+
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if before != payment.SessionProcessing {
+		t.Fatalf("past expiresAt, not scanned that far, with a payment seen: %q, want processing", before)
+	}
+	s, err := st.SessionByID(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != payment.SessionCompleted || s.Exception != "" || s.AmountPaidUSD.String() != "25" {
+		t.Fatalf("session = %s %q %s, want completed with nothing to flag", s.Status, s.Exception, s.AmountPaidUSD)
 	}
 }

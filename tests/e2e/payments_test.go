@@ -451,56 +451,6 @@ func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
 	}
 }
 
-// Lateness is the chain's: a payment mined before expiresAt while the
-// engine's node was down, and seen only after expiresAt, completes the
-// session in time (not paid_late); until its networks are scanned past
-// expiresAt, the session does not decide its expiry.
-func TestPaymentMinedInTimeButSeenLateIsInTime(t *testing.T) {
-	ctx := context.Background()
-	chain.Pause()
-	t.Cleanup(chain.Resume)
-	head, err := chain.Client().HeaderByNumber(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The dev chain's clock runs ahead of the wall clock (blocks faster
-	// than one a second): the session lives past the head's time.
-	ahead := max(0, time.Until(time.Unix(int64(head.Time), 0)))
-	ts, e := newAPI(t, apiOptions{lifetime: ahead + 6*time.Second})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "3", "usdc-devnet")
-	if err := node.Down(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = node.Up() })
-	hash := payToken(t, 1, str(cs["depositAddress"]), units("3000000"))
-	receipt, err := chain.Mine(ctx, hash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	expires, err := time.Parse(time.RFC3339, str(cs["expiresAt"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mined, _ := chain.Client().HeaderByNumber(ctx, receipt.BlockNumber); !time.Unix(int64(mined.Time), 0).Before(expires) {
-		t.Fatalf("the payment's block (%d) is not before expiresAt %v", mined.Time, expires)
-	}
-	time.Sleep(time.Until(expires) + 2*time.Second)
-	if s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data(); s["status"] != "open" {
-		t.Fatalf("past expiresAt with its network not scanned that far, the session is %v", s["status"])
-	}
-	if err := node.Up(); err != nil {
-		t.Fatal(err)
-	}
-	chain.Resume()
-	done := waitSession(t, ts.URL, str(cs["token"]), "completed or expired", func(s map[string]any) bool {
-		return s["status"] == "completed" || s["status"] == "expired"
-	})
-	if done["status"] != "completed" || done["exception"] != nil || done["amountPaidUsd"] != "3.00" {
-		t.Fatalf("session paid in time, seen late = %v", done)
-	}
-}
-
 // A transaction's workflow that ends abnormally while its payment confirms
 // (here an operator terminates it) strands nothing: an operator resumes it
 // from its records (paymentsd admin resume-transaction), and the session,
