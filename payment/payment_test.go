@@ -32,6 +32,7 @@ func TestSessionTransitions(t *testing.T) {
 		{SessionOpen, SessionProcessing}: true, {SessionOpen, SessionCompleted}: true,
 		{SessionOpen, SessionExpired}: true, {SessionOpen, SessionCanceled}: true,
 		{SessionProcessing, SessionCompleted}: true, {SessionProcessing, SessionExpired}: true,
+		{SessionProcessing, SessionOpen}: true,
 	}
 	for _, from := range SessionStatuses {
 		for _, to := range SessionStatuses {

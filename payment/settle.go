@@ -28,6 +28,8 @@ type Settlement struct {
 	Status    SessionStatus
 	PaidUSD   decimal.Decimal
 	Exception string
+	// SeenUSD is what the payments not failed are worth, counted or not.
+	SeenUSD decimal.Decimal
 }
 
 // LineUSD values a payment at the session's quoted rate for its asset: a
@@ -74,7 +76,7 @@ func Settle(s Session, status SessionStatus, lines []PaymentLine, completeOn Tra
 		late = late || l.Late
 	}
 	threshold := s.AmountUSD.Mul(decimal.NewFromInt(100).Sub(tolerancePercent)).Div(decimal.NewFromInt(100))
-	out := Settlement{Status: status, PaidUSD: paid}
+	out := Settlement{Status: status, PaidUSD: paid, SeenUSD: seen}
 	switch status {
 	case SessionOpen, SessionProcessing:
 		if paid.GreaterThanOrEqual(threshold) && paid.IsPositive() {

@@ -53,8 +53,10 @@ const (
 var SessionStatuses = []SessionStatus{SessionOpen, SessionProcessing, SessionCompleted, SessionExpired, SessionCanceled}
 
 var sessionTransitions = map[SessionStatus][]SessionStatus{
-	SessionOpen:       {SessionProcessing, SessionCompleted, SessionExpired, SessionCanceled},
-	SessionProcessing: {SessionCompleted, SessionExpired},
+	SessionOpen: {SessionProcessing, SessionCompleted, SessionExpired, SessionCanceled},
+	// Back to open when every payment seen failed (reverted, or dropped
+	// by a reorg): nothing is on its way.
+	SessionProcessing: {SessionCompleted, SessionExpired, SessionOpen},
 }
 
 // Valid reports whether s is a known status.

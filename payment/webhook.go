@@ -14,7 +14,7 @@ var EventTypes = []string{
 	"payment_plan.created", "payment_plan.updated", "payment_plan.archived",
 	"checkout.session.created", "checkout.session.processing", "checkout.session.completed",
 	"checkout.session.expired", "checkout.session.canceled", "checkout.session.exception",
-	"checkout.session.updated",
+	"checkout.session.updated", "checkout.session.open",
 	"transaction.pending", "transaction.confirmed", "transaction.finalized", "transaction.failed", "transaction.reorged",
 }
 

@@ -255,6 +255,9 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			}
 		}
 		out := payment.Settle(s, status, list, in.Settings.CompleteOn, in.Settings.TolerancePercent)
+		if perTransfer && out.Status == payment.SessionProcessing && !out.SeenUSD.IsPositive() {
+			out.Status = payment.SessionOpen // every payment it saw failed
+		}
 		if out.Status == status && out.PaidUSD.String() == paid && out.Exception == exception {
 			return nil
 		}

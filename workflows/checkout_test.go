@@ -195,3 +195,54 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 		t.Fatalf("session = %s %q %s, want completed with nothing to flag", s.Status, s.Exception, s.AmountPaidUSD)
 	}
 }
+
+// A session whose only payment fails (a reorg dropped it, and it was not
+// mined again) goes back to open: nothing is on its way, and the payer may
+// still pay.
+func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	cs := fixture(t, st, start)
+	cs.DepositAddress, cs.LateUntil = "0x7117F573757ea2B592989CC2dD840A662Db09bC8", start.Add(time.Hour)
+	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", ChainID: 1337,
+		Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	env := newEnv(t, st)
+	env.RegisterWorkflow(workflows.Transaction)
+	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
+	env.SetStartTime(start)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
+	}, 0)
+	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("cd", 32),
+		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
+		BlockTime: uint64(start.Add(time.Minute).Unix()), Source: "scanner"}
+	status := func(st payment.TransactionStatus) workflows.TxStatus {
+		return workflows.TxStatus{Key: p.Key(), RowID: "tx_1", TransferKey: p.TransferKey(), Status: st, AssetID: p.AssetID,
+			AmountBaseUnits: p.AmountBaseUnits}
+	}
+	var during, after payment.SessionStatus
+	read := func(into *payment.SessionStatus) func() {
+		return func() {
+			s, err := st.SessionByID(ctx, cs.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			*into = s.Status
+		}
+	}
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxConfirmed)) }, time.Minute+time.Second)
+	env.RegisterDelayedCallback(read(&during), 2*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFailed)) }, 5*time.Minute)
+	env.RegisterDelayedCallback(read(&after), 6*time.Minute)
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if during != payment.SessionProcessing || after != payment.SessionOpen {
+		t.Fatalf("while its payment confirmed: %q, once it failed: %q; want processing, then open", during, after)
+	}
+}

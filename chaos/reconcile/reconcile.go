@@ -371,7 +371,7 @@ func near(a, b time.Time, margin time.Duration) bool {
 
 var sessionMoves = map[string][]string{
 	"open":       {"processing", "completed", "expired", "canceled"},
-	"processing": {"completed", "expired"},
+	"processing": {"completed", "expired", "open"},
 }
 
 var txMoves = map[string][]string{
