@@ -21,3 +21,10 @@ fi
 whole='/tests/'
 go test -count=1 -timeout 25m -race "$@" $(go list ./... | grep -v "$whole")
 go test -count=1 -timeout 25m "$@" $(go list ./... | grep "$whole")
+# The reconciliation run (docs/reconciliation.md), small: 50 randomized
+# payments of every class under every fault (node outage, reorgs, worker
+# SIGKILLs, RPC errors and held requests), then the engine's records
+# reconciled against the chain. About three minutes; it fails on any
+# discrepancy. `make chaos N=1000` is the long run.
+go build -o bin/paymentsd ./cmd/paymentsd
+go run ./chaos/cmd/chaos -n 50 -paymentsd bin/paymentsd -classes all -faults all -seed 2
