@@ -65,12 +65,6 @@ func (s *Store) AdvanceTransaction(ctx context.Context, id string, c TxChange, r
 	})
 }
 
-// SetConfirmations records a transaction's confirmation count.
-func (s *Store) SetConfirmations(ctx context.Context, id string, n int, at time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE transactions SET confirmations = $2, updated_at = $3 WHERE id = $1 AND confirmations <> $2`, id, n, at)
-	return mapErr(err)
-}
-
 // TransactionByHash returns the transaction recorded for a chain and hash.
 func (s *Store) TransactionByHash(ctx context.Context, chainID int64, hash string) (payment.Transaction, error) {
 	return scanTx(s.pool.QueryRow(ctx, `SELECT `+txColumns+` FROM transactions WHERE chain_id = $1 AND tx_hash = $2
