@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -51,6 +52,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if err != nil {
 		return out, err
 	}
+	metrics.ScannedBlock.WithLabelValues(in.Network).Set(float64(polled.Cursor.Number))
 	for _, t := range polled.Transfers {
 		asset, ok := c.AssetOf(t)
 		if !ok {
@@ -231,6 +233,7 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 		func(rows []payment.Transaction, sessions []payment.Session) []payment.TxChange {
 			changes, ignored := payment.MatchTransfers(rows, obs, sessions, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
 			for _, t := range ignored {
+				metrics.TransfersIgnored.WithLabelValues(obs.Network).Inc()
 				slog.WarnContext(ctx, "transfer to a session that no longer takes payments not recorded", "network",
 					obs.Network, "txHash", obs.TxHash, "logIndex", t.LogIndex, "address", t.To, "asset", t.AssetID,
 					"amountBaseUnits", t.AmountBaseUnits)

@@ -45,6 +45,7 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 		if err != nil {
 			return nil, fmt.Errorf("network %q: %w", n.Key, err)
 		}
+		c.network = n.Key
 		if err := c.CheckChainIDs(ctx); err != nil {
 			return nil, fmt.Errorf("network %q: %w", n.Key, err)
 		}

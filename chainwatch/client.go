@@ -15,6 +15,8 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/paymentsd/paymentsd/metrics"
 )
 
 // Client is what the engine asks of a chain: go-ethereum's small
@@ -34,6 +36,8 @@ type Client interface {
 // it fails for a reason other than the answer itself (not found). An
 // endpoint is used only once it has reported the network's chain ID.
 type Failover struct {
+	// network names the network in the metrics.
+	network string
 	clients []*ethclient.Client
 	urls    []string
 	chainID int64
@@ -131,9 +135,13 @@ func try[T any](ctx context.Context, f *Failover, call func(*ethclient.Client) (
 		v, err = call(f.clients[n])
 		if err == nil || errors.Is(err, ethereum.NotFound) {
 			f.current.Store(int32(n))
+			metrics.RPCRequests.WithLabelValues(f.network, "ok").Inc()
+			metrics.NetworkUp.WithLabelValues(f.network).Set(1)
 			return v, err
 		}
+		metrics.RPCRequests.WithLabelValues(f.network, "error").Inc()
 	}
+	metrics.NetworkUp.WithLabelValues(f.network).Set(0)
 	return v, err
 }
 

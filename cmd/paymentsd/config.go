@@ -20,11 +20,14 @@ type config struct {
 	TemporalAddress   string
 	TemporalNamespace string
 	HTTPAddr          string
-	PublicURL         string
-	SessionLifetime   time.Duration
-	Limits            map[api.Tier]uint64
-	Catalog           payment.Catalog
-	Networks          []chainwatch.Network
+	// MetricsAddr is where the worker serves /metrics and /healthz
+	// (METRICS_ADDR; none when empty). The API serves them on HTTPAddr.
+	MetricsAddr     string
+	PublicURL       string
+	SessionLifetime time.Duration
+	Limits          map[api.Tier]uint64
+	Catalog         payment.Catalog
+	Networks        []chainwatch.Network
 	// WebhookKey seals webhook secrets at rest (WEBHOOK_SECRET_KEY, 32
 	// bytes as base64 or hex); without it webhooks are off.
 	WebhookKey          []byte
@@ -45,6 +48,7 @@ func loadConfig() (config, error) {
 		TemporalAddress:   env("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
 		TemporalNamespace: env("TEMPORAL_NAMESPACE", "default"),
 		HTTPAddr:          env("HTTP_ADDR", "127.0.0.1:8080"),
+		MetricsAddr:       os.Getenv("METRICS_ADDR"),
 		Limits:            map[api.Tier]uint64{},
 	}
 	c.PublicURL = env("PUBLIC_URL", "http://"+c.HTTPAddr)

@@ -22,6 +22,7 @@ import (
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
@@ -198,7 +199,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
 	hs.Protocols.SetUnencryptedHTTP2(true)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
-	slog.Info("api listening", "addr", addr)
+	slog.Info("listening", "addr", addr)
 	select {
 	case err := <-errc:
 		return err
@@ -232,6 +233,16 @@ func runWorker(ctx context.Context) error {
 	}
 	if err := worker.StartDispatcher(ctx, tc); err != nil {
 		return err
+	}
+	if c.MetricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler())
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+		go func() {
+			if err := serveHTTP(ctx, c.MetricsAddr, mux); err != nil {
+				slog.Error("metrics listener stopped", "addr", c.MetricsAddr, "err", err)
+			}
+		}()
 	}
 	slog.Info("worker running", "temporal", c.TemporalAddress, "namespace", c.TemporalNamespace)
 	<-ctx.Done()

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"strings"
@@ -428,7 +429,7 @@ func TestCompletedSessionWhosePaymentIsReorgedOutRaisesAnException(t *testing.T)
 // A node that stops answering for 20 s while a payment confirms (every
 // RPC call the engine makes refused, as a stopped node's are) delays the
 // payment and loses nothing: once the node is back the transaction
-// finalizes and the session completes.
+// finalizes and the session completes. The outage shows in the metrics.
 func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
@@ -440,11 +441,19 @@ func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	chain.Resume()
-	time.Sleep(20 * time.Second)
+	time.Sleep(5 * time.Second)
+	if m := metricsText(t, ts.URL); !strings.Contains(m, `paymentsd_network_up{network="devnet"} 0`) ||
+		!strings.Contains(m, `paymentsd_rpc_requests_total{network="devnet",outcome="error"}`) {
+		t.Fatalf("during the outage, /metrics shows:\n%s", grepLines(m, "devnet"))
+	}
+	time.Sleep(15 * time.Second)
 	if err := node.Up(); err != nil {
 		t.Fatal(err)
 	}
 	final := waitTx(t, ts.URL, keys, hash, "finalized")
+	if m := metricsText(t, ts.URL); !strings.Contains(m, `paymentsd_network_up{network="devnet"} 1`) {
+		t.Fatalf("after the outage, /metrics shows:\n%s", grepLines(m, "devnet"))
+	}
 	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	if final["status"] != "finalized" || done["amountPaidUsd"] != "11.00" {
 		t.Fatalf("after the outage: transaction %v, session %v", final["status"], done)
@@ -500,4 +509,29 @@ func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
 	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE object_id = $1`, tx2["id"]).Scan(&events); err != nil || events != 2 {
 		t.Fatalf("events = %d (%v)", events, err)
 	}
+}
+
+// metricsText reads the API's /metrics.
+func metricsText(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

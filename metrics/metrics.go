@@ -1,0 +1,41 @@
+// Package metrics holds the engine's Prometheus metrics, registered with
+// the default registry and served as text on /metrics by the API and the
+// worker.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+var (
+	// RPCRequests counts the JSON-RPC calls to a network's nodes, by
+	// outcome: ok (an answer, "not found" included) or error.
+	RPCRequests = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_rpc_requests_total",
+		Help: "JSON-RPC calls to a network's nodes, by outcome (ok or error).",
+	}, []string{"network", "outcome"})
+	// NetworkUp is 1 while the last call to a network's nodes was
+	// answered, 0 once one failed on every node: an outage.
+	NetworkUp = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "paymentsd_network_up",
+		Help: "1 when the last JSON-RPC call to the network's nodes was answered, 0 when it failed on every node.",
+	}, []string{"network"})
+	// ScannedBlock is the last block a network's scanner has read.
+	ScannedBlock = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "paymentsd_scanned_block",
+		Help: "The number of the last block the network's scanner has read.",
+	}, []string{"network"})
+	// TransfersIgnored counts transfers to the deposit address of a session
+	// that no longer takes payments: in the merchant's wallet, not counted.
+	TransfersIgnored = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_transfers_ignored_total",
+		Help: "Transfers to a deposit address whose session no longer takes payments (not recorded).",
+	}, []string{"network"})
+)
+
+// Handler serves the metrics in Prometheus' text format.
+func Handler() http.Handler { return promhttp.Handler() }
