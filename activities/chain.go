@@ -75,8 +75,9 @@ func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
-	done := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -90,7 +91,8 @@ func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	// No heartbeat after the activity has returned.
+	return func() { close(done); <-stopped }
 }
 
 // depositSessions are the sessions whose deposit addresses a scan watches.

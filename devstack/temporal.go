@@ -5,6 +5,7 @@
 package devstack
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -80,6 +81,8 @@ func StartTemporal(cfg TemporalConfig) (*Temporal, error) {
 			if err := sqlite.SetupSchema(sqlCfg); err != nil {
 				return nil, fmt.Errorf("temporal schema: %w", err)
 			}
+		} else if err := forgetMembers(cfg.DBFile); err != nil {
+			return nil, err
 		}
 	}
 	ns, err := sqlite.NewNamespaceConfig("active", cfg.Namespace, false, SearchAttributes)
@@ -165,4 +168,20 @@ func freePort() int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// forgetMembers removes the cluster members a previous run of the server
+// left in its database. The server is this process alone, so they are all
+// gone; left there, the restarted server would wait for them to time out
+// (most of a minute) before it dispatches tasks.
+func forgetMembers(dbFile string) error {
+	db, err := sql.Open("sqlite", "file:"+dbFile)
+	if err != nil {
+		return fmt.Errorf("temporal database: %w", err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM cluster_membership`); err != nil {
+		return fmt.Errorf("temporal database: forget the previous run's members: %w", err)
+	}
+	return nil
 }
