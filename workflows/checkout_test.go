@@ -138,31 +138,12 @@ func TestCheckoutSessionCreationRetriedYieldsOneSession(t *testing.T) {
 // session does not decide its expiry.
 func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.NewStore(t)
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	cs := fixture(t, st, start)
-	cs.DepositAddress, cs.LateUntil = "0x7117F573757ea2B592989CC2dD840A662Db09bC8", start.Add(24*time.Hour)
-	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", ChainID: 1337,
-		Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	ps := newPaidSession(t, start, start.Add(24*time.Hour), start.Add(29*time.Minute))
+	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
 	// The scanner stopped a minute before expiresAt.
 	if err := st.RecordScanProgress(ctx, "devnet", 100, start.Add(29*time.Minute), start); err != nil {
 		t.Fatal(err)
-	}
-	env := newEnv(t, st)
-	env.RegisterWorkflow(workflows.Transaction)
-	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
-	env.SetStartTime(start)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
-	}, 0)
-
-	minedAt := uint64(start.Add(29 * time.Minute).Unix())
-	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
-		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000", BlockTime: minedAt, Source: "scanner"}
-	status := func(st payment.TransactionStatus) workflows.TxStatus {
-		return workflows.TxStatus{Key: p.Key(), RowID: "tx_1", TransferKey: p.TransferKey(), Status: st, AssetID: p.AssetID,
-			AmountBaseUnits: p.AmountBaseUnits, MinedAt: minedAt}
 	}
 	var before payment.SessionStatus
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, 35*time.Minute)
@@ -201,27 +182,9 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 // still pay.
 func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 	ctx := context.Background()
-	st := storetest.NewStore(t)
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
-	cs := fixture(t, st, start)
-	cs.DepositAddress, cs.LateUntil = "0x7117F573757ea2B592989CC2dD840A662Db09bC8", start.Add(time.Hour)
-	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", ChainID: 1337,
-		Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
-	env := newEnv(t, st)
-	env.RegisterWorkflow(workflows.Transaction)
-	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
-	env.SetStartTime(start)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
-	}, 0)
-	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("cd", 32),
-		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
-		BlockTime: uint64(start.Add(time.Minute).Unix()), Source: "scanner"}
-	status := func(st payment.TransactionStatus) workflows.TxStatus {
-		return workflows.TxStatus{Key: p.Key(), RowID: "tx_1", TransferKey: p.TransferKey(), Status: st, AssetID: p.AssetID,
-			AmountBaseUnits: p.AmountBaseUnits}
-	}
+	ps := newPaidSession(t, start, start.Add(time.Hour), start.Add(time.Minute))
+	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
 	var during, after payment.SessionStatus
 	read := func(into *payment.SessionStatus) func() {
 		return func() {
@@ -245,4 +208,40 @@ func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 	if during != payment.SessionProcessing || after != payment.SessionOpen {
 		t.Fatalf("while its payment confirmed: %q, once it failed: %q; want processing, then open", during, after)
 	}
+}
+
+// paidSession is a session paid 25 USDC on devnet, about to start, whose
+// transaction workflows are mocked: the test tells the session what they
+// would (status), for the payment p the scanner reports, mined at minedAt.
+type paidSession struct {
+	st  *store.Store
+	cs  payment.Session
+	env *testsuite.TestWorkflowEnvironment
+	p   workflows.Payment
+}
+
+func newPaidSession(t *testing.T, start, lateUntil, minedAt time.Time) paidSession {
+	st := storetest.NewStore(t)
+	cs := fixture(t, st, start)
+	cs.DepositAddress, cs.LateUntil = "0x7117F573757ea2B592989CC2dD840A662Db09bC8", lateUntil
+	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", ChainID: 1337,
+		Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	env := newEnv(t, st)
+	env.RegisterWorkflow(workflows.Transaction)
+	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
+	env.SetStartTime(start)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
+	}, 0)
+	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
+		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
+		BlockTime: uint64(minedAt.Unix()), Source: "scanner"}
+	return paidSession{st: st, cs: cs, env: env, p: p}
+}
+
+// status is what the payment's transaction workflow would tell the session.
+func (ps paidSession) status(s payment.TransactionStatus) workflows.TxStatus {
+	return workflows.TxStatus{Key: ps.p.Key(), RowID: "tx_1", TransferKey: ps.p.TransferKey(), Status: s,
+		AssetID: ps.p.AssetID, AmountBaseUnits: ps.p.AmountBaseUnits, MinedAt: ps.p.BlockTime}
 }
