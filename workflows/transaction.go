@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -22,7 +23,22 @@ func TransactionWorkflowID(chainID int64, txHash string) string {
 type TransactionInput struct {
 	Payment Payment
 	Session payment.Session
+	// Resume carries where a run stood into the next (continue-as-new).
+	Resume *TransactionState `json:",omitempty"`
 }
+
+// TransactionState is where a transaction's workflow stands.
+type TransactionState struct {
+	Status       payment.TransactionStatus
+	BlockHash    string
+	PendingSince time.Time
+	Watchers     []string
+}
+
+// looksPerRun bounds a transaction workflow run's history (each look at
+// the chain adds a few events): a transaction followed for longer (a slow
+// chain's finality) continues as new with its state.
+const looksPerRun = 500
 
 // TransactionChildOptions are the options a session's workflow starts a
 // transaction's workflow with. One workflow runs per chain and hash at a
@@ -116,8 +132,11 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 	// pendingSince is when the transaction last entered pending: its
 	// start, or the reorg that took its block away.
 	pendingSince := workflow.Now(ctx)
+	if r := in.Resume; r != nil {
+		status, blockHash, pendingSince, watchers = r.Status, r.BlockHash, r.PendingSince, r.Watchers
+	}
 	told := map[string]TxStatus{}
-	for {
+	for looks := 1; ; looks++ {
 		st, err := checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash})
 		if err != nil {
 			return err
@@ -185,6 +204,14 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			}
 			addWatcher(id)
 			continue
+		}
+		if looks >= looksPerRun {
+			var id string
+			for watch.ReceiveAsync(&id) {
+				addWatcher(id)
+			}
+			in.Resume = &TransactionState{Status: status, BlockHash: blockHash, PendingSince: pendingSince, Watchers: watchers}
+			return workflow.NewContinueAsNewError(ctx, Transaction, in)
 		}
 		timerCtx, cancel := workflow.WithCancel(ctx)
 		sel := workflow.NewSelector(ctx)

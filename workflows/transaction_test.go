@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
@@ -143,4 +144,37 @@ func transactionFixture(t *testing.T, confirmations int) (*store.Store, *devchai
 		t.Fatal(err)
 	}
 	return st, chain, chains, cs, start
+}
+
+// A transaction followed for long (waiting for a thousand confirmations
+// of 15 s blocks) continues as new with its state before its history grows
+// large, having recorded its transfer once.
+func TestATransactionFollowedForLongContinuesAsNew(t *testing.T) {
+	ctx := context.Background()
+	st, chain, chains, cs, start := transactionFixture(t, 1000)
+	hash, err := chain.TransferToken(ctx, chain.Accounts[0], common.HexToAddress(cs.DepositAddress), big.NewInt(25_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.Mine(ctx, hash); err != nil {
+		t.Fatal(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	(&activities.Activities{Store: st, Chains: chains}).Register(env)
+	env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(cs.ID), "", workflows.SignalTxStatus, mock.Anything).Return(nil)
+	env.SetStartTime(start)
+	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
+		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, Source: "scanner"}})
+	if err := env.GetWorkflowError(); !workflow.IsContinueAsNewError(err) {
+		t.Fatalf("after 500 looks the workflow ended with %v, want to continue as new", err)
+	}
+	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Status != payment.TxConfirmed || tx.Version != 1 {
+		t.Fatalf("transaction = %s version %d", tx.Status, tx.Version)
+	}
 }
