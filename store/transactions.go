@@ -44,10 +44,11 @@ func (s *Store) ListTransactions(ctx context.Context, p payment.Principal, q pay
 	return list(ctx, s, "transactions", txColumns, newFilter(p, q, "status"), q, scanTx)
 }
 
-// SessionTransactions returns a session's transactions, oldest first.
+// SessionTransactions returns a session's transactions, oldest first (a
+// transaction's transfers in the order of their logs).
 func (s *Store) SessionTransactions(ctx context.Context, sessionID string) ([]payment.Transaction, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions WHERE checkout_session_id = $1
-		ORDER BY created_at, id`, sessionID)
+		ORDER BY created_at, log_index, id`, sessionID)
 	if err != nil {
 		return nil, err
 	}
