@@ -231,18 +231,25 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 	for i, t := range obs.Transfers {
 		addresses[i] = t.To
 	}
+	var ignored []payment.Transfer
 	records, err := a.Store.SyncTransaction(ctx, obs.ChainID, obs.TxHash, addresses, c.Network.IsLive,
 		func(rows []payment.Transaction, sessions []payment.Session) []payment.TxChange {
-			changes, ignored := payment.MatchTransfers(rows, obs, sessions, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
-			for _, t := range ignored {
-				metrics.TransfersIgnored.WithLabelValues(obs.Network).Inc()
-				slog.WarnContext(ctx, "transfer to a session that no longer takes payments not recorded", "network",
-					obs.Network, "txHash", obs.TxHash, "logIndex", t.LogIndex, "address", t.To, "asset", t.AssetID,
-					"amountBaseUnits", t.AmountBaseUnits)
-			}
+			var changes []payment.TxChange
+			changes, ignored = payment.MatchTransfers(rows, obs, sessions, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
 			return changes
 		}, renderTransaction)
-	return workflows.SyncOutput{Transactions: records}, classify(err)
+	if err != nil {
+		return workflows.SyncOutput{}, classify(err)
+	}
+	if in.ReportIgnored {
+		for _, t := range ignored {
+			metrics.TransfersIgnored.WithLabelValues(obs.Network).Inc()
+			slog.WarnContext(ctx, "transfer to a session that no longer takes payments not recorded", "network",
+				obs.Network, "txHash", obs.TxHash, "logIndex", t.LogIndex, "address", t.To, "asset", t.AssetID,
+				"amountBaseUnits", t.AmountBaseUnits)
+		}
+	}
+	return workflows.SyncOutput{Transactions: records}, nil
 }
 
 // RecordClaim records a payer's claim, unless the session has a record of

@@ -14,6 +14,9 @@ const ActivitySyncTransaction = "SyncTransaction"
 // SyncInput is an observation of a transaction to record.
 type SyncInput struct {
 	Observation payment.Observation
+	// ReportIgnored logs and counts the transfers no session takes: set
+	// on the look that finds the transaction mined, not on every look.
+	ReportIgnored bool
 }
 
 // SyncOutput is the transaction's records after the sync.

@@ -161,6 +161,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 				next = payment.TxFinalized
 			}
 		}
+		justMined := next == payment.TxConfirmed && status != payment.TxConfirmed
 		if next != status {
 			status = next
 			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
@@ -173,7 +174,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			obs.BlockNumber = &n
 			obs.Transfers = st.Transfers
 		}
-		synced, err := syncTransaction(ctx, SyncInput{Observation: obs})
+		synced, err := syncTransaction(ctx, SyncInput{Observation: obs, ReportIgnored: justMined})
 		if err != nil {
 			return err
 		}

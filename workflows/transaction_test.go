@@ -77,20 +77,9 @@ func TestPendingTimeoutRunsFromTheReorg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, err := chain.TransferToken(ctx, chain.Accounts[0], common.HexToAddress(cs.DepositAddress), big.NewInt(25_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chain.Mine(ctx, hash); err != nil {
-		t.Fatal(err)
-	}
+	hash := payAndMine(t, chain, cs)
 
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	workflows.Register(env)
-	(&activities.Activities{Store: st, Chains: chains}).Register(env)
-	env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(cs.ID), "", workflows.SignalTxStatus, mock.Anything).Return(nil)
-	env.SetStartTime(start)
+	env := transactionEnv(st, chains, cs, start)
 	env.RegisterDelayedCallback(func() {
 		if err := chain.Fork(parent.Hash()); err != nil {
 			t.Error(err)
@@ -152,19 +141,8 @@ func transactionFixture(t *testing.T, confirmations int) (*store.Store, *devchai
 func TestATransactionFollowedForLongContinuesAsNew(t *testing.T) {
 	ctx := context.Background()
 	st, chain, chains, cs, start := transactionFixture(t, 1000)
-	hash, err := chain.TransferToken(ctx, chain.Accounts[0], common.HexToAddress(cs.DepositAddress), big.NewInt(25_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chain.Mine(ctx, hash); err != nil {
-		t.Fatal(err)
-	}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	workflows.Register(env)
-	(&activities.Activities{Store: st, Chains: chains}).Register(env)
-	env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(cs.ID), "", workflows.SignalTxStatus, mock.Anything).Return(nil)
-	env.SetStartTime(start)
+	hash := payAndMine(t, chain, cs)
+	env := transactionEnv(st, chains, cs, start)
 	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
 		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, Source: "scanner"}})
 	if err := env.GetWorkflowError(); !workflow.IsContinueAsNewError(err) {
@@ -177,4 +155,30 @@ func TestATransactionFollowedForLongContinuesAsNew(t *testing.T) {
 	if tx.Status != payment.TxConfirmed || tx.Version != 1 {
 		t.Fatalf("transaction = %s version %d", tx.Status, tx.Version)
 	}
+}
+
+// payAndMine pays the session 25 USDC in a block mined at once.
+func payAndMine(t *testing.T, chain *devchain.Chain, cs payment.Session) common.Hash {
+	t.Helper()
+	ctx := context.Background()
+	hash, err := chain.TransferToken(ctx, chain.Accounts[0], common.HexToAddress(cs.DepositAddress), big.NewInt(25_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.Mine(ctx, hash); err != nil {
+		t.Fatal(err)
+	}
+	return hash
+}
+
+// transactionEnv runs the workflows with the real activities, as of start;
+// the session's workflow is not part of it, and takes any signal.
+func transactionEnv(st *store.Store, chains chainwatch.Chains, cs payment.Session, start time.Time) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	(&activities.Activities{Store: st, Chains: chains}).Register(env)
+	env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(cs.ID), "", workflows.SignalTxStatus, mock.Anything).Return(nil)
+	env.SetStartTime(start)
+	return env
 }
