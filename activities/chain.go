@@ -2,7 +2,9 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,26 +48,59 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		}
 	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
-	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.load)
+	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.lookup)
 	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
 		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
 	if err != nil {
 		return out, err
 	}
 	metrics.ScannedBlock.WithLabelValues(in.Network).Set(float64(polled.Cursor.Number))
-	for _, t := range polled.Transfers {
+	out.Payments = sessions.payments(c, polled.Transfers)
+	return out, nil
+}
+
+// ScanRange scans a range of blocks for transfers to deposit addresses,
+// for an operator's rescan: the network's scanner and its cursor are left
+// as they are.
+func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput) (workflows.ScanOutput, error) {
+	c, err := a.chain(in.Network)
+	if err != nil {
+		return workflows.ScanOutput{}, err
+	}
+	defer heartbeat(ctx, 2*time.Second)()
+	head, err := c.Client.BlockNumber(ctx)
+	if err != nil {
+		return workflows.ScanOutput{}, err
+	}
+	if in.From > in.To || in.To > head {
+		return workflows.ScanOutput{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("blocks %d to %d are not on the chain (its head is %d)", in.From, in.To, head), "invalid", nil)
+	}
+	sessions := &depositSessions{store: a.Store, network: c.Network}
+	_, transfers, err := c.Scanner().Scan(ctx, in.From, in.To, common.Hash{}, sessions.lookup)
+	if err != nil {
+		return workflows.ScanOutput{}, err
+	}
+	return workflows.ScanOutput{Payments: sessions.payments(c, transfers)}, nil
+}
+
+// payments are the transfers of the chain's assets, for their sessions.
+func (d *depositSessions) payments(c *chainwatch.Chain, transfers []chainwatch.Transfer) []workflows.Payment {
+	var out []workflows.Payment
+	for _, t := range transfers {
 		asset, ok := c.AssetOf(t)
 		if !ok {
 			continue
 		}
-		out.Payments = append(out.Payments, workflows.Payment{
-			SessionID: sessions.byAddress[chainwatch.Normalize(t.To)], Network: in.Network, ChainID: c.Network.ChainID,
-			TxHash: hashString(t.TxHash), LogIndex: t.LogIndex, From: t.From.Hex(), To: t.To.Hex(), AssetID: asset.ID,
-			AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber, BlockHash: t.BlockHash.Hex(),
-			BlockTime: t.BlockTime, Source: "scanner",
+		session := d.byAddress[chainwatch.Normalize(t.To)]
+		out = append(out, workflows.Payment{
+			SessionID: session.SessionID, ProjectID: session.ProjectID, IsLive: session.IsLive, Network: c.Network.Key,
+			ChainID: c.Network.ChainID, TxHash: hashString(t.TxHash), LogIndex: t.LogIndex, From: t.From.Hex(),
+			To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber,
+			BlockHash: t.BlockHash.Hex(), BlockTime: t.BlockTime, Source: "scanner",
 		})
 	}
-	return out, nil
+	return out
 }
 
 // heartbeat records an activity's heartbeat every interval until stopped:
@@ -99,39 +134,36 @@ func heartbeat(ctx context.Context, every time.Duration) (stop func()) {
 type depositSessions struct {
 	store   *store.Store
 	network chainwatch.Network
-	// byAddress holds session IDs by normalized deposit address.
-	byAddress map[string]string
+	// byAddress holds the sessions by normalized deposit address.
+	byAddress map[string]store.WatchedAddress
 }
 
-// load reads the watched deposit addresses, for the poller to call once it
-// knows which blocks it scans. A session counts only transfers on networks
-// of its own environment: a deposit address is the same on every EVM
-// chain, so testnet coins sent to a live session's address (or the other
-// way round) are seen, logged and ignored.
-func (d *depositSessions) load(ctx context.Context) (func(common.Address) bool, error) {
-	watched, err := d.store.WatchedAddresses(ctx, time.Now())
+// lookup tells which of a scan's recipients are deposit addresses, for the
+// poller to call once per scanned range. A session counts only transfers
+// on networks of its own environment: a deposit address is the same on
+// every EVM chain, so testnet coins sent to a live session's address (or
+// the other way round) are seen, logged and ignored.
+func (d *depositSessions) lookup(ctx context.Context, recipients []common.Address) (map[common.Address]bool, error) {
+	addresses := make([]string, len(recipients))
+	for i, a := range recipients {
+		addresses[i] = chainwatch.Normalize(a)
+	}
+	sessions, err := d.store.DepositAddresses(ctx, addresses)
 	if err != nil {
 		return nil, err
 	}
-	d.byAddress = make(map[string]string, len(watched))
-	otherEnv := map[string]string{}
-	for _, w := range watched {
+	d.byAddress = make(map[string]store.WatchedAddress, len(sessions))
+	watched := make(map[common.Address]bool, len(sessions))
+	for _, w := range sessions {
 		if w.IsLive != d.network.IsLive {
-			otherEnv[strings.ToLower(w.Address)] = w.SessionID
+			slog.WarnContext(ctx, "transfer to a session of the other environment ignored", "network", d.network.Key,
+				"networkIsLive", d.network.IsLive, "session", w.SessionID, "address", strings.ToLower(w.Address))
 			continue
 		}
-		d.byAddress[strings.ToLower(w.Address)] = w.SessionID
+		d.byAddress[strings.ToLower(w.Address)] = w
+		watched[common.HexToAddress(w.Address)] = true
 	}
-	return func(addr common.Address) bool {
-		a := chainwatch.Normalize(addr)
-		if id, ok := otherEnv[a]; ok {
-			slog.WarnContext(ctx, "transfer to a session of the other environment ignored", "network", d.network.Key,
-				"networkIsLive", d.network.IsLive, "session", id, "address", a)
-			return false
-		}
-		_, ok := d.byAddress[a]
-		return ok
-	}, nil
+	return watched, nil
 }
 
 func hashString(h common.Hash) string {
@@ -153,7 +185,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 	out := workflows.CheckOutput{RequiredConfirmations: n.Confirmations, BlockTime: time.Duration(n.BlockTime),
 		PendingTimeout: time.Duration(n.PendingTimeout)}
 	hash := common.HexToHash(in.TxHash)
-	st, err := chainwatch.CheckTransaction(ctx, c.Client, hash, n.FinalizedTag())
+	st, err := chainwatch.CheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces)
 	if err != nil {
 		return out, err
 	}
@@ -231,20 +263,20 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 	for i, t := range obs.Transfers {
 		addresses[i] = t.To
 	}
-	var ignored []payment.Transfer
+	var unexpected []payment.Transfer
 	records, err := a.Store.SyncTransaction(ctx, obs.ChainID, obs.TxHash, addresses, c.Network.IsLive,
 		func(rows []payment.Transaction, sessions []payment.Session) []payment.TxChange {
 			var changes []payment.TxChange
-			changes, ignored = payment.MatchTransfers(rows, obs, sessions, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
+			changes, unexpected = payment.MatchTransfers(rows, obs, sessions, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
 			return changes
 		}, renderTransaction)
 	if err != nil {
 		return workflows.SyncOutput{}, classify(err)
 	}
 	if in.ReportIgnored {
-		for _, t := range ignored {
-			metrics.TransfersIgnored.WithLabelValues(obs.Network).Inc()
-			slog.WarnContext(ctx, "transfer to a session that no longer takes payments not recorded", "network",
+		for _, t := range unexpected {
+			metrics.TransfersUnexpected.WithLabelValues(obs.Network).Inc()
+			slog.WarnContext(ctx, "transfer to a session that no longer takes payments recorded as unexpected", "network",
 				obs.Network, "txHash", obs.TxHash, "logIndex", t.LogIndex, "address", t.To, "asset", t.AssetID,
 				"amountBaseUnits", t.AmountBaseUnits)
 		}
@@ -262,6 +294,8 @@ func (a *Activities) RecordClaim(ctx context.Context, in workflows.ClaimInput) (
 // ScanBehind returns the networks whose scanner has not reported the
 // blocks mined before a time.
 func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInput) ([]string, error) {
-	behind, err := a.Store.ScanBehind(ctx, in.Networks, in.Before)
+	// A network no longer configured is not scanned any more: not waited for.
+	networks := slices.DeleteFunc(slices.Clone(in.Networks), func(n string) bool { return a.Chains[n] == nil })
+	behind, err := a.Store.ScanBehind(ctx, networks, in.Before)
 	return behind, classify(err)
 }

@@ -50,8 +50,8 @@ func pbTx(v views.Transaction) *v1.Transaction {
 		FromAddress: v.FromAddress, ToAddress: v.ToAddress, AssetDefinitionId: v.AssetDefinitionID, Symbol: v.Symbol,
 		Amount: v.Amount, AmountBaseUnits: v.AmountBaseUnits, AmountUsd: v.AmountUSD, BlockNumber: v.BlockNumber,
 		BlockHash: v.BlockHash, Confirmations: int32(v.Confirmations), RequiredConfirmations: int32(v.RequiredConfirmations),
-		FailureReason: v.FailureReason, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, ConfirmedAt: v.ConfirmedAt,
-		FinalizedAt: v.FinalizedAt, FailedAt: v.FailedAt}
+		FailureReason: v.FailureReason, Unexpected: v.Unexpected, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		ConfirmedAt: v.ConfirmedAt, FinalizedAt: v.FinalizedAt, FailedAt: v.FailedAt}
 	if v.LogIndex != nil {
 		li := int32(*v.LogIndex)
 		out.LogIndex = &li

@@ -72,7 +72,7 @@ func (c *Chain) Scanner() Scanner {
 	s := Scanner{Client: c.Client}
 	for _, a := range c.Assets {
 		if a.Native() {
-			s.Native = true
+			s.Native, s.Traces = true, c.Network.TraceInternalTransfers
 		} else {
 			s.Tokens = append(s.Tokens, common.HexToAddress(a.TokenAddress))
 		}

@@ -20,15 +20,16 @@ import (
 )
 
 // Client is what the engine asks of a chain: go-ethereum's small
-// interfaces, so the simulated backend's client serves as well as a node.
+// interfaces where their types read every chain, and raw calls for blocks,
+// transactions and receipts (see rpc.go). RPC adapts a go-ethereum client,
+// such as the simulated backend's.
 type Client interface {
 	ethereum.BlockNumberReader
 	ethereum.ContractCaller
 	FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error)
-	BlockByNumber(ctx context.Context, number *big.Int) (*types.Block, error)
-	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
-	TransactionByHash(ctx context.Context, hash common.Hash) (tx *types.Transaction, isPending bool, err error)
-	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
+	// Call makes a JSON-RPC call and decodes its answer into result; a
+	// null answer is ethereum.NotFound.
+	Call(ctx context.Context, result any, method string, args ...any) error
 }
 
 // Failover is a Client over several RPC endpoints of one network: each

@@ -27,6 +27,12 @@ type Network struct {
 	// PendingTimeout fails a submitted transaction not mined in time
 	// (default 30 minutes).
 	PendingTimeout Duration `json:"pendingTimeout"`
+	// TraceInternalTransfers reads the native coin that contracts' internal
+	// calls move (a smart-contract wallet's payment, a batch payout) from
+	// the node's debug_traceBlockByNumber and debug_traceTransaction with
+	// the callTracer. Without it only a transaction's own value is seen,
+	// and the hosted page asks for the native coin from a wallet account.
+	TraceInternalTransfers bool `json:"traceInternalTransfers,omitempty"`
 }
 
 // Duration is a time.Duration written as "2s" in JSON.

@@ -41,12 +41,6 @@ type BlockStore interface {
 	Reset(ctx context.Context) error
 }
 
-// Watchlist returns the predicate of the addresses whose transfers a poll
-// reports. A poll calls it once, after its last look at the head and before
-// it scans: an address watched from then on can only be paid in a later
-// block, which a later poll scans.
-type Watchlist func(ctx context.Context) (watched func(common.Address) bool, err error)
-
 // Poller follows one network's chain from a cursor, the way Chainlink's log
 // poller does: each poll scans the blocks after the cursor, keeps their
 // (number, hash) in a BlockStore, and when the cursor's block has left the
@@ -93,7 +87,7 @@ func (c *Chain) Poller(blocks BlockStore) *Poller {
 }
 
 // Poll scans the blocks after cursor, at most MaxRange of them, for
-// transfers to the addresses watch returns. With no block after the cursor
+// transfers to the addresses watch reports. With no block after the cursor
 // it waits up to HeadWait for one. A cursor whose block left the chain
 // rewinds to the newest kept block still on it; with none, or with no
 // cursor, the scan starts FreshDepth blocks behind the head. A reorg in the
@@ -130,11 +124,7 @@ func (p *Poller) Poll(ctx context.Context, cursor Cursor, watch Watchlist) (Poll
 		return out, err
 	}
 	to := min(head, from+s.MaxRange-1)
-	watched, err := watch(ctx)
-	if err != nil {
-		return out, err
-	}
-	blocks, transfers, err := s.Scanner.Scan(ctx, from, to, cursor.Hash, watched)
+	blocks, transfers, err := s.Scanner.Scan(ctx, from, to, cursor.Hash, watch)
 	if err != nil {
 		return out, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/devchain"
@@ -81,8 +82,19 @@ func startChain(t *testing.T) *devchain.Chain {
 	return chain
 }
 
-func (w *watcher) watch(context.Context) (func(common.Address) bool, error) {
-	return func(a common.Address) bool { return a == w.deposit }, nil
+func (w *watcher) watch(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
+	return map[common.Address]bool{w.deposit: slices.Contains(recipients, w.deposit)}, nil
+}
+
+// nodeClient is a chainwatch client of the dev chain's node over HTTP.
+func nodeClient(t *testing.T, chain *devchain.Chain) chainwatch.Client {
+	t.Helper()
+	ec, err := ethclient.Dial(chain.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ec.Close)
+	return chainwatch.RPC(ec)
 }
 
 // pollToHead polls until caught up and returns the transfers reported. Each
@@ -197,7 +209,7 @@ func reported(transfers []chainwatch.Transfer) map[common.Hash][]common.Hash {
 // transfer once, and at the head wait for the next block.
 func TestPollerFollowsTheChain(t *testing.T) {
 	chain := startChain(t)
-	w := newWatcher(t, chain.Client(), chain, 6, 8)
+	w := newWatcher(t, nodeClient(t, chain), chain, 6, 8)
 	w.commit(20)
 	txs, r := w.pay()
 	w.commit(3)
@@ -252,7 +264,7 @@ func TestPollerFollowsReorgs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			chain := startChain(t)
-			w := newWatcher(t, chain.Client(), chain, keep, freshDepth)
+			w := newWatcher(t, nodeClient(t, chain), chain, keep, freshDepth)
 			w.commit(2 * freshDepth)
 			w.pollToHead()
 			txs, r := w.pay()
@@ -337,7 +349,7 @@ func (c *forkingClient) FilterLogs(ctx context.Context, q ethereum.FilterQuery) 
 // in its new block.
 func TestPollerReorgDuringScan(t *testing.T) {
 	chain := startChain(t)
-	client := &forkingClient{Client: chain.Client()}
+	client := &forkingClient{Client: nodeClient(t, chain)}
 	w := newWatcher(t, client, chain, 8, 16)
 	w.commit(5)
 	w.pollToHead()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rpc"
 )
 
@@ -30,9 +29,10 @@ type TxState struct {
 }
 
 // CheckTransaction reads a transaction's receipt, its confirmations and,
-// with useFinalized, whether its block is final.
-func CheckTransaction(ctx context.Context, c Client, hash common.Hash, useFinalized bool) (TxState, error) {
-	r, err := c.TransactionReceipt(ctx, hash)
+// with useFinalized, whether its block is final. With traces, the native
+// coin its internal calls moved is among its transfers.
+func CheckTransaction(ctx context.Context, c Client, hash common.Hash, useFinalized, traces bool) (TxState, error) {
+	r, err := receipt(ctx, c, hash)
 	if errors.Is(err, ethereum.NotFound) {
 		return TxState{}, nil
 	}
@@ -45,39 +45,52 @@ func CheckTransaction(ctx context.Context, c Client, hash common.Hash, useFinali
 	}
 	// The receipt can come from a block that a reorg has just replaced:
 	// trust it only if its block is the canonical one at that height.
-	h, err := c.HeaderByNumber(ctx, r.BlockNumber)
+	h, err := header(ctx, c, new(big.Int).SetUint64(uint64(r.BlockNumber)))
 	if errors.Is(err, ethereum.NotFound) {
 		return TxState{}, nil
 	}
 	if err != nil {
 		return TxState{}, err
 	}
-	if h.Hash() != r.BlockHash {
+	if h.Hash != r.BlockHash {
 		return TxState{}, nil
 	}
-	st := TxState{Mined: true, Succeeded: r.Status == types.ReceiptStatusSuccessful,
-		BlockNumber: r.BlockNumber.Uint64(), BlockHash: r.BlockHash, BlockTime: h.Time}
+	st := TxState{Mined: true, Succeeded: r.Status == 1, BlockNumber: uint64(r.BlockNumber), BlockHash: r.BlockHash,
+		BlockTime: uint64(h.Timestamp)}
 	if head >= st.BlockNumber {
 		st.Confirmations = head - st.BlockNumber + 1
 	}
 	if useFinalized {
-		f, err := c.HeaderByNumber(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
-		if err == nil && f.Number.Uint64() >= st.BlockNumber {
+		f, err := header(ctx, c, big.NewInt(int64(rpc.FinalizedBlockNumber)))
+		if err == nil && uint64(f.Number) >= st.BlockNumber {
 			st.Final = true
 		}
 	}
 	for _, l := range r.Logs {
-		if t, ok := decodeTransfer(*l); ok {
+		if t, ok := decodeTransfer(l.log()); ok {
+			t.TxHash, t.BlockNumber, t.BlockHash = hash, st.BlockNumber, st.BlockHash
 			st.Transfers = append(st.Transfers, t)
 		}
 	}
-	if st.Succeeded {
-		tx, _, err := c.TransactionByHash(ctx, hash)
-		if err == nil && tx.To() != nil && tx.Value().Sign() > 0 {
-			if from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx); err == nil {
-				st.Transfers = append(st.Transfers, Transfer{TxHash: hash, LogIndex: -1, From: from, To: *tx.To(),
-					Amount: tx.Value(), BlockNumber: st.BlockNumber, BlockHash: st.BlockHash})
-			}
+	if !st.Succeeded {
+		return st, nil
+	}
+	tx, err := transaction(ctx, c, hash)
+	if err != nil && !errors.Is(err, ethereum.NotFound) {
+		return TxState{}, err
+	}
+	if err == nil && tx.To != nil && tx.value().Sign() > 0 {
+		st.Transfers = append(st.Transfers, Transfer{TxHash: hash, LogIndex: -1, From: tx.From, To: *tx.To,
+			Amount: tx.value(), BlockNumber: st.BlockNumber, BlockHash: st.BlockHash})
+	}
+	if traces {
+		top, err := traceTransaction(ctx, c, hash)
+		if err != nil {
+			return TxState{}, err
+		}
+		for k, t := range internalTransfers(top) {
+			st.Transfers = append(st.Transfers, Transfer{TxHash: hash, LogIndex: InternalIndex(k + 1), From: t.From,
+				To: t.To, Amount: t.Amount, BlockNumber: st.BlockNumber, BlockHash: st.BlockHash})
 		}
 	}
 	return st, nil
@@ -92,27 +105,23 @@ var transferSelector = []byte{0xa9, 0x05, 0x9c, 0xbb}
 // or that reverted, whose receipt has no Transfer log. found is false when
 // no node knows the hash.
 func IntendedTransfer(ctx context.Context, c Client, hash common.Hash) (t *Transfer, found bool, err error) {
-	tx, _, err := c.TransactionByHash(ctx, hash)
+	tx, err := transaction(ctx, c, hash)
 	if errors.Is(err, ethereum.NotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if tx.To() == nil {
+	if tx.To == nil {
 		return nil, true, nil
 	}
-	from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
-	if err != nil {
-		return nil, true, nil
+	if tx.value().Sign() > 0 {
+		return &Transfer{TxHash: hash, LogIndex: -1, From: tx.From, To: *tx.To, Amount: tx.value()}, true, nil
 	}
-	if tx.Value().Sign() > 0 {
-		return &Transfer{TxHash: hash, LogIndex: -1, From: from, To: *tx.To(), Amount: tx.Value()}, true, nil
-	}
-	data := tx.Data()
+	data := tx.Input
 	if len(data) == 4+64 && bytes.Equal(data[:4], transferSelector) {
-		return &Transfer{TxHash: hash, LogIndex: 0, From: from, To: common.BytesToAddress(data[4:36]),
-			Token: *tx.To(), Amount: new(big.Int).SetBytes(data[36:68])}, true, nil
+		return &Transfer{TxHash: hash, LogIndex: 0, From: tx.From, To: common.BytesToAddress(data[4:36]),
+			Token: *tx.To, Amount: new(big.Int).SetBytes(data[36:68])}, true, nil
 	}
 	return nil, true, nil
 }

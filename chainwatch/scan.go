@@ -64,64 +64,72 @@ type Cursor struct {
 var ErrReorged = errors.New("the cursor's block is no longer canonical")
 
 // Scanner reads a range of blocks for transfers to watched addresses. Its
-// RPC calls per range are one block fetch per block, one eth_getLogs per
+// RPC calls per range are one block read per block (with its transactions
+// when the native coin counts, the header alone otherwise), one trace per
+// block where internal native transfers are read, one eth_getLogs per
 // thousand token contracts and two head checks: none depend on how many
-// addresses are watched, which are matched locally.
+// addresses are watched, which are looked up once per range.
 type Scanner struct {
 	Client Client
 	// Tokens are the ERC-20 contracts whose Transfer logs count.
 	Tokens []common.Address
 	// Native says whether native coin transfers count.
 	Native bool
+	// Traces says whether native coin moved by contracts' internal calls
+	// is read too, from the node's debug_traceBlockByNumber.
+	Traces bool
 }
+
+// Watchlist tells which of the addresses a scanned range pays are watched.
+type Watchlist func(ctx context.Context, recipients []common.Address) (watched map[common.Address]bool, err error)
 
 // Head returns the chain's head block number.
 func (s Scanner) Head(ctx context.Context) (uint64, error) { return s.Client.BlockNumber(ctx) }
 
 // Canonical reports whether the cursor's block is still on the chain.
 func (s Scanner) Canonical(ctx context.Context, c Cursor) (bool, error) {
-	h, err := s.Client.HeaderByNumber(ctx, new(big.Int).SetUint64(c.Number))
+	h, err := header(ctx, s.Client, new(big.Int).SetUint64(c.Number))
 	if errors.Is(err, ethereum.NotFound) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	return h.Hash() == c.Hash, nil
+	return h.Hash == c.Hash, nil
 }
 
 // Scan reads blocks from..to (inclusive) and returns them with the
-// transfers to addresses for which watched reports true. The blocks must
-// chain onto each other and onto parent when it is not zero; otherwise
-// ErrReorged.
-func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, watched func(common.Address) bool) ([]Block, []Transfer, error) {
+// transfers to the addresses watch reports. The blocks must chain onto
+// each other and onto parent when it is not zero; otherwise ErrReorged.
+// Transactions of types go-ethereum does not know are read like any other.
+func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, watch Watchlist) ([]Block, []Transfer, error) {
 	var blocks []Block
-	var transfers []Transfer
+	var found []Transfer
 	prev := parent
 	for n := from; n <= to; n++ {
-		b, err := s.Client.BlockByNumber(ctx, new(big.Int).SetUint64(n))
+		var b Block
+		var transfers []Transfer
+		var err error
+		if s.Native {
+			b, transfers, err = s.nativeTransfers(ctx, n)
+		} else {
+			var h *rpcHeader
+			if h, err = header(ctx, s.Client, new(big.Int).SetUint64(n)); err == nil {
+				b = h.block()
+			}
+		}
+		if errors.Is(err, ethereum.NotFound) {
+			return nil, nil, fmt.Errorf("block %d: %w", n, ErrReorged) // the head moved back
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("block %d: %w", n, err)
 		}
-		if prev != (common.Hash{}) && b.ParentHash() != prev {
+		if b.Number != n || prev != (common.Hash{}) && b.Parent != prev {
 			return nil, nil, ErrReorged
 		}
-		prev = b.Hash()
-		blocks = append(blocks, Block{Number: n, Hash: b.Hash(), Parent: b.ParentHash(), Time: b.Time()})
-		if !s.Native {
-			continue
-		}
-		for _, tx := range b.Transactions() {
-			if tx.To() == nil || tx.Value().Sign() <= 0 || !watched(*tx.To()) {
-				continue
-			}
-			from, err := types.Sender(types.LatestSignerForChainID(tx.ChainId()), tx)
-			if err != nil {
-				continue
-			}
-			transfers = append(transfers, Transfer{TxHash: tx.Hash(), LogIndex: -1, From: from, To: *tx.To(),
-				Amount: tx.Value(), BlockNumber: n, BlockHash: b.Hash(), BlockTime: b.Time()})
-		}
+		prev = b.Hash
+		blocks = append(blocks, b)
+		found = append(found, transfers...)
 	}
 	for i := 0; i < len(s.Tokens); i += maxFilterAddresses {
 		chunk := s.Tokens[i:min(i+maxFilterAddresses, len(s.Tokens))]
@@ -134,17 +142,84 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 		}
 		for _, l := range logs {
 			t, ok := decodeTransfer(l)
-			if !ok || !watched(t.To) || l.Removed {
+			if !ok || l.Removed {
 				continue
 			}
 			if l.BlockNumber < from || l.BlockNumber > to || blocks[l.BlockNumber-from].Hash != l.BlockHash {
 				return nil, nil, ErrReorged // the logs come from another branch than the blocks
 			}
 			t.BlockTime = blocks[l.BlockNumber-from].Time
+			found = append(found, t)
+		}
+	}
+	if len(found) == 0 {
+		return blocks, nil, nil
+	}
+	recipients := make([]common.Address, 0, len(found))
+	seen := map[common.Address]bool{}
+	for _, t := range found {
+		if !seen[t.To] {
+			seen[t.To] = true
+			recipients = append(recipients, t.To)
+		}
+	}
+	watched, err := watch(ctx, recipients)
+	if err != nil {
+		return nil, nil, err
+	}
+	transfers := found[:0]
+	for _, t := range found {
+		if watched[t.To] {
 			transfers = append(transfers, t)
 		}
 	}
 	return blocks, transfers, nil
+}
+
+func (h rpcHeader) block() Block {
+	return Block{Number: uint64(h.Number), Hash: h.Hash, Parent: h.ParentHash, Time: uint64(h.Timestamp)}
+}
+
+// nativeTransfers reads block n with its transactions and returns the
+// native coin they move: every transaction's value, whatever its type
+// (a reverted one is found failed when its receipt is read), and, with
+// Traces, what internal calls move.
+func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (Block, []Transfer, error) {
+	rb, err := fullBlock(ctx, s.Client, n)
+	if err != nil {
+		return Block{}, nil, err
+	}
+	b := rb.block()
+	var out []Transfer
+	for _, tx := range rb.Transactions {
+		if tx.To != nil && tx.value().Sign() > 0 {
+			out = append(out, Transfer{TxHash: tx.Hash, LogIndex: -1, From: tx.From, To: *tx.To, Amount: tx.value(),
+				BlockNumber: n, BlockHash: b.Hash, BlockTime: b.Time})
+		}
+	}
+	if !s.Traces || len(rb.Transactions) == 0 {
+		return b, out, nil
+	}
+	traces, err := traceBlock(ctx, s.Client, n)
+	if err != nil {
+		return Block{}, nil, err
+	}
+	if len(traces) != len(rb.Transactions) {
+		return Block{}, nil, ErrReorged // traced another block than the one read
+	}
+	for i, tr := range traces {
+		if tr.TxHash != (common.Hash{}) && tr.TxHash != rb.Transactions[i].Hash {
+			return Block{}, nil, ErrReorged
+		}
+		if tr.Error != "" {
+			return Block{}, nil, fmt.Errorf("trace of %s: %s", rb.Transactions[i].Hash, tr.Error)
+		}
+		for k, t := range internalTransfers(tr.Result) {
+			out = append(out, Transfer{TxHash: rb.Transactions[i].Hash, LogIndex: InternalIndex(k + 1), From: t.From,
+				To: t.To, Amount: t.Amount, BlockNumber: n, BlockHash: b.Hash, BlockTime: b.Time})
+		}
+	}
+	return b, out, nil
 }
 
 // decodeTransfer reads an ERC-20 Transfer log.

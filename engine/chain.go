@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -189,4 +190,31 @@ func (e *Engine) ResumeTransaction(ctx context.Context, chainID int64, txHash st
 		return "", fmt.Errorf("start transaction workflow: %w", err)
 	}
 	return run.GetID(), nil
+}
+
+// Rescan scans blocks from..to of a network again for transfers to deposit
+// addresses, hands them to their sessions the way the scanner does, and
+// waits for the result. It is safe to run twice, or while the network's
+// scanner runs: every transfer counts once.
+func (e *Engine) Rescan(ctx context.Context, network string, from, to uint64) (workflows.RescanResult, error) {
+	var probs payment.Problems
+	if network == "" {
+		probs.Add("network", "is required")
+	}
+	if from > to {
+		probs.Add("from", "must not be after to")
+	}
+	if err := probs.Err(); err != nil {
+		return workflows.RescanResult{}, err
+	}
+	in := workflows.RescanInput{Network: network, From: from, To: to, Step: chainwatch.DefaultMaxRange}
+	run, err := e.Temporal.ExecuteWorkflow(ctx, workflows.RescanStartOptions(in), workflows.WorkflowRescan, in)
+	if err != nil {
+		return workflows.RescanResult{}, fmt.Errorf("start rescan: %w", err)
+	}
+	var res workflows.RescanResult
+	if err := run.Get(ctx, &res); err != nil {
+		return res, fmt.Errorf("rescan %s: %w", run.GetID(), err)
+	}
+	return res, nil
 }

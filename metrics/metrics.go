@@ -29,11 +29,12 @@ var (
 		Name: "paymentsd_scanned_block",
 		Help: "The number of the last block the network's scanner has read.",
 	}, []string{"network"})
-	// TransfersIgnored counts transfers to the deposit address of a session
-	// that no longer takes payments: in the merchant's wallet, not counted.
-	TransfersIgnored = promauto.NewCounterVec(prometheus.CounterOpts{
-		Name: "paymentsd_transfers_ignored_total",
-		Help: "Transfers to a deposit address whose session no longer takes payments (not recorded).",
+	// TransfersUnexpected counts transfers to the deposit address of a
+	// session that no longer takes payments: recorded as unexpected, in the
+	// merchant's wallet, counted for no session.
+	TransfersUnexpected = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_transfers_unexpected_total",
+		Help: "Transfers to a deposit address whose session no longer takes payments (recorded as unexpected).",
 	}, []string{"network"})
 )
 

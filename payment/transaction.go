@@ -38,7 +38,10 @@ type Transaction struct {
 	Confirmations         int
 	RequiredConfirmations int
 	FailureReason         string
-	StatusHistory         []StatusChange
+	// Unexpected marks a transfer to the deposit address of a session that
+	// no longer took payments: recorded, counted for no session.
+	Unexpected    bool
+	StatusHistory []StatusChange
 	// Version counts the transaction's recorded changes, starting at 1.
 	Version     int
 	CreatedAt   time.Time

@@ -47,6 +47,10 @@ type Observation struct {
 	Confirmations, RequiredConfirmations int
 	// Transfers are those of the receipt, when mined and succeeded.
 	Transfers []Transfer
+	// BlockTime is when the transaction's block was mined (zero when it
+	// is not): a transfer mined while its session took payments counts,
+	// however late it is seen.
+	BlockTime time.Time
 	At        time.Time
 }
 
@@ -93,8 +97,10 @@ func (s Session) Option(assetID string) (PaymentOption, bool) {
 //     environment), never to the session that reported the hash. Every
 //     transfer to a session's address is counted, once: it is recorded once
 //     per chain, hash and log index.
-//   - A transfer to a session that no longer takes payments, and that is
-//     not recorded yet, is not recorded: it is returned in ignored.
+//   - A transfer to a session that no longer takes payments, neither when
+//     it was mined nor when it is first seen, is recorded as unexpected (it
+//     counts for no session; the merchant sees it and settles it with the
+//     payer) and returned in unexpected.
 //   - A claim (a hash the payer submitted) becomes the first transfer of
 //     that transaction to its session; a mined transaction that pays the
 //     claiming session nothing fails the claim ("pays nothing to this
@@ -103,7 +109,7 @@ func (s Session) Option(assetID string) (PaymentOption, bool) {
 //     recorded transfer is the same transfer when it pays the same session
 //     the same asset at the same rank in the transaction.
 //   - Every record not yet final follows the transaction's status.
-func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, newID func() string) (changes []TxChange, ignored []Transfer) {
+func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, newID func() string) (changes []TxChange, unexpected []Transfer) {
 	byAddress := map[string]Session{}
 	for _, s := range sessions {
 		byAddress[strings.ToLower(s.DepositAddress)] = s
@@ -159,11 +165,11 @@ func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, new
 				m.follow(transferRecord(rows[claim], s, obs, t), true, "")
 				continue
 			}
-			if !s.TakesPayments(obs.At) {
-				ignored = append(ignored, t)
-				continue
+			takes := s.TakesPayments(obs.At) || !obs.BlockTime.IsZero() && s.TakesPayments(obs.BlockTime)
+			if !takes {
+				unexpected = append(unexpected, t)
 			}
-			row := transferRecord(Transaction{ID: newID(), Status: TxConfirmed, Version: 1,
+			row := transferRecord(Transaction{ID: newID(), Status: TxConfirmed, Version: 1, Unexpected: !takes,
 				StatusHistory: []StatusChange{{Status: TxConfirmed, At: obs.At}}, CreatedAt: obs.At}, s, obs, t)
 			m.changes = append(m.changes, TxChange{Insert: true, Transaction: m.withBlock(row), Event: "transaction.confirmed"})
 			m.follow(m.changes[len(m.changes)-1].Transaction, false, "")
@@ -184,7 +190,7 @@ func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, new
 			m.follow(row, false, obs.Reason)
 		}
 	}
-	return m.changes, ignored
+	return m.changes, unexpected
 }
 
 // transferRecord fills a record with a transfer to session s.

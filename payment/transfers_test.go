@@ -49,10 +49,10 @@ func TestOneTransactionPayingTwoSessionsRecordsATransferForEach(t *testing.T) {
 		Transfer{LogIndex: 3, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"},
 		Transfer{LogIndex: 4, To: "0x0000000000000000000000000000000000000bad", AssetID: "usdc", AmountBaseUnits: "1"},
 		Transfer{LogIndex: 5, To: b.DepositAddress, AssetID: "usdc", AmountBaseUnits: "10000000"})
-	changes, ignored := MatchTransfers(nil, obs, []Session{a, b}, newID)
+	changes, unexpected := MatchTransfers(nil, obs, []Session{a, b}, newID)
 	rows := apply(nil, changes)
-	if len(rows) != 2 || len(ignored) != 0 {
-		t.Fatalf("rows %+v, ignored %v", rows, ignored)
+	if len(rows) != 2 || len(unexpected) != 0 {
+		t.Fatalf("rows %+v, unexpected %v", rows, unexpected)
 	}
 	if rows[0].CheckoutSessionID != "cs_a" || rows[0].LogIndex != 3 || rows[0].AmountUSD.String() != "25" ||
 		rows[1].CheckoutSessionID != "cs_b" || rows[1].LogIndex != 5 || rows[1].Amount != "10" || rows[1].ProjectID != "proj_b" {
@@ -143,13 +143,23 @@ func TestAReorgThatMovesTheLogsKeepsTheRecords(t *testing.T) {
 	}
 }
 
-func TestATransferToAClosedSessionIsNotRecorded(t *testing.T) {
+// A transfer to a session that no longer takes payments is recorded as
+// unexpected; one mined while the session took payments counts, however
+// late it is seen (a scanner held behind).
+func TestATransferToAClosedSessionIsRecordedUnexpected(t *testing.T) {
 	a, _, at, newID := matchFixture()
 	a.Status, a.LateUntil = SessionExpired, at.Add(-time.Second)
-	changes, ignored := MatchTransfers(nil, mined(at, TxConfirmed,
-		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "1"}), []Session{a}, newID)
-	if len(changes) != 0 || len(ignored) != 1 {
-		t.Fatalf("changes %+v ignored %+v", changes, ignored)
+	obs := mined(at, TxConfirmed, Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "1"})
+	obs.BlockTime = at
+	changes, unexpected := MatchTransfers(nil, obs, []Session{a}, newID)
+	if len(changes) != 1 || !changes[0].Insert || !changes[0].Transaction.Unexpected || len(unexpected) != 1 ||
+		changes[0].Event != "transaction.confirmed" || changes[0].Transaction.CheckoutSessionID != a.ID {
+		t.Fatalf("changes %+v unexpected %+v", changes, unexpected)
+	}
+	obs.BlockTime = a.LateUntil.Add(-time.Minute)
+	changes, unexpected = MatchTransfers(nil, obs, []Session{a}, newID)
+	if len(changes) != 1 || changes[0].Transaction.Unexpected || len(unexpected) != 0 {
+		t.Fatalf("mined inside the window: changes %+v unexpected %+v", changes, unexpected)
 	}
 }
 

@@ -128,13 +128,15 @@ type WatchedAddress struct {
 	Address   string
 	SessionID string
 	IsLive    bool
+	ProjectID string
 }
 
-// WatchedAddresses returns the deposit addresses of open and processing
-// sessions and of sessions inside their late-payment window.
-func (s *Store) WatchedAddresses(ctx context.Context, now time.Time) ([]WatchedAddress, error) {
-	rows, err := s.pool.Query(ctx, `SELECT deposit_address, id, is_live FROM checkout_sessions
-		WHERE deposit_address <> '' AND (status IN ('open', 'processing') OR late_until > $1)`, now)
+// DepositAddresses returns the sessions whose deposit addresses are among
+// addresses (lowercase), whatever their state: every deposit address ever
+// issued stays watched, so that no transfer to one goes unrecorded.
+func (s *Store) DepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
+	rows, err := s.pool.Query(ctx, `SELECT deposit_address, id, is_live, project_id FROM checkout_sessions
+		WHERE deposit_address <> '' AND lower(deposit_address) = ANY($1)`, addresses)
 	if err != nil {
 		return nil, err
 	}

@@ -12,26 +12,26 @@ import (
 const txColumns = `id, project_id, checkout_session_id, payment_plan_id, is_live, status, network, chain_id,
 	tx_hash, log_index, from_address, to_address, asset_definition_id, symbol, amount, amount_base_units::text,
 	amount_usd::text, block_number, block_hash, confirmations, required_confirmations, failure_reason,
-	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version`
+	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version, unexpected`
 
 // InsertTransaction records a transaction; one that is already recorded
 // (same chain, hash and log index) is left as it is.
 func (s *Store) InsertTransaction(ctx context.Context, t payment.Transaction) error {
 	history, _ := json.Marshal(t.StatusHistory)
 	_, err := s.pool.Exec(ctx, `INSERT INTO transactions (`+txColumnsInsert+`)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)
 		ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`,
 		t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
 		t.TxHash, logIndexValue(t.LogIndex), t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,
 		t.AmountUSD.String(), t.BlockNumber, t.BlockHash, t.Confirmations, t.RequiredConfirmations, t.FailureReason,
-		history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt)
+		history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt, t.Unexpected)
 	return mapErr(err)
 }
 
 const txColumnsInsert = `id, project_id, checkout_session_id, payment_plan_id, is_live, status, network, chain_id,
 	tx_hash, log_index, from_address, to_address, asset_definition_id, symbol, amount, amount_base_units,
 	amount_usd, block_number, block_hash, confirmations, required_confirmations, failure_reason,
-	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at`
+	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, unexpected`
 
 // GetTransaction returns a transaction of the principal's project and environment.
 func (s *Store) GetTransaction(ctx context.Context, p payment.Principal, id string) (payment.Transaction, error) {
@@ -63,7 +63,8 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 	err := row.Scan(&t.ID, &t.ProjectID, &t.CheckoutSessionID, &t.PaymentPlanID, &t.IsLive, &t.Status, &t.Network,
 		&t.ChainID, &t.TxHash, &logIndex, &t.FromAddress, &t.ToAddress, &t.AssetDefinitionID, &t.Symbol, &t.Amount,
 		&t.AmountBaseUnits, &usd, &t.BlockNumber, &t.BlockHash, &t.Confirmations, &t.RequiredConfirmations,
-		&t.FailureReason, &history, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version)
+		&t.FailureReason, &history, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version,
+		&t.Unexpected)
 	if err != nil {
 		return t, mapErr(err)
 	}
@@ -88,12 +89,12 @@ func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, re
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		history, _ := json.Marshal(t.StatusHistory)
 		tag, err := tx.Exec(ctx, `INSERT INTO transactions (`+txColumnsInsert+`, version)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,1)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,1)
 			ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`,
 			t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
 			t.TxHash, logIndexValue(t.LogIndex), t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,
 			t.AmountUSD.String(), t.BlockNumber, t.BlockHash, t.Confirmations, t.RequiredConfirmations, t.FailureReason,
-			history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt)
+			history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt, t.Unexpected)
 		if err != nil {
 			return mapErr(err)
 		}

@@ -187,12 +187,12 @@ func applyChanges(ctx context.Context, tx pgx.Tx, records []payment.Transaction,
 func insertTx(ctx context.Context, tx pgx.Tx, t payment.Transaction) (inserted bool, err error) {
 	history, _ := json.Marshal(t.StatusHistory)
 	tag, err := tx.Exec(ctx, `INSERT INTO transactions (`+txColumnsInsert+`, version)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30)
 		ON CONFLICT DO NOTHING`,
 		t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
 		t.TxHash, logIndexValue(t.LogIndex), t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount,
 		t.AmountBaseUnits, t.AmountUSD.String(), t.BlockNumber, t.BlockHash, t.Confirmations, t.RequiredConfirmations,
-		t.FailureReason, history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt, t.Version)
+		t.FailureReason, history, t.CreatedAt, t.UpdatedAt, t.ConfirmedAt, t.FinalizedAt, t.FailedAt, t.Unexpected, t.Version)
 	if err != nil {
 		return false, mapErr(err)
 	}

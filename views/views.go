@@ -158,34 +158,38 @@ func SessionOf(cs payment.Session, token, checkoutURL string, txs []payment.Tran
 
 // Transaction is a transaction as the API returns it.
 type Transaction struct {
-	ID                    string                 `json:"id"`
-	ProjectID             string                 `json:"projectId"`
-	CheckoutSessionID     string                 `json:"checkoutSessionId"`
-	PaymentPlanID         string                 `json:"paymentPlanId"`
-	IsLive                bool                   `json:"isLive"`
-	Status                string                 `json:"status"`
-	Network               string                 `json:"network"`
-	ChainID               int64                  `json:"chainId"`
-	TxHash                string                 `json:"txHash"`
-	LogIndex              *int                   `json:"logIndex"`
-	FromAddress           string                 `json:"fromAddress"`
-	ToAddress             string                 `json:"toAddress"`
-	AssetDefinitionID     string                 `json:"assetDefinitionId"`
-	Symbol                string                 `json:"symbol"`
-	Amount                string                 `json:"amount"`
-	AmountBaseUnits       string                 `json:"amountBaseUnits"`
-	AmountUSD             string                 `json:"amountUsd"`
-	BlockNumber           *int64                 `json:"blockNumber"`
-	BlockHash             *string                `json:"blockHash"`
-	Confirmations         int                    `json:"confirmations"`
-	RequiredConfirmations int                    `json:"requiredConfirmations"`
-	FailureReason         *string                `json:"failureReason"`
-	StatusHistory         []payment.StatusChange `json:"statusHistory"`
-	CreatedAt             string                 `json:"createdAt"`
-	UpdatedAt             string                 `json:"updatedAt"`
-	ConfirmedAt           *string                `json:"confirmedAt"`
-	FinalizedAt           *string                `json:"finalizedAt"`
-	FailedAt              *string                `json:"failedAt"`
+	ID                    string  `json:"id"`
+	ProjectID             string  `json:"projectId"`
+	CheckoutSessionID     string  `json:"checkoutSessionId"`
+	PaymentPlanID         string  `json:"paymentPlanId"`
+	IsLive                bool    `json:"isLive"`
+	Status                string  `json:"status"`
+	Network               string  `json:"network"`
+	ChainID               int64   `json:"chainId"`
+	TxHash                string  `json:"txHash"`
+	LogIndex              *int    `json:"logIndex"`
+	FromAddress           string  `json:"fromAddress"`
+	ToAddress             string  `json:"toAddress"`
+	AssetDefinitionID     string  `json:"assetDefinitionId"`
+	Symbol                string  `json:"symbol"`
+	Amount                string  `json:"amount"`
+	AmountBaseUnits       string  `json:"amountBaseUnits"`
+	AmountUSD             string  `json:"amountUsd"`
+	BlockNumber           *int64  `json:"blockNumber"`
+	BlockHash             *string `json:"blockHash"`
+	Confirmations         int     `json:"confirmations"`
+	RequiredConfirmations int     `json:"requiredConfirmations"`
+	FailureReason         *string `json:"failureReason"`
+	// Unexpected marks a transfer to the deposit address of a session that
+	// no longer took payments: it counts for no session; the merchant
+	// settles it with the payer.
+	Unexpected    bool                   `json:"unexpected"`
+	StatusHistory []payment.StatusChange `json:"statusHistory"`
+	CreatedAt     string                 `json:"createdAt"`
+	UpdatedAt     string                 `json:"updatedAt"`
+	ConfirmedAt   *string                `json:"confirmedAt"`
+	FinalizedAt   *string                `json:"finalizedAt"`
+	FailedAt      *string                `json:"failedAt"`
 }
 
 // TransactionOf renders a record.
@@ -195,7 +199,7 @@ func TransactionOf(t payment.Transaction) Transaction {
 		FromAddress: t.FromAddress, ToAddress: t.ToAddress, AssetDefinitionID: t.AssetDefinitionID, Symbol: t.Symbol,
 		Amount: t.Amount, AmountBaseUnits: t.AmountBaseUnits, AmountUSD: payment.FormatUSD(t.AmountUSD),
 		BlockNumber: t.BlockNumber, BlockHash: nonEmpty(t.BlockHash), Confirmations: t.Confirmations,
-		RequiredConfirmations: t.RequiredConfirmations, FailureReason: nonEmpty(t.FailureReason),
+		RequiredConfirmations: t.RequiredConfirmations, FailureReason: nonEmpty(t.FailureReason), Unexpected: t.Unexpected,
 		StatusHistory: t.StatusHistory, CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt),
 		ConfirmedAt: tsPtr(t.ConfirmedAt), FinalizedAt: tsPtr(t.FinalizedAt), FailedAt: tsPtr(t.FailedAt)}
 	if t.LogIndex >= 0 {

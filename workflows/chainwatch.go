@@ -4,6 +4,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // ChainwatchWorkflowID is the workflow ID of a network's scanner.
@@ -36,13 +38,28 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 		if err != nil {
 			return err
 		}
-		for _, p := range out.Payments {
-			// A session whose workflow has ended no longer takes payments:
-			// the scanner only watches sessions inside their windows, so
-			// this is a race at the window's end and the error is dropped.
-			_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalPayment, p).Get(ctx, nil)
+		if err := reportPayments(ctx, out.Payments); err != nil {
+			return err
 		}
 		in.Cursor = out.Cursor
 	}
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
+}
+
+// reportPayments hands transfers found on the chain to their sessions. A
+// session whose workflow has ended no longer takes payments: the
+// transaction's workflow is then started here, and records the transfer
+// (as unexpected, unless it was mined while the session took payments).
+func reportPayments(ctx workflow.Context, payments []Payment) error {
+	for _, p := range payments {
+		err := workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalPayment, p).Get(ctx, nil)
+		if err == nil || workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			continue
+		}
+		s := payment.Session{ID: p.SessionID, ProjectID: p.ProjectID, IsLive: p.IsLive}
+		if _, err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

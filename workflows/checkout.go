@@ -123,6 +123,14 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	late := func() bool {
 		return status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits || pastExpiry
 	}
+	// afterWindow tells whether a transfer mined at blockTime (Unix
+	// seconds, 0 before it is mined) and seen now is past the late-payment
+	// window on both counts, so no longer the session's
+	// (payment.MatchTransfers decides the same).
+	afterWindow := func(blockTime uint64) bool {
+		return status != payment.SessionOpen && status != payment.SessionProcessing && !workflow.Now(ctx).Before(s.LateUntil) &&
+			(blockTime == 0 || !time.Unix(int64(blockTime), 0).Before(s.LateUntil))
+	}
 	// seenLate holds, by line, whether its payment was first seen late.
 	seenLate := map[string]bool{}
 	// lateAt tells whether a payment is late: seen late, and, once mined
@@ -335,6 +343,12 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		if seen[key] {
 			return nil // a rescan, or the record is told already
 		}
+		if afterWindow(p.BlockTime) && workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == 1 {
+			// Mined and seen after the late-payment window: its
+			// transaction's workflow records it as unexpected.
+			seen[key] = true
+			return follow(ctx, TransactionInput{Payment: p, Session: s})
+		}
 		seen[key] = true
 		seenLate[key] = late()
 		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
@@ -347,6 +361,14 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		return settle() // processing from the first payment seen
 	}
 	recordStatus := func(u TxStatus) error {
+		if u.Unexpected {
+			// Recorded for no session: not a line of this one.
+			seen[u.TransferKey] = true
+			if lines[u.TransferKey] != nil {
+				drop(u.TransferKey)
+			}
+			return settle()
+		}
 		if u.Ended {
 			// Transfers it was told of and did not record will not be.
 			for _, k := range reported[u.Key] {
@@ -414,23 +436,15 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		// restart). Wait until every network has been scanned past
 		// expiresAt, then decide.
 		workflow.Go(ctx, func(ctx workflow.Context) {
-			var networks []string
-			for _, o := range s.PaymentOptions {
-				if !slices.Contains(networks, o.Network) {
-					networks = append(networks, o.Network)
-				}
+			// Not past the late-payment window (or, since
+			// changeEveryTransfer, ScanWaitLimit after it), though: a
+			// network that stopped for good does not hold the session for
+			// ever.
+			limit := s.LateUntil
+			if workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == 1 {
+				limit = s.LateUntil.Add(ScanWaitLimit)
 			}
-			// Not past the late-payment window, though: a network that
-			// stopped for good does not hold the session for ever.
-			for wait := time.Second; workflow.Now(ctx).Before(s.LateUntil); wait = min(2*wait, 10*time.Second) {
-				behind, err := scanBehind(ctx, ScanBehindInput{Networks: networks, Before: s.ExpiresAt})
-				if err != nil || len(behind) == 0 {
-					break
-				}
-				if err := workflow.Sleep(ctx, wait); err != nil {
-					break
-				}
-			}
+			waitScanned(ctx, sessionNetworks(s), s.ExpiresAt, limit)
 			scanned.Send(ctx, nil)
 		})
 	})
@@ -501,7 +515,32 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		return true
 	}
 	lateTimer := false
-	for !done() {
+	// lateScan is set once the session is done: since changeEveryTransfer
+	// it then waits until every network it takes has been scanned past the
+	// late-payment window (up to ScanWaitLimit), so that no transfer mined
+	// inside the window reaches it after it has ended.
+	lateScan, lateScanned := false, false
+	for {
+		if done() {
+			if !perTransfer || lateScanned {
+				break
+			}
+			if !lateScan {
+				lateScan = true
+				if workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+					break
+				}
+				scannedLate := workflow.NewChannel(ctx)
+				workflow.Go(ctx, func(ctx workflow.Context) {
+					waitScanned(ctx, sessionNetworks(s), s.LateUntil, s.LateUntil.Add(ScanWaitLimit))
+					scannedLate.Send(ctx, nil)
+				})
+				sel.AddReceive(scannedLate, func(c workflow.ReceiveChannel, _ bool) {
+					c.Receive(ctx, nil)
+					lateScanned = true
+				})
+			}
+		}
 		if !lateTimer && closed() && workflow.Now(ctx).Before(s.LateUntil) {
 			lateTimer = true
 			sel.AddFuture(workflow.NewTimer(ctx, s.LateUntil.Sub(workflow.Now(ctx))), func(workflow.Future) {})
@@ -513,4 +552,34 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	}
 	// Let a caller still waiting on the update see its answer.
 	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+}
+
+// ScanWaitLimit bounds how long past its late-payment window a session
+// waits for its networks' scanners (a node down for days): a transfer
+// reported after that is recorded as unexpected.
+const ScanWaitLimit = 7 * 24 * time.Hour
+
+// sessionNetworks are the networks a session takes payments on.
+func sessionNetworks(s payment.Session) []string {
+	var networks []string
+	for _, o := range s.PaymentOptions {
+		if !slices.Contains(networks, o.Network) {
+			networks = append(networks, o.Network)
+		}
+	}
+	return networks
+}
+
+// waitScanned waits until every one of the networks has been scanned past
+// before, or until limit.
+func waitScanned(ctx workflow.Context, networks []string, before, limit time.Time) {
+	for wait := time.Second; workflow.Now(ctx).Before(limit); wait = min(2*wait, 10*time.Second) {
+		behind, err := scanBehind(ctx, ScanBehindInput{Networks: networks, Before: before})
+		if err != nil || len(behind) == 0 {
+			return
+		}
+		if err := workflow.Sleep(ctx, wait); err != nil {
+			return
+		}
+	}
 }

@@ -18,6 +18,7 @@ const (
 	WorkflowChainwatch        = "Chainwatch"
 	WorkflowWebhookDelivery   = "WebhookDelivery"
 	WorkflowWebhookDispatcher = "WebhookDispatcher"
+	WorkflowRescan            = "Rescan"
 )
 
 // Definition is a workflow type: the name it is registered under and its
@@ -37,6 +38,7 @@ func Definitions() []Definition {
 		{WorkflowChainwatch, Chainwatch},
 		{WorkflowWebhookDelivery, WebhookDelivery},
 		{WorkflowWebhookDispatcher, WebhookDispatcher},
+		{WorkflowRescan, Rescan},
 	}
 }
 
@@ -57,6 +59,7 @@ type Activities interface {
 	CancelCheckoutSession(context.Context, CancelSessionInput) error
 	RecordSessionProgress(context.Context, ProgressInput) error
 	ScanNetwork(context.Context, ScanInput) (ScanOutput, error)
+	ScanRange(context.Context, ScanRangeInput) (ScanOutput, error)
 	CheckTransaction(context.Context, CheckInput) (CheckOutput, error)
 	RecordTransaction(context.Context, RecordInput) (payment.Transaction, error)
 	AdvanceTransaction(context.Context, AdvanceInput) error
@@ -80,6 +83,7 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityCancelCheckoutSession, a.CancelCheckoutSession},
 		{ActivityRecordSessionProgress, a.RecordSessionProgress},
 		{ActivityScanNetwork, a.ScanNetwork},
+		{ActivityScanRange, a.ScanRange},
 		{ActivityCheckTransaction, a.CheckTransaction},
 		{ActivityRecordTransaction, a.RecordTransaction},
 		{ActivityAdvanceTransaction, a.AdvanceTransaction},

@@ -173,6 +173,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			n := int64(st.BlockNumber)
 			obs.BlockNumber = &n
 			obs.Transfers = st.Transfers
+			obs.BlockTime = time.Unix(int64(st.MinedAt), 0).UTC()
 		}
 		synced, err := syncTransaction(ctx, SyncInput{Observation: obs, ReportIgnored: justMined})
 		if err != nil {
@@ -182,7 +183,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		for _, r := range synced.Transactions {
 			following = following || !r.Status.Terminal()
 			u := TxStatus{Key: p.Key(), RowID: r.ID, Status: r.Status, AssetID: r.AssetDefinitionID,
-				AmountBaseUnits: r.AmountBaseUnits}
+				AmountBaseUnits: r.AmountBaseUnits, Unexpected: r.Unexpected}
 			if st.Mined {
 				u.MinedAt = st.MinedAt
 			}

@@ -43,6 +43,10 @@ type Payment struct {
 	// Source is "scanner" (seen in a block) or "payer" (hash submitted
 	// before it was mined).
 	Source string
+	// ProjectID and IsLive are the session's, for the scanner to start the
+	// transaction's workflow when the session's has ended.
+	ProjectID string `json:",omitempty"`
+	IsLive    bool   `json:",omitempty"`
 }
 
 // Key identifies a payment's transaction: one workflow per chain and hash.
@@ -75,6 +79,9 @@ type TxStatus struct {
 	// sessions that asked it to watch: transfers they reported that it did
 	// not record will not be recorded by this run.
 	Ended bool
+	// Unexpected says the record is of a transfer the session no longer
+	// took (payment.MatchTransfers): it counts for no session.
+	Unexpected bool `json:",omitempty"`
 }
 
 // SessionSettings are the project settings a session's money logic needs.

@@ -15,4 +15,12 @@ const (
 	// transfer, and resolves the payers' claims; a session keeps one line
 	// per record and takes payers' hashes as an update.
 	changeTransfers = "transfers"
+	// changeEveryTransfer: every deposit address ever issued is watched
+	// and a transfer is judged by its block's time: the scanner starts the
+	// transaction's workflow itself when the session's has ended (it is
+	// recorded as unexpected), a session does not count a transfer both
+	// mined and seen after its late-payment window, and it waits for its
+	// networks to be scanned past expiresAt and past the window (up to
+	// ScanWaitLimit) rather than until the window's end.
+	changeEveryTransfer = "every-transfer"
 )

@@ -41,6 +41,9 @@ commands:
   admin resume-transaction --chain-id ID --hash 0x…
                                start again the workflow of a recorded transaction
                                that is not running (it failed, or was terminated)
+  admin rescan --network KEY --from B --to B
+                               scan blocks B..B of a network again for transfers
+                               to deposit addresses (safe to run twice)
   devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
 
@@ -252,7 +255,8 @@ func runWorker(ctx context.Context) error {
 
 const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
        paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
-       paymentsd admin resume-transaction --chain-id ID --hash 0x…`
+       paymentsd admin resume-transaction --chain-id ID --hash 0x…
+       paymentsd admin rescan --network KEY --from B --to B`
 
 func runAdmin(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "set-deposit-key" {
@@ -260,6 +264,9 @@ func runAdmin(ctx context.Context, args []string) error {
 	}
 	if len(args) > 0 && args[0] == "resume-transaction" {
 		return runResumeTransaction(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "rescan" {
+		return runRescan(ctx, args[1:])
 	}
 	if len(args) == 0 || args[0] != "create-project" {
 		return errors.New(adminUsage)
@@ -351,25 +358,58 @@ func runResumeTransaction(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, closeStore, err := adminEngine(ctx)
+	e, closeEngine, err := adminTemporalEngine(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	c, err := loadConfig()
-	if err != nil {
-		return err
-	}
-	tc, err := client.Dial(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace, Logger: slogAdapter{}})
-	if err != nil {
-		return fmt.Errorf("temporal at %s: %w", c.TemporalAddress, err)
-	}
-	defer tc.Close()
-	e.Temporal = tc
+	defer closeEngine()
 	id, err := e.ResumeTransaction(ctx, *chainID, *hash)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("workflow %s is running\n", id)
 	return nil
+}
+
+func runRescan(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("rescan", flag.ContinueOnError)
+	network := fs.String("network", "", "the network's key")
+	from := fs.Uint64("from", 0, "the first block to scan")
+	to := fs.Uint64("to", 0, "the last block to scan")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	e, closeEngine, err := adminTemporalEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeEngine()
+	res, err := e.Rescan(ctx, *network, *from, *to)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s: blocks %d to %d scanned, %d transfers to deposit addresses handed to their sessions\n",
+		*network, *from, *to, res.Transfers)
+	return nil
+}
+
+// adminTemporalEngine is adminEngine with a Temporal client, for the admin
+// commands that start workflows.
+func adminTemporalEngine(ctx context.Context) (*engine.Engine, func(), error) {
+	e, closeStore, err := adminEngine(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := loadConfig()
+	if err != nil {
+		closeStore()
+		return nil, nil, err
+	}
+	tc, err := client.Dial(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace, Logger: slogAdapter{}})
+	if err != nil {
+		closeStore()
+		return nil, nil, fmt.Errorf("temporal at %s: %w", c.TemporalAddress, err)
+	}
+	e.Temporal = tc
+	return e, func() { tc.Close(); closeStore() }, nil
 }

@@ -1352,8 +1352,11 @@ type Transaction struct {
 	ConfirmedAt           *string                `protobuf:"bytes,26,opt,name=confirmed_at,json=confirmedAt,proto3,oneof" json:"confirmed_at,omitempty"`
 	FinalizedAt           *string                `protobuf:"bytes,27,opt,name=finalized_at,json=finalizedAt,proto3,oneof" json:"finalized_at,omitempty"`
 	FailedAt              *string                `protobuf:"bytes,28,opt,name=failed_at,json=failedAt,proto3,oneof" json:"failed_at,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// A transfer to the deposit address of a session that no longer took
+	// payments: counted for no session.
+	Unexpected    bool `protobuf:"varint,29,opt,name=unexpected,proto3" json:"unexpected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Transaction) Reset() {
@@ -1580,6 +1583,13 @@ func (x *Transaction) GetFailedAt() string {
 		return *x.FailedAt
 	}
 	return ""
+}
+
+func (x *Transaction) GetUnexpected() bool {
+	if x != nil {
+		return x.Unexpected
+	}
+	return false
 }
 
 type GetProjectRequest struct {
@@ -2946,7 +2956,7 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\fStatusChange\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\tR\x02at\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xdb\b\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xfb\b\n" +
 	"\vTransaction\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -2982,7 +2992,10 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"updated_at\x18\x19 \x01(\tR\tupdatedAt\x12&\n" +
 	"\fconfirmed_at\x18\x1a \x01(\tH\x04R\vconfirmedAt\x88\x01\x01\x12&\n" +
 	"\ffinalized_at\x18\x1b \x01(\tH\x05R\vfinalizedAt\x88\x01\x01\x12 \n" +
-	"\tfailed_at\x18\x1c \x01(\tH\x06R\bfailedAt\x88\x01\x01B\f\n" +
+	"\tfailed_at\x18\x1c \x01(\tH\x06R\bfailedAt\x88\x01\x01\x12\x1e\n" +
+	"\n" +
+	"unexpected\x18\x1d \x01(\bR\n" +
+	"unexpectedB\f\n" +
 	"\n" +
 	"_log_indexB\x0f\n" +
 	"\r_block_numberB\r\n" +

@@ -1,0 +1,235 @@
+package chainwatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Blocks, transactions and receipts are read as raw JSON-RPC answers into
+// the few fields a payment needs, not through go-ethereum's types: those
+// refuse the transaction types go-ethereum does not know (the OP stack's
+// deposit transactions in every Base and Optimism block, Arbitrum's system
+// transactions), and compute a header's hash from the fields they know,
+// which a chain with other header fields would not match. The node's own
+// hashes are taken as they are.
+
+// rpcHeader is a block as eth_getBlockByNumber(n, false) returns it.
+type rpcHeader struct {
+	Number     hexutil.Uint64 `json:"number"`
+	Hash       common.Hash    `json:"hash"`
+	ParentHash common.Hash    `json:"parentHash"`
+	Timestamp  hexutil.Uint64 `json:"timestamp"`
+}
+
+// rpcBlock is a block with its transactions, eth_getBlockByNumber(n, true).
+type rpcBlock struct {
+	rpcHeader
+	Transactions []rpcTx `json:"transactions"`
+}
+
+// rpcTx is a transaction of any type: the node names its sender, so no
+// signature (which system transactions do not have) is read.
+type rpcTx struct {
+	Hash  common.Hash     `json:"hash"`
+	Type  hexutil.Uint64  `json:"type"`
+	From  common.Address  `json:"from"`
+	To    *common.Address `json:"to"`
+	Value *hexutil.Big    `json:"value"`
+	Input hexutil.Bytes   `json:"input"`
+}
+
+// rpcReceipt is a transaction's receipt.
+type rpcReceipt struct {
+	Status      hexutil.Uint64 `json:"status"`
+	BlockHash   common.Hash    `json:"blockHash"`
+	BlockNumber hexutil.Uint64 `json:"blockNumber"`
+	Logs        []rpcLog       `json:"logs"`
+}
+
+// rpcLog is a receipt's log.
+type rpcLog struct {
+	Address  common.Address `json:"address"`
+	Topics   []common.Hash  `json:"topics"`
+	Data     hexutil.Bytes  `json:"data"`
+	LogIndex hexutil.Uint   `json:"logIndex"`
+	Removed  bool           `json:"removed"`
+}
+
+func (l rpcLog) log() types.Log {
+	return types.Log{Address: l.Address, Topics: l.Topics, Data: l.Data, Index: uint(l.LogIndex), Removed: l.Removed}
+}
+
+// value returns a transaction's value, zero when absent.
+func (tx rpcTx) value() *big.Int {
+	if tx.Value == nil {
+		return new(big.Int)
+	}
+	return tx.Value.ToInt()
+}
+
+// blockArg is a block number as JSON-RPC takes it, or a tag.
+func blockArg(n *big.Int) string {
+	if n == nil {
+		return "latest"
+	}
+	if n.Sign() < 0 {
+		return rpc.BlockNumber(n.Int64()).String() // finalized, safe, ...
+	}
+	return hexutil.EncodeBig(n)
+}
+
+// call makes one raw call; a null answer is ethereum.NotFound.
+func call[T any](ctx context.Context, c Client, method string, args ...any) (*T, error) {
+	v := new(T)
+	if err := c.Call(ctx, v, method, args...); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// rawCall makes a JSON-RPC call on c and decodes its answer into result;
+// a null answer is ethereum.NotFound.
+func rawCall(ctx context.Context, c *rpc.Client, result any, method string, args ...any) error {
+	var raw json.RawMessage
+	if err := c.CallContext(ctx, &raw, method, args...); err != nil {
+		return err
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ethereum.NotFound
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// header reads a block's header: number, hash, parent and time.
+func header(ctx context.Context, c Client, n *big.Int) (*rpcHeader, error) {
+	return call[rpcHeader](ctx, c, "eth_getBlockByNumber", blockArg(n), false)
+}
+
+// fullBlock reads a block with its transactions.
+func fullBlock(ctx context.Context, c Client, n uint64) (*rpcBlock, error) {
+	return call[rpcBlock](ctx, c, "eth_getBlockByNumber", hexutil.EncodeUint64(n), true)
+}
+
+// transaction reads a transaction by its hash.
+func transaction(ctx context.Context, c Client, hash common.Hash) (*rpcTx, error) {
+	return call[rpcTx](ctx, c, "eth_getTransactionByHash", hash)
+}
+
+// receipt reads a transaction's receipt.
+func receipt(ctx context.Context, c Client, hash common.Hash) (*rpcReceipt, error) {
+	return call[rpcReceipt](ctx, c, "eth_getTransactionReceipt", hash)
+}
+
+// callFrame is one call of go-ethereum's callTracer output.
+type callFrame struct {
+	Type  string          `json:"type"`
+	From  common.Address  `json:"from"`
+	To    *common.Address `json:"to"`
+	Value *hexutil.Big    `json:"value"`
+	Error string          `json:"error"`
+	Calls []callFrame     `json:"calls"`
+}
+
+// txTrace is one transaction's trace in debug_traceBlockByNumber's answer.
+type txTrace struct {
+	TxHash common.Hash `json:"txHash"`
+	Result *callFrame  `json:"result"`
+	Error  string      `json:"error"`
+}
+
+var callTracer = map[string]any{"tracer": "callTracer"}
+
+// ErrNoTraces says a node does not serve the debug tracing calls a network
+// is configured to read internal native transfers with.
+var ErrNoTraces = errors.New("the node does not serve debug_traceBlockByNumber with the callTracer")
+
+// traceErr names a refused trace call plainly.
+func traceErr(err error) error {
+	var re rpc.Error
+	if errors.As(err, &re) && re.ErrorCode() == -32601 || err != nil && strings.Contains(err.Error(), "does not exist") {
+		return fmt.Errorf("%w: %v", ErrNoTraces, err)
+	}
+	return err
+}
+
+// internalTransfers returns the native coin a transaction's internal calls
+// moved, in the order of the calls: every call (or self-destruct) below
+// the top one that carried value and did not fail, with a failed call's
+// own calls left out since its failure undid them. They are numbered from
+// 1 in that order (see InternalIndex).
+func internalTransfers(top *callFrame) []internalTransfer {
+	var out []internalTransfer
+	var walk func(f *callFrame)
+	walk = func(f *callFrame) {
+		for i := range f.Calls {
+			c := &f.Calls[i]
+			if c.Error != "" {
+				continue
+			}
+			if (c.Type == "CALL" || c.Type == "SELFDESTRUCT") && c.To != nil && c.Value != nil && c.Value.ToInt().Sign() > 0 {
+				out = append(out, internalTransfer{From: c.From, To: *c.To, Amount: new(big.Int).Set(c.Value.ToInt())})
+			}
+			walk(c)
+		}
+	}
+	if top != nil && top.Error == "" {
+		walk(top)
+	}
+	return out
+}
+
+type internalTransfer struct {
+	From, To common.Address
+	Amount   *big.Int
+}
+
+// InternalIndex is the log index a transaction's n-th internal native
+// transfer (n from 1) is recorded under: a native transfer has no log, so
+// the top-level one is -1, a payer's claim -2, and internal ones -3, -4...
+func InternalIndex(n int) int { return -2 - n }
+
+// traceTransaction reads a transaction's calls.
+func traceTransaction(ctx context.Context, c Client, hash common.Hash) (*callFrame, error) {
+	f, err := call[callFrame](ctx, c, "debug_traceTransaction", hash, callTracer)
+	return f, traceErr(err)
+}
+
+// traceBlock reads the calls of every transaction of a block.
+func traceBlock(ctx context.Context, c Client, n uint64) ([]txTrace, error) {
+	var out []txTrace
+	err := c.Call(ctx, &out, "debug_traceBlockByNumber", hexutil.EncodeUint64(n), callTracer)
+	return out, traceErr(err)
+}
+
+// RPC makes a Client of a go-ethereum client (the simulated backend's, in
+// tests): its raw calls go to the client's connection.
+func RPC(c *ethclient.Client) Client { return ethRPC{c} }
+
+type ethRPC struct{ *ethclient.Client }
+
+func (c ethRPC) Call(ctx context.Context, result any, method string, args ...any) error {
+	return rawCall(ctx, c.Client.Client(), result, method, args...)
+}
+
+// Call makes a raw JSON-RPC call on the endpoint that last worked (see
+// Client).
+func (f *Failover) Call(ctx context.Context, result any, method string, args ...any) error {
+	_, err := try(ctx, f, func(c *ethclient.Client) (struct{}, error) {
+		return struct{}{}, rawCall(ctx, c.Client(), result, method, args...)
+	})
+	return err
+}
