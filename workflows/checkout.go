@@ -571,9 +571,15 @@ func sessionNetworks(s payment.Session) []string {
 }
 
 // waitScanned waits until every one of the networks has been scanned past
-// before, or until limit.
+// before, or until limit. It looks every few seconds at first, and less
+// often the longer it waits (a tenth of the time waited, up to 10 minutes),
+// so that a network down for days does not fill the history.
 func waitScanned(ctx workflow.Context, networks []string, before, limit time.Time) {
-	for wait := time.Second; workflow.Now(ctx).Before(limit); wait = min(2*wait, 10*time.Second) {
+	started := workflow.Now(ctx)
+	next := func(wait time.Duration) time.Duration {
+		return min(2*wait, max(10*time.Second, min(workflow.Now(ctx).Sub(started)/10, 10*time.Minute)))
+	}
+	for wait := time.Second; workflow.Now(ctx).Before(limit); wait = next(wait) {
 		behind, err := scanBehind(ctx, ScanBehindInput{Networks: networks, Before: before})
 		if err != nil || len(behind) == 0 {
 			return

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -44,7 +45,9 @@ func newEnv(t *testing.T, st *store.Store) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.CheckoutSession)
-	(&activities.Activities{Store: st}).Register(env)
+	// devnet is configured: a session waits for its scanner.
+	chains := chainwatch.Chains{"devnet": {Network: chainwatch.Network{Key: "devnet", ChainID: 1337}}}
+	(&activities.Activities{Store: st, Chains: chains}).Register(env)
 	return env
 }
 
@@ -167,6 +170,51 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	}
 	if before != payment.SessionProcessing {
 		t.Fatalf("past expiresAt, not scanned that far, with a payment seen: %q, want processing", before)
+	}
+	s, err := st.SessionByID(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != payment.SessionCompleted || s.Exception != "" || s.AmountPaidUSD.String() != "25" {
+		t.Fatalf("session = %s %q %s, want completed with nothing to flag", s.Status, s.Exception, s.AmountPaidUSD)
+	}
+}
+
+// A scanner held behind for longer than the late-payment window still
+// counts a payment made while the session was open: the session waits for
+// its network to be scanned past expiresAt, and past the window before it
+// ends.
+func TestAScannerBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	ps := newPaidSession(t, start, start.Add(40*time.Minute), start.Add(29*time.Minute))
+	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
+	if err := st.RecordScanProgress(ctx, "devnet", 100, start.Add(28*time.Minute), start); err != nil {
+		t.Fatal(err)
+	}
+	var atWindowEnd payment.SessionStatus
+	env.RegisterDelayedCallback(func() {
+		s, err := st.SessionByID(ctx, cs.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		atWindowEnd = s.Status
+	}, 50*time.Minute)
+	// Two hours later the scanner catches up and finds the payment.
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, 2*time.Hour)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Hour+time.Second)
+	env.RegisterDelayedCallback(func() {
+		if err := st.RecordScanProgress(ctx, "devnet", 900, start.Add(2*time.Hour), start.Add(2*time.Hour)); err != nil {
+			t.Error(err)
+		}
+	}, 2*time.Hour+time.Minute)
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if atWindowEnd != payment.SessionOpen {
+		t.Fatalf("at the window's end, the network not scanned to expiresAt: %q, want open", atWindowEnd)
 	}
 	s, err := st.SessionByID(ctx, cs.ID)
 	if err != nil {

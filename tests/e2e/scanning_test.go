@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// A transfer to the deposit address of a session that has ended (expired,
+// past its late-payment window, its workflow closed) is recorded for the
+// merchant as unexpected, and counts for no session.
+func TestATransferToAnEndedSessionIsRecordedUnexpected(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ctx := context.Background()
+	if _, err := st.Pool().Exec(ctx, `UPDATE projects SET late_payment_window_seconds = 1 WHERE id = $1`, p.Project.ID); err != nil {
+		t.Fatal(err)
+	}
+	cs := openSession(t, ts.URL, keys, "5", "usdc-devnet")
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := temporal.GetWorkflow(wait, workflows.CheckoutSessionWorkflowID(str(cs["id"])), "").Get(wait, nil); err != nil {
+		t.Fatalf("the session's workflow did not end: %v", err)
+	}
+
+	hash := payToken(t, 2, str(cs["depositAddress"]), units("5000000"))
+	tx := waitTx(t, ts.URL, keys, hash, "finalized")
+	if tx["unexpected"] != true || tx["checkoutSessionId"] != cs["id"] || tx["amountBaseUnits"] != "5000000" {
+		t.Fatalf("the transfer to the ended session's address = %v", tx)
+	}
+	s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data()
+	if s["status"] != "expired" || s["amountPaidUsd"] != "0.00" || s["exception"] != nil {
+		t.Fatalf("the ended session counted it: %v", s)
+	}
+}
+
+// An operator's rescan of blocks already scanned finds their transfers
+// again and hands them to their sessions, which count each once: running
+// it twice changes nothing.
+func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "6", "usdc-devnet")
+	hash := payToken(t, 3, str(cs["depositAddress"]), units("6000000"))
+	tx := waitTx(t, ts.URL, keys, hash, "finalized")
+	waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	block := uint64(tx["blockNumber"].(float64))
+
+	ctx := context.Background()
+	for run := 1; run <= 2; run++ {
+		res, err := e.Rescan(ctx, "devnet", block-1, block+1)
+		if err != nil {
+			t.Fatalf("rescan %d: %v", run, err)
+		}
+		if res.Transfers < 1 {
+			t.Fatalf("rescan %d found %d transfers in blocks %d to %d", run, res.Transfers, block-1, block+1)
+		}
+	}
+	recordClosedHistory(t, workflows.RescanStartOptions(workflows.RescanInput{Network: "devnet", From: block - 1, To: block + 1}).ID, "rescan")
+	time.Sleep(time.Second) // the sessions take the reports
+	txs := sessionTransactions(t, ts.URL, cs)
+	s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data()
+	if len(txs) != 1 || s["status"] != "completed" || s["amountPaidUsd"] != "6.00" || s["exception"] != nil {
+		t.Fatalf("after two rescans: session %v, transactions %v", s, txs)
+	}
+
+	if _, err := e.Rescan(ctx, "devnet", block+1, block); err == nil {
+		t.Fatal("a rescan from after to: no error")
+	}
+	if _, err := e.Rescan(ctx, "devnet", block, block+1_000_000); err == nil {
+		t.Fatal("a rescan past the head: no error")
+	}
+}
