@@ -34,7 +34,7 @@ func pbSession(v views.Session) *v1.CheckoutSession {
 	for _, o := range v.PaymentOptions {
 		out.PaymentOptions = append(out.PaymentOptions, &v1.PaymentOption{AssetDefinitionId: o.AssetDefinitionID,
 			Network: o.Network, ChainId: o.ChainID, Symbol: o.Symbol, Decimals: int32(o.Decimals), TokenAddress: o.TokenAddress,
-			Amount: o.Amount, AmountBaseUnits: o.AmountBaseUnits, PaymentUri: o.PaymentURI})
+			Amount: o.Amount, AmountBaseUnits: o.AmountBaseUnits, PaymentUri: o.PaymentURI, WalletAccountOnly: o.WalletAccountOnly})
 	}
 	for _, t := range v.Transactions {
 		out.Transactions = append(out.Transactions, &v1.TransactionSummary{Id: t.ID, Status: t.Status, Network: t.Network,

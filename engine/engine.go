@@ -273,7 +273,11 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 	for _, a := range e.Catalog.AcceptedAssets(plan.AcceptedAssetPolicies, plan.IsLive) {
 		rate, ok := e.rate(ctx, a)
 		if ok {
-			s.PaymentOptions = append(s.PaymentOptions, payment.Quote(a, due, rate, s.DepositAddress))
+			o := payment.Quote(a, due, rate, s.DepositAddress)
+			if c := e.Chains[a.Network]; a.Native() && c != nil && !c.Network.TraceInternalTransfers {
+				o.WalletAccountOnly = true
+			}
+			s.PaymentOptions = append(s.PaymentOptions, o)
 		}
 	}
 	if len(s.PaymentOptions) == 0 {

@@ -100,6 +100,11 @@ type PaymentOption struct {
 	Amount            string `json:"amount"`
 	AmountBaseUnits   string `json:"amountBaseUnits"`
 	PaymentURI        string `json:"paymentUri"`
+	// WalletAccountOnly says the network's nodes do not show the native
+	// coin a contract sends by an internal call (a Safe, a smart account,
+	// an exchange's batch payout): only a payment sent from a wallet
+	// account (an EOA) is seen, and the hosted page says so.
+	WalletAccountOnly bool `json:"walletAccountOnly,omitempty"`
 }
 
 // Quote returns the payment option for paying usd in asset at rate (USD per

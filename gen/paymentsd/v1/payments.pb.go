@@ -861,6 +861,9 @@ type PaymentOption struct {
 	Amount            string                 `protobuf:"bytes,7,opt,name=amount,proto3" json:"amount,omitempty"`
 	AmountBaseUnits   string                 `protobuf:"bytes,8,opt,name=amount_base_units,json=amountBaseUnits,proto3" json:"amount_base_units,omitempty"`
 	PaymentUri        string                 `protobuf:"bytes,9,opt,name=payment_uri,json=paymentUri,proto3" json:"payment_uri,omitempty"`
+	// Only a payment sent from a wallet account is seen (native coin on a
+	// network whose nodes do not show contracts' internal transfers).
+	WalletAccountOnly bool `protobuf:"varint,10,opt,name=wallet_account_only,json=walletAccountOnly,proto3" json:"wallet_account_only,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -956,6 +959,13 @@ func (x *PaymentOption) GetPaymentUri() string {
 		return x.PaymentUri
 	}
 	return ""
+}
+
+func (x *PaymentOption) GetWalletAccountOnly() bool {
+	if x != nil {
+		return x.WalletAccountOnly
+	}
+	return false
 }
 
 type TransactionSummary struct {
@@ -2892,7 +2902,7 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x0f_min_amount_usdB\x11\n" +
 	"\x0f_max_amount_usdB\x0f\n" +
 	"\r_redirect_urlB\r\n" +
-	"\v_expires_at\"\xb2\x02\n" +
+	"\v_expires_at\"\xe2\x02\n" +
 	"\rPaymentOption\x12.\n" +
 	"\x13asset_definition_id\x18\x01 \x01(\tR\x11assetDefinitionId\x12\x18\n" +
 	"\anetwork\x18\x02 \x01(\tR\anetwork\x12\x19\n" +
@@ -2903,7 +2913,9 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x06amount\x18\a \x01(\tR\x06amount\x12*\n" +
 	"\x11amount_base_units\x18\b \x01(\tR\x0famountBaseUnits\x12\x1f\n" +
 	"\vpayment_uri\x18\t \x01(\tR\n" +
-	"paymentUri\"\x83\x02\n" +
+	"paymentUri\x12.\n" +
+	"\x13wallet_account_only\x18\n" +
+	" \x01(\bR\x11walletAccountOnly\"\x83\x02\n" +
 	"\x12TransactionSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
