@@ -2,7 +2,10 @@
 // and end-to-end tests: go-ethereum's simulated backend, served over HTTP
 // JSON-RPC so the engine talks to it exactly as it talks to a real node, with
 // a 6-decimal "USDC" ERC-20 and a Chainlink-style ETH/USD price feed deployed
-// at start, and a handful of funded accounts.
+// at start, and a handful of funded accounts. Besides the eth, net and web3
+// APIs it serves go-ethereum's debug API, with debug_traceTransaction and
+// debug_traceBlockByNumber and the native tracers (callTracer among them),
+// so native coin paid by a contract's internal call can be found.
 //
 // Everything is in memory and deterministic: the dev accounts' keys and the
 // deployer's are derived from fixed labels, and the contracts are deployed
@@ -15,23 +18,36 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/catalyst"
 	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/eth/tracers"
+	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
 	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	// The native tracers (callTracer, prestateTracer, ...) register
+	// themselves with the tracing API on import.
+	_ "github.com/ethereum/go-ethereum/eth/tracers/native"
 
 	"github.com/paymentsd/paymentsd/contracts/bindings"
 )
@@ -101,7 +117,7 @@ type Chain struct {
 	Accounts  []Account      // each funded with AccountETH and AccountUSDC
 	Deployer  Account        // deployed the contracts; the only minter and price setter
 
-	backend *simulated.Backend
+	backend *backend
 	client  simulated.Client
 	usdc    *bindings.DevUSDC
 	feed    *bindings.DevPriceFeed
@@ -168,7 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 		Accounts:  accounts,
 		Deployer:  deployer,
 		backend:   backend,
-		client:    backend.Client(),
+		client:    backend.client,
 		usdc:      bindings.NewDevUSDC(),
 		feed:      bindings.NewDevPriceFeed(),
 		nonces:    make(map[common.Address]uint64),
@@ -192,11 +208,10 @@ func Start(ctx context.Context, cfg Config) (*Chain, error) {
 	return c, nil
 }
 
-// startBackend starts the simulated backend with its node serving HTTP
-// JSON-RPC on addr. The backend hides its node, so with port 0 the node's
-// own choice of port could not be read back: a free port is picked here
-// instead, and picked again if another process takes it in between.
-func startBackend(addr string, alloc types.GenesisAlloc) (*simulated.Backend, string, error) {
+// startBackend starts the chain's node serving HTTP JSON-RPC on addr and
+// returns it with the endpoint's URL. With port 0 the node picks a free
+// port itself and the URL names the one it bound.
+func startBackend(addr string, alloc types.GenesisAlloc) (*backend, string, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("devchain: listen address %q: %w", addr, err)
@@ -212,28 +227,40 @@ func startBackend(addr string, alloc types.GenesisAlloc) (*simulated.Backend, st
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		urlHost = "127.0.0.1"
 	}
-	for attempt := 1; ; attempt++ {
-		p := port
-		if port == 0 {
-			if p, err = freePort(host); err != nil {
-				return nil, "", err
-			}
-		} else if err := checkPort(host, p); err != nil {
+	if port != 0 {
+		if err := checkPort(host, port); err != nil {
 			return nil, "", err
 		}
-		b, err := newBackend(host, p, alloc)
-		if err == nil {
-			return b, "http://" + net.JoinHostPort(urlHost, strconv.Itoa(p)), nil
-		}
-		if port != 0 || attempt == 3 || !errors.Is(err, syscall.EADDRINUSE) {
-			return nil, "", fmt.Errorf("devchain: start backend: %w", err)
-		}
 	}
+	b, err := newBackend(host, port, alloc)
+	if err != nil {
+		return nil, "", fmt.Errorf("devchain: start backend: %w", err)
+	}
+	_, bound, err := net.SplitHostPort(strings.TrimPrefix(b.node.HTTPEndpoint(), "http://"))
+	if err != nil {
+		b.Close()
+		return nil, "", fmt.Errorf("devchain: read the bound port: %w", err)
+	}
+	return b, "http://" + net.JoinHostPort(urlHost, bound), nil
 }
 
-// newBackend turns the simulated backend's panic on a failed start (it
-// assumes nothing can fail, but binding the HTTP port can) into an error.
-func newBackend(host string, port int, alloc types.GenesisAlloc) (b *simulated.Backend, err error) {
+// backend is go-ethereum's simulated backend (ethclient/simulated) built
+// here rather than by simulated.NewBackend, which hides its node: the same
+// in-memory node and Ethereum service, mined by a simulated beacon, with
+// go-ethereum's tracing API (debug_traceTransaction,
+// debug_traceBlockByNumber and the rest, with the native tracers such as
+// callTracer) registered and served over HTTP beside eth, net and web3.
+type backend struct {
+	node   *node.Node
+	beacon *catalyst.SimulatedBeacon
+	client *ethclient.Client
+}
+
+// newBackend builds and starts the chain's node on host:port (port 0 picks
+// a free port). A port that cannot be bound comes back as an error that
+// wraps the listen error, and so does a panic while building, since
+// go-ethereum's constructors assume that little can fail.
+func newBackend(host string, port int, alloc types.GenesisAlloc) (b *backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); ok {
@@ -243,30 +270,78 @@ func newBackend(host string, port int, alloc types.GenesisAlloc) (b *simulated.B
 			}
 		}
 	}()
-	return simulated.NewBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
-		nc.HTTPHost = host
-		nc.HTTPPort = port
-		nc.HTTPModules = []string{"eth", "net", "web3"}
-		// Any Host header and origin: it is a dev chain, reached as
-		// localhost, 127.0.0.1 or a compose service name, and from
-		// browser checkouts.
-		nc.HTTPVirtualHosts = []string{"*"}
-		nc.HTTPCors = []string{"*"}
-		ec.Genesis.GasLimit = gasLimit
-		ec.Miner.GasCeil = gasLimit
+
+	// As simulated.NewBackend configures the node and the service.
+	nc := node.DefaultConfig
+	nc.DataDir = ""
+	nc.P2P = p2p.Config{NoDiscovery: true}
+	nc.HTTPHost = host
+	nc.HTTPPort = port
+	// debug brings the tracing API, but also the rest of go-ethereum's
+	// debug namespace (profiling, setHead, ...): fine on a dev chain,
+	// which must never be reachable from anywhere untrusted.
+	nc.HTTPModules = []string{"eth", "net", "web3", "debug"}
+	// Any Host header and origin: it is a dev chain, reached as
+	// localhost, 127.0.0.1 or a compose service name, and from browser
+	// checkouts.
+	nc.HTTPVirtualHosts = []string{"*"}
+	nc.HTTPCors = []string{"*"}
+
+	// Every fork is active from genesis, so the system contracts those
+	// forks call into must be there too; the caller's alloc wins.
+	genesisAlloc := core.SystemContractAllocs()
+	maps.Copy(genesisAlloc, alloc)
+	ec := ethconfig.Defaults
+	ec.Genesis = &core.Genesis{
+		Config:   params.AllDevChainProtocolChanges,
+		GasLimit: gasLimit,
+		Alloc:    genesisAlloc,
 		// A genesis at the epoch would make the first block look
 		// decades stale to anything checking block age.
-		ec.Genesis.Timestamp = uint64(time.Now().Unix())
-	}), nil
+		Timestamp: uint64(time.Now().Unix()),
+	}
+	ec.SyncMode = ethconfig.FullSync
+	ec.TxPool.NoLocals = true
+	ec.LogNoHistory = true // unindexed log search, as the simulated backend
+	ec.Miner.GasCeil = gasLimit
+
+	stack, err := node.New(&nc)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := eth.New(stack, &ec)
+	if err != nil {
+		stack.Close()
+		return nil, err
+	}
+	stack.RegisterAPIs([]rpc.API{{
+		Namespace: "eth",
+		Service:   filters.NewFilterAPI(filters.NewFilterSystem(svc.APIBackend, filters.Config{})),
+	}})
+	stack.RegisterAPIs(tracers.APIs(svc.APIBackend))
+	// A failed start (the HTTP port taken) closes the node itself.
+	if err := stack.Start(); err != nil {
+		return nil, err
+	}
+	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, svc)
+	if err != nil {
+		stack.Close()
+		return nil, err
+	}
+	// As simulated.NewBackend: reorg back to genesis, so that the beacon's
+	// view of the head is the chain's.
+	if err := beacon.Fork(svc.BlockChain().GetCanonicalHash(0)); err != nil {
+		beacon.Stop()
+		stack.Close()
+		return nil, err
+	}
+	return &backend{node: stack, beacon: beacon, client: ethclient.NewClient(stack.Attach())}, nil
 }
 
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("devchain: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+// Close stops the node, and with it the HTTP endpoint.
+func (b *backend) Close() error {
+	b.client.Close()
+	return errors.Join(b.beacon.Stop(), b.node.Close())
 }
 
 // checkPort fails early and clearly on a taken port, before the backend
@@ -444,7 +519,7 @@ func (c *Chain) Commit() common.Hash {
 	if c.closed {
 		return common.Hash{}
 	}
-	return c.backend.Commit()
+	return c.backend.beacon.Commit()
 }
 
 // Fork simulates a reorg: it makes parent the head at once, so the blocks
@@ -458,7 +533,7 @@ func (c *Chain) Fork(parent common.Hash) error {
 	if c.closed {
 		return errClosed
 	}
-	if err := c.backend.Fork(parent); err != nil {
+	if err := c.backend.beacon.Fork(parent); err != nil {
 		return fmt.Errorf("devchain: fork at %s: %w", parent, err)
 	}
 	c.resetNonces()
@@ -474,7 +549,7 @@ func (c *Chain) Rollback() {
 	if c.closed {
 		return
 	}
-	c.backend.Rollback()
+	c.backend.beacon.Rollback()
 	c.resetNonces()
 }
 
