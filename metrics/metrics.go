@@ -13,10 +13,14 @@ import (
 
 var (
 	// RPCRequests counts the JSON-RPC calls to a network's nodes, by
-	// outcome: ok (an answer, "not found" included) or error.
+	// outcome: ok (an answer, "not found" included), error, rate_limited
+	// (the node refused for its rate limit and is left alone for a while)
+	// or range_refused (an eth_getLogs range the node refused, which is
+	// then split). Many rate_limited calls say a provider plan is too small
+	// for the traffic.
 	RPCRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "paymentsd_rpc_requests_total",
-		Help: "JSON-RPC calls to a network's nodes, by outcome (ok or error).",
+		Help: "JSON-RPC calls to a network's nodes, by outcome (ok, error, rate_limited or range_refused).",
 	}, []string{"network", "outcome"})
 	// NetworkUp is 1 while the last call to a network's nodes was
 	// answered, 0 once one failed on every node: an outage.
