@@ -282,13 +282,13 @@ func dialStubs(t *testing.T, nodes ...*stubNode) (*Failover, *fakeClock) {
 	t.Cleanup(f.Close)
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	f.now, f.sleep = clock.Now, clock.Sleep
-	f.network = fmt.Sprintf("test/%s/%d", t.Name(), stubNetworks.Add(1))
+	f.network = fmt.Sprintf("test/%s/%d", t.Name(), testNetworks.Add(1))
 	return f, clock
 }
 
-// stubNetworks numbers the tests' networks, so that each reads its own
+// testNetworks numbers the tests' networks, so that each reads its own
 // metrics when the tests run again (-count).
-var stubNetworks atomic.Int64
+var testNetworks atomic.Int64
 
 // counted reads paymentsd_rpc_requests_total for a network and outcome.
 func counted(t *testing.T, f *Failover, outcome string) float64 {

@@ -1,0 +1,114 @@
+package chainwatch
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// The scanner reads the blocks of every network in its own published
+// format (OP-stack deposits, Arbitrum's system transactions, blob and
+// set-code transactions, Polygon's state-sync transactions), finds every
+// payment to a watched address and skips the rest; the transaction check
+// confirms each found payment from its receipt. Only the Ethereum fixture
+// has call traces: its Safe payment is found with them and not without.
+func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range stubNetworks {
+		t.Run(name, func(t *testing.T) {
+			url, fx := startStubNode(t, name)
+			client, err := Dial(ctx, int64(fx.ChainID), []string{url}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			watched := map[common.Address]bool{}
+			for _, a := range fx.Watched {
+				watched[a] = true
+			}
+			watch := func(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
+				out := map[common.Address]bool{}
+				for _, r := range recipients {
+					out[r] = watched[r]
+				}
+				return out, nil
+			}
+			key := func(h common.Hash, logIndex int, to, token common.Address, amount *big.Int) string {
+				return fmt.Sprintf("%s/%d %s %s %s", h.Hex(), logIndex, to.Hex(), token.Hex(), amount)
+			}
+			traces := name == "ethereum"
+			want := map[string]bool{}
+			internal := 0
+			for _, e := range fx.Expect {
+				li := e.LogIndex
+				if e.Internal {
+					li, internal = InternalIndex(1), internal+1
+				}
+				want[key(e.TxHash, li, e.To, e.Token, e.Amount)] = true
+			}
+			first, last := fx.blocks[0].number, fx.blocks[len(fx.blocks)-1].number
+			for _, withTraces := range []bool{traces, false} {
+				s := Scanner{Client: client, Tokens: fx.Tokens, Native: true, Traces: withTraces}
+				blocks, transfers, err := s.Scan(ctx, first, last, fx.blocks[0].parent, watch)
+				if err != nil {
+					t.Fatalf("scan (traces %v): %v", withTraces, err)
+				}
+				if len(blocks) != len(fx.blocks) || blocks[len(blocks)-1].Hash != fx.blocks[len(fx.blocks)-1].hash {
+					t.Fatalf("blocks %+v", blocks)
+				}
+				found := map[string]bool{}
+				for _, tr := range transfers {
+					k := key(tr.TxHash, tr.LogIndex, tr.To, tr.Token, tr.Amount)
+					found[k] = true
+					st, err := CheckTransaction(ctx, client, tr.TxHash, false, withTraces)
+					if err != nil || !st.Mined {
+						t.Fatalf("check %s: %+v %v", k, st, err)
+					}
+					if !want[k] && st.Succeeded {
+						t.Errorf("found %s, which the fixture does not expect", k)
+					}
+					if want[k] && !st.Succeeded {
+						t.Errorf("%s: receipt not successful", k)
+					}
+				}
+				missing := 0
+				for k := range want {
+					if !found[k] {
+						missing++
+						if withTraces == traces {
+							t.Errorf("not found: %s", k)
+						}
+					}
+				}
+				if withTraces != traces && missing != internal {
+					t.Errorf("without traces, %d expected transfers missing; want the %d internal ones", missing, internal)
+				}
+				if traces == withTraces {
+					for _, e := range fx.Expect {
+						st, err := CheckTransaction(ctx, client, e.TxHash, false, traces)
+						if err != nil || !st.Succeeded {
+							t.Fatalf("check %s: %+v %v", e.TxHash, st, err)
+						}
+						li := e.LogIndex
+						if e.Internal {
+							li = InternalIndex(1)
+						}
+						ok := false
+						for _, tr := range st.Transfers {
+							ok = ok || tr.LogIndex == li && tr.To == e.To && tr.Amount.Cmp(e.Amount) == 0
+						}
+						if !ok {
+							t.Errorf("the receipt check of %s does not show the transfer to %s: %+v", e.TxHash, e.To, st.Transfers)
+						}
+					}
+				}
+				if traces != withTraces || !traces {
+					break
+				}
+			}
+		})
+	}
+}
