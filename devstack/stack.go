@@ -101,6 +101,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 	s.Catalog = payment.Catalog{Assets: append(append([]payment.Asset{}, cfg.Assets...), DevAssets(s.Chain)...)}
 	devnet := cfg.Devnet
 	devnet.Key, devnet.ChainID = "devnet", s.Chain.ChainID.Int64()
+	devnet.TraceInternalTransfers = true // the dev chain serves debug_trace*
 	if cfg.DevnetURL == nil {
 		devnet.RPCURLs = []string{s.Chain.URL}
 	} else {

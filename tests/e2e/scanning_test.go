@@ -2,9 +2,14 @@ package e2e
 
 import (
 	"context"
+	"math/big"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/paymentsd/paymentsd/contracts/bindings"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -73,5 +78,59 @@ func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
 	}
 	if _, err := e.Rescan(ctx, "devnet", block, block+1_000_000); err == nil {
 		t.Fatal("a rescan past the head: no error")
+	}
+}
+
+// Native coin paid by a contract wallet's internal call (a minimal
+// forwarder, as a Safe or a smart account pays) is found through the dev
+// chain's call traces and completes the session; the option does not ask
+// for a wallet account, since such payments are seen.
+func TestAContractWalletsNativePaymentIsDetected(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	cs := openSession(t, ts.URL, keys, "3", "eth-devnet")
+	opt := cs["paymentOptions"].([]any)[0].(map[string]any)
+	if opt["walletAccountOnly"] != nil {
+		t.Fatalf("a network read with traces asks for a wallet account: %v", opt)
+	}
+	amount, ok := new(big.Int).SetString(str(opt["amountBaseUnits"]), 10)
+	if !ok {
+		t.Fatalf("option %v", opt)
+	}
+	ctx := context.Background()
+	payer := chain.Accounts[len(chain.Accounts)-1]
+	wallet, h, err := chain.Deploy(ctx, payer, common.FromHex(bindings.DevForwarderMetaData.Bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReceipt(t, h)
+	h, err = chain.Transact(ctx, payer, wallet, amount, bindings.NewDevForwarder().PackForward(common.HexToAddress(str(cs["depositAddress"]))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitReceipt(t, h)
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	txs := sessionTransactions(t, ts.URL, cs)
+	if done["exception"] != nil || len(txs) != 1 || txs[0]["amount"] != opt["amount"] || txs[0]["txHash"] != strings.ToLower(h.Hex()) {
+		t.Fatalf("session %v, transactions %v", done, txs)
+	}
+}
+
+// waitReceipt waits until a transaction is mined.
+func waitReceipt(t *testing.T, h common.Hash) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if r, err := chain.Client().TransactionReceipt(context.Background(), h); err == nil {
+			if r.Status != 1 {
+				t.Fatalf("%s reverted", h)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not mined", h)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
