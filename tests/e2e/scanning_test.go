@@ -2,13 +2,16 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"math/big"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/contracts/bindings"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -132,5 +135,31 @@ func waitReceipt(t *testing.T, h common.Hash) {
 			t.Fatalf("%s not mined", h)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// On a network whose nodes serve no call traces, the native option says
+// only a wallet account's payment is seen, and the hosted page says so.
+func TestANetworkWithoutTracesAsksForAWalletAccount(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	devnet := *e.Chains["devnet"]
+	devnet.Network.TraceInternalTransfers = false
+	e.Chains = chainwatch.Chains{"devnet": &devnet}
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "3", "eth-devnet", "usdc-devnet")
+	for _, o := range cs["paymentOptions"].([]any) {
+		o := o.(map[string]any)
+		if want := o["assetDefinitionId"] == "eth-devnet"; (o["walletAccountOnly"] == true) != want {
+			t.Errorf("option %v: walletAccountOnly should be %v", o, want)
+		}
+	}
+	r, err := http.Get(ts.URL + "/checkout/" + str(cs["token"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	page, _ := io.ReadAll(r.Body)
+	if !strings.Contains(string(page), `id="wallet-account"`) || !strings.Contains(string(page), "o.walletAccountOnly") {
+		t.Fatal("the hosted page has no wallet-account notice")
 	}
 }
