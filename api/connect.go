@@ -24,11 +24,14 @@ var procedureTiers = map[string]Tier{
 }
 
 // connectHandlers mounts the Connect services (Connect JSON and binary,
-// gRPC and gRPC-Web) on the mux.
+// gRPC and gRPC-Web) on the mux, each with the same bounds on what a call
+// may read as the REST routes.
 func (s *Server) connectHandlers() {
-	opts := connect.WithInterceptors(s.connectInterceptor())
-	s.mux.Handle(paymentsdv1connect.NewPaymentsServiceHandler(&paymentsService{s}, opts))
-	s.mux.Handle(paymentsdv1connect.NewCheckoutServiceHandler(&checkoutService{s}, opts))
+	opts := connect.WithHandlerOptions(connect.WithInterceptors(s.connectInterceptor()), s.connectLimits())
+	path, h := paymentsdv1connect.NewPaymentsServiceHandler(&paymentsService{s}, opts)
+	s.mux.Handle(path, s.boundBody(h))
+	path, h = paymentsdv1connect.NewCheckoutServiceHandler(&checkoutService{s}, opts)
+	s.mux.Handle(path, s.boundBody(h))
 }
 
 // connectInterceptor authenticates PaymentsService calls and applies the
