@@ -279,7 +279,7 @@ func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.R
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
+	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.publicSessionView(v))}), nil
 }
 
 func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {
