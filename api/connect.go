@@ -43,11 +43,8 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 			counter := "ip:" + hostOf(req.Peer().Addr)
 			header := http.Header{}
 			if strings.HasPrefix(procedure, "/"+paymentsdv1connect.PaymentsServiceName+"/") {
-				p, err := s.authenticate(ctx, req.Header())
+				p, err := s.authenticateFrom(ctx, req.Header(), hostOf(req.Peer().Addr), header)
 				if err != nil {
-					if limitErr := s.take(ctx, header, Standard, counter); limitErr != nil {
-						err = limitErr
-					}
 					return nil, withHeaders(connectErr(err), header)
 				}
 				ctx = context.WithValue(ctx, principalKey, p)
