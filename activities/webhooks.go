@@ -182,6 +182,9 @@ func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.
 		disableAfter = 5 * 24 * time.Hour
 	}
 	_, err := a.Store.UpdateEndpoint(ctx, id, now, func(e *store.StoredEndpoint) error {
+		// The row is written anyway: secrets sealed before they were bound
+		// to their endpoint are bound now.
+		e.Secret, e.PreviousSecret = a.Webhooks.Sealer.Reseal(e.ID, e.Secret), a.Webhooks.Sealer.Reseal(e.ID, e.PreviousSecret)
 		switch {
 		case r.Delivered:
 			e.FailingSince = nil
@@ -204,13 +207,13 @@ func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.
 }
 
 func (a *Activities) secrets(ep store.StoredEndpoint, now time.Time) ([]string, error) {
-	current, err := a.Webhooks.Sealer.Open(ep.Secret)
+	current, err := a.Webhooks.Sealer.Open(ep.ID, ep.Secret)
 	if err != nil {
 		return nil, err
 	}
 	out := []string{current}
 	if ep.PreviousSecret != "" && ep.PreviousSecretUntil != nil && now.Before(*ep.PreviousSecretUntil) {
-		prev, err := a.Webhooks.Sealer.Open(ep.PreviousSecret)
+		prev, err := a.Webhooks.Sealer.Open(ep.ID, ep.PreviousSecret)
 		if err != nil {
 			return nil, err
 		}

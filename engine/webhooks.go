@@ -58,7 +58,7 @@ func (e *Engine) CreateWebhook(ctx context.Context, p payment.Principal, project
 		return Endpoint{}, err
 	}
 	secret := webhook.NewSecret()
-	sealed, err := s.Seal(secret)
+	sealed, err := s.Seal(w.ID, secret)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -100,9 +100,18 @@ func (e *Engine) UpdateWebhook(ctx context.Context, p payment.Principal, project
 		if s.Status == payment.WebhookEnabled {
 			s.FailingSince = nil
 		}
+		e.resealSecrets(s)
 		return nil
 	})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
+}
+
+// resealSecrets binds an endpoint's secrets sealed before secrets were
+// bound to their endpoint, as the endpoint is written anyway.
+func (e *Engine) resealSecrets(ep *store.StoredEndpoint) {
+	if e.Sealer != nil {
+		ep.Secret, ep.PreviousSecret = e.Sealer.Reseal(ep.ID, ep.Secret), e.Sealer.Reseal(ep.ID, ep.PreviousSecret)
+	}
 }
 
 // DeleteWebhook deletes an endpoint; no delivery starts to it any more.
@@ -124,14 +133,14 @@ func (e *Engine) RotateWebhookSecret(ctx context.Context, p payment.Principal, p
 		return Endpoint{}, err
 	}
 	secret := webhook.NewSecret()
-	sealed, err := s.Seal(secret)
+	sealed, err := s.Seal(id, secret)
 	if err != nil {
 		return Endpoint{}, err
 	}
 	now := e.now()
 	until := now.Add(SecretOverlap)
 	ep, err := e.Store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
-		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = ep.Secret, &until, sealed
+		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
 		return nil
 	})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint, Secret: secret}, err

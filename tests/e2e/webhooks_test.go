@@ -1,6 +1,11 @@
 package e2e
 
 import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +17,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -244,5 +250,96 @@ func TestRedeliverSendsTheSameEvent(t *testing.T) {
 	d := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()[0].(map[string]any)
 	if d["status"] != "delivered" || len(d["attempts"].([]any)) != 2 {
 		t.Fatalf("delivery after redelivery = %v", d)
+	}
+}
+
+// legacySeal seals a secret the way it was sealed before secrets were bound
+// to their endpoint ("v1:", no associated data), under the stack's key (all
+// zeros).
+func legacySeal(t *testing.T, plain string) string {
+	t.Helper()
+	block, _ := aes.NewCipher(make([]byte, webhook.KeySize))
+	gcm, _ := cipher.NewGCM(block)
+	nonce := make([]byte, gcm.NonceSize())
+	_, _ = rand.Read(nonce)
+	return "v1:" + base64.StdEncoding.EncodeToString(gcm.Seal(nonce, nonce, []byte(plain), nil))
+}
+
+// A sealed secret is bound to its endpoint: copied into another endpoint's
+// row it does not open, and that endpoint's deliveries are not signed with
+// it. A secret sealed before the binding still signs, and is bound when
+// its row is next written.
+func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	ctx := context.Background()
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	rcvA, rcvB := newReceiver(t), newReceiver(t)
+	a := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcvA.URL, "enabledEvents": []string{"transaction.finalized"}})
+	b := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcvB.URL, "enabledEvents": []string{"transaction.finalized"}})
+	mustStatus(t, a, http.StatusCreated)
+	mustStatus(t, b, http.StatusCreated)
+	idA, idB, secretA := str(a.data()["id"]), str(b.data()["id"]), str(a.data()["secret"])
+	rcvA.setSecrets(secretA)
+	rcvB.setSecrets(secretA) // were A's secret moved to B, B's receiver would take its deliveries
+
+	// A's sealed secret, copied into B's row, does not open there.
+	if _, err := st.Pool().Exec(ctx, `UPDATE webhook_endpoints SET secret = (SELECT secret FROM webhook_endpoints WHERE id = $1)
+		WHERE id = $2`, idA, idB); err != nil {
+		t.Fatal(err)
+	}
+	rowA, err := st.EndpointByID(ctx, idA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowB, err := st.EndpointByID(ctx, idB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sealer.Open(idA, rowA.Secret); err != nil || got != secretA {
+		t.Fatalf("A's secret in A's row: %q, %v", got, err)
+	}
+	if got, err := sealer.Open(idB, rowB.Secret); err == nil {
+		t.Fatalf("A's secret opened in B's row: %q", got)
+	}
+	test := post(t, ts.URL, base+"/"+idB+"/test", p.SandboxKey, map[string]any{})
+	mustStatus(t, test, http.StatusAccepted)
+	run := temporal.GetWorkflow(ctx, workflows.WebhookDeliveryWorkflowID(str(test.data()["id"]), idB), "")
+	if err := run.Get(ctx, nil); err == nil || !strings.Contains(err.Error(), "open endpoint secret") {
+		t.Fatalf("B's delivery with A's secret in its row: %v", err)
+	}
+	rcvB.mu.Lock()
+	got := len(rcvB.events) + rcvB.rejected
+	rcvB.mu.Unlock()
+	if got != 0 {
+		t.Fatalf("B's receiver got %d deliveries", got)
+	}
+
+	// A secret sealed the old way still signs, and the delivery's write
+	// binds it to its endpoint.
+	if _, err := st.Pool().Exec(ctx, `UPDATE webhook_endpoints SET secret = $2 WHERE id = $1`, idA, legacySeal(t, secretA)); err != nil {
+		t.Fatal(err)
+	}
+	test = post(t, ts.URL, base+"/"+idA+"/test", p.SandboxKey, map[string]any{})
+	mustStatus(t, test, http.StatusAccepted)
+	if ev := rcvA.waitFor(t, "webhook.test", ""); ev["id"] != test.data()["id"] {
+		t.Fatalf("delivered %v", ev)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		row, err := st.EndpointByID(ctx, idA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(row.Secret, "v2:") {
+			if got, err := sealer.Open(idA, row.Secret); err != nil || got != secretA {
+				t.Fatalf("resealed secret: %q, %v", got, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the legacy secret was not bound after a delivery: %.3s…", row.Secret)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
