@@ -100,7 +100,7 @@ const excerptBytes = 1024
 func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
 	ep, err := a.Store.EndpointByID(ctx, in.EndpointID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && ep.Status != payment.WebhookEnabled {
-		_ = a.Store.SetDeliveryStatus(ctx, in.DeliveryID, "failed", time.Now())
+		_ = a.Store.SetDeliveryStatus(ctx, in.DeliveryID, payment.DeliveryFailed, time.Now())
 		return workflows.DeliverResult{Stop: true}, nil
 	}
 	if err != nil {
@@ -160,12 +160,12 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 			result.RetryAfter = retryAfter(res.Header.Get("Retry-After"), now)
 		}
 	}
-	status := "pending"
+	status := payment.DeliveryPending
 	switch {
 	case result.Delivered:
-		status = "delivered"
+		status = payment.DeliveryDelivered
 	case result.Stop:
-		status = "failed"
+		status = payment.DeliveryFailed
 	}
 	if err := a.Store.RecordAttempt(ctx, in.DeliveryID, attempt, status); err != nil {
 		return result, err

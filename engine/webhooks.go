@@ -197,12 +197,13 @@ func (e *Engine) GetEvent(ctx context.Context, p payment.Principal, projectID, i
 	return ev, err
 }
 
-// ListDeliveries lists an endpoint's deliveries with their attempts.
+// ListDeliveries lists an endpoint's deliveries with their attempts;
+// q.Status filters by delivery status.
 func (e *Engine) ListDeliveries(ctx context.Context, p payment.Principal, projectID, id string, q payment.ListQuery) (Page[store.Delivery], error) {
 	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
 		return Page[store.Delivery]{}, err
 	}
-	items, total, err := e.Store.ListDeliveries(ctx, id, q)
+	items, total, err := e.Store.ListDeliveries(ctx, p, id, q)
 	return Page[store.Delivery]{items, total, q}, err
 }
 
@@ -219,13 +220,13 @@ func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, 
 	if err != nil {
 		return d, err
 	}
-	if err := e.Store.SetDeliveryStatus(ctx, d.ID, "pending", e.now()); err != nil {
+	if err := e.Store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, e.now()); err != nil {
 		return d, err
 	}
 	if err := e.startDelivery(ctx, store.Dispatch{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID,
 		ProjectID: p.ProjectID, IsLive: p.IsLive}, len(d.Attempts)+1); err != nil {
 		return d, err
 	}
-	d.Status = "pending"
+	d.Status = payment.DeliveryPending
 	return d, nil
 }

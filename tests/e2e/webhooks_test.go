@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -341,5 +344,92 @@ func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
 			t.Fatalf("the legacy secret was not bound after a delivery: %.3s…", row.Secret)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The deliveries list applies every filter it takes (status, from, to,
+// isLive, page and limit) and refuses the rest.
+func TestDeliveriesListFilters(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	ctx := context.Background()
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	var ids []string
+	for range 2 {
+		r := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": "https://hooks.example/in", "enabledEvents": []string{"transaction.finalized"}})
+		mustStatus(t, r, http.StatusCreated)
+		ids = append(ids, str(r.data()["id"]))
+	}
+	// Deliveries recorded straight in the store, on five days at noon, with
+	// no workflow to move them on.
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 12, 0, 0, 0, time.UTC) }
+	deliveries := map[string]string{} // id -> status
+	for i, status := range []string{"delivered", "failed", "pending", "delivered", "failed"} {
+		at := day(i + 1)
+		ev := store.Event{ID: payment.NewID(payment.PrefixEvent, at), ProjectID: p.Project.ID, Type: payment.TestEventType,
+			ObjectID: payment.NewID("test_", at), Version: 1, Data: []byte(`{}`), CreatedAt: at}
+		if err := st.InsertTestEvent(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		d, err := st.CreateDelivery(ctx, ev, ids[0], at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetDeliveryStatus(ctx, d.DeliveryID, status, at); err != nil {
+			t.Fatal(err)
+		}
+		deliveries[d.DeliveryID] = status
+		if i == 0 { // the other endpoint's delivery is never listed here
+			if _, err := st.CreateDelivery(ctx, ev, ids[1], at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	list := base + "/" + ids[0] + "/deliveries"
+	cases := []struct {
+		query string
+		days  []int // of the deliveries listed, newest first
+		total int
+	}{
+		{"", []int{5, 4, 3, 2, 1}, 5},
+		{"?status=delivered", []int{4, 1}, 2},
+		{"?status=failed", []int{5, 2}, 2},
+		{"?status=pending", []int{3}, 1},
+		{"?from=2026-01-03", []int{5, 4, 3}, 3},
+		{"?from=2026-01-03T12:00:00.000001Z", []int{5, 4}, 2},
+		{"?to=2026-01-02", []int{2, 1}, 2},
+		{"?to=2026-01-02T12:00:00Z", []int{2, 1}, 2},
+		{"?to=2026-01-02T11:59:59Z", []int{1}, 1},
+		{"?from=2026-01-02&to=2026-01-04&status=delivered", []int{4}, 1},
+		{"?isLive=false", []int{5, 4, 3, 2, 1}, 5},
+		{"?isLive=true", nil, 0},
+		{"?limit=2&page=2", []int{3, 2}, 5},
+		{"?limit=2&page=3", []int{1}, 5},
+	}
+	for _, c := range cases {
+		r := get(t, ts.URL, list+c.query, p.SandboxKey)
+		if r.Status != http.StatusOK {
+			t.Errorf("%q: %d %s", c.query, r.Status, r.Raw)
+			continue
+		}
+		var got []int
+		for _, it := range r.list() {
+			d := it.(map[string]any)
+			created, _ := time.Parse(time.RFC3339Nano, str(d["createdAt"]))
+			got = append(got, created.Day())
+			if d["webhookId"] != ids[0] || d["status"] != deliveries[str(d["id"])] {
+				t.Errorf("%s: delivery %v", c.query, d)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.days) || r.pagination()["total"] != float64(c.total) {
+			t.Errorf("%q: days %v total %v, want %v total %d", c.query, got, r.pagination()["total"], c.days, c.total)
+		}
+	}
+	for query, field := range map[string]string{"?status=sent": "status", "?eventType=webhook.test": "eventType",
+		"?from=2026-01-04&to=2026-01-02": "from", "?isLive=yes": "isLive", "?limit=0": "limit", "?from=soon": "from"} {
+		r := get(t, ts.URL, list+query, p.SandboxKey)
+		if r.Status != http.StatusUnprocessableEntity || strings.Join(r.detailFields(), ",") != field {
+			t.Errorf("%s: %d %s, want 422 on %s", query, r.Status, r.Raw, field)
+		}
 	}
 }
