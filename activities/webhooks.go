@@ -100,7 +100,7 @@ const excerptBytes = 1024
 func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
 	ep, err := a.Store.EndpointByID(ctx, in.EndpointID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && ep.Status != payment.WebhookEnabled {
-		_ = a.Store.SetDeliveryStatus(ctx, in.DeliveryID, "failed", time.Now())
+		_ = a.Store.SetDeliveryStatus(ctx, in.DeliveryID, payment.DeliveryFailed, time.Now())
 		return workflows.DeliverResult{Stop: true}, nil
 	}
 	if err != nil {
@@ -160,12 +160,12 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 			result.RetryAfter = retryAfter(res.Header.Get("Retry-After"), now)
 		}
 	}
-	status := "pending"
+	status := payment.DeliveryPending
 	switch {
 	case result.Delivered:
-		status = "delivered"
+		status = payment.DeliveryDelivered
 	case result.Stop:
-		status = "failed"
+		status = payment.DeliveryFailed
 	}
 	if err := a.Store.RecordAttempt(ctx, in.DeliveryID, attempt, status); err != nil {
 		return result, err
@@ -182,6 +182,9 @@ func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.
 		disableAfter = 5 * 24 * time.Hour
 	}
 	_, err := a.Store.UpdateEndpoint(ctx, id, now, func(e *store.StoredEndpoint) error {
+		// The row is written anyway: secrets sealed before they were bound
+		// to their endpoint are bound now.
+		e.Secret, e.PreviousSecret = a.Webhooks.Sealer.Reseal(e.ID, e.Secret), a.Webhooks.Sealer.Reseal(e.ID, e.PreviousSecret)
 		switch {
 		case r.Delivered:
 			e.FailingSince = nil
@@ -204,13 +207,13 @@ func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.
 }
 
 func (a *Activities) secrets(ep store.StoredEndpoint, now time.Time) ([]string, error) {
-	current, err := a.Webhooks.Sealer.Open(ep.Secret)
+	current, err := a.Webhooks.Sealer.Open(ep.ID, ep.Secret)
 	if err != nil {
 		return nil, err
 	}
 	out := []string{current}
 	if ep.PreviousSecret != "" && ep.PreviousSecretUntil != nil && now.Before(*ep.PreviousSecretUntil) {
-		prev, err := a.Webhooks.Sealer.Open(ep.PreviousSecret)
+		prev, err := a.Webhooks.Sealer.Open(ep.ID, ep.PreviousSecret)
 		if err != nil {
 			return nil, err
 		}

@@ -24,11 +24,14 @@ var procedureTiers = map[string]Tier{
 }
 
 // connectHandlers mounts the Connect services (Connect JSON and binary,
-// gRPC and gRPC-Web) on the mux.
+// gRPC and gRPC-Web) on the mux, each with the same bounds on what a call
+// may read as the REST routes.
 func (s *Server) connectHandlers() {
-	opts := connect.WithInterceptors(s.connectInterceptor())
-	s.mux.Handle(paymentsdv1connect.NewPaymentsServiceHandler(&paymentsService{s}, opts))
-	s.mux.Handle(paymentsdv1connect.NewCheckoutServiceHandler(&checkoutService{s}, opts))
+	opts := connect.WithHandlerOptions(connect.WithInterceptors(s.connectInterceptor()), s.connectLimits())
+	path, h := paymentsdv1connect.NewPaymentsServiceHandler(&paymentsService{s}, opts)
+	s.mux.Handle(path, s.boundBody(h))
+	path, h = paymentsdv1connect.NewCheckoutServiceHandler(&checkoutService{s}, opts)
+	s.mux.Handle(path, s.boundBody(h))
 }
 
 // connectInterceptor authenticates PaymentsService calls and applies the
@@ -40,11 +43,8 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 			counter := "ip:" + hostOf(req.Peer().Addr)
 			header := http.Header{}
 			if strings.HasPrefix(procedure, "/"+paymentsdv1connect.PaymentsServiceName+"/") {
-				p, err := s.authenticate(ctx, req.Header())
+				p, err := s.authenticateFrom(ctx, req.Header(), hostOf(req.Peer().Addr), header)
 				if err != nil {
-					if limitErr := s.take(ctx, header, Standard, counter); limitErr != nil {
-						err = limitErr
-					}
 					return nil, withHeaders(connectErr(err), header)
 				}
 				ctx = context.WithValue(ctx, principalKey, p)
@@ -276,7 +276,7 @@ func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.R
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
+	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.publicSessionView(v))}), nil
 }
 
 func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {

@@ -161,7 +161,7 @@ func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionView(v))
+	ok(w, r, http.StatusOK, "Checkout session retrieved", s.publicSessionView(v))
 	return nil
 }
 
@@ -179,7 +179,8 @@ func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
 		ok(w, r, http.StatusAccepted, "Payment submitted; its transaction will be recorded shortly", map[string]string{"network": in.network, "txHash": in.txHash})
 		return nil
 	}
-	ok(w, r, http.StatusCreated, "Payment submitted", views.TransactionOf(*t))
+	// The payer sees the record as the session's public view lists it.
+	ok(w, r, http.StatusCreated, "Payment submitted", views.TransactionSummaryOf(*t))
 	return nil
 }
 
@@ -213,7 +214,12 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 	return out
 }
 
-// sessionView renders a session for its API response.
+// sessionView renders a session for the merchant, or for its creator.
 func (s *Server) sessionView(v engine.SessionView) views.Session {
-	return views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions).WithPlan(v.Plan)
+	return views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
+}
+
+// publicSessionView renders a session for whoever holds its token.
+func (s *Server) publicSessionView(v engine.SessionView) views.PublicSession {
+	return views.PublicSessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions, v.Plan)
 }

@@ -79,7 +79,7 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 // take takes one token of tier for counter, sets the rate-limit headers on
 // h and, when none is left, returns a rate-limited error.
 func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter string) error {
-	limit, remaining, reset, allowed, err := s.limiters[tier].Take(ctx, string(tier)+"|"+counter)
+	limit, remaining, reset, allowed, err := s.limiters[tier].Take(ctx, limitKey(tier, counter))
 	if err != nil {
 		// A broken limiter store must not take the API down with it.
 		slog.WarnContext(ctx, "rate limiter unavailable", "err", err)
@@ -101,6 +101,9 @@ func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter str
 	}
 	return nil
 }
+
+// limitKey is the key of counter's bucket in tier's store.
+func limitKey(tier Tier, counter string) string { return string(tier) + "|" + counter }
 
 // readBody checks the content type and reads a bounded body.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/views"
 )
 
@@ -31,13 +32,37 @@ func pbSession(v views.Session) *v1.CheckoutSession {
 		ProjectId: v.ProjectID, IsLive: v.IsLive, Email: v.Email, Metadata: v.Metadata, AmountUsd: v.AmountUSD,
 		AmountPaidUsd: v.AmountPaidUSD, DepositAddress: v.DepositAddress, QuoteExpiresAt: v.QuoteExpiresAt,
 		ExpiresAt: v.ExpiresAt, CompletedAt: v.CompletedAt, Exception: v.Exception, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
-	for _, o := range v.PaymentOptions {
-		out.PaymentOptions = append(out.PaymentOptions, &v1.PaymentOption{AssetDefinitionId: o.AssetDefinitionID,
+	out.PaymentOptions = pbOptions(v.PaymentOptions)
+	out.Transactions = pbSummaries(v.Transactions)
+	return out
+}
+
+func pbPublicSession(v views.PublicSession) *v1.PublicCheckoutSession {
+	out := &v1.PublicCheckoutSession{Id: v.ID, Token: v.Token, Url: v.URL, Status: v.Status, IsLive: v.IsLive,
+		AmountUsd: v.AmountUSD, AmountPaidUsd: v.AmountPaidUSD, DepositAddress: v.DepositAddress,
+		PaymentOptions: pbOptions(v.PaymentOptions), QuoteExpiresAt: v.QuoteExpiresAt, ExpiresAt: v.ExpiresAt,
+		CompletedAt: v.CompletedAt, Exception: v.Exception, Transactions: pbSummaries(v.Transactions)}
+	if p := v.PaymentPlan; p != nil {
+		out.PaymentPlan = &v1.PlanSummary{Title: p.Title, RedirectUrl: p.RedirectURL,
+			MerchantInfo: &v1.PublicMerchantInfo{Name: p.MerchantInfo.Name, LogoUrl: p.MerchantInfo.LogoURL}}
+	}
+	return out
+}
+
+func pbOptions(opts []payment.PaymentOption) []*v1.PaymentOption {
+	var out []*v1.PaymentOption
+	for _, o := range opts {
+		out = append(out, &v1.PaymentOption{AssetDefinitionId: o.AssetDefinitionID,
 			Network: o.Network, ChainId: o.ChainID, Symbol: o.Symbol, Decimals: int32(o.Decimals), TokenAddress: o.TokenAddress,
 			Amount: o.Amount, AmountBaseUnits: o.AmountBaseUnits, PaymentUri: o.PaymentURI, WalletAccountOnly: o.WalletAccountOnly})
 	}
-	for _, t := range v.Transactions {
-		out.Transactions = append(out.Transactions, &v1.TransactionSummary{Id: t.ID, Status: t.Status, Network: t.Network,
+	return out
+}
+
+func pbSummaries(txs []views.TransactionSummary) []*v1.TransactionSummary {
+	var out []*v1.TransactionSummary
+	for _, t := range txs {
+		out = append(out, &v1.TransactionSummary{Id: t.ID, Status: t.Status, Network: t.Network,
 			TxHash: t.TxHash, Symbol: t.Symbol, Amount: t.Amount, AmountUsd: t.AmountUSD,
 			Confirmations: int32(t.Confirmations), CreatedAt: t.CreatedAt})
 	}

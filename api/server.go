@@ -190,16 +190,13 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve runs the cross-cutting steps of every API call in order:
-// authentication, the rate limit, the body checks and the idempotency key,
-// then the handler.
+// authentication (under the client IP's budget of failures), the rate
+// limit, the body checks and the idempotency key, then the handler.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	var p *payment.Principal
 	if ep.access == apiKey {
-		principal, err := s.authenticate(r.Context(), r.Header)
+		principal, err := s.authenticateFrom(r.Context(), r.Header, clientIP(r), w.Header())
 		if err != nil {
-			if limitErr := s.take(r.Context(), w.Header(), Standard, "ip:"+clientIP(r)); limitErr != nil {
-				err = limitErr
-			}
 			failErr(w, r, err)
 			return
 		}

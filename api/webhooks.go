@@ -162,7 +162,7 @@ func viewDelivery(d store.Delivery) deliveryView {
 }
 
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), nil)
+	q, err := payment.ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {
 		return err
 	}

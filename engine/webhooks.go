@@ -58,7 +58,7 @@ func (e *Engine) CreateWebhook(ctx context.Context, p payment.Principal, project
 		return Endpoint{}, err
 	}
 	secret := webhook.NewSecret()
-	sealed, err := s.Seal(secret)
+	sealed, err := s.Seal(w.ID, secret)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -100,9 +100,18 @@ func (e *Engine) UpdateWebhook(ctx context.Context, p payment.Principal, project
 		if s.Status == payment.WebhookEnabled {
 			s.FailingSince = nil
 		}
+		e.resealSecrets(s)
 		return nil
 	})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
+}
+
+// resealSecrets binds an endpoint's secrets sealed before secrets were
+// bound to their endpoint, as the endpoint is written anyway.
+func (e *Engine) resealSecrets(ep *store.StoredEndpoint) {
+	if e.Sealer != nil {
+		ep.Secret, ep.PreviousSecret = e.Sealer.Reseal(ep.ID, ep.Secret), e.Sealer.Reseal(ep.ID, ep.PreviousSecret)
+	}
 }
 
 // DeleteWebhook deletes an endpoint; no delivery starts to it any more.
@@ -124,14 +133,14 @@ func (e *Engine) RotateWebhookSecret(ctx context.Context, p payment.Principal, p
 		return Endpoint{}, err
 	}
 	secret := webhook.NewSecret()
-	sealed, err := s.Seal(secret)
+	sealed, err := s.Seal(id, secret)
 	if err != nil {
 		return Endpoint{}, err
 	}
 	now := e.now()
 	until := now.Add(SecretOverlap)
 	ep, err := e.Store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
-		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = ep.Secret, &until, sealed
+		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
 		return nil
 	})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint, Secret: secret}, err
@@ -188,12 +197,13 @@ func (e *Engine) GetEvent(ctx context.Context, p payment.Principal, projectID, i
 	return ev, err
 }
 
-// ListDeliveries lists an endpoint's deliveries with their attempts.
+// ListDeliveries lists an endpoint's deliveries with their attempts;
+// q.Status filters by delivery status.
 func (e *Engine) ListDeliveries(ctx context.Context, p payment.Principal, projectID, id string, q payment.ListQuery) (Page[store.Delivery], error) {
 	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
 		return Page[store.Delivery]{}, err
 	}
-	items, total, err := e.Store.ListDeliveries(ctx, id, q)
+	items, total, err := e.Store.ListDeliveries(ctx, p, id, q)
 	return Page[store.Delivery]{items, total, q}, err
 }
 
@@ -210,13 +220,13 @@ func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, 
 	if err != nil {
 		return d, err
 	}
-	if err := e.Store.SetDeliveryStatus(ctx, d.ID, "pending", e.now()); err != nil {
+	if err := e.Store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, e.now()); err != nil {
 		return d, err
 	}
 	if err := e.startDelivery(ctx, store.Dispatch{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID,
 		ProjectID: p.ProjectID, IsLive: p.IsLive}, len(d.Attempts)+1); err != nil {
 		return d, err
 	}
-	d.Status = "pending"
+	d.Status = payment.DeliveryPending
 	return d, nil
 }

@@ -191,16 +191,10 @@ func NewPlan(in PlanInput, projectID string, isLive bool, catalog Catalog, now t
 	var probs Problems
 	p := Plan{ProjectID: projectID, IsLive: isLive, Status: PlanActive, PricingModel: PricingFixedUSD}
 
-	switch {
-	case in.Title == nil:
+	if in.Title == nil {
 		probs.Add("title", "is required")
-	default:
-		p.Title = strings.TrimSpace(*in.Title)
-		if p.Title == "" {
-			probs.Add("title", "must not be empty")
-		} else if utf8.RuneCountInString(p.Title) > MaxTitleLength {
-			probs.Addf("title", "must be at most %d characters", MaxTitleLength)
-		}
+	} else {
+		p.Title = checkTitle(*in.Title, &probs)
 	}
 
 	if in.PricingModel != nil {
@@ -264,46 +258,80 @@ func NewPlan(in PlanInput, projectID string, isLive bool, catalog Catalog, now t
 	}
 
 	if in.RedirectURL != nil {
-		if msg := checkURL(*in.RedirectURL, isLive); msg != "" {
-			probs.Add("redirectUrl", msg)
-		}
-		p.RedirectURL = *in.RedirectURL
+		p.RedirectURL = checkRedirectURL(*in.RedirectURL, isLive, &probs)
 	}
 	if in.MerchantInfo != nil {
-		m := *in.MerchantInfo
-		if utf8.RuneCountInString(m.Name) > MaxTitleLength {
-			probs.Addf("merchantInfo.name", "must be at most %d characters", MaxTitleLength)
-		}
-		if m.Email != "" && !ValidEmail(m.Email) {
-			probs.Add("merchantInfo.email", "must be a valid e-mail address")
-		}
-		if m.Website != "" {
-			if msg := checkURL(m.Website, false); msg != "" {
-				probs.Add("merchantInfo.website", msg)
-			}
-		}
-		if m.LogoURL != "" {
-			if msg := checkURL(m.LogoURL, true); msg != "" {
-				probs.Add("merchantInfo.logoUrl", msg)
-			}
-		}
-		p.MerchantInfo = m
+		p.MerchantInfo = checkMerchantInfo(*in.MerchantInfo, &probs)
 	}
 	if in.ExpiresAt != nil {
-		t, err := time.Parse(time.RFC3339Nano, *in.ExpiresAt)
-		switch {
-		case err != nil:
-			probs.Add("expiresAt", "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z")
-		case !t.After(now):
-			probs.Add("expiresAt", "must be in the future")
-		default:
-			t = t.UTC()
-			p.ExpiresAt = &t
-		}
+		p.ExpiresAt = checkExpiresAt(*in.ExpiresAt, now, &probs)
 	}
 	found := slices.Clone(in.Problems)
 	found.Merge(probs)
 	return p, found.Err()
+}
+
+// The checks of the fields a plan's creation and its updates both take:
+// one implementation each, so an update can never store what creation
+// would refuse.
+
+// checkTitle returns a title trimmed, or records why it is refused.
+func checkTitle(s string, probs *Problems) string {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		probs.Add("title", "must not be empty")
+	} else if utf8.RuneCountInString(t) > MaxTitleLength {
+		probs.Addf("title", "must be at most %d characters", MaxTitleLength)
+	}
+	return t
+}
+
+// checkRedirectURL checks where the hosted page sends the payer once paid:
+// an absolute http(s) URL, https in live; empty means none.
+func checkRedirectURL(s string, isLive bool, probs *Problems) string {
+	if s != "" {
+		if msg := checkURL(s, isLive); msg != "" {
+			probs.Add("redirectUrl", msg)
+		}
+	}
+	return s
+}
+
+// checkMerchantInfo checks what the hosted page may show of the merchant;
+// its links must be http(s) (the logo https), never javascript: or data:.
+func checkMerchantInfo(m MerchantInfo, probs *Problems) MerchantInfo {
+	if utf8.RuneCountInString(m.Name) > MaxTitleLength {
+		probs.Addf("merchantInfo.name", "must be at most %d characters", MaxTitleLength)
+	}
+	if m.Email != "" && !ValidEmail(m.Email) {
+		probs.Add("merchantInfo.email", "must be a valid e-mail address")
+	}
+	if m.Website != "" {
+		if msg := checkURL(m.Website, false); msg != "" {
+			probs.Add("merchantInfo.website", msg)
+		}
+	}
+	if m.LogoURL != "" {
+		if msg := checkURL(m.LogoURL, true); msg != "" {
+			probs.Add("merchantInfo.logoUrl", msg)
+		}
+	}
+	return m
+}
+
+// checkExpiresAt parses a plan's expiry, which must be in the future.
+func checkExpiresAt(s string, now time.Time, probs *Problems) *time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	switch {
+	case err != nil:
+		probs.Add("expiresAt", "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z")
+	case !t.After(now):
+		probs.Add("expiresAt", "must be in the future")
+	default:
+		t = t.UTC()
+		return &t
+	}
+	return nil
 }
 
 func newPolicy(in PolicyInput, path string, isLive bool, catalog Catalog, probs *Problems) (Policy, bool) {
@@ -385,7 +413,8 @@ func ValidEmail(s string) bool {
 // ChangePlan applies an update payload to a plan. The price and the
 // accepted assets are fixed once sessions may have quoted them: changing
 // them is refused (create a new plan instead); title, redirectUrl,
-// merchantInfo and expiresAt can change.
+// merchantInfo and expiresAt can change, under the same checks as at
+// creation.
 func ChangePlan(p *Plan, in PlanInput, now time.Time) error {
 	probs := slices.Clone(in.Problems)
 	var mine Problems
@@ -398,42 +427,17 @@ func ChangePlan(p *Plan, in PlanInput, now time.Time) error {
 		}
 	}
 	if in.Title != nil {
-		t := strings.TrimSpace(*in.Title)
-		if t == "" || utf8.RuneCountInString(t) > MaxTitleLength {
-			mine.Addf("title", "must be 1 to %d characters", MaxTitleLength)
-		}
-		p.Title = t
+		p.Title = checkTitle(*in.Title, &mine)
 	}
 	if in.RedirectURL != nil {
-		if *in.RedirectURL != "" {
-			if msg := checkURL(*in.RedirectURL, p.IsLive); msg != "" {
-				mine.Add("redirectUrl", msg)
-			}
-		}
-		p.RedirectURL = *in.RedirectURL
+		p.RedirectURL = checkRedirectURL(*in.RedirectURL, p.IsLive, &mine)
 	}
 	if in.MerchantInfo != nil {
-		m := *in.MerchantInfo
-		if m.Email != "" && !ValidEmail(m.Email) {
-			mine.Add("merchantInfo.email", "must be a valid e-mail address")
-		}
-		if m.LogoURL != "" {
-			if msg := checkURL(m.LogoURL, true); msg != "" {
-				mine.Add("merchantInfo.logoUrl", msg)
-			}
-		}
-		p.MerchantInfo = m
+		p.MerchantInfo = checkMerchantInfo(*in.MerchantInfo, &mine)
 	}
 	if in.ExpiresAt != nil {
-		t, err := time.Parse(time.RFC3339Nano, *in.ExpiresAt)
-		switch {
-		case err != nil:
-			mine.Add("expiresAt", "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z")
-		case !t.After(now):
-			mine.Add("expiresAt", "must be in the future")
-		default:
-			t = t.UTC()
-			p.ExpiresAt = &t
+		if t := checkExpiresAt(*in.ExpiresAt, now, &mine); t != nil {
+			p.ExpiresAt = t
 		}
 	}
 	probs.Merge(mine)

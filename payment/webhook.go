@@ -27,6 +27,18 @@ const (
 	WebhookDisabled = "disabled"
 )
 
+// Statuses of an event's delivery to an endpoint: pending while attempts
+// go on, delivered once one got a 2xx, failed once the schedule ran out or
+// the endpoint is gone.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// DeliveryStatuses are the values the deliveries list filters by.
+var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivered, DeliveryFailed}
+
 // WebhookEndpoint is where a project's events are delivered.
 type WebhookEndpoint struct {
 	ID             string

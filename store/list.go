@@ -16,6 +16,9 @@ import (
 type filter struct {
 	where []string
 	args  []any
+	// prefix qualifies the listed table's columns ("d."), for a list
+	// that joins other tables.
+	prefix string
 }
 
 func (f *filter) add(cond string, arg any) {
@@ -24,9 +27,15 @@ func (f *filter) add(cond string, arg any) {
 }
 
 func newFilter(p payment.Principal, q payment.ListQuery, statusExpr string) *filter {
-	f := &filter{}
-	f.add("project_id = ?", p.ProjectID)
-	f.add("is_live = ?", p.IsLive)
+	return newFilterOn("", p, q, statusExpr)
+}
+
+// newFilterOn is newFilter over a table known by an alias (prefix "d."),
+// in a list that joins other tables.
+func newFilterOn(prefix string, p payment.Principal, q payment.ListQuery, statusExpr string) *filter {
+	f := &filter{prefix: prefix}
+	f.add(prefix+"project_id = ?", p.ProjectID)
+	f.add(prefix+"is_live = ?", p.IsLive)
 	if q.IsLive != nil && *q.IsLive != p.IsLive {
 		f.where = append(f.where, "false") // the other environment is never visible
 	}
@@ -34,10 +43,10 @@ func newFilter(p payment.Principal, q payment.ListQuery, statusExpr string) *fil
 		f.add(statusExpr+" = ?", q.Status)
 	}
 	if q.From != nil {
-		f.add("created_at >= ?", *q.From)
+		f.add(prefix+"created_at >= ?", *q.From)
 	}
 	if q.To != nil {
-		f.add("created_at < ?", *q.To)
+		f.add(prefix+"created_at < ?", *q.To)
 	}
 	return f
 }
@@ -54,8 +63,8 @@ func list[T any](ctx context.Context, s *Store, table, columns string, f *filter
 		return items, total, nil
 	}
 	args := append(f.args, q.Limit, q.Offset())
-	rows, err := s.pool.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d",
-		columns, table, where, len(args)-1, len(args)), args...)
+	rows, err := s.pool.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %screated_at DESC, %sid DESC LIMIT $%d OFFSET $%d",
+		columns, table, where, f.prefix, f.prefix, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s: %w", table, err)
 	}

@@ -35,6 +35,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig connects with a pool configuration, for what a URL cannot
+// carry (a query tracer, pool hooks).
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)

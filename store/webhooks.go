@@ -294,20 +294,11 @@ func (s *Store) GetDelivery(ctx context.Context, p payment.Principal, endpointID
 		WHERE d.id = $1 AND d.endpoint_id = $2 AND d.project_id = $3 AND d.is_live = $4`, id, endpointID, p.ProjectID, p.IsLive))
 }
 
-// ListDeliveries lists an endpoint's deliveries, newest first.
-func (s *Store) ListDeliveries(ctx context.Context, endpointID string, q payment.ListQuery) ([]Delivery, int, error) {
-	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, endpointID).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.endpoint_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2 OFFSET $3`, endpointID, q.Limit, q.Offset())
-	if err != nil {
-		return nil, 0, err
-	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Delivery, error) { return scanDelivery(r) })
-	if items == nil {
-		items = []Delivery{}
-	}
-	return items, total, err
+// ListDeliveries lists the deliveries to one of the principal's endpoints,
+// newest first, under every filter of a list: status, from and to (on
+// createdAt), isLive.
+func (s *Store) ListDeliveries(ctx context.Context, p payment.Principal, endpointID string, q payment.ListQuery) ([]Delivery, int, error) {
+	f := newFilterOn("d.", p, q, "d.status")
+	f.add("d.endpoint_id = ?", endpointID)
+	return list(ctx, s, "webhook_deliveries d JOIN events e ON e.id = d.event_id", deliveryColumns, f, q, scanDelivery)
 }

@@ -73,7 +73,9 @@ func PlanOf(p payment.Plan) Plan {
 	return v
 }
 
-// TransactionSummary is a transaction in a session as the API returns it.
+// TransactionSummary is a transaction in a session as the API returns it:
+// in the merchant's and the public views of the session, and as the answer
+// to the payer's submitted hash.
 type TransactionSummary struct {
 	ID            string `json:"id"`
 	Status        string `json:"status"`
@@ -86,7 +88,14 @@ type TransactionSummary struct {
 	CreatedAt     string `json:"createdAt"`
 }
 
-// Session is a checkout session as the API returns it.
+// TransactionSummaryOf renders a transaction as a session lists it.
+func TransactionSummaryOf(t payment.Transaction) TransactionSummary {
+	return TransactionSummary{ID: t.ID, Status: string(t.Status), Network: t.Network, TxHash: t.TxHash, Symbol: t.Symbol,
+		Amount: t.Amount, AmountUSD: payment.FormatUSD(t.AmountUSD), Confirmations: t.Confirmations, CreatedAt: Time(t.CreatedAt)}
+}
+
+// Session is a checkout session as the merchant sees it (and as its
+// creator gets it back).
 type Session struct {
 	ID             string                  `json:"id"`
 	Token          *string                 `json:"token,omitempty"`
@@ -106,24 +115,8 @@ type Session struct {
 	CompletedAt    *string                 `json:"completedAt"`
 	Exception      *string                 `json:"exception"`
 	Transactions   []TransactionSummary    `json:"transactions,omitempty"`
-	PaymentPlan    *PlanSummary            `json:"paymentPlan,omitempty"`
 	CreatedAt      string                  `json:"createdAt"`
 	UpdatedAt      string                  `json:"updatedAt"`
-}
-
-// PlanSummary is what the customer sees of a session's plan.
-type PlanSummary struct {
-	Title        string               `json:"title"`
-	MerchantInfo payment.MerchantInfo `json:"merchantInfo"`
-	RedirectURL  *string              `json:"redirectUrl"`
-}
-
-// WithPlan adds the plan summary the customer's lookup shows.
-func (s Session) WithPlan(p *payment.Plan) Session {
-	if p != nil {
-		s.PaymentPlan = &PlanSummary{Title: p.Title, MerchantInfo: p.MerchantInfo, RedirectURL: nonEmpty(p.RedirectURL)}
-	}
-	return s
 }
 
 // SessionOf renders a session. token and checkoutURL are set only for
@@ -146,12 +139,68 @@ func SessionOf(cs payment.Session, token, checkoutURL string, txs []payment.Tran
 		out.PaymentOptions = []payment.PaymentOption{}
 	}
 	if txs != nil {
-		out.Transactions = []TransactionSummary{}
+		out.Transactions = make([]TransactionSummary, 0, len(txs))
 		for _, t := range txs {
-			out.Transactions = append(out.Transactions, TransactionSummary{ID: t.ID, Status: string(t.Status), Network: t.Network,
-				TxHash: t.TxHash, Symbol: t.Symbol, Amount: t.Amount, AmountUSD: payment.FormatUSD(t.AmountUSD),
-				Confirmations: t.Confirmations, CreatedAt: Time(t.CreatedAt)})
+			out.Transactions = append(out.Transactions, TransactionSummaryOf(t))
 		}
+	}
+	return out
+}
+
+// PublicSession is a checkout session as whoever holds its token sees it
+// (the public lookup and its Connect twin, which the hosted page polls):
+// what the page shows and a payer needs to pay and to keep as a receipt.
+// It is a list of its own, not the merchant's view with fields blanked, so
+// that a field added to the merchant's view never shows here by accident:
+// no customer e-mail, no metadata, no project or plan ID, no merchant
+// contact details. docs/decisions.md lists the fields.
+type PublicSession struct {
+	ID             string                  `json:"id"`
+	Token          *string                 `json:"token,omitempty"`
+	URL            *string                 `json:"url,omitempty"`
+	Status         string                  `json:"status"`
+	IsLive         bool                    `json:"isLive"`
+	AmountUSD      string                  `json:"amountUsd"`
+	AmountPaidUSD  string                  `json:"amountPaidUsd"`
+	DepositAddress *string                 `json:"depositAddress"`
+	PaymentOptions []payment.PaymentOption `json:"paymentOptions"`
+	QuoteExpiresAt string                  `json:"quoteExpiresAt"`
+	ExpiresAt      string                  `json:"expiresAt"`
+	CompletedAt    *string                 `json:"completedAt"`
+	Exception      *string                 `json:"exception"`
+	Transactions   []TransactionSummary    `json:"transactions"`
+	PaymentPlan    *PlanSummary            `json:"paymentPlan"`
+}
+
+// PlanSummary is what the payer sees of a session's plan: its title, the
+// merchant's name and logo, and where the page sends the payer once paid.
+type PlanSummary struct {
+	Title        string             `json:"title"`
+	MerchantInfo PublicMerchantInfo `json:"merchantInfo"`
+	RedirectURL  *string            `json:"redirectUrl"`
+}
+
+// PublicMerchantInfo is the part of a plan's merchantInfo the hosted page
+// shows.
+type PublicMerchantInfo struct {
+	Name    string `json:"name,omitempty"`
+	LogoURL string `json:"logoUrl,omitempty"`
+}
+
+// PublicSessionOf renders a session for the holder of its token; plan is
+// the session's plan, if loaded.
+func PublicSessionOf(cs payment.Session, token, checkoutURL string, txs []payment.Transaction, plan *payment.Plan) PublicSession {
+	full := SessionOf(cs, token, checkoutURL, txs)
+	out := PublicSession{ID: full.ID, Token: full.Token, URL: full.URL, Status: full.Status, IsLive: full.IsLive,
+		AmountUSD: full.AmountUSD, AmountPaidUSD: full.AmountPaidUSD, DepositAddress: full.DepositAddress,
+		PaymentOptions: full.PaymentOptions, QuoteExpiresAt: full.QuoteExpiresAt, ExpiresAt: full.ExpiresAt,
+		CompletedAt: full.CompletedAt, Exception: full.Exception, Transactions: full.Transactions}
+	if out.Transactions == nil {
+		out.Transactions = []TransactionSummary{}
+	}
+	if plan != nil {
+		out.PaymentPlan = &PlanSummary{Title: plan.Title, RedirectURL: nonEmpty(plan.RedirectURL),
+			MerchantInfo: PublicMerchantInfo{Name: plan.MerchantInfo.Name, LogoURL: plan.MerchantInfo.LogoURL}}
 	}
 	return out
 }

@@ -11,6 +11,13 @@ import (
 //go:embed checkout.html
 var checkoutPage []byte
 
+// contentSecurityPolicy is the hosted page's policy. frame-ancestors 'none'
+// keeps any other site from framing the page: framed, it could be dressed
+// up or overlaid (clickjacking) to make a payer copy an address or approve
+// a wallet request they did not mean to.
+const contentSecurityPolicy = "default-src 'self'; img-src 'self' https: data:; style-src 'unsafe-inline'; " +
+	"script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'"
+
 // Checkout serves the hosted checkout page; the page itself reads the
 // session from the API by the token in its URL.
 func Checkout(w http.ResponseWriter, r *http.Request) {
@@ -19,6 +26,7 @@ func Checkout(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer") // the URL holds the session token
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' https: data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY") // frame-ancestors for browsers that predate it
 	_, _ = w.Write(checkoutPage)
 }

@@ -8,6 +8,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // WebhookDispatcherWorkflowID is the workflow ID of the event dispatcher.
@@ -82,7 +84,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 			return nil
 		}
 		if i >= len(RetrySchedule) {
-			return finishDelivery(ctx, FinishInput{DeliveryID: in.DeliveryID, Status: "failed"})
+			return finishDelivery(ctx, FinishInput{DeliveryID: in.DeliveryID, Status: payment.DeliveryFailed})
 		}
 		wait := jitter(ctx, RetrySchedule[i])
 		if r.RetryAfter > wait {

@@ -145,8 +145,9 @@ func deliveryFixture(t *testing.T, st *store.Store, sealer *webhook.Sealer, url 
 	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
-	sealed, _ := sealer.Seal(webhook.NewSecret())
-	ep := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: payment.NewID(payment.PrefixWebhook, now), ProjectID: pid,
+	id := payment.NewID(payment.PrefixWebhook, now)
+	sealed, _ := sealer.Seal(id, webhook.NewSecret())
+	ep := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid,
 		URL: url, EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: sealed}
 	if err := st.CreateEndpoint(ctx, ep); err != nil {
 		t.Fatal(err)

@@ -41,10 +41,11 @@ func BenchmarkWebhookDeliveries(b *testing.B) {
 	// measures dispatch and delivery, not the API.
 	now := time.Now()
 	for i := range endpoints {
-		sealed, _ := sealer.Seal("whsec_" + "MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
+		id := "we_bench" + strconv.Itoa(i) + p.Project.ID[5:]
+		sealed, _ := sealer.Seal(id, "whsec_"+"MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
 		if _, err := st.Pool().Exec(ctx, `INSERT INTO webhook_endpoints (id, project_id, is_live, url, enabled_events, secret,
 			status, created_at, updated_at) VALUES ($1,$2,false,$3,'["*"]',$4,'enabled',$5,$5)`,
-			"we_bench"+strconv.Itoa(i)+p.Project.ID[5:], p.Project.ID, srv.URL+"/"+strconv.Itoa(i), sealed, now); err != nil {
+			id, p.Project.ID, srv.URL+"/"+strconv.Itoa(i), sealed, now); err != nil {
 			b.Fatal(err)
 		}
 	}

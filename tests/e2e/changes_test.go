@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,53 @@ func TestPlanUpdateAndArchive(t *testing.T) {
 	}
 	if got := strings.Join(eventTypes(t, id), ","); got != "payment_plan.created,payment_plan.updated,payment_plan.archived" {
 		t.Fatalf("plan events = %s", got)
+	}
+}
+
+// An update is checked as creation is, field by field: what creation
+// refuses, an update refuses with the same details, and the plan is left
+// as it was.
+func TestPlanUpdateIsValidatedAsCreation(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	base := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
+	id := createPlan(t, ts.URL, p, map[string]any{"title": "Kept", "amountUsd": "5",
+		"merchantInfo": map[string]any{"name": "Shop", "website": "https://shop.example"}})
+	cases := []struct {
+		name   string
+		body   map[string]any
+		fields []string
+	}{
+		{"javascript website", map[string]any{"merchantInfo": map[string]any{"website": "javascript:alert(document.cookie)"}}, []string{"merchantInfo.website"}},
+		{"data website", map[string]any{"merchantInfo": map[string]any{"website": "data:text/html,<script>alert(1)</script>"}}, []string{"merchantInfo.website"}},
+		{"long merchant name", map[string]any{"merchantInfo": map[string]any{"name": strings.Repeat("n", 201)}}, []string{"merchantInfo.name"}},
+		{"bad email and logo", map[string]any{"merchantInfo": map[string]any{"email": "nope", "logoUrl": "http://x.example/l.png"}}, []string{"merchantInfo.email", "merchantInfo.logoUrl"}},
+		{"unknown merchant field", map[string]any{"merchantInfo": map[string]any{"phone": "1"}}, []string{"merchantInfo.phone"}},
+		{"javascript redirect", map[string]any{"redirectUrl": "javascript:alert(1)"}, []string{"redirectUrl"}},
+		{"blank title", map[string]any{"title": " "}, []string{"title"}},
+		{"past expiry", map[string]any{"expiresAt": "2001-01-01T00:00:00Z"}, []string{"expiresAt"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			create := map[string]any{"title": "New", "amountUsd": "5"}
+			for k, v := range c.body {
+				create[k] = v
+			}
+			created := post(t, ts.URL, base, p.SandboxKey, create)
+			updated := do(t, ts.URL, request{method: "PATCH", path: base + "/" + id, key: p.SandboxKey, body: c.body})
+			for what, r := range map[string]response{"create": created, "update": updated} {
+				if r.Status != http.StatusUnprocessableEntity || strings.Join(r.detailFields(), ",") != strings.Join(c.fields, ",") {
+					t.Errorf("%s: %d %s, want 422 on %v", what, r.Status, r.Raw, c.fields)
+				}
+			}
+			if !reflect.DeepEqual(created.Body["error"], updated.Body["error"]) {
+				t.Errorf("create and update refuse differently:\n%s\n%s", created.Raw, updated.Raw)
+			}
+		})
+	}
+	got := get(t, ts.URL, base+"/"+id, p.SandboxKey).data()
+	if got["title"] != "Kept" || got["merchantInfo"].(map[string]any)["website"] != "https://shop.example" {
+		t.Fatalf("a refused update changed the plan: %v", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,6 +32,11 @@ func TestHostedCheckoutPage(t *testing.T) {
 	if page.StatusCode != 200 || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") ||
 		!bytes.Contains(html, []byte(`id="address"`)) || page.Header.Get("Referrer-Policy") != "no-referrer" {
 		t.Fatalf("page: %d %s", page.StatusCode, page.Header)
+	}
+	// No other site may frame the page (clickjacking).
+	if csp := page.Header.Get("Content-Security-Policy"); !slices.Contains(strings.Split(csp, "; "), "frame-ancestors 'none'") ||
+		page.Header.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("framing: Content-Security-Policy %q, X-Frame-Options %q", csp, page.Header.Get("X-Frame-Options"))
 	}
 
 	lookup := get(t, ts.URL, "/api/v1/checkout/sessions/"+token, "")

@@ -58,11 +58,16 @@ func TestConnectMatchesREST(t *testing.T) {
 			mustStatus(t, byToken, http.StatusOK)
 			sd := byToken.data()
 			if sd["id"] != cs.Id || sd["amountUsd"] != cs.AmountUsd || sd["expiresAt"] != cs.ExpiresAt ||
-				sd["metadata"].(map[string]any)["via"] != name || len(sd["paymentOptions"].([]any)) != len(cs.PaymentOptions) {
+				len(sd["paymentOptions"].([]any)) != len(cs.PaymentOptions) || cs.Metadata["via"] != name {
 				t.Fatalf("REST %s\nConnect %v", byToken.Raw, cs)
 			}
+			public, err := checkout.GetCheckoutSession(ctx, connect.NewRequest(&v1.GetCheckoutSessionRequest{Token: cs.GetToken()}))
+			if err != nil || public.Msg.CheckoutSession.Id != cs.Id || public.Msg.CheckoutSession.AmountUsd != sd["amountUsd"] ||
+				public.Msg.CheckoutSession.PaymentPlan.GetTitle() != "Via "+name {
+				t.Fatalf("public session: %v %v", public, err)
+			}
 			got, err := payments.GetProjectCheckoutSession(ctx, authed(&v1.GetProjectCheckoutSessionRequest{ProjectId: p.Project.ID, SessionId: cs.Id}, p.SandboxKey))
-			if err != nil || got.Msg.CheckoutSession.Status != "open" {
+			if err != nil || got.Msg.CheckoutSession.Status != "open" || got.Msg.CheckoutSession.Metadata["via"] != name {
 				t.Fatalf("get session: %v %v", got, err)
 			}
 		})

@@ -37,6 +37,8 @@ var (
 	chains   chainwatch.Chains
 	catalog  payment.Catalog
 	sealer   *webhook.Sealer
+	// dbURL is the shared database's URL.
+	dbURL string
 	// node is what the engine reads the dev chain through: a test can take
 	// it down, as a node outage looks to the engine.
 	node *rpcproxy.Proxy
@@ -60,6 +62,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer drop()
+	dbURL = url
 	var proxyErr error
 	stack, err = devstack.StartStack(context.Background(), devstack.StackConfig{
 		DatabaseURL: url,
@@ -105,6 +108,9 @@ type apiOptions struct {
 	limits   map[api.Tier]uint64
 	lifetime time.Duration
 	tls      bool // serve HTTP/2 over TLS, for gRPC clients
+	// db, when set, is the engine's store in place of the shared one (a
+	// store over the same database, e.g. with a query tracer).
+	db *store.Store
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
@@ -112,6 +118,9 @@ type apiOptions struct {
 func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *engine.Engine) {
 	t.Helper()
 	e := stack.Engine(opts.lifetime)
+	if opts.db != nil {
+		e.Store = opts.db
+	}
 	limits := opts.limits
 	if limits == nil {
 		limits = map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000, api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}

@@ -1,7 +1,13 @@
 package e2e
 
 import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +18,9 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -241,8 +250,192 @@ func TestRedeliverSendsTheSameEvent(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	d := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()[0].(map[string]any)
-	if d["status"] != "delivered" || len(d["attempts"].([]any)) != 2 {
-		t.Fatalf("delivery after redelivery = %v", d)
+	// The receiver answers before the engine records the attempt.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		d := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()[0].(map[string]any)
+		if d["status"] == "delivered" && len(d["attempts"].([]any)) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivery after redelivery = %v", d)
+		}
+	}
+}
+
+// legacySeal seals a secret the way it was sealed before secrets were bound
+// to their endpoint ("v1:", no associated data), under the stack's key (all
+// zeros).
+func legacySeal(t *testing.T, plain string) string {
+	t.Helper()
+	block, _ := aes.NewCipher(make([]byte, webhook.KeySize))
+	gcm, _ := cipher.NewGCM(block)
+	nonce := make([]byte, gcm.NonceSize())
+	_, _ = rand.Read(nonce)
+	return "v1:" + base64.StdEncoding.EncodeToString(gcm.Seal(nonce, nonce, []byte(plain), nil))
+}
+
+// A sealed secret is bound to its endpoint: copied into another endpoint's
+// row it does not open, and that endpoint's deliveries are not signed with
+// it. A secret sealed before the binding still signs, and is bound when
+// its row is next written.
+func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	ctx := context.Background()
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	rcvA, rcvB := newReceiver(t), newReceiver(t)
+	a := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcvA.URL, "enabledEvents": []string{"transaction.finalized"}})
+	b := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcvB.URL, "enabledEvents": []string{"transaction.finalized"}})
+	mustStatus(t, a, http.StatusCreated)
+	mustStatus(t, b, http.StatusCreated)
+	idA, idB, secretA := str(a.data()["id"]), str(b.data()["id"]), str(a.data()["secret"])
+	rcvA.setSecrets(secretA)
+	rcvB.setSecrets(secretA) // were A's secret moved to B, B's receiver would take its deliveries
+
+	// A's sealed secret, copied into B's row, does not open there.
+	if _, err := st.Pool().Exec(ctx, `UPDATE webhook_endpoints SET secret = (SELECT secret FROM webhook_endpoints WHERE id = $1)
+		WHERE id = $2`, idA, idB); err != nil {
+		t.Fatal(err)
+	}
+	rowA, err := st.EndpointByID(ctx, idA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rowB, err := st.EndpointByID(ctx, idB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sealer.Open(idA, rowA.Secret); err != nil || got != secretA {
+		t.Fatalf("A's secret in A's row: %q, %v", got, err)
+	}
+	if got, err := sealer.Open(idB, rowB.Secret); err == nil {
+		t.Fatalf("A's secret opened in B's row: %q", got)
+	}
+	test := post(t, ts.URL, base+"/"+idB+"/test", p.SandboxKey, map[string]any{})
+	mustStatus(t, test, http.StatusAccepted)
+	run := temporal.GetWorkflow(ctx, workflows.WebhookDeliveryWorkflowID(str(test.data()["id"]), idB), "")
+	if err := run.Get(ctx, nil); err == nil || !strings.Contains(err.Error(), "open endpoint secret") {
+		t.Fatalf("B's delivery with A's secret in its row: %v", err)
+	}
+	rcvB.mu.Lock()
+	got := len(rcvB.events) + rcvB.rejected
+	rcvB.mu.Unlock()
+	if got != 0 {
+		t.Fatalf("B's receiver got %d deliveries", got)
+	}
+
+	// A secret sealed the old way still signs, and the delivery's write
+	// binds it to its endpoint.
+	if _, err := st.Pool().Exec(ctx, `UPDATE webhook_endpoints SET secret = $2 WHERE id = $1`, idA, legacySeal(t, secretA)); err != nil {
+		t.Fatal(err)
+	}
+	test = post(t, ts.URL, base+"/"+idA+"/test", p.SandboxKey, map[string]any{})
+	mustStatus(t, test, http.StatusAccepted)
+	if ev := rcvA.waitFor(t, "webhook.test", ""); ev["id"] != test.data()["id"] {
+		t.Fatalf("delivered %v", ev)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		row, err := st.EndpointByID(ctx, idA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(row.Secret, "v2:") {
+			if got, err := sealer.Open(idA, row.Secret); err != nil || got != secretA {
+				t.Fatalf("resealed secret: %q, %v", got, err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the legacy secret was not bound after a delivery: %.3s…", row.Secret)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The deliveries list applies every filter it takes (status, from, to,
+// isLive, page and limit) and refuses the rest.
+func TestDeliveriesListFilters(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	ctx := context.Background()
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	var ids []string
+	for range 2 {
+		r := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": "https://hooks.example/in", "enabledEvents": []string{"transaction.finalized"}})
+		mustStatus(t, r, http.StatusCreated)
+		ids = append(ids, str(r.data()["id"]))
+	}
+	// Deliveries recorded straight in the store, on five days at noon, with
+	// no workflow to move them on.
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 12, 0, 0, 0, time.UTC) }
+	deliveries := map[string]string{} // id -> status
+	for i, status := range []string{"delivered", "failed", "pending", "delivered", "failed"} {
+		at := day(i + 1)
+		ev := store.Event{ID: payment.NewID(payment.PrefixEvent, at), ProjectID: p.Project.ID, Type: payment.TestEventType,
+			ObjectID: payment.NewID("test_", at), Version: 1, Data: []byte(`{}`), CreatedAt: at}
+		if err := st.InsertTestEvent(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		d, err := st.CreateDelivery(ctx, ev, ids[0], at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetDeliveryStatus(ctx, d.DeliveryID, status, at); err != nil {
+			t.Fatal(err)
+		}
+		deliveries[d.DeliveryID] = status
+		if i == 0 { // the other endpoint's delivery is never listed here
+			if _, err := st.CreateDelivery(ctx, ev, ids[1], at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	list := base + "/" + ids[0] + "/deliveries"
+	cases := []struct {
+		query string
+		days  []int // of the deliveries listed, newest first
+		total int
+	}{
+		{"", []int{5, 4, 3, 2, 1}, 5},
+		{"?status=delivered", []int{4, 1}, 2},
+		{"?status=failed", []int{5, 2}, 2},
+		{"?status=pending", []int{3}, 1},
+		{"?from=2026-01-03", []int{5, 4, 3}, 3},
+		{"?from=2026-01-03T12:00:00.000001Z", []int{5, 4}, 2},
+		{"?to=2026-01-02", []int{2, 1}, 2},
+		{"?to=2026-01-02T12:00:00Z", []int{2, 1}, 2},
+		{"?to=2026-01-02T11:59:59Z", []int{1}, 1},
+		{"?from=2026-01-02&to=2026-01-04&status=delivered", []int{4}, 1},
+		{"?isLive=false", []int{5, 4, 3, 2, 1}, 5},
+		{"?isLive=true", nil, 0},
+		{"?limit=2&page=2", []int{3, 2}, 5},
+		{"?limit=2&page=3", []int{1}, 5},
+	}
+	for _, c := range cases {
+		r := get(t, ts.URL, list+c.query, p.SandboxKey)
+		if r.Status != http.StatusOK {
+			t.Errorf("%q: %d %s", c.query, r.Status, r.Raw)
+			continue
+		}
+		var got []int
+		for _, it := range r.list() {
+			d := it.(map[string]any)
+			created, _ := time.Parse(time.RFC3339Nano, str(d["createdAt"]))
+			got = append(got, created.Day())
+			if d["webhookId"] != ids[0] || d["status"] != deliveries[str(d["id"])] {
+				t.Errorf("%s: delivery %v", c.query, d)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.days) || r.pagination()["total"] != float64(c.total) {
+			t.Errorf("%q: days %v total %v, want %v total %d", c.query, got, r.pagination()["total"], c.days, c.total)
+		}
+	}
+	for query, field := range map[string]string{"?status=sent": "status", "?eventType=webhook.test": "eventType",
+		"?from=2026-01-04&to=2026-01-02": "from", "?isLive=yes": "isLive", "?limit=0": "limit", "?from=soon": "from"} {
+		r := get(t, ts.URL, list+query, p.SandboxKey)
+		if r.Status != http.StatusUnprocessableEntity || strings.Join(r.detailFields(), ",") != field {
+			t.Errorf("%s: %d %s, want 422 on %s", query, r.Status, r.Raw, field)
+		}
 	}
 }

@@ -1076,6 +1076,8 @@ func (x *TransactionSummary) GetCreatedAt() string {
 	return ""
 }
 
+// CheckoutSession is a session as the merchant sees it, and as its creator
+// gets it back.
 type CheckoutSession struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1272,6 +1274,281 @@ func (x *CheckoutSession) GetUpdatedAt() string {
 	return ""
 }
 
+// PublicCheckoutSession is a session as the holder of its token sees it:
+// what the hosted page shows and a payer needs, never the customer's e-mail,
+// the metadata, the project or plan IDs or the merchant's contact details.
+// Shared fields keep CheckoutSession's numbers.
+type PublicCheckoutSession struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Token          *string                `protobuf:"bytes,2,opt,name=token,proto3,oneof" json:"token,omitempty"`
+	Url            *string                `protobuf:"bytes,3,opt,name=url,proto3,oneof" json:"url,omitempty"`
+	Status         string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	IsLive         bool                   `protobuf:"varint,7,opt,name=is_live,json=isLive,proto3" json:"is_live,omitempty"`
+	AmountUsd      string                 `protobuf:"bytes,10,opt,name=amount_usd,json=amountUsd,proto3" json:"amount_usd,omitempty"`
+	AmountPaidUsd  string                 `protobuf:"bytes,11,opt,name=amount_paid_usd,json=amountPaidUsd,proto3" json:"amount_paid_usd,omitempty"`
+	DepositAddress *string                `protobuf:"bytes,12,opt,name=deposit_address,json=depositAddress,proto3,oneof" json:"deposit_address,omitempty"`
+	PaymentOptions []*PaymentOption       `protobuf:"bytes,13,rep,name=payment_options,json=paymentOptions,proto3" json:"payment_options,omitempty"`
+	QuoteExpiresAt string                 `protobuf:"bytes,14,opt,name=quote_expires_at,json=quoteExpiresAt,proto3" json:"quote_expires_at,omitempty"`
+	ExpiresAt      string                 `protobuf:"bytes,15,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	CompletedAt    *string                `protobuf:"bytes,16,opt,name=completed_at,json=completedAt,proto3,oneof" json:"completed_at,omitempty"`
+	Exception      *string                `protobuf:"bytes,17,opt,name=exception,proto3,oneof" json:"exception,omitempty"`
+	Transactions   []*TransactionSummary  `protobuf:"bytes,18,rep,name=transactions,proto3" json:"transactions,omitempty"`
+	PaymentPlan    *PlanSummary           `protobuf:"bytes,21,opt,name=payment_plan,json=paymentPlan,proto3" json:"payment_plan,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PublicCheckoutSession) Reset() {
+	*x = PublicCheckoutSession{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublicCheckoutSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublicCheckoutSession) ProtoMessage() {}
+
+func (x *PublicCheckoutSession) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublicCheckoutSession.ProtoReflect.Descriptor instead.
+func (*PublicCheckoutSession) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PublicCheckoutSession) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetToken() string {
+	if x != nil && x.Token != nil {
+		return *x.Token
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetUrl() string {
+	if x != nil && x.Url != nil {
+		return *x.Url
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetIsLive() bool {
+	if x != nil {
+		return x.IsLive
+	}
+	return false
+}
+
+func (x *PublicCheckoutSession) GetAmountUsd() string {
+	if x != nil {
+		return x.AmountUsd
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetAmountPaidUsd() string {
+	if x != nil {
+		return x.AmountPaidUsd
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetDepositAddress() string {
+	if x != nil && x.DepositAddress != nil {
+		return *x.DepositAddress
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetPaymentOptions() []*PaymentOption {
+	if x != nil {
+		return x.PaymentOptions
+	}
+	return nil
+}
+
+func (x *PublicCheckoutSession) GetQuoteExpiresAt() string {
+	if x != nil {
+		return x.QuoteExpiresAt
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetCompletedAt() string {
+	if x != nil && x.CompletedAt != nil {
+		return *x.CompletedAt
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetException() string {
+	if x != nil && x.Exception != nil {
+		return *x.Exception
+	}
+	return ""
+}
+
+func (x *PublicCheckoutSession) GetTransactions() []*TransactionSummary {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
+func (x *PublicCheckoutSession) GetPaymentPlan() *PlanSummary {
+	if x != nil {
+		return x.PaymentPlan
+	}
+	return nil
+}
+
+// PlanSummary is what the payer sees of a session's plan.
+type PlanSummary struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Title         string                 `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	MerchantInfo  *PublicMerchantInfo    `protobuf:"bytes,2,opt,name=merchant_info,json=merchantInfo,proto3" json:"merchant_info,omitempty"`
+	RedirectUrl   *string                `protobuf:"bytes,3,opt,name=redirect_url,json=redirectUrl,proto3,oneof" json:"redirect_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanSummary) Reset() {
+	*x = PlanSummary{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanSummary) ProtoMessage() {}
+
+func (x *PlanSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanSummary.ProtoReflect.Descriptor instead.
+func (*PlanSummary) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PlanSummary) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *PlanSummary) GetMerchantInfo() *PublicMerchantInfo {
+	if x != nil {
+		return x.MerchantInfo
+	}
+	return nil
+}
+
+func (x *PlanSummary) GetRedirectUrl() string {
+	if x != nil && x.RedirectUrl != nil {
+		return *x.RedirectUrl
+	}
+	return ""
+}
+
+// PublicMerchantInfo is the part of a plan's merchant info the hosted page
+// shows.
+type PublicMerchantInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	LogoUrl       string                 `protobuf:"bytes,2,opt,name=logo_url,json=logoUrl,proto3" json:"logo_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublicMerchantInfo) Reset() {
+	*x = PublicMerchantInfo{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublicMerchantInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublicMerchantInfo) ProtoMessage() {}
+
+func (x *PublicMerchantInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublicMerchantInfo.ProtoReflect.Descriptor instead.
+func (*PublicMerchantInfo) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PublicMerchantInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PublicMerchantInfo) GetLogoUrl() string {
+	if x != nil {
+		return x.LogoUrl
+	}
+	return ""
+}
+
 type StatusChange struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Status        string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
@@ -1283,7 +1560,7 @@ type StatusChange struct {
 
 func (x *StatusChange) Reset() {
 	*x = StatusChange{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[13]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1295,7 +1572,7 @@ func (x *StatusChange) String() string {
 func (*StatusChange) ProtoMessage() {}
 
 func (x *StatusChange) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[13]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1308,7 +1585,7 @@ func (x *StatusChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusChange.ProtoReflect.Descriptor instead.
 func (*StatusChange) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{13}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StatusChange) GetStatus() string {
@@ -1371,7 +1648,7 @@ type Transaction struct {
 
 func (x *Transaction) Reset() {
 	*x = Transaction{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[14]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1383,7 +1660,7 @@ func (x *Transaction) String() string {
 func (*Transaction) ProtoMessage() {}
 
 func (x *Transaction) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[14]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1396,7 +1673,7 @@ func (x *Transaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transaction.ProtoReflect.Descriptor instead.
 func (*Transaction) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{14}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Transaction) GetId() string {
@@ -1611,7 +1888,7 @@ type GetProjectRequest struct {
 
 func (x *GetProjectRequest) Reset() {
 	*x = GetProjectRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[15]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +1900,7 @@ func (x *GetProjectRequest) String() string {
 func (*GetProjectRequest) ProtoMessage() {}
 
 func (x *GetProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[15]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +1913,7 @@ func (x *GetProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProjectRequest.ProtoReflect.Descriptor instead.
 func (*GetProjectRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{15}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetProjectRequest) GetProjectId() string {
@@ -1655,7 +1932,7 @@ type GetProjectResponse struct {
 
 func (x *GetProjectResponse) Reset() {
 	*x = GetProjectResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[16]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1944,7 @@ func (x *GetProjectResponse) String() string {
 func (*GetProjectResponse) ProtoMessage() {}
 
 func (x *GetProjectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[16]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1957,7 @@ func (x *GetProjectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProjectResponse.ProtoReflect.Descriptor instead.
 func (*GetProjectResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{16}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetProjectResponse) GetProject() *Project {
@@ -1703,7 +1980,7 @@ type PolicyInput struct {
 
 func (x *PolicyInput) Reset() {
 	*x = PolicyInput{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[17]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +1992,7 @@ func (x *PolicyInput) String() string {
 func (*PolicyInput) ProtoMessage() {}
 
 func (x *PolicyInput) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[17]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +2005,7 @@ func (x *PolicyInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyInput.ProtoReflect.Descriptor instead.
 func (*PolicyInput) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{17}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PolicyInput) GetPolicyType() string {
@@ -1784,7 +2061,7 @@ type CreatePaymentPlanRequest struct {
 
 func (x *CreatePaymentPlanRequest) Reset() {
 	*x = CreatePaymentPlanRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[18]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +2073,7 @@ func (x *CreatePaymentPlanRequest) String() string {
 func (*CreatePaymentPlanRequest) ProtoMessage() {}
 
 func (x *CreatePaymentPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[18]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +2086,7 @@ func (x *CreatePaymentPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePaymentPlanRequest.ProtoReflect.Descriptor instead.
 func (*CreatePaymentPlanRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{18}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreatePaymentPlanRequest) GetProjectId() string {
@@ -1891,7 +2168,7 @@ type CreatePaymentPlanResponse struct {
 
 func (x *CreatePaymentPlanResponse) Reset() {
 	*x = CreatePaymentPlanResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[19]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +2180,7 @@ func (x *CreatePaymentPlanResponse) String() string {
 func (*CreatePaymentPlanResponse) ProtoMessage() {}
 
 func (x *CreatePaymentPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[19]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +2193,7 @@ func (x *CreatePaymentPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePaymentPlanResponse.ProtoReflect.Descriptor instead.
 func (*CreatePaymentPlanResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{19}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreatePaymentPlanResponse) GetPaymentPlan() *PaymentPlan {
@@ -1936,7 +2213,7 @@ type ListPaymentPlansRequest struct {
 
 func (x *ListPaymentPlansRequest) Reset() {
 	*x = ListPaymentPlansRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[20]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2225,7 @@ func (x *ListPaymentPlansRequest) String() string {
 func (*ListPaymentPlansRequest) ProtoMessage() {}
 
 func (x *ListPaymentPlansRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[20]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2238,7 @@ func (x *ListPaymentPlansRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPaymentPlansRequest.ProtoReflect.Descriptor instead.
 func (*ListPaymentPlansRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{20}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListPaymentPlansRequest) GetProjectId() string {
@@ -1988,7 +2265,7 @@ type ListPaymentPlansResponse struct {
 
 func (x *ListPaymentPlansResponse) Reset() {
 	*x = ListPaymentPlansResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[21]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2277,7 @@ func (x *ListPaymentPlansResponse) String() string {
 func (*ListPaymentPlansResponse) ProtoMessage() {}
 
 func (x *ListPaymentPlansResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[21]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2290,7 @@ func (x *ListPaymentPlansResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPaymentPlansResponse.ProtoReflect.Descriptor instead.
 func (*ListPaymentPlansResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{21}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListPaymentPlansResponse) GetPaymentPlans() []*PaymentPlan {
@@ -2040,7 +2317,7 @@ type GetPaymentPlanRequest struct {
 
 func (x *GetPaymentPlanRequest) Reset() {
 	*x = GetPaymentPlanRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[22]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2052,7 +2329,7 @@ func (x *GetPaymentPlanRequest) String() string {
 func (*GetPaymentPlanRequest) ProtoMessage() {}
 
 func (x *GetPaymentPlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[22]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2065,7 +2342,7 @@ func (x *GetPaymentPlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPaymentPlanRequest.ProtoReflect.Descriptor instead.
 func (*GetPaymentPlanRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{22}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetPaymentPlanRequest) GetProjectId() string {
@@ -2091,7 +2368,7 @@ type GetPaymentPlanResponse struct {
 
 func (x *GetPaymentPlanResponse) Reset() {
 	*x = GetPaymentPlanResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[23]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2103,7 +2380,7 @@ func (x *GetPaymentPlanResponse) String() string {
 func (*GetPaymentPlanResponse) ProtoMessage() {}
 
 func (x *GetPaymentPlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[23]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2116,7 +2393,7 @@ func (x *GetPaymentPlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPaymentPlanResponse.ProtoReflect.Descriptor instead.
 func (*GetPaymentPlanResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{23}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetPaymentPlanResponse) GetPaymentPlan() *PaymentPlan {
@@ -2136,7 +2413,7 @@ type ListTransactionsRequest struct {
 
 func (x *ListTransactionsRequest) Reset() {
 	*x = ListTransactionsRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[24]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2425,7 @@ func (x *ListTransactionsRequest) String() string {
 func (*ListTransactionsRequest) ProtoMessage() {}
 
 func (x *ListTransactionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[24]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2438,7 @@ func (x *ListTransactionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTransactionsRequest.ProtoReflect.Descriptor instead.
 func (*ListTransactionsRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{24}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListTransactionsRequest) GetProjectId() string {
@@ -2188,7 +2465,7 @@ type ListTransactionsResponse struct {
 
 func (x *ListTransactionsResponse) Reset() {
 	*x = ListTransactionsResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[25]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2200,7 +2477,7 @@ func (x *ListTransactionsResponse) String() string {
 func (*ListTransactionsResponse) ProtoMessage() {}
 
 func (x *ListTransactionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[25]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2213,7 +2490,7 @@ func (x *ListTransactionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTransactionsResponse.ProtoReflect.Descriptor instead.
 func (*ListTransactionsResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{25}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListTransactionsResponse) GetTransactions() []*Transaction {
@@ -2240,7 +2517,7 @@ type GetTransactionRequest struct {
 
 func (x *GetTransactionRequest) Reset() {
 	*x = GetTransactionRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[26]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2252,7 +2529,7 @@ func (x *GetTransactionRequest) String() string {
 func (*GetTransactionRequest) ProtoMessage() {}
 
 func (x *GetTransactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[26]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2265,7 +2542,7 @@ func (x *GetTransactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTransactionRequest.ProtoReflect.Descriptor instead.
 func (*GetTransactionRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{26}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetTransactionRequest) GetProjectId() string {
@@ -2291,7 +2568,7 @@ type GetTransactionResponse struct {
 
 func (x *GetTransactionResponse) Reset() {
 	*x = GetTransactionResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[27]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2580,7 @@ func (x *GetTransactionResponse) String() string {
 func (*GetTransactionResponse) ProtoMessage() {}
 
 func (x *GetTransactionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[27]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2593,7 @@ func (x *GetTransactionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTransactionResponse.ProtoReflect.Descriptor instead.
 func (*GetTransactionResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{27}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetTransactionResponse) GetTransaction() *Transaction {
@@ -2336,7 +2613,7 @@ type ListCheckoutSessionsRequest struct {
 
 func (x *ListCheckoutSessionsRequest) Reset() {
 	*x = ListCheckoutSessionsRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[28]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2348,7 +2625,7 @@ func (x *ListCheckoutSessionsRequest) String() string {
 func (*ListCheckoutSessionsRequest) ProtoMessage() {}
 
 func (x *ListCheckoutSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[28]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2361,7 +2638,7 @@ func (x *ListCheckoutSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckoutSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckoutSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{28}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListCheckoutSessionsRequest) GetProjectId() string {
@@ -2388,7 +2665,7 @@ type ListCheckoutSessionsResponse struct {
 
 func (x *ListCheckoutSessionsResponse) Reset() {
 	*x = ListCheckoutSessionsResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[29]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2400,7 +2677,7 @@ func (x *ListCheckoutSessionsResponse) String() string {
 func (*ListCheckoutSessionsResponse) ProtoMessage() {}
 
 func (x *ListCheckoutSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[29]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2413,7 +2690,7 @@ func (x *ListCheckoutSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckoutSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckoutSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{29}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListCheckoutSessionsResponse) GetCheckoutSessions() []*CheckoutSession {
@@ -2440,7 +2717,7 @@ type GetProjectCheckoutSessionRequest struct {
 
 func (x *GetProjectCheckoutSessionRequest) Reset() {
 	*x = GetProjectCheckoutSessionRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[30]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2452,7 +2729,7 @@ func (x *GetProjectCheckoutSessionRequest) String() string {
 func (*GetProjectCheckoutSessionRequest) ProtoMessage() {}
 
 func (x *GetProjectCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[30]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2465,7 +2742,7 @@ func (x *GetProjectCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProjectCheckoutSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetProjectCheckoutSessionRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{30}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetProjectCheckoutSessionRequest) GetProjectId() string {
@@ -2491,7 +2768,7 @@ type GetProjectCheckoutSessionResponse struct {
 
 func (x *GetProjectCheckoutSessionResponse) Reset() {
 	*x = GetProjectCheckoutSessionResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[31]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2780,7 @@ func (x *GetProjectCheckoutSessionResponse) String() string {
 func (*GetProjectCheckoutSessionResponse) ProtoMessage() {}
 
 func (x *GetProjectCheckoutSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[31]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2793,7 @@ func (x *GetProjectCheckoutSessionResponse) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetProjectCheckoutSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetProjectCheckoutSessionResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{31}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetProjectCheckoutSessionResponse) GetCheckoutSession() *CheckoutSession {
@@ -2538,7 +2815,7 @@ type CreateCheckoutSessionRequest struct {
 
 func (x *CreateCheckoutSessionRequest) Reset() {
 	*x = CreateCheckoutSessionRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[32]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2550,7 +2827,7 @@ func (x *CreateCheckoutSessionRequest) String() string {
 func (*CreateCheckoutSessionRequest) ProtoMessage() {}
 
 func (x *CreateCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[32]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2563,7 +2840,7 @@ func (x *CreateCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckoutSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckoutSessionRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{32}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateCheckoutSessionRequest) GetPaymentPlanId() string {
@@ -2603,7 +2880,7 @@ type CreateCheckoutSessionResponse struct {
 
 func (x *CreateCheckoutSessionResponse) Reset() {
 	*x = CreateCheckoutSessionResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[33]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2615,7 +2892,7 @@ func (x *CreateCheckoutSessionResponse) String() string {
 func (*CreateCheckoutSessionResponse) ProtoMessage() {}
 
 func (x *CreateCheckoutSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[33]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2628,7 +2905,7 @@ func (x *CreateCheckoutSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckoutSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateCheckoutSessionResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{33}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CreateCheckoutSessionResponse) GetCheckoutSession() *CheckoutSession {
@@ -2647,7 +2924,7 @@ type GetCheckoutSessionRequest struct {
 
 func (x *GetCheckoutSessionRequest) Reset() {
 	*x = GetCheckoutSessionRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[34]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2659,7 +2936,7 @@ func (x *GetCheckoutSessionRequest) String() string {
 func (*GetCheckoutSessionRequest) ProtoMessage() {}
 
 func (x *GetCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[34]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2672,7 +2949,7 @@ func (x *GetCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckoutSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetCheckoutSessionRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{34}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetCheckoutSessionRequest) GetToken() string {
@@ -2684,14 +2961,14 @@ func (x *GetCheckoutSessionRequest) GetToken() string {
 
 type GetCheckoutSessionResponse struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
-	CheckoutSession *CheckoutSession       `protobuf:"bytes,1,opt,name=checkout_session,json=checkoutSession,proto3" json:"checkout_session,omitempty"`
+	CheckoutSession *PublicCheckoutSession `protobuf:"bytes,1,opt,name=checkout_session,json=checkoutSession,proto3" json:"checkout_session,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetCheckoutSessionResponse) Reset() {
 	*x = GetCheckoutSessionResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[35]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2703,7 +2980,7 @@ func (x *GetCheckoutSessionResponse) String() string {
 func (*GetCheckoutSessionResponse) ProtoMessage() {}
 
 func (x *GetCheckoutSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[35]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2716,10 +2993,10 @@ func (x *GetCheckoutSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckoutSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetCheckoutSessionResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{35}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{38}
 }
 
-func (x *GetCheckoutSessionResponse) GetCheckoutSession() *CheckoutSession {
+func (x *GetCheckoutSessionResponse) GetCheckoutSession() *PublicCheckoutSession {
 	if x != nil {
 		return x.CheckoutSession
 	}
@@ -2734,7 +3011,7 @@ type ListAssetsRequest struct {
 
 func (x *ListAssetsRequest) Reset() {
 	*x = ListAssetsRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[36]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2746,7 +3023,7 @@ func (x *ListAssetsRequest) String() string {
 func (*ListAssetsRequest) ProtoMessage() {}
 
 func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[36]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +3036,7 @@ func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{36}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{39}
 }
 
 type ListAssetsResponse struct {
@@ -2771,7 +3048,7 @@ type ListAssetsResponse struct {
 
 func (x *ListAssetsResponse) Reset() {
 	*x = ListAssetsResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[37]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +3060,7 @@ func (x *ListAssetsResponse) String() string {
 func (*ListAssetsResponse) ProtoMessage() {}
 
 func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[37]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +3073,7 @@ func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{37}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListAssetsResponse) GetAssets() []*Asset {
@@ -2964,7 +3241,44 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x10_deposit_addressB\x0f\n" +
 	"\r_completed_atB\f\n" +
 	"\n" +
-	"_exception\"N\n" +
+	"_exception\"\x8c\x06\n" +
+	"\x15PublicCheckoutSession\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\x05token\x18\x02 \x01(\tH\x00R\x05token\x88\x01\x01\x12\x15\n" +
+	"\x03url\x18\x03 \x01(\tH\x01R\x03url\x88\x01\x01\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\x17\n" +
+	"\ais_live\x18\a \x01(\bR\x06isLive\x12\x1d\n" +
+	"\n" +
+	"amount_usd\x18\n" +
+	" \x01(\tR\tamountUsd\x12&\n" +
+	"\x0famount_paid_usd\x18\v \x01(\tR\ramountPaidUsd\x12,\n" +
+	"\x0fdeposit_address\x18\f \x01(\tH\x02R\x0edepositAddress\x88\x01\x01\x12D\n" +
+	"\x0fpayment_options\x18\r \x03(\v2\x1b.paymentsd.v1.PaymentOptionR\x0epaymentOptions\x12(\n" +
+	"\x10quote_expires_at\x18\x0e \x01(\tR\x0equoteExpiresAt\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\x0f \x01(\tR\texpiresAt\x12&\n" +
+	"\fcompleted_at\x18\x10 \x01(\tH\x03R\vcompletedAt\x88\x01\x01\x12!\n" +
+	"\texception\x18\x11 \x01(\tH\x04R\texception\x88\x01\x01\x12D\n" +
+	"\ftransactions\x18\x12 \x03(\v2 .paymentsd.v1.TransactionSummaryR\ftransactions\x12<\n" +
+	"\fpayment_plan\x18\x15 \x01(\v2\x19.paymentsd.v1.PlanSummaryR\vpaymentPlanB\b\n" +
+	"\x06_tokenB\x06\n" +
+	"\x04_urlB\x12\n" +
+	"\x10_deposit_addressB\x0f\n" +
+	"\r_completed_atB\f\n" +
+	"\n" +
+	"_exceptionJ\x04\b\x05\x10\x06J\x04\b\x06\x10\aJ\x04\b\b\x10\tJ\x04\b\t\x10\n" +
+	"J\x04\b\x13\x10\x14J\x04\b\x14\x10\x15R\x0fpayment_plan_idR\n" +
+	"project_idR\x05emailR\bmetadataR\n" +
+	"created_atR\n" +
+	"updated_at\"\xa3\x01\n" +
+	"\vPlanSummary\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12E\n" +
+	"\rmerchant_info\x18\x02 \x01(\v2 .paymentsd.v1.PublicMerchantInfoR\fmerchantInfo\x12&\n" +
+	"\fredirect_url\x18\x03 \x01(\tH\x00R\vredirectUrl\x88\x01\x01B\x0f\n" +
+	"\r_redirect_url\"C\n" +
+	"\x12PublicMerchantInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\blogo_url\x18\x02 \x01(\tR\alogoUrl\"N\n" +
 	"\fStatusChange\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x0e\n" +
 	"\x02at\x18\x02 \x01(\tR\x02at\x12\x16\n" +
@@ -3120,9 +3434,9 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x1dCreateCheckoutSessionResponse\x12H\n" +
 	"\x10checkout_session\x18\x01 \x01(\v2\x1d.paymentsd.v1.CheckoutSessionR\x0fcheckoutSession\"1\n" +
 	"\x19GetCheckoutSessionRequest\x12\x14\n" +
-	"\x05token\x18\x01 \x01(\tR\x05token\"f\n" +
-	"\x1aGetCheckoutSessionResponse\x12H\n" +
-	"\x10checkout_session\x18\x01 \x01(\v2\x1d.paymentsd.v1.CheckoutSessionR\x0fcheckoutSession\"\x13\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"l\n" +
+	"\x1aGetCheckoutSessionResponse\x12N\n" +
+	"\x10checkout_session\x18\x01 \x01(\v2#.paymentsd.v1.PublicCheckoutSessionR\x0fcheckoutSession\"\x13\n" +
 	"\x11ListAssetsRequest\"A\n" +
 	"\x12ListAssetsResponse\x12+\n" +
 	"\x06assets\x18\x01 \x03(\v2\x13.paymentsd.v1.AssetR\x06assets2\xd9\x06\n" +
@@ -3154,7 +3468,7 @@ func file_paymentsd_v1_payments_proto_rawDescGZIP() []byte {
 	return file_paymentsd_v1_payments_proto_rawDescData
 }
 
-var file_paymentsd_v1_payments_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_paymentsd_v1_payments_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_paymentsd_v1_payments_proto_goTypes = []any{
 	(*ValidationError)(nil),                   // 0: paymentsd.v1.ValidationError
 	(*FieldViolation)(nil),                    // 1: paymentsd.v1.FieldViolation
@@ -3169,90 +3483,97 @@ var file_paymentsd_v1_payments_proto_goTypes = []any{
 	(*PaymentOption)(nil),                     // 10: paymentsd.v1.PaymentOption
 	(*TransactionSummary)(nil),                // 11: paymentsd.v1.TransactionSummary
 	(*CheckoutSession)(nil),                   // 12: paymentsd.v1.CheckoutSession
-	(*StatusChange)(nil),                      // 13: paymentsd.v1.StatusChange
-	(*Transaction)(nil),                       // 14: paymentsd.v1.Transaction
-	(*GetProjectRequest)(nil),                 // 15: paymentsd.v1.GetProjectRequest
-	(*GetProjectResponse)(nil),                // 16: paymentsd.v1.GetProjectResponse
-	(*PolicyInput)(nil),                       // 17: paymentsd.v1.PolicyInput
-	(*CreatePaymentPlanRequest)(nil),          // 18: paymentsd.v1.CreatePaymentPlanRequest
-	(*CreatePaymentPlanResponse)(nil),         // 19: paymentsd.v1.CreatePaymentPlanResponse
-	(*ListPaymentPlansRequest)(nil),           // 20: paymentsd.v1.ListPaymentPlansRequest
-	(*ListPaymentPlansResponse)(nil),          // 21: paymentsd.v1.ListPaymentPlansResponse
-	(*GetPaymentPlanRequest)(nil),             // 22: paymentsd.v1.GetPaymentPlanRequest
-	(*GetPaymentPlanResponse)(nil),            // 23: paymentsd.v1.GetPaymentPlanResponse
-	(*ListTransactionsRequest)(nil),           // 24: paymentsd.v1.ListTransactionsRequest
-	(*ListTransactionsResponse)(nil),          // 25: paymentsd.v1.ListTransactionsResponse
-	(*GetTransactionRequest)(nil),             // 26: paymentsd.v1.GetTransactionRequest
-	(*GetTransactionResponse)(nil),            // 27: paymentsd.v1.GetTransactionResponse
-	(*ListCheckoutSessionsRequest)(nil),       // 28: paymentsd.v1.ListCheckoutSessionsRequest
-	(*ListCheckoutSessionsResponse)(nil),      // 29: paymentsd.v1.ListCheckoutSessionsResponse
-	(*GetProjectCheckoutSessionRequest)(nil),  // 30: paymentsd.v1.GetProjectCheckoutSessionRequest
-	(*GetProjectCheckoutSessionResponse)(nil), // 31: paymentsd.v1.GetProjectCheckoutSessionResponse
-	(*CreateCheckoutSessionRequest)(nil),      // 32: paymentsd.v1.CreateCheckoutSessionRequest
-	(*CreateCheckoutSessionResponse)(nil),     // 33: paymentsd.v1.CreateCheckoutSessionResponse
-	(*GetCheckoutSessionRequest)(nil),         // 34: paymentsd.v1.GetCheckoutSessionRequest
-	(*GetCheckoutSessionResponse)(nil),        // 35: paymentsd.v1.GetCheckoutSessionResponse
-	(*ListAssetsRequest)(nil),                 // 36: paymentsd.v1.ListAssetsRequest
-	(*ListAssetsResponse)(nil),                // 37: paymentsd.v1.ListAssetsResponse
-	nil,                                       // 38: paymentsd.v1.CheckoutSession.MetadataEntry
-	nil,                                       // 39: paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
+	(*PublicCheckoutSession)(nil),             // 13: paymentsd.v1.PublicCheckoutSession
+	(*PlanSummary)(nil),                       // 14: paymentsd.v1.PlanSummary
+	(*PublicMerchantInfo)(nil),                // 15: paymentsd.v1.PublicMerchantInfo
+	(*StatusChange)(nil),                      // 16: paymentsd.v1.StatusChange
+	(*Transaction)(nil),                       // 17: paymentsd.v1.Transaction
+	(*GetProjectRequest)(nil),                 // 18: paymentsd.v1.GetProjectRequest
+	(*GetProjectResponse)(nil),                // 19: paymentsd.v1.GetProjectResponse
+	(*PolicyInput)(nil),                       // 20: paymentsd.v1.PolicyInput
+	(*CreatePaymentPlanRequest)(nil),          // 21: paymentsd.v1.CreatePaymentPlanRequest
+	(*CreatePaymentPlanResponse)(nil),         // 22: paymentsd.v1.CreatePaymentPlanResponse
+	(*ListPaymentPlansRequest)(nil),           // 23: paymentsd.v1.ListPaymentPlansRequest
+	(*ListPaymentPlansResponse)(nil),          // 24: paymentsd.v1.ListPaymentPlansResponse
+	(*GetPaymentPlanRequest)(nil),             // 25: paymentsd.v1.GetPaymentPlanRequest
+	(*GetPaymentPlanResponse)(nil),            // 26: paymentsd.v1.GetPaymentPlanResponse
+	(*ListTransactionsRequest)(nil),           // 27: paymentsd.v1.ListTransactionsRequest
+	(*ListTransactionsResponse)(nil),          // 28: paymentsd.v1.ListTransactionsResponse
+	(*GetTransactionRequest)(nil),             // 29: paymentsd.v1.GetTransactionRequest
+	(*GetTransactionResponse)(nil),            // 30: paymentsd.v1.GetTransactionResponse
+	(*ListCheckoutSessionsRequest)(nil),       // 31: paymentsd.v1.ListCheckoutSessionsRequest
+	(*ListCheckoutSessionsResponse)(nil),      // 32: paymentsd.v1.ListCheckoutSessionsResponse
+	(*GetProjectCheckoutSessionRequest)(nil),  // 33: paymentsd.v1.GetProjectCheckoutSessionRequest
+	(*GetProjectCheckoutSessionResponse)(nil), // 34: paymentsd.v1.GetProjectCheckoutSessionResponse
+	(*CreateCheckoutSessionRequest)(nil),      // 35: paymentsd.v1.CreateCheckoutSessionRequest
+	(*CreateCheckoutSessionResponse)(nil),     // 36: paymentsd.v1.CreateCheckoutSessionResponse
+	(*GetCheckoutSessionRequest)(nil),         // 37: paymentsd.v1.GetCheckoutSessionRequest
+	(*GetCheckoutSessionResponse)(nil),        // 38: paymentsd.v1.GetCheckoutSessionResponse
+	(*ListAssetsRequest)(nil),                 // 39: paymentsd.v1.ListAssetsRequest
+	(*ListAssetsResponse)(nil),                // 40: paymentsd.v1.ListAssetsResponse
+	nil,                                       // 41: paymentsd.v1.CheckoutSession.MetadataEntry
+	nil,                                       // 42: paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
 }
 var file_paymentsd_v1_payments_proto_depIdxs = []int32{
 	1,  // 0: paymentsd.v1.ValidationError.violations:type_name -> paymentsd.v1.FieldViolation
 	5,  // 1: paymentsd.v1.Asset.price_source:type_name -> paymentsd.v1.PriceSource
 	7,  // 2: paymentsd.v1.PaymentPlan.accepted_asset_policies:type_name -> paymentsd.v1.Policy
 	8,  // 3: paymentsd.v1.PaymentPlan.merchant_info:type_name -> paymentsd.v1.MerchantInfo
-	38, // 4: paymentsd.v1.CheckoutSession.metadata:type_name -> paymentsd.v1.CheckoutSession.MetadataEntry
+	41, // 4: paymentsd.v1.CheckoutSession.metadata:type_name -> paymentsd.v1.CheckoutSession.MetadataEntry
 	10, // 5: paymentsd.v1.CheckoutSession.payment_options:type_name -> paymentsd.v1.PaymentOption
 	11, // 6: paymentsd.v1.CheckoutSession.transactions:type_name -> paymentsd.v1.TransactionSummary
-	13, // 7: paymentsd.v1.Transaction.status_history:type_name -> paymentsd.v1.StatusChange
-	4,  // 8: paymentsd.v1.GetProjectResponse.project:type_name -> paymentsd.v1.Project
-	17, // 9: paymentsd.v1.CreatePaymentPlanRequest.accepted_asset_policies:type_name -> paymentsd.v1.PolicyInput
-	8,  // 10: paymentsd.v1.CreatePaymentPlanRequest.merchant_info:type_name -> paymentsd.v1.MerchantInfo
-	9,  // 11: paymentsd.v1.CreatePaymentPlanResponse.payment_plan:type_name -> paymentsd.v1.PaymentPlan
-	2,  // 12: paymentsd.v1.ListPaymentPlansRequest.query:type_name -> paymentsd.v1.ListQuery
-	9,  // 13: paymentsd.v1.ListPaymentPlansResponse.payment_plans:type_name -> paymentsd.v1.PaymentPlan
-	3,  // 14: paymentsd.v1.ListPaymentPlansResponse.pagination:type_name -> paymentsd.v1.Pagination
-	9,  // 15: paymentsd.v1.GetPaymentPlanResponse.payment_plan:type_name -> paymentsd.v1.PaymentPlan
-	2,  // 16: paymentsd.v1.ListTransactionsRequest.query:type_name -> paymentsd.v1.ListQuery
-	14, // 17: paymentsd.v1.ListTransactionsResponse.transactions:type_name -> paymentsd.v1.Transaction
-	3,  // 18: paymentsd.v1.ListTransactionsResponse.pagination:type_name -> paymentsd.v1.Pagination
-	14, // 19: paymentsd.v1.GetTransactionResponse.transaction:type_name -> paymentsd.v1.Transaction
-	2,  // 20: paymentsd.v1.ListCheckoutSessionsRequest.query:type_name -> paymentsd.v1.ListQuery
-	12, // 21: paymentsd.v1.ListCheckoutSessionsResponse.checkout_sessions:type_name -> paymentsd.v1.CheckoutSession
-	3,  // 22: paymentsd.v1.ListCheckoutSessionsResponse.pagination:type_name -> paymentsd.v1.Pagination
-	12, // 23: paymentsd.v1.GetProjectCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
-	39, // 24: paymentsd.v1.CreateCheckoutSessionRequest.metadata:type_name -> paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
-	12, // 25: paymentsd.v1.CreateCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
-	12, // 26: paymentsd.v1.GetCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
-	6,  // 27: paymentsd.v1.ListAssetsResponse.assets:type_name -> paymentsd.v1.Asset
-	15, // 28: paymentsd.v1.PaymentsService.GetProject:input_type -> paymentsd.v1.GetProjectRequest
-	18, // 29: paymentsd.v1.PaymentsService.CreatePaymentPlan:input_type -> paymentsd.v1.CreatePaymentPlanRequest
-	20, // 30: paymentsd.v1.PaymentsService.ListPaymentPlans:input_type -> paymentsd.v1.ListPaymentPlansRequest
-	22, // 31: paymentsd.v1.PaymentsService.GetPaymentPlan:input_type -> paymentsd.v1.GetPaymentPlanRequest
-	24, // 32: paymentsd.v1.PaymentsService.ListTransactions:input_type -> paymentsd.v1.ListTransactionsRequest
-	26, // 33: paymentsd.v1.PaymentsService.GetTransaction:input_type -> paymentsd.v1.GetTransactionRequest
-	28, // 34: paymentsd.v1.PaymentsService.ListCheckoutSessions:input_type -> paymentsd.v1.ListCheckoutSessionsRequest
-	30, // 35: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:input_type -> paymentsd.v1.GetProjectCheckoutSessionRequest
-	32, // 36: paymentsd.v1.CheckoutService.CreateCheckoutSession:input_type -> paymentsd.v1.CreateCheckoutSessionRequest
-	34, // 37: paymentsd.v1.CheckoutService.GetCheckoutSession:input_type -> paymentsd.v1.GetCheckoutSessionRequest
-	36, // 38: paymentsd.v1.CheckoutService.ListAssets:input_type -> paymentsd.v1.ListAssetsRequest
-	16, // 39: paymentsd.v1.PaymentsService.GetProject:output_type -> paymentsd.v1.GetProjectResponse
-	19, // 40: paymentsd.v1.PaymentsService.CreatePaymentPlan:output_type -> paymentsd.v1.CreatePaymentPlanResponse
-	21, // 41: paymentsd.v1.PaymentsService.ListPaymentPlans:output_type -> paymentsd.v1.ListPaymentPlansResponse
-	23, // 42: paymentsd.v1.PaymentsService.GetPaymentPlan:output_type -> paymentsd.v1.GetPaymentPlanResponse
-	25, // 43: paymentsd.v1.PaymentsService.ListTransactions:output_type -> paymentsd.v1.ListTransactionsResponse
-	27, // 44: paymentsd.v1.PaymentsService.GetTransaction:output_type -> paymentsd.v1.GetTransactionResponse
-	29, // 45: paymentsd.v1.PaymentsService.ListCheckoutSessions:output_type -> paymentsd.v1.ListCheckoutSessionsResponse
-	31, // 46: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:output_type -> paymentsd.v1.GetProjectCheckoutSessionResponse
-	33, // 47: paymentsd.v1.CheckoutService.CreateCheckoutSession:output_type -> paymentsd.v1.CreateCheckoutSessionResponse
-	35, // 48: paymentsd.v1.CheckoutService.GetCheckoutSession:output_type -> paymentsd.v1.GetCheckoutSessionResponse
-	37, // 49: paymentsd.v1.CheckoutService.ListAssets:output_type -> paymentsd.v1.ListAssetsResponse
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	10, // 7: paymentsd.v1.PublicCheckoutSession.payment_options:type_name -> paymentsd.v1.PaymentOption
+	11, // 8: paymentsd.v1.PublicCheckoutSession.transactions:type_name -> paymentsd.v1.TransactionSummary
+	14, // 9: paymentsd.v1.PublicCheckoutSession.payment_plan:type_name -> paymentsd.v1.PlanSummary
+	15, // 10: paymentsd.v1.PlanSummary.merchant_info:type_name -> paymentsd.v1.PublicMerchantInfo
+	16, // 11: paymentsd.v1.Transaction.status_history:type_name -> paymentsd.v1.StatusChange
+	4,  // 12: paymentsd.v1.GetProjectResponse.project:type_name -> paymentsd.v1.Project
+	20, // 13: paymentsd.v1.CreatePaymentPlanRequest.accepted_asset_policies:type_name -> paymentsd.v1.PolicyInput
+	8,  // 14: paymentsd.v1.CreatePaymentPlanRequest.merchant_info:type_name -> paymentsd.v1.MerchantInfo
+	9,  // 15: paymentsd.v1.CreatePaymentPlanResponse.payment_plan:type_name -> paymentsd.v1.PaymentPlan
+	2,  // 16: paymentsd.v1.ListPaymentPlansRequest.query:type_name -> paymentsd.v1.ListQuery
+	9,  // 17: paymentsd.v1.ListPaymentPlansResponse.payment_plans:type_name -> paymentsd.v1.PaymentPlan
+	3,  // 18: paymentsd.v1.ListPaymentPlansResponse.pagination:type_name -> paymentsd.v1.Pagination
+	9,  // 19: paymentsd.v1.GetPaymentPlanResponse.payment_plan:type_name -> paymentsd.v1.PaymentPlan
+	2,  // 20: paymentsd.v1.ListTransactionsRequest.query:type_name -> paymentsd.v1.ListQuery
+	17, // 21: paymentsd.v1.ListTransactionsResponse.transactions:type_name -> paymentsd.v1.Transaction
+	3,  // 22: paymentsd.v1.ListTransactionsResponse.pagination:type_name -> paymentsd.v1.Pagination
+	17, // 23: paymentsd.v1.GetTransactionResponse.transaction:type_name -> paymentsd.v1.Transaction
+	2,  // 24: paymentsd.v1.ListCheckoutSessionsRequest.query:type_name -> paymentsd.v1.ListQuery
+	12, // 25: paymentsd.v1.ListCheckoutSessionsResponse.checkout_sessions:type_name -> paymentsd.v1.CheckoutSession
+	3,  // 26: paymentsd.v1.ListCheckoutSessionsResponse.pagination:type_name -> paymentsd.v1.Pagination
+	12, // 27: paymentsd.v1.GetProjectCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
+	42, // 28: paymentsd.v1.CreateCheckoutSessionRequest.metadata:type_name -> paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
+	12, // 29: paymentsd.v1.CreateCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
+	13, // 30: paymentsd.v1.GetCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.PublicCheckoutSession
+	6,  // 31: paymentsd.v1.ListAssetsResponse.assets:type_name -> paymentsd.v1.Asset
+	18, // 32: paymentsd.v1.PaymentsService.GetProject:input_type -> paymentsd.v1.GetProjectRequest
+	21, // 33: paymentsd.v1.PaymentsService.CreatePaymentPlan:input_type -> paymentsd.v1.CreatePaymentPlanRequest
+	23, // 34: paymentsd.v1.PaymentsService.ListPaymentPlans:input_type -> paymentsd.v1.ListPaymentPlansRequest
+	25, // 35: paymentsd.v1.PaymentsService.GetPaymentPlan:input_type -> paymentsd.v1.GetPaymentPlanRequest
+	27, // 36: paymentsd.v1.PaymentsService.ListTransactions:input_type -> paymentsd.v1.ListTransactionsRequest
+	29, // 37: paymentsd.v1.PaymentsService.GetTransaction:input_type -> paymentsd.v1.GetTransactionRequest
+	31, // 38: paymentsd.v1.PaymentsService.ListCheckoutSessions:input_type -> paymentsd.v1.ListCheckoutSessionsRequest
+	33, // 39: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:input_type -> paymentsd.v1.GetProjectCheckoutSessionRequest
+	35, // 40: paymentsd.v1.CheckoutService.CreateCheckoutSession:input_type -> paymentsd.v1.CreateCheckoutSessionRequest
+	37, // 41: paymentsd.v1.CheckoutService.GetCheckoutSession:input_type -> paymentsd.v1.GetCheckoutSessionRequest
+	39, // 42: paymentsd.v1.CheckoutService.ListAssets:input_type -> paymentsd.v1.ListAssetsRequest
+	19, // 43: paymentsd.v1.PaymentsService.GetProject:output_type -> paymentsd.v1.GetProjectResponse
+	22, // 44: paymentsd.v1.PaymentsService.CreatePaymentPlan:output_type -> paymentsd.v1.CreatePaymentPlanResponse
+	24, // 45: paymentsd.v1.PaymentsService.ListPaymentPlans:output_type -> paymentsd.v1.ListPaymentPlansResponse
+	26, // 46: paymentsd.v1.PaymentsService.GetPaymentPlan:output_type -> paymentsd.v1.GetPaymentPlanResponse
+	28, // 47: paymentsd.v1.PaymentsService.ListTransactions:output_type -> paymentsd.v1.ListTransactionsResponse
+	30, // 48: paymentsd.v1.PaymentsService.GetTransaction:output_type -> paymentsd.v1.GetTransactionResponse
+	32, // 49: paymentsd.v1.PaymentsService.ListCheckoutSessions:output_type -> paymentsd.v1.ListCheckoutSessionsResponse
+	34, // 50: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:output_type -> paymentsd.v1.GetProjectCheckoutSessionResponse
+	36, // 51: paymentsd.v1.CheckoutService.CreateCheckoutSession:output_type -> paymentsd.v1.CreateCheckoutSessionResponse
+	38, // 52: paymentsd.v1.CheckoutService.GetCheckoutSession:output_type -> paymentsd.v1.GetCheckoutSessionResponse
+	40, // 53: paymentsd.v1.CheckoutService.ListAssets:output_type -> paymentsd.v1.ListAssetsResponse
+	43, // [43:54] is the sub-list for method output_type
+	32, // [32:43] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_paymentsd_v1_payments_proto_init() }
@@ -3263,17 +3584,19 @@ func file_paymentsd_v1_payments_proto_init() {
 	file_paymentsd_v1_payments_proto_msgTypes[2].OneofWrappers = []any{}
 	file_paymentsd_v1_payments_proto_msgTypes[9].OneofWrappers = []any{}
 	file_paymentsd_v1_payments_proto_msgTypes[12].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[13].OneofWrappers = []any{}
 	file_paymentsd_v1_payments_proto_msgTypes[14].OneofWrappers = []any{}
 	file_paymentsd_v1_payments_proto_msgTypes[17].OneofWrappers = []any{}
-	file_paymentsd_v1_payments_proto_msgTypes[18].OneofWrappers = []any{}
-	file_paymentsd_v1_payments_proto_msgTypes[32].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[20].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[21].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[35].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paymentsd_v1_payments_proto_rawDesc), len(file_paymentsd_v1_payments_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

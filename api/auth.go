@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// authFailures names a client IP's budget of failed authentications in the
+// Standard tier. It is a counter of its own, apart from the IP's
+// Standard-tier calls to public endpoints, so that a payer reporting
+// payments does not spend it, nor a key guesser the payers' allowance.
+func authFailures(ip string) string { return "auth-failure:ip:" + ip }
+
+// authenticateFrom resolves the API key of a call from a client IP against
+// the IP's budget of failed authentications: an IP that has spent it is
+// refused (429, Retry-After) before its key is looked at, so guessing keys
+// costs no database work and a valid key does not reopen the door; every
+// failure spends one. Rate-limit headers go to out.
+func (s *Server) authenticateFrom(ctx context.Context, h http.Header, ip string, out http.Header) (payment.Principal, error) {
+	counter := authFailures(ip)
+	paid, err := s.failureBudgetLeft(ctx, out, counter)
+	if err != nil {
+		return payment.Principal{}, err
+	}
+	p, err := s.authenticate(ctx, h)
+	if err != nil && !paid {
+		if limitErr := s.take(ctx, out, Standard, counter); limitErr != nil {
+			err = limitErr
+		}
+	}
+	return p, err
+}
+
+// failureBudgetLeft refuses a counter whose budget of failures is spent,
+// without spending any while some is left. The store's Get reads a bucket
+// without refilling it, so an empty bucket is confirmed with Take, which
+// refills it when its window has passed: Take refuses (still spent), or
+// takes a token of the new window, which then pays for this call's failure
+// in advance (paid), or is lost if the call authenticates.
+func (s *Server) failureBudgetLeft(ctx context.Context, out http.Header, counter string) (paid bool, err error) {
+	tokens, remaining, err := s.limiters[Standard].Get(ctx, limitKey(Standard, counter))
+	if err != nil || tokens == 0 || remaining > 0 {
+		return false, nil // unknown, untouched or not spent; a broken store must not lock everyone out
+	}
+	return true, s.take(ctx, out, Standard, counter)
+}
