@@ -190,7 +190,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 		return out, err
 	}
 	out.Mined, out.Succeeded, out.BlockNumber, out.Confirmations, out.Final = st.Mined, st.Succeeded, st.BlockNumber, int(st.Confirmations), st.Final
-	out.BlockHash, out.MinedAt = hashString(st.BlockHash), st.BlockTime
+	out.BlockHash, out.MinedAt, out.InternalUnknown = hashString(st.BlockHash), st.BlockTime, st.InternalUnknown
 	if st.Mined && st.Succeeded {
 		for _, t := range st.Transfers {
 			if asset, ok := c.AssetOf(t); ok {

@@ -69,7 +69,7 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 
 // Scanner returns the chain's scanner over its assets.
 func (c *Chain) Scanner() Scanner {
-	s := Scanner{Client: c.Client}
+	s := Scanner{Client: c.Client, Network: c.Network.Key}
 	for _, a := range c.Assets {
 		if a.Native() {
 			s.Native, s.Traces = true, c.Network.TraceInternalTransfers

@@ -26,6 +26,9 @@ type TxState struct {
 	// Transfers are the payments the transaction made, for a hash given
 	// by the payer whose details are not known yet.
 	Transfers []Transfer
+	// InternalUnknown says the transaction's internal transfers could not
+	// be read (its block could not be traced): those recorded stand.
+	InternalUnknown bool
 }
 
 // CheckTransaction reads a transaction's receipt, its confirmations and,
@@ -86,7 +89,10 @@ func CheckTransaction(ctx context.Context, c Client, hash common.Hash, useFinali
 	if traces {
 		top, err := traceTransaction(ctx, c, hash)
 		if err != nil {
-			return TxState{}, err
+			// Its block is older than the node's state window: what
+			// earlier looks recorded stands.
+			st.InternalUnknown = true
+			return st, nil
 		}
 		for k, t := range internalTransfers(top) {
 			st.Transfers = append(st.Transfers, Transfer{TxHash: hash, LogIndex: InternalIndex(k + 1), From: t.From,

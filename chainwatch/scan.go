@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"strings"
 
@@ -16,6 +17,8 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/paymentsd/paymentsd/metrics"
 )
 
 // TransferTopic is the topic of ERC-20 Transfer(address,address,uint256).
@@ -78,7 +81,11 @@ type Scanner struct {
 	// Traces says whether native coin moved by contracts' internal calls
 	// is read too, from the node's debug_traceBlockByNumber.
 	Traces bool
+	// Network names the network in logs and metrics.
+	Network string
 }
+
+func (s Scanner) network() string { return s.Network }
 
 // Watchlist tells which of the addresses a scanned range pays are watched.
 type Watchlist func(ctx context.Context, recipients []common.Address) (watched map[common.Address]bool, err error)
@@ -202,7 +209,13 @@ func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (Block, []Transf
 	}
 	traces, err := traceBlock(ctx, s.Client, n)
 	if err != nil {
-		return Block{}, nil, err
+		// A node without the block's state (older than its state window,
+		// past an outage) cannot trace it: the scan goes on without its
+		// internal transfers, loudly, rather than stop every payment.
+		metrics.TraceFailures.WithLabelValues(s.network()).Inc()
+		slog.ErrorContext(ctx, "block not traced: its internal native transfers are not read (rescan it against an archive node)",
+			"block", n, "err", err)
+		return b, out, nil
 	}
 	if len(traces) != len(rb.Transactions) {
 		return Block{}, nil, ErrReorged // traced another block than the one read

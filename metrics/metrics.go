@@ -33,6 +33,12 @@ var (
 		Name: "paymentsd_scanned_block",
 		Help: "The number of the last block the network's scanner has read.",
 	}, []string{"network"})
+	// TraceFailures counts blocks a network's nodes could not trace: their
+	// internal native transfers were not read.
+	TraceFailures = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_trace_failures_total",
+		Help: "Blocks whose call traces could not be read (their internal native transfers were not read).",
+	}, []string{"network"})
 	// TransfersUnexpected counts transfers to the deposit address of a
 	// session that no longer takes payments: recorded as unexpected, in the
 	// merchant's wallet, counted for no session.

@@ -47,6 +47,9 @@ type Observation struct {
 	Confirmations, RequiredConfirmations int
 	// Transfers are those of the receipt, when mined and succeeded.
 	Transfers []Transfer
+	// InternalUnknown says the native coin the transaction's internal calls
+	// moved could not be read this time: records of such transfers stand.
+	InternalUnknown bool
 	// BlockTime is when the transaction's block was mined (zero when it
 	// is not): a transfer mined while its session took payments counts,
 	// however late it is seen.
@@ -180,6 +183,8 @@ func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, new
 			continue
 		}
 		switch {
+		case obs.InternalUnknown && row.LogIndex < LogIndexClaim:
+			m.follow(row, false, obs.Reason) // an internal transfer not read this time
 		case row.IsClaim() && obs.Mined && obs.Succeeded:
 			m.advance(row, TxFailed, "pays nothing to this session")
 		case row.IsClaim() && obs.Mined:

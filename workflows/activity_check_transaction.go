@@ -28,9 +28,11 @@ type CheckOutput struct {
 	BlockNumber uint64
 	BlockHash   string
 	// MinedAt is the block's timestamp (Unix seconds).
-	MinedAt       uint64
-	Confirmations int
-	Final         bool
+	MinedAt uint64
+	// InternalUnknown says the internal transfers could not be read.
+	InternalUnknown bool `json:",omitempty"`
+	Confirmations   int
+	Final           bool
 	// Payment is the transfer to the deposit address the transaction
 	// makes (or, not mined yet, would make), if one is found.
 	Payment *Payment

@@ -172,7 +172,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		if st.Mined {
 			n := int64(st.BlockNumber)
 			obs.BlockNumber = &n
-			obs.Transfers = st.Transfers
+			obs.Transfers, obs.InternalUnknown = st.Transfers, st.InternalUnknown
 			obs.BlockTime = time.Unix(int64(st.MinedAt), 0).UTC()
 		}
 		synced, err := syncTransaction(ctx, SyncInput{Observation: obs, ReportIgnored: justMined})
