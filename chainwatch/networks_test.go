@@ -112,3 +112,42 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 		})
 	}
 }
+
+// A network without a native asset accepted is read by headers and logs
+// only: no native transfer is reported, and no block is traced.
+func TestScannerWithoutNativeReadsHeadersAndLogs(t *testing.T) {
+	ctx := context.Background()
+	url, fx := startStubNode(t, "ethereum")
+	client, err := Dial(ctx, int64(fx.ChainID), []string{url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	watch := func(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
+		out := map[common.Address]bool{}
+		for _, r := range recipients {
+			out[r] = true
+		}
+		return out, nil
+	}
+	tokens := 0
+	for _, e := range fx.Expect {
+		if e.Token != (common.Address{}) {
+			tokens++
+		}
+	}
+	fx.Calls.Reset()
+	s := Scanner{Client: client, Tokens: fx.Tokens, Traces: true}
+	_, transfers, err := s.Scan(ctx, fx.blocks[0].number, fx.blocks[len(fx.blocks)-1].number, fx.blocks[0].parent, watch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range transfers {
+		if tr.Token == (common.Address{}) {
+			t.Errorf("a native transfer reported: %+v", tr)
+		}
+	}
+	if len(transfers) < tokens || fx.Calls.Of("debug_traceBlockByNumber") != 0 {
+		t.Fatalf("%d token transfers (want at least %d), %d traces", len(transfers), tokens, fx.Calls.Of("debug_traceBlockByNumber"))
+	}
+}
