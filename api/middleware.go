@@ -20,6 +20,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 )
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -147,24 +148,14 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	}
 	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
 	hash := hex.EncodeToString(sum[:])
-	st := s.Engine.Store
-	prev, err := st.ClaimIdempotencyKey(r.Context(), scope, key, hash, time.Now())
+	st, id := s.Engine.Store, recordID(scope, key)
+	prev, err := st.ClaimIdempotencyKey(r.Context(), id, hash, time.Now())
 	if err != nil {
 		failErr(w, r, err)
 		return
 	}
 	if prev != nil {
-		switch {
-		case prev.RequestHash != hash:
-			fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
-		case prev.StatusCode == 0:
-			fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
-		default:
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.Header().Set("Idempotent-Replayed", "true")
-			w.WriteHeader(prev.StatusCode)
-			_, _ = w.Write(prev.Body)
-		}
+		s.replay(w, r, scope, key, hash, prev)
 		return
 	}
 	rec := &recorder{ResponseWriter: w}
@@ -174,11 +165,39 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	ctx := contextWithoutCancel(r)
 	if rec.status >= 500 {
 		// A server error is worth retrying under the same key.
-		_ = st.ReleaseIdempotencyKey(ctx, scope, key)
+		_ = st.ReleaseIdempotencyKey(ctx, id)
 		return
 	}
-	if err := st.CompleteIdempotencyKey(ctx, scope, key, rec.status, rec.body.Bytes()); err != nil {
+	sealed, err := sealResponse(scope, key, rec.body.Bytes())
+	if err == nil {
+		err = st.CompleteIdempotencyKey(ctx, id, rec.status, sealed)
+	}
+	if err != nil {
 		slog.ErrorContext(ctx, "store idempotent response", "err", err)
+	}
+}
+
+// replay answers a request whose key has a record: the first response, or
+// a conflict.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, scope, key, hash string, prev *store.IdempotentResponse) {
+	switch {
+	case prev.RequestHash != hash:
+		fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
+	case prev.StatusCode == 0:
+		fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
+	case prev.Sealed == nil:
+		fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response is no longer kept, so look the resource up instead", nil)
+	default:
+		body, err := openResponse(scope, key, prev.Sealed)
+		if err != nil {
+			slog.ErrorContext(r.Context(), "open idempotent response", "err", err)
+			fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response cannot be read, so look the resource up instead", nil)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(prev.StatusCode)
+		_, _ = w.Write(body)
 	}
 }
 

@@ -7,6 +7,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -54,6 +55,7 @@ type Server struct {
 	limiters    map[Tier]limiter.Store
 	limits      map[Tier]uint64
 	mux         *http.ServeMux
+	stopPurge   context.CancelFunc
 }
 
 // New returns the API server for an engine.
@@ -81,11 +83,36 @@ func New(e *engine.Engine, cfg Config) (*Server, error) {
 		s.limiters[tier], s.limits[tier] = st, n
 	}
 	s.routes()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopPurge = cancel
+	go s.purgeIdempotency(ctx)
 	return s, nil
 }
 
-// Close releases the rate-limit stores.
+// purgeIdempotency deletes the idempotency records older than a day, now
+// and every ten minutes, until Close. Every API process runs it; the
+// deletions are the same.
+func (s *Server) purgeIdempotency(ctx context.Context) {
+	tick := time.NewTicker(10 * time.Minute)
+	defer tick.Stop()
+	for {
+		if n, err := s.Engine.Store.PurgeIdempotency(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			slog.WarnContext(ctx, "purge idempotency records", "err", err)
+		} else if n > 0 {
+			slog.InfoContext(ctx, "purged idempotency records", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Close stops the purge of idempotency records and releases the rate-limit
+// stores.
 func (s *Server) Close() {
+	s.stopPurge()
 	for _, st := range s.limiters {
 		_ = st.Close(context.Background())
 	}
@@ -216,9 +243,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		if !ok {
 			return
 		}
-		scope := "public"
+		// Idempotency keys are scoped to the credential, or for public
+		// routes to the client's address: another caller sending the same
+		// key and body never gets the first caller's response.
+		scope := "ip:" + clientIP(r)
 		if p != nil {
-			scope = p.KeyID
+			scope = "key:" + p.KeyID
 		}
 		s.idempotent(w, r, scope, body, ep.handle)
 		return

@@ -5,27 +5,28 @@ import (
 	"time"
 )
 
-// IdempotentResponse is the first response given to a POST with an
-// Idempotency-Key.
+// IdempotentResponse is the record of a POST made with an Idempotency-Key.
 type IdempotentResponse struct {
 	RequestHash string
-	StatusCode  int // 0 while the first request is still running
-	Body        []byte
+	StatusCode  int    // 0 while the first request is still running
+	Sealed      []byte // the first response, sealed; nil for a record kept from before sealing
 }
 
-// IdempotencyTTL is how long a key's first response is replayed.
+// IdempotencyTTL is how long a key's first response is replayed; records
+// older than this are reclaimed on use and deleted by PurgeIdempotency.
 const IdempotencyTTL = 24 * time.Hour
 
-// ClaimIdempotencyKey claims key in scope for a request whose body hashes to
+// ClaimIdempotencyKey claims the record id (a hash of the caller's scope
+// and key; the store never sees the key) for a request whose body hashes to
 // hash. It returns (nil, nil) when the claim is new, so the request runs,
-// or the stored record when the key was used before. Keys older than the
+// or the stored record when the key was used before. Records older than the
 // TTL are reclaimed.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string, now time.Time) (*IdempotentResponse, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, request_hash, created_at)
-		VALUES ($1,$2,$3,$4)
-		ON CONFLICT (scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
-			status_code = NULL, response_body = NULL
-		WHERE idempotency_keys.created_at < $5`, scope, key, hash, now, now.Add(-IdempotencyTTL))
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, id []byte, hash string, now time.Time) (*IdempotentResponse, error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_records (id, request_hash, created_at)
+		VALUES ($1,$2,$3)
+		ON CONFLICT (id) DO UPDATE SET request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
+			status_code = NULL, response_sealed = NULL
+		WHERE idempotency_records.created_at < $4`, id, hash, now, now.Add(-IdempotencyTTL))
 	if err != nil {
 		return nil, err
 	}
@@ -34,8 +35,8 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string
 	}
 	var r IdempotentResponse
 	var code *int
-	err = s.pool.QueryRow(ctx, `SELECT request_hash, status_code, response_body FROM idempotency_keys
-		WHERE scope = $1 AND key = $2`, scope, key).Scan(&r.RequestHash, &code, &r.Body)
+	err = s.pool.QueryRow(ctx, `SELECT request_hash, status_code, response_sealed FROM idempotency_records
+		WHERE id = $1`, id).Scan(&r.RequestHash, &code, &r.Sealed)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -45,16 +46,27 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, scope, key, hash string
 	return &r, nil
 }
 
-// CompleteIdempotencyKey stores the response to replay for a claimed key.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, scope, key string, status int, body []byte) error {
-	_, err := s.pool.Exec(ctx, `UPDATE idempotency_keys SET status_code = $3, response_body = $4
-		WHERE scope = $1 AND key = $2`, scope, key, status, body)
+// CompleteIdempotencyKey stores the sealed response to replay for a
+// claimed record.
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, id []byte, status int, sealed []byte) error {
+	_, err := s.pool.Exec(ctx, `UPDATE idempotency_records SET status_code = $2, response_sealed = $3
+		WHERE id = $1`, id, status, sealed)
 	return err
 }
 
 // ReleaseIdempotencyKey forgets a claim whose request failed in a way worth
 // retrying (a server error), so that the retry runs again.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, scope, key string) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status_code IS NULL`, scope, key)
+func (s *Store) ReleaseIdempotencyKey(ctx context.Context, id []byte) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_records WHERE id = $1 AND status_code IS NULL`, id)
 	return err
+}
+
+// PurgeIdempotency deletes the records older than the TTL and says how
+// many it deleted.
+func (s *Store) PurgeIdempotency(ctx context.Context, now time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_records WHERE created_at < $1`, now.Add(-IdempotencyTTL))
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
 }

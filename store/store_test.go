@@ -28,28 +28,54 @@ func TestIdempotencyKeyClaim(t *testing.T) {
 	s := storetest.NewStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	first, err := s.ClaimIdempotencyKey(ctx, "key_a", "k1", "h1", now)
+	a, b := []byte("record-a"), []byte("record-b")
+	first, err := s.ClaimIdempotencyKey(ctx, a, "h1", now)
 	if err != nil || first != nil {
 		t.Fatalf("first claim = %v, %v; want a new claim", first, err)
 	}
-	again, err := s.ClaimIdempotencyKey(ctx, "key_a", "k1", "h1", now)
+	again, err := s.ClaimIdempotencyKey(ctx, a, "h1", now)
 	if err != nil || again == nil || again.StatusCode != 0 {
 		t.Fatalf("claim while running = %+v, %v; want the running record", again, err)
 	}
-	if err := s.CompleteIdempotencyKey(ctx, "key_a", "k1", 201, []byte(`{"ok":true}`)); err != nil {
+	if err := s.CompleteIdempotencyKey(ctx, a, 201, []byte("sealed")); err != nil {
 		t.Fatal(err)
 	}
-	done, _ := s.ClaimIdempotencyKey(ctx, "key_a", "k1", "h1", now)
-	if done.StatusCode != 201 || string(done.Body) != `{"ok":true}` {
+	done, _ := s.ClaimIdempotencyKey(ctx, a, "h1", now)
+	if done.StatusCode != 201 || string(done.Sealed) != "sealed" {
 		t.Fatalf("replay = %+v", done)
 	}
-	other, _ := s.ClaimIdempotencyKey(ctx, "key_b", "k1", "h1", now)
+	other, _ := s.ClaimIdempotencyKey(ctx, b, "h1", now)
 	if other != nil {
-		t.Fatal("a key is scoped to its credential")
+		t.Fatal("another record id is another claim")
 	}
-	later, _ := s.ClaimIdempotencyKey(ctx, "key_a", "k1", "h2", now.Add(store.IdempotencyTTL+time.Minute))
+	later, _ := s.ClaimIdempotencyKey(ctx, a, "h2", now.Add(store.IdempotencyTTL+time.Minute))
 	if later != nil {
-		t.Fatal("a key older than the TTL is reclaimed")
+		t.Fatal("a record older than the TTL is reclaimed")
+	}
+}
+
+func TestIdempotencyRecordsAreDeletedAfterADay(t *testing.T) {
+	s := storetest.NewStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	old, fresh := []byte("old"), []byte("fresh")
+	for _, c := range []struct {
+		id []byte
+		at time.Time
+	}{{old, now.Add(-store.IdempotencyTTL - time.Minute)}, {fresh, now.Add(-time.Hour)}} {
+		if _, err := s.ClaimIdempotencyKey(ctx, c.id, "h", c.at); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CompleteIdempotencyKey(ctx, c.id, 201, []byte("sealed")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.PurgeIdempotency(ctx, now)
+	if err != nil || n != 1 {
+		t.Fatalf("purge = %d, %v; want the one record older than a day", n, err)
+	}
+	if r, _ := s.ClaimIdempotencyKey(ctx, fresh, "h", now); r == nil || r.StatusCode != 201 {
+		t.Fatalf("the record of an hour ago = %+v; want it kept", r)
 	}
 }
 
