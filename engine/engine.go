@@ -286,7 +286,7 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 		return SessionView{}, probs.Err()
 	}
 	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
-	if err := e.StartSessionWorkflow(ctx, s, settings); err != nil {
+	if err := e.StartSessionWorkflow(ctx, s, plan.Title, settings); err != nil {
 		return SessionView{}, err
 	}
 	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
@@ -296,13 +296,13 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 // yet, and waits until it has recorded the session. Calling it again for the
 // same session (a retry) starts nothing new. Transient Temporal errors are
 // retried a few times before the caller is told to retry later.
-func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session, settings workflows.SessionSettings) error {
+func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
 	var lastErr error
 	for attempt := range 3 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 		}
-		start := e.Temporal.NewWithStartWorkflowOperation(workflows.CheckoutSessionStartOptions(s),
+		start := e.Temporal.NewWithStartWorkflowOperation(workflows.CheckoutSessionStartOptions(s, planTitle),
 			workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s, Settings: settings})
 		h, err := e.Temporal.UpdateWithStartWorkflow(ctx, workflows.SessionCreatedUpdateOptions(start))
 		if err == nil {

@@ -19,6 +19,7 @@ func ChainwatchStartOptions(network string) client.StartWorkflowOptions {
 		TaskQueue:                TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes:    networkSearchAttributes(network),
+		StaticSummary:            ChainwatchSummary(network),
 	}
 }
 
@@ -42,6 +43,7 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 			return err
 		}
 		in.Cursor = out.Cursor
+		workflow.SetCurrentDetails(ctx, chainwatchDetails(in.Network, out.Cursor, out.CaughtUp))
 	}
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
 }

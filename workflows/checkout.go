@@ -27,8 +27,9 @@ const UpdateCancelSession = "cancel"
 // CheckoutSessionStartOptions are the options a session's workflow starts
 // with: its ID names the session, so a repeated start finds the running
 // workflow instead of starting a second one.
-func CheckoutSessionStartOptions(s payment.Session) client.StartWorkflowOptions {
+func CheckoutSessionStartOptions(s payment.Session, planTitle string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
+		StaticSummary:            SessionSummary(s, planTitle),
 		ID:                       CheckoutSessionWorkflowID(s.ID),
 		TaskQueue:                TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
@@ -545,6 +546,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			lateTimer = true
 			sel.AddFuture(workflow.NewTimer(ctx, s.LateUntil.Sub(workflow.Now(ctx))), func(workflow.Future) {})
 		}
+		workflow.SetCurrentDetails(ctx, sessionDetails(workflow.Now(ctx), s, status, paid, exception, lines, order, lateScan))
 		sel.Select(ctx)
 		if stepErr != nil {
 			return stepErr

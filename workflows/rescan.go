@@ -32,6 +32,7 @@ func RescanStartOptions(in RescanInput) client.StartWorkflowOptions {
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes:    networkSearchAttributes(in.Network),
+		StaticSummary:            RescanSummary(in),
 	}
 }
 
@@ -55,6 +56,7 @@ func Rescan(ctx workflow.Context, in RescanInput) (RescanResult, error) {
 		}
 		res.Blocks += to - from + 1
 		res.Transfers += len(out.Payments)
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("through block %d of %d · %d transfer(s) found", to, in.To, res.Transfers))
 		if to == in.To {
 			break // to+1 could wrap
 		}

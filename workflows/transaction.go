@@ -52,6 +52,7 @@ func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflo
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: transactionSearchAttributes(s, p),
+		StaticSummary:         TransactionSummary(s, p),
 	}
 }
 
@@ -65,6 +66,7 @@ func TransactionStartOptions(s payment.Session, p Payment) client.StartWorkflowO
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes:    transactionSearchAttributes(s, p),
+		StaticSummary:            TransactionSummary(s, p),
 	}
 }
 
@@ -179,6 +181,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		if err != nil {
 			return err
 		}
+		workflow.SetCurrentDetails(ctx, transactionDetails(status, st, len(synced.Transactions)))
 		following := false
 		for _, r := range synced.Transactions {
 			following = following || !r.Status.Terminal()

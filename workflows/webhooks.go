@@ -48,6 +48,7 @@ func WebhookDeliveryStartOptions(in DeliveryInput, projectID string, isLive bool
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes:    deliverySearchAttributes(projectID, isLive),
+		StaticSummary:            DeliverySummary(in, projectID),
 	}
 }
 
@@ -58,6 +59,7 @@ func WebhookDispatcherStartOptions() client.StartWorkflowOptions {
 		ID:                       WebhookDispatcherWorkflowID,
 		TaskQueue:                TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		StaticSummary:            WebhookDispatcherSummary,
 	}
 }
 
@@ -90,6 +92,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		if r.RetryAfter > wait {
 			wait = min(r.RetryAfter, RetrySchedule[len(RetrySchedule)-1])
 		}
+		workflow.SetCurrentDetails(ctx, deliveryDetails(attempt, r, workflow.Now(ctx).Add(wait)))
 		if err := workflow.Sleep(ctx, wait); err != nil {
 			return err
 		}

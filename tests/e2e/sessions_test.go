@@ -186,7 +186,7 @@ func TestSessionStartRetriedIsOneSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := e.StartSessionWorkflow(ctx, s, workflows.SessionSettings{CompleteOn: payment.TxFinalized}); err != nil {
+		if err := e.StartSessionWorkflow(ctx, s, "Retry", workflows.SessionSettings{CompleteOn: payment.TxFinalized}); err != nil {
 			t.Fatal(err)
 		}
 	}
