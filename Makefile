@@ -46,6 +46,7 @@ fuzz:
 	go test ./api -run '^$$' -fuzz FuzzDecodePlanInput -fuzztime 30s
 	go test ./api -run '^$$' -fuzz FuzzDecodeSessionInput -fuzztime 30s
 	go test ./payment -run '^$$' -fuzz FuzzParseListQuery -fuzztime 30s
+	go test ./payment -run '^$$' -fuzz FuzzParseISOTime -fuzztime 30s
 
 # chaos is the randomized reconciliation run (docs/reconciliation.md), kept
 # out of make test: N payments with faults injected, then the engine's

@@ -9,7 +9,7 @@ import (
 func FuzzParseListQuery(f *testing.F) {
 	for _, seed := range []string{
 		"", "page=2&limit=50", "status=pending&from=2026-01-01&to=2026-01-31T23:59:59Z&isLive=true",
-		"page=0", "limit=1000", "from=2026-02-01&to=2026-01-01", "page=1&page=2", "x=%zz", "to=9999-12-31",
+		"page=0", "limit=1000", "from=2026-02-01&to=2026-01-01", "from=2026-01-31T12:00&to=2026-01-31T14:00%2B0200", "to=20260131T120005,5Z", "from=2026-02-30", "page=1&page=2", "x=%zz", "to=9999-12-31",
 	} {
 		f.Add(seed)
 	}

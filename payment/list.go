@@ -75,14 +75,14 @@ func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, 
 		}
 	}
 	if s, ok := v["from"]; ok {
-		if t, _, ok := parseDateOrTime(s[0]); ok {
+		if t, _, ok := ParseISOTime(s[0]); ok {
 			q.From = &t
 		} else {
-			probs.Add("from", "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)")
+			probs.Add("from", "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z, 2026-01-31T14:00+02:00; without an offset, UTC)")
 		}
 	}
 	if s, ok := v["to"]; ok {
-		if t, dateOnly, ok := parseDateOrTime(s[0]); ok {
+		if t, dateOnly, ok := ParseISOTime(s[0]); ok {
 			if dateOnly {
 				t = t.AddDate(0, 0, 1) // a date includes the whole day
 			} else {
@@ -90,7 +90,7 @@ func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, 
 			}
 			q.To = &t
 		} else {
-			probs.Add("to", "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)")
+			probs.Add("to", "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z, 2026-01-31T14:00+02:00; without an offset, UTC)")
 		}
 	}
 	if q.From != nil && q.To != nil && !q.From.Before(*q.To) {
@@ -111,12 +111,3 @@ func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, 
 	return q, probs.Err()
 }
 
-func parseDateOrTime(s string) (time.Time, bool, bool) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), false, true
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, true, true
-	}
-	return time.Time{}, false, false
-}

@@ -321,10 +321,13 @@ func checkMerchantInfo(m MerchantInfo, probs *Problems) MerchantInfo {
 
 // checkExpiresAt parses a plan's expiry, which must be in the future.
 func checkExpiresAt(s string, now time.Time, probs *Problems) *time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, dateOnly, ok := ParseISOTime(s)
+	if dateOnly {
+		t = t.AddDate(0, 0, 1) // valid through that whole day (UTC)
+	}
 	switch {
-	case err != nil:
-		probs.Add("expiresAt", "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z")
+	case !ok:
+		probs.Add("expiresAt", "must be an ISO 8601 date-time such as 2030-01-31T12:00:00Z (without an offset, UTC) or a date (valid through that day, UTC)")
 	case !t.After(now):
 		probs.Add("expiresAt", "must be in the future")
 	default:
