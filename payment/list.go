@@ -110,4 +110,3 @@ func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, 
 	}
 	return q, probs.Err()
 }
-
