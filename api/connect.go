@@ -263,8 +263,24 @@ type checkoutService struct{ s *Server }
 
 func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connect.Request[v1.CreateCheckoutSessionRequest]) (*connect.Response[v1.CreateCheckoutSessionResponse], error) {
 	m := req.Msg
-	v, err := h.s.Engine.CreateSession(ctx, payment.SessionInput{PaymentPlanID: m.PaymentPlanId, Email: m.Email,
-		Metadata: m.Metadata, AmountUSD: m.AmountUsd})
+	in := payment.SessionInput{PaymentPlanID: m.PaymentPlanId, Email: m.Email, AmountUSD: m.AmountUsd}
+	switch {
+	case m.MetadataJson != nil && len(m.Metadata) > 0:
+		in.Problems.Add("metadata", "send metadata or metadata_json, not both")
+	case m.MetadataJson != nil:
+		v, ok := payment.DecodeMetadata(*m.MetadataJson)
+		if !ok {
+			in.Problems.Add("metadata_json", "must be a JSON object")
+		}
+		in.Metadata = v
+	case len(m.Metadata) > 0:
+		md := make(map[string]any, len(m.Metadata))
+		for k, v := range m.Metadata {
+			md[k] = v
+		}
+		in.Metadata = md
+	}
+	v, err := h.s.Engine.CreateSession(ctx, in)
 	if err != nil {
 		return nil, err
 	}

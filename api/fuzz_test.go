@@ -1,7 +1,9 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,6 +67,10 @@ func FuzzDecodeSessionInput(f *testing.F) {
 		`{"paymentPlanId":"plan_01m80h0jzc3psaavehj57fnh3h"}`,
 		`{"paymentPlanId":"plan_x","email":"a@b.co","metadata":{"k":"v"},"amountUsd":"12.5"}`,
 		`{"metadata":{"k":1},"email":7}`, `{"paymentPlanId":null}`, `"x"`,
+		`{"paymentPlanId":"plan_01m80h0jzc3psaavehj57fnh3h","metadata":{"orderId":123,"price":12.50,"big":123456789012345678901234567890,"e":1e400,"nested":{"a":[1,"two",null,true,{"b":-0.0}]}}}`,
+		`{"paymentPlanId":"plan_01m80h0jzc3psaavehj57fnh3h","metadata":{"a":{"b":{"c":{"d":{"e":{"f":1}}}}}}}`,
+		`{"paymentPlanId":"plan_01m80h0jzc3psaavehj57fnh3h","metadata":[1,2]}`,
+		`{"paymentPlanId":"plan_01m80h0jzc3psaavehj57fnh3h","metadata":{"":1,"x":"\ud800"}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -74,6 +80,21 @@ func FuzzDecodeSessionInput(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checkClientError(t, payment.CheckSessionInput(in))
+		metadata, err := payment.CheckSessionInput(in)
+		checkClientError(t, err)
+		if err != nil {
+			return
+		}
+		// Accepted metadata is a JSON object within the limits, and what
+		// was sent, numbers exactly.
+		if len(metadata) > payment.MaxMetadataBytes || !json.Valid(metadata) || metadata[0] != '{' {
+			t.Fatalf("accepted metadata %q", metadata)
+		}
+		if in.Metadata != nil {
+			back, ok := payment.DecodeMetadata(string(metadata))
+			if !ok || !reflect.DeepEqual(back, in.Metadata) {
+				t.Fatalf("metadata %v came back %s", in.Metadata, metadata)
+			}
+		}
 	})
 }

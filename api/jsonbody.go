@@ -141,6 +141,13 @@ func (f *fields) strings(key string) []string {
 }
 
 // stringMap reads an object whose values must all be strings.
+// raw returns the value of key as decoded, for a free-form field (nil when
+// absent or null).
+func (f *fields) raw(key string) any {
+	v, _ := f.get(key)
+	return v
+}
+
 func (f *fields) stringMap(key string) map[string]string {
 	o := f.object(key)
 	if o == nil {
@@ -237,7 +244,7 @@ func decodeSessionInput(body []byte) (payment.SessionInput, error) {
 	in := payment.SessionInput{
 		PaymentPlanID: f.str("paymentPlanId"),
 		Email:         f.str("email"),
-		Metadata:      f.stringMap("metadata"),
+		Metadata:      f.raw("metadata"),
 		AmountUSD:     f.str("amountUsd"),
 	}
 	f.done()

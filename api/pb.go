@@ -29,7 +29,7 @@ func pbPlan(v views.Plan) *v1.PaymentPlan {
 
 func pbSession(v views.Session) *v1.CheckoutSession {
 	out := &v1.CheckoutSession{Id: v.ID, Token: v.Token, Url: v.URL, Status: v.Status, PaymentPlanId: v.PaymentPlanID,
-		ProjectId: v.ProjectID, IsLive: v.IsLive, Email: v.Email, Metadata: v.Metadata, AmountUsd: v.AmountUSD,
+		ProjectId: v.ProjectID, IsLive: v.IsLive, Email: v.Email, Metadata: payment.MetadataStrings(v.Metadata), MetadataJson: string(v.Metadata), AmountUsd: v.AmountUSD,
 		AmountPaidUsd: v.AmountPaidUSD, DepositAddress: v.DepositAddress, QuoteExpiresAt: v.QuoteExpiresAt,
 		ExpiresAt: v.ExpiresAt, CompletedAt: v.CompletedAt, Exception: v.Exception, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
 	out.PaymentOptions = pbOptions(v.PaymentOptions)

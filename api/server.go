@@ -85,7 +85,9 @@ func New(e *engine.Engine, cfg Config) (*Server, error) {
 	s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPurge = cancel
-	go s.purgeIdempotency(ctx)
+	if e != nil && e.Store != nil {
+		go s.purgeIdempotency(ctx)
+	}
 	return s, nil
 }
 

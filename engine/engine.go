@@ -218,7 +218,8 @@ type SessionView struct {
 // row and its workflow are created together: the workflow records the row
 // in its first activity, and this call returns once that is done.
 func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (SessionView, error) {
-	if err := payment.CheckSessionInput(in); err != nil {
+	metadata, err := payment.CheckSessionInput(in)
+	if err != nil {
 		return SessionView{}, err
 	}
 	plan, err := e.Store.PlanByID(ctx, *in.PaymentPlanID)
@@ -251,7 +252,7 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 		PaymentPlanID:  plan.ID,
 		IsLive:         plan.IsLive,
 		Status:         payment.SessionOpen,
-		Metadata:       in.Metadata,
+		Metadata:       metadata,
 		AmountUSD:      due,
 		AmountPaidUSD:  decimal.Zero,
 		ExpiresAt:      now.Add(lifetime),
@@ -263,9 +264,6 @@ func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (Se
 	s.LateUntil = s.ExpiresAt.Add(project.LatePaymentWindow)
 	if in.Email != nil {
 		s.Email = *in.Email
-	}
-	if s.Metadata == nil {
-		s.Metadata = map[string]string{}
 	}
 	if err := e.depositAddress(ctx, &s); err != nil {
 		return SessionView{}, err

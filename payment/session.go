@@ -1,36 +1,35 @@
 package payment
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 )
 
-// Limits of a checkout session's metadata.
-const (
-	MaxMetadataKeys        = 50
-	MaxMetadataKeyLength   = 40
-	MaxMetadataValueLength = 500
-	DefaultSessionLifetime = 30 * time.Minute
-)
+// DefaultSessionLifetime is how long a session takes payments, unless the
+// deployment sets another.
+const DefaultSessionLifetime = 30 * time.Minute
 
 // SessionInput is the create payload of a checkout session.
 type SessionInput struct {
 	PaymentPlanID *string
 	Email         *string
-	Metadata      map[string]string
-	AmountUSD     *string
+	// Metadata is the metadata as decoded from JSON, numbers as
+	// json.Number (nil when absent); CheckSessionInput checks it.
+	Metadata  any
+	AmountUSD *string
 	// Problems found while decoding, reported with validation's own.
 	Problems Problems
 }
 
 // CheckSessionInput checks the parts of a session payload that need no
-// plan: the plan ID's form, the e-mail address and the metadata.
-func CheckSessionInput(in SessionInput) error {
+// plan: the plan ID's form, the e-mail address and the metadata, and
+// returns the metadata serialized.
+func CheckSessionInput(in SessionInput) (json.RawMessage, error) {
 	var probs Problems
 	switch {
 	case in.PaymentPlanID == nil || *in.PaymentPlanID == "":
@@ -41,20 +40,10 @@ func CheckSessionInput(in SessionInput) error {
 	if in.Email != nil && !ValidEmail(*in.Email) {
 		probs.Add("email", "must be a valid e-mail address")
 	}
-	if len(in.Metadata) > MaxMetadataKeys {
-		probs.Addf("metadata", "must have at most %d keys", MaxMetadataKeys)
-	}
-	for _, k := range sortedKeys(in.Metadata) {
-		if k == "" || utf8.RuneCountInString(k) > MaxMetadataKeyLength {
-			probs.Addf("metadata."+k, "key must be 1 to %d characters", MaxMetadataKeyLength)
-		}
-		if utf8.RuneCountInString(in.Metadata[k]) > MaxMetadataValueLength {
-			probs.Addf("metadata."+k, "value must be at most %d characters", MaxMetadataValueLength)
-		}
-	}
+	metadata := CheckMetadata(in.Metadata, &probs)
 	found := slices.Clone(in.Problems)
 	found.Merge(probs)
-	return found.Err()
+	return metadata, found.Err()
 }
 
 // AmountDue returns what a session for the plan asks of the customer, given
@@ -145,14 +134,16 @@ func PaymentURI(asset Asset, address string, base *big.Int) string {
 
 // Session is a checkout session.
 type Session struct {
-	ID             string
-	TokenHash      string
-	ProjectID      string
-	PaymentPlanID  string
-	IsLive         bool
-	Status         SessionStatus
-	Email          string
-	Metadata       map[string]string
+	ID            string
+	TokenHash     string
+	ProjectID     string
+	PaymentPlanID string
+	IsLive        bool
+	Status        SessionStatus
+	Email         string
+	// Metadata is the merchant's JSON object, serialized (see
+	// CheckMetadata).
+	Metadata       json.RawMessage
 	AmountUSD      decimal.Decimal
 	AmountPaidUSD  decimal.Decimal
 	DepositAddress string

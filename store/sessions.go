@@ -18,7 +18,10 @@ const sessionColumns = `id, token_hash, project_id, payment_plan_id, is_live, st
 // is idempotent: inserting the same session again changes nothing and
 // reports no error, so the activity that calls it can be retried.
 func (s *Store) InsertSession(ctx context.Context, cs payment.Session, render Render[payment.Session]) error {
-	metadata, _ := json.Marshal(cs.Metadata)
+	metadata := []byte(cs.Metadata)
+	if len(metadata) == 0 {
+		metadata = payment.EmptyMetadata
+	}
 	options, _ := json.Marshal(cs.PaymentOptions)
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO checkout_sessions (id, token_hash, project_id, payment_plan_id,

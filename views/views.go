@@ -4,6 +4,7 @@
 package views
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -105,7 +106,7 @@ type Session struct {
 	ProjectID      string                  `json:"projectId"`
 	IsLive         bool                    `json:"isLive"`
 	Email          *string                 `json:"email"`
-	Metadata       map[string]string       `json:"metadata"`
+	Metadata       json.RawMessage         `json:"metadata"`
 	AmountUSD      string                  `json:"amountUsd"`
 	AmountPaidUSD  string                  `json:"amountPaidUsd"`
 	DepositAddress *string                 `json:"depositAddress"`
@@ -132,8 +133,8 @@ func SessionOf(cs payment.Session, token, checkoutURL string, txs []payment.Tran
 		url := checkoutURL + "/checkout/" + token
 		out.Token, out.URL = &token, &url
 	}
-	if out.Metadata == nil {
-		out.Metadata = map[string]string{}
+	if len(out.Metadata) == 0 || string(out.Metadata) == "null" {
+		out.Metadata = payment.EmptyMetadata
 	}
 	if out.PaymentOptions == nil {
 		out.PaymentOptions = []payment.PaymentOption{}

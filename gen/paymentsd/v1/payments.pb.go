@@ -1079,29 +1079,33 @@ func (x *TransactionSummary) GetCreatedAt() string {
 // CheckoutSession is a session as the merchant sees it, and as its creator
 // gets it back.
 type CheckoutSession struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Token          *string                `protobuf:"bytes,2,opt,name=token,proto3,oneof" json:"token,omitempty"`
-	Url            *string                `protobuf:"bytes,3,opt,name=url,proto3,oneof" json:"url,omitempty"`
-	Status         string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	PaymentPlanId  string                 `protobuf:"bytes,5,opt,name=payment_plan_id,json=paymentPlanId,proto3" json:"payment_plan_id,omitempty"`
-	ProjectId      string                 `protobuf:"bytes,6,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	IsLive         bool                   `protobuf:"varint,7,opt,name=is_live,json=isLive,proto3" json:"is_live,omitempty"`
-	Email          *string                `protobuf:"bytes,8,opt,name=email,proto3,oneof" json:"email,omitempty"`
-	Metadata       map[string]string      `protobuf:"bytes,9,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	AmountUsd      string                 `protobuf:"bytes,10,opt,name=amount_usd,json=amountUsd,proto3" json:"amount_usd,omitempty"`
-	AmountPaidUsd  string                 `protobuf:"bytes,11,opt,name=amount_paid_usd,json=amountPaidUsd,proto3" json:"amount_paid_usd,omitempty"`
-	DepositAddress *string                `protobuf:"bytes,12,opt,name=deposit_address,json=depositAddress,proto3,oneof" json:"deposit_address,omitempty"`
-	PaymentOptions []*PaymentOption       `protobuf:"bytes,13,rep,name=payment_options,json=paymentOptions,proto3" json:"payment_options,omitempty"`
-	QuoteExpiresAt string                 `protobuf:"bytes,14,opt,name=quote_expires_at,json=quoteExpiresAt,proto3" json:"quote_expires_at,omitempty"`
-	ExpiresAt      string                 `protobuf:"bytes,15,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	CompletedAt    *string                `protobuf:"bytes,16,opt,name=completed_at,json=completedAt,proto3,oneof" json:"completed_at,omitempty"`
-	Exception      *string                `protobuf:"bytes,17,opt,name=exception,proto3,oneof" json:"exception,omitempty"`
-	Transactions   []*TransactionSummary  `protobuf:"bytes,18,rep,name=transactions,proto3" json:"transactions,omitempty"`
-	CreatedAt      string                 `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt      string                 `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Token         *string                `protobuf:"bytes,2,opt,name=token,proto3,oneof" json:"token,omitempty"`
+	Url           *string                `protobuf:"bytes,3,opt,name=url,proto3,oneof" json:"url,omitempty"`
+	Status        string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	PaymentPlanId string                 `protobuf:"bytes,5,opt,name=payment_plan_id,json=paymentPlanId,proto3" json:"payment_plan_id,omitempty"`
+	ProjectId     string                 `protobuf:"bytes,6,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	IsLive        bool                   `protobuf:"varint,7,opt,name=is_live,json=isLive,proto3" json:"is_live,omitempty"`
+	Email         *string                `protobuf:"bytes,8,opt,name=email,proto3,oneof" json:"email,omitempty"`
+	// The metadata's top-level string values only; metadata_json has it all.
+	Metadata       map[string]string     `protobuf:"bytes,9,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	AmountUsd      string                `protobuf:"bytes,10,opt,name=amount_usd,json=amountUsd,proto3" json:"amount_usd,omitempty"`
+	AmountPaidUsd  string                `protobuf:"bytes,11,opt,name=amount_paid_usd,json=amountPaidUsd,proto3" json:"amount_paid_usd,omitempty"`
+	DepositAddress *string               `protobuf:"bytes,12,opt,name=deposit_address,json=depositAddress,proto3,oneof" json:"deposit_address,omitempty"`
+	PaymentOptions []*PaymentOption      `protobuf:"bytes,13,rep,name=payment_options,json=paymentOptions,proto3" json:"payment_options,omitempty"`
+	QuoteExpiresAt string                `protobuf:"bytes,14,opt,name=quote_expires_at,json=quoteExpiresAt,proto3" json:"quote_expires_at,omitempty"`
+	ExpiresAt      string                `protobuf:"bytes,15,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	CompletedAt    *string               `protobuf:"bytes,16,opt,name=completed_at,json=completedAt,proto3,oneof" json:"completed_at,omitempty"`
+	Exception      *string               `protobuf:"bytes,17,opt,name=exception,proto3,oneof" json:"exception,omitempty"`
+	Transactions   []*TransactionSummary `protobuf:"bytes,18,rep,name=transactions,proto3" json:"transactions,omitempty"`
+	CreatedAt      string                `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt      string                `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The metadata, a JSON object as text: nested values and numbers exactly
+	// as they were sent, as the REST API returns them.
+	MetadataJson  string `protobuf:"bytes,21,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckoutSession) Reset() {
@@ -1270,6 +1274,13 @@ func (x *CheckoutSession) GetCreatedAt() string {
 func (x *CheckoutSession) GetUpdatedAt() string {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return ""
+}
+
+func (x *CheckoutSession) GetMetadataJson() string {
+	if x != nil {
+		return x.MetadataJson
 	}
 	return ""
 }
@@ -2807,8 +2818,12 @@ type CreateCheckoutSessionRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PaymentPlanId *string                `protobuf:"bytes,1,opt,name=payment_plan_id,json=paymentPlanId,proto3,oneof" json:"payment_plan_id,omitempty"`
 	Email         *string                `protobuf:"bytes,2,opt,name=email,proto3,oneof" json:"email,omitempty"`
-	Metadata      map[string]string      `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	AmountUsd     *string                `protobuf:"bytes,4,opt,name=amount_usd,json=amountUsd,proto3,oneof" json:"amount_usd,omitempty"`
+	// String-valued metadata; or send metadata_json (not both).
+	Metadata  map[string]string `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	AmountUsd *string           `protobuf:"bytes,4,opt,name=amount_usd,json=amountUsd,proto3,oneof" json:"amount_usd,omitempty"`
+	// The metadata as a JSON object in text: any JSON values, numbers kept
+	// exact (the limits of the REST API's metadata apply).
+	MetadataJson  *string `protobuf:"bytes,5,opt,name=metadata_json,json=metadataJson,proto3,oneof" json:"metadata_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2867,6 +2882,13 @@ func (x *CreateCheckoutSessionRequest) GetMetadata() map[string]string {
 func (x *CreateCheckoutSessionRequest) GetAmountUsd() string {
 	if x != nil && x.AmountUsd != nil {
 		return *x.AmountUsd
+	}
+	return ""
+}
+
+func (x *CreateCheckoutSessionRequest) GetMetadataJson() string {
+	if x != nil && x.MetadataJson != nil {
+		return *x.MetadataJson
 	}
 	return ""
 }
@@ -3204,7 +3226,7 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"amount_usd\x18\a \x01(\tR\tamountUsd\x12$\n" +
 	"\rconfirmations\x18\b \x01(\x05R\rconfirmations\x12\x1d\n" +
 	"\n" +
-	"created_at\x18\t \x01(\tR\tcreatedAt\"\x8e\a\n" +
+	"created_at\x18\t \x01(\tR\tcreatedAt\"\xb3\a\n" +
 	"\x0fCheckoutSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\x05token\x18\x02 \x01(\tH\x00R\x05token\x88\x01\x01\x12\x15\n" +
@@ -3231,7 +3253,8 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\x14 \x01(\tR\tupdatedAt\x1a;\n" +
+	"updated_at\x18\x14 \x01(\tR\tupdatedAt\x12#\n" +
+	"\rmetadata_json\x18\x15 \x01(\tR\fmetadataJson\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\b\n" +
@@ -3418,19 +3441,21 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\"m\n" +
 	"!GetProjectCheckoutSessionResponse\x12H\n" +
-	"\x10checkout_session\x18\x01 \x01(\v2\x1d.paymentsd.v1.CheckoutSessionR\x0fcheckoutSession\"\xca\x02\n" +
+	"\x10checkout_session\x18\x01 \x01(\v2\x1d.paymentsd.v1.CheckoutSessionR\x0fcheckoutSession\"\x86\x03\n" +
 	"\x1cCreateCheckoutSessionRequest\x12+\n" +
 	"\x0fpayment_plan_id\x18\x01 \x01(\tH\x00R\rpaymentPlanId\x88\x01\x01\x12\x19\n" +
 	"\x05email\x18\x02 \x01(\tH\x01R\x05email\x88\x01\x01\x12T\n" +
 	"\bmetadata\x18\x03 \x03(\v28.paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntryR\bmetadata\x12\"\n" +
 	"\n" +
-	"amount_usd\x18\x04 \x01(\tH\x02R\tamountUsd\x88\x01\x01\x1a;\n" +
+	"amount_usd\x18\x04 \x01(\tH\x02R\tamountUsd\x88\x01\x01\x12(\n" +
+	"\rmetadata_json\x18\x05 \x01(\tH\x03R\fmetadataJson\x88\x01\x01\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x12\n" +
 	"\x10_payment_plan_idB\b\n" +
 	"\x06_emailB\r\n" +
-	"\v_amount_usd\"i\n" +
+	"\v_amount_usdB\x10\n" +
+	"\x0e_metadata_json\"i\n" +
 	"\x1dCreateCheckoutSessionResponse\x12H\n" +
 	"\x10checkout_session\x18\x01 \x01(\v2\x1d.paymentsd.v1.CheckoutSessionR\x0fcheckoutSession\"1\n" +
 	"\x19GetCheckoutSessionRequest\x12\x14\n" +
