@@ -36,7 +36,7 @@ func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 		t.Fatal(err)
 	}
 	return payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
-		ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, Metadata: map[string]string{},
+		ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, Metadata: payment.EmptyMetadata,
 		PaymentOptions: []payment.PaymentOption{}, ExpiresAt: now.Add(30 * time.Minute), QuoteExpiresAt: now.Add(30 * time.Minute),
 		CreatedAt: now, UpdatedAt: now}
 }
