@@ -42,17 +42,22 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 			procedure := req.Spec().Procedure
 			counter := "ip:" + hostOf(req.Peer().Addr)
 			header := http.Header{}
-			if strings.HasPrefix(procedure, "/"+paymentsdv1connect.PaymentsServiceName+"/") {
+			tier, ok := procedureTiers[procedure]
+			if !ok {
+				tier = Relaxed
+			}
+			keyed := strings.HasPrefix(procedure, "/"+paymentsdv1connect.PaymentsServiceName+"/") ||
+				procedure == paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure && hasCredentials(req.Header())
+			if keyed {
 				p, err := s.authenticateFrom(ctx, req.Header(), hostOf(req.Peer().Addr), header)
 				if err != nil {
 					return nil, withHeaders(connectErr(err), header)
 				}
 				ctx = context.WithValue(ctx, principalKey, p)
 				counter = "key:" + p.KeyID
-			}
-			tier, ok := procedureTiers[procedure]
-			if !ok {
-				tier = Relaxed
+				if tier == Strict {
+					tier = StrictAPIKey
+				}
 			}
 			if err := s.take(ctx, header, tier, counter); err != nil {
 				return nil, withHeaders(connectErr(err), header)
@@ -280,7 +285,7 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 		}
 		in.Metadata = md
 	}
-	v, err := h.s.Engine.CreateSession(ctx, in)
+	v, err := h.s.Engine.CreateSession(ctx, callerKey(ctx), in)
 	if err != nil {
 		return nil, err
 	}

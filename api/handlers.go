@@ -148,7 +148,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	v, err := s.Engine.CreateSession(r.Context(), in)
+	v, err := s.Engine.CreateSession(r.Context(), callerKey(r.Context()), in)
 	if err != nil {
 		return err
 	}

@@ -29,10 +29,15 @@ const (
 	Standard    Tier = "standard"
 	Moderate    Tier = "moderate"
 	Strict      Tier = "strict"
+	// StrictAPIKey is the Strict tier of a merchant's server creating
+	// checkout sessions with its API key, counted per key: a deployment
+	// raises it (RATE_LIMIT_STRICT_API_KEY) without opening the
+	// anonymous creation counted per client IP.
+	StrictAPIKey Tier = "strict_api_key"
 )
 
 // DefaultLimits are the spec's per-minute limits of each tier.
-var DefaultLimits = map[Tier]uint64{Relaxed: 60, SemiRelaxed: 30, Standard: 20, Moderate: 10, Strict: 5}
+var DefaultLimits = map[Tier]uint64{Relaxed: 60, SemiRelaxed: 30, Standard: 20, Moderate: 10, Strict: 5, StrictAPIKey: 5}
 
 // Config configures the HTTP edge.
 type Config struct {
@@ -131,6 +136,9 @@ type access int
 const (
 	public access = iota
 	apiKey
+	// optionalKey routes are public, and a call that sends an API key is
+	// authenticated and counted as that key's (server-side creation).
+	optionalKey
 )
 
 // endpoint is one method of a route.
@@ -178,7 +186,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.cancelSession}})
-	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, public, s.createSession}})
+	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.createSession}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getSessionByToken}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})
 	s.webhookRoutes()
@@ -223,7 +231,8 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 // limit, the body checks and the idempotency key, then the handler.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	var p *payment.Principal
-	if ep.access == apiKey {
+	tier := ep.tier
+	if ep.access == apiKey || ep.access == optionalKey && hasCredentials(r.Header) {
 		principal, err := s.authenticateFrom(r.Context(), r.Header, clientIP(r), w.Header())
 		if err != nil {
 			failErr(w, r, err)
@@ -235,8 +244,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	counter := "ip:" + clientIP(r)
 	if p != nil {
 		counter = "key:" + p.KeyID
+		if tier == Strict {
+			tier = StrictAPIKey
+		}
 	}
-	if err := s.take(r.Context(), w.Header(), ep.tier, counter); err != nil {
+	if err := s.take(r.Context(), w.Header(), tier, counter); err != nil {
 		failErr(w, r, err)
 		return
 	}
@@ -263,4 +275,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 func principal(r *http.Request) payment.Principal {
 	p, _ := r.Context().Value(principalKey).(payment.Principal)
 	return p
+}
+
+// callerKey is the principal of a call that sent an API key, nil for an
+// anonymous one.
+func callerKey(ctx context.Context) *payment.Principal {
+	if p, ok := ctx.Value(principalKey).(payment.Principal); ok {
+		return &p
+	}
+	return nil
+}
+
+// hasCredentials tells whether a call sends an API key, well-formed or not.
+func hasCredentials(h http.Header) bool {
+	return h.Get("Authorization") != "" || h.Get("X-API-Key") != ""
 }

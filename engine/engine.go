@@ -214,15 +214,21 @@ type SessionView struct {
 }
 
 // CreateSession opens a checkout session for a plan. It needs no
-// credentials: the plan decides the project and the environment. The session
-// row and its workflow are created together: the workflow records the row
-// in its first activity, and this call returns once that is done.
-func (e *Engine) CreateSession(ctx context.Context, in payment.SessionInput) (SessionView, error) {
+// credentials: the plan decides the project and the environment. A
+// merchant's server that sends its API key (key, else nil) may use only the
+// plans of that key's project and environment; another's is "no payment
+// plan has this ID", as an unknown one. The session row and its workflow
+// are created together: the workflow records the row in its first
+// activity, and this call returns once that is done.
+func (e *Engine) CreateSession(ctx context.Context, key *payment.Principal, in payment.SessionInput) (SessionView, error) {
 	metadata, err := payment.CheckSessionInput(in)
 	if err != nil {
 		return SessionView{}, err
 	}
 	plan, err := e.Store.PlanByID(ctx, *in.PaymentPlanID)
+	if err == nil && key != nil && (plan.ProjectID != key.ProjectID || plan.IsLive != key.IsLive) {
+		err = payment.ErrNotFound
+	}
 	if errors.Is(err, payment.ErrNotFound) {
 		var probs payment.Problems
 		probs.Add("paymentPlanId", "no payment plan has this ID")

@@ -101,7 +101,7 @@ func runDev(ctx context.Context, args []string) error {
 
 	base := "http://" + c.HTTPAddr
 	planID := state.PlanID
-	fresh, err := e.CreateSession(ctx, payment.SessionInput{PaymentPlanID: &planID})
+	fresh, err := e.CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
 		return fmt.Errorf("open a sample session: %w", err)
 	}

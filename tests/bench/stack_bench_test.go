@@ -25,7 +25,7 @@ import (
 
 // benchSession opens a session for a fresh USDC plan of project p.
 func benchSession(b *testing.B, e *engine.Engine, p engine.CreatedProject, planID string) payment.Session {
-	v, err := e.CreateSession(context.Background(), payment.SessionInput{PaymentPlanID: &planID})
+	v, err := e.CreateSession(context.Background(), nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
 		b.Fatal(err)
 	}
