@@ -148,6 +148,14 @@ type deliveryView struct {
 	UpdatedAt   string          `json:"updatedAt"`
 }
 
+// answer names a receiver's answer to an attempt.
+func answer(status int) string {
+	if status == 0 {
+		return "no answer"
+	}
+	return fmt.Sprintf("HTTP %d", status)
+}
+
 func viewDelivery(d store.Delivery) deliveryView {
 	v := deliveryView{ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.EndpointID, Status: d.Status,
 		Attempts: d.Attempts, CreatedAt: views.Time(d.CreatedAt), UpdatedAt: views.Time(d.UpdatedAt)}
@@ -175,10 +183,22 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.Engine.Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
+	rd, err := s.Engine.Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusAccepted, "Redelivery started", viewDelivery(d))
+	a := rd.Attempt
+	switch {
+	case a == nil:
+		ok(w, r, http.StatusAccepted, "Redelivery started; its attempt is under way or due on the delivery's schedule", viewDelivery(rd.Delivery))
+	case a.Delivered:
+		ok(w, r, http.StatusOK, fmt.Sprintf("Delivered now (attempt %d)", a.Attempt), viewDelivery(rd.Delivery))
+	case a.Stop:
+		ok(w, r, http.StatusOK, fmt.Sprintf("Not delivered (attempt %d): the endpoint is disabled, deleted or answered 410", a.Attempt), viewDelivery(rd.Delivery))
+	case a.NextAttempt != nil:
+		ok(w, r, http.StatusOK, fmt.Sprintf("Attempt %d failed (%s); the next attempt is at %s", a.Attempt, answer(a.StatusCode), views.Time(*a.NextAttempt)), viewDelivery(rd.Delivery))
+	default:
+		ok(w, r, http.StatusOK, fmt.Sprintf("Attempt %d failed (%s); it was the last of the schedule", a.Attempt, answer(a.StatusCode)), viewDelivery(rd.Delivery))
+	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -207,26 +209,58 @@ func (e *Engine) ListDeliveries(ctx context.Context, p payment.Principal, projec
 	return Page[store.Delivery]{items, total, q}, err
 }
 
-// Redeliver delivers an event to an endpoint again, with the same
-// webhook-id, on a fresh retry schedule.
-func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, endpointID, deliveryID string) (store.Delivery, error) {
+// RedeliveryWait bounds how long a redelivery waits for its attempt's
+// outcome (an attempt times out at 15 s) before it answers that the
+// attempt is under way.
+const RedeliveryWait = 45 * time.Second
+
+// Redelivery is a redelivery's answer: the delivery as it stands after the
+// attempt, and the attempt's outcome (nil when it was not waited for).
+type Redelivery struct {
+	Delivery store.Delivery
+	Attempt  *workflows.AttemptNowResult
+}
+
+// Redeliver delivers an event to an endpoint again, now, with the same
+// webhook-id: a delivery still in its retry schedule makes its next attempt
+// at once (the schedule goes on if it fails), an ended one starts again
+// with a fresh schedule. It waits for that attempt's outcome.
+func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, endpointID, deliveryID string) (Redelivery, error) {
 	if _, err := e.endpoint(ctx, p, projectID, endpointID); err != nil {
-		return store.Delivery{}, err
+		return Redelivery{}, err
 	}
 	d, err := e.Store.GetDelivery(ctx, p, endpointID, deliveryID)
 	if errors.Is(err, payment.ErrNotFound) {
-		return d, payment.NotFound("Delivery")
+		return Redelivery{}, payment.NotFound("Delivery")
 	}
 	if err != nil {
-		return d, err
+		return Redelivery{}, err
 	}
 	if err := e.Store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, e.now()); err != nil {
-		return d, err
+		return Redelivery{}, err
 	}
-	if err := e.startDelivery(ctx, store.Dispatch{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID,
-		ProjectID: p.ProjectID, IsLive: p.IsLive}, len(d.Attempts)+1); err != nil {
-		return d, err
+	in := workflows.DeliveryInput{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: len(d.Attempts) + 1}
+	start := e.Temporal.NewWithStartWorkflowOperation(workflows.WebhookDeliveryStartOptions(in, p.ProjectID, p.IsLive), workflows.WebhookDelivery, in)
+	h, err := e.Temporal.UpdateWithStartWorkflow(ctx, workflows.AttemptNowOptions(start))
+	if err != nil {
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) {
+			return Redelivery{}, fmt.Errorf("redeliver: %w", err)
+		}
+		// A delivery started before redeliveries were made at once: its
+		// next attempt comes on its schedule.
+		d.Status = payment.DeliveryPending
+		return Redelivery{Delivery: d}, nil
 	}
-	d.Status = payment.DeliveryPending
-	return d, nil
+	wait, cancel := context.WithTimeout(ctx, RedeliveryWait)
+	defer cancel()
+	var out workflows.AttemptNowResult
+	if err := h.Get(wait, &out); err != nil {
+		d.Status = payment.DeliveryPending
+		return Redelivery{Delivery: d}, nil // under way; its attempt will be in the list
+	}
+	if d, err = e.Store.GetDelivery(ctx, p, endpointID, deliveryID); err != nil {
+		return Redelivery{}, err
+	}
+	return Redelivery{Delivery: d, Attempt: &out}, nil
 }

@@ -23,4 +23,8 @@ const (
 	// networks to be scanned past expiresAt and past the window (up to
 	// ScanWaitLimit) rather than until the window's end.
 	changeEveryTransfer = "every-transfer"
+	// changeAttemptNow: a webhook delivery takes the attempt-now update (a
+	// merchant's redelivery), which ends its wait and makes the next
+	// attempt at once.
+	changeAttemptNow = "attempt-now"
 )

@@ -63,10 +63,39 @@ func WebhookDispatcherStartOptions() client.StartWorkflowOptions {
 	}
 }
 
+// UpdateAttemptNow asks a running delivery for an attempt now (a
+// merchant's redelivery, after fixing their endpoint): it ends the wait
+// before the next attempt, or joins the attempt under way, and answers
+// with that attempt's outcome. If the attempt fails, the retry schedule
+// goes on from there.
+const UpdateAttemptNow = "attempt-now"
+
+// AttemptNowResult is the outcome of the attempt an UpdateAttemptNow got.
+type AttemptNowResult struct {
+	Attempt int
+	DeliverResult
+	// NextAttempt is when the next attempt is due, when this one failed
+	// and the schedule goes on.
+	NextAttempt *time.Time `json:",omitempty"`
+}
+
+// AttemptNowOptions are a redelivery's: start the delivery if it has ended
+// (its first attempt is then the one answered), or join the running one.
+func AttemptNowOptions(start client.WithStartWorkflowOperation) client.UpdateWithStartWorkflowOptions {
+	return client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateName:   UpdateAttemptNow,
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	}
+}
+
 // WebhookDelivery delivers one event to one endpoint: an attempt now, then
 // retries on the schedule, honouring a receiver's Retry-After, until one
 // attempt gets a 2xx or the endpoint is gone. Each attempt signs the same
-// event with the same webhook-id, so receivers can deduplicate.
+// event with the same webhook-id, so receivers can deduplicate. A
+// redelivery (UpdateAttemptNow) makes the next attempt at once.
 func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	// Attempts run as local activities, in the worker that runs the
 	// workflow: a delivery then costs no activity round trip through the
@@ -77,26 +106,65 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	attempt := max(in.FirstAttempt, 1)
+	attemptNow := workflow.GetVersion(ctx, changeAttemptNow, workflow.DefaultVersion, 1) == 1
+	// With attemptNow: the outcome of each attempt made, for the updates
+	// waiting on it, and whether one asked to end the wait.
+	outcomes := map[int]AttemptNowResult{}
+	inFlight, wake := false, false
+	if attemptNow {
+		if err := workflow.SetUpdateHandler(ctx, UpdateAttemptNow, func(ctx workflow.Context) (AttemptNowResult, error) {
+			want := attempt // the attempt under way, or the next one
+			if !inFlight {
+				wake = true
+			}
+			err := workflow.Await(ctx, func() bool { _, done := outcomes[want]; return done })
+			return outcomes[want], err
+		}); err != nil {
+			return err
+		}
+	}
+	// finish ends the delivery once the updates waiting on its last
+	// attempt have their answer.
+	finish := func(err error) error {
+		if err == nil && attemptNow {
+			err = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+		}
+		return err
+	}
 	for i := 0; ; i++ {
+		inFlight = true
 		r, err := deliverWebhook(ctx, DeliverInput{DeliveryInput: in, Attempt: attempt, At: workflow.Now(ctx)})
+		inFlight, wake = false, false
 		if err != nil {
 			return err
 		}
+		outcome := AttemptNowResult{Attempt: attempt, DeliverResult: r}
 		if r.Delivered || r.Stop {
-			return nil
+			outcomes[attempt] = outcome
+			return finish(nil)
 		}
 		if i >= len(RetrySchedule) {
-			return finishDelivery(ctx, FinishInput{DeliveryID: in.DeliveryID, Status: payment.DeliveryFailed})
+			outcomes[attempt] = outcome
+			return finish(finishDelivery(ctx, FinishInput{DeliveryID: in.DeliveryID, Status: payment.DeliveryFailed}))
 		}
 		wait := jitter(ctx, RetrySchedule[i])
 		if r.RetryAfter > wait {
 			wait = min(r.RetryAfter, RetrySchedule[len(RetrySchedule)-1])
 		}
-		workflow.SetCurrentDetails(ctx, deliveryDetails(attempt, r, workflow.Now(ctx).Add(wait)))
-		if err := workflow.Sleep(ctx, wait); err != nil {
+		next := workflow.Now(ctx).Add(wait)
+		outcome.NextAttempt = &next
+		outcomes[attempt] = outcome
+		workflow.SetCurrentDetails(ctx, deliveryDetails(attempt, r, next))
+		attempt++
+		if !attemptNow {
+			if err := workflow.Sleep(ctx, wait); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return wake }); err != nil {
 			return err
 		}
-		attempt++
 	}
 }
 

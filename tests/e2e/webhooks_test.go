@@ -236,7 +236,10 @@ func TestRedeliverSendsTheSameEvent(t *testing.T) {
 	deliveries := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey)
 	deliveryID := str(deliveries.list()[0].(map[string]any)["id"])
 	re := post(t, ts.URL, base+"/"+id+"/deliveries/"+deliveryID+"/redeliver", p.SandboxKey, map[string]any{})
-	mustStatus(t, re, http.StatusAccepted)
+	mustStatus(t, re, http.StatusOK)
+	if re.data()["status"] != "delivered" || len(re.data()["attempts"].([]any)) != 2 || !strings.HasPrefix(str(re.Body["message"]), "Delivered now (attempt 2)") {
+		t.Fatalf("redelivery answered %s", re.Raw)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		rcv.mu.Lock()
@@ -437,5 +440,73 @@ func TestDeliveriesListFilters(t *testing.T) {
 		if r.Status != http.StatusUnprocessableEntity || strings.Join(r.detailFields(), ",") != field {
 			t.Errorf("%s: %d %s, want 422 on %s", query, r.Status, r.Raw, field)
 		}
+	}
+}
+
+// A merchant who fixed their endpoint presses redeliver on a delivery in
+// its retry schedule: the attempt is made now, not at the next scheduled
+// time (minutes or hours away), and the answer is its outcome. One that
+// fails leaves the schedule going on.
+func TestRedeliverAttemptsNow(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	var mu sync.Mutex
+	failing, hits := true, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		hits++
+		if failing {
+			http.Error(w, "down for maintenance", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": srv.URL, "enabledEvents": []string{"*"}})
+	mustStatus(t, created, http.StatusCreated)
+	id := str(created.data()["id"])
+	mustStatus(t, post(t, ts.URL, base+"/"+id+"/test", p.SandboxKey, map[string]any{}), http.StatusAccepted)
+	// Attempts 1 (at once) and 2 (about 5 s later) fail; the next is
+	// minutes away.
+	var deliveryID string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		list := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()
+		if len(list) == 1 && len(list[0].(map[string]any)["attempts"].([]any)) == 2 {
+			deliveryID = str(list[0].(map[string]any)["id"])
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries = %v; want one with two failed attempts", list)
+		}
+	}
+	path := base + "/" + id + "/deliveries/" + deliveryID + "/redeliver"
+
+	// Still failing: attempt 3 is made now and fails; the schedule goes on.
+	re := post(t, ts.URL, path, p.SandboxKey, map[string]any{})
+	mustStatus(t, re, http.StatusOK)
+	if msg := str(re.Body["message"]); !strings.HasPrefix(msg, "Attempt 3 failed (HTTP 500); the next attempt is at ") ||
+		re.data()["status"] != "pending" || len(re.data()["attempts"].([]any)) != 3 {
+		t.Fatalf("redelivery to a failing endpoint answered %s", re.Raw)
+	}
+
+	// Fixed: attempt 4 is made now and delivers.
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	started := time.Now()
+	re = post(t, ts.URL, path, p.SandboxKey, map[string]any{})
+	mustStatus(t, re, http.StatusOK)
+	if msg := str(re.Body["message"]); msg != "Delivered now (attempt 4)" || re.data()["status"] != "delivered" || len(re.data()["attempts"].([]any)) != 4 {
+		t.Fatalf("redelivery to the fixed endpoint answered %s", re.Raw)
+	}
+	if took := time.Since(started); took > 10*time.Second {
+		t.Fatalf("the redelivery took %v; want the attempt made at once", took)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != 4 {
+		t.Fatalf("the endpoint was called %d times; want 4", hits)
 	}
 }
