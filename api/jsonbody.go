@@ -148,22 +148,6 @@ func (f *fields) raw(key string) any {
 	return v
 }
 
-func (f *fields) stringMap(key string) map[string]string {
-	o := f.object(key)
-	if o == nil {
-		return nil
-	}
-	out := make(map[string]string, len(o.m))
-	for k, v := range o.m {
-		s, isStr := v.(string)
-		if !isStr {
-			f.probs.Add(o.name(k), "must be a string")
-			continue
-		}
-		out[k] = s
-	}
-	return out
-}
 
 // done records every field that was not read as unknown.
 func (f *fields) done() {
