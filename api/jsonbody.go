@@ -148,7 +148,6 @@ func (f *fields) raw(key string) any {
 	return v
 }
 
-
 // done records every field that was not read as unknown.
 func (f *fields) done() {
 	var unknown []string
