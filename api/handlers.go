@@ -2,11 +2,13 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/views"
 )
 
@@ -194,6 +196,37 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	okList(w, r, "Checkout sessions retrieved", mapSlice(page.Items, s.sessionView), q, page.Total)
+	return nil
+}
+
+// depositAddressView is a used derivation index of the key's environment.
+type depositAddressView struct {
+	Index int64 `json:"index"`
+	// DerivationPath is relative to the deposit key (the account key
+	// set with set-deposit-key, usually m/44'/60'/0').
+	DerivationPath    string `json:"derivationPath"`
+	Address           string `json:"address"`
+	CheckoutSessionID string `json:"checkoutSessionId"`
+	SessionStatus     string `json:"sessionStatus"`
+	CreatedAt         string `json:"createdAt"`
+	// GapBefore counts the unused indexes just before this one: a wallet
+	// whose gap limit is not above it stops looking before this address.
+	GapBefore int64 `json:"gapBefore"`
+}
+
+func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQuery(r.URL.Query(), sessionStatuses)
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListDepositAddresses(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Deposit addresses retrieved", mapSlice(page.Items, func(d store.DepositAddress) depositAddressView {
+		return depositAddressView{Index: d.Index, DerivationPath: fmt.Sprintf("0/%d", d.Index), Address: d.Address,
+			CheckoutSessionID: d.SessionID, SessionStatus: string(d.Status), CreatedAt: views.Time(d.CreatedAt), GapBefore: d.GapBefore}
+	}), q, page.Total)
 	return nil
 }
 

@@ -184,6 +184,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/projects/{projectId}/transactions", get(s.listTransactions))
 	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.getTransaction))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
+	s.route("/api/v1/projects/{projectId}/deposit-addresses", get(s.listDepositAddresses))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.cancelSession}})
 	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.createSession}})

@@ -271,23 +271,33 @@ func (e *Engine) CreateSession(ctx context.Context, key *payment.Principal, in p
 	if in.Email != nil {
 		s.Email = *in.Email
 	}
-	if err := e.depositAddress(ctx, &s); err != nil {
-		return SessionView{}, err
+	type quote struct {
+		asset payment.Asset
+		rate  decimal.Decimal
 	}
+	var quotes []quote
 	for _, a := range e.Catalog.AcceptedAssets(plan.AcceptedAssetPolicies, plan.IsLive) {
-		rate, ok := e.rate(ctx, a)
-		if ok {
-			o := payment.Quote(a, due, rate, s.DepositAddress)
-			if c := e.Chains[a.Network]; a.Native() && c != nil && !c.Network.TraceInternalTransfers {
-				o.WalletAccountOnly = true
-			}
-			s.PaymentOptions = append(s.PaymentOptions, o)
+		if rate, ok := e.rate(ctx, a); ok {
+			quotes = append(quotes, quote{a, rate})
 		}
 	}
-	if len(s.PaymentOptions) == 0 {
+	if len(quotes) == 0 {
 		var probs payment.Problems
 		probs.Add("paymentPlanId", "the payment plan accepts no asset that can be quoted now")
 		return SessionView{}, probs.Err()
+	}
+	// The derivation index is taken last, once nothing can refuse the
+	// session: a refused request leaves no unused address behind, which a
+	// wallet scanning up to a gap limit could stop at.
+	if err := e.depositAddress(ctx, &s); err != nil {
+		return SessionView{}, err
+	}
+	for _, q := range quotes {
+		o := payment.Quote(q.asset, due, q.rate, s.DepositAddress)
+		if c := e.Chains[q.asset.Network]; q.asset.Native() && c != nil && !c.Network.TraceInternalTransfers {
+			o.WalletAccountOnly = true
+		}
+		s.PaymentOptions = append(s.PaymentOptions, o)
 	}
 	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
 	if err := e.StartSessionWorkflow(ctx, s, plan.Title, settings); err != nil {
@@ -372,6 +382,16 @@ func (e *Engine) withTransactions(ctx context.Context, v SessionView) (SessionVi
 	}
 	v.Transactions = txs
 	return v, nil
+}
+
+// ListDepositAddresses lists the principal's used deposit addresses in
+// derivation order, for the merchant's wallet to find every payment.
+func (e *Engine) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[store.DepositAddress], error) {
+	if projectID != p.ProjectID {
+		return Page[store.DepositAddress]{}, payment.NotFound("Project")
+	}
+	items, total, err := e.Store.ListDepositAddresses(ctx, p, q)
+	return Page[store.DepositAddress]{items, total, q}, err
 }
 
 // ListSessions lists the principal's sessions (without their transactions).

@@ -2,7 +2,13 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // SetDepositKey sets a project's extended public key for an environment.
@@ -21,4 +27,44 @@ func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive b
 	err = s.pool.QueryRow(ctx, `UPDATE project_deposit_keys SET next_index = next_index + 1
 		WHERE project_id = $1 AND is_live = $2 RETURNING xpub, next_index - 1`, projectID, isLive).Scan(&xpub, &index)
 	return xpub, index, mapErr(err)
+}
+
+// DepositAddress is a used derivation index of a project's deposit key:
+// the session it was given to, and how many indexes before it went unused.
+type DepositAddress struct {
+	Index     int64
+	Address   string
+	SessionID string
+	Status    payment.SessionStatus
+	CreatedAt time.Time
+	// GapBefore counts the unused indexes between the previous used one
+	// (or index 0) and this one.
+	GapBefore int64
+}
+
+// ListDepositAddresses lists the principal's used deposit indexes in index
+// order, filtered by q (the session's status and creation time).
+func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]DepositAddress, int, error) {
+	const used = `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live,
+		deposit_index - coalesce(lag(deposit_index) OVER (ORDER BY deposit_index), -1) - 1 AS gap_before
+		FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND deposit_index IS NOT NULL) u`
+	f := newFilter(p, q, "status") // its first two arguments are used's $1 and $2
+	where := strings.Join(f.where, " AND ")
+	var total int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+used+" WHERE "+where, f.args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count deposit addresses: %w", err)
+	}
+	args := append(f.args, q.Limit, q.Offset())
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT deposit_index, deposit_address, id, status, created_at, gap_before
+		FROM %s WHERE %s ORDER BY deposit_index LIMIT $%d OFFSET $%d`, used, where, len(args)-1, len(args)), args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list deposit addresses: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DepositAddress, error) {
+		var d DepositAddress
+		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore)
+		d.CreatedAt = d.CreatedAt.UTC()
+		return d, err
+	})
+	return out, total, err
 }

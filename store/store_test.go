@@ -130,3 +130,46 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 		t.Fatalf("session = %+v", got)
 	}
 }
+
+// The export of used deposit addresses lists them by index with the run
+// of unused indexes before each, only the principal's environment.
+func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
+	s := storetest.NewStore(t)
+	ctx := context.Background()
+	pr := newProject(t, s)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	amount := decimal.RequireFromString("10")
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
+	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(`{}`), nil }
+	for i, index := range []int64{3, 0, 1, 30} {
+		idx := index
+		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now.Add(time.Duration(i)*time.Millisecond)), TokenHash: payment.HashSecret(fmt.Sprint(i)),
+			ProjectID: pr.ProjectID, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, ExpiresAt: now.Add(time.Hour),
+			QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now, DepositAddress: fmt.Sprintf("0x%040d", index), DepositIndex: &idx}
+		if err := s.InsertSession(ctx, cs, render); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, total, err := s.ListDepositAddresses(ctx, pr, payment.ListQuery{Page: 1, Limit: 20})
+	if err != nil || total != 4 {
+		t.Fatalf("list = %d, %v", total, err)
+	}
+	var indexes, gaps []int64
+	for _, d := range got {
+		indexes, gaps = append(indexes, d.Index), append(gaps, d.GapBefore)
+	}
+	if fmt.Sprint(indexes) != "[0 1 3 30]" || fmt.Sprint(gaps) != "[0 0 1 26]" {
+		t.Fatalf("indexes %v, gaps %v; want [0 1 3 30], [0 0 1 26]", indexes, gaps)
+	}
+	page2, _, _ := s.ListDepositAddresses(ctx, pr, payment.ListQuery{Page: 2, Limit: 3})
+	if len(page2) != 1 || page2[0].Index != 30 || page2[0].GapBefore != 26 {
+		t.Fatalf("page 2 = %+v; the gap is counted over every index, not the page", page2)
+	}
+	live := payment.Principal{ProjectID: pr.ProjectID, IsLive: true}
+	if _, total, _ := s.ListDepositAddresses(ctx, live, payment.ListQuery{Page: 1, Limit: 20}); total != 0 {
+		t.Fatalf("the live environment sees %d sandbox addresses", total)
+	}
+}

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
@@ -65,5 +69,70 @@ func TestCheckAssetsNamesTheBadEntry(t *testing.T) {
 	wrong.ID, wrong.TokenAddress = "usdc-x", "0x123"
 	if err := checkAssets([]payment.Asset{wrong}); err == nil || !strings.Contains(err.Error(), `"usdc-x"`) {
 		t.Errorf("bad token address: %v", err)
+	}
+}
+
+// `paymentsd admin deposit-addresses` prints every used index of the
+// environment, in order, for the merchant's wallet: CSV by default, JSON
+// lines on request.
+func TestAdminDepositAddresses(t *testing.T) {
+	url := storetest.NewDB(t)
+	t.Setenv("DATABASE_URL", url)
+	ctx := context.Background()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e := &engine.Engine{Store: st}
+	p, err := e.CreateProject(ctx, "Wallet shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	amount := decimal.RequireFromString("5")
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: p.Project.ID, Title: "T", PricingModel: payment.PricingFixedUSD,
+		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
+	if err := st.CreatePlan(ctx, plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, index := range []int64{0, 2} {
+		idx := index
+		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now.Add(time.Duration(i)*time.Millisecond)), TokenHash: payment.HashSecret(fmt.Sprint(i)),
+			ProjectID: p.Project.ID, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, ExpiresAt: now.Add(time.Hour),
+			QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now, DepositAddress: fmt.Sprintf("0x%040d", index), DepositIndex: &idx}
+		if err := st.InsertSession(ctx, cs, func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--env", "sandbox"}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "index,derivation_path,address,") ||
+		!strings.HasPrefix(lines[1], "0,0/0,0x0000000000000000000000000000000000000000,cs_") ||
+		!strings.HasPrefix(lines[2], "2,0/2,0x0000000000000000000000000000000000000002,cs_") || !strings.HasSuffix(lines[2], ",1") {
+		t.Fatalf("csv =\n%s", out.String())
+	}
+	out.Reset()
+	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--env", "sandbox", "--format", "json"}); err != nil {
+		t.Fatal(err)
+	}
+	var last struct {
+		Index     int64
+		GapBefore int64
+		Address   string
+	}
+	lines = strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || len(lines) != 2 || last.Index != 2 || last.GapBefore != 1 {
+		t.Fatalf("json =\n%s (%v)", out.String(), err)
+	}
+	out.Reset()
+	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--env", "live"}); err != nil || strings.Count(out.String(), "\n") != 1 {
+		t.Fatalf("live = %q, %v; want the header only", out.String(), err)
+	}
+	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--env", "prod"}); err == nil {
+		t.Fatal("an unknown environment must be refused")
 	}
 }

@@ -5,14 +5,17 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
@@ -38,6 +42,9 @@ commands:
                                create a project with a live and a sandbox API key
   admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
                                set the key deposit addresses are derived from
+  admin deposit-addresses --project ID --env sandbox|live [--format csv|json]
+                               list every used deposit address (index, address,
+                               session), for the merchant's wallet to find them all
   admin resume-transaction --chain-id ID --hash 0x…
                                start again the workflow of a recorded transaction
                                that is not running (it failed, or was terminated)
@@ -255,12 +262,16 @@ func runWorker(ctx context.Context) error {
 
 const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
        paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
+       paymentsd admin deposit-addresses --project ID --env sandbox|live [--format csv|json]
        paymentsd admin resume-transaction --chain-id ID --hash 0x…
        paymentsd admin rescan --network KEY --from B --to B`
 
 func runAdmin(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "set-deposit-key" {
 		return runSetDepositKey(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "deposit-addresses" {
+		return runDepositAddresses(ctx, os.Stdout, args[1:])
 	}
 	if len(args) > 0 && args[0] == "resume-transaction" {
 		return runResumeTransaction(ctx, args[1:])
@@ -349,6 +360,65 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("deposit key set for %s (%s)\n", *project, *env)
 	return nil
+}
+
+// runDepositAddresses prints every used deposit index of a project's
+// environment, in index order, with the largest run of unused indexes
+// before a used one: a wallet needs a gap limit above it.
+func runDepositAddresses(ctx context.Context, out io.Writer, args []string) error {
+	fs := flag.NewFlagSet("deposit-addresses", flag.ContinueOnError)
+	project := fs.String("project", "", "project ID")
+	env := fs.String("env", "sandbox", "environment: sandbox or live")
+	format := fs.String("format", "csv", "csv or json (one object per line)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *env != "sandbox" && *env != "live" {
+		return errors.New("--env must be sandbox or live")
+	}
+	if *format != "csv" && *format != "json" {
+		return errors.New("--format must be csv or json")
+	}
+	e, closeStore, err := adminEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	p := payment.Principal{ProjectID: *project, IsLive: *env == "live"}
+	w := csv.NewWriter(out)
+	if *format == "csv" {
+		_ = w.Write([]string{"index", "derivation_path", "address", "checkout_session_id", "session_status", "created_at", "gap_before"})
+	}
+	enc := json.NewEncoder(out)
+	var count, largestGap int64
+	for page := 1; ; page++ {
+		q := payment.ListQuery{Page: page, Limit: payment.MaxLimit}
+		items, err := e.ListDepositAddresses(ctx, p, *project, q)
+		if err != nil {
+			return err
+		}
+		for _, d := range items.Items {
+			count++
+			largestGap = max(largestGap, d.GapBefore)
+			path := fmt.Sprintf("0/%d", d.Index)
+			if *format == "json" {
+				err = enc.Encode(map[string]any{"index": d.Index, "derivationPath": path, "address": d.Address,
+					"checkoutSessionId": d.SessionID, "sessionStatus": d.Status, "createdAt": d.CreatedAt, "gapBefore": d.GapBefore})
+			} else {
+				err = w.Write([]string{strconv.FormatInt(d.Index, 10), path, d.Address, d.SessionID, string(d.Status),
+					d.CreatedAt.Format(time.RFC3339), strconv.FormatInt(d.GapBefore, 10)})
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if len(items.Items) < q.Limit {
+			break
+		}
+	}
+	w.Flush()
+	fmt.Fprintf(os.Stderr, "%d used deposit addresses; largest run of unused indexes before a used one: %d (a wallet's gap limit must be above it)\n", count, largestGap)
+	return w.Error()
 }
 
 func runResumeTransaction(ctx context.Context, args []string) error {
