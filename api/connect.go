@@ -54,6 +54,8 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 					return nil, withHeaders(connectErr(err), header)
 				}
 				ctx = context.WithValue(ctx, principalKey, p)
+				ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID,
+					IP: hostOf(req.Peer().Addr), UserAgent: req.Header().Get("User-Agent")})
 				counter = "key:" + p.KeyID
 				if tier == Strict {
 					tier = StrictAPIKey

@@ -230,6 +230,19 @@ func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) er
 	return nil
 }
 
+func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQueryBy(r.URL.Query(), "action", payment.AuditActions)
+	if err != nil {
+		return err
+	}
+	page, err := s.Engine.ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Audit log retrieved", mapSlice(page.Items, views.AuditEntryOf), q, page.Total)
+	return nil
+}
+
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.Engine.GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
 	if err != nil {

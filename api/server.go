@@ -185,6 +185,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.getTransaction))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
 	s.route("/api/v1/projects/{projectId}/deposit-addresses", get(s.listDepositAddresses))
+	s.route("/api/v1/projects/{projectId}/audit-log", get(s.listAudit))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.cancelSession}})
 	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.createSession}})
@@ -240,7 +241,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 			return
 		}
 		p = &principal
-		r = r.WithContext(context.WithValue(r.Context(), principalKey, principal))
+		ctx := context.WithValue(r.Context(), principalKey, principal)
+		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: principal.KeyID,
+			IP: clientIP(r), UserAgent: r.UserAgent()})
+		r = r.WithContext(ctx)
 	}
 	counter := "ip:" + clientIP(r)
 	if p != nil {

@@ -82,6 +82,11 @@ func (e *Engine) SetDepositKey(ctx context.Context, projectID string, isLive boo
 	if errors.Is(err, payment.ErrConflict) {
 		return payment.Conflict("This deposit key is already used by another project or environment")
 	}
+	if err == nil {
+		// The key is public, but the log names it by its ends only.
+		e.audit(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
+			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:]})
+	}
 	return err
 }
 

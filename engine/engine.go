@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -157,6 +158,7 @@ func (e *Engine) CreatePlan(ctx context.Context, p payment.Principal, projectID 
 	if err := e.Store.CreatePlan(ctx, plan, renderPlan); err != nil {
 		return plan, fmt.Errorf("create plan: %w", err)
 	}
+	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title})
 	return plan, nil
 }
 
@@ -415,12 +417,30 @@ func (e *Engine) UpdatePlan(ctx context.Context, p payment.Principal, projectID,
 		return payment.Plan{}, err
 	}
 	now := e.now()
-	return e.Store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (string, error) {
+	plan, err := e.Store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (string, error) {
 		if plan.Status == payment.PlanArchived {
 			return "", payment.Conflict("An archived payment plan cannot change")
 		}
 		return "payment_plan.updated", payment.ChangePlan(plan, in, now)
 	}, renderPlan)
+	if err == nil {
+		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)})
+	}
+	return plan, err
+}
+
+// planFields names the fields a plan update sets, for its audit entry.
+func planFields(in payment.PlanInput) []string {
+	fields := []string{}
+	for name, set := range map[string]bool{"title": in.Title != nil, "redirectUrl": in.RedirectURL != nil,
+		"merchantInfo": in.MerchantInfo != nil, "expiresAt": in.ExpiresAt != nil, "amountUsd": in.AmountUSD != nil,
+		"acceptedAssetPolicies": in.AcceptedAssetPolicies != nil} {
+		if set {
+			fields = append(fields, name)
+		}
+	}
+	slices.Sort(fields)
+	return fields
 }
 
 // ArchivePlan archives a plan: it starts no more sessions; open sessions
@@ -429,13 +449,17 @@ func (e *Engine) ArchivePlan(ctx context.Context, p payment.Principal, projectID
 	if _, err := e.GetPlan(ctx, p, projectID, id); err != nil {
 		return payment.Plan{}, err
 	}
-	return e.Store.UpdatePlan(ctx, p, id, e.now(), func(plan *payment.Plan) (string, error) {
+	plan, err := e.Store.UpdatePlan(ctx, p, id, e.now(), func(plan *payment.Plan) (string, error) {
 		if plan.Status == payment.PlanArchived {
 			return "", payment.Conflict("The payment plan is archived already")
 		}
 		plan.Status = payment.PlanArchived
 		return "payment_plan.archived", nil
 	}, renderPlan)
+	if err == nil {
+		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil)
+	}
+	return plan, err
 }
 
 // CancelSession cancels an open session: its workflow refuses unless the
@@ -458,5 +482,6 @@ func (e *Engine) CancelSession(ctx context.Context, p payment.Principal, project
 	case err != nil:
 		return SessionView{}, fmt.Errorf("cancel session: %w", err)
 	}
+	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
 	return e.GetSession(ctx, p, projectID, id)
 }

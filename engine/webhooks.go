@@ -67,6 +67,8 @@ func (e *Engine) CreateWebhook(ctx context.Context, p payment.Principal, project
 	if err := e.Store.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed}); err != nil {
 		return Endpoint{}, fmt.Errorf("create webhook: %w", err)
 	}
+	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
+		map[string]any{"url": w.URL, "enabledEvents": w.EnabledEvents})
 	return Endpoint{WebhookEndpoint: w, Secret: secret}, nil
 }
 
@@ -105,6 +107,10 @@ func (e *Engine) UpdateWebhook(ctx context.Context, p payment.Principal, project
 		e.resealSecrets(s)
 		return nil
 	})
+	if err == nil {
+		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
+			map[string]any{"url": ep.URL, "enabledEvents": ep.EnabledEvents, "status": ep.Status})
+	}
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
 }
 
@@ -121,7 +127,11 @@ func (e *Engine) DeleteWebhook(ctx context.Context, p payment.Principal, project
 	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
 		return err
 	}
-	return e.Store.DeleteEndpoint(ctx, p, id, e.now())
+	if err := e.Store.DeleteEndpoint(ctx, p, id, e.now()); err != nil {
+		return err
+	}
+	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil)
+	return nil
 }
 
 // RotateWebhookSecret gives an endpoint a new secret, shown this once; the
@@ -145,6 +155,10 @@ func (e *Engine) RotateWebhookSecret(ctx context.Context, p payment.Principal, p
 		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
 		return nil
 	})
+	if err == nil {
+		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
+			map[string]any{"previousSecretValidUntil": until})
+	}
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint, Secret: secret}, err
 }
 
@@ -166,6 +180,7 @@ func (e *Engine) SendTestEvent(ctx context.Context, p payment.Principal, project
 	if err != nil {
 		return ev, err
 	}
+	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID})
 	return ev, e.startDelivery(ctx, d, 1)
 }
 
@@ -239,6 +254,8 @@ func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, 
 	if err := e.Store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, e.now()); err != nil {
 		return Redelivery{}, err
 	}
+	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditDeliveryRedelivered, "webhook_delivery", d.ID,
+		map[string]any{"webhookId": endpointID, "eventId": d.EventID})
 	in := workflows.DeliveryInput{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: len(d.Attempts) + 1}
 	start := e.Temporal.NewWithStartWorkflowOperation(workflows.WebhookDeliveryStartOptions(in, p.ProjectID, p.IsLive), workflows.WebhookDelivery, in)
 	h, err := e.Temporal.UpdateWithStartWorkflow(ctx, workflows.AttemptNowOptions(start))

@@ -46,6 +46,12 @@ var (
 		Name: "paymentsd_transfers_unexpected_total",
 		Help: "Transfers to a deposit address whose session no longer takes payments (recorded as unexpected).",
 	}, []string{"network"})
+	// AuditFailures counts management changes made but not recorded in the
+	// audit log (the database refused the entry).
+	AuditFailures = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "paymentsd_audit_failures_total",
+		Help: "Management changes made but not recorded in the audit log.",
+	})
 )
 
 // Handler serves the metrics in Prometheus' text format.

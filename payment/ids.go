@@ -20,6 +20,7 @@ const (
 	PrefixWebhook  = "we_"
 	PrefixEvent    = "evt_"
 	PrefixDelivery = "whd_"
+	PrefixAudit    = "aud_"
 )
 
 // NewID returns a prefixed, opaque, time-ordered identifier: the prefix and

@@ -278,3 +278,39 @@ func nonEmpty(s string) *string {
 	}
 	return &s
 }
+
+// AuditEntry is an audit log entry as the API returns it.
+type AuditEntry struct {
+	ID         string          `json:"id"`
+	OccurredAt string          `json:"occurredAt"`
+	IsLive     bool            `json:"isLive"`
+	Actor      AuditActor      `json:"actor"`
+	Action     string          `json:"action"`
+	Target     AuditTarget     `json:"target"`
+	Details    json.RawMessage `json:"details"`
+}
+
+// AuditActor is who made a change, and from where.
+type AuditActor struct {
+	Type      string `json:"type"` // api_key, admin or internal
+	ID        string `json:"id"`
+	IP        string `json:"ip"`
+	UserAgent string `json:"userAgent"`
+}
+
+// AuditTarget is what a change was made to.
+type AuditTarget struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// AuditEntryOf renders an audit entry.
+func AuditEntryOf(a payment.AuditEntry) AuditEntry {
+	details := a.Details
+	if len(details) == 0 {
+		details = json.RawMessage(`{}`)
+	}
+	return AuditEntry{ID: a.ID, OccurredAt: Time(a.OccurredAt), IsLive: a.IsLive,
+		Actor:  AuditActor{Type: a.ActorKind, ID: a.ActorID, IP: a.IP, UserAgent: a.UserAgent},
+		Action: a.Action, Target: AuditTarget{Type: a.TargetType, ID: a.TargetID}, Details: details}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/engine"
@@ -134,5 +137,41 @@ func TestAdminDepositAddresses(t *testing.T) {
 	}
 	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--env", "prod"}); err == nil {
 		t.Fatal("an unknown environment must be refused")
+	}
+}
+
+// `paymentsd admin set-deposit-key` is in the project's audit log, made by
+// the operator's OS user on this host, the key named by its ends only.
+func TestAdminSetDepositKeyIsAudited(t *testing.T) {
+	url := storetest.NewDB(t)
+	t.Setenv("DATABASE_URL", url)
+	ctx := context.Background()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := (&engine.Engine{Store: st}).CreateProject(ctx, "Audited shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{7}, 32), &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := master.Neuter()
+	xpub := pub.String()
+	if err := runAdmin(ctx, []string{"set-deposit-key", "--project", p.Project.ID, "--env", "live", "--xpub", xpub}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _, err := st.ListAudit(ctx, payment.Principal{ProjectID: p.Project.ID, IsLive: true}, payment.ListQuery{Page: 1, Limit: 10})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("audit log = %v, %v; want one entry", entries, err)
+	}
+	a := entries[0]
+	host, _ := os.Hostname()
+	if a.Action != payment.AuditDepositKeySet || a.ActorKind != payment.AuditActorAdmin || a.ActorID == "" || a.IP != host ||
+		a.TargetID != p.Project.ID || strings.Contains(string(a.Details), xpub) || !strings.Contains(string(a.Details), xpub[:12]) {
+		t.Fatalf("entry = %+v (details %s)", a, a.Details)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"os/user"
 	"strconv"
 	"syscall"
 	"time"
@@ -355,7 +356,7 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	if err := e.SetDepositKey(ctx, *project, *env == "live", *xpub); err != nil {
+	if err := e.SetDepositKey(adminOrigin(ctx), *project, *env == "live", *xpub); err != nil {
 		return err
 	}
 	fmt.Printf("deposit key set for %s (%s)\n", *project, *env)
@@ -419,6 +420,18 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 	w.Flush()
 	fmt.Fprintf(os.Stderr, "%d used deposit addresses; largest run of unused indexes before a used one: %d (a wallet's gap limit must be above it)\n", count, largestGap)
 	return w.Error()
+}
+
+// adminOrigin marks the changes an admin command makes for the audit log:
+// made by the operator's OS user, on this host.
+func adminOrigin(ctx context.Context) context.Context {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAdmin, ActorID: name, IP: host,
+		UserAgent: "paymentsd admin"})
 }
 
 func runResumeTransaction(ctx context.Context, args []string) error {

@@ -1,0 +1,66 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Actions an audit entry records: every management change, named
+// <resource>.<change>.
+const (
+	AuditPlanCreated          = "payment_plan.created"
+	AuditPlanUpdated          = "payment_plan.updated"
+	AuditPlanArchived         = "payment_plan.archived"
+	AuditSessionCanceled      = "checkout_session.canceled"
+	AuditWebhookCreated       = "webhook_endpoint.created"
+	AuditWebhookUpdated       = "webhook_endpoint.updated"
+	AuditWebhookDeleted       = "webhook_endpoint.deleted"
+	AuditWebhookSecretRotated = "webhook_endpoint.secret_rotated"
+	AuditWebhookTestSent      = "webhook_endpoint.test_sent"
+	AuditDeliveryRedelivered  = "webhook_delivery.redelivered"
+	AuditDepositKeySet        = "deposit_key.set"
+	AuditActorAPIKey          = "api_key"
+	AuditActorAdmin           = "admin"
+)
+
+// AuditActions lists every action, for the list's filter.
+var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchived, AuditSessionCanceled,
+	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookTestSent,
+	AuditDeliveryRedelivered, AuditDepositKeySet}
+
+// Origin is who makes a change and from where: an API key from a client
+// address, or an operator's `paymentsd admin` command on a host.
+type Origin struct {
+	ActorKind string // AuditActorAPIKey or AuditActorAdmin
+	ActorID   string // the key's ID, or the operator's OS user
+	IP        string // the client's address, or the admin command's host name
+	UserAgent string
+}
+
+type originKey struct{}
+
+// WithOrigin returns ctx carrying the origin of the changes made under it.
+func WithOrigin(ctx context.Context, o Origin) context.Context {
+	return context.WithValue(ctx, originKey{}, o)
+}
+
+// OriginOf returns the origin ctx carries (zero when none).
+func OriginOf(ctx context.Context) Origin {
+	o, _ := ctx.Value(originKey{}).(Origin)
+	return o
+}
+
+// AuditEntry is one management change: who, when, from where, and what.
+// Details never hold a secret.
+type AuditEntry struct {
+	ID         string
+	ProjectID  string
+	IsLive     bool
+	OccurredAt time.Time
+	Origin
+	Action     string
+	TargetType string
+	TargetID   string
+	Details    json.RawMessage
+}
