@@ -98,3 +98,20 @@ func FuzzDecodeSessionInput(f *testing.F) {
 		}
 	})
 }
+
+func TestDuplicateKeysAreFound(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"a":1,"a":2}`:                       "a",
+		`{"a":{"b":1},"c":[{"d":1,"d":2}]}`:   "d",
+		`{"a":{"b":1,"b":[1]}}`:               "b",
+		`{"a":[{"x":1},{"x":2}],"b":{"x":3}}`: "",
+		`{"a":"a","b":"a"}`:                   "",
+		`[{"k":1},{"k":1}]`:                   "",
+		`{"a":[1,{"a":2}],"b":{"a":[]}}`:      "",
+	} {
+		got, found := duplicateKey([]byte(body))
+		if got != want || found != (want != "") {
+			t.Errorf("%s: %q, %v; want %q", body, got, found, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,28 @@ func decodeErr(w http.ResponseWriter, r *http.Request, err error) error {
 		return nil
 	}
 	return err
+}
+
+// action wraps the handler of an action route (archive, cancel, rotate,
+// test, redeliver): it takes no input, so its body must be empty or an
+// empty JSON object; anything else is refused as any body with unknown
+// fields is, not ignored.
+func action(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, _ := io.ReadAll(r.Body)
+		if len(bytes.TrimSpace(body)) > 0 {
+			obj, err := parseObject(body)
+			if err != nil {
+				return decodeErr(w, r, err)
+			}
+			var probs payment.Problems
+			newFields(obj, "", &probs).done()
+			if err := probs.Err(); err != nil {
+				return err
+			}
+		}
+		return h(w, r)
+	}
 }
 
 func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/paymentsd/paymentsd/payment"
 )
@@ -20,6 +21,15 @@ func (e errMalformed) Error() string { return e.msg }
 // parseObject parses a JSON body whose top level must be an object. Numbers
 // stay json.Number, so nothing is rounded through a float.
 func parseObject(body []byte) (map[string]any, error) {
+	// Refused rather than repaired: invalid UTF-8 (the decoder would turn
+	// it into U+FFFD) and a key given twice (the decoder keeps the last;
+	// another parser on the way may keep the first).
+	if !utf8.Valid(body) {
+		return nil, errMalformed{"Malformed JSON: the body is not valid UTF-8"}
+	}
+	if key, ok := duplicateKey(body); ok {
+		return nil, errMalformed{fmt.Sprintf("Malformed JSON: the key %q is given twice in one object", key)}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -34,6 +44,57 @@ func parseObject(body []byte) (map[string]any, error) {
 		return nil, errMalformed{"Malformed JSON: the body must be a JSON object"}
 	}
 	return obj, nil
+}
+
+// duplicateKey finds a key given twice in one object of a JSON document.
+// A document that does not parse has none: the decoder reports it.
+func duplicateKey(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	// One frame per open object or array: its keys seen, and whether the
+	// next string token is a key.
+	type frame struct {
+		keys   map[string]bool
+		object bool
+		isKey  bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.isKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			key, _ := tok.(string)
+			if top.keys[key] {
+				return key, true
+			}
+			top.keys[key], top.isKey = true, false
+			continue
+		}
+		if top != nil && top.object {
+			top.isKey = true // a value was read: a key comes next
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, object: true, isKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			return "", false
+		}
+	}
 }
 
 // fields reads a JSON object field by field, recording a problem for each

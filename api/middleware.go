@@ -116,6 +116,12 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
 		return nil, false
 	}
+	// REST bodies are small JSON: a compressed one is refused rather than
+	// read as JSON or expanded (Connect takes gzip, bounded).
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)
+		return nil, false
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +62,22 @@ type Server struct {
 	limits      map[Tier]uint64
 	mux         *http.ServeMux
 	stopPurge   context.CancelFunc
+	table       []Route
 }
+
+// Route is one method of one REST route, as the router serves it.
+type Route struct {
+	Pattern string // e.g. /api/v1/projects/{projectId}/payment-plans
+	Method  string
+	Tier    Tier
+	// Access is "api_key" (a key is required), "public" (none is read) or
+	// "api_key_optional" (public, and a call that sends a key acts as it).
+	Access string
+}
+
+// Routes lists every REST route the server serves, for the tests that
+// must cover them all (the attack suite): a route added later is in it.
+func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
 // New returns the API server for an engine.
 func New(e *engine.Engine, cfg Config) (*Server, error) {
@@ -155,6 +171,10 @@ func (s *Server) route(path string, methods map[string]endpoint) {
 		allow = append(allow, m)
 	}
 	allowed := strings.Join(sortStrings(allow), ", ")
+	for _, m := range sortStrings(slices.Clone(allow)) {
+		s.table = append(s.table, Route{Pattern: path, Method: m, Tier: methods[m].tier,
+			Access: [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional"}[methods[m].access]})
+	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := methods[r.Method]
 		if !ok {
@@ -180,14 +200,14 @@ func (s *Server) routes() {
 		http.MethodGet:   {Relaxed, apiKey, s.getPlan},
 		http.MethodPatch: {SemiRelaxed, apiKey, s.updatePlan},
 	})
-	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.archivePlan}})
+	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.archivePlan)}})
 	s.route("/api/v1/projects/{projectId}/transactions", get(s.listTransactions))
 	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.getTransaction))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
 	s.route("/api/v1/projects/{projectId}/deposit-addresses", get(s.listDepositAddresses))
 	s.route("/api/v1/projects/{projectId}/audit-log", get(s.listAudit))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
-	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.cancelSession}})
+	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelSession)}})
 	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.createSession}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getSessionByToken}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})

@@ -22,10 +22,10 @@ func (s *Server) webhookRoutes() {
 		http.MethodPatch:  {SemiRelaxed, apiKey, s.updateWebhook},
 		http.MethodDelete: {SemiRelaxed, apiKey, s.deleteWebhook},
 	})
-	s.route(base+"/{webhookId}/rotate-secret", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.rotateWebhookSecret}})
-	s.route(base+"/{webhookId}/test", map[string]endpoint{http.MethodPost: {Standard, apiKey, s.sendTestEvent}})
+	s.route(base+"/{webhookId}/rotate-secret", map[string]endpoint{http.MethodPost: {Moderate, apiKey, action(s.rotateWebhookSecret)}})
+	s.route(base+"/{webhookId}/test", map[string]endpoint{http.MethodPost: {Standard, apiKey, action(s.sendTestEvent)}})
 	s.route(base+"/{webhookId}/deliveries", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listDeliveries}})
-	s.route(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", map[string]endpoint{http.MethodPost: {Standard, apiKey, s.redeliver}})
+	s.route(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", map[string]endpoint{http.MethodPost: {Standard, apiKey, action(s.redeliver)}})
 	s.route("/api/v1/projects/{projectId}/events", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEvents}})
 	s.route("/api/v1/projects/{projectId}/events/{eventId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getEvent}})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -43,6 +44,9 @@ type StackConfig struct {
 	WebhookDisableAfter time.Duration
 	// Logger is the Temporal client's logger.
 	Logger sdklog.Logger
+	// WebhookClient, when set, delivers webhooks in place of the dev
+	// stack's own, which reaches loopback (where its receivers live).
+	WebhookClient *http.Client
 }
 
 // Stack is the whole engine on embedded parts: a database, a Temporal
@@ -126,10 +130,13 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 	if s.Sealer, err = webhook.NewSealer(key); err != nil {
 		return nil, err
 	}
-	s.activities = &activities.Activities{Store: s.Store, Chains: s.Chains, Webhooks: activities.Webhooks{
-		Temporal: s.Temporal, Sealer: s.Sealer, DisableAfter: cfg.WebhookDisableAfter,
+	hooks := cfg.WebhookClient
+	if hooks == nil {
 		// The dev stack's receivers live on loopback.
-		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})}}
+		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})
+	}
+	s.activities = &activities.Activities{Store: s.Store, Chains: s.Chains, Webhooks: activities.Webhooks{
+		Temporal: s.Temporal, Sealer: s.Sealer, DisableAfter: cfg.WebhookDisableAfter, Client: hooks}}
 	if err := s.StartWorker(); err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ type ClientOptions struct {
 	AllowPrivate bool
 	// Timeout for a whole delivery attempt; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Resolver, when set, resolves host names in place of the system's
+	// (tests use one that maps names to private addresses).
+	Resolver *net.Resolver
 }
 
 // NewClient returns the HTTP client for delivering webhooks to
@@ -80,7 +83,7 @@ func NewClient(opts ClientOptions) *http.Client {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Resolver: opts.Resolver}
 	dial := dialer.DialContext
 	if !opts.AllowPrivate {
 		dialer.Control = guardDial
