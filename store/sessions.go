@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -108,9 +109,13 @@ func scanSession(row pgx.Row) (payment.Session, error) {
 	if lateUntil != nil {
 		cs.LateUntil = lateUntil.UTC()
 	}
-	if err := json.Unmarshal(metadata, &cs.Metadata); err != nil {
+	// jsonb writes its text with spaces: the API returns it compact, as
+	// it was given.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, metadata); err != nil {
 		return cs, err
 	}
+	cs.Metadata = compact.Bytes()
 	if err := json.Unmarshal(options, &cs.PaymentOptions); err != nil {
 		return cs, err
 	}

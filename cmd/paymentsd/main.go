@@ -54,6 +54,7 @@ commands:
                                to deposit addresses (safe to run twice)
   devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
+  dev listen --forward-to URL  receive webhooks and forward them unchanged to URL
 
 Configuration comes from the environment; see README.md.
 `
