@@ -26,13 +26,17 @@ lint:
 	go run $(WORKFLOWCHECK) -show-pos ./workflows/...
 
 # generate regenerates the Connect and protobuf code from proto/ with protoc
-# and the Go plugins pinned in go.mod.
+# and the Go plugins pinned in go.mod, and the TypeScript client's with the
+# protoc-gen-es pinned in clients/typescript (when npm is there).
 generate:
 	go install google.golang.org/protobuf/cmd/protoc-gen-go connectrpc.com/connect/cmd/protoc-gen-connect-go
 	PATH="$$(go env GOPATH)/bin:$$PATH" protoc -I proto \
 		--go_out=. --go_opt=module=github.com/paymentsd/paymentsd \
 		--connect-go_out=. --connect-go_opt=module=github.com/paymentsd/paymentsd \
 		proto/paymentsd/v1/payments.proto
+	@if command -v npm >/dev/null; then \
+		cd clients/typescript && { [ -d node_modules ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null; } && npm run --silent generate; \
+	else echo "npm not found: clients/typescript/src/gen is not regenerated"; fi
 
 # contracts recompiles the dev chain's Solidity contracts and regenerates
 # their Go bindings.

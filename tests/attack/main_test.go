@@ -11,7 +11,6 @@ package attack
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,12 +25,9 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/engine"
-	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 	"github.com/paymentsd/paymentsd/webhook"
 )
 
@@ -49,23 +45,14 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	// Everything the engine and the Temporal client log is kept.
 	slog.SetDefault(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	url, drop, err := storetest.CreateDB()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer drop()
 	dns, err := startResolver()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer dns.Close()
-	stack, err = devstack.StartStack(context.Background(), devstack.StackConfig{
-		DatabaseURL: url,
-		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
-		Devnet: chainwatch.Network{Key: "devnet", Confirmations: 3, BlockTime: chainwatch.Duration(250 * time.Millisecond),
-			PollInterval: chainwatch.Duration(100 * time.Millisecond), PendingTimeout: chainwatch.Duration(time.Minute)},
+	var stop func()
+	stack, stop, err = stacktest.Start(devstack.StackConfig{
 		Logger: sdklog.NewStructuredLogger(slog.Default()),
 		// The production guard: no delivery to loopback, private,
 		// link-local or metadata addresses, names resolved by the test's
@@ -76,7 +63,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer stack.Close()
+	defer stop()
 	eng = stack.Engine(0)
 	// Limits high enough not to decide the outcomes (the per-IP budget of
 	// failed authentications included): the suite asserts what each
@@ -169,19 +156,9 @@ type tenant struct {
 func newTenant(t *testing.T, name string) tenant {
 	t.Helper()
 	ctx := context.Background()
-	p, err := eng.CreateProject(ctx, name)
+	p, err := stacktest.Project(eng, name)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, live := range []bool{false, true} {
-		seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", p.Project.ID, live)))
-		_, xpub, err := deposit.NewDevKey(seed[:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := eng.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
-			t.Fatal(err)
-		}
 	}
 	pr, err := eng.Authenticate(ctx, p.SandboxKey)
 	if err != nil {

@@ -6,7 +6,6 @@ package shop_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,36 +20,22 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
 	"github.com/paymentsd/paymentsd/examples/shop/shop"
-	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 var stack *devstack.Stack
 
 func TestMain(m *testing.M) {
-	url, drop, err := storetest.CreateDB()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	stack, err = devstack.StartStack(context.Background(), devstack.StackConfig{
-		DatabaseURL: url,
-		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
-		Devnet: chainwatch.Network{Key: "devnet", Confirmations: 3, BlockTime: chainwatch.Duration(250 * time.Millisecond),
-			PollInterval: chainwatch.Duration(100 * time.Millisecond), PendingTimeout: chainwatch.Duration(time.Minute)},
-	})
-	if err != nil {
-		drop()
+	var stop func()
+	var err error
+	if stack, stop, err = stacktest.Start(devstack.StackConfig{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
-	stack.Close()
-	drop()
+	stop()
 	os.Exit(code)
 }
 
@@ -85,16 +70,8 @@ func TestTheExampleShopSellsAndIsPaid(t *testing.T) {
 
 	// The merchant's set-up: a project, its deposit key, a plan, and a
 	// webhook endpoint at the shop.
-	p, err := e.CreateProject(ctx, "Example shop")
+	p, err := stacktest.Project(e, "Example shop")
 	if err != nil {
-		t.Fatal(err)
-	}
-	seed := sha256.Sum256([]byte(p.Project.ID))
-	_, xpub, err := deposit.NewDevKey(seed[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		t.Fatal(err)
 	}
 	base := payments.URL + "/api/v1/projects/" + p.Project.ID

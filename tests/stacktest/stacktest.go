@@ -1,0 +1,67 @@
+// Package stacktest starts the whole engine for a test package: a fresh
+// database, the embedded Temporal server, the dev chain with fast blocks,
+// and the worker (devstack.Stack, as `paymentsd dev` runs it), plus a
+// project with its deposit keys.
+package stacktest
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"log/slog"
+	"time"
+
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/store/storetest"
+)
+
+// Start starts a stack on a fresh database; cfg's DatabaseURL, Chain and
+// Devnet are filled in when unset. stop stops it and drops the database.
+func Start(cfg devstack.StackConfig) (s *devstack.Stack, stop func(), err error) {
+	url, drop, err := storetest.CreateDB()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.DatabaseURL = url
+	if cfg.Chain.BlockInterval == 0 {
+		cfg.Chain.BlockInterval = 250 * time.Millisecond
+	}
+	if cfg.Devnet.Key == "" {
+		cfg.Devnet = chainwatch.Network{Key: "devnet", Confirmations: 3, BlockTime: chainwatch.Duration(250 * time.Millisecond),
+			PollInterval: chainwatch.Duration(100 * time.Millisecond), PendingTimeout: chainwatch.Duration(time.Minute)}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	}
+	s, err = devstack.StartStack(context.Background(), cfg)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return s, func() { s.Close(); drop() }, nil
+}
+
+// Project creates a project with a deposit key for each environment.
+func Project(e *engine.Engine, name string) (engine.CreatedProject, error) {
+	ctx := context.Background()
+	p, err := e.CreateProject(ctx, name)
+	if err != nil {
+		return p, err
+	}
+	for _, live := range []bool{false, true} {
+		seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", p.Project.ID, live)))
+		_, xpub, err := deposit.NewDevKey(seed[:])
+		if err != nil {
+			return p, err
+		}
+		if err := e.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
