@@ -16,7 +16,8 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 WORKFLOWCHECK = go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
 # lint checks formatting, runs go vet and staticcheck (also on the dev
-# build), and workflowcheck on the workflows, which must be deterministic.
+# build), workflowcheck on the workflows, which must be deterministic, and
+# Redocly's linter on the OpenAPI document.
 lint:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	go vet ./...
@@ -24,6 +25,7 @@ lint:
 	go run $(STATICCHECK) ./...
 	go run $(STATICCHECK) -tags devstack ./cmd/paymentsd
 	go run $(WORKFLOWCHECK) -show-pos ./workflows/...
+	./scripts/lint-openapi.sh
 
 # generate regenerates the Connect and protobuf code from proto/ with protoc
 # and the Go plugins pinned in go.mod, and the TypeScript client's with the

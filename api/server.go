@@ -214,6 +214,7 @@ func (s *Server) routes() {
 	s.webhookRoutes()
 	s.checkoutRoutes()
 	s.connectHandlers()
+	s.docsRoutes()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.ready)
 	s.mux.Handle("GET /metrics", metrics.Handler())

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -63,13 +62,15 @@ type request struct {
 func do(t *testing.T, base string, req request) response {
 	t.Helper()
 	var body io.Reader
+	var sent []byte
 	switch b := req.body.(type) {
 	case nil:
 	case string:
-		body = strings.NewReader(b)
+		sent = []byte(b)
+		body = bytes.NewReader(sent)
 	default:
-		raw, _ := json.Marshal(b)
-		body = bytes.NewReader(raw)
+		sent, _ = json.Marshal(b)
+		body = bytes.NewReader(sent)
 	}
 	r, err := http.NewRequest(req.method, base+req.path, body)
 	if err != nil {
@@ -94,6 +95,7 @@ func do(t *testing.T, base string, req request) response {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
+	checkOpenAPI(t, r, sent, res, raw)
 	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
 	if err := json.Unmarshal(raw, &out.Body); err != nil {
 		t.Fatalf("%s %s: body is not JSON (%d): %s", req.method, req.path, res.StatusCode, raw)

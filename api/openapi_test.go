@@ -1,0 +1,105 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/paymentsd/paymentsd/engine"
+)
+
+// The document is valid OpenAPI 3.1, and it and the router agree: every
+// route has its operation, with the route's rate-limit tier, and every
+// operation under /api/v1 is a route.
+func TestTheOpenAPIDocumentMatchesTheRouter(t *testing.T) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(openAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the document is not valid: %v", err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("openapi %q; want 3.1", doc.OpenAPI)
+	}
+	s, err := New(&engine.Engine{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	routes := map[string]Route{}
+	for _, r := range s.Routes() {
+		if strings.HasPrefix(r.Pattern, "/checkout/") {
+			continue // the hosted page: HTML, not the API
+		}
+		routes[r.Method+" "+r.Pattern] = r
+		item := doc.Paths.Find(r.Pattern)
+		if item == nil || item.GetOperation(r.Method) == nil {
+			t.Errorf("%s %s has no operation in api/openapi.json", r.Method, r.Pattern)
+			continue
+		}
+		var tier string
+		_ = json.Unmarshal(mustJSON(item.GetOperation(r.Method).Extensions["x-rate-limit-tier"]), &tier)
+		if tier != string(r.Tier) {
+			t.Errorf("%s %s: x-rate-limit-tier %q; the router's is %q", r.Method, r.Pattern, tier, r.Tier)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/api/v1/") {
+			continue
+		}
+		for method := range item.Operations() {
+			if _, ok := routes[method+" "+path]; !ok {
+				t.Errorf("api/openapi.json has %s %s, which no route serves", method, path)
+			}
+		}
+	}
+}
+
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// The document and its reference page are served, the page with nothing
+// from elsewhere.
+func TestTheDocumentAndTheReferenceAreServed(t *testing.T) {
+	s, err := New(&engine.Engine{}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	res, err := http.Get(srv.URL + "/api/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&doc)
+	res.Body.Close()
+	if res.StatusCode != 200 || doc["openapi"] != "3.1.0" {
+		t.Fatalf("openapi.json: %d %v", res.StatusCode, doc["openapi"])
+	}
+	page, err := referencePage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, want := range []string{"/api/v1/projects/{projectId}/payment-plans", "createCheckoutSession", "Rate-limit tier: strict"} {
+		if want == "createCheckoutSession" {
+			want = "Open a checkout session"
+		}
+		if !strings.Contains(html, want) {
+			t.Errorf("the reference page lacks %q", want)
+		}
+	}
+	for _, foreign := range []string{"<script", "https://", "http://"} {
+		if strings.Contains(html, foreign) {
+			t.Errorf("the reference page holds %q: it must load nothing from elsewhere", foreign)
+		}
+	}
+}
