@@ -33,6 +33,7 @@ func postWith(t *testing.T, c *http.Client, url, idemKey string, body any) (int,
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
+	checkOpenAPI(t, r, raw, res, out)
 	var env map[string]any
 	if err := json.Unmarshal(out, &env); err != nil {
 		t.Fatalf("body is not JSON (%d): %s", res.StatusCode, out)
