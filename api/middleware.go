@@ -154,8 +154,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	}
 	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
 	hash := hex.EncodeToString(sum[:])
-	st, id := s.Engine.Store, recordID(scope, key)
-	prev, err := st.ClaimIdempotencyKey(r.Context(), id, hash, time.Now())
+	e, id := s.Engine, recordID(scope, key)
+	prev, err := e.ClaimIdempotencyKey(r.Context(), id, hash)
 	if err != nil {
 		failErr(w, r, err)
 		return
@@ -171,12 +171,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	ctx := contextWithoutCancel(r)
 	if rec.status >= 500 {
 		// A server error is worth retrying under the same key.
-		_ = st.ReleaseIdempotencyKey(ctx, id)
+		_ = e.ReleaseIdempotencyKey(ctx, id)
 		return
 	}
 	sealed, err := sealResponse(scope, key, rec.body.Bytes())
 	if err == nil {
-		err = st.CompleteIdempotencyKey(ctx, id, rec.status, sealed)
+		err = e.CompleteIdempotencyKey(ctx, id, rec.status, sealed)
 	}
 	if err != nil {
 		slog.ErrorContext(ctx, "store idempotent response", "err", err)

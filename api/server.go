@@ -119,7 +119,7 @@ func (s *Server) purgeIdempotency(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Minute)
 	defer tick.Stop()
 	for {
-		if n, err := s.Engine.Store.PurgeIdempotency(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		if n, err := s.Engine.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
 			slog.WarnContext(ctx, "purge idempotency records", "err", err)
 		} else if n > 0 {
 			slog.InfoContext(ctx, "purged idempotency records", "count", n)

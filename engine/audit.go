@@ -33,8 +33,8 @@ func (e *Engine) audit(ctx context.Context, projectID string, isLive bool, actio
 // ListAudit lists the principal's audit log, newest first; q.Status
 // filters by action.
 func (e *Engine) ListAudit(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.AuditEntry], error) {
-	if projectID != p.ProjectID {
-		return Page[payment.AuditEntry]{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Page[payment.AuditEntry]{}, err
 	}
 	items, total, err := e.Store.ListAudit(ctx, p, q)
 	return Page[payment.AuditEntry]{items, total, q}, err

@@ -145,8 +145,8 @@ func (e *Engine) Assets() []payment.Asset { return e.Catalog.Assets }
 
 // CreatePlan validates and records a payment plan.
 func (e *Engine) CreatePlan(ctx context.Context, p payment.Principal, projectID string, in payment.PlanInput) (payment.Plan, error) {
-	if projectID != p.ProjectID {
-		return payment.Plan{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return payment.Plan{}, err
 	}
 	now := e.now()
 	plan, err := payment.NewPlan(in, p.ProjectID, p.IsLive, e.Catalog, now)
@@ -164,8 +164,8 @@ func (e *Engine) CreatePlan(ctx context.Context, p payment.Principal, projectID 
 
 // GetPlan returns one of the principal's plans.
 func (e *Engine) GetPlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
-	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixPlan, id) {
-		return payment.Plan{}, payment.NotFound("Payment plan")
+	if err := ownsID(p, projectID, payment.PrefixPlan, id, "Payment plan"); err != nil {
+		return payment.Plan{}, err
 	}
 	plan, err := e.Store.GetPlan(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
@@ -176,8 +176,8 @@ func (e *Engine) GetPlan(ctx context.Context, p payment.Principal, projectID, id
 
 // ListPlans lists the principal's plans.
 func (e *Engine) ListPlans(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Plan], error) {
-	if projectID != p.ProjectID {
-		return Page[payment.Plan]{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Page[payment.Plan]{}, err
 	}
 	items, total, err := e.Store.ListPlans(ctx, p, q)
 	return Page[payment.Plan]{items, total, q}, err
@@ -185,8 +185,8 @@ func (e *Engine) ListPlans(ctx context.Context, p payment.Principal, projectID s
 
 // GetTransaction returns one of the principal's transactions.
 func (e *Engine) GetTransaction(ctx context.Context, p payment.Principal, projectID, id string) (payment.Transaction, error) {
-	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixTx, id) {
-		return payment.Transaction{}, payment.NotFound("Transaction")
+	if err := ownsID(p, projectID, payment.PrefixTx, id, "Transaction"); err != nil {
+		return payment.Transaction{}, err
 	}
 	t, err := e.Store.GetTransaction(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
@@ -197,8 +197,8 @@ func (e *Engine) GetTransaction(ctx context.Context, p payment.Principal, projec
 
 // ListTransactions lists the principal's transactions.
 func (e *Engine) ListTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Transaction], error) {
-	if projectID != p.ProjectID {
-		return Page[payment.Transaction]{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Page[payment.Transaction]{}, err
 	}
 	items, total, err := e.Store.ListTransactions(ctx, p, q)
 	return Page[payment.Transaction]{items, total, q}, err
@@ -364,8 +364,8 @@ func (e *Engine) SessionByToken(ctx context.Context, token string) (SessionView,
 
 // GetSession returns one of the principal's sessions.
 func (e *Engine) GetSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
-	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixSession, id) {
-		return SessionView{}, payment.NotFound("Checkout session")
+	if err := ownsID(p, projectID, payment.PrefixSession, id, "Checkout session"); err != nil {
+		return SessionView{}, err
 	}
 	s, err := e.Store.GetSession(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
@@ -389,8 +389,8 @@ func (e *Engine) withTransactions(ctx context.Context, v SessionView) (SessionVi
 // ListDepositAddresses lists the principal's used deposit addresses in
 // derivation order, for the merchant's wallet to find every payment.
 func (e *Engine) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[store.DepositAddress], error) {
-	if projectID != p.ProjectID {
-		return Page[store.DepositAddress]{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Page[store.DepositAddress]{}, err
 	}
 	items, total, err := e.Store.ListDepositAddresses(ctx, p, q)
 	return Page[store.DepositAddress]{items, total, q}, err
@@ -398,8 +398,8 @@ func (e *Engine) ListDepositAddresses(ctx context.Context, p payment.Principal, 
 
 // ListSessions lists the principal's sessions (without their transactions).
 func (e *Engine) ListSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[SessionView], error) {
-	if projectID != p.ProjectID {
-		return Page[SessionView]{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Page[SessionView]{}, err
 	}
 	items, total, err := e.Store.ListSessions(ctx, p, q)
 	views := make([]SessionView, len(items))

@@ -34,8 +34,8 @@ func (e *Engine) sealer() (*webhook.Sealer, error) {
 }
 
 func (e *Engine) endpoint(ctx context.Context, p payment.Principal, projectID, id string) (store.StoredEndpoint, error) {
-	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixWebhook, id) {
-		return store.StoredEndpoint{}, payment.NotFound("Webhook endpoint")
+	if err := ownsID(p, projectID, payment.PrefixWebhook, id, "Webhook endpoint"); err != nil {
+		return store.StoredEndpoint{}, err
 	}
 	ep, err := e.Store.GetEndpoint(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
@@ -46,8 +46,8 @@ func (e *Engine) endpoint(ctx context.Context, p payment.Principal, projectID, i
 
 // CreateWebhook creates an endpoint with a new secret, shown this once.
 func (e *Engine) CreateWebhook(ctx context.Context, p payment.Principal, projectID string, in payment.WebhookInput) (Endpoint, error) {
-	if projectID != p.ProjectID {
-		return Endpoint{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Endpoint{}, err
 	}
 	now := e.now()
 	w := payment.WebhookEndpoint{ID: payment.NewID(payment.PrefixWebhook, now), ProjectID: p.ProjectID, IsLive: p.IsLive,
@@ -80,8 +80,8 @@ func (e *Engine) GetWebhook(ctx context.Context, p payment.Principal, projectID,
 
 // ListWebhooks lists the principal's endpoints.
 func (e *Engine) ListWebhooks(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[Endpoint], error) {
-	if projectID != p.ProjectID {
-		return Page[Endpoint]{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Page[Endpoint]{}, err
 	}
 	items, total, err := e.Store.ListEndpoints(ctx, p, q)
 	out := make([]Endpoint, len(items))
@@ -195,8 +195,8 @@ func (e *Engine) startDelivery(ctx context.Context, d store.Dispatch, first int)
 
 // ListEvents lists the principal's events; q.Status filters by type.
 func (e *Engine) ListEvents(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[store.Event], error) {
-	if projectID != p.ProjectID {
-		return Page[store.Event]{}, payment.NotFound("Project")
+	if err := owns(p, projectID); err != nil {
+		return Page[store.Event]{}, err
 	}
 	items, total, err := e.Store.ListEvents(ctx, p, q)
 	return Page[store.Event]{items, total, q}, err
@@ -204,8 +204,8 @@ func (e *Engine) ListEvents(ctx context.Context, p payment.Principal, projectID 
 
 // GetEvent returns one of the principal's events.
 func (e *Engine) GetEvent(ctx context.Context, p payment.Principal, projectID, id string) (store.Event, error) {
-	if projectID != p.ProjectID || !payment.ValidID(payment.PrefixEvent, id) {
-		return store.Event{}, payment.NotFound("Event")
+	if err := ownsID(p, projectID, payment.PrefixEvent, id, "Event"); err != nil {
+		return store.Event{}, err
 	}
 	ev, err := e.Store.GetEvent(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
