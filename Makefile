@@ -29,7 +29,8 @@ lint:
 
 # generate regenerates the Connect and protobuf code from proto/ with protoc
 # and the Go plugins pinned in go.mod, and the TypeScript client's with the
-# protoc-gen-es pinned in clients/typescript (when npm is there).
+# protoc-gen-es pinned in clients/typescript (when npm is there; its
+# node_modules is installed again when package-lock.json is newer).
 generate:
 	go install google.golang.org/protobuf/cmd/protoc-gen-go connectrpc.com/connect/cmd/protoc-gen-connect-go
 	PATH="$$(go env GOPATH)/bin:$$PATH" protoc -I proto \
@@ -37,7 +38,7 @@ generate:
 		--connect-go_out=. --connect-go_opt=module=github.com/paymentsd/paymentsd \
 		proto/paymentsd/v1/payments.proto
 	@if command -v npm >/dev/null; then \
-		cd clients/typescript && { [ -d node_modules ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null; } && npm run --silent generate; \
+		cd clients/typescript && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null; } && npm run --silent generate; \
 	else echo "npm not found: clients/typescript/src/gen is not regenerated"; fi
 
 # contracts recompiles the dev chain's Solidity contracts and regenerates

@@ -48,8 +48,20 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 		t.Logf("npm %v:\n%s", args, out)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+	if !installed(dir) {
 		run("ci", "--ignore-scripts", "--no-audit", "--no-fund")
 	}
 	run("test")
+}
+
+// installed says whether node_modules was installed from the current
+// package-lock.json (npm records what it installed in
+// node_modules/.package-lock.json), as `make generate` checks too.
+func installed(dir string) bool {
+	lock, err := os.Stat(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return false
+	}
+	done, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
+	return err == nil && done.ModTime().After(lock.ModTime())
 }

@@ -18,7 +18,10 @@ export interface PaymentsClientOptions {
   baseUrl: string;
   /** The project's API key (svc_live_… or svc_test_…); omit for a public client. */
   apiKey?: string;
-  /** A transport of your own (e.g. @connectrpc/connect-web's in a browser); baseUrl is then unused. */
+  /**
+   * A transport of your own (e.g. one with HTTP/2 or your own agent): baseUrl and apiKey are then
+   * unused, so give it `apiKeyInterceptor(apiKey)` among its interceptors.
+   */
   transport?: Transport;
 }
 
@@ -27,16 +30,17 @@ export interface PaymentsClient {
   checkout: Client<typeof CheckoutService>;
 }
 
+/** An interceptor that sends the API key (`Authorization: Bearer …`) on every call. */
+export function apiKeyInterceptor(apiKey: string): Interceptor {
+  return (next) => async (req) => {
+    req.header.set("Authorization", `Bearer ${apiKey}`);
+    return next(req);
+  };
+}
+
 /** Returns the two services' clients, the API key set on every call. */
 export function createPaymentsClient(opts: PaymentsClientOptions): PaymentsClient {
-  const interceptors: Interceptor[] = [];
-  if (opts.apiKey) {
-    const key = opts.apiKey;
-    interceptors.push((next) => async (req) => {
-      req.header.set("Authorization", `Bearer ${key}`);
-      return next(req);
-    });
-  }
+  const interceptors = opts.apiKey ? [apiKeyInterceptor(opts.apiKey)] : [];
   const transport =
     opts.transport ??
     createConnectTransport({ baseUrl: opts.baseUrl.replace(/\/+$/, ""), httpVersion: "1.1", interceptors });

@@ -2,14 +2,17 @@
 // PAYMENTSD_PROJECT): tests/tsclient starts one and runs this.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ConnectError, Code } from "@connectrpc/connect";
-import { createPaymentsClient } from "../dist/index.js";
+import { ConnectError, Code, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { apiKeyInterceptor, createPaymentsClient } from "@paymentsd/client";
+import { PaymentsService } from "@paymentsd/client/gen";
 
 const baseUrl = process.env.PAYMENTSD_URL;
 const apiKey = process.env.PAYMENTSD_API_KEY;
 const projectId = process.env.PAYMENTSD_PROJECT;
+const skip = !baseUrl && "PAYMENTSD_URL is not set: tests/tsclient sets it";
 
-test("a plan, a session opened for it, read back by the merchant and by its token", { skip: !baseUrl && "PAYMENTSD_URL is not set: tests/tsclient sets it" }, async () => {
+test("a plan, a session opened for it, read back by the merchant and by its token", { skip }, async () => {
   const { payments, checkout } = createPaymentsClient({ baseUrl, apiKey });
   const { paymentPlan } = await payments.createPaymentPlan({ projectId, title: "TypeScript plan", amountUsd: "12.34" });
   assert.equal(paymentPlan.title, "TypeScript plan");
@@ -36,4 +39,15 @@ test("a plan, a session opened for it, read back by the merchant and by its toke
     assert.equal(err.code, Code.Unauthenticated);
     return true;
   });
+});
+
+test("the descriptors alone (@paymentsd/client/gen) on a transport of one's own", { skip }, async () => {
+  const transport = createConnectTransport({
+    baseUrl,
+    httpVersion: "1.1",
+    useBinaryFormat: true,
+    interceptors: [apiKeyInterceptor(apiKey)],
+  });
+  const { project } = await createClient(PaymentsService, transport).getProject({ projectId });
+  assert.equal(project.id, projectId);
 });
