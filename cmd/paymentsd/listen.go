@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -26,15 +27,15 @@ func runDevListen(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
 	h, err := forwarder(*forwardTo)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("forwarding to %s\nregister http://%s/ as the webhook endpoint's url\n", *forwardTo, ln.Addr())
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("forwarding every request to %s\nregister %s as the webhook endpoint's url\n", *forwardTo, endpointURL(ln.Addr()))
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -46,7 +47,22 @@ func runDevListen(ctx context.Context, args []string) error {
 	return nil
 }
 
-// forwarder forwards every request unchanged to target.
+// endpointURL is the URL to register for a listener: on every interface
+// (--addr :8098), the loopback one.
+func endpointURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String() + "/"
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/"
+}
+
+// forwarder forwards every request, whatever its path, to target: the
+// method, the headers and the body unchanged, and the answer back.
 func forwarder(target string) (http.Handler, error) {
 	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -60,6 +76,11 @@ func forwarder(target string) (http.Handler, error) {
 		ModifyResponse: func(res *http.Response) error {
 			slog.Info("forwarded", "webhook-id", res.Request.Header.Get("webhook-id"), "status", res.StatusCode)
 			return nil
+		},
+		// The application unreachable is a 502: paymentsd retries it.
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			slog.Warn("not forwarded", "webhook-id", r.Header.Get("webhook-id"), "err", err)
+			w.WriteHeader(http.StatusBadGateway)
 		},
 	}, nil
 }
