@@ -42,51 +42,24 @@ func (a *Activities) CreateCheckoutSession(ctx context.Context, s payment.Sessio
 
 // ExpireCheckoutSession records that an open or processing session expired.
 func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.ExpireSessionInput) error {
-	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []string {
-		if s.Status != payment.SessionOpen && s.Status != payment.SessionProcessing {
-			return nil
-		}
-		s.Status = payment.SessionExpired
-		return []string{"checkout.session.expired"}
-	}, renderSession))
+	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Expire, renderSession))
 }
 
 // CancelCheckoutSession records that the merchant canceled an open session.
 func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.CancelSessionInput) error {
-	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []string {
-		if s.Status != payment.SessionOpen {
-			return nil
-		}
-		s.Status = payment.SessionCanceled
-		return []string{"checkout.session.canceled"}
-	}, renderSession))
+	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Cancel, renderSession))
 }
 
 // RecordSessionProgress records a session's status, amount paid and
-// exception, with an event for each change: the new status
-// (checkout.session.processing, .completed, .expired) and a new exception
-// (checkout.session.exception).
+// exception, with the events payment.Session.Progress decides.
 func (a *Activities) RecordSessionProgress(ctx context.Context, in workflows.ProgressInput) error {
 	paid, err := decimal.NewFromString(in.PaidUSD)
 	if err != nil {
 		return classify(&payment.Error{Kind: payment.KindValidation, Message: "bad amount " + in.PaidUSD})
 	}
-	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []string {
-		if s.Status == in.Status && s.AmountPaidUSD.Equal(paid) && s.Exception == in.Exception {
-			return nil // recorded before
-		}
-		var events []string
-		if s.Status != in.Status {
-			events = append(events, "checkout.session."+string(in.Status))
-		}
-		if in.Exception != "" && s.Exception != in.Exception {
-			events = append(events, "checkout.session.exception")
-		}
-		if len(events) == 0 {
-			events = []string{"checkout.session.updated"} // the amount paid moved
-		}
-		s.Status, s.AmountPaidUSD, s.Exception, s.CompletedAt = in.Status, paid, in.Exception, in.CompletedAt
-		return events
+	progress := payment.SessionProgress{Status: in.Status, PaidUSD: paid, Exception: in.Exception, CompletedAt: in.CompletedAt}
+	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
+		return s.Progress(progress)
 	}, renderSession))
 }
 

@@ -235,10 +235,6 @@ func (a *Activities) RecordTransaction(ctx context.Context, in workflows.RecordI
 
 // AdvanceTransaction records a transaction's status change with its event.
 func (a *Activities) AdvanceTransaction(ctx context.Context, in workflows.AdvanceInput) error {
-	event := "transaction." + string(in.To)
-	if in.From == payment.TxConfirmed && in.To == payment.TxPending {
-		event = "transaction.reorged"
-	}
 	var block *int64
 	if in.Check.Mined {
 		n := int64(in.Check.BlockNumber)
@@ -246,7 +242,7 @@ func (a *Activities) AdvanceTransaction(ctx context.Context, in workflows.Advanc
 	}
 	err := a.Store.AdvanceTransaction(ctx, in.TransactionID, store.TxChange{From: in.From, To: in.To, At: in.At,
 		Reason: in.Reason, BlockNumber: block, BlockHash: in.Check.BlockHash, Confirmations: in.Check.Confirmations,
-		RequiredConfirmations: in.Check.RequiredConfirmations, Version: in.Version, EventType: event}, renderTransaction)
+		RequiredConfirmations: in.Check.RequiredConfirmations, Version: in.Version, EventType: payment.TransactionEvent(in.From, in.To)}, renderTransaction)
 	return classify(err)
 }
 

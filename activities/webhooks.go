@@ -1,14 +1,11 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -90,13 +87,11 @@ func (a *Activities) StartDelivery(ctx context.Context, d store.Dispatch, firstA
 	return err
 }
 
-// excerptBytes bounds the part of a receiver's answer kept with an attempt.
-const excerptBytes = 1024
-
-// DeliverWebhook makes one attempt: it signs the event with the endpoint's
-// secrets (both, during a rotation), POSTs it, and records the attempt.
-// What the receiver answers is a result, not an error; errors are for the
-// engine's own failures, which the activity retries.
+// DeliverWebhook makes one attempt: load the endpoint and the event,
+// deliver (webhook.Send signs with the endpoint's secrets, both during a
+// rotation, and POSTs), record the attempt. What the receiver answers is a
+// result, not an error; errors are for the engine's own failures, which
+// the activity retries.
 func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
 	ep, err := a.Store.EndpointByID(ctx, in.EndpointID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && ep.Status != payment.WebhookEnabled {
@@ -110,67 +105,29 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 	if err != nil {
 		return workflows.DeliverResult{}, classify(err)
 	}
-	body, _ := json.Marshal(views.EventOf(ev.ID, ev.Type, ev.ProjectID, ev.IsLive, ev.Data, ev.CreatedAt))
-	now := in.At
-	if now.IsZero() {
-		now = time.Now()
-	}
-	// Signatures carry the moment of sending: receivers check it against
-	// their clock, whenever the attempt was scheduled.
 	secrets, err := a.secrets(ep, time.Now())
 	if err != nil {
 		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("open endpoint secret: "+err.Error(), "secret", err)
 	}
-	headers, err := webhook.Sign(ev.ID, time.Now(), body, secrets...)
-	if err != nil {
-		return workflows.DeliverResult{}, err
+	body, _ := json.Marshal(views.EventOf(ev))
+	at := in.At
+	if at.IsZero() {
+		at = time.Now()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
-	if err != nil {
-		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("bad endpoint url", "url", err)
-	}
-	for k, v := range headers {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "paymentsd-webhooks/1")
 
-	attempt := store.Attempt{Attempt: in.Attempt, At: now}
-	sent := time.Now()
-	res, err := a.Webhooks.Client.Do(req)
-	attempt.LatencyMS = int(time.Since(sent).Milliseconds())
-	var result workflows.DeliverResult
+	out, err := webhook.Send(ctx, a.Webhooks.Client, ep.URL, webhook.Message{EventID: ev.ID, Body: body, Secrets: secrets}, in.Attempt, at)
 	if err != nil {
-		attempt.Error = err.Error()
-		if errors.Is(err, webhook.ErrForbiddenDestination) {
-			attempt.Error = "destination refused: private or loopback address"
-		}
-	} else {
-		excerpt, _ := io.ReadAll(io.LimitReader(res.Body, excerptBytes))
-		res.Body.Close()
-		code := res.StatusCode
-		attempt.StatusCode, attempt.ResponseExcerpt = &code, string(excerpt)
-		result.StatusCode = code
-		switch {
-		case code >= 200 && code < 300:
-			result.Delivered = true
-		case code == http.StatusGone:
-			result.Stop = true
-		case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
-			result.RetryAfter = retryAfter(res.Header.Get("Retry-After"), now)
-		}
+		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("cannot send: "+err.Error(), "url", err)
 	}
-	status := payment.DeliveryPending
-	switch {
-	case result.Delivered:
-		status = payment.DeliveryDelivered
-	case result.Stop:
-		status = payment.DeliveryFailed
+
+	result := workflows.DeliverResult{Delivered: out.Delivered, Stop: out.Stop, RetryAfter: out.RetryAfter}
+	if out.Attempt.StatusCode != nil {
+		result.StatusCode = *out.Attempt.StatusCode
 	}
-	if err := a.Store.RecordAttempt(ctx, in.DeliveryID, attempt, status); err != nil {
+	if err := a.Store.RecordAttempt(ctx, in.DeliveryID, out.Attempt, out.Status()); err != nil {
 		return result, err
 	}
-	return result, a.endpointHealth(ctx, ep.ID, result, now)
+	return result, a.endpointHealth(ctx, ep.ID, result, at)
 }
 
 // endpointHealth keeps track of failing endpoints: a 410 disables one at
@@ -220,20 +177,6 @@ func (a *Activities) secrets(ep store.StoredEndpoint, now time.Time) ([]string, 
 		out = append(out, prev)
 	}
 	return out, nil
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // FinishDelivery records a delivery's final status.

@@ -10,8 +10,8 @@ import (
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // An IP's budget of failures is checked before the key, and comes back
@@ -19,7 +19,7 @@ import (
 // the check must not leave an IP locked out once its window has passed.
 func TestFailureBudgetRefillsEachWindow(t *testing.T) {
 	const window = 300 * time.Millisecond
-	s, err := New(&engine.Engine{}, Config{Limits: map[Tier]uint64{Standard: 2},
+	s, err := New(service.New(service.Deps{}), Config{Limits: map[Tier]uint64{Standard: 2},
 		LimitStore: func(_ Tier, n uint64) (limiter.Store, error) {
 			return memorystore.New(&memorystore.Config{Tokens: n, Interval: window})
 		}})

@@ -29,7 +29,7 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) error {
 // checkoutQR renders the EIP-681 payment request of one of the session's
 // options as a QR code a wallet scans.
 func (s *Server) checkoutQR(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.Engine.SessionByToken(r.Context(), r.PathValue("sessionToken"))
+	v, err := s.svc.SessionByToken(r.Context(), r.PathValue("sessionToken"))
 	if err != nil {
 		return err
 	}

@@ -169,7 +169,7 @@ func principalOf(ctx context.Context) payment.Principal {
 }
 
 func (h *paymentsService) GetProject(ctx context.Context, req *connect.Request[v1.GetProjectRequest]) (*connect.Response[v1.GetProjectResponse], error) {
-	p, err := h.s.Engine.GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
+	p, err := h.s.svc.GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Re
 	if mi := m.MerchantInfo; mi != nil {
 		in.MerchantInfo = &payment.MerchantInfo{Name: mi.Name, Email: mi.Email, Website: mi.Website, LogoURL: mi.LogoUrl}
 	}
-	plan, err := h.s.Engine.CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
+	plan, err := h.s.svc.CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Req
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.Engine.ListPlans(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.svc.ListPlans(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Req
 }
 
 func (h *paymentsService) GetPaymentPlan(ctx context.Context, req *connect.Request[v1.GetPaymentPlanRequest]) (*connect.Response[v1.GetPaymentPlanResponse], error) {
-	plan, err := h.s.Engine.GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
+	plan, err := h.s.svc.GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Req
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.Engine.ListTransactions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.svc.ListTransactions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Req
 }
 
 func (h *paymentsService) GetTransaction(ctx context.Context, req *connect.Request[v1.GetTransactionRequest]) (*connect.Response[v1.GetTransactionResponse], error) {
-	t, err := h.s.Engine.GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
+	t, err := h.s.svc.GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.Engine.ListSessions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.svc.ListSessions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect
 }
 
 func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error) {
-	v, err := h.s.Engine.GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
+	v, err := h.s.svc.GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +287,7 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 		}
 		in.Metadata = md
 	}
-	v, err := h.s.Engine.CreateSession(ctx, callerKey(ctx), in)
+	v, err := h.s.svc.CreateSession(ctx, callerKey(ctx), in)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 }
 
 func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.Request[v1.GetCheckoutSessionRequest]) (*connect.Response[v1.GetCheckoutSessionResponse], error) {
-	v, err := h.s.Engine.SessionByToken(ctx, req.Msg.Token)
+	v, err := h.s.svc.SessionByToken(ctx, req.Msg.Token)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.R
 
 func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {
 	out := &v1.ListAssetsResponse{}
-	for _, a := range h.s.Engine.Assets() {
+	for _, a := range h.s.svc.Assets() {
 		out.Assets = append(out.Assets, &v1.Asset{Id: a.ID, Symbol: a.Symbol, Name: a.Name, Decimals: int32(a.Decimals),
 			Network: a.Network, ChainId: a.ChainID, TokenAddress: a.TokenAddress, IsLive: a.IsLive,
 			PriceSource: &v1.PriceSource{Kind: a.Price.Kind, Aggregator: a.Price.Aggregator,

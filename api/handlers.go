@@ -7,9 +7,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/views"
 )
 
@@ -60,7 +59,7 @@ func action(h func(http.ResponseWriter, *http.Request) error) func(http.Response
 }
 
 func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {
-	assets := s.Engine.Assets()
+	assets := s.svc.Assets()
 	if assets == nil {
 		assets = []payment.Asset{}
 	}
@@ -69,7 +68,7 @@ func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.Engine.GetProject(r.Context(), principal(r), r.PathValue("projectId"))
+	p, err := s.svc.GetProject(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -83,7 +82,7 @@ func (s *Server) createPlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	plan, err := s.Engine.CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in)
+	plan, err := s.svc.CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -96,7 +95,7 @@ func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -105,7 +104,7 @@ func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.Engine.GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
+	plan, err := s.svc.GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
 	if err != nil {
 		return err
 	}
@@ -119,7 +118,7 @@ func (s *Server) updatePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	plan, err := s.Engine.UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in)
+	plan, err := s.svc.UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in)
 	if err != nil {
 		return err
 	}
@@ -128,7 +127,7 @@ func (s *Server) updatePlan(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) archivePlan(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.Engine.ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
+	plan, err := s.svc.ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
 	if err != nil {
 		return err
 	}
@@ -137,7 +136,7 @@ func (s *Server) archivePlan(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.Engine.CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
+	v, err := s.svc.CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
 	if err != nil {
 		return err
 	}
@@ -150,7 +149,7 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -159,7 +158,7 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.Engine.GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"))
+	t, err := s.svc.GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"))
 	if err != nil {
 		return err
 	}
@@ -173,7 +172,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	v, err := s.Engine.CreateSession(r.Context(), callerKey(r.Context()), in)
+	v, err := s.svc.CreateSession(r.Context(), callerKey(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -182,7 +181,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.Engine.SessionByToken(r.Context(), r.PathValue("sessionToken"))
+	v, err := s.svc.SessionByToken(r.Context(), r.PathValue("sessionToken"))
 	if err != nil {
 		return err
 	}
@@ -196,7 +195,7 @@ func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	t, err := s.Engine.SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
+	t, err := s.svc.SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
 	if err != nil {
 		return err
 	}
@@ -214,7 +213,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -242,11 +241,11 @@ func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListDepositAddresses(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.ListDepositAddresses(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Deposit addresses retrieved", mapSlice(page.Items, func(d store.DepositAddress) depositAddressView {
+	okList(w, r, "Deposit addresses retrieved", mapSlice(page.Items, func(d payment.DepositAddress) depositAddressView {
 		return depositAddressView{Index: d.Index, DerivationPath: fmt.Sprintf("0/%d", d.Index), Address: d.Address,
 			CheckoutSessionID: d.SessionID, SessionStatus: string(d.Status), CreatedAt: views.Time(d.CreatedAt), GapBefore: d.GapBefore}
 	}), q, page.Total)
@@ -258,7 +257,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -267,7 +266,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.Engine.GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
+	v, err := s.svc.GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
 	if err != nil {
 		return err
 	}
@@ -284,11 +283,11 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 }
 
 // sessionView renders a session for the merchant, or for its creator.
-func (s *Server) sessionView(v engine.SessionView) views.Session {
+func (s *Server) sessionView(v service.SessionView) views.Session {
 	return views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
 }
 
 // publicSessionView renders a session for whoever holds its token.
-func (s *Server) publicSessionView(v engine.SessionView) views.PublicSession {
+func (s *Server) publicSessionView(v service.SessionView) views.PublicSession {
 	return views.PublicSessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions, v.Plan)
 }

@@ -18,9 +18,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -67,10 +66,10 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 	if key == "" {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Missing API key: send \"Authorization: Bearer <API key>\""}
 	}
-	if !strings.HasPrefix(key, engine.LiveKeyPrefix) && !strings.HasPrefix(key, engine.SandboxKeyPrefix) {
+	if !strings.HasPrefix(key, service.LiveKeyPrefix) && !strings.HasPrefix(key, service.SandboxKeyPrefix) {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
-	p, err := s.Engine.Authenticate(ctx, key)
+	p, err := s.svc.Authenticate(ctx, key)
 	if errors.Is(err, payment.ErrUnauthorized) {
 		return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
@@ -154,7 +153,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	}
 	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
 	hash := hex.EncodeToString(sum[:])
-	e, id := s.Engine, recordID(scope, key)
+	e, id := s.svc, recordID(scope, key)
 	prev, err := e.ClaimIdempotencyKey(r.Context(), id, hash)
 	if err != nil {
 		failErr(w, r, err)
@@ -185,7 +184,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 
 // replay answers a request whose key has a record: the first response, or
 // a conflict.
-func (s *Server) replay(w http.ResponseWriter, r *http.Request, scope, key, hash string, prev *store.IdempotentResponse) {
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, scope, key, hash string, prev *service.IdempotentResponse) {
 	switch {
 	case prev.RequestHash != hash:
 		fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // The document is valid OpenAPI 3.1, and it and the router agree: every
@@ -28,7 +28,7 @@ func TestTheOpenAPIDocumentMatchesTheRouter(t *testing.T) {
 	if !doc.IsOpenAPI31OrLater() {
 		t.Fatalf("openapi %q; want 3.1", doc.OpenAPI)
 	}
-	s, err := New(&engine.Engine{}, Config{})
+	s, err := New(service.New(service.Deps{}), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 // The document and its reference page are served, the page with nothing
 // from elsewhere.
 func TestTheDocumentAndTheReferenceAreServed(t *testing.T) {
-	s, err := New(&engine.Engine{}, Config{})
+	s, err := New(service.New(service.Deps{}), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // Tier is a rate-limit tier of the spec (section 8).
@@ -55,7 +55,7 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	Engine      *engine.Engine
+	svc         *service.Service
 	CheckoutURL string
 	maxBody     int64
 	limiters    map[Tier]limiter.Store
@@ -80,8 +80,8 @@ type Route struct {
 func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
 // New returns the API server for an engine.
-func New(e *engine.Engine, cfg Config) (*Server, error) {
-	s := &Server{Engine: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
+func New(e *service.Service, cfg Config) (*Server, error) {
+	s := &Server{svc: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
 		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux()}
 	if s.maxBody <= 0 {
 		s.maxBody = 1 << 20
@@ -106,7 +106,7 @@ func New(e *engine.Engine, cfg Config) (*Server, error) {
 	s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPurge = cancel
-	if e != nil && e.Store != nil {
+	if e != nil {
 		go s.purgeIdempotency(ctx)
 	}
 	return s, nil
@@ -119,7 +119,7 @@ func (s *Server) purgeIdempotency(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Minute)
 	defer tick.Stop()
 	for {
-		if n, err := s.Engine.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
+		if n, err := s.svc.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
 			slog.WarnContext(ctx, "purge idempotency records", "err", err)
 		} else if n > 0 {
 			slog.InfoContext(ctx, "purged idempotency records", "count", n)
@@ -224,7 +224,7 @@ func (s *Server) routes() {
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
-	st := s.Engine.Ready(r.Context(), 2*time.Second)
+	st := s.svc.Ready(r.Context(), 2*time.Second)
 	if st.Database != nil {
 		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
 		return

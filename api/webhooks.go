@@ -5,9 +5,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/views"
 )
 
@@ -30,7 +29,7 @@ func (s *Server) webhookRoutes() {
 	s.route("/api/v1/projects/{projectId}/events/{eventId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getEvent}})
 }
 
-func webhookView(e engine.Endpoint) views.Webhook {
+func webhookView(e service.Endpoint) views.Webhook {
 	return views.WebhookOf(e.WebhookEndpoint, e.Secret)
 }
 
@@ -40,7 +39,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	ep, err := s.Engine.CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in)
+	ep, err := s.svc.CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -53,7 +52,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -62,7 +61,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	ep, err := s.Engine.GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+	ep, err := s.svc.GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
 	if err != nil {
 		return err
 	}
@@ -76,7 +75,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	ep, err := s.Engine.UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in)
+	ep, err := s.svc.UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in)
 	if err != nil {
 		return err
 	}
@@ -85,7 +84,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	if err := s.Engine.DeleteWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")); err != nil {
+	if err := s.svc.DeleteWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Webhook endpoint deleted", map[string]string{"id": r.PathValue("webhookId")})
@@ -93,20 +92,20 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	ep, err := s.Engine.RotateWebhookSecret(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+	ep, err := s.svc.RotateWebhookSecret(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, fmt.Sprintf("Secret rotated; the previous secret keeps signing for %s", engine.SecretOverlap), webhookView(ep))
+	ok(w, r, http.StatusOK, fmt.Sprintf("Secret rotated; the previous secret keeps signing for %s", service.SecretOverlap), webhookView(ep))
 	return nil
 }
 
-func eventView(ev store.Event) views.Event {
-	return views.EventOf(ev.ID, ev.Type, ev.ProjectID, ev.IsLive, ev.Data, ev.CreatedAt)
+func eventView(ev payment.Event) views.Event {
+	return views.EventOf(ev)
 }
 
 func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
-	ev, err := s.Engine.SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+	ev, err := s.svc.SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
 	if err != nil {
 		return err
 	}
@@ -115,11 +114,11 @@ func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQueryBy(r.URL.Query(), "type", append(payment.EventTypes, payment.TestEventType))
+	q, err := payment.ParseListQueryBy(r.URL.Query(), "type", append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -128,7 +127,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
-	ev, err := s.Engine.GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"))
+	ev, err := s.svc.GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"))
 	if err != nil {
 		return err
 	}
@@ -137,15 +136,15 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
 }
 
 type deliveryView struct {
-	ID          string          `json:"id"`
-	EventID     string          `json:"eventId"`
-	EventType   string          `json:"eventType"`
-	WebhookID   string          `json:"webhookId"`
-	Status      string          `json:"status"`
-	Attempts    []store.Attempt `json:"attempts"`
-	DeliveredAt *string         `json:"deliveredAt"`
-	CreatedAt   string          `json:"createdAt"`
-	UpdatedAt   string          `json:"updatedAt"`
+	ID          string            `json:"id"`
+	EventID     string            `json:"eventId"`
+	EventType   string            `json:"eventType"`
+	WebhookID   string            `json:"webhookId"`
+	Status      string            `json:"status"`
+	Attempts    []payment.Attempt `json:"attempts"`
+	DeliveredAt *string           `json:"deliveredAt"`
+	CreatedAt   string            `json:"createdAt"`
+	UpdatedAt   string            `json:"updatedAt"`
 }
 
 // answer names a receiver's answer to an attempt.
@@ -156,15 +155,15 @@ func answer(status int) string {
 	return fmt.Sprintf("HTTP %d", status)
 }
 
-func viewDelivery(d store.Delivery) deliveryView {
-	v := deliveryView{ID: d.ID, EventID: d.EventID, EventType: d.EventType, WebhookID: d.EndpointID, Status: d.Status,
+func viewDelivery(d payment.Delivery) deliveryView {
+	v := deliveryView{ID: d.ID, EventID: d.EventID, EventType: string(d.EventType), WebhookID: d.EndpointID, Status: d.Status,
 		Attempts: d.Attempts, CreatedAt: views.Time(d.CreatedAt), UpdatedAt: views.Time(d.UpdatedAt)}
 	if d.DeliveredAt != nil {
 		t := views.Time(*d.DeliveredAt)
 		v.DeliveredAt = &t
 	}
 	if v.Attempts == nil {
-		v.Attempts = []store.Attempt{}
+		v.Attempts = []payment.Attempt{}
 	}
 	return v
 }
@@ -174,7 +173,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.Engine.ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q)
+	page, err := s.svc.ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q)
 	if err != nil {
 		return err
 	}
@@ -183,7 +182,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
-	rd, err := s.Engine.Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
+	rd, err := s.svc.Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
 	if err != nil {
 		return err
 	}

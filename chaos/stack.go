@@ -28,8 +28,8 @@ import (
 	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
@@ -148,8 +148,8 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 		return nil, err
 	}
 	limits := map[api.Tier]uint64{api.Relaxed: 1e6, api.SemiRelaxed: 1e6, api.Standard: 1e6, api.Moderate: 1e6, api.Strict: 1e6}
-	serve := func(lifetime time.Duration) (*engine.Engine, string, error) {
-		e := &engine.Engine{Store: st, Temporal: s.tc, Catalog: catalog, Chains: chains, SessionLifetime: lifetime}
+	serve := func(lifetime time.Duration) (*service.Service, string, error) {
+		e := service.New(service.Deps{Store: st, Temporal: s.tc, Catalog: catalog, Chains: chains, SessionLifetime: lifetime})
 		a, err := api.New(e, api.Config{Limits: limits, PublicURL: "http://127.0.0.1"})
 		if err != nil {
 			return nil, "", err
@@ -219,7 +219,7 @@ func (s *stack) deployMultisend(ctx context.Context) error {
 
 // setUpProject creates the sandbox project, its deposit key and a plan
 // priced by the customer (any amount) in the dev token or the native coin.
-func (s *stack) setUpProject(ctx context.Context, e *engine.Engine, seed uint64) error {
+func (s *stack) setUpProject(ctx context.Context, e *service.Service, seed uint64) error {
 	p, err := e.CreateProject(ctx, "Reconciliation run")
 	if err != nil {
 		return err

@@ -14,8 +14,8 @@ import (
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/devchain"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
@@ -164,11 +164,16 @@ func (s *Stack) StartWorker() error {
 	return nil
 }
 
-// Engine is the engine over the stack; sessionLifetime zero is the
-// engine's default.
-func (s *Stack) Engine(sessionLifetime time.Duration) *engine.Engine {
-	return &engine.Engine{Store: s.Store, Temporal: s.Temporal, Catalog: s.Catalog, Chains: s.Chains, Sealer: s.Sealer,
+// Deps are the service's dependencies over the stack; sessionLifetime zero
+// is the service's default.
+func (s *Stack) Deps(sessionLifetime time.Duration) service.Deps {
+	return service.Deps{Store: s.Store, Temporal: s.Temporal, Catalog: s.Catalog, Chains: s.Chains, Sealer: s.Sealer,
 		SessionLifetime: sessionLifetime}
+}
+
+// Service is the service over the stack.
+func (s *Stack) Service(sessionLifetime time.Duration) *service.Service {
+	return service.New(s.Deps(sessionLifetime))
 }
 
 // Close stops every part, the last started first.

@@ -171,3 +171,16 @@ func UnitsToAmount(base string, decimals int) string {
 	}
 	return d.Shift(-int32(decimals)).String()
 }
+
+// DepositAddress is a used derivation index of a project's deposit key:
+// the session it was given to, and how many indexes before it went unused.
+type DepositAddress struct {
+	Index     int64
+	Address   string
+	SessionID string
+	Status    SessionStatus
+	CreatedAt time.Time
+	// GapBefore counts the unused indexes between the previous used one
+	// (or index 0) and this one.
+	GapBefore int64
+}

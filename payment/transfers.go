@@ -63,7 +63,7 @@ type Observation struct {
 type TxChange struct {
 	Insert      bool
 	Transaction Transaction
-	Event       string
+	Event       EventType
 }
 
 // Claim is a payer's claim that a transaction hash pays a session: a
@@ -174,7 +174,7 @@ func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, new
 			}
 			row := transferRecord(Transaction{ID: newID(), Status: TxConfirmed, Version: 1, Unexpected: !takes,
 				StatusHistory: []StatusChange{{Status: TxConfirmed, At: obs.At}}, CreatedAt: obs.At}, s, obs, t)
-			m.changes = append(m.changes, TxChange{Insert: true, Transaction: m.withBlock(row), Event: "transaction.confirmed"})
+			m.changes = append(m.changes, TxChange{Insert: true, Transaction: m.withBlock(row), Event: EventTxConfirmed})
 			m.follow(m.changes[len(m.changes)-1].Transaction, false, "")
 		}
 	}
@@ -255,10 +255,7 @@ func (m *matcher) follow(row Transaction, changed bool, reason string) {
 
 // advance records one status transition of a record, with its event.
 func (m *matcher) advance(row Transaction, to TransactionStatus, reason string) Transaction {
-	event := "transaction." + string(to)
-	if row.Status == TxConfirmed && to == TxPending {
-		event = "transaction.reorged"
-	}
+	event := TransactionEvent(row.Status, to)
 	at := m.obs.At
 	row.Status, row.Version, row.UpdatedAt = to, row.Version+1, at
 	row.StatusHistory = append(slices.Clone(row.StatusHistory), StatusChange{Status: to, At: at, Reason: reason})

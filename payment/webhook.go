@@ -9,18 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// EventTypes are the kinds of event the engine records and delivers.
-var EventTypes = []string{
-	"payment_plan.created", "payment_plan.updated", "payment_plan.archived",
-	"checkout.session.created", "checkout.session.processing", "checkout.session.completed",
-	"checkout.session.expired", "checkout.session.canceled", "checkout.session.exception",
-	"checkout.session.updated", "checkout.session.open",
-	"transaction.pending", "transaction.confirmed", "transaction.finalized", "transaction.failed", "transaction.reorged",
-}
-
-// TestEventType is the type of the event a merchant sends to try an endpoint.
-const TestEventType = "webhook.test"
-
 // Webhook endpoint statuses.
 const (
 	WebhookEnabled  = "enabled"
@@ -54,8 +42,8 @@ type WebhookEndpoint struct {
 }
 
 // Wants reports whether the endpoint takes events of type typ.
-func (w WebhookEndpoint) Wants(typ string) bool {
-	return w.Status == WebhookEnabled && (slices.Contains(w.EnabledEvents, "*") || slices.Contains(w.EnabledEvents, typ))
+func (w WebhookEndpoint) Wants(typ EventType) bool {
+	return w.Status == WebhookEnabled && (slices.Contains(w.EnabledEvents, "*") || slices.Contains(w.EnabledEvents, string(typ)))
 }
 
 // WebhookInput is a create or update payload; nil fields are left as
@@ -101,8 +89,8 @@ func ApplyWebhook(w *WebhookEndpoint, in WebhookInput, creating bool) error {
 			mine.Add("enabledEvents", `must list event types, or ["*"] for every type`)
 		}
 		for i, e := range events {
-			if e != "*" && !slices.Contains(EventTypes, e) {
-				mine.Add(fmt.Sprintf("enabledEvents[%d]", i), "is not an event type ("+strings.Join(EventTypes, ", ")+")")
+			if e != "*" && !slices.Contains(EventTypes, EventType(e)) {
+				mine.Add(fmt.Sprintf("enabledEvents[%d]", i), "is not an event type ("+strings.Join(EventTypeNames(), ", ")+")")
 			}
 		}
 		w.EnabledEvents = events

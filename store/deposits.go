@@ -29,22 +29,9 @@ func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive b
 	return xpub, index, mapErr(err)
 }
 
-// DepositAddress is a used derivation index of a project's deposit key:
-// the session it was given to, and how many indexes before it went unused.
-type DepositAddress struct {
-	Index     int64
-	Address   string
-	SessionID string
-	Status    payment.SessionStatus
-	CreatedAt time.Time
-	// GapBefore counts the unused indexes between the previous used one
-	// (or index 0) and this one.
-	GapBefore int64
-}
-
 // ListDepositAddresses lists the principal's used deposit indexes in index
 // order, filtered by q (the session's status and creation time).
-func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]DepositAddress, int, error) {
+func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.DepositAddress, int, error) {
 	const used = `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live,
 		deposit_index - coalesce(lag(deposit_index) OVER (ORDER BY deposit_index), -1) - 1 AS gap_before
 		FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND deposit_index IS NOT NULL) u`
@@ -60,8 +47,8 @@ func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q
 	if err != nil {
 		return nil, 0, fmt.Errorf("list deposit addresses: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DepositAddress, error) {
-		var d DepositAddress
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (payment.DepositAddress, error) {
+		var d payment.DepositAddress
 		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore)
 		d.CreatedAt = d.CreatedAt.UTC()
 		return d, err

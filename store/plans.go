@@ -29,7 +29,7 @@ func (s *Store) CreatePlan(ctx context.Context, p payment.Plan, render Render[pa
 		if err != nil {
 			return mapErr(err)
 		}
-		return insertEvent(ctx, tx, p.ProjectID, p.IsLive, "payment_plan.created", p.ID, 1, render, p, p.CreatedAt)
+		return insertEvent(ctx, tx, p.ProjectID, p.IsLive, payment.EventPlanCreated, p.ID, 1, render, p, p.CreatedAt)
 	})
 }
 
@@ -76,7 +76,7 @@ func scanPlan(row pgx.Row) (payment.Plan, error) {
 // UpdatePlan changes one of the principal's plans under a row lock: change
 // edits it and returns the event type of the change, or an error to
 // abandon it.
-func (s *Store) UpdatePlan(ctx context.Context, pr payment.Principal, id string, at time.Time, change func(*payment.Plan) (string, error), render Render[payment.Plan]) (payment.Plan, error) {
+func (s *Store) UpdatePlan(ctx context.Context, pr payment.Principal, id string, at time.Time, change func(*payment.Plan) (payment.EventType, error), render Render[payment.Plan]) (payment.Plan, error) {
 	var p payment.Plan
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		var err error

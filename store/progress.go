@@ -24,7 +24,7 @@ type TxChange struct {
 	// Version is the transaction's version after this change; with the
 	// transaction's ID it keys the event, so recording twice adds nothing.
 	Version   int
-	EventType string
+	EventType payment.EventType
 }
 
 // Render turns a record into an event's data: the record as the API
@@ -74,7 +74,7 @@ func (s *Store) TransactionByHash(ctx context.Context, chainID int64, hash strin
 // insertEvent records an event of an object's change in the transaction
 // that records the change itself (an outbox): the two are never apart.
 // (object, version) keys it, so a repeated change adds nothing.
-func insertEvent[T any](ctx context.Context, tx pgx.Tx, projectID string, isLive bool, typ, objectID string, version int,
+func insertEvent[T any](ctx context.Context, tx pgx.Tx, projectID string, isLive bool, typ payment.EventType, objectID string, version int,
 	render Render[T], record T, at time.Time) error {
 	if render == nil {
 		return nil

@@ -37,7 +37,7 @@ func (s *Store) InsertSession(ctx context.Context, cs payment.Session, render Re
 			return mapErr(err)
 		}
 		cs.Version = 1
-		return insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, "checkout.session.created", cs.ID, 1, render, cs, cs.CreatedAt)
+		return insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, payment.EventSessionCreated, cs.ID, 1, render, cs, cs.CreatedAt)
 	})
 }
 
@@ -45,7 +45,7 @@ func (s *Store) InsertSession(ctx context.Context, cs payment.Session, render Re
 // the session as stored and returns the event types its change makes
 // (none: nothing is written). Each event takes the session's next version.
 // A change already recorded makes no event, so a retried call adds nothing.
-func (s *Store) UpdateSession(ctx context.Context, id string, at time.Time, change func(*payment.Session) []string, render Render[payment.Session]) error {
+func (s *Store) UpdateSession(ctx context.Context, id string, at time.Time, change func(*payment.Session) []payment.EventType, render Render[payment.Session]) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		cs, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {

@@ -103,13 +103,7 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	if err != nil || total != 1 {
 		t.Fatalf("sessions = %d, %v; want 1", total, err)
 	}
-	expire := func(cs *payment.Session) []string {
-		if cs.Status != payment.SessionOpen {
-			return nil
-		}
-		cs.Status = payment.SessionExpired
-		return []string{"checkout.session.expired"}
-	}
+	expire := (*payment.Session).Expire
 	for range 2 {
 		if err := s.UpdateSession(ctx, cs.ID, now, expire, render); err != nil {
 			t.Fatal(err)

@@ -103,7 +103,7 @@ func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, re
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		return insertEvent(ctx, tx, t.ProjectID, t.IsLive, "transaction."+string(t.Status), t.ID, 1, render, stored, t.CreatedAt)
+		return insertEvent(ctx, tx, t.ProjectID, t.IsLive, payment.TransactionEvent("", t.Status), t.ID, 1, render, stored, t.CreatedAt)
 	})
 	return stored, err
 }

@@ -77,7 +77,7 @@ func (s *Store) RecordClaim(ctx context.Context, claim payment.Transaction, rend
 			return err
 		}
 		out = claim
-		return insertEvent(ctx, tx, claim.ProjectID, claim.IsLive, "transaction.pending", claim.ID, 1, render, claim, claim.CreatedAt)
+		return insertEvent(ctx, tx, claim.ProjectID, claim.IsLive, payment.EventTxPending, claim.ID, 1, render, claim, claim.CreatedAt)
 	})
 	return out, err
 }

@@ -96,22 +96,10 @@ func (s *Store) DeleteEndpoint(ctx context.Context, p payment.Principal, id stri
 	return mapErr(err)
 }
 
-// Event is a recorded event.
-type Event struct {
-	ID        string
-	ProjectID string
-	IsLive    bool
-	Type      string
-	ObjectID  string
-	Version   int
-	Data      json.RawMessage
-	CreatedAt time.Time
-}
-
 const eventColumns = `id, project_id, is_live, type, object_id, version, data, created_at`
 
-func scanEvent(row pgx.Row) (Event, error) {
-	var e Event
+func scanEvent(row pgx.Row) (payment.Event, error) {
+	var e payment.Event
 	err := row.Scan(&e.ID, &e.ProjectID, &e.IsLive, &e.Type, &e.ObjectID, &e.Version, &e.Data, &e.CreatedAt)
 	e.CreatedAt = e.CreatedAt.UTC()
 	return e, mapErr(err)
@@ -119,24 +107,24 @@ func scanEvent(row pgx.Row) (Event, error) {
 
 // ListEvents lists the principal's events, newest first; q.Status filters
 // by type.
-func (s *Store) ListEvents(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]Event, int, error) {
+func (s *Store) ListEvents(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Event, int, error) {
 	return list(ctx, s, "events", eventColumns, newFilter(p, q, "type"), q, scanEvent)
 }
 
 // GetEvent returns one of the principal's events.
-func (s *Store) GetEvent(ctx context.Context, p payment.Principal, id string) (Event, error) {
+func (s *Store) GetEvent(ctx context.Context, p payment.Principal, id string) (payment.Event, error) {
 	return scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND project_id = $2 AND is_live = $3`,
 		id, p.ProjectID, p.IsLive))
 }
 
 // EventByID returns an event whatever its project: for deliveries.
-func (s *Store) EventByID(ctx context.Context, id string) (Event, error) {
+func (s *Store) EventByID(ctx context.Context, id string) (payment.Event, error) {
 	return scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
 }
 
 // InsertTestEvent records a test event, dispatched already: it goes to one
 // endpoint only.
-func (s *Store) InsertTestEvent(ctx context.Context, e Event) error {
+func (s *Store) InsertTestEvent(ctx context.Context, e payment.Event) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at, dispatched_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$8)`, e.ID, e.ProjectID, e.IsLive, e.Type, e.ObjectID, e.Version, e.Data, e.CreatedAt)
 	return mapErr(err)
@@ -163,7 +151,7 @@ func (s *Store) DispatchEvents(ctx context.Context, limit int, now time.Time) (e
 		if err != nil {
 			return err
 		}
-		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scanEvent(r) })
+		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Event, error) { return scanEvent(r) })
 		if err != nil {
 			return err
 		}
@@ -196,7 +184,7 @@ func (s *Store) DispatchEvents(ctx context.Context, limit int, now time.Time) (e
 
 // CreateDelivery records the delivery of an event to an endpoint, or
 // returns the one recorded before.
-func (s *Store) CreateDelivery(ctx context.Context, ev Event, endpointID string, now time.Time) (Dispatch, error) {
+func (s *Store) CreateDelivery(ctx context.Context, ev payment.Event, endpointID string, now time.Time) (Dispatch, error) {
 	var d Dispatch
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -206,7 +194,7 @@ func (s *Store) CreateDelivery(ctx context.Context, ev Event, endpointID string,
 	return d, err
 }
 
-func createDelivery(ctx context.Context, tx pgx.Tx, ev Event, endpointID string, now time.Time) (Dispatch, error) {
+func createDelivery(ctx context.Context, tx pgx.Tx, ev payment.Event, endpointID string, now time.Time) (Dispatch, error) {
 	d := Dispatch{DeliveryID: payment.NewID(payment.PrefixDelivery, now), EventID: ev.ID, EndpointID: endpointID,
 		ProjectID: ev.ProjectID, IsLive: ev.IsLive}
 	err := tx.QueryRow(ctx, `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, project_id, is_live, status, created_at, updated_at)
@@ -221,31 +209,8 @@ func (s *Store) MarkDispatched(ctx context.Context, ids []string, now time.Time)
 	return err
 }
 
-// Delivery is an event's delivery to an endpoint, with its attempts.
-type Delivery struct {
-	ID          string
-	EventID     string
-	EventType   string
-	EndpointID  string
-	Status      string
-	Attempts    []Attempt
-	DeliveredAt *time.Time
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-}
-
-// Attempt is one try at delivering.
-type Attempt struct {
-	Attempt         int       `json:"attempt"`
-	At              time.Time `json:"at"`
-	StatusCode      *int      `json:"statusCode"`
-	LatencyMS       int       `json:"latencyMs"`
-	ResponseExcerpt string    `json:"responseExcerpt"`
-	Error           string    `json:"error"`
-}
-
 // RecordAttempt records an attempt and the delivery's resulting status.
-func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a Attempt, status string) error {
+func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a payment.Attempt, status string) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
 			VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
@@ -271,8 +236,8 @@ const deliveryColumns = `d.id, d.event_id, e.type, d.endpoint_id, d.status, d.de
 		'latencyMs', a.latency_ms, 'responseExcerpt', a.response_excerpt, 'error', a.error) ORDER BY a.attempt)
 		FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]')`
 
-func scanDelivery(row pgx.Row) (Delivery, error) {
-	var d Delivery
+func scanDelivery(row pgx.Row) (payment.Delivery, error) {
+	var d payment.Delivery
 	var attempts []byte
 	err := row.Scan(&d.ID, &d.EventID, &d.EventType, &d.EndpointID, &d.Status, &d.DeliveredAt, &d.CreatedAt, &d.UpdatedAt, &attempts)
 	if err != nil {
@@ -289,7 +254,7 @@ func scanDelivery(row pgx.Row) (Delivery, error) {
 }
 
 // GetDelivery returns a delivery of one of the principal's endpoints.
-func (s *Store) GetDelivery(ctx context.Context, p payment.Principal, endpointID, id string) (Delivery, error) {
+func (s *Store) GetDelivery(ctx context.Context, p payment.Principal, endpointID, id string) (payment.Delivery, error) {
 	return scanDelivery(s.pool.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.id = $1 AND d.endpoint_id = $2 AND d.project_id = $3 AND d.is_live = $4`, id, endpointID, p.ProjectID, p.IsLive))
 }
@@ -297,7 +262,7 @@ func (s *Store) GetDelivery(ctx context.Context, p payment.Principal, endpointID
 // ListDeliveries lists the deliveries to one of the principal's endpoints,
 // newest first, under every filter of a list: status, from and to (on
 // createdAt), isLive.
-func (s *Store) ListDeliveries(ctx context.Context, p payment.Principal, endpointID string, q payment.ListQuery) ([]Delivery, int, error) {
+func (s *Store) ListDeliveries(ctx context.Context, p payment.Principal, endpointID string, q payment.ListQuery) ([]payment.Delivery, int, error) {
 	f := newFilterOn("d.", p, q, "d.status")
 	f.add("d.endpoint_id = ?", endpointID)
 	return list(ctx, s, "webhook_deliveries d JOIN events e ON e.id = d.event_id", deliveryColumns, f, q, scanDelivery)

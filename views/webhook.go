@@ -2,7 +2,6 @@ package views
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/paymentsd/paymentsd/payment"
 )
@@ -45,6 +44,6 @@ type Event struct {
 }
 
 // EventOf renders an event.
-func EventOf(id, typ, projectID string, isLive bool, data json.RawMessage, at time.Time) Event {
-	return Event{ID: id, Type: typ, Timestamp: Time(at), ProjectID: projectID, IsLive: isLive, Data: data}
+func EventOf(ev payment.Event) Event {
+	return Event{ID: ev.ID, Type: string(ev.Type), Timestamp: Time(ev.CreatedAt), ProjectID: ev.ProjectID, IsLive: ev.IsLive, Data: ev.Data}
 }

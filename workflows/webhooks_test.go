@@ -152,7 +152,7 @@ func deliveryFixture(t *testing.T, st *store.Store, sealer *webhook.Sealer, url 
 	if err := st.CreateEndpoint(ctx, ep); err != nil {
 		t.Fatal(err)
 	}
-	ev := store.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: pid, Type: payment.TestEventType,
+	ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: pid, Type: payment.EventWebhookTest,
 		ObjectID: "test_1", Version: 1, Data: []byte(`{"message":"hello"}`), CreatedAt: now}
 	if err := st.InsertTestEvent(ctx, ev); err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
@@ -45,7 +45,7 @@ func TestAdminCreateProjectJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e := &engine.Engine{Store: st}
+	e := service.New(service.Deps{Store: st})
 	for key, live := range map[string]bool{got.LiveKey: true, got.SandboxKey: false} {
 		p, err := e.Authenticate(context.Background(), key)
 		if err != nil || p.ProjectID != got.ProjectID || p.IsLive != live {
@@ -87,7 +87,7 @@ func TestAdminDepositAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e := &engine.Engine{Store: st}
+	e := service.New(service.Deps{Store: st})
 	p, err := e.CreateProject(ctx, "Wallet shop")
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestAdminSetDepositKeyIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	p, err := (&engine.Engine{Store: st}).CreateProject(ctx, "Audited shop")
+	p, err := service.New(service.Deps{Store: st}).CreateProject(ctx, "Audited shop")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ import (
 	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/webhook"
 )
 
@@ -83,7 +83,7 @@ func runDev(ctx context.Context, args []string) error {
 	defer stack.Close()
 	chain, tsrv := stack.Chain, stack.Server
 
-	e := stack.Engine(c.SessionLifetime)
+	e := stack.Service(c.SessionLifetime)
 	receiverURL := "http://" + *receiverAddr + "/webhooks"
 	state, err := seed(ctx, e, *dataDir, receiverURL, chain.URL)
 	if err != nil {
@@ -167,9 +167,9 @@ func devWebhookKey(path string) ([]byte, error) {
 
 // seed creates the sandbox project and a sample plan on the first run and
 // reads them back on later runs; it records this run's chain URL.
-func seed(ctx context.Context, e *engine.Engine, dataDir, receiverURL, chainURL string) (devState, error) {
+func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainURL string) (devState, error) {
 	if s, err := readDevState(dataDir); err == nil {
-		if _, err := e.Store.GetProject(ctx, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
+		if _, err := e.GetProject(ctx, payment.Principal{ProjectID: s.ProjectID}, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
 			s.ChainURL = chainURL
 			return s, writeDevState(dataDir, s)
 		}

@@ -25,9 +25,9 @@ import (
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
@@ -151,9 +151,9 @@ func open(ctx context.Context, c config) (deps, error) {
 	return deps{st, tc, chains}, nil
 }
 
-func newEngine(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *engine.Engine {
-	return &engine.Engine{Store: st, Temporal: tc, Catalog: c.Catalog, Chains: chains, Sealer: sealer(c),
-		SessionLifetime: c.SessionLifetime}
+func newEngine(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *service.Service {
+	return service.New(service.Deps{Store: st, Temporal: tc, Catalog: c.Catalog, Chains: chains, Sealer: sealer(c),
+		SessionLifetime: c.SessionLifetime})
 }
 
 // sealer is the webhook secrets' sealer, nil when no key is configured.
@@ -305,33 +305,43 @@ func runAdmin(ctx context.Context, args []string) error {
 
 // adminEngine is the engine of the admin commands: the database only, the
 // dev stack's (in .data/) when DATABASE_URL is unset.
-func adminEngine(ctx context.Context) (*engine.Engine, func(), error) {
-	c, err := loadConfig()
+func adminEngine(ctx context.Context) (*service.Service, func(), error) {
+	d, closeDeps, err := adminDeps(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	return service.New(d), closeDeps, nil
+}
+
+// adminDeps are the service's dependencies for adminEngine: the store and
+// the catalog.
+func adminDeps(ctx context.Context) (service.Deps, func(), error) {
+	c, err := loadConfig()
+	if err != nil {
+		return service.Deps{}, nil, err
 	}
 	stopDev := func() {}
 	if c.DatabaseURL == "" {
 		dbURL, stop, ok, err := devDatabaseFromData(ctx)
 		if err != nil {
-			return nil, nil, err
+			return service.Deps{}, nil, err
 		}
 		if ok {
 			c.DatabaseURL, stopDev = dbURL, stop
 		}
 	}
 	if c.DatabaseURL == "" {
-		return nil, nil, errors.New("DATABASE_URL is not set, and this folder has no dev stack data (.data/postgres) to use instead")
+		return service.Deps{}, nil, errors.New("DATABASE_URL is not set, and this folder has no dev stack data (.data/postgres) to use instead")
 	}
 	st, err := store.Open(ctx, c.DatabaseURL)
 	if err != nil {
 		stopDev()
-		return nil, nil, err
+		return service.Deps{}, nil, err
 	}
-	return &engine.Engine{Store: st, Catalog: c.Catalog}, func() { st.Close(); stopDev() }, nil
+	return service.Deps{Store: st, Catalog: c.Catalog}, func() { st.Close(); stopDev() }, nil
 }
 
-func printProject(p engine.CreatedProject, asJSON bool) {
+func printProject(p service.CreatedProject, asJSON bool) {
 	if asJSON {
 		_ = json.NewEncoder(os.Stdout).Encode(map[string]string{
 			"projectId": p.Project.ID, "liveKey": p.LiveKey, "sandboxKey": p.SandboxKey})
@@ -479,8 +489,8 @@ func runRescan(ctx context.Context, args []string) error {
 
 // adminTemporalEngine is adminEngine with a Temporal client, for the admin
 // commands that start workflows.
-func adminTemporalEngine(ctx context.Context) (*engine.Engine, func(), error) {
-	e, closeStore, err := adminEngine(ctx)
+func adminTemporalEngine(ctx context.Context) (*service.Service, func(), error) {
+	d, closeStore, err := adminDeps(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -494,6 +504,6 @@ func adminTemporalEngine(ctx context.Context) (*engine.Engine, func(), error) {
 		closeStore()
 		return nil, nil, fmt.Errorf("temporal at %s: %w", c.TemporalAddress, err)
 	}
-	e.Temporal = tc
-	return e, func() { tc.Close(); closeStore() }, nil
+	d.Temporal = tc
+	return service.New(d), func() { tc.Close(); closeStore() }, nil
 }

@@ -26,14 +26,14 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 	"github.com/paymentsd/paymentsd/webhook"
 )
 
 var (
 	stack  *devstack.Stack
-	eng    *engine.Engine
+	eng    *service.Service
 	server *api.Server
 	base   string // the API's URL
 	logs   = &lockedBuffer{}
@@ -64,7 +64,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stop()
-	eng = stack.Engine(0)
+	eng = stack.Service(0)
 	// Limits high enough not to decide the outcomes (the per-IP budget of
 	// failed authentications included): the suite asserts what each
 	// attempt gets past the limits.
@@ -149,7 +149,7 @@ func (c *counts) markdown() string {
 
 // tenant is a project with its keys and a deposit key per environment.
 type tenant struct {
-	engine.CreatedProject
+	service.CreatedProject
 	sandboxKeyID string
 }
 

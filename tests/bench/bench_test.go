@@ -20,8 +20,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
@@ -109,12 +109,12 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 	}
 	closers = append(closers, st.Close)
 
-	e := &engine.Engine{Store: st, Catalog: catalog}
+	e := service.New(service.Deps{Store: st, Catalog: catalog})
 	p, err := e.CreateProject(ctx, "Bench")
 	if err != nil {
 		return nil, err
 	}
-	ids, err := seed(ctx, e, p)
+	ids, err := seed(ctx, e, st, p)
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +134,7 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 
 // seed records a plan, a session and seedRows transactions of the sandbox,
 // one a second back from now, cycling through the statuses.
-func seed(ctx context.Context, e *engine.Engine, p engine.CreatedProject) ([]string, error) {
-	st := e.Store
+func seed(ctx context.Context, e *service.Service, st *store.Store, p service.CreatedProject) ([]string, error) {
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
 	assetID, policy := "usdc-devnet", "asset_definition"
 	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Bench"), AmountUSD: ptr("10"),

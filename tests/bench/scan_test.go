@@ -14,8 +14,8 @@ import (
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/devchain"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -100,7 +100,7 @@ func BenchmarkScanRPCCallsPerBlock(b *testing.B) {
 // seedWatched records n open sessions, each with its own deposit address.
 func seedWatched(b *testing.B, st *store.Store, n int) {
 	ctx := context.Background()
-	e := &engine.Engine{Store: st, Catalog: payment.Catalog{Assets: catalog.Assets}}
+	e := service.New(service.Deps{Store: st, Catalog: payment.Catalog{Assets: catalog.Assets}})
 	p, err := e.CreateProject(ctx, "Scan bench")
 	if err != nil {
 		b.Fatal(err)

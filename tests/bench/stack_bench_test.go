@@ -18,13 +18,13 @@ import (
 	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
 // benchSession opens a session for a fresh USDC plan of project p.
-func benchSession(b *testing.B, e *engine.Engine, p engine.CreatedProject, planID string) payment.Session {
+func benchSession(b *testing.B, e *service.Service, p service.CreatedProject, planID string) payment.Session {
 	v, err := e.CreateSession(context.Background(), nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
 		b.Fatal(err)
@@ -32,7 +32,7 @@ func benchSession(b *testing.B, e *engine.Engine, p engine.CreatedProject, planI
 	return v.Session
 }
 
-func benchPlan(b *testing.B, e *engine.Engine, p engine.CreatedProject, amount string) string {
+func benchPlan(b *testing.B, e *service.Service, p service.CreatedProject, amount string) string {
 	asset, title := "usdc-devnet", "Bench"
 	plan, err := e.CreatePlan(context.Background(), payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
 		Title: &title, AmountUSD: &amount, AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionID: &asset}}})
@@ -42,8 +42,8 @@ func benchPlan(b *testing.B, e *engine.Engine, p engine.CreatedProject, amount s
 	return plan.ID
 }
 
-func newBenchProject(b *testing.B) (*engine.Engine, engine.CreatedProject) {
-	e := fullStack(b).Engine(0)
+func newBenchProject(b *testing.B) (*service.Service, service.CreatedProject) {
+	e := fullStack(b).Service(0)
 	ctx := context.Background()
 	p, err := e.CreateProject(ctx, "Bench")
 	if err != nil {

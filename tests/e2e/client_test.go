@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // clients holds the HTTP clients of TLS test servers, by base URL.
@@ -115,7 +115,7 @@ func post(t *testing.T, base, path, key string, body any) response {
 
 // newProject creates a project with its two API keys and a deposit key for
 // each environment.
-func newProject(t *testing.T, e *engine.Engine) engine.CreatedProject {
+func newProject(t *testing.T, e *service.Service) service.CreatedProject {
 	t.Helper()
 	ctx := context.Background()
 	p, err := e.CreateProject(ctx, "Shop "+t.Name())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // A refused session creation takes no derivation index, so no run of
@@ -26,8 +27,9 @@ func TestDepositAddressesAreTakenOnlyByCreatedSessions(t *testing.T) {
 	}
 	// An engine that cannot read the ETH price feed refuses the ETH plan's
 	// sessions: nothing can be quoted.
-	noFeed := stack.Engine(0)
-	noFeed.Chains = chainwatch.Chains{}
+	d := stack.Deps(0)
+	d.Chains = chainwatch.Chains{}
+	noFeed := service.New(d)
 	a, err := api.New(noFeed, api.Config{Limits: map[api.Tier]uint64{api.Strict: 1000}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // A deposit address is the same on every EVM chain, so testnet coins can
@@ -68,7 +68,7 @@ func TestReadinessNamesAnUnreachableNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine.Engine{Store: st, Temporal: temporal, Catalog: catalog, Chains: down, Sealer: sealer}
+	e := service.New(service.Deps{Store: st, Temporal: temporal, Catalog: catalog, Chains: down, Sealer: sealer})
 	a, err := api.New(e, api.Config{})
 	if err != nil {
 		t.Fatal(err)

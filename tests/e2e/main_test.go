@@ -18,8 +18,8 @@ import (
 	"github.com/paymentsd/paymentsd/chaos/rpcproxy"
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -111,16 +111,22 @@ type apiOptions struct {
 	// db, when set, is the engine's store in place of the shared one (a
 	// store over the same database, e.g. with a query tracer).
 	db *store.Store
+	// chains, when set, are the networks in place of the stack's.
+	chains chainwatch.Chains
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
 // unless the test sets its own.
-func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *engine.Engine) {
+func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) {
 	t.Helper()
-	e := stack.Engine(opts.lifetime)
+	d := stack.Deps(opts.lifetime)
 	if opts.db != nil {
-		e.Store = opts.db
+		d.Store = opts.db
 	}
+	if opts.chains != nil {
+		d.Chains = opts.chains
+	}
+	e := service.New(d)
 	limits := opts.limits
 	if limits == nil {
 		limits = map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000, api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}

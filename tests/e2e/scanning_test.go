@@ -141,10 +141,9 @@ func waitReceipt(t *testing.T, h common.Hash) {
 // On a network whose nodes serve no call traces, the native option says
 // only a wallet account's payment is seen, and the hosted page says so.
 func TestANetworkWithoutTracesAsksForAWalletAccount(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	devnet := *e.Chains["devnet"]
+	devnet := *stack.Chains["devnet"]
 	devnet.Network.TraceInternalTransfers = false
-	e.Chains = chainwatch.Chains{"devnet": &devnet}
+	ts, e := newAPI(t, apiOptions{chains: chainwatch.Chains{"devnet": &devnet}})
 	p := newProject(t, e)
 	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "3", "eth-devnet", "usdc-devnet")
 	for _, o := range cs["paymentOptions"].([]any) {

@@ -11,14 +11,14 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
 var tokenPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-func createPlan(t *testing.T, base string, p engine.CreatedProject, body map[string]any) string {
+func createPlan(t *testing.T, base string, p service.CreatedProject, body map[string]any) string {
 	t.Helper()
 	r := post(t, base, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, body)
 	mustStatus(t, r, http.StatusCreated)

@@ -10,13 +10,13 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/engine"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // seedTransactions records n transactions of a sandbox project, one a
 // minute back from start, cycling through the statuses.
-func seedTransactions(t *testing.T, e *engine.Engine, p engine.CreatedProject, isLive bool, start time.Time, n int) []payment.Transaction {
+func seedTransactions(t *testing.T, e *service.Service, p service.CreatedProject, isLive bool, start time.Time, n int) []payment.Transaction {
 	t.Helper()
 	ctx := context.Background()
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: isLive}

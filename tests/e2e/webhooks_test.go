@@ -19,7 +19,6 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -375,7 +374,7 @@ func TestDeliveriesListFilters(t *testing.T) {
 	deliveries := map[string]string{} // id -> status
 	for i, status := range []string{"delivered", "failed", "pending", "delivered", "failed"} {
 		at := day(i + 1)
-		ev := store.Event{ID: payment.NewID(payment.PrefixEvent, at), ProjectID: p.Project.ID, Type: payment.TestEventType,
+		ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, at), ProjectID: p.Project.ID, Type: payment.EventWebhookTest,
 			ObjectID: payment.NewID("test_", at), Version: 1, Data: []byte(`{}`), CreatedAt: at}
 		if err := st.InsertTestEvent(ctx, ev); err != nil {
 			t.Fatal(err)

@@ -61,7 +61,7 @@ func post(t *testing.T, url, key string, body any) map[string]any {
 
 func TestTheExampleShopSellsAndIsPaid(t *testing.T) {
 	ctx := context.Background()
-	e := stack.Engine(0)
+	e := stack.Service(0)
 	a, err := api.New(e, api.Config{PublicURL: "http://pay.example.test"})
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/engine"
+	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
@@ -47,7 +47,7 @@ func Start(cfg devstack.StackConfig) (s *devstack.Stack, stop func(), err error)
 }
 
 // Project creates a project with a deposit key for each environment.
-func Project(e *engine.Engine, name string) (engine.CreatedProject, error) {
+func Project(e *service.Service, name string) (service.CreatedProject, error) {
 	ctx := context.Background()
 	p, err := e.CreateProject(ctx, name)
 	if err != nil {

@@ -27,7 +27,7 @@ func TestTypeScriptClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	e := stack.Engine(0)
+	e := stack.Service(0)
 	a, err := api.New(e, api.Config{PublicURL: "http://pay.example.test"})
 	if err != nil {
 		t.Fatal(err)

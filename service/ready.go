@@ -1,4 +1,4 @@
-package engine
+package service
 
 import (
 	"context"
@@ -27,16 +27,16 @@ type NetworkReadiness struct {
 // Ready asks the database, Temporal and every network's nodes, each within
 // timeout. A network that does not answer is logged with its error, which
 // may name an RPC URL and so stays out of what the caller shows.
-func (e *Engine) Ready(ctx context.Context, timeout time.Duration) Readiness {
+func (svc *Service) Ready(ctx context.Context, timeout time.Duration) Readiness {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var r Readiness
-	r.Database = e.Store.Pool().Ping(ctx)
-	if _, err := e.Temporal.CheckHealth(ctx, nil); err != nil {
+	r.Database = svc.store.Pool().Ping(ctx)
+	if _, err := svc.temporal.CheckHealth(ctx, nil); err != nil {
 		r.Temporal = err
 	}
-	keys := make([]string, 0, len(e.Chains))
-	for k := range e.Chains {
+	keys := make([]string, 0, len(svc.chains))
+	for k := range svc.chains {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -45,7 +45,7 @@ func (e *Engine) Ready(ctx context.Context, timeout time.Duration) Readiness {
 	for i, k := range keys {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			head, err := e.Chains[k].Client.BlockNumber(ctx)
+			head, err := svc.chains[k].Client.BlockNumber(ctx)
 			r.Networks[i] = NetworkReadiness{Key: k, Head: head, Err: err}
 			if err != nil {
 				slog.WarnContext(ctx, "network unreachable", "network", k, "err", err)

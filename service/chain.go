@@ -1,4 +1,4 @@
-package engine
+package service
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 
 // depositAddress gives the session the next unused address of its
 // project's deposit key for the environment.
-func (e *Engine) depositAddress(ctx context.Context, s *payment.Session) error {
-	xpub, index, err := e.Store.NextDepositIndex(ctx, s.ProjectID, s.IsLive)
+func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) error {
+	xpub, index, err := svc.store.NextDepositIndex(ctx, s.ProjectID, s.IsLive)
 	if errors.Is(err, payment.ErrNotFound) {
 		env := "sandbox"
 		if s.IsLive {
@@ -50,17 +50,17 @@ func (e *Engine) depositAddress(ctx context.Context, s *payment.Session) error {
 // rate is an asset's USD price for a quote; ok is false when it cannot be
 // had now (no chain configured for a price feed, or the feed failing), and
 // the asset is then left out of the session's options.
-func (e *Engine) rate(ctx context.Context, a payment.Asset) (decimal.Decimal, bool) {
+func (svc *Service) rate(ctx context.Context, a payment.Asset) (decimal.Decimal, bool) {
 	if a.Price.Kind == payment.PriceUSDPegged {
 		return decimal.NewFromInt(1), true
 	}
-	c, ok := e.Chains[a.Network]
+	c, ok := svc.chains[a.Network]
 	if !ok {
 		return decimal.Decimal{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := c.Rate(ctx, a, e.now())
+	r, err := c.Rate(ctx, a, svc.now())
 	if err != nil {
 		slog.WarnContext(ctx, "price feed unavailable", "asset", a.ID, "err", err)
 		return decimal.Decimal{}, false
@@ -69,22 +69,22 @@ func (e *Engine) rate(ctx context.Context, a payment.Asset) (decimal.Decimal, bo
 }
 
 // SetDepositKey sets a project's extended public key for an environment.
-func (e *Engine) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
+func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
 	if _, err := deposit.ParseKey(xpub); err != nil {
 		var probs payment.Problems
 		probs.Add("xpub", err.Error())
 		return probs.Err()
 	}
-	if _, err := e.Store.GetProject(ctx, projectID); err != nil {
+	if _, err := svc.store.GetProject(ctx, projectID); err != nil {
 		return err
 	}
-	err := e.Store.SetDepositKey(ctx, projectID, isLive, xpub, e.now())
+	err := svc.store.SetDepositKey(ctx, projectID, isLive, xpub, svc.now())
 	if errors.Is(err, payment.ErrConflict) {
 		return payment.Conflict("This deposit key is already used by another project or environment")
 	}
 	if err == nil {
 		// The key is public, but the log names it by its ends only.
-		e.audit(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
+		svc.audit(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
 			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:]})
 	}
 	return err
@@ -99,8 +99,8 @@ var txHashPattern = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
 // that transaction, and never another session's: a hash that pays another
 // session helps that session and fails this claim. nil means it was not
 // recorded within the request's patience; it will be.
-func (e *Engine) SubmitPayment(ctx context.Context, token, network, txHash string) (*payment.Transaction, error) {
-	v, err := e.SessionByToken(ctx, token)
+func (svc *Service) SubmitPayment(ctx context.Context, token, network, txHash string) (*payment.Transaction, error) {
+	v, err := svc.SessionByToken(ctx, token)
 	if err != nil {
 		return nil, err
 	}
@@ -121,14 +121,14 @@ func (e *Engine) SubmitPayment(ctx context.Context, token, network, txHash strin
 	if err := probs.Err(); err != nil {
 		return nil, err
 	}
-	c, ok := e.Chains[network]
+	c, ok := svc.chains[network]
 	if !ok {
 		return nil, &payment.Error{Kind: payment.KindUnavailable, Message: "network " + network + " is not watched by this deployment"}
 	}
 	in := workflows.SubmitInput{Network: network, ChainID: c.Network.ChainID, TxHash: strings.ToLower(txHash)}
 	ctx, cancel := context.WithTimeout(ctx, submitPatience)
 	defer cancel()
-	h, err := e.Temporal.UpdateWorkflow(ctx, workflows.SubmitPaymentUpdateOptions(s.ID, in))
+	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.SubmitPaymentUpdateOptions(s.ID, in))
 	var t payment.Transaction
 	if err == nil {
 		err = h.Get(ctx, &t)
@@ -150,7 +150,7 @@ func (e *Engine) SubmitPayment(ctx context.Context, token, network, txHash strin
 		// signal.
 		p := workflows.Payment{SessionID: s.ID, Network: network, ChainID: c.Network.ChainID, TxHash: in.TxHash,
 			LogIndex: payment.LogIndexNative, To: s.DepositAddress, Source: "payer"}
-		if err := e.Temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(s.ID), "", workflows.SignalPayment, p); err != nil {
+		if err := svc.temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(s.ID), "", workflows.SignalPayment, p); err != nil {
 			return nil, fmt.Errorf("signal session: %w", err)
 		}
 		return nil, nil
@@ -169,13 +169,13 @@ const submitPatience = 10 * time.Second
 // tells their sessions, so an operator resumes a stuck payment without
 // editing the database. A running workflow is left as it is. It returns the
 // workflow's ID.
-func (e *Engine) ResumeTransaction(ctx context.Context, chainID int64, txHash string) (string, error) {
+func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash string) (string, error) {
 	if !txHashPattern.MatchString(txHash) {
 		var probs payment.Problems
 		probs.Add("txHash", "must be a 0x-prefixed 32-byte hex transaction hash")
 		return "", probs.Err()
 	}
-	records, err := e.Store.TransactionRecords(ctx, chainID, txHash)
+	records, err := svc.store.TransactionRecords(ctx, chainID, txHash)
 	if err != nil {
 		return "", err
 	}
@@ -183,13 +183,13 @@ func (e *Engine) ResumeTransaction(ctx context.Context, chainID int64, txHash st
 		return "", payment.NotFound(fmt.Sprintf("Transaction %s on chain %d", txHash, chainID))
 	}
 	r := records[0]
-	s, err := e.Store.SessionByID(ctx, r.CheckoutSessionID)
+	s, err := svc.store.SessionByID(ctx, r.CheckoutSessionID)
 	if err != nil {
 		return "", err
 	}
 	p := workflows.Payment{SessionID: s.ID, Network: r.Network, ChainID: chainID, TxHash: r.TxHash, LogIndex: r.LogIndex,
 		To: r.ToAddress, Source: "operator"}
-	run, err := e.Temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(s, p), workflows.WorkflowTransaction,
+	run, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(s, p), workflows.WorkflowTransaction,
 		workflows.TransactionInput{Payment: p, Session: s})
 	if err != nil {
 		return "", fmt.Errorf("start transaction workflow: %w", err)
@@ -201,7 +201,7 @@ func (e *Engine) ResumeTransaction(ctx context.Context, chainID int64, txHash st
 // addresses, hands them to their sessions the way the scanner does, and
 // waits for the result. It is safe to run twice, or while the network's
 // scanner runs: every transfer counts once.
-func (e *Engine) Rescan(ctx context.Context, network string, from, to uint64) (workflows.RescanResult, error) {
+func (svc *Service) Rescan(ctx context.Context, network string, from, to uint64) (workflows.RescanResult, error) {
 	var probs payment.Problems
 	if network == "" {
 		probs.Add("network", "is required")
@@ -213,7 +213,7 @@ func (e *Engine) Rescan(ctx context.Context, network string, from, to uint64) (w
 		return workflows.RescanResult{}, err
 	}
 	in := workflows.RescanInput{Network: network, From: from, To: to, Step: chainwatch.DefaultMaxRange}
-	run, err := e.Temporal.ExecuteWorkflow(ctx, workflows.RescanStartOptions(in), workflows.WorkflowRescan, in)
+	run, err := svc.temporal.ExecuteWorkflow(ctx, workflows.RescanStartOptions(in), workflows.WorkflowRescan, in)
 	if err != nil {
 		return workflows.RescanResult{}, fmt.Errorf("start rescan: %w", err)
 	}

@@ -1,8 +1,8 @@
-// Package engine holds the engine's operations: one function per thing a
+// Package service holds the engine's operations: one function per thing a
 // merchant or a customer can do. The REST and Connect transports both call
 // these, so each operation has one implementation. Reads go to Postgres;
 // commands go to Temporal, whose workflows own every state change.
-package engine
+package service
 
 import (
 	"context"
@@ -27,26 +27,47 @@ import (
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
-// Engine runs the operations.
-type Engine struct {
-	Store           *store.Store
-	Temporal        client.Client
-	Catalog         payment.Catalog
-	Chains          chainwatch.Chains
-	Sealer          *webhook.Sealer
+// Deps are what the service runs on.
+type Deps struct {
+	Store    *store.Store
+	Temporal client.Client
+	Catalog  payment.Catalog
+	Chains   chainwatch.Chains
+	Sealer   *webhook.Sealer
+	// SessionLifetime is how long a checkout session stays open; zero is
+	// payment.DefaultSessionLifetime.
 	SessionLifetime time.Duration
-	// Now is the clock; tests may set it.
+	// Now is the clock; nil is the wall clock.
 	Now func() time.Time
+}
+
+// Service is the engine's service layer: every operation a merchant, a
+// customer or an operator can ask for, whatever the transport. Its
+// dependencies are its own; the transports see only its operations.
+type Service struct {
+	store           *store.Store
+	temporal        client.Client
+	catalog         payment.Catalog
+	chains          chainwatch.Chains
+	sealer          *webhook.Sealer
+	sessionLifetime time.Duration
+	clock           func() time.Time
 
 	authCache sync.Map // key hash -> cachedPrincipal
 }
 
+// New returns the service over d.
+func New(d Deps) *Service {
+	return &Service{store: d.Store, temporal: d.Temporal, catalog: d.Catalog, chains: d.Chains, sealer: d.Sealer,
+		sessionLifetime: d.SessionLifetime, clock: d.Now}
+}
+
 // now is the clock at the database's precision, so that a record returned
 // on creation reads the same as when it is fetched later.
-func (e *Engine) now() time.Time {
+func (svc *Service) now() time.Time {
 	now := time.Now
-	if e.Now != nil {
-		now = e.Now
+	if svc.clock != nil {
+		now = svc.clock
 	}
 	return now().UTC().Truncate(time.Microsecond)
 }
@@ -66,7 +87,7 @@ type CreatedProject struct {
 }
 
 // CreateProject creates a project with one live and one sandbox API key.
-func (e *Engine) CreateProject(ctx context.Context, name string) (CreatedProject, error) {
+func (svc *Service) CreateProject(ctx context.Context, name string) (CreatedProject, error) {
 	var probs payment.Problems
 	if name == "" || len(name) > payment.MaxTitleLength {
 		probs.Addf("name", "must be 1 to %d characters", payment.MaxTitleLength)
@@ -74,12 +95,12 @@ func (e *Engine) CreateProject(ctx context.Context, name string) (CreatedProject
 	if err := probs.Err(); err != nil {
 		return CreatedProject{}, err
 	}
-	now := e.now()
+	now := svc.now()
 	p := payment.Project{ID: payment.NewID(payment.PrefixProject, now), Name: name, CompleteOn: payment.TxFinalized,
 		LatePaymentWindow: 24 * time.Hour, CreatedAt: now, UpdatedAt: now}
 	live, liveKey := newAPIKey(true, now)
 	test, testKey := newAPIKey(false, now)
-	if err := e.Store.CreateProject(ctx, p, []store.APIKey{live, test}); err != nil {
+	if err := svc.store.CreateProject(ctx, p, []store.APIKey{live, test}); err != nil {
 		return CreatedProject{}, fmt.Errorf("create project: %w", err)
 	}
 	return CreatedProject{Project: p, LiveKey: liveKey, SandboxKey: testKey}, nil
@@ -114,12 +135,12 @@ type cachedPrincipal struct {
 }
 
 // Authenticate resolves an API key to the principal it acts for.
-func (e *Engine) Authenticate(ctx context.Context, key string) (payment.Principal, error) {
+func (svc *Service) Authenticate(ctx context.Context, key string) (payment.Principal, error) {
 	hash := payment.HashSecret(key)
-	if c, ok := e.authCache.Load(hash); ok && time.Now().Before(c.(cachedPrincipal).until) {
+	if c, ok := svc.authCache.Load(hash); ok && time.Now().Before(c.(cachedPrincipal).until) {
 		return c.(cachedPrincipal).principal, nil
 	}
-	k, err := e.Store.APIKeyByHash(ctx, hash)
+	k, err := svc.store.APIKeyByHash(ctx, hash)
 	if errors.Is(err, payment.ErrNotFound) {
 		return payment.Principal{}, payment.ErrUnauthorized
 	}
@@ -128,46 +149,46 @@ func (e *Engine) Authenticate(ctx context.Context, key string) (payment.Principa
 	}
 	p := payment.Principal{ProjectID: k.ProjectID, IsLive: k.IsLive, KeyID: k.ID}
 	// Only verified keys are cached, so unknown keys cannot grow the cache.
-	e.authCache.Store(hash, cachedPrincipal{p, time.Now().Add(AuthCacheTTL)})
+	svc.authCache.Store(hash, cachedPrincipal{p, time.Now().Add(AuthCacheTTL)})
 	return p, nil
 }
 
 // GetProject returns the principal's project; another project is not found.
-func (e *Engine) GetProject(ctx context.Context, p payment.Principal, id string) (payment.Project, error) {
-	if id != p.ProjectID {
-		return payment.Project{}, payment.NotFound("Project")
+func (svc *Service) GetProject(ctx context.Context, p payment.Principal, id string) (payment.Project, error) {
+	if err := owns(p, id); err != nil {
+		return payment.Project{}, err
 	}
-	return e.Store.GetProject(ctx, id)
+	return svc.store.GetProject(ctx, id)
 }
 
 // Assets lists the deployment's asset definitions.
-func (e *Engine) Assets() []payment.Asset { return e.Catalog.Assets }
+func (svc *Service) Assets() []payment.Asset { return svc.catalog.Assets }
 
 // CreatePlan validates and records a payment plan.
-func (e *Engine) CreatePlan(ctx context.Context, p payment.Principal, projectID string, in payment.PlanInput) (payment.Plan, error) {
+func (svc *Service) CreatePlan(ctx context.Context, p payment.Principal, projectID string, in payment.PlanInput) (payment.Plan, error) {
 	if err := owns(p, projectID); err != nil {
 		return payment.Plan{}, err
 	}
-	now := e.now()
-	plan, err := payment.NewPlan(in, p.ProjectID, p.IsLive, e.Catalog, now)
+	now := svc.now()
+	plan, err := payment.NewPlan(in, p.ProjectID, p.IsLive, svc.catalog, now)
 	if err != nil {
 		return plan, err
 	}
 	plan.ID = payment.NewID(payment.PrefixPlan, now)
 	plan.CreatedAt, plan.UpdatedAt = now, now
-	if err := e.Store.CreatePlan(ctx, plan, renderPlan); err != nil {
+	if err := svc.store.CreatePlan(ctx, plan, renderPlan); err != nil {
 		return plan, fmt.Errorf("create plan: %w", err)
 	}
-	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title})
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title})
 	return plan, nil
 }
 
 // GetPlan returns one of the principal's plans.
-func (e *Engine) GetPlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
+func (svc *Service) GetPlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
 	if err := ownsID(p, projectID, payment.PrefixPlan, id, "Payment plan"); err != nil {
 		return payment.Plan{}, err
 	}
-	plan, err := e.Store.GetPlan(ctx, p, id)
+	plan, err := svc.store.GetPlan(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return plan, payment.NotFound("Payment plan")
 	}
@@ -175,20 +196,20 @@ func (e *Engine) GetPlan(ctx context.Context, p payment.Principal, projectID, id
 }
 
 // ListPlans lists the principal's plans.
-func (e *Engine) ListPlans(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Plan], error) {
+func (svc *Service) ListPlans(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Plan], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.Plan]{}, err
 	}
-	items, total, err := e.Store.ListPlans(ctx, p, q)
+	items, total, err := svc.store.ListPlans(ctx, p, q)
 	return Page[payment.Plan]{items, total, q}, err
 }
 
 // GetTransaction returns one of the principal's transactions.
-func (e *Engine) GetTransaction(ctx context.Context, p payment.Principal, projectID, id string) (payment.Transaction, error) {
+func (svc *Service) GetTransaction(ctx context.Context, p payment.Principal, projectID, id string) (payment.Transaction, error) {
 	if err := ownsID(p, projectID, payment.PrefixTx, id, "Transaction"); err != nil {
 		return payment.Transaction{}, err
 	}
-	t, err := e.Store.GetTransaction(ctx, p, id)
+	t, err := svc.store.GetTransaction(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return t, payment.NotFound("Transaction")
 	}
@@ -196,11 +217,11 @@ func (e *Engine) GetTransaction(ctx context.Context, p payment.Principal, projec
 }
 
 // ListTransactions lists the principal's transactions.
-func (e *Engine) ListTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Transaction], error) {
+func (svc *Service) ListTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Transaction], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.Transaction]{}, err
 	}
-	items, total, err := e.Store.ListTransactions(ctx, p, q)
+	items, total, err := svc.store.ListTransactions(ctx, p, q)
 	return Page[payment.Transaction]{items, total, q}, err
 }
 
@@ -222,12 +243,12 @@ type SessionView struct {
 // plan has this ID", as an unknown one. The session row and its workflow
 // are created together: the workflow records the row in its first
 // activity, and this call returns once that is done.
-func (e *Engine) CreateSession(ctx context.Context, key *payment.Principal, in payment.SessionInput) (SessionView, error) {
+func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, in payment.SessionInput) (SessionView, error) {
 	metadata, err := payment.CheckSessionInput(in)
 	if err != nil {
 		return SessionView{}, err
 	}
-	plan, err := e.Store.PlanByID(ctx, *in.PaymentPlanID)
+	plan, err := svc.store.PlanByID(ctx, *in.PaymentPlanID)
 	if err == nil && key != nil && (plan.ProjectID != key.ProjectID || plan.IsLive != key.IsLive) {
 		err = payment.ErrNotFound
 	}
@@ -239,16 +260,16 @@ func (e *Engine) CreateSession(ctx context.Context, key *payment.Principal, in p
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load plan: %w", err)
 	}
-	now := e.now()
+	now := svc.now()
 	due, err := payment.AmountDue(plan, in.AmountUSD, now)
 	if err != nil {
 		return SessionView{}, err
 	}
-	project, err := e.Store.GetProject(ctx, plan.ProjectID)
+	project, err := svc.store.GetProject(ctx, plan.ProjectID)
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load project: %w", err)
 	}
-	lifetime := e.SessionLifetime
+	lifetime := svc.sessionLifetime
 	if lifetime <= 0 {
 		lifetime = payment.DefaultSessionLifetime
 	}
@@ -278,8 +299,8 @@ func (e *Engine) CreateSession(ctx context.Context, key *payment.Principal, in p
 		rate  decimal.Decimal
 	}
 	var quotes []quote
-	for _, a := range e.Catalog.AcceptedAssets(plan.AcceptedAssetPolicies, plan.IsLive) {
-		if rate, ok := e.rate(ctx, a); ok {
+	for _, a := range svc.catalog.AcceptedAssets(plan.AcceptedAssetPolicies, plan.IsLive) {
+		if rate, ok := svc.rate(ctx, a); ok {
 			quotes = append(quotes, quote{a, rate})
 		}
 	}
@@ -291,18 +312,18 @@ func (e *Engine) CreateSession(ctx context.Context, key *payment.Principal, in p
 	// The derivation index is taken last, once nothing can refuse the
 	// session: a refused request leaves no unused address behind, which a
 	// wallet scanning up to a gap limit could stop at.
-	if err := e.depositAddress(ctx, &s); err != nil {
+	if err := svc.depositAddress(ctx, &s); err != nil {
 		return SessionView{}, err
 	}
 	for _, q := range quotes {
 		o := payment.Quote(q.asset, due, q.rate, s.DepositAddress)
-		if c := e.Chains[q.asset.Network]; q.asset.Native() && c != nil && !c.Network.TraceInternalTransfers {
+		if c := svc.chains[q.asset.Network]; q.asset.Native() && c != nil && !c.Network.TraceInternalTransfers {
 			o.WalletAccountOnly = true
 		}
 		s.PaymentOptions = append(s.PaymentOptions, o)
 	}
 	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
-	if err := e.StartSessionWorkflow(ctx, s, plan.Title, settings); err != nil {
+	if err := svc.StartSessionWorkflow(ctx, s, plan.Title, settings); err != nil {
 		return SessionView{}, err
 	}
 	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
@@ -312,15 +333,15 @@ func (e *Engine) CreateSession(ctx context.Context, key *payment.Principal, in p
 // yet, and waits until it has recorded the session. Calling it again for the
 // same session (a retry) starts nothing new. Transient Temporal errors are
 // retried a few times before the caller is told to retry later.
-func (e *Engine) StartSessionWorkflow(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
+func (svc *Service) StartSessionWorkflow(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
 	var lastErr error
 	for attempt := range 3 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 		}
-		start := e.Temporal.NewWithStartWorkflowOperation(workflows.CheckoutSessionStartOptions(s, planTitle),
+		start := svc.temporal.NewWithStartWorkflowOperation(workflows.CheckoutSessionStartOptions(s, planTitle),
 			workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s, Settings: settings})
-		h, err := e.Temporal.UpdateWithStartWorkflow(ctx, workflows.SessionCreatedUpdateOptions(start))
+		h, err := svc.temporal.UpdateWithStartWorkflow(ctx, workflows.SessionCreatedUpdateOptions(start))
 		if err == nil {
 			err = h.Get(ctx, nil)
 		}
@@ -344,41 +365,41 @@ func retryable(err error) bool {
 }
 
 // SessionByToken returns the session a token opens.
-func (e *Engine) SessionByToken(ctx context.Context, token string) (SessionView, error) {
+func (svc *Service) SessionByToken(ctx context.Context, token string) (SessionView, error) {
 	if !payment.ValidSessionToken(token) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
-	s, err := e.Store.SessionByTokenHash(ctx, payment.HashSecret(token))
+	s, err := svc.store.SessionByTokenHash(ctx, payment.HashSecret(token))
 	if errors.Is(err, payment.ErrNotFound) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load session: %w", err)
 	}
-	plan, err := e.Store.PlanByID(ctx, s.PaymentPlanID)
+	plan, err := svc.store.PlanByID(ctx, s.PaymentPlanID)
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load plan: %w", err)
 	}
-	return e.withTransactions(ctx, SessionView{Session: s, Token: token, Plan: &plan})
+	return svc.withTransactions(ctx, SessionView{Session: s, Token: token, Plan: &plan})
 }
 
 // GetSession returns one of the principal's sessions.
-func (e *Engine) GetSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
+func (svc *Service) GetSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
 	if err := ownsID(p, projectID, payment.PrefixSession, id, "Checkout session"); err != nil {
 		return SessionView{}, err
 	}
-	s, err := e.Store.GetSession(ctx, p, id)
+	s, err := svc.store.GetSession(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
 	if err != nil {
 		return SessionView{}, err
 	}
-	return e.withTransactions(ctx, SessionView{Session: s})
+	return svc.withTransactions(ctx, SessionView{Session: s})
 }
 
-func (e *Engine) withTransactions(ctx context.Context, v SessionView) (SessionView, error) {
-	txs, err := e.Store.SessionTransactions(ctx, v.Session.ID)
+func (svc *Service) withTransactions(ctx context.Context, v SessionView) (SessionView, error) {
+	txs, err := svc.store.SessionTransactions(ctx, v.Session.ID)
 	if err != nil {
 		return v, fmt.Errorf("load transactions: %w", err)
 	}
@@ -388,20 +409,20 @@ func (e *Engine) withTransactions(ctx context.Context, v SessionView) (SessionVi
 
 // ListDepositAddresses lists the principal's used deposit addresses in
 // derivation order, for the merchant's wallet to find every payment.
-func (e *Engine) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[store.DepositAddress], error) {
+func (svc *Service) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.DepositAddress], error) {
 	if err := owns(p, projectID); err != nil {
-		return Page[store.DepositAddress]{}, err
+		return Page[payment.DepositAddress]{}, err
 	}
-	items, total, err := e.Store.ListDepositAddresses(ctx, p, q)
-	return Page[store.DepositAddress]{items, total, q}, err
+	items, total, err := svc.store.ListDepositAddresses(ctx, p, q)
+	return Page[payment.DepositAddress]{items, total, q}, err
 }
 
 // ListSessions lists the principal's sessions (without their transactions).
-func (e *Engine) ListSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[SessionView], error) {
+func (svc *Service) ListSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[SessionView], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[SessionView]{}, err
 	}
-	items, total, err := e.Store.ListSessions(ctx, p, q)
+	items, total, err := svc.store.ListSessions(ctx, p, q)
 	views := make([]SessionView, len(items))
 	for i, s := range items {
 		views[i] = SessionView{Session: s}
@@ -412,19 +433,19 @@ func (e *Engine) ListSessions(ctx context.Context, p payment.Principal, projectI
 func renderPlan(p payment.Plan, v int) ([]byte, error) { return views.Versioned(views.PlanOf(p), v) }
 
 // UpdatePlan changes a plan's title, redirect URL, merchant info or expiry.
-func (e *Engine) UpdatePlan(ctx context.Context, p payment.Principal, projectID, id string, in payment.PlanInput) (payment.Plan, error) {
-	if _, err := e.GetPlan(ctx, p, projectID, id); err != nil {
+func (svc *Service) UpdatePlan(ctx context.Context, p payment.Principal, projectID, id string, in payment.PlanInput) (payment.Plan, error) {
+	if _, err := svc.GetPlan(ctx, p, projectID, id); err != nil {
 		return payment.Plan{}, err
 	}
-	now := e.now()
-	plan, err := e.Store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (string, error) {
+	now := svc.now()
+	plan, err := svc.store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (payment.EventType, error) {
 		if plan.Status == payment.PlanArchived {
 			return "", payment.Conflict("An archived payment plan cannot change")
 		}
-		return "payment_plan.updated", payment.ChangePlan(plan, in, now)
+		return payment.EventPlanUpdated, payment.ChangePlan(plan, in, now)
 	}, renderPlan)
 	if err == nil {
-		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)})
+		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)})
 	}
 	return plan, err
 }
@@ -445,30 +466,30 @@ func planFields(in payment.PlanInput) []string {
 
 // ArchivePlan archives a plan: it starts no more sessions; open sessions
 // go on.
-func (e *Engine) ArchivePlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
-	if _, err := e.GetPlan(ctx, p, projectID, id); err != nil {
+func (svc *Service) ArchivePlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
+	if _, err := svc.GetPlan(ctx, p, projectID, id); err != nil {
 		return payment.Plan{}, err
 	}
-	plan, err := e.Store.UpdatePlan(ctx, p, id, e.now(), func(plan *payment.Plan) (string, error) {
+	plan, err := svc.store.UpdatePlan(ctx, p, id, svc.now(), func(plan *payment.Plan) (payment.EventType, error) {
 		if plan.Status == payment.PlanArchived {
 			return "", payment.Conflict("The payment plan is archived already")
 		}
 		plan.Status = payment.PlanArchived
-		return "payment_plan.archived", nil
+		return payment.EventPlanArchived, nil
 	}, renderPlan)
 	if err == nil {
-		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil)
+		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil)
 	}
 	return plan, err
 }
 
 // CancelSession cancels an open session: its workflow refuses unless the
 // session is still open (no payment seen).
-func (e *Engine) CancelSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
-	if _, err := e.GetSession(ctx, p, projectID, id); err != nil {
+func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
+	if _, err := svc.GetSession(ctx, p, projectID, id); err != nil {
 		return SessionView{}, err
 	}
-	h, err := e.Temporal.UpdateWorkflow(ctx, workflows.CancelSessionUpdateOptions(id))
+	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.CancelSessionUpdateOptions(id))
 	if err == nil {
 		err = h.Get(ctx, nil)
 	}
@@ -482,6 +503,6 @@ func (e *Engine) CancelSession(ctx context.Context, p payment.Principal, project
 	case err != nil:
 		return SessionView{}, fmt.Errorf("cancel session: %w", err)
 	}
-	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
-	return e.GetSession(ctx, p, projectID, id)
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
+	return svc.GetSession(ctx, p, projectID, id)
 }

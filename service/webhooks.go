@@ -1,4 +1,4 @@
-package engine
+package service
 
 import (
 	"context"
@@ -26,18 +26,18 @@ type Endpoint struct {
 	Secret string
 }
 
-func (e *Engine) sealer() (*webhook.Sealer, error) {
-	if e.Sealer == nil {
+func (svc *Service) openSealer() (*webhook.Sealer, error) {
+	if svc.sealer == nil {
 		return nil, &payment.Error{Kind: payment.KindUnavailable, Message: "Webhooks are not configured on this deployment (WEBHOOK_SECRET_KEY)"}
 	}
-	return e.Sealer, nil
+	return svc.sealer, nil
 }
 
-func (e *Engine) endpoint(ctx context.Context, p payment.Principal, projectID, id string) (store.StoredEndpoint, error) {
+func (svc *Service) endpoint(ctx context.Context, p payment.Principal, projectID, id string) (store.StoredEndpoint, error) {
 	if err := ownsID(p, projectID, payment.PrefixWebhook, id, "Webhook endpoint"); err != nil {
 		return store.StoredEndpoint{}, err
 	}
-	ep, err := e.Store.GetEndpoint(ctx, p, id)
+	ep, err := svc.store.GetEndpoint(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return ep, payment.NotFound("Webhook endpoint")
 	}
@@ -45,17 +45,17 @@ func (e *Engine) endpoint(ctx context.Context, p payment.Principal, projectID, i
 }
 
 // CreateWebhook creates an endpoint with a new secret, shown this once.
-func (e *Engine) CreateWebhook(ctx context.Context, p payment.Principal, projectID string, in payment.WebhookInput) (Endpoint, error) {
+func (svc *Service) CreateWebhook(ctx context.Context, p payment.Principal, projectID string, in payment.WebhookInput) (Endpoint, error) {
 	if err := owns(p, projectID); err != nil {
 		return Endpoint{}, err
 	}
-	now := e.now()
+	now := svc.now()
 	w := payment.WebhookEndpoint{ID: payment.NewID(payment.PrefixWebhook, now), ProjectID: p.ProjectID, IsLive: p.IsLive,
 		Status: payment.WebhookEnabled, CreatedAt: now, UpdatedAt: now}
 	if err := payment.ApplyWebhook(&w, in, true); err != nil {
 		return Endpoint{}, err
 	}
-	s, err := e.sealer()
+	s, err := svc.openSealer()
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -64,26 +64,26 @@ func (e *Engine) CreateWebhook(ctx context.Context, p payment.Principal, project
 	if err != nil {
 		return Endpoint{}, err
 	}
-	if err := e.Store.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed}); err != nil {
+	if err := svc.store.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed}); err != nil {
 		return Endpoint{}, fmt.Errorf("create webhook: %w", err)
 	}
-	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
 		map[string]any{"url": w.URL, "enabledEvents": w.EnabledEvents})
 	return Endpoint{WebhookEndpoint: w, Secret: secret}, nil
 }
 
 // GetWebhook returns one of the principal's endpoints.
-func (e *Engine) GetWebhook(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
-	ep, err := e.endpoint(ctx, p, projectID, id)
+func (svc *Service) GetWebhook(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
+	ep, err := svc.endpoint(ctx, p, projectID, id)
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
 }
 
 // ListWebhooks lists the principal's endpoints.
-func (e *Engine) ListWebhooks(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[Endpoint], error) {
+func (svc *Service) ListWebhooks(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[Endpoint], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[Endpoint]{}, err
 	}
-	items, total, err := e.Store.ListEndpoints(ctx, p, q)
+	items, total, err := svc.store.ListEndpoints(ctx, p, q)
 	out := make([]Endpoint, len(items))
 	for i, it := range items {
 		out[i] = Endpoint{WebhookEndpoint: it.WebhookEndpoint}
@@ -93,22 +93,22 @@ func (e *Engine) ListWebhooks(ctx context.Context, p payment.Principal, projectI
 
 // UpdateWebhook changes an endpoint's url, description, events or status;
 // re-enabling clears the failure record.
-func (e *Engine) UpdateWebhook(ctx context.Context, p payment.Principal, projectID, id string, in payment.WebhookInput) (Endpoint, error) {
-	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
+func (svc *Service) UpdateWebhook(ctx context.Context, p payment.Principal, projectID, id string, in payment.WebhookInput) (Endpoint, error) {
+	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return Endpoint{}, err
 	}
-	ep, err := e.Store.UpdateEndpoint(ctx, id, e.now(), func(s *store.StoredEndpoint) error {
+	ep, err := svc.store.UpdateEndpoint(ctx, id, svc.now(), func(s *store.StoredEndpoint) error {
 		if err := payment.ApplyWebhook(&s.WebhookEndpoint, in, false); err != nil {
 			return err
 		}
 		if s.Status == payment.WebhookEnabled {
 			s.FailingSince = nil
 		}
-		e.resealSecrets(s)
+		svc.resealSecrets(s)
 		return nil
 	})
 	if err == nil {
-		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
+		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
 			map[string]any{"url": ep.URL, "enabledEvents": ep.EnabledEvents, "status": ep.Status})
 	}
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
@@ -116,31 +116,31 @@ func (e *Engine) UpdateWebhook(ctx context.Context, p payment.Principal, project
 
 // resealSecrets binds an endpoint's secrets sealed before secrets were
 // bound to their endpoint, as the endpoint is written anyway.
-func (e *Engine) resealSecrets(ep *store.StoredEndpoint) {
-	if e.Sealer != nil {
-		ep.Secret, ep.PreviousSecret = e.Sealer.Reseal(ep.ID, ep.Secret), e.Sealer.Reseal(ep.ID, ep.PreviousSecret)
+func (svc *Service) resealSecrets(ep *store.StoredEndpoint) {
+	if svc.sealer != nil {
+		ep.Secret, ep.PreviousSecret = svc.sealer.Reseal(ep.ID, ep.Secret), svc.sealer.Reseal(ep.ID, ep.PreviousSecret)
 	}
 }
 
 // DeleteWebhook deletes an endpoint; no delivery starts to it any more.
-func (e *Engine) DeleteWebhook(ctx context.Context, p payment.Principal, projectID, id string) error {
-	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
+func (svc *Service) DeleteWebhook(ctx context.Context, p payment.Principal, projectID, id string) error {
+	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return err
 	}
-	if err := e.Store.DeleteEndpoint(ctx, p, id, e.now()); err != nil {
+	if err := svc.store.DeleteEndpoint(ctx, p, id, svc.now()); err != nil {
 		return err
 	}
-	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil)
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil)
 	return nil
 }
 
 // RotateWebhookSecret gives an endpoint a new secret, shown this once; the
 // old one keeps signing beside it for SecretOverlap.
-func (e *Engine) RotateWebhookSecret(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
-	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
+func (svc *Service) RotateWebhookSecret(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
+	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return Endpoint{}, err
 	}
-	s, err := e.sealer()
+	s, err := svc.openSealer()
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -149,14 +149,14 @@ func (e *Engine) RotateWebhookSecret(ctx context.Context, p payment.Principal, p
 	if err != nil {
 		return Endpoint{}, err
 	}
-	now := e.now()
+	now := svc.now()
 	until := now.Add(SecretOverlap)
-	ep, err := e.Store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
+	ep, err := svc.store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
 		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
 		return nil
 	})
 	if err == nil {
-		e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
+		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
 			map[string]any{"previousSecretValidUntil": until})
 	}
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint, Secret: secret}, err
@@ -164,29 +164,29 @@ func (e *Engine) RotateWebhookSecret(ctx context.Context, p payment.Principal, p
 
 // SendTestEvent records a webhook.test event and delivers it to one
 // endpoint.
-func (e *Engine) SendTestEvent(ctx context.Context, p payment.Principal, projectID, id string) (store.Event, error) {
-	ep, err := e.endpoint(ctx, p, projectID, id)
+func (svc *Service) SendTestEvent(ctx context.Context, p payment.Principal, projectID, id string) (payment.Event, error) {
+	ep, err := svc.endpoint(ctx, p, projectID, id)
 	if err != nil {
-		return store.Event{}, err
+		return payment.Event{}, err
 	}
-	now := e.now()
+	now := svc.now()
 	data, _ := json.Marshal(map[string]any{"webhookId": ep.ID, "message": "This is a test event from paymentsd."})
-	ev := store.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: ep.ProjectID, IsLive: ep.IsLive,
-		Type: payment.TestEventType, ObjectID: payment.NewID("test_", now), Version: 1, Data: data, CreatedAt: now}
-	if err := e.Store.InsertTestEvent(ctx, ev); err != nil {
+	ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: ep.ProjectID, IsLive: ep.IsLive,
+		Type: payment.EventWebhookTest, ObjectID: payment.NewID("test_", now), Version: 1, Data: data, CreatedAt: now}
+	if err := svc.store.InsertTestEvent(ctx, ev); err != nil {
 		return ev, err
 	}
-	d, err := e.Store.CreateDelivery(ctx, ev, ep.ID, now)
+	d, err := svc.store.CreateDelivery(ctx, ev, ep.ID, now)
 	if err != nil {
 		return ev, err
 	}
-	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID})
-	return ev, e.startDelivery(ctx, d, 1)
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID})
+	return ev, svc.startDelivery(ctx, d, 1)
 }
 
-func (e *Engine) startDelivery(ctx context.Context, d store.Dispatch, first int) error {
+func (svc *Service) startDelivery(ctx context.Context, d store.Dispatch, first int) error {
 	in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: first}
-	_, err := e.Temporal.ExecuteWorkflow(ctx, workflows.WebhookDeliveryStartOptions(in, d.ProjectID, d.IsLive), workflows.WebhookDelivery, in)
+	_, err := svc.temporal.ExecuteWorkflow(ctx, workflows.WebhookDeliveryStartOptions(in, d.ProjectID, d.IsLive), workflows.WebhookDelivery, in)
 	if err != nil {
 		return fmt.Errorf("start delivery: %w", err)
 	}
@@ -194,20 +194,20 @@ func (e *Engine) startDelivery(ctx context.Context, d store.Dispatch, first int)
 }
 
 // ListEvents lists the principal's events; q.Status filters by type.
-func (e *Engine) ListEvents(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[store.Event], error) {
+func (svc *Service) ListEvents(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Event], error) {
 	if err := owns(p, projectID); err != nil {
-		return Page[store.Event]{}, err
+		return Page[payment.Event]{}, err
 	}
-	items, total, err := e.Store.ListEvents(ctx, p, q)
-	return Page[store.Event]{items, total, q}, err
+	items, total, err := svc.store.ListEvents(ctx, p, q)
+	return Page[payment.Event]{items, total, q}, err
 }
 
 // GetEvent returns one of the principal's events.
-func (e *Engine) GetEvent(ctx context.Context, p payment.Principal, projectID, id string) (store.Event, error) {
+func (svc *Service) GetEvent(ctx context.Context, p payment.Principal, projectID, id string) (payment.Event, error) {
 	if err := ownsID(p, projectID, payment.PrefixEvent, id, "Event"); err != nil {
-		return store.Event{}, err
+		return payment.Event{}, err
 	}
-	ev, err := e.Store.GetEvent(ctx, p, id)
+	ev, err := svc.store.GetEvent(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return ev, payment.NotFound("Event")
 	}
@@ -216,12 +216,12 @@ func (e *Engine) GetEvent(ctx context.Context, p payment.Principal, projectID, i
 
 // ListDeliveries lists an endpoint's deliveries with their attempts;
 // q.Status filters by delivery status.
-func (e *Engine) ListDeliveries(ctx context.Context, p payment.Principal, projectID, id string, q payment.ListQuery) (Page[store.Delivery], error) {
-	if _, err := e.endpoint(ctx, p, projectID, id); err != nil {
-		return Page[store.Delivery]{}, err
+func (svc *Service) ListDeliveries(ctx context.Context, p payment.Principal, projectID, id string, q payment.ListQuery) (Page[payment.Delivery], error) {
+	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
+		return Page[payment.Delivery]{}, err
 	}
-	items, total, err := e.Store.ListDeliveries(ctx, p, id, q)
-	return Page[store.Delivery]{items, total, q}, err
+	items, total, err := svc.store.ListDeliveries(ctx, p, id, q)
+	return Page[payment.Delivery]{items, total, q}, err
 }
 
 // RedeliveryWait bounds how long a redelivery waits for its attempt's
@@ -232,7 +232,7 @@ const RedeliveryWait = 45 * time.Second
 // Redelivery is a redelivery's answer: the delivery as it stands after the
 // attempt, and the attempt's outcome (nil when it was not waited for).
 type Redelivery struct {
-	Delivery store.Delivery
+	Delivery payment.Delivery
 	Attempt  *workflows.AttemptNowResult
 }
 
@@ -240,25 +240,25 @@ type Redelivery struct {
 // webhook-id: a delivery still in its retry schedule makes its next attempt
 // at once (the schedule goes on if it fails), an ended one starts again
 // with a fresh schedule. It waits for that attempt's outcome.
-func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, endpointID, deliveryID string) (Redelivery, error) {
-	if _, err := e.endpoint(ctx, p, projectID, endpointID); err != nil {
+func (svc *Service) Redeliver(ctx context.Context, p payment.Principal, projectID, endpointID, deliveryID string) (Redelivery, error) {
+	if _, err := svc.endpoint(ctx, p, projectID, endpointID); err != nil {
 		return Redelivery{}, err
 	}
-	d, err := e.Store.GetDelivery(ctx, p, endpointID, deliveryID)
+	d, err := svc.store.GetDelivery(ctx, p, endpointID, deliveryID)
 	if errors.Is(err, payment.ErrNotFound) {
 		return Redelivery{}, payment.NotFound("Delivery")
 	}
 	if err != nil {
 		return Redelivery{}, err
 	}
-	if err := e.Store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, e.now()); err != nil {
+	if err := svc.store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, svc.now()); err != nil {
 		return Redelivery{}, err
 	}
-	e.audit(ctx, p.ProjectID, p.IsLive, payment.AuditDeliveryRedelivered, "webhook_delivery", d.ID,
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditDeliveryRedelivered, "webhook_delivery", d.ID,
 		map[string]any{"webhookId": endpointID, "eventId": d.EventID})
 	in := workflows.DeliveryInput{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: len(d.Attempts) + 1}
-	start := e.Temporal.NewWithStartWorkflowOperation(workflows.WebhookDeliveryStartOptions(in, p.ProjectID, p.IsLive), workflows.WebhookDelivery, in)
-	h, err := e.Temporal.UpdateWithStartWorkflow(ctx, workflows.AttemptNowOptions(start))
+	start := svc.temporal.NewWithStartWorkflowOperation(workflows.WebhookDeliveryStartOptions(in, p.ProjectID, p.IsLive), workflows.WebhookDelivery, in)
+	h, err := svc.temporal.UpdateWithStartWorkflow(ctx, workflows.AttemptNowOptions(start))
 	if err != nil {
 		var app *temporal.ApplicationError
 		if !errors.As(err, &app) {
@@ -276,7 +276,7 @@ func (e *Engine) Redeliver(ctx context.Context, p payment.Principal, projectID, 
 		d.Status = payment.DeliveryPending
 		return Redelivery{Delivery: d}, nil // under way; its attempt will be in the list
 	}
-	if d, err = e.Store.GetDelivery(ctx, p, endpointID, deliveryID); err != nil {
+	if d, err = svc.store.GetDelivery(ctx, p, endpointID, deliveryID); err != nil {
 		return Redelivery{}, err
 	}
 	return Redelivery{Delivery: d, Attempt: &out}, nil

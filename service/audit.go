@@ -1,4 +1,4 @@
-package engine
+package service
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 // the action and its target. details must hold no secret. The change is
 // made already, so a failure to record it is logged and counted, not
 // returned.
-func (e *Engine) audit(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) {
-	now := e.now()
+func (svc *Service) audit(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) {
+	now := svc.now()
 	a := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: projectID, IsLive: isLive, OccurredAt: now,
 		Origin: payment.OriginOf(ctx), Action: action, TargetType: targetType, TargetID: targetID}
 	if a.ActorKind == "" {
@@ -24,7 +24,7 @@ func (e *Engine) audit(ctx context.Context, projectID string, isLive bool, actio
 	if details != nil {
 		a.Details, _ = json.Marshal(details)
 	}
-	if err := e.Store.RecordAudit(context.WithoutCancel(ctx), a); err != nil {
+	if err := svc.store.RecordAudit(context.WithoutCancel(ctx), a); err != nil {
 		metrics.AuditFailures.Inc()
 		slog.ErrorContext(ctx, "audit log: the change is made but not recorded", "action", action, "target", targetID, "err", err)
 	}
@@ -32,10 +32,10 @@ func (e *Engine) audit(ctx context.Context, projectID string, isLive bool, actio
 
 // ListAudit lists the principal's audit log, newest first; q.Status
 // filters by action.
-func (e *Engine) ListAudit(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.AuditEntry], error) {
+func (svc *Service) ListAudit(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.AuditEntry], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.AuditEntry]{}, err
 	}
-	items, total, err := e.Store.ListAudit(ctx, p, q)
+	items, total, err := svc.store.ListAudit(ctx, p, q)
 	return Page[payment.AuditEntry]{items, total, q}, err
 }
