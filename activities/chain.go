@@ -48,13 +48,22 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		}
 	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
+	started := time.Now()
 	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.lookup)
+	if polled.Head > 0 {
+		metrics.ChainHead.WithLabelValues(in.Network).Set(float64(polled.Head))
+		metrics.ScanLag.WithLabelValues(in.Network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
+	}
 	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
 		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
 	if err != nil {
 		return out, err
 	}
 	metrics.ScannedBlock.WithLabelValues(in.Network).Set(float64(polled.Cursor.Number))
+	if polled.Cursor.Number != in.Cursor.Number {
+		// A poll that found no new block measured a wait, not a scan.
+		metrics.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
+	}
 	out.Payments = sessions.payments(c, polled.Transfers)
 	return out, nil
 }

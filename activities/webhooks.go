@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/views"
@@ -120,6 +121,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("cannot send: "+err.Error(), "url", err)
 	}
 
+	observe(out, ev.CreatedAt)
 	result := workflows.DeliverResult{Delivered: out.Delivered, Stop: out.Stop, RetryAfter: out.RetryAfter}
 	if out.Attempt.StatusCode != nil {
 		result.StatusCode = *out.Attempt.StatusCode
@@ -128,6 +130,22 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 		return result, err
 	}
 	return result, a.endpointHealth(ctx, ep.ID, result, at)
+}
+
+// observe counts an attempt by outcome, and a delivery's delay from its
+// event.
+func observe(o webhook.Outcome, recorded time.Time) {
+	outcome := "rejected"
+	switch {
+	case o.Delivered:
+		outcome = "delivered"
+		metrics.WebhookDelay.Observe(time.Since(recorded).Seconds())
+	case o.Stop:
+		outcome = "gone"
+	case o.Attempt.StatusCode == nil:
+		outcome = "error"
+	}
+	metrics.WebhookAttempts.WithLabelValues(outcome).Inc()
 }
 
 // endpointHealth keeps track of failing endpoints: a 410 disables one at

@@ -143,7 +143,7 @@ func (s *Server) Close() {
 
 // Handler returns the HTTP handler of the whole API.
 func (s *Server) Handler() http.Handler {
-	return withRequestID(withRecover(s.mux))
+	return withRequestID(withMetrics(withRecover(s.mux)))
 }
 
 // access says who may call a route.

@@ -278,6 +278,9 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 				f.answered(i)
 				metrics.RPCRequests.WithLabelValues(f.network, "ok").Inc()
 				metrics.NetworkUp.WithLabelValues(f.network).Set(1)
+				if err != nil || behind {
+					metrics.RPCFailovers.WithLabelValues(f.network).Inc()
+				}
 				return v, nil
 			case errors.Is(cerr, ethereum.NotFound):
 				metrics.RPCRequests.WithLabelValues(f.network, "ok").Inc()

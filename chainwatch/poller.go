@@ -77,6 +77,9 @@ type Polled struct {
 	Transfers []Transfer
 	// CaughtUp is true when the poll reached the chain's head.
 	CaughtUp bool
+	// Head is the chain's head block as the poll last read it (zero when
+	// it could not be read).
+	Head uint64
 }
 
 // Poller returns a poller of the chain over blocks, with the network's
@@ -110,7 +113,7 @@ func (p *Poller) Poll(ctx context.Context, cursor Cursor, watch Watchlist) (Poll
 			}
 		}
 	}
-	out := Polled{Cursor: cursor}
+	out := Polled{Cursor: cursor, Head: head}
 	from := cursor.Number + 1
 	if cursor.Hash == (common.Hash{}) {
 		from = 0
@@ -119,6 +122,7 @@ func (p *Poller) Poll(ctx context.Context, cursor Cursor, watch Watchlist) (Poll
 		}
 	}
 	head, caughtUp, err := s.waitForBlock(ctx, from, head)
+	out.Head = max(out.Head, head)
 	if err != nil || caughtUp {
 		out.CaughtUp = caughtUp
 		return out, err
@@ -132,7 +136,8 @@ func (p *Poller) Poll(ctx context.Context, cursor Cursor, watch Watchlist) (Poll
 	if err := s.Blocks.SaveBlocks(ctx, blocks, last.Number-min(last.Number, s.Keep)); err != nil {
 		return out, err
 	}
-	return Polled{Cursor: Cursor{Number: last.Number, Hash: last.Hash, Time: last.Time}, Transfers: transfers, CaughtUp: to == head}, nil
+	return Polled{Cursor: Cursor{Number: last.Number, Hash: last.Hash, Time: last.Time}, Transfers: transfers, CaughtUp: to == head,
+		Head: head}, nil
 }
 
 // waitForBlock waits at the head, rather than in a workflow timer, until

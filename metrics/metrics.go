@@ -4,7 +4,12 @@
 package metrics
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -46,6 +51,60 @@ var (
 		Name: "paymentsd_transfers_unexpected_total",
 		Help: "Transfers to a deposit address whose session no longer takes payments (recorded as unexpected).",
 	}, []string{"network"})
+	// RPCFailovers counts calls another node answered after the first
+	// one tried failed or was behind.
+	RPCFailovers = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_rpc_failovers_total",
+		Help: "JSON-RPC calls answered by another node after the first one tried failed or was behind.",
+	}, []string{"network"})
+	// ChainHead is a network's head block as its scanner last read it.
+	ChainHead = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "paymentsd_chain_head_block",
+		Help: "The network's head block as its scanner last read it.",
+	}, []string{"network"})
+	// ScanLag is how many blocks a network's scanner is behind the head:
+	// payments in those blocks are not seen yet.
+	ScanLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "paymentsd_scan_lag_blocks",
+		Help: "Blocks between the network's head and the last block its scanner read.",
+	}, []string{"network"})
+	// ScanDuration is the time one poll of a network that read new blocks
+	// took.
+	ScanDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "paymentsd_scan_duration_seconds",
+		Help:    "Time one poll of the network that read new blocks took.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2.5, 10),
+	}, []string{"network"})
+	// HTTPRequests counts the API's requests by route pattern, method and
+	// status code.
+	HTTPRequests = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_http_requests_total",
+		Help: "API requests by route pattern (or Connect procedure), method and status code.",
+	}, []string{"route", "method", "status"})
+	// HTTPDuration is the API's request latency by route and method.
+	HTTPDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "paymentsd_http_request_duration_seconds",
+		Help:    "API request latency by route pattern (or Connect procedure) and method.",
+		Buckets: []float64{.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"route", "method"})
+	// RateLimited counts requests refused by a rate-limit tier.
+	RateLimited = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_rate_limited_total",
+		Help: "Requests refused with 429 by rate-limit tier.",
+	}, []string{"tier"})
+	// WebhookAttempts counts delivery attempts by outcome: delivered (2xx),
+	// rejected (another status), gone (410), or error (no answer).
+	WebhookAttempts = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_webhook_attempts_total",
+		Help: "Webhook delivery attempts by outcome (delivered, rejected, gone, error).",
+	}, []string{"outcome"})
+	// WebhookDelay is the time from an event's recording to its delivery
+	// (the first 2xx), retries included.
+	WebhookDelay = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name:    "paymentsd_webhook_delivery_delay_seconds",
+		Help:    "Time from an event's recording to its delivery (the first 2xx answer), retries included.",
+		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 6 * 3600, 24 * 3600},
+	})
 	// AuditFailures counts management changes made but not recorded in the
 	// audit log (the database refused the entry).
 	AuditFailures = promauto.NewCounter(prometheus.CounterOpts{
@@ -56,3 +115,54 @@ var (
 
 // Handler serves the metrics in Prometheus' text format.
 func Handler() http.Handler { return promhttp.Handler() }
+
+// RecordCount is how many records of a kind are in a status.
+type RecordCount struct {
+	Kind   string // checkout_session or transaction
+	IsLive bool
+	Status string
+	Count  int64
+}
+
+// recordsDesc describes the records gauge.
+var recordsDesc = prometheus.NewDesc("paymentsd_records",
+	"Checkout sessions and transactions in the database by kind, environment (live) and status.",
+	[]string{"kind", "live", "status"}, nil)
+
+// records is a collector that reads the counts through count, at most
+// once per interval: a scrape does not cost a count each time.
+type records struct {
+	count    func(context.Context) ([]RecordCount, error)
+	interval time.Duration
+
+	mu    sync.Mutex
+	at    time.Time
+	cache []RecordCount
+}
+
+// RegisterRecords registers the gauge of records by status, read through
+// count at most once per interval.
+func RegisterRecords(count func(context.Context) ([]RecordCount, error), interval time.Duration) error {
+	return prometheus.Register(&records{count: count, interval: interval})
+}
+
+func (r *records) Describe(ch chan<- *prometheus.Desc) { ch <- recordsDesc }
+
+func (r *records) Collect(ch chan<- prometheus.Metric) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if time.Since(r.at) >= r.interval {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		counts, err := r.count(ctx)
+		cancel()
+		if err != nil {
+			slog.Warn("count records for metrics", "err", err)
+		} else {
+			r.cache, r.at = counts, time.Now()
+		}
+	}
+	for _, c := range r.cache {
+		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(c.Count),
+			c.Kind, strconv.FormatBool(c.IsLive), c.Status)
+	}
+}

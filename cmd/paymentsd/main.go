@@ -29,6 +29,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/telemetry"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
 )
@@ -127,8 +128,9 @@ func (d deps) Close() {
 	d.store.Close()
 }
 
-// open connects to Postgres, Temporal and the configured chains.
-func open(ctx context.Context, c config) (deps, error) {
+// open connects to Postgres, Temporal (with tel's metrics and traces) and
+// the configured chains.
+func open(ctx context.Context, c config, tel *telemetry.Telemetry) (deps, error) {
 	if err := needDatabase(c); err != nil {
 		return deps{}, err
 	}
@@ -136,8 +138,8 @@ func open(ctx context.Context, c config) (deps, error) {
 	if err != nil {
 		return deps{}, err
 	}
-	tc, err := client.NewLazyClient(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace,
-		Logger: slogAdapter{}})
+	tc, err := client.NewLazyClient(tel.Temporal(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace,
+		Logger: slogAdapter{}}))
 	if err != nil {
 		st.Close()
 		return deps{}, fmt.Errorf("temporal client: %w", err)
@@ -188,7 +190,12 @@ func runAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := open(ctx, c)
+	tel, err := startTelemetry(ctx, "paymentsd-api")
+	if err != nil {
+		return err
+	}
+	defer closeTelemetry(tel)
+	d, err := open(ctx, c, tel)
 	if err != nil {
 		return err
 	}
@@ -198,7 +205,28 @@ func runAPI(ctx context.Context) error {
 		return err
 	}
 	defer srv.Close()
-	return serveHTTP(ctx, c.HTTPAddr, srv.Handler())
+	return serveHTTP(ctx, c.HTTPAddr, tel.HTTP(srv.Handler(), "paymentsd-api"))
+}
+
+// startTelemetry starts the process's metrics and traces (docs/observability.md).
+func startTelemetry(ctx context.Context, service string) (*telemetry.Telemetry, error) {
+	tel, err := telemetry.Start(ctx, service)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	if telemetry.TracingConfigured() {
+		slog.Info("exporting traces over OTLP", "service", service)
+	}
+	return tel, nil
+}
+
+// closeTelemetry flushes the spans still buffered.
+func closeTelemetry(tel *telemetry.Telemetry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tel.Close(ctx); err != nil {
+		slog.Warn("telemetry shutdown", "err", err)
+	}
 }
 
 // serveHTTP serves h on addr until ctx is done, then shuts down gracefully.
@@ -227,7 +255,12 @@ func runWorker(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := open(ctx, c)
+	tel, err := startTelemetry(ctx, "paymentsd-worker")
+	if err != nil {
+		return err
+	}
+	defer closeTelemetry(tel)
+	d, err := open(ctx, c, tel)
 	if err != nil {
 		return err
 	}
@@ -244,6 +277,9 @@ func runWorker(ctx context.Context) error {
 		return err
 	}
 	if err := worker.StartDispatcher(ctx, tc); err != nil {
+		return err
+	}
+	if err := metrics.RegisterRecords(st.CountByStatus, time.Minute); err != nil {
 		return err
 	}
 	if c.MetricsAddr != "" {
