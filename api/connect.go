@@ -40,7 +40,7 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			procedure := req.Spec().Procedure
-			counter := "ip:" + hostOf(req.Peer().Addr)
+			counter := "ip:" + s.clientIP(peerRequest(req))
 			header := http.Header{}
 			tier, ok := procedureTiers[procedure]
 			if !ok {
@@ -49,13 +49,13 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 			keyed := strings.HasPrefix(procedure, "/"+paymentsdv1connect.PaymentsServiceName+"/") ||
 				procedure == paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure && hasCredentials(req.Header())
 			if keyed {
-				p, err := s.authenticateFrom(ctx, req.Header(), hostOf(req.Peer().Addr), header)
+				p, err := s.authenticateFrom(ctx, req.Header(), s.clientIP(peerRequest(req)), header)
 				if err != nil {
 					return nil, withHeaders(connectErr(err), header)
 				}
 				ctx = context.WithValue(ctx, principalKey, p)
 				ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID,
-					IP: hostOf(req.Peer().Addr), UserAgent: req.Header().Get("User-Agent")})
+					IP: s.clientAddress(peerRequest(req)), UserAgent: req.Header().Get("User-Agent")})
 				counter = "key:" + p.KeyID
 				if tier == Strict {
 					tier = StrictAPIKey
@@ -76,9 +76,10 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 	}
 }
 
-func hostOf(addr string) string {
-	r := &http.Request{RemoteAddr: addr}
-	return clientIP(r)
+// peerRequest is what clientIP reads of a Connect call: its peer and
+// headers.
+func peerRequest(req connect.AnyRequest) *http.Request {
+	return &http.Request{RemoteAddr: req.Peer().Addr, Header: req.Header()}
 }
 
 func withHeaders(err error, h http.Header) error {

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -228,14 +227,10 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
-// clientIP is the peer address; deployments behind a proxy put the API
-// behind one that rewrites it.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+// clientIP is the counter of the client that sent r for rate limits: its
+// address behind the trusted proxies, or an IPv6 client's /64 (clientKey).
+func (s *Server) clientIP(r *http.Request) string {
+	return clientKey(r, s.proxies)
 }
 
 func sortStrings(s []string) []string {

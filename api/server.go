@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -51,6 +52,10 @@ type Config struct {
 	PublicURL string
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// TrustedProxies are the networks of the proxies in front of the API:
+	// from a peer in one, the client is read from X-Forwarded-For. Without
+	// any, the client is the peer.
+	TrustedProxies []netip.Prefix
 }
 
 // Server serves the API.
@@ -60,6 +65,7 @@ type Server struct {
 	maxBody     int64
 	limiters    map[Tier]limiter.Store
 	limits      map[Tier]uint64
+	proxies     []netip.Prefix // Config.TrustedProxies
 	mux         *http.ServeMux
 	stopPurge   context.CancelFunc
 	table       []Route
@@ -79,10 +85,11 @@ type Route struct {
 // must cover them all (the attack suite): a route added later is in it.
 func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
-// New returns the API server for an engine.
+// New returns the API server over a service.
 func New(e *service.Service, cfg Config) (*Server, error) {
 	s := &Server{svc: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
-		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux()}
+		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
+		proxies: cfg.TrustedProxies}
 	if s.maxBody <= 0 {
 		s.maxBody = 1 << 20
 	}
@@ -256,7 +263,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	var p *payment.Principal
 	tier := ep.tier
 	if ep.access == apiKey || ep.access == optionalKey && hasCredentials(r.Header) {
-		principal, err := s.authenticateFrom(r.Context(), r.Header, clientIP(r), w.Header())
+		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
 		if err != nil {
 			failErr(w, r, err)
 			return
@@ -264,10 +271,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		p = &principal
 		ctx := context.WithValue(r.Context(), principalKey, principal)
 		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: principal.KeyID,
-			IP: clientIP(r), UserAgent: r.UserAgent()})
+			IP: s.clientAddress(r), UserAgent: r.UserAgent()})
 		r = r.WithContext(ctx)
 	}
-	counter := "ip:" + clientIP(r)
+	counter := "ip:" + s.clientIP(r)
 	if p != nil {
 		counter = "key:" + p.KeyID
 		if tier == Strict {
@@ -286,7 +293,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		// Idempotency keys are scoped to the credential, or for public
 		// routes to the client's address: another caller sending the same
 		// key and body never gets the first caller's response.
-		scope := "ip:" + clientIP(r)
+		scope := "ip:" + s.clientAddress(r)
 		if p != nil {
 			scope = "key:" + p.KeyID
 		}

@@ -13,6 +13,12 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get 
   echo "installing Chromium for the browser test (Debian package chromium)..." >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true
 fi
+# The Redis rate limit store is tested against redis-server, which the
+# tests start on a port of their own (no service is needed).
+if ! command -v redis-server >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing the Redis server for the rate limit tests (Debian package redis-server)..." >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null || true
+fi
 # Formatting, vet and the linters are `make lint`, which CI runs first.
 # Every package runs under the race detector but the ones under tests/:
 # they link the embedded Temporal server (its -race build alone takes most

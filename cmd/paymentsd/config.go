@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/paymentsd/paymentsd/api"
@@ -33,6 +35,12 @@ type config struct {
 	WebhookKey          []byte
 	WebhookAllowPrivate bool
 	WebhookDisableAfter time.Duration
+	// RedisURL, when set, keeps the API's rate limits in Redis, one budget
+	// shared by every API process (REDIS_URL).
+	RedisURL string
+	// TrustedProxies are the networks of the proxies in front of the API,
+	// whose X-Forwarded-For names the client (TRUSTED_PROXIES).
+	TrustedProxies []netip.Prefix
 }
 
 func env(name, def string) string {
@@ -50,6 +58,7 @@ func loadConfig() (config, error) {
 		HTTPAddr:          env("HTTP_ADDR", "127.0.0.1:8080"),
 		MetricsAddr:       os.Getenv("METRICS_ADDR"),
 		Limits:            map[api.Tier]uint64{},
+		RedisURL:          os.Getenv("REDIS_URL"),
 	}
 	c.PublicURL = env("PUBLIC_URL", "http://"+c.HTTPAddr)
 	var err error
@@ -65,6 +74,9 @@ func loadConfig() (config, error) {
 			}
 			c.Limits[tier] = n
 		}
+	}
+	if c.TrustedProxies, err = parseTrustedProxies(os.Getenv("TRUSTED_PROXIES")); err != nil {
+		return c, fmt.Errorf("TRUSTED_PROXIES: %w", err)
 	}
 	c.Catalog = payment.Catalog{Assets: defaultAssets}
 	assets := []byte(os.Getenv("ASSETS"))
@@ -108,6 +120,33 @@ func loadConfig() (config, error) {
 		}
 	}
 	return c, nil
+}
+
+// parseTrustedProxies reads a comma-separated list of networks (CIDRs
+// such as 10.0.0.0/8 or fd00::/8) or single addresses.
+func parseTrustedProxies(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			addr, addrErr := netip.ParseAddr(s)
+			if addrErr != nil {
+				return nil, fmt.Errorf("%q is not a network such as 10.0.0.0/8 or an address", s)
+			}
+			p = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		// Clients' IPv4-mapped IPv6 addresses are read as IPv4, so a
+		// network written that way is too.
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 var (

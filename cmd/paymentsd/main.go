@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/sethvargo/go-limiter"
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/activities"
@@ -27,6 +29,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/ratelimit"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/telemetry"
@@ -200,7 +203,19 @@ func runAPI(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	srv, err := api.New(newEngine(c, d.store, d.temporal, d.chains), api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
+	cfg := api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies}
+	if c.RedisURL != "" {
+		client, err := openRedis(ctx, c.RedisURL)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		cfg.LimitStore = func(tier api.Tier, perMinute uint64) (limiter.Store, error) {
+			return ratelimit.NewRedis(client, ratelimit.RedisConfig{Tokens: perMinute, Interval: time.Minute,
+				Prefix: "paymentsd:ratelimit:" + string(tier) + ":"})
+		}
+	}
+	srv, err := api.New(newEngine(c, d.store, d.temporal, d.chains), cfg)
 	if err != nil {
 		return err
 	}
@@ -227,6 +242,24 @@ func closeTelemetry(tel *telemetry.Telemetry) {
 	if err := tel.Close(ctx); err != nil {
 		slog.Warn("telemetry shutdown", "err", err)
 	}
+}
+
+// openRedis connects to the Redis server of REDIS_URL and checks that it
+// answers, so that a wrong URL stops the start instead of leaving every
+// process counting alone. Later outages let requests through (api.Server
+// logs them).
+func openRedis(ctx context.Context, rawURL string) (redis.UniversalClient, error) {
+	client, err := ratelimit.NewRedisClient(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	ping, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := client.Ping(ping).Err(); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	return client, nil
 }
 
 // serveHTTP serves h on addr until ctx is done, then shuts down gracefully.

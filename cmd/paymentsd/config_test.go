@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTrustedProxies(t *testing.T) {
+	cases := []struct {
+		env  string
+		want []string // nil: refused
+	}{
+		{"", []string{}},
+		{"10.0.0.0/8", []string{"10.0.0.0/8"}},
+		{" 10.0.0.0/8 , fd00::/8,", []string{"10.0.0.0/8", "fd00::/8"}},
+		{"192.0.2.10", []string{"192.0.2.10/32"}},
+		{"2001:db8::1", []string{"2001:db8::1/128"}},
+		{"10.1.2.3/8", []string{"10.0.0.0/8"}},
+		{"::ffff:10.0.0.0/104", []string{"10.0.0.0/8"}},
+		{"10.0.0.0/33", nil},
+		{"proxy.internal", nil},
+		{"10.0.0.0/8;172.16.0.0/12", nil},
+	}
+	for _, c := range cases {
+		t.Setenv("TRUSTED_PROXIES", c.env)
+		cfg, err := loadConfig()
+		if c.want == nil {
+			if err == nil || !strings.HasPrefix(err.Error(), "TRUSTED_PROXIES: ") {
+				t.Errorf("TRUSTED_PROXIES=%q: error %v, want one naming the variable", c.env, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("TRUSTED_PROXIES=%q: %v", c.env, err)
+			continue
+		}
+		got := []string{}
+		for _, p := range cfg.TrustedProxies {
+			got = append(got, p.String())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("TRUSTED_PROXIES=%q: %v, want %v", c.env, got, c.want)
+		}
+	}
+	// A proxy given as a mapped network trusts the IPv4 peers it names.
+	ps, err := parseTrustedProxies("::ffff:10.0.0.0/104")
+	if err != nil || !ps[0].Contains(netip.MustParseAddr("10.1.2.3")) {
+		t.Errorf("mapped network: %v, %v", ps, err)
+	}
+}
+
+// A REDIS_URL that is wrong or names no server stops the API's start,
+// naming the variable and not the password.
+func TestOpenRedisRefusesABadURL(t *testing.T) {
+	for _, url := range []string{"http://cache:6379", "redis://:s3cret@cache:port", "redis://:s3cret@127.0.0.1:1/0?dial_timeout=200ms&max_retries=-1"} {
+		client, err := openRedis(context.Background(), url)
+		if err == nil {
+			_ = client.Close()
+			t.Fatalf("openRedis(%q): no error", url)
+		}
+		if !strings.HasPrefix(err.Error(), "REDIS_URL: ") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("openRedis(%q): %v; want an error naming REDIS_URL without the password", url, err)
+		}
+	}
+}
