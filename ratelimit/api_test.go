@@ -11,6 +11,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/ratelimit"
+	"github.com/paymentsd/paymentsd/ratelimit/redistest"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -19,7 +20,7 @@ import (
 // otherwise give it whole.
 func TestTwoAPIServersShareTheirLimits(t *testing.T) {
 	const limit = 4
-	srv := ratelimit.StartRedis(t)
+	srv := redistest.Start(t)
 	handlers := make([]http.Handler, 2)
 	for i := range handlers {
 		client := srv.Client(t)

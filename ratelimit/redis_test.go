@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/ratelimit/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
@@ -33,7 +34,7 @@ func TestTakeUpToTokensThenRefillAfterInterval(t *testing.T) {
 	const tokens, interval = 3, 200 * time.Millisecond
 	ctx := context.Background()
 	// Kept for an hour, so the next window is the same bucket's.
-	st := newStore(t, startRedis(t).Client(t), RedisConfig{Tokens: tokens, Interval: interval, Prefix: "t:", TTL: time.Hour})
+	st := newStore(t, redistest.Start(t).Client(t), RedisConfig{Tokens: tokens, Interval: interval, Prefix: "t:", TTL: time.Hour})
 
 	before := time.Now()
 	var reset uint64
@@ -90,7 +91,7 @@ func TestTakeUpToTokensThenRefillAfterInterval(t *testing.T) {
 func TestStoresOfTwoProcessesShareOneBudget(t *testing.T) {
 	const tokens = 10
 	ctx := context.Background()
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	cfg := RedisConfig{Tokens: tokens, Interval: time.Minute, Prefix: "paymentsd:relaxed:"}
 	stores := []limiter.Store{newStore(t, srv.Client(t), cfg), newStore(t, srv.Client(t), cfg)}
 
@@ -122,7 +123,7 @@ func TestStoresOfTwoProcessesShareOneBudget(t *testing.T) {
 func TestConcurrentTakesNeverExceedTokens(t *testing.T) {
 	const tokens, goroutines, each = 20, 50, 3
 	ctx := context.Background()
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	cfg := RedisConfig{Tokens: tokens, Interval: time.Minute}
 	stores := []limiter.Store{newStore(t, srv.Client(t), cfg), newStore(t, srv.Client(t), cfg)}
 
@@ -208,7 +209,7 @@ func TestSameAnswersAsMemorystore(t *testing.T) {
 		{"burst adds to the current window", append(append(repeat(take, tokens+1), op{name: "burst", key: "k", n: 2}, get), repeat(take, 3)...)},
 		{"bursts add up", []op{take, {name: "burst", key: "k", n: 1}, {name: "burst", key: "k", n: 4}, get}},
 	}
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -240,7 +241,7 @@ func TestSameAnswersAsMemorystore(t *testing.T) {
 func TestDocumentedSemanticsWhereMemorystoreDiffers(t *testing.T) {
 	const tokens, interval = 2, 150 * time.Millisecond
 	ctx := context.Background()
-	st := newStore(t, startRedis(t).Client(t), RedisConfig{Tokens: tokens, Interval: interval, TTL: time.Hour})
+	st := newStore(t, redistest.Start(t).Client(t), RedisConfig{Tokens: tokens, Interval: interval, TTL: time.Hour})
 
 	// A burst on a key without a bucket adds to the store's limit for the
 	// current window only; memorystore makes the sum the key's limit.
@@ -273,7 +274,7 @@ func TestDocumentedSemanticsWhereMemorystoreDiffers(t *testing.T) {
 func TestIdleBucketsExpire(t *testing.T) {
 	const interval = 200 * time.Millisecond
 	ctx := context.Background()
-	client := startRedis(t).Client(t)
+	client := redistest.Start(t).Client(t)
 	st := newStore(t, client, RedisConfig{Tokens: 5, Interval: interval, Prefix: "rl:strict:"})
 
 	if _, _, _, _, err := st.Take(ctx, "ip:203.0.113.9"); err != nil {
@@ -315,7 +316,7 @@ func TestIdleBucketsExpire(t *testing.T) {
 // request through; a closed store refuses with limiter.ErrStopped.
 func TestErrorsAreReturned(t *testing.T) {
 	ctx := context.Background()
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	st := newStore(t, client, RedisConfig{Tokens: 1, Interval: time.Minute})
@@ -383,7 +384,7 @@ func TestErrorsAreReturned(t *testing.T) {
 }
 
 func TestNewRedisClient(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	client, err := NewRedisClient("redis://" + srv.Addr + "/2")
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +421,7 @@ func BenchmarkTakeMemory(b *testing.B) {
 }
 
 func BenchmarkTakeRedis(b *testing.B) {
-	st := newStore(b, startRedis(b).Client(b), RedisConfig{Tokens: 1 << 40, Interval: time.Minute})
+	st := newStore(b, redistest.Start(b).Client(b), RedisConfig{Tokens: 1 << 40, Interval: time.Minute})
 	benchmarkTake(b, st)
 }
 

@@ -1,4 +1,5 @@
-package ratelimit
+// Package redistest starts a redis-server of a test's own.
+package redistest
 
 import (
 	"bytes"
@@ -14,19 +15,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redisServer is a redis-server of the test's own, on a free port, without
+// Server is a redis-server of the test's own, on a free port, without
 // persistence; it stops when the test ends.
-type redisServer struct {
+type Server struct {
 	Addr string
 }
 
-// startRedis starts a redis-server for tb. A machine without one fails the
-// test: the store is tested against the real server or not at all.
-func startRedis(tb testing.TB) *redisServer {
+// Start starts a redis-server for tb. A machine without one fails the
+// test: what needs Redis is tested against the real server or not at all.
+func Start(tb testing.TB) *Server {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		tb.Fatalf("redis-server is not on PATH: install it (Debian: apt-get install redis-server) to test the Redis rate limit store")
+		tb.Fatalf("redis-server is not on PATH: install it (Debian: apt-get install redis-server) to run this test")
 	}
 	var lastErr error
 	for range 3 { // the free port may be taken between its probe and the server's bind
@@ -40,7 +41,7 @@ func startRedis(tb testing.TB) *redisServer {
 	return nil
 }
 
-func tryStartRedis(tb testing.TB, bin string) (*redisServer, error) {
+func tryStartRedis(tb testing.TB, bin string) (*Server, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -85,11 +86,11 @@ func tryStartRedis(tb testing.TB, bin string) (*redisServer, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	tb.Cleanup(stop)
-	return &redisServer{Addr: addr}, nil
+	return &Server{Addr: addr}, nil
 }
 
 // Client returns a new client of the server, closed when the test ends.
-func (s *redisServer) Client(tb testing.TB) *redis.Client {
+func (s *Server) Client(tb testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	tb.Cleanup(func() { _ = c.Close() })
 	return c
