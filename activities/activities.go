@@ -63,13 +63,11 @@ func (a *Activities) RecordSessionProgress(ctx context.Context, in workflows.Pro
 	}, renderSession))
 }
 
-func renderSession(s payment.Session, version int) ([]byte, error) {
-	return views.Versioned(views.SessionOf(s, "", "", nil), version)
-}
-
-func renderTransaction(t payment.Transaction, version int) ([]byte, error) {
-	return views.Versioned(views.TransactionOf(t), version)
-}
+// The events' data: the records as the API shows them.
+var (
+	renderSession     = views.SessionEvent
+	renderTransaction = views.TransactionEvent
+)
 
 // classify marks errors that no retry can fix as non-retryable.
 func classify(err error) error {

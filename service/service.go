@@ -330,22 +330,26 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 }
 
 // StartSessionWorkflow starts the session's workflow, if it is not running
-// yet, and waits until it has recorded the session. Calling it again for the
-// same session (a retry) starts nothing new. Transient Temporal errors are
-// retried a few times before the caller is told to retry later.
+// yet, then records the session. Once it returns, the session is readable
+// and its workflow runs (docs/decisions.md, "Opening a session"): the
+// workflow is started first, durably, and records the session itself as
+// its first step, so a crash between the two loses nothing; recording it
+// here as well spares the customer a round trip through a worker. Calling
+// it again for the same session (a retry) starts nothing new. Transient
+// Temporal errors are retried a few times before the caller is told to
+// retry later.
 func (svc *Service) StartSessionWorkflow(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
 	var lastErr error
 	for attempt := range 3 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
 		}
-		start := svc.temporal.NewWithStartWorkflowOperation(workflows.CheckoutSessionStartOptions(s, planTitle),
+		_, err := svc.temporal.ExecuteWorkflow(ctx, workflows.CheckoutSessionStartOptions(s, planTitle),
 			workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s, Settings: settings})
-		h, err := svc.temporal.UpdateWithStartWorkflow(ctx, workflows.SessionCreatedUpdateOptions(start))
 		if err == nil {
-			err = h.Get(ctx, nil)
-		}
-		if err == nil {
+			if err = svc.store.InsertSession(ctx, s, views.SessionEvent); err != nil {
+				return fmt.Errorf("record session: %w", err)
+			}
 			return nil
 		}
 		lastErr = err

@@ -29,12 +29,22 @@ func (s *Store) InsertSession(ctx context.Context, cs payment.Session, render Re
 			is_live, status, email, metadata, amount_usd, amount_paid_usd, deposit_address, payment_options,
 			quote_expires_at, expires_at, created_at, updated_at, late_until, deposit_index, version)
 			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,0,$10,$11,$12,$13,$14,$14,$15,$16,1)
-			ON CONFLICT (id) DO NOTHING`,
+			ON CONFLICT DO NOTHING`,
 			cs.ID, cs.TokenHash, cs.ProjectID, cs.PaymentPlanID, cs.IsLive, cs.Status, cs.Email, metadata,
 			cs.AmountUSD.String(), cs.DepositAddress, options, cs.QuoteExpiresAt, cs.ExpiresAt, cs.CreatedAt,
 			nullTime(cs.LateUntil), cs.DepositIndex)
-		if err != nil || tag.RowsAffected() == 0 {
+		if err != nil {
 			return mapErr(err)
+		}
+		if tag.RowsAffected() == 0 {
+			// Recorded before (the API and the session's workflow both
+			// record it, at the same time at worst), unless another
+			// session holds one of its unique keys.
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM checkout_sessions WHERE id = $1`, cs.ID).Scan(&n); err != nil || n == 1 {
+				return mapErr(err)
+			}
+			return &payment.Error{Kind: payment.KindConflict, Message: "another checkout session holds this one's token or deposit index"}
 		}
 		cs.Version = 1
 		return insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, payment.EventSessionCreated, cs.ID, 1, render, cs, cs.CreatedAt)

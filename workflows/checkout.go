@@ -17,8 +17,9 @@ import (
 func CheckoutSessionWorkflowID(sessionID string) string { return "checkout-session/" + sessionID }
 
 // UpdateSessionCreated is the update that returns once the session's row is
-// recorded; the API starts the workflow with it, so a created session is
-// always readable when its creation returns.
+// recorded by the workflow. The API no longer waits on it (it records the
+// row itself once the workflow has started); the handler stays for callers
+// that want to wait for the workflow's own record.
 const UpdateSessionCreated = "session-created"
 
 // UpdateCancelSession is the merchant's cancel of an open session.
@@ -34,21 +35,6 @@ func CheckoutSessionStartOptions(s payment.Session, planTitle string) client.Sta
 		TaskQueue:                TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes:    sessionSearchAttributes(s),
-	}
-}
-
-// SessionCreatedUpdateOptions start a session's workflow (start, from
-// CheckoutSessionStartOptions) with the update that returns once the
-// session is recorded. The update's ID is fixed, so a retried start waits
-// on the same update.
-func SessionCreatedUpdateOptions(start client.WithStartWorkflowOperation) client.UpdateWithStartWorkflowOptions {
-	return client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: start,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateName:   UpdateSessionCreated,
-			UpdateID:     "created",
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
 	}
 }
 

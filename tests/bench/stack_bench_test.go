@@ -203,3 +203,48 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
+
+// BenchmarkCheckoutCreation opens sessions from 16 concurrent clients
+// (BENCH_CLIENTS), as a merchant's sale would (BENCH_SESSIONS of them,
+// default 400), through the
+// service's CreateSession: quoting, the deposit address, the workflow and
+// the row. It reports creations per second and the p50 and p99 latency.
+func BenchmarkCheckoutCreation(b *testing.B) {
+	n := 400
+	if v, err := strconv.Atoi(os.Getenv("BENCH_SESSIONS")); err == nil && v > 0 {
+		n = v
+	}
+	e, p := newBenchProject(b)
+	planID := benchPlan(b, e, p, "2")
+	clients := 16
+	if v, err := strconv.Atoi(os.Getenv("BENCH_CLIENTS")); err == nil && v > 0 {
+		clients = v
+	}
+	benchSession(b, e, p, planID) // warm
+	latencies := make([]time.Duration, n)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				t := time.Now()
+				benchSession(b, e, p, planID)
+				latencies[i] = time.Since(t)
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	elapsed := time.Since(start)
+	slices.Sort(latencies)
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "creations/s")
+	b.ReportMetric(float64(latencies[n/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(latencies[n*99/100].Microseconds())/1000, "p99-ms")
+}
