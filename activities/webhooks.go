@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -34,10 +35,14 @@ type Webhooks struct {
 // dispatchWait is how long one dispatch waits for new events.
 const dispatchWait = 5 * time.Second
 
-// DispatchEvents waits for recorded events not dispatched yet and starts a
-// delivery workflow for each endpoint that wants one, then marks them
-// dispatched. Starting is idempotent (the workflow ID names the event and
-// the endpoint), so a retry after a crash starts nothing twice.
+// DispatchEvents waits for recorded events not dispatched yet, makes the
+// first attempt of each one's delivery to every endpoint that wants it,
+// starts a delivery workflow for each attempt that failed (it retries on
+// the schedule), then marks the events dispatched. Most receivers answer
+// 2xx at once, so most deliveries cost no workflow. A crash before the
+// events are marked makes their first attempts again (deliveries are at
+// least once; receivers tell repeats by webhook-id), and starting is
+// idempotent (the workflow ID names the event and the endpoint).
 func (a *Activities) DispatchEvents(ctx context.Context) error {
 	deadline := time.Now().Add(dispatchWait)
 	for {
@@ -45,7 +50,7 @@ func (a *Activities) DispatchEvents(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := a.startAll(ctx, dispatches); err != nil {
+		if err := a.firstAttempts(ctx, dispatches); err != nil {
 			return err
 		}
 		if len(events) > 0 {
@@ -66,19 +71,49 @@ func (a *Activities) DispatchEvents(ctx context.Context) error {
 // their deliveries fits well within the activity's timeout.
 const dispatchBatch = 25
 
-// startAll starts deliveries a few at a time.
-func (a *Activities) startAll(ctx context.Context, ds []store.Dispatch) error {
+// firstAttemptTimeout bounds a first attempt made by the dispatcher, so that
+// one slow receiver holds the others' deliveries back that long at most; a
+// receiver slower than that is retried by its delivery's workflow, which
+// waits for webhook.DefaultTimeout.
+const firstAttemptTimeout = 5 * time.Second
+
+// firstAttempts makes the first attempt of each delivery, many at a time,
+// and starts the workflow of each that failed.
+func (a *Activities) firstAttempts(ctx context.Context, ds []store.Dispatch) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
+	g.SetLimit(32)
 	for _, d := range ds {
-		g.Go(func() error { return a.StartDelivery(ctx, d, 1) })
+		g.Go(func() error {
+			in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: 1}
+			r, err := a.deliver(ctx, workflows.DeliverInput{DeliveryInput: in, Attempt: 1, At: time.Now()}, firstAttemptTimeout)
+			if err == nil && (r.Delivered || r.Stop) {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The schedule goes on: its first wait, or longer if the
+			// receiver asked for it. An attempt that could not be made
+			// (err) is made by the workflow at once.
+			in.FirstAttempt, in.Retried = 2, 1
+			if err == nil {
+				in.Wait = max(jitter(workflows.RetrySchedule[0]), min(r.RetryAfter, workflows.RetrySchedule[len(workflows.RetrySchedule)-1]))
+			} else {
+				in.FirstAttempt, in.Retried = 1, 0
+			}
+			return a.startDelivery(ctx, d, in)
+		})
 	}
 	return g.Wait()
 }
 
-// StartDelivery starts a delivery's workflow unless it runs already.
-func (a *Activities) StartDelivery(ctx context.Context, d store.Dispatch, firstAttempt int) error {
-	in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: firstAttempt}
+// jitter spreads a wait by up to 10% either way, as the workflow does.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
+}
+
+// startDelivery starts a delivery's workflow unless it runs already.
+func (a *Activities) startDelivery(ctx context.Context, d store.Dispatch, in workflows.DeliveryInput) error {
 	_, err := a.Webhooks.Temporal.ExecuteWorkflow(ctx, workflows.WebhookDeliveryStartOptions(in, d.ProjectID, d.IsLive),
 		workflows.WebhookDelivery, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
@@ -94,6 +129,12 @@ func (a *Activities) StartDelivery(ctx context.Context, d store.Dispatch, firstA
 // result, not an error; errors are for the engine's own failures, which
 // the activity retries.
 func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
+	return a.deliver(ctx, in, 0)
+}
+
+// deliver is DeliverWebhook with the HTTP exchange bounded by timeout (0:
+// the client's own).
+func (a *Activities) deliver(ctx context.Context, in workflows.DeliverInput, timeout time.Duration) (workflows.DeliverResult, error) {
 	ep, err := a.Store.EndpointByID(ctx, in.EndpointID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && ep.Status != payment.WebhookEnabled {
 		_ = a.Store.SetDeliveryStatus(ctx, in.DeliveryID, payment.DeliveryFailed, time.Now())
@@ -116,7 +157,12 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 		at = time.Now()
 	}
 
-	out, err := webhook.Send(ctx, a.Webhooks.Client, ep.URL, webhook.Message{EventID: ev.ID, Body: body, Secrets: secrets}, in.Attempt, at)
+	sendCtx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		sendCtx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	out, err := webhook.Send(sendCtx, a.Webhooks.Client, ep.URL, webhook.Message{EventID: ev.ID, Body: body, Secrets: secrets}, in.Attempt, at)
+	cancel()
 	if err != nil {
 		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("cannot send: "+err.Error(), "url", err)
 	}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -34,6 +35,12 @@ type DeliveryInput struct {
 	// FirstAttempt numbers the first attempt (a redelivery goes on from
 	// the attempts made before).
 	FirstAttempt int
+	// Wait, for a delivery whose first attempt the dispatcher made and
+	// failed, is the wait before the workflow's first attempt, and Retried
+	// the retries of the schedule it stands for: the schedule goes on
+	// from there.
+	Wait    time.Duration `json:",omitempty"`
+	Retried int           `json:",omitempty"`
 }
 
 // WebhookDeliveryStartOptions are the options an event's delivery to an
@@ -131,7 +138,18 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		}
 		return err
 	}
-	for i := 0; ; i++ {
+	if in.Wait > 0 {
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("The first attempt failed; attempt %d is due at %s", attempt,
+			workflow.Now(ctx).Add(in.Wait).UTC().Format(time.RFC3339)))
+		if !attemptNow {
+			if err := workflow.Sleep(ctx, in.Wait); err != nil {
+				return err
+			}
+		} else if _, err := workflow.AwaitWithTimeout(ctx, in.Wait, func() bool { return wake }); err != nil {
+			return err
+		}
+	}
+	for i := in.Retried; ; i++ {
 		inFlight = true
 		r, err := deliverWebhook(ctx, DeliverInput{DeliveryInput: in, Attempt: attempt, At: workflow.Now(ctx)})
 		inFlight, wake = false, false

@@ -56,20 +56,26 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 		disabled     bool
 		// waits between attempts, in workflow time, each within 10%
 		waits []time.Duration
+		// takeOver starts the workflow as the dispatcher does after a
+		// failed first attempt: attempt 2 after a wait, the schedule going
+		// on from its second wait.
+		takeOver bool
 	}{
 		{"500, 500, then 200", []func(http.ResponseWriter){status(500), status(500), status(200)}, 0, 3, true, false,
-			[]time.Duration{5 * time.Second, 5 * time.Minute}},
+			[]time.Duration{5 * time.Second, 5 * time.Minute}, false},
 		{"429 with Retry-After", []func(http.ResponseWriter){status(429, "Retry-After", "120"), status(200)}, 0, 2, true, false,
-			[]time.Duration{120 * time.Second}},
-		{"410 disables the endpoint", []func(http.ResponseWriter){status(410)}, 0, 1, false, true, nil},
-		{"a timeout is a failure", []func(http.ResponseWriter){slow, status(200)}, 0, 2, true, false, []time.Duration{5 * time.Second}},
+			[]time.Duration{120 * time.Second}, false},
+		{"410 disables the endpoint", []func(http.ResponseWriter){status(410)}, 0, 1, false, true, nil, false},
+		{"a timeout is a failure", []func(http.ResponseWriter){slow, status(200)}, 0, 2, true, false, []time.Duration{5 * time.Second}, false},
 		{"a redirect is a failure", []func(http.ResponseWriter){status(302, "Location", "http://127.0.0.1:1/"), status(204)}, 0, 2, true, false,
-			[]time.Duration{5 * time.Second}},
+			[]time.Duration{5 * time.Second}, false},
 		// Failing since the first attempt, the endpoint is disabled at the
 		// third (5 minutes later): the fourth attempt finds it disabled and
 		// sends nothing.
 		{"failing for DisableAfter disables", []func(http.ResponseWriter){status(500)}, time.Minute, 4, false, true,
-			[]time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute}},
+			[]time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute}, false},
+		{"after the dispatcher's first attempt", []func(http.ResponseWriter){status(500), status(500), status(200)}, 0, 3, true, false,
+			[]time.Duration{5 * time.Minute, 30 * time.Minute}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,7 +99,12 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 					at = append(at, env.Now())
 				}
 			})
-			env.ExecuteWorkflow(workflows.WebhookDelivery, workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: endpointID})
+			in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: endpointID}
+			start := env.Now()
+			if c.takeOver {
+				in.FirstAttempt, in.Retried, in.Wait = 2, 1, 5*time.Second
+			}
+			env.ExecuteWorkflow(workflows.WebhookDelivery, in)
 			if err := env.GetWorkflowError(); err != nil {
 				t.Fatal(err)
 			}
@@ -103,6 +114,9 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 			}
 			if len(at) != c.attempts || rcv.hits != sent {
 				t.Fatalf("attempts = %d (receiver saw %d), want %d (%d)", len(at), rcv.hits, c.attempts, sent)
+			}
+			if first := at[0].Sub(start); c.takeOver && (first < 5*time.Second || first > 6*time.Second) {
+				t.Errorf("the workflow's first attempt came %v after its start, want the 5 s it was given", first)
 			}
 			for i, want := range c.waits {
 				got := at[i+1].Sub(at[i])
@@ -116,6 +130,9 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 			}
 			if (del.Status == "delivered") != c.delivered || len(del.Attempts) != sent {
 				t.Fatalf("delivery = %s with %d attempts", del.Status, len(del.Attempts))
+			}
+			if c.takeOver && del.Attempts[0].Attempt != 2 {
+				t.Errorf("the workflow's first attempt is numbered %d, want 2", del.Attempts[0].Attempt)
 			}
 			if c.name == "a timeout is a failure" && (del.Attempts[0].StatusCode != nil || !strings.Contains(del.Attempts[0].Error, "Timeout")) {
 				t.Fatalf("timed-out attempt = %+v", del.Attempts[0])
