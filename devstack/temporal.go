@@ -1,13 +1,15 @@
 // Package devstack runs the engine's dependencies in-process for `paymentsd
-// dev` and the end-to-end tests: an embedded Temporal server (SQLite) with
-// the Temporal UI. It links the Temporal server, so only the dev build and
-// end-to-end tests import it; the production api and worker do not.
+// dev` and the end-to-end tests: an embedded Temporal server (on SQLite, or
+// on Postgres) with the Temporal UI. It links the Temporal server, so only
+// the dev build and end-to-end tests import it; the production api and
+// worker do not.
 package devstack
 
 import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -40,9 +42,17 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 // TemporalConfig configures the embedded Temporal server.
 type TemporalConfig struct {
 	// DBFile is the SQLite file that keeps history across restarts; empty
-	// keeps everything in memory.
-	DBFile    string
-	Namespace string
+	// keeps everything in memory. It is unused when PostgresURL is set.
+	DBFile string
+	// PostgresURL, when set, keeps the server's state in Postgres in place
+	// of SQLite: a postgres:// URL of the database that holds its history;
+	// its visibility records go to the database of the same name with
+	// "_visibility" appended, on the same server. Both are created when
+	// missing and their schemas set up or brought up to date, so a restart
+	// on the same databases keeps the history. One server at a time may use
+	// them.
+	PostgresURL string
+	Namespace   string
 	// Port is the frontend's gRPC port on 127.0.0.1; 0 picks a free one.
 	Port int
 	// UIPort serves the Temporal UI on 127.0.0.1; 0 disables it.
@@ -66,46 +76,27 @@ func StartTemporal(cfg TemporalConfig) (*Temporal, error) {
 	if cfg.Port == 0 {
 		cfg.Port = freePort()
 	}
-	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}, DatabaseName: cfg.DBFile}
-	if cfg.DBFile == "" {
-		sqlCfg.ConnectAttributes["mode"] = "memory"
-		sqlCfg.ConnectAttributes["cache"] = "shared"
-		sqlCfg.DatabaseName = fmt.Sprintf("paymentsd-%d", time.Now().UnixNano())
+	var stores config.Persistence
+	var err error
+	if cfg.PostgresURL != "" {
+		stores, err = postgresPersistence(cfg.PostgresURL, cfg.Namespace)
 	} else {
-		sqlCfg.ConnectAttributes["mode"] = "rwc"
-		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-		if err := os.MkdirAll(filepath.Dir(cfg.DBFile), 0o755); err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(cfg.DBFile); errors.Is(err, os.ErrNotExist) {
-			if err := sqlite.SetupSchema(sqlCfg); err != nil {
-				return nil, fmt.Errorf("temporal schema: %w", err)
-			}
-		} else if err := forgetMembers(cfg.DBFile); err != nil {
-			return nil, err
-		}
+		stores, err = sqlitePersistence(cfg.DBFile, cfg.Namespace)
 	}
-	ns, err := sqlite.NewNamespaceConfig("active", cfg.Namespace, false, SearchAttributes)
 	if err != nil {
-		return nil, fmt.Errorf("temporal namespace: %w", err)
-	}
-	if err := sqlite.CreateNamespaces(sqlCfg, ns); err != nil {
-		return nil, fmt.Errorf("temporal namespace: %w", err)
+		return nil, err
 	}
 
 	addr := fmt.Sprintf("127.0.0.1:%d", cfg.Port)
 	service := func(port int) config.Service {
-		return config.Service{RPC: config.RPC{GRPCPort: port, MembershipPort: freePort(), BindOnIP: "127.0.0.1"}}
+		return config.Service{RPC: config.RPC{GRPCPort: port, MembershipPort: freeMembershipPort(), BindOnIP: "127.0.0.1"}}
 	}
 	conf := &config.Config{
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
 			PProf:      config.PProf{Port: 0},
 		},
-		Persistence: config.Persistence{
-			DefaultStore: sqliteplugin.PluginName, VisibilityStore: sqliteplugin.PluginName, NumHistoryShards: 1,
-			DataStores: map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-		},
+		Persistence: stores,
 		ClusterMetadata: &cluster.Config{
 			FailoverVersionIncrement: 10, MasterClusterName: "active", CurrentClusterName: "active",
 			ClusterInformation: map[string]cluster.ClusterInformation{
@@ -161,6 +152,60 @@ func (t *Temporal) Stop() {
 	_ = t.server.Stop()
 }
 
+// sqlitePersistence prepares the SQLite database of a server: in memory
+// when dbFile is empty, else in that file, made on the first run.
+func sqlitePersistence(dbFile, namespace string) (config.Persistence, error) {
+	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}, DatabaseName: dbFile}
+	if dbFile == "" {
+		sqlCfg.ConnectAttributes["mode"] = "memory"
+		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.DatabaseName = fmt.Sprintf("paymentsd-%d", time.Now().UnixNano())
+	} else {
+		sqlCfg.ConnectAttributes["mode"] = "rwc"
+		// Attributes other than SQLite's URI parameters are pragmas, by
+		// their own names. Without WAL every commit syncs the file, which
+		// more than doubles the server's start (docs/scale-out.md); in WAL
+		// mode, synchronous=normal still keeps every commit across a crash
+		// of the process.
+		sqlCfg.ConnectAttributes["journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["synchronous"] = "normal"
+		if err := os.MkdirAll(filepath.Dir(dbFile), 0o755); err != nil {
+			return config.Persistence{}, err
+		}
+		if _, err := os.Stat(dbFile); errors.Is(err, os.ErrNotExist) {
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return config.Persistence{}, fmt.Errorf("temporal schema: %w", err)
+			}
+		} else if err := forgetMembers(dbFile); err != nil {
+			return config.Persistence{}, err
+		}
+	}
+	if err := createNamespace(sqlCfg, namespace); err != nil {
+		return config.Persistence{}, err
+	}
+	return config.Persistence{
+		DefaultStore: sqliteplugin.PluginName, VisibilityStore: sqliteplugin.PluginName, NumHistoryShards: 1,
+		DataStores: map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+	}, nil
+}
+
+// createNamespace registers the namespace, with the custom search
+// attributes, in the server's database unless it is there already. The SQL
+// visibility stores keep custom attributes in pre-allocated columns; the
+// namespace record maps each attribute to its column. The helper lives in
+// the server's SQLite schema package but writes through the plugin
+// interface every SQL store implements, so it serves Postgres as well.
+func createNamespace(historyStore *config.SQL, namespace string) error {
+	ns, err := sqlite.NewNamespaceConfig("active", namespace, false, SearchAttributes)
+	if err != nil {
+		return fmt.Errorf("temporal namespace: %w", err)
+	}
+	if err := sqlite.CreateNamespaces(historyStore, ns); err != nil {
+		return fmt.Errorf("temporal namespace: %w", err)
+	}
+	return nil
+}
+
 func freePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -168,6 +213,21 @@ func freePort() int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// freeMembershipPort picks a free port for a service's membership (ringpop)
+// listener below 32768: the server records it in the cluster_membership
+// table, whose Postgres schema keeps it in a smallint, and the kernel's
+// ephemeral ports that freePort gets are above that.
+func freeMembershipPort() int {
+	for {
+		port := 20000 + rand.IntN(32768-20000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
 }
 
 // forgetMembers removes the cluster members a previous run of the server

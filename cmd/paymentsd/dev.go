@@ -43,6 +43,9 @@ func runDev(ctx context.Context, args []string) error {
 	pgPort := fs.Int("postgres-port", devPostgresPort, "port of the private Postgres cluster")
 	temporalPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal server")
 	uiPort := fs.Int("ui-port", 8233, "port of the Temporal UI")
+	temporalStore := fs.String("temporal-persistence", env("TEMPORAL_PERSISTENCE", "sqlite"),
+		"where the embedded Temporal server keeps its state: sqlite (temporal.db in the data folder) or postgres "+
+			"(the databases <engine database>_temporal and <engine database>_temporal_visibility, beside the engine's)")
 	receiverAddr := fs.String("receiver-addr", "127.0.0.1:8099", "address of the built-in webhook receiver")
 	chainAddr := fs.String("chain-addr", "127.0.0.1:8545", "JSON-RPC address of the dev chain")
 	blockInterval := fs.Duration("block-interval", 2*time.Second, "the dev chain's block interval")
@@ -66,11 +69,24 @@ func runDev(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	temporalCfg := devstack.TemporalConfig{Namespace: c.TemporalNamespace, Port: *temporalPort, UIPort: *uiPort}
+	temporalData := ""
+	switch *temporalStore {
+	case "sqlite":
+		temporalCfg.DBFile = filepath.Join(*dataDir, "temporal.db")
+		temporalData = "SQLite, " + temporalCfg.DBFile
+	case "postgres":
+		if temporalCfg.PostgresURL, err = devstack.TemporalDatabaseURL(c.DatabaseURL); err != nil {
+			return err
+		}
+		temporalData = "Postgres, " + printableURL(temporalCfg.PostgresURL) + " (and its " + devstack.VisibilitySuffix + ")"
+	default:
+		return fmt.Errorf("TEMPORAL_PERSISTENCE: want sqlite or postgres, not %q", *temporalStore)
+	}
 	stack, err := devstack.StartStack(ctx, devstack.StackConfig{
 		DatabaseURL: c.DatabaseURL,
-		Temporal: devstack.TemporalConfig{DBFile: filepath.Join(*dataDir, "temporal.db"), Namespace: c.TemporalNamespace,
-			Port: *temporalPort, UIPort: *uiPort},
-		Chain: devchain.Config{Addr: *chainAddr, BlockInterval: *blockInterval},
+		Temporal:    temporalCfg,
+		Chain:       devchain.Config{Addr: *chainAddr, BlockInterval: *blockInterval},
 		Devnet: chainwatch.Network{BlockTime: chainwatch.Duration(*blockInterval), Confirmations: 3,
 			PollInterval: chainwatch.Duration(*blockInterval / 2)},
 		Networks: c.Networks, Assets: c.Catalog.Assets,
@@ -115,6 +131,7 @@ paymentsd dev is ready (%.1fs)
   Connect:       %s/paymentsd.v1.PaymentsService/
   Temporal UI:   %s
   Temporal gRPC: %s (namespace %s)
+  Temporal data: %s
   Postgres:      %s
 
   Dev chain:     %s (chain %s, USDC %s)
@@ -140,7 +157,7 @@ List the project's transactions:
   curl -s %s/api/v1/projects/%s/transactions -H 'Authorization: Bearer %s'
 
 Press Ctrl-C to stop; data stays in %s.
-`, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, printableURL(c.DatabaseURL),
+`, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
 		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
 		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey, *dataDir)

@@ -1,6 +1,8 @@
 // Package e2e holds the end-to-end tests: the HTTP contract of the API
 // against a real Postgres, a real embedded Temporal server and the engine's
-// worker, all started in the test process.
+// worker, all started in the test process. The Temporal server runs on
+// SQLite, or on Postgres with TEMPORAL_PERSISTENCE=postgres (see
+// stacktest.Temporal).
 package e2e
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 	"github.com/paymentsd/paymentsd/webhook"
 )
 
@@ -63,9 +66,16 @@ func run(m *testing.M) int {
 	}
 	defer drop()
 	dbURL = url
+	temporalCfg, dropTemporal, err := stacktest.Temporal(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer dropTemporal()
 	var proxyErr error
 	stack, err = devstack.StartStack(context.Background(), devstack.StackConfig{
 		DatabaseURL: url,
+		Temporal:    temporalCfg,
 		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
 		Devnet:      devnet(""),
 		DevnetURL: func(chainURL string) string {

@@ -56,7 +56,10 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	}
 
 	api := freePort(t)
-	env := append(os.Environ(), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", api), "DATABASE_URL=")
+	// A newcomer's environment: no database, Temporal where it goes by
+	// default (make test runs the other test packages' Temporal on
+	// Postgres, through TEMPORAL_PERSISTENCE).
+	env := append(os.Environ(), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", api), "DATABASE_URL=", "TEMPORAL_PERSISTENCE=")
 	cmd := exec.Command("./scripts/dev.sh",
 		"--postgres-port", fmt.Sprint(freePort(t)), "--temporal-port", fmt.Sprint(freePort(t)),
 		"--ui-port", fmt.Sprint(freePort(t)), "--chain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
@@ -75,8 +78,8 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 
-	// Wait for the ready banner and read the Postgres URL and the curl it
-	// prints.
+	// Wait for the ready banner and read what it prints: the Postgres URL,
+	// where Temporal keeps its data, and the curl.
 	lines := make(chan string, 100)
 	go func() {
 		s := bufio.NewScanner(stdout)
@@ -87,7 +90,8 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	}()
 	curl := regexp.MustCompile(`curl -s -X POST (\S+/api/v1/checkout/sessions) .* -d '(\{"paymentPlanId":"plan_[a-z0-9]+"\})'`)
 	pgLine := regexp.MustCompile(`^\s+Postgres:\s+(\S+)$`)
-	var url, body, databaseURL string
+	temporalLine := regexp.MustCompile(`^\s+Temporal data:\s+(\w+)`)
+	var url, body, databaseURL, temporalData string
 	ready := false
 	deadline := time.After(10 * time.Minute) // a cold build of the dev binary is slow on 2 cores
 	for url == "" {
@@ -100,6 +104,9 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 			if m := pgLine.FindStringSubmatch(l); ready && m != nil {
 				databaseURL = m[1]
 			}
+			if m := temporalLine.FindStringSubmatch(l); ready && m != nil {
+				temporalData = m[1]
+			}
 			if m := curl.FindStringSubmatch(l); ready && m != nil {
 				url, body = m[1], m[2]
 			}
@@ -108,6 +115,9 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 		}
 	}
 	t.Logf("ready %s after start (build included)", time.Since(started).Round(time.Second))
+	if temporalData != "SQLite" {
+		t.Errorf("the dev stack keeps Temporal's data in %q, want SQLite by default", temporalData)
+	}
 	go func() {
 		for range lines { // keep draining
 		}

@@ -2,6 +2,10 @@
 // database, the embedded Temporal server, the dev chain with fast blocks,
 // and the worker (devstack.Stack, as `paymentsd dev` runs it), plus a
 // project with its deposit keys.
+//
+// The Temporal server keeps its state in memory (SQLite), or, when
+// TEMPORAL_PERSISTENCE is postgres, in two fresh databases on the tests'
+// Postgres server, dropped at the end.
 package stacktest
 
 import (
@@ -9,6 +13,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	sdklog "go.temporal.io/sdk/log"
@@ -28,6 +33,12 @@ func Start(cfg devstack.StackConfig) (s *devstack.Stack, stop func(), err error)
 		return nil, nil, err
 	}
 	cfg.DatabaseURL = url
+	temporal, dropTemporal, err := Temporal(url)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	cfg.Temporal.PostgresURL = temporal.PostgresURL
 	if cfg.Chain.BlockInterval == 0 {
 		cfg.Chain.BlockInterval = 250 * time.Millisecond
 	}
@@ -40,10 +51,29 @@ func Start(cfg devstack.StackConfig) (s *devstack.Stack, stop func(), err error)
 	}
 	s, err = devstack.StartStack(context.Background(), cfg)
 	if err != nil {
+		dropTemporal()
 		drop()
 		return nil, nil, err
 	}
-	return s, func() { s.Close(); drop() }, nil
+	return s, func() { s.Close(); dropTemporal(); drop() }, nil
+}
+
+// Temporal is the configuration of a test's Temporal server whose engine
+// database is engineURL: in memory, or, when TEMPORAL_PERSISTENCE is
+// postgres, on the two databases devstack.TemporalDatabaseURL names beside
+// the engine's (fresh, as the engine's is), which drop removes.
+func Temporal(engineURL string) (cfg devstack.TemporalConfig, drop func(), err error) {
+	switch p := os.Getenv("TEMPORAL_PERSISTENCE"); p {
+	case "", "sqlite":
+		return cfg, func() {}, nil
+	case "postgres":
+		if cfg.PostgresURL, err = devstack.TemporalDatabaseURL(engineURL); err != nil {
+			return cfg, nil, err
+		}
+		return cfg, func() { _ = devstack.DropPostgres(context.Background(), cfg.PostgresURL) }, nil
+	default:
+		return cfg, nil, fmt.Errorf("TEMPORAL_PERSISTENCE: want sqlite or postgres, not %q", p)
+	}
 }
 
 // Project creates a project with a deposit key for each environment.
