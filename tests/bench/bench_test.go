@@ -222,6 +222,9 @@ const (
 	// store.list for transactions with the default query
 	countSQL = `SELECT count(*) FROM transactions WHERE project_id = $1 AND is_live = $2`
 	pageSQL  = `SELECT ` + txColumns + ` FROM transactions WHERE project_id = $1 AND is_live = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`
+	// store.list for transactions filtered by status
+	countStatusSQL = `SELECT count(*) FROM transactions WHERE project_id = $1 AND is_live = $2 AND status = $3`
+	pageStatusSQL  = `SELECT ` + txColumns + ` FROM transactions WHERE project_id = $1 AND is_live = $2 AND status = $3 ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`
 )
 
 type bareTx struct {
@@ -314,12 +317,16 @@ func bareHandler(pool *pgxpool.Pool, authenticate bool) http.Handler {
 			return
 		}
 		ctx := r.Context()
+		count, page, args := countSQL, pageSQL, []any{project, isLive}
+		if status := r.URL.Query().Get("status"); status != "" {
+			count, page, args = countStatusSQL, pageStatusSQL, append(args, status)
+		}
 		var total int
-		if err := pool.QueryRow(ctx, countSQL, project, isLive).Scan(&total); err != nil {
+		if err := pool.QueryRow(ctx, count, args...).Scan(&total); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		rows, err := pool.Query(ctx, pageSQL, project, isLive, 20, 0)
+		rows, err := pool.Query(ctx, page, append(args, 20, 0)...)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -409,6 +416,21 @@ func BenchmarkListTransactions(b *testing.B) {
 			target := "/api/v1/projects/" + f.projectID + "/transactions"
 			check(b, h, target, f.key, f.txIDs[19])
 			check(b, h, target, f.key, fmt.Sprint(seedRows))
+			run(b, h, f.key, func(int64) string { return target })
+		})
+	}
+}
+
+// BenchmarkListTransactionsByStatus: GET the first page of the project's
+// confirmed transactions (a quarter of the 100,000), with their total.
+func BenchmarkListTransactionsByStatus(b *testing.B) {
+	for _, v := range variants {
+		b.Run(v.name, func(b *testing.B) {
+			f := setup(b)
+			h := v.handler(f)
+			target := "/api/v1/projects/" + f.projectID + "/transactions?status=confirmed"
+			check(b, h, target, f.key, f.txIDs[77]) // the 20th confirmed, newest first
+			check(b, h, target, f.key, fmt.Sprint(seedRows/4))
 			run(b, h, f.key, func(int64) string { return target })
 		})
 	}
