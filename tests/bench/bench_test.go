@@ -17,6 +17,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/sethvargo/go-limiter"
+	"github.com/sethvargo/go-limiter/memorystore"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/api"
@@ -119,9 +121,17 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 		return nil, err
 	}
 
-	high := uint64(1 << 40) // no 429 however long the benchmark runs
+	// No 429 however long the benchmark runs, through the same in-memory
+	// limiter as in production. Its interval is a day: at each new
+	// interval memorystore sets a bucket to interval/tokens tokens (its
+	// nanoseconds per token, taken as a count) capped at tokens, so 2^40
+	// tokens a minute become none after the first minute.
+	high := uint64(1 << 40)
 	srv, err := api.New(e, api.Config{Limits: map[api.Tier]uint64{api.Relaxed: high, api.SemiRelaxed: high,
-		api.Standard: high, api.Moderate: high, api.Strict: high}})
+		api.Standard: high, api.Moderate: high, api.Strict: high},
+		LimitStore: func(_ api.Tier, n uint64) (limiter.Store, error) {
+			return memorystore.New(&memorystore.Config{Tokens: n, Interval: 24 * time.Hour})
+		}})
 	if err != nil {
 		return nil, err
 	}
