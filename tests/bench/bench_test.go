@@ -229,11 +229,12 @@ const (
 	// store.APIKeyByHash, for the bare_auth variant
 	keySQL = `SELECT id, project_id, is_live, key_hash, key_hint, created_at
 		FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`
-	// store.list for transactions with the default query
-	countSQL = `SELECT count(*) FROM transactions WHERE project_id = $1 AND is_live = $2`
+	// store.list for transactions with the default query: the total from
+	// list_counts (store.countsSQL, kind $1 = "transactions"), then the page
+	countSQL = `SELECT coalesce(sum(n), 0)::bigint FROM list_counts WHERE kind = $1 AND project_id = $2 AND is_live = $3`
 	pageSQL  = `SELECT ` + txColumns + ` FROM transactions WHERE project_id = $1 AND is_live = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`
 	// store.list for transactions filtered by status
-	countStatusSQL = `SELECT count(*) FROM transactions WHERE project_id = $1 AND is_live = $2 AND status = $3`
+	countStatusSQL = countSQL + ` AND status = $4`
 	pageStatusSQL  = `SELECT ` + txColumns + ` FROM transactions WHERE project_id = $1 AND is_live = $2 AND status = $3 ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`
 )
 
@@ -332,7 +333,7 @@ func bareHandler(pool *pgxpool.Pool, authenticate bool) http.Handler {
 			count, page, args = countStatusSQL, pageStatusSQL, append(args, status)
 		}
 		var total int
-		if err := pool.QueryRow(ctx, count, args...).Scan(&total); err != nil {
+		if err := pool.QueryRow(ctx, count, append([]any{"transactions"}, args...)...).Scan(&total); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
