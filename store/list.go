@@ -108,10 +108,12 @@ func list[T any](ctx context.Context, s *Store, table, columns string, f *filter
 		return nil, 0, fmt.Errorf("count %s: %w", table, err)
 	}
 	where := strings.Join(f.where, " AND ")
-	items := []T{}
 	if total <= q.Offset() {
-		return items, total, nil
+		return []T{}, total, nil
 	}
+	// The page's room at once: growing a slice of records row by row
+	// copied them five times over.
+	items := make([]T, 0, max(0, min(q.Limit, total-q.Offset())))
 	args := append(f.args, q.Limit, q.Offset())
 	rows, err := s.pool.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %screated_at DESC, %sid DESC LIMIT $%d OFFSET $%d",
 		columns, table, where, f.prefix, f.prefix, len(args)-1, len(args)), args...)
