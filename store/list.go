@@ -19,6 +19,20 @@ type filter struct {
 	// prefix qualifies the listed table's columns ("d."), for a list
 	// that joins other tables.
 	prefix string
+	// key selects the list_counts rows that hold the number of rows the
+	// filter selects, when it has only conditions those rows know: the
+	// project, the environment and the status column, no date range. base
+	// is the number of those conditions; a list that adds its own has more.
+	key  *countKey
+	base int
+}
+
+// countKey selects the rows of list_counts that hold a list's total.
+type countKey struct {
+	projectID string
+	isLive    bool
+	status    string // "": every status
+	never     bool   // the query asks for the other environment
 }
 
 func (f *filter) add(cond string, arg any) {
@@ -48,20 +62,58 @@ func newFilterOn(prefix string, p payment.Principal, q payment.ListQuery, status
 	if q.To != nil {
 		f.add(prefix+"created_at < ?", *q.To)
 	}
+	if prefix == "" && q.From == nil && q.To == nil && (q.Status == "" || statusExpr == "status") {
+		f.key = &countKey{projectID: p.ProjectID, isLive: p.IsLive, status: q.Status,
+			never: q.IsLive != nil && *q.IsLive != p.IsLive}
+		f.base = len(f.where)
+	}
 	return f
 }
 
-// list runs a count and a page query over table, newest first.
+// countedTables keep their rows' number per project, environment and
+// status in list_counts (migration 00009).
+var countedTables = map[string]bool{"transactions": true, "checkout_sessions": true}
+
+// countRows returns the number of table's rows f selects: read from
+// list_counts when the table keeps counts and f is one of theirs, counted
+// otherwise (a date range).
+func countRows(ctx context.Context, s *Store, table string, f *filter) (int, error) {
+	k := f.key
+	if k == nil || !countedTables[table] || len(f.where) != f.base {
+		var n int
+		err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE "+strings.Join(f.where, " AND "), f.args...).Scan(&n)
+		return n, err
+	}
+	if k.never {
+		return 0, nil
+	}
+	sql, args := countsSQL, []any{table, k.projectID, k.isLive}
+	if k.status != "" {
+		sql, args = countsByStatusSQL, append(args, k.status)
+	}
+	var n int64
+	err := s.pool.QueryRow(ctx, sql, args...).Scan(&n)
+	return int(n), err
+}
+
+const (
+	countsSQL         = `SELECT coalesce(sum(n), 0)::bigint FROM list_counts WHERE kind = $1 AND project_id = $2 AND is_live = $3`
+	countsByStatusSQL = countsSQL + ` AND status = $4`
+)
+
+// list runs a count (see countRows) and a page query over table, newest first.
 func list[T any](ctx context.Context, s *Store, table, columns string, f *filter, q payment.ListQuery, scan func(pgx.Row) (T, error)) ([]T, int, error) {
-	where := strings.Join(f.where, " AND ")
-	var total int
-	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE "+where, f.args...).Scan(&total); err != nil {
+	total, err := countRows(ctx, s, table, f)
+	if err != nil {
 		return nil, 0, fmt.Errorf("count %s: %w", table, err)
 	}
-	items := []T{}
+	where := strings.Join(f.where, " AND ")
 	if total <= q.Offset() {
-		return items, total, nil
+		return []T{}, total, nil
 	}
+	// The page's room at once: growing a slice of records row by row
+	// copied them five times over.
+	items := make([]T, 0, max(0, min(q.Limit, total-q.Offset())))
 	args := append(f.args, q.Limit, q.Offset())
 	rows, err := s.pool.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %screated_at DESC, %sid DESC LIMIT $%d OFFSET $%d",
 		columns, table, where, f.prefix, f.prefix, len(args)-1, len(args)), args...)

@@ -73,7 +73,7 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 	if logIndex != nil {
 		t.LogIndex = *logIndex
 	}
-	if err := json.Unmarshal(history, &t.StatusHistory); err != nil {
+	if t.StatusHistory, err = decodeHistory(history); err != nil {
 		return t, err
 	}
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()

@@ -48,7 +48,6 @@ func BaseURL() (string, error) {
 // CreateDB creates a fresh database with every migration applied; drop
 // removes it.
 func CreateDB() (url string, drop func(), err error) {
-	ctx := context.Background()
 	base, err := BaseURL()
 	if err != nil {
 		return "", nil, err
@@ -57,13 +56,36 @@ func CreateDB() (url string, drop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
+	return createDB(base, "TEMPLATE "+tmpl)
+}
+
+// NewEmptyDB creates a fresh database with no migration applied, for tests
+// of the migrations themselves, and returns its URL; the database is
+// dropped when the test ends.
+func NewEmptyDB(tb testing.TB) string {
+	tb.Helper()
+	base, err := BaseURL()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	url, drop, err := createDB(base, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(drop)
+	return url
+}
+
+// createDB creates a database with the options of CREATE DATABASE given.
+func createDB(base, options string) (url string, drop func(), err error) {
+	ctx := context.Background()
 	name := "test_" + randHex(8)
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
 		return "", nil, fmt.Errorf("connect %s: %w", base, err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, tmpl)); err != nil {
+	if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s %s", name, options)); err != nil {
 		return "", nil, fmt.Errorf("create database: %w", err)
 	}
 	drop = func() {
