@@ -11,8 +11,10 @@ import (
 // CountByStatus counts the checkout sessions and transactions by
 // environment and status, for the metrics.
 func (s *Store) CountByStatus(ctx context.Context) ([]metrics.RecordCount, error) {
-	rows, err := s.pool.Query(ctx, `SELECT 'checkout_session', is_live, status, count(*) FROM checkout_sessions GROUP BY 2, 3
-		UNION ALL SELECT 'transaction', is_live, status, count(*) FROM transactions GROUP BY 2, 3`)
+	// The counts the lists keep (migration 00009), not a count of the rows.
+	rows, err := s.pool.Query(ctx, `SELECT CASE kind WHEN 'checkout_sessions' THEN 'checkout_session' ELSE 'transaction' END,
+		is_live, status, sum(n)::bigint FROM list_counts WHERE kind IN ('checkout_sessions', 'transactions')
+		GROUP BY 1, 2, 3 HAVING sum(n) > 0 ORDER BY 1, 2, 3`)
 	if err != nil {
 		return nil, err
 	}

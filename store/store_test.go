@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -122,6 +123,19 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	got, _ := s.SessionByTokenHash(ctx, cs.TokenHash)
 	if got.Status != payment.SessionExpired || !got.AmountUSD.Equal(amount) {
 		t.Fatalf("session = %+v", got)
+	}
+
+	// Another session with this one's token is refused, not taken for a
+	// repeat.
+	other := cs
+	other.ID = payment.NewID(payment.PrefixSession, now)
+	if err := s.InsertSession(ctx, other, render); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("a second session with the same token: %v, want a conflict", err)
+	}
+	// The metrics read the counts the lists keep.
+	counts, err := s.CountByStatus(ctx)
+	if err != nil || len(counts) != 1 || counts[0] != (metrics.RecordCount{Kind: "checkout_session", IsLive: false, Status: "expired", Count: 1}) {
+		t.Fatalf("counts = %+v, %v; want the one expired sandbox session", counts, err)
 	}
 }
 
