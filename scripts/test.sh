@@ -30,8 +30,11 @@ go test -count=1 -timeout 25m -race "$@" $(go list ./... | grep -v "$whole")
 # databases beside each test's own: the end-to-end suite covers Temporal on
 # Postgres at no extra run. SQLite, the default, stays covered by the smoke
 # test (`make dev` as a newcomer runs it, on a file) and by the
-# reconciliation run below (in memory). See docs/scale-out.md.
-TEMPORAL_PERSISTENCE=postgres go test -count=1 -timeout 25m "$@" $(go list ./... | grep "$whole")
+# reconciliation run below (in memory). See docs/scale-out.md. One package
+# at a time (-p 1): each runs a whole engine, tests/scaleout four processes
+# of it, and two at once on a small machine slow the browser test past its
+# deadlines.
+TEMPORAL_PERSISTENCE=postgres go test -p 1 -count=1 -timeout 25m "$@" $(go list ./... | grep "$whole")
 # The reconciliation run (docs/reconciliation.md), small: 50 randomized
 # payments of every class under every fault (node outage, reorgs, worker
 # SIGKILLs, RPC errors and held requests), then the engine's records

@@ -38,6 +38,7 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 const sessions = 10
@@ -69,7 +70,14 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = chain.Close() })
-	temporal, err := devstack.StartTemporal(devstack.TemporalConfig{})
+	// Temporal on Postgres when TEMPORAL_PERSISTENCE=postgres, as make
+	// test runs it: the production shape.
+	tcfg, dropTemporal, err := stacktest.Temporal(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dropTemporal)
+	temporal, err := devstack.StartTemporal(tcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
