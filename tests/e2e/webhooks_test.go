@@ -148,7 +148,11 @@ func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
 	if first["status"] != "delivered" || len(attempts) != 1 || attempts[0].(map[string]any)["statusCode"] != float64(204) {
 		t.Fatalf("delivery = %v", first)
 	}
-	recordClosedHistory(t, workflows.WebhookDeliveryWorkflowID(str(finalized["id"]), str(created.data()["id"])), "webhook_delivery_delivered")
+	// Delivered at the first attempt, by the dispatcher: no workflow.
+	if _, err := temporal.DescribeWorkflowExecution(context.Background(),
+		workflows.WebhookDeliveryWorkflowID(str(finalized["id"]), str(created.data()["id"])), ""); err == nil {
+		t.Error("a delivery answered 2xx at once has a workflow; the dispatcher's first attempt should have done")
+	}
 	recordHistory(t, workflows.WebhookDispatcherWorkflowID, "webhook_dispatcher")
 	recordHistory(t, workflows.ChainwatchWorkflowID("devnet"), "chainwatch_devnet")
 }
@@ -446,6 +450,55 @@ func TestDeliveriesListFilters(t *testing.T) {
 // its retry schedule: the attempt is made now, not at the next scheduled
 // time (minutes or hours away), and the answer is its outcome. One that
 // fails leaves the schedule going on.
+// A delivery whose first attempt (the dispatcher's) fails is taken over by
+// its workflow, which waits the schedule's first wait and delivers at
+// attempt 2.
+func TestAFailedFirstAttemptIsRetriedByItsWorkflow(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	var mu sync.Mutex
+	var at []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		at = append(at, time.Now())
+		if len(at) == 1 {
+			http.Error(w, "busy", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": srv.URL, "enabledEvents": []string{"payment_plan.created"}})
+	mustStatus(t, created, http.StatusCreated)
+	id := str(created.data()["id"])
+	createPlan(t, ts.URL, p, map[string]any{"title": "Hooked", "amountUsd": "3"})
+
+	var d map[string]any
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		list := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()
+		if len(list) == 1 && list[0].(map[string]any)["status"] == "delivered" {
+			d = list[0].(map[string]any)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries = %v; want one delivered at the second attempt", list)
+		}
+	}
+	attempts := d["attempts"].([]any)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(attempts) != 2 || len(at) != 2 || attempts[0].(map[string]any)["statusCode"] != float64(500) ||
+		attempts[1].(map[string]any)["attempt"] != float64(2) {
+		t.Fatalf("attempts = %v (receiver called %d times); want a 500 then attempt 2 delivered", attempts, len(at))
+	}
+	if wait := at[1].Sub(at[0]); wait < 4*time.Second || wait > 10*time.Second {
+		t.Fatalf("attempt 2 came %v after the first; want the schedule's 5 s (±10%%)", wait)
+	}
+	recordClosedHistory(t, workflows.WebhookDeliveryWorkflowID(str(d["eventId"]), id), "webhook_delivery_retried")
+}
+
 func TestRedeliverAttemptsNow(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
