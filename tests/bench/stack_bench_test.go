@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	sdkactivity "go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	sdkworkflow "go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/deposit"
@@ -21,6 +25,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 // benchSession opens a session for a fresh USDC plan of project p.
@@ -174,8 +179,18 @@ func fullStack(b *testing.B) *devstack.Stack {
 		if url, dropDB, stackErr = storetest.CreateDB(); stackErr != nil {
 			return
 		}
+		// TEMPORAL_PERSISTENCE=postgres puts the Temporal server on
+		// Postgres, beside the engine's database.
+		var temporal devstack.TemporalConfig
+		var dropTemporal func()
+		if temporal, dropTemporal, stackErr = stacktest.Temporal(url); stackErr != nil {
+			return
+		}
+		dropEngine := dropDB
+		dropDB = func() { dropTemporal(); dropEngine() }
 		stack, stackErr = devstack.StartStack(context.Background(), devstack.StackConfig{
 			DatabaseURL: url,
+			Temporal:    temporal,
 			Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
 			Devnet: chainwatch.Network{Confirmations: 3, BlockTime: chainwatch.Duration(250 * time.Millisecond),
 				PollInterval: chainwatch.Duration(100 * time.Millisecond)},
@@ -248,3 +263,60 @@ func BenchmarkCheckoutCreation(b *testing.B) {
 	b.ReportMetric(float64(latencies[n/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(latencies[n*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkWorkflowCeiling is the rate at which the stack's Temporal server
+// completes a trivial workflow (one local activity) on a worker of its
+// own, from 16 concurrent starters: the ceiling that BenchmarkThroughput's
+// paid sessions per second are a fraction of (BENCH_SESSIONS workflows,
+// default 1,000).
+func BenchmarkWorkflowCeiling(b *testing.B) {
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("BENCH_SESSIONS")); err == nil && v > 0 {
+		n = v
+	}
+	s := fullStack(b)
+	const queue = "bench-ceiling"
+	w := sdkworker.New(s.Temporal, queue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(trivialWorkflow, sdkworkflow.RegisterOptions{Name: "BenchTrivial"})
+	w.RegisterActivityWithOptions(trivialActivity, sdkactivity.RegisterOptions{Name: "BenchTrivialActivity"})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	ctx := context.Background()
+	run := time.Now().UnixNano()
+	work := make(chan int)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				r, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("bench-ceiling-%d-%d", run, i),
+					TaskQueue: queue}, "BenchTrivial")
+				if err == nil {
+					err = r.Get(ctx, nil)
+				}
+				if err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "workflows/s")
+}
+
+func trivialWorkflow(ctx sdkworkflow.Context) error {
+	ctx = sdkworkflow.WithLocalActivityOptions(ctx, sdkworkflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	return sdkworkflow.ExecuteLocalActivity(ctx, trivialActivity).Get(ctx, nil)
+}
+
+func trivialActivity(context.Context) error { return nil }
