@@ -77,14 +77,24 @@ const dispatchBatch = 25
 // waits for webhook.DefaultTimeout.
 const firstAttemptTimeout = 5 * time.Second
 
+// firstAttemptsFor bounds the time a batch's first attempts may start in:
+// the deliveries left after it (many slow receivers at once) go to their
+// workflows without one, so that the dispatch stays well within its
+// activity's timeout and the next events are not held back.
+const firstAttemptsFor = 10 * time.Second
+
 // firstAttempts makes the first attempt of each delivery, many at a time,
 // and starts the workflow of each that failed.
 func (a *Activities) firstAttempts(ctx context.Context, ds []store.Dispatch) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(32)
+	until := time.Now().Add(firstAttemptsFor)
 	for _, d := range ds {
 		g.Go(func() error {
 			in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: 1}
+			if time.Now().After(until) {
+				return a.startDelivery(ctx, d, in) // its workflow makes the first attempt at once
+			}
 			r, err := a.deliver(ctx, workflows.DeliverInput{DeliveryInput: in, Attempt: 1, At: time.Now()}, firstAttemptTimeout)
 			if err == nil && (r.Delivered || r.Stop) {
 				return nil

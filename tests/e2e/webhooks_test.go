@@ -562,3 +562,50 @@ func TestRedeliverAttemptsNow(t *testing.T) {
 		t.Fatalf("the endpoint was called %d times; want 4", hits)
 	}
 }
+
+// Many receivers slower than the dispatcher's first-attempt timeout at once
+// do not stall the dispatch: their deliveries go to workflows (after a
+// timed-out attempt, or without one once the batch's time is up), and every
+// one arrives.
+func TestSlowReceiversDoNotStallTheDispatcher(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	var mu sync.Mutex
+	seen := map[string]int{} // webhook-id + endpoint path -> requests
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("webhook-id") + r.URL.Path
+		mu.Lock()
+		seen[key]++
+		first := seen[key] == 1
+		mu.Unlock()
+		if first {
+			time.Sleep(6 * time.Second) // past the dispatcher's 5 s
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	const endpoints, plans = 8, 8
+	for i := range endpoints {
+		mustStatus(t, post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/webhooks", p.SandboxKey, map[string]any{
+			"url": fmt.Sprintf("%s/ep%d", srv.URL, i), "enabledEvents": []string{"payment_plan.created"}}), http.StatusCreated)
+	}
+	start := time.Now()
+	for i := range plans {
+		createPlan(t, ts.URL, p, map[string]any{"title": fmt.Sprintf("Slow %d", i), "amountUsd": "3"})
+	}
+	for {
+		var delivered int
+		if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM webhook_deliveries
+			WHERE project_id = $1 AND status = 'delivered'`, p.Project.ID).Scan(&delivered); err != nil {
+			t.Fatal(err)
+		}
+		if delivered == endpoints*plans {
+			break
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("%d of %d deliveries delivered after a minute", delivered, endpoints*plans)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("%d deliveries to slow receivers delivered in %v", endpoints*plans, time.Since(start).Round(time.Millisecond))
+}
