@@ -1,6 +1,6 @@
 # The two commands a newcomer needs: `make dev` runs everything, `make test`
 # runs the tests. Both install what a fresh machine lacks.
-.PHONY: dev test build lint generate contracts bench fuzz
+.PHONY: dev test build lint generate contracts bench fuzz record-histories
 
 dev:
 	./scripts/dev.sh
@@ -49,9 +49,16 @@ contracts:
 bench:
 	./scripts/bench.sh
 
+# record-histories keeps a release's workflow histories for every later
+# release to replay: make record-histories RELEASE=2026-11-24
+record-histories:
+	./scripts/record-histories.sh $(RELEASE)
+
 fuzz:
 	go test ./api -run '^$$' -fuzz FuzzDecodePlanInput -fuzztime 30s
 	go test ./api -run '^$$' -fuzz FuzzDecodeSessionInput -fuzztime 30s
+	go test ./api -run '^$$' -fuzz FuzzDecodeResolution -fuzztime 30s
+	go test ./api -run '^$$' -fuzz FuzzDecodeAssignment -fuzztime 30s
 	go test ./payment -run '^$$' -fuzz FuzzParseListQuery -fuzztime 30s
 	go test ./payment -run '^$$' -fuzz FuzzParseISOTime -fuzztime 30s
 

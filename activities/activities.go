@@ -50,6 +50,24 @@ func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.Can
 	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Cancel, renderSession))
 }
 
+// ResolveCheckoutSession records a merchant's resolution of a session's
+// exception; a session that no longer has the exception (the resolution
+// was recorded before) is left as it is.
+func (a *Activities) ResolveCheckoutSession(ctx context.Context, in workflows.ResolveInput) error {
+	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
+		events, _ := s.Resolve(in.Resolution, in.At)
+		return events
+	}, renderSession))
+}
+
+// AssignTransfer records a merchant's assignment of an unexpected transfer
+// to a session, whose workflow then counts it; recording it again changes
+// nothing.
+func (a *Activities) AssignTransfer(ctx context.Context, in workflows.AssignInput) (payment.Transaction, error) {
+	t, err := a.Store.AssignTransaction(ctx, in.TransactionID, in.SessionID, in.At, renderTransaction, nil, renderSession)
+	return t, classify(err)
+}
+
 // RecordSessionProgress records a session's status, amount paid and
 // exception, with the events payment.Session.Progress decides.
 func (a *Activities) RecordSessionProgress(ctx context.Context, in workflows.ProgressInput) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -65,7 +66,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		metrics.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
 	}
 	out.Payments = sessions.payments(c, polled.Transfers)
-	return out, nil
+	return out, startSessions(ctx, a.Store, out.Payments)
 }
 
 // ScanRange scans a range of blocks for transfers to deposit addresses,
@@ -90,7 +91,8 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	return workflows.ScanOutput{Payments: sessions.payments(c, transfers)}, nil
+	out := workflows.ScanOutput{Payments: sessions.payments(c, transfers)}
+	return out, startSessions(ctx, a.Store, out.Payments)
 }
 
 // payments are the transfers of the chain's assets, for their sessions.
@@ -303,4 +305,25 @@ func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInpu
 	networks := slices.DeleteFunc(slices.Clone(in.Networks), func(n string) bool { return a.Chains[n] == nil })
 	behind, err := a.Store.ScanBehind(ctx, networks, in.Before)
 	return behind, classify(err)
+}
+
+// startSessions makes sure the sessions these payments go to have their
+// workflows before the scanner hands the payments over: a session recorded
+// a moment ago may have its workflow's start still pending (package
+// sessionstart), and a payment must never find it missing.
+func startSessions(ctx context.Context, st *store.Store, payments []workflows.Payment) error {
+	ids := make([]string, 0, len(payments))
+	for _, p := range payments {
+		if p.SessionID != "" && !slices.Contains(ids, p.SessionID) {
+			ids = append(ids, p.SessionID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	pending, err := st.PendingSessionStarts(ctx, ids)
+	if err != nil || len(pending) == 0 {
+		return err
+	}
+	return sessionstart.New(st, activity.GetClient(ctx)).Ensure(ctx, ids...)
 }

@@ -212,7 +212,18 @@ func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.
 	if disableAfter <= 0 {
 		disableAfter = 5 * 24 * time.Hour
 	}
-	_, err := a.Store.UpdateEndpoint(ctx, id, now, func(e *store.StoredEndpoint) error {
+	disabling := store.Disabling{
+		Render: func(e store.StoredEndpoint, version int) ([]byte, error) {
+			return views.WebhookDisabledEvent(e.WebhookEndpoint, version)
+		},
+		Audit: func(e store.StoredEndpoint) payment.AuditEntry {
+			details, _ := json.Marshal(map[string]any{"reason": e.DisabledReason})
+			return payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: e.ProjectID, IsLive: e.IsLive,
+				OccurredAt: now, Origin: payment.Origin{ActorKind: payment.AuditActorInternal, ActorID: "webhook-delivery"},
+				Action: payment.AuditWebhookDisabled, TargetType: "webhook_endpoint", TargetID: e.ID, Details: details}
+		},
+	}
+	_, _, err := a.Store.UpdateEndpointHealth(ctx, id, now, func(e *store.StoredEndpoint) error {
 		// The row is written anyway: secrets sealed before they were bound
 		// to their endpoint are bound now.
 		e.Secret, e.PreviousSecret = a.Webhooks.Sealer.Reseal(e.ID, e.Secret), a.Webhooks.Sealer.Reseal(e.ID, e.PreviousSecret)
@@ -230,7 +241,7 @@ func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.
 			}
 		}
 		return nil
-	})
+	}, disabling)
 	if errors.Is(err, payment.ErrNotFound) {
 		return nil
 	}

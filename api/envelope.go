@@ -27,6 +27,9 @@ type meta struct {
 	RequestID  string      `json:"requestId"`
 	Path       string      `json:"path"`
 	Pagination *pagination `json:"pagination,omitempty"`
+	// NextCursor, in a page of the events feed, is the after of the next
+	// page (or of the next poll, when hasNextPage is false).
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 type pagination struct {
@@ -81,6 +84,20 @@ func ok(w http.ResponseWriter, r *http.Request, status int, message string, data
 func okList[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.ListQuery, total int) {
 	m := newMeta(r)
 	m.Pagination = newPagination(q, total)
+	if items == nil {
+		items = []T{}
+	}
+	writeJSON(w, http.StatusOK, envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
+}
+
+// okFeed writes a success envelope with a page of the events feed: its
+// pagination counts from this page (page 1 of the events left), and
+// nextCursor goes on from it.
+func okFeed[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.FeedQuery, page payment.EventFeedPage) {
+	m := newMeta(r)
+	m.Pagination = &pagination{Page: 1, Limit: q.Limit, Total: page.Remaining, TotalPages: (page.Remaining + q.Limit - 1) / q.Limit,
+		HasNextPage: page.HasMore, HasPreviousPage: q.After != nil}
+	m.NextCursor = page.Next.String()
 	if items == nil {
 		items = []T{}
 	}

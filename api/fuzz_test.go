@@ -115,3 +115,35 @@ func TestDuplicateKeysAreFound(t *testing.T) {
 		}
 	}
 }
+
+func FuzzDecodeResolution(f *testing.F) {
+	for _, seed := range []string{
+		`{"resolution":"underpayment_accepted"}`, `{"resolution":"overpayment_settled"}`, `{"resolution":"refunded"}`,
+		`{"resolution":1}`, `{"resolution":null}`, `{}`, `{"resolution":"underpayment_accepted","x":1}`, `[`, `"x"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := decodeResolution(body)
+		checkClientError(t, err)
+		if err != nil && r != "" {
+			t.Fatalf("a refused body read as %q", r)
+		}
+	})
+}
+
+func FuzzDecodeAssignment(f *testing.F) {
+	for _, seed := range []string{
+		`{"checkoutSessionId":"cs_01m80h0jzc3psaavehj57fnh3h"}`, `{"checkoutSessionId":7}`, `{"checkoutSessionId":null}`,
+		`{}`, `{"checkoutSessionId":"cs_x","x":1}`, `[`, `"x"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		id, err := decodeAssignment(body)
+		checkClientError(t, err)
+		if err != nil && id != "" {
+			t.Fatalf("a refused body read as %q", id)
+		}
+	})
+}

@@ -144,6 +144,34 @@ func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+func (s *Server) resolveSession(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	res, err := decodeResolution(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	v, err := s.svc.ResolveSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"), res)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Checkout session's exception resolved", s.sessionView(v))
+	return nil
+}
+
+func (s *Server) assignTransaction(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	sessionID, err := decodeAssignment(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	t, err := s.svc.AssignTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"), sessionID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Transaction assigned", views.TransactionOf(t))
+	return nil
+}
+
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQuery(r.URL.Query(), txStatuses)
 	if err != nil {

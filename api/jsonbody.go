@@ -320,6 +320,42 @@ func decodePaymentSubmission(body []byte) (paymentSubmission, error) {
 	return paymentSubmission{*network, *hash}, nil
 }
 
+// decodeResolution reads a merchant's {resolution} of a session's
+// exception; a missing one is the service's to refuse, once it has checked
+// the session is the caller's.
+func decodeResolution(body []byte) (payment.Resolution, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return "", err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	r := f.str("resolution")
+	f.done()
+	if err := probs.Err(); err != nil || r == nil {
+		return "", err
+	}
+	return payment.Resolution(*r), nil
+}
+
+// decodeAssignment reads a merchant's {checkoutSessionId} for an
+// unexpected transfer; a missing one is the service's to refuse, once it
+// has checked the transfer is the caller's.
+func decodeAssignment(body []byte) (string, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return "", err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	id := f.str("checkoutSessionId")
+	f.done()
+	if err := probs.Err(); err != nil || id == nil {
+		return "", err
+	}
+	return *id, nil
+}
+
 // decodeWebhookInput reads a webhook endpoint's create or update payload.
 func decodeWebhookInput(body []byte) (payment.WebhookInput, error) {
 	obj, err := parseObject(body)

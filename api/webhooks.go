@@ -113,16 +113,26 @@ func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listEvents lists events newest first by page, or, with since or after,
+// reads them as a feed: oldest first, by cursor (meta.nextCursor).
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQueryBy(r.URL.Query(), "type", append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
+	q, feed, err := payment.ParseEventsQuery(r.URL.Query(), append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
+	if feed {
+		page, err := s.svc.FeedEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
+		if err != nil {
+			return err
+		}
+		okFeed(w, r, "Events retrieved", mapSlice(page.Events, eventView), q, page)
+		return nil
+	}
+	page, err := s.svc.ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q.ListQuery)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Events retrieved", mapSlice(page.Items, eventView), q, page.Total)
+	okList(w, r, "Events retrieved", mapSlice(page.Items, eventView), q.ListQuery, page.Total)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/paymentsd/paymentsd/devchain"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
@@ -39,8 +40,10 @@ type StackConfig struct {
 	// and its assets.
 	Networks []chainwatch.Network
 	Assets   []payment.Asset
-	// WebhookKey seals webhook secrets; zero makes one.
+	// WebhookKey seals webhook secrets; zero makes one. WebhookKeys,
+	// when set, are used instead: a key rotation's keys, newest first.
 	WebhookKey          []byte
+	WebhookKeys         []webhook.Key
 	WebhookDisableAfter time.Duration
 	// Logger is the Temporal client's logger.
 	Logger sdklog.Logger
@@ -123,11 +126,15 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 		return nil, fmt.Errorf("temporal client: %w", err)
 	}
 	s.closers = append(s.closers, s.Temporal.Close)
-	key := cfg.WebhookKey
-	if key == nil {
-		key = make([]byte, webhook.KeySize)
+	keys := cfg.WebhookKeys
+	if keys == nil {
+		key := cfg.WebhookKey
+		if key == nil {
+			key = make([]byte, webhook.KeySize)
+		}
+		keys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
 	}
-	if s.Sealer, err = webhook.NewSealer(key); err != nil {
+	if s.Sealer, err = webhook.NewKeyring(keys); err != nil {
 		return nil, err
 	}
 	hooks := cfg.WebhookClient
@@ -151,6 +158,13 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 	if err := worker.StartDispatcher(ctx, s.Temporal); err != nil {
 		return nil, err
 	}
+	sweep, stopSweep := context.WithCancel(context.Background())
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		sessionstart.New(s.Store, s.Temporal).RunSweeper(sweep, time.Second)
+	}()
+	s.closers = append(s.closers, func() { stopSweep(); <-swept })
 	return s, nil
 }
 

@@ -105,6 +105,24 @@ var (
 		Help:    "Time from an event's recording to its delivery (the first 2xx answer), retries included.",
 		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 6 * 3600, 24 * 3600},
 	})
+	// SessionStartDelay is the time from a session's recording to its
+	// workflow's start.
+	SessionStartDelay = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name:    "paymentsd_session_start_delay_seconds",
+		Help:    "Time from a checkout session's recording to the start of its workflow.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+	})
+	// SessionStartsPending is how many recorded sessions wait for their
+	// workflow's start, and SessionStartOldest how long the oldest has
+	// waited (read by a worker's sweep).
+	SessionStartsPending = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "paymentsd_session_starts_pending",
+		Help: "Checkout sessions recorded whose workflow is not started yet.",
+	})
+	SessionStartOldest = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "paymentsd_session_start_oldest_seconds",
+		Help: "How long the oldest checkout session whose workflow is not started yet has waited.",
+	})
 	// AuditFailures counts management changes made but not recorded in the
 	// audit log (the database refused the entry).
 	AuditFailures = promauto.NewCounter(prometheus.CounterOpts{

@@ -9,24 +9,32 @@ import (
 // Actions an audit entry records: every management change, named
 // <resource>.<change>.
 const (
-	AuditPlanCreated          = "payment_plan.created"
-	AuditPlanUpdated          = "payment_plan.updated"
-	AuditPlanArchived         = "payment_plan.archived"
-	AuditSessionCanceled      = "checkout_session.canceled"
-	AuditWebhookCreated       = "webhook_endpoint.created"
-	AuditWebhookUpdated       = "webhook_endpoint.updated"
-	AuditWebhookDeleted       = "webhook_endpoint.deleted"
-	AuditWebhookSecretRotated = "webhook_endpoint.secret_rotated"
-	AuditWebhookTestSent      = "webhook_endpoint.test_sent"
-	AuditDeliveryRedelivered  = "webhook_delivery.redelivered"
-	AuditDepositKeySet        = "deposit_key.set"
-	AuditActorAPIKey          = "api_key"
-	AuditActorAdmin           = "admin"
+	AuditPlanCreated           = "payment_plan.created"
+	AuditPlanUpdated           = "payment_plan.updated"
+	AuditPlanArchived          = "payment_plan.archived"
+	AuditSessionCanceled       = "checkout_session.canceled"
+	AuditSessionResolved       = "checkout_session.resolved"
+	AuditTransactionAssigned   = "transaction.assigned"
+	AuditWebhookCreated        = "webhook_endpoint.created"
+	AuditWebhookUpdated        = "webhook_endpoint.updated"
+	AuditWebhookDeleted        = "webhook_endpoint.deleted"
+	AuditWebhookSecretRotated  = "webhook_endpoint.secret_rotated"
+	AuditWebhookSecretResealed = "webhook_endpoint.secret_resealed"
+	AuditWebhookDisabled       = "webhook_endpoint.disabled"
+	AuditWebhookTestSent       = "webhook_endpoint.test_sent"
+	AuditDeliveryRedelivered   = "webhook_delivery.redelivered"
+	AuditDepositKeySet         = "deposit_key.set"
+	AuditActorAPIKey           = "api_key"
+	AuditActorAdmin            = "admin"
+	// AuditActorInternal is the engine acting on its own: the dev stack's
+	// set-up, or the delivery path disabling a failing endpoint.
+	AuditActorInternal = "internal"
 )
 
 // AuditActions lists every action, for the list's filter.
-var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchived, AuditSessionCanceled,
-	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookTestSent,
+var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchived, AuditSessionCanceled, AuditSessionResolved,
+	AuditTransactionAssigned,
+	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
 	AuditDeliveryRedelivered, AuditDepositKeySet}
 
 // Origin is who makes a change and from where: an API key from a client

@@ -27,6 +27,9 @@ const (
 	EventSessionExpired    EventType = "checkout.session.expired"
 	EventSessionCanceled   EventType = "checkout.session.canceled"
 	EventSessionException  EventType = "checkout.session.exception"
+	// EventSessionResolved is a merchant's resolution of the session's
+	// exception (payment.Resolution).
+	EventSessionResolved EventType = "checkout.session.resolved"
 	// EventSessionUpdated is a change with no new status or exception:
 	// the amount paid moved.
 	EventSessionUpdated EventType = "checkout.session.updated"
@@ -36,10 +39,18 @@ const (
 	EventTxFinalized EventType = "transaction.finalized"
 	EventTxFailed    EventType = "transaction.failed"
 	EventTxReorged   EventType = "transaction.reorged"
+	// EventTxAssigned is an unexpected transfer assigned to a session by
+	// the merchant (Transaction.Assign).
+	EventTxAssigned EventType = "transaction.assigned"
 
 	// EventWebhookTest is the event a merchant sends to try an endpoint;
 	// endpoints cannot subscribe to it.
 	EventWebhookTest EventType = "webhook.test"
+	// EventWebhookDisabled is the engine disabling an endpoint itself:
+	// it answered 410 Gone, or failed every delivery for too long. It is
+	// delivered to the project's other enabled endpoints that want it,
+	// never to the disabled one.
+	EventWebhookDisabled EventType = "webhook_endpoint.disabled"
 )
 
 // EventTypes are the kinds of event the engine records and endpoints
@@ -48,8 +59,9 @@ var EventTypes = []EventType{
 	EventPlanCreated, EventPlanUpdated, EventPlanArchived,
 	EventSessionCreated, EventSessionProcessing, EventSessionCompleted,
 	EventSessionExpired, EventSessionCanceled, EventSessionException,
-	EventSessionUpdated, EventSessionOpen,
-	EventTxPending, EventTxConfirmed, EventTxFinalized, EventTxFailed, EventTxReorged,
+	EventSessionUpdated, EventSessionOpen, EventSessionResolved,
+	EventTxPending, EventTxConfirmed, EventTxFinalized, EventTxFailed, EventTxReorged, EventTxAssigned,
+	EventWebhookDisabled,
 }
 
 // EventTypeNames are EventTypes as strings.

@@ -39,10 +39,17 @@ func ParseListQuery(v url.Values, statuses []string) (ListQuery, error) {
 // ParseListQueryBy is ParseListQuery with the value filter under another
 // name (events filter by "type"); the value lands in ListQuery.Status.
 func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, error) {
+	q, probs := parseListQuery(v, filter, values, nil)
+	return q, probs.Err()
+}
+
+// parseListQuery is ParseListQueryBy, with extra parameters allowed (a
+// caller parses them) and the problems returned for the caller to add to.
+func parseListQuery(v url.Values, filter string, values, extra []string) (ListQuery, Problems) {
 	statuses := values
 	q := ListQuery{Page: DefaultPage, Limit: DefaultLimit}
 	var probs Problems
-	allowed := []string{"page", "limit", "from", "to", "isLive"}
+	allowed := append([]string{"page", "limit", "from", "to", "isLive"}, extra...)
 	if statuses != nil {
 		allowed = append(allowed, filter)
 	}
@@ -108,5 +115,5 @@ func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, 
 			probs.Add("isLive", "must be true or false")
 		}
 	}
-	return q, probs.Err()
+	return q, probs
 }

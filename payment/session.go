@@ -158,8 +158,10 @@ type Session struct {
 	Version     int
 	CompletedAt *time.Time
 	Exception   string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Resolution is the merchant's resolution of an exception, if any.
+	Resolution Resolution
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // UnitsToAmount renders base units of an asset with decimals as a decimal

@@ -40,8 +40,11 @@ type Transaction struct {
 	FailureReason         string
 	// Unexpected marks a transfer to the deposit address of a session that
 	// no longer took payments: recorded, counted for no session.
-	Unexpected    bool
-	StatusHistory []StatusChange
+	Unexpected bool
+	// AssignedSessionID is the session the merchant assigned an
+	// unexpected transfer to, which counts it (Assign).
+	AssignedSessionID string
+	StatusHistory     []StatusChange
 	// Version counts the transaction's recorded changes, starting at 1.
 	Version     int
 	CreatedAt   time.Time

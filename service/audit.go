@@ -15,15 +15,7 @@ import (
 // made already, so a failure to record it is logged and counted, not
 // returned.
 func (svc *Service) audit(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) {
-	now := svc.now()
-	a := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: projectID, IsLive: isLive, OccurredAt: now,
-		Origin: payment.OriginOf(ctx), Action: action, TargetType: targetType, TargetID: targetID}
-	if a.ActorKind == "" {
-		a.ActorKind = "internal" // an engine call made by the process itself (the dev stack's set-up)
-	}
-	if details != nil {
-		a.Details, _ = json.Marshal(details)
-	}
+	a := svc.auditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
 	if err := svc.store.RecordAudit(context.WithoutCancel(ctx), a); err != nil {
 		metrics.AuditFailures.Inc()
 		slog.ErrorContext(ctx, "audit log: the change is made but not recorded", "action", action, "target", targetID, "err", err)
@@ -38,4 +30,18 @@ func (svc *Service) ListAudit(ctx context.Context, p payment.Principal, projectI
 	}
 	items, total, err := svc.store.ListAudit(ctx, p, q)
 	return Page[payment.AuditEntry]{items, total, q}, err
+}
+
+// auditEntry is the audit entry of a change made now by ctx's origin.
+func (svc *Service) auditEntry(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) payment.AuditEntry {
+	now := svc.now()
+	a := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: projectID, IsLive: isLive, OccurredAt: now,
+		Origin: payment.OriginOf(ctx), Action: action, TargetType: targetType, TargetID: targetID}
+	if a.ActorKind == "" {
+		a.ActorKind = payment.AuditActorInternal // an engine call made by the process itself (the dev stack's set-up)
+	}
+	if details != nil {
+		a.Details, _ = json.Marshal(details)
+	}
+	return a
 }

@@ -125,6 +125,9 @@ func (svc *Service) SubmitPayment(ctx context.Context, token, network, txHash st
 	if !ok {
 		return nil, &payment.Error{Kind: payment.KindUnavailable, Message: "network " + network + " is not watched by this deployment"}
 	}
+	if err := svc.sessionWorkflow(ctx, s.ID); err != nil {
+		return nil, err
+	}
 	in := workflows.SubmitInput{Network: network, ChainID: c.Network.ChainID, TxHash: strings.ToLower(txHash)}
 	ctx, cancel := context.WithTimeout(ctx, submitPatience)
 	defer cancel()

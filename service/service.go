@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -52,6 +54,7 @@ type Service struct {
 	sealer          *webhook.Sealer
 	sessionLifetime time.Duration
 	clock           func() time.Time
+	starts          *sessionstart.Starter
 
 	authCache sync.Map // key hash -> cachedPrincipal
 }
@@ -59,7 +62,7 @@ type Service struct {
 // New returns the service over d.
 func New(d Deps) *Service {
 	return &Service{store: d.Store, temporal: d.Temporal, catalog: d.Catalog, chains: d.Chains, sealer: d.Sealer,
-		sessionLifetime: d.SessionLifetime, clock: d.Now}
+		sessionLifetime: d.SessionLifetime, clock: d.Now, starts: sessionstart.New(d.Store, d.Temporal)}
 }
 
 // now is the clock at the database's precision, so that a record returned
@@ -216,6 +219,100 @@ func (svc *Service) GetTransaction(ctx context.Context, p payment.Principal, pro
 	return t, err
 }
 
+// AssignTransaction assigns an unexpected transfer (a transfer its
+// address's session no longer took) to a session of the principal, which
+// then counts it as a payment. While the session's workflow runs, the
+// workflow records the assignment and settles the session; once it has
+// ended, the records change in one database transaction, the transfer
+// counted as a late payment.
+func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, projectID, id, sessionID string) (payment.Transaction, error) {
+	t, err := svc.GetTransaction(ctx, p, projectID, id)
+	if err != nil {
+		return t, err
+	}
+	if sessionID == "" {
+		var probs payment.Problems
+		probs.Add("checkoutSessionId", "is required")
+		return t, probs.Err()
+	}
+	v, err := svc.GetSession(ctx, p, projectID, sessionID)
+	if errors.Is(err, payment.ErrNotFound) || payment.KindOf(err) == payment.KindNotFound {
+		var probs payment.Problems
+		probs.Add("checkoutSessionId", "no checkout session has this ID")
+		return t, probs.Err()
+	}
+	if err != nil {
+		return t, err
+	}
+	// The same checks the recording makes, answered before the workflow
+	// is asked.
+	check := t
+	if _, err := check.Assign(v.Session); err != nil {
+		return t, err
+	}
+	if err := svc.sessionWorkflow(ctx, sessionID); err != nil {
+		return t, err
+	}
+	in := workflows.AssignInput{TransactionID: id, SessionID: sessionID, At: svc.now()}
+	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.AssignTransferUpdateOptions(in))
+	if err == nil {
+		err = h.Get(ctx, &t)
+	}
+	var gone *serviceerror.NotFound
+	var app *temporal.ApplicationError
+	switch {
+	case errors.As(err, &gone):
+		project, err := svc.store.GetProject(ctx, p.ProjectID)
+		if err != nil {
+			return t, fmt.Errorf("load project: %w", err)
+		}
+		t, err = svc.store.AssignTransaction(ctx, id, sessionID, in.At, views.TransactionEvent,
+			func(s *payment.Session, txs []payment.Transaction) []payment.EventType {
+				return s.Progress(endedSettlement(*s, txs, project))
+			}, views.SessionEvent)
+		if err != nil {
+			return t, err
+		}
+	case errors.As(err, &app):
+		return t, payment.Conflict(app.Message())
+	case isUnknownUpdate(err):
+		return t, payment.Conflict(olderWorkflow)
+	case err != nil:
+		return t, fmt.Errorf("assign transaction: %w", err)
+	}
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
+		"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
+	return t, nil
+}
+
+// olderWorkflow answers a change that a session's workflow, started by an
+// earlier release, does not take while it runs.
+const olderWorkflow = "This checkout session's workflow was started by an earlier release and does not take this change while it runs; make it once the session has ended"
+
+// isUnknownUpdate tells whether a workflow refused an update it has no
+// handler for.
+func isUnknownUpdate(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "unknown update")
+}
+
+// endedSettlement settles a session whose workflow has ended over the
+// transactions that count for it: its own, as they were, and the transfers
+// assigned to it, late. Its status stays (it has ended); its amount paid
+// and exception follow.
+func endedSettlement(s payment.Session, txs []payment.Transaction, project payment.Project) payment.SessionProgress {
+	var lines []payment.PaymentLine
+	for _, t := range txs {
+		switch {
+		case t.AssignedSessionID == s.ID:
+			lines = append(lines, payment.LineOf(t, true))
+		case t.CheckoutSessionID == s.ID && !t.Unexpected:
+			lines = append(lines, payment.LineOf(t, false))
+		}
+	}
+	out := payment.Settle(s, s.Status, lines, project.CompleteOn, project.UnderpaymentTolerancePercent)
+	return payment.SessionProgress{Status: out.Status, PaidUSD: out.PaidUSD, Exception: out.Exception, CompletedAt: s.CompletedAt}
+}
+
 // ListTransactions lists the principal's transactions.
 func (svc *Service) ListTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Transaction], error) {
 	if err := owns(p, projectID); err != nil {
@@ -323,49 +420,31 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 		s.PaymentOptions = append(s.PaymentOptions, o)
 	}
 	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
-	if err := svc.StartSessionWorkflow(ctx, s, plan.Title, settings); err != nil {
+	if err := svc.OpenSession(ctx, s, plan.Title, settings); err != nil {
 		return SessionView{}, err
 	}
 	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
 }
 
-// StartSessionWorkflow starts the session's workflow, if it is not running
-// yet, then records the session. Once it returns, the session is readable
-// and its workflow runs (docs/decisions.md, "Opening a session"): the
-// workflow is started first, durably, and records the session itself as
-// its first step, so a crash between the two loses nothing; recording it
-// here as well spares the customer a round trip through a worker. Calling
-// it again for the same session (a retry) starts nothing new. Transient
-// Temporal errors are retried a few times before the caller is told to
-// retry later.
-func (svc *Service) StartSessionWorkflow(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
-	var lastErr error
-	for attempt := range 3 {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
-		}
-		_, err := svc.temporal.ExecuteWorkflow(ctx, workflows.CheckoutSessionStartOptions(s, planTitle),
-			workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: s, Settings: settings})
-		if err == nil {
-			if err = svc.store.InsertSession(ctx, s, views.SessionEvent); err != nil {
-				return fmt.Errorf("record session: %w", err)
-			}
-			return nil
-		}
-		lastErr = err
-		if !retryable(err) || ctx.Err() != nil {
-			break
-		}
-	}
-	return fmt.Errorf("start session workflow: %w (%v)",
-		&payment.Error{Kind: payment.KindUnavailable, Message: "The checkout session could not be started; retry shortly"}, lastErr)
+// OpenSession records a session with its workflow's pending start, in one
+// database transaction, and starts the workflow in the background
+// (package sessionstart; docs/decisions.md, "Opening a session"). Once it
+// returns, the session is readable and its workflow will run: a start
+// that fails is made by a worker's sweep, or by the first call that needs
+// the workflow. Opening the same session again (a retry) records and
+// starts nothing new.
+func (svc *Service) OpenSession(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
+	return svc.starts.Open(ctx, workflows.CheckoutSessionInput{Session: s, Settings: settings}, planTitle)
 }
 
-func retryable(err error) bool {
-	var unavailable *serviceerror.Unavailable
-	var deadline *serviceerror.DeadlineExceeded
-	var busy *serviceerror.ResourceExhausted
-	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &busy)
+// sessionWorkflow makes sure a session's workflow runs or ran before a
+// call that needs it: a pending start is made now.
+func (svc *Service) sessionWorkflow(ctx context.Context, id string) error {
+	if err := svc.starts.Ensure(ctx, id); err != nil {
+		return fmt.Errorf("%w (%v)", &payment.Error{Kind: payment.KindUnavailable,
+			Message: "The checkout session's workflow could not be started; retry shortly"}, err)
+	}
+	return nil
 }
 
 // SessionByToken returns the session a token opens.
@@ -493,6 +572,9 @@ func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, proj
 	if _, err := svc.GetSession(ctx, p, projectID, id); err != nil {
 		return SessionView{}, err
 	}
+	if err := svc.sessionWorkflow(ctx, id); err != nil {
+		return SessionView{}, err
+	}
 	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.CancelSessionUpdateOptions(id))
 	if err == nil {
 		err = h.Get(ctx, nil)
@@ -508,5 +590,58 @@ func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, proj
 		return SessionView{}, fmt.Errorf("cancel session: %w", err)
 	}
 	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
+	return svc.GetSession(ctx, p, projectID, id)
+}
+
+// ResolveSession records a merchant's resolution of a session's exception
+// (payment.Resolution). While the session's workflow runs, the workflow
+// records it, so that it settles later payment changes around it; once the
+// workflow has ended, the records alone change.
+func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, projectID, id string, r payment.Resolution) (SessionView, error) {
+	if _, err := svc.GetSession(ctx, p, projectID, id); err != nil {
+		return SessionView{}, err
+	}
+	if !r.Valid() {
+		var probs payment.Problems
+		if r == "" {
+			probs.Add("resolution", "is required: underpayment_accepted or overpayment_settled")
+		} else {
+			probs.Add("resolution", "must be underpayment_accepted or overpayment_settled")
+		}
+		return SessionView{}, probs.Err()
+	}
+	if err := svc.sessionWorkflow(ctx, id); err != nil {
+		return SessionView{}, err
+	}
+	in := workflows.ResolveInput{SessionID: id, Resolution: r, At: svc.now()}
+	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.ResolveExceptionUpdateOptions(in))
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	var gone *serviceerror.NotFound
+	var app *temporal.ApplicationError
+	switch {
+	case errors.As(err, &gone):
+		// The workflow has ended: nothing else changes the session now.
+		var refused error
+		err = svc.store.UpdateSession(ctx, id, in.At, func(s *payment.Session) []payment.EventType {
+			events, err := s.Resolve(r, in.At)
+			refused = err
+			return events
+		}, views.SessionEvent)
+		if err == nil {
+			err = refused
+		}
+		if err != nil {
+			return SessionView{}, err
+		}
+	case errors.As(err, &app):
+		return SessionView{}, payment.Conflict(app.Message())
+	case isUnknownUpdate(err):
+		return SessionView{}, payment.Conflict(olderWorkflow)
+	case err != nil:
+		return SessionView{}, fmt.Errorf("resolve session: %w", err)
+	}
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
 	return svc.GetSession(ctx, p, projectID, id)
 }

@@ -202,6 +202,15 @@ func (svc *Service) ListEvents(ctx context.Context, p payment.Principal, project
 	return Page[payment.Event]{items, total, q}, err
 }
 
+// FeedEvents reads a page of the principal's events as a feed: oldest
+// first, each once, from q.Since or from q.After (store.FeedEvents).
+func (svc *Service) FeedEvents(ctx context.Context, p payment.Principal, projectID string, q payment.FeedQuery) (payment.EventFeedPage, error) {
+	if err := owns(p, projectID); err != nil {
+		return payment.EventFeedPage{}, err
+	}
+	return svc.store.FeedEvents(ctx, p, q)
+}
+
 // GetEvent returns one of the principal's events.
 func (svc *Service) GetEvent(ctx context.Context, p payment.Principal, projectID, id string) (payment.Event, error) {
 	if err := ownsID(p, projectID, payment.PrefixEvent, id, "Event"); err != nil {
@@ -280,4 +289,58 @@ func (svc *Service) Redeliver(ctx context.Context, p payment.Principal, projectI
 		return Redelivery{}, err
 	}
 	return Redelivery{Delivery: d, Attempt: &out}, nil
+}
+
+// ResealBatchSize is how many endpoints ResealWebhookSecrets seals again
+// per database transaction, unless told otherwise.
+const ResealBatchSize = 200
+
+// ResealReport counts what ResealWebhookSecrets did.
+type ResealReport struct {
+	// KeyID is the key every secret is now sealed under.
+	KeyID string
+	// Endpoints were looked at (deleted ones included), Resealed were
+	// sealed again, the others were current already; Failed were left
+	// as they were, their secrets not opening (an error each).
+	Endpoints int
+	Resealed  int
+	Failed    []store.ResealFailure
+}
+
+// ResealWebhookSecrets seals every endpoint's secrets (current and
+// previous, deleted endpoints' too) under the newest key, batch endpoints
+// per database transaction, so that an older key can be retired once it
+// reports no failure. Running it again changes nothing; endpoints created
+// or rotated meanwhile are sealed under the newest key already. Each
+// endpoint resealed gets an audit entry, in the transaction that reseals
+// it. progress, when set, hears each batch.
+func (svc *Service) ResealWebhookSecrets(ctx context.Context, batch int, progress func(ResealReport)) (ResealReport, error) {
+	s, err := svc.openSealer()
+	if err != nil {
+		return ResealReport{}, err
+	}
+	if batch <= 0 {
+		batch = ResealBatchSize
+	}
+	report := ResealReport{KeyID: s.NewestKeyID()}
+	audit := func(ep payment.WebhookEndpoint) payment.AuditEntry {
+		return svc.auditEntry(ctx, ep.ProjectID, ep.IsLive, payment.AuditWebhookSecretResealed, "webhook_endpoint", ep.ID,
+			map[string]any{"keyId": report.KeyID})
+	}
+	for after := ""; ; {
+		b, err := svc.store.ResealSecrets(ctx, after, batch, s.Update, audit)
+		if err != nil {
+			return report, fmt.Errorf("reseal webhook secrets: %w", err)
+		}
+		if b.Seen == 0 {
+			return report, nil
+		}
+		report.Endpoints += b.Seen
+		report.Resealed += len(b.Resealed)
+		report.Failed = append(report.Failed, b.Failed...)
+		if progress != nil {
+			progress(report)
+		}
+		after = b.Last
+	}
 }

@@ -5,17 +5,29 @@ import (
 	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paymentsd/paymentsd/payment"
 )
 
 // RecordAudit appends an entry to the audit log.
 func (s *Store) RecordAudit(ctx context.Context, a payment.AuditEntry) error {
+	return recordAudit(ctx, s.pool, a)
+}
+
+// execer runs a statement: the pool, or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// recordAudit appends an entry to the audit log through db: in the
+// transaction of the change it records, where it has one.
+func recordAudit(ctx context.Context, db execer, a payment.AuditEntry) error {
 	details := []byte(a.Details)
 	if len(details) == 0 {
 		details = []byte(`{}`)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO audit_log (id, project_id, is_live, created_at, actor_kind, actor_id, ip,
+	_, err := db.Exec(ctx, `INSERT INTO audit_log (id, project_id, is_live, created_at, actor_kind, actor_id, ip,
 		user_agent, action, target_type, target_id, details) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
 		a.ID, a.ProjectID, a.IsLive, a.OccurredAt, a.ActorKind, a.ActorID, a.IP, a.UserAgent, a.Action, a.TargetType,
 		a.TargetID, details)

@@ -329,12 +329,22 @@ func TestCountsMigrationCountsExistingRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations)
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations, goose.WithAllowOutofOrder(true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.UpTo(ctx, 8); err != nil {
 		t.Fatal(err)
+	}
+	// The migrations after 00009 add what today's code writes: they go
+	// first, so that the rows 00009 finds are written as today's code
+	// writes them.
+	for _, src := range p.ListSources() {
+		if src.Version > 9 {
+			if _, err := p.ApplyVersion(ctx, src.Version, true); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	s, err := store.Open(ctx, url)
 	if err != nil {
@@ -359,7 +369,7 @@ func TestCountsMigrationCountsExistingRows(t *testing.T) {
 	}
 	c.checkTotals()
 
-	if _, err := p.DownTo(ctx, 8); err != nil {
+	if _, err := p.ApplyVersion(ctx, 9, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.payments(4, true); err != nil { // no counts kept meanwhile

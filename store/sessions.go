@@ -13,42 +13,44 @@ import (
 
 const sessionColumns = `id, token_hash, project_id, payment_plan_id, is_live, status, email, metadata,
 	amount_usd::text, amount_paid_usd::text, deposit_address, payment_options, quote_expires_at,
-	expires_at, completed_at, exception, created_at, updated_at, late_until, deposit_index, version`
+	expires_at, completed_at, exception, created_at, updated_at, late_until, deposit_index, version, resolution`
 
 // InsertSession records a new checkout session with its created event. It
 // is idempotent: inserting the same session again changes nothing and
 // reports no error, so the activity that calls it can be retried.
 func (s *Store) InsertSession(ctx context.Context, cs payment.Session, render Render[payment.Session]) error {
+	return s.WithTx(ctx, func(tx pgx.Tx) error { return insertSession(ctx, tx, cs, render) })
+}
+
+func insertSession(ctx context.Context, tx pgx.Tx, cs payment.Session, render Render[payment.Session]) error {
 	metadata := []byte(cs.Metadata)
 	if len(metadata) == 0 {
 		metadata = payment.EmptyMetadata
 	}
 	options, _ := json.Marshal(cs.PaymentOptions)
-	return s.WithTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO checkout_sessions (id, token_hash, project_id, payment_plan_id,
-			is_live, status, email, metadata, amount_usd, amount_paid_usd, deposit_address, payment_options,
-			quote_expires_at, expires_at, created_at, updated_at, late_until, deposit_index, version)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,0,$10,$11,$12,$13,$14,$14,$15,$16,1)
-			ON CONFLICT DO NOTHING`,
-			cs.ID, cs.TokenHash, cs.ProjectID, cs.PaymentPlanID, cs.IsLive, cs.Status, cs.Email, metadata,
-			cs.AmountUSD.String(), cs.DepositAddress, options, cs.QuoteExpiresAt, cs.ExpiresAt, cs.CreatedAt,
-			nullTime(cs.LateUntil), cs.DepositIndex)
-		if err != nil {
+	tag, err := tx.Exec(ctx, `INSERT INTO checkout_sessions (id, token_hash, project_id, payment_plan_id,
+		is_live, status, email, metadata, amount_usd, amount_paid_usd, deposit_address, payment_options,
+		quote_expires_at, expires_at, created_at, updated_at, late_until, deposit_index, version)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,0,$10,$11,$12,$13,$14,$14,$15,$16,1)
+		ON CONFLICT DO NOTHING`,
+		cs.ID, cs.TokenHash, cs.ProjectID, cs.PaymentPlanID, cs.IsLive, cs.Status, cs.Email, metadata,
+		cs.AmountUSD.String(), cs.DepositAddress, options, cs.QuoteExpiresAt, cs.ExpiresAt, cs.CreatedAt,
+		nullTime(cs.LateUntil), cs.DepositIndex)
+	if err != nil {
+		return mapErr(err)
+	}
+	if tag.RowsAffected() == 0 {
+		// Recorded before (the API and the session's workflow both
+		// record it, at the same time at worst), unless another
+		// session holds one of its unique keys.
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM checkout_sessions WHERE id = $1`, cs.ID).Scan(&n); err != nil || n == 1 {
 			return mapErr(err)
 		}
-		if tag.RowsAffected() == 0 {
-			// Recorded before (the API and the session's workflow both
-			// record it, at the same time at worst), unless another
-			// session holds one of its unique keys.
-			var n int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM checkout_sessions WHERE id = $1`, cs.ID).Scan(&n); err != nil || n == 1 {
-				return mapErr(err)
-			}
-			return &payment.Error{Kind: payment.KindConflict, Message: "another checkout session holds this one's token or deposit index"}
-		}
-		cs.Version = 1
-		return insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, payment.EventSessionCreated, cs.ID, 1, render, cs, cs.CreatedAt)
-	})
+		return &payment.Error{Kind: payment.KindConflict, Message: "another checkout session holds this one's token or deposit index"}
+	}
+	cs.Version = 1
+	return insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, payment.EventSessionCreated, cs.ID, 1, render, cs, cs.CreatedAt)
 }
 
 // UpdateSession changes a session in a database transaction: change gets
@@ -61,26 +63,32 @@ func (s *Store) UpdateSession(ctx context.Context, id string, at time.Time, chan
 		if err != nil {
 			return err
 		}
-		events := change(&cs)
-		if len(events) == 0 {
-			return nil
-		}
-		cs.UpdatedAt = at
-		_, err = tx.Exec(ctx, `UPDATE checkout_sessions SET status = $2, amount_paid_usd = $3, exception = $4,
-			completed_at = $5, updated_at = $6, version = version + $7 WHERE id = $1`,
-			id, cs.Status, cs.AmountPaidUSD.String(), cs.Exception, cs.CompletedAt, at, len(events))
-		if err != nil {
-			return mapErr(err)
-		}
-		base := cs.Version
-		for i, typ := range events {
-			cs.Version = base + i + 1
-			if err := insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, typ, cs.ID, cs.Version, render, cs, at); err != nil {
-				return err
-			}
-		}
-		return nil
+		return updateSession(ctx, tx, cs, at, change, render)
 	})
+}
+
+// updateSession applies change to cs, read for update in tx, and records
+// it with its events.
+func updateSession(ctx context.Context, tx pgx.Tx, cs payment.Session, at time.Time, change func(*payment.Session) []payment.EventType, render Render[payment.Session]) error {
+	events := change(&cs)
+	if len(events) == 0 {
+		return nil
+	}
+	cs.UpdatedAt = at
+	_, err := tx.Exec(ctx, `UPDATE checkout_sessions SET status = $2, amount_paid_usd = $3, exception = $4,
+		completed_at = $5, updated_at = $6, version = version + $7, resolution = $8 WHERE id = $1`,
+		cs.ID, cs.Status, cs.AmountPaidUSD.String(), cs.Exception, cs.CompletedAt, at, len(events), cs.Resolution)
+	if err != nil {
+		return mapErr(err)
+	}
+	base := cs.Version
+	for i, typ := range events {
+		cs.Version = base + i + 1
+		if err := insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, typ, cs.ID, cs.Version, render, cs, at); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SessionByTokenHash returns the session whose token hashes to hash.
@@ -111,7 +119,7 @@ func scanSession(row pgx.Row) (payment.Session, error) {
 	var lateUntil *time.Time
 	err := row.Scan(&cs.ID, &cs.TokenHash, &cs.ProjectID, &cs.PaymentPlanID, &cs.IsLive, &cs.Status, &cs.Email,
 		&metadata, &amount, &paid, &cs.DepositAddress, &options, &cs.QuoteExpiresAt, &cs.ExpiresAt,
-		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex, &cs.Version)
+		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex, &cs.Version, &cs.Resolution)
 	if err != nil {
 		return cs, mapErr(err)
 	}
@@ -159,4 +167,17 @@ func (s *Store) DepositAddresses(ctx context.Context, addresses []string) ([]Wat
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[WatchedAddress])
+}
+
+// SessionsNeedingWorkflow returns the sessions whose workflow must be
+// running: open or processing, or inside their late-payment window; of one
+// project when projectID is set.
+func (s *Store) SessionsNeedingWorkflow(ctx context.Context, projectID string) ([]payment.Session, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions
+		WHERE (status IN ('open', 'processing') OR late_until > now()) AND ($1 = '' OR project_id = $1)
+		ORDER BY created_at, id`, projectID)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Session, error) { return scanSession(r) })
 }

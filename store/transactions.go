@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,7 +13,8 @@ import (
 const txColumns = `id, project_id, checkout_session_id, payment_plan_id, is_live, status, network, chain_id,
 	tx_hash, log_index, from_address, to_address, asset_definition_id, symbol, amount, amount_base_units::text,
 	amount_usd::text, block_number, block_hash, confirmations, required_confirmations, failure_reason,
-	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version, unexpected`
+	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version, unexpected,
+	coalesce(assigned_session_id, '')`
 
 // InsertTransaction records a transaction; one that is already recorded
 // (same chain, hash and log index) is left as it is.
@@ -45,9 +47,14 @@ func (s *Store) ListTransactions(ctx context.Context, p payment.Principal, q pay
 }
 
 // SessionTransactions returns a session's transactions, oldest first (a
-// transaction's transfers in the order of their logs).
+// transaction's transfers in the order of their logs), with the unexpected
+// transfers assigned to it.
 func (s *Store) SessionTransactions(ctx context.Context, sessionID string) ([]payment.Transaction, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions WHERE checkout_session_id = $1
+	return sessionTransactions(ctx, s.pool, sessionID)
+}
+
+func sessionTransactions(ctx context.Context, q querier, sessionID string) ([]payment.Transaction, error) {
+	rows, err := q.Query(ctx, `SELECT `+txColumns+` FROM transactions WHERE checkout_session_id = $1 OR assigned_session_id = $1
 		ORDER BY created_at, log_index, id`, sessionID)
 	if err != nil {
 		return nil, err
@@ -64,7 +71,7 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 		&t.ChainID, &t.TxHash, &logIndex, &t.FromAddress, &t.ToAddress, &t.AssetDefinitionID, &t.Symbol, &t.Amount,
 		&t.AmountBaseUnits, &usd, &t.BlockNumber, &t.BlockHash, &t.Confirmations, &t.RequiredConfirmations,
 		&t.FailureReason, &history, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version,
-		&t.Unexpected)
+		&t.Unexpected, &t.AssignedSessionID)
 	if err != nil {
 		return t, mapErr(err)
 	}
@@ -114,4 +121,71 @@ func logIndexValue(i int) *int {
 		return nil
 	}
 	return &i
+}
+
+// querier is a pool or a database transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// AssignTransaction assigns an unexpected transfer to a session
+// (payment.Transaction.Assign) and records its event. settle, when not
+// nil, is the session's change once it counts the transfer: it gets the
+// session and its transactions, assigned ones included, and returns the
+// session's events (for a session whose workflow has ended; a running one
+// records its own progress). Both are one database transaction. It returns
+// the transaction as recorded; assigning it again to the same session
+// changes nothing.
+func (s *Store) AssignTransaction(ctx context.Context, txID, sessionID string, at time.Time, renderTx Render[payment.Transaction],
+	settle func(*payment.Session, []payment.Transaction) []payment.EventType, renderSession Render[payment.Session]) (payment.Transaction, error) {
+	var t payment.Transaction
+	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if t, err = scanTx(tx.QueryRow(ctx, `SELECT `+txColumns+` FROM transactions WHERE id = $1 FOR UPDATE`, txID)); err != nil {
+			return err
+		}
+		cs, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions WHERE id = $1 FOR UPDATE`, sessionID))
+		if err != nil {
+			return err
+		}
+		events, err := t.Assign(cs)
+		if err != nil {
+			return err
+		}
+		if len(events) > 0 {
+			t.UpdatedAt = at
+			if _, err := tx.Exec(ctx, `UPDATE transactions SET assigned_session_id = $2, updated_at = $3, version = version + $4
+				WHERE id = $1`, t.ID, sessionID, at, len(events)); err != nil {
+				return mapErr(err)
+			}
+			base := t.Version
+			for i, typ := range events {
+				t.Version = base + i + 1
+				if err := insertEvent(ctx, tx, t.ProjectID, t.IsLive, typ, t.ID, t.Version, renderTx, t, at); err != nil {
+					return err
+				}
+			}
+		}
+		if settle == nil {
+			return nil
+		}
+		txs, err := sessionTransactions(ctx, tx, sessionID)
+		if err != nil {
+			return mapErr(err)
+		}
+		return updateSession(ctx, tx, cs, at, func(s *payment.Session) []payment.EventType { return settle(s, txs) }, renderSession)
+	})
+	return t, err
+}
+
+// UnfinishedTransactions returns the transactions not final yet (pending
+// or confirmed), whose workflows must be running; of one project when
+// projectID is set.
+func (s *Store) UnfinishedTransactions(ctx context.Context, projectID string) ([]payment.Transaction, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions
+		WHERE status IN ('pending', 'confirmed') AND ($1 = '' OR project_id = $1) ORDER BY created_at, id`, projectID)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Transaction, error) { return scanTx(r) })
 }

@@ -64,7 +64,54 @@ func (s *Store) ListEndpoints(ctx context.Context, p payment.Principal, q paymen
 // UpdateEndpoint changes an endpoint under a row lock: change edits it and
 // returns an error to abandon the update.
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error) (StoredEndpoint, error) {
+	return s.updateEndpoint(ctx, id, at, change, nil)
+}
+
+// Disabling is what the engine records when it disables an endpoint
+// itself (a 410, or failing for too long), beside the change and in its
+// database transaction: the event's data (render, given the endpoint as
+// disabled and the event's version) and the audit entry.
+type Disabling struct {
+	Render Render[StoredEndpoint]
+	Audit  func(e StoredEndpoint) payment.AuditEntry
+}
+
+// UpdateEndpointHealth is UpdateEndpoint for the delivery path: when
+// change disables an enabled endpoint, the transaction that disables it
+// also records a webhook_endpoint.disabled event (the endpoint's object,
+// numbered per endpoint) and the audit entry, so that the three are never
+// apart. It reports whether it disabled the endpoint.
+func (s *Store) UpdateEndpointHealth(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error,
+	d Disabling) (StoredEndpoint, bool, error) {
+	var disabled bool
+	e, err := s.updateEndpoint(ctx, id, at, change, func(tx pgx.Tx, before, after StoredEndpoint) error {
+		disabled = before.Status == payment.WebhookEnabled && after.Status == payment.WebhookDisabled
+		if !disabled {
+			return nil
+		}
+		var version int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) + 1 FROM events WHERE object_id = $1`, id).Scan(&version); err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, after.ProjectID, after.IsLive, payment.EventWebhookDisabled, id, version,
+			d.Render, after, at); err != nil {
+			return err
+		}
+		if d.Audit == nil {
+			return nil
+		}
+		return recordAudit(ctx, tx, d.Audit(after))
+	})
+	return e, disabled && err == nil, err
+}
+
+// updateEndpoint is UpdateEndpoint with then, when set, run in the
+// transaction after the row is written, given the endpoint before and
+// after the change.
+func (s *Store) updateEndpoint(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error,
+	then func(tx pgx.Tx, before, after StoredEndpoint) error) (StoredEndpoint, error) {
 	var e StoredEndpoint
+	at = at.Truncate(time.Microsecond) // as stored, so that what then sees is what a read gives
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		e, err = scanEndpoint(tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
@@ -72,6 +119,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, id string, at time.Time, cha
 		if err != nil {
 			return err
 		}
+		before := e
 		if err := change(&e); err != nil {
 			return err
 		}
@@ -81,7 +129,10 @@ func (s *Store) UpdateEndpoint(ctx context.Context, id string, at time.Time, cha
 			disabled_reason = $6, secret = $7, previous_secret = $8, previous_secret_until = $9, failing_since = $10,
 			updated_at = $11 WHERE id = $1`, id, e.URL, e.Description, events, e.Status, e.DisabledReason, e.Secret,
 			e.PreviousSecret, e.PreviousSecretUntil, e.FailingSince, at)
-		return mapErr(err)
+		if err != nil || then == nil {
+			return mapErr(err)
+		}
+		return then(tx, before, e)
 	})
 	return e, err
 }

@@ -115,9 +115,11 @@ type Session struct {
 	ExpiresAt      string                  `json:"expiresAt"`
 	CompletedAt    *string                 `json:"completedAt"`
 	Exception      *string                 `json:"exception"`
-	Transactions   []TransactionSummary    `json:"transactions,omitempty"`
-	CreatedAt      string                  `json:"createdAt"`
-	UpdatedAt      string                  `json:"updatedAt"`
+	// Resolution is the merchant's resolution of an exception.
+	Resolution   *string              `json:"resolution"`
+	Transactions []TransactionSummary `json:"transactions,omitempty"`
+	CreatedAt    string               `json:"createdAt"`
+	UpdatedAt    string               `json:"updatedAt"`
 }
 
 // SessionOf renders a session. token and checkoutURL are set only for
@@ -128,7 +130,8 @@ func SessionOf(cs payment.Session, token, checkoutURL string, txs []payment.Tran
 		IsLive: cs.IsLive, Email: nonEmpty(cs.Email), Metadata: cs.Metadata, AmountUSD: payment.FormatUSD(cs.AmountUSD),
 		AmountPaidUSD: payment.FormatUSD(cs.AmountPaidUSD), DepositAddress: nonEmpty(cs.DepositAddress),
 		PaymentOptions: cs.PaymentOptions, QuoteExpiresAt: Time(cs.QuoteExpiresAt), ExpiresAt: Time(cs.ExpiresAt),
-		CompletedAt: tsPtr(cs.CompletedAt), Exception: nonEmpty(cs.Exception), CreatedAt: Time(cs.CreatedAt), UpdatedAt: Time(cs.UpdatedAt)}
+		CompletedAt: tsPtr(cs.CompletedAt), Exception: nonEmpty(cs.Exception), Resolution: nonEmpty(string(cs.Resolution)),
+		CreatedAt: Time(cs.CreatedAt), UpdatedAt: Time(cs.UpdatedAt)}
 	if token != "" {
 		url := checkoutURL + "/checkout/" + token
 		out.Token, out.URL = &token, &url
@@ -233,13 +236,16 @@ type Transaction struct {
 	// Unexpected marks a transfer to the deposit address of a session that
 	// no longer took payments: it counts for no session; the merchant
 	// settles it with the payer.
-	Unexpected    bool                   `json:"unexpected"`
-	StatusHistory []payment.StatusChange `json:"statusHistory"`
-	CreatedAt     string                 `json:"createdAt"`
-	UpdatedAt     string                 `json:"updatedAt"`
-	ConfirmedAt   *string                `json:"confirmedAt"`
-	FinalizedAt   *string                `json:"finalizedAt"`
-	FailedAt      *string                `json:"failedAt"`
+	Unexpected bool `json:"unexpected"`
+	// AssignedSessionID is the session the merchant assigned an unexpected
+	// transfer to, which counts it.
+	AssignedSessionID *string                `json:"assignedSessionId"`
+	StatusHistory     []payment.StatusChange `json:"statusHistory"`
+	CreatedAt         string                 `json:"createdAt"`
+	UpdatedAt         string                 `json:"updatedAt"`
+	ConfirmedAt       *string                `json:"confirmedAt"`
+	FinalizedAt       *string                `json:"finalizedAt"`
+	FailedAt          *string                `json:"failedAt"`
 }
 
 // TransactionOf renders a record.
@@ -250,7 +256,7 @@ func TransactionOf(t payment.Transaction) Transaction {
 		Amount: t.Amount, AmountBaseUnits: t.AmountBaseUnits, AmountUSD: payment.FormatUSD(t.AmountUSD),
 		BlockNumber: t.BlockNumber, BlockHash: nonEmpty(t.BlockHash), Confirmations: t.Confirmations,
 		RequiredConfirmations: t.RequiredConfirmations, FailureReason: nonEmpty(t.FailureReason), Unexpected: t.Unexpected,
-		StatusHistory: t.StatusHistory, CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt),
+		AssignedSessionID: nonEmpty(t.AssignedSessionID), StatusHistory: t.StatusHistory, CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt),
 		ConfirmedAt: tsPtr(t.ConfirmedAt), FinalizedAt: tsPtr(t.FinalizedAt), FailedAt: tsPtr(t.FailedAt)}
 	if t.LogIndex >= 0 {
 		v.LogIndex = &t.LogIndex

@@ -33,6 +33,19 @@ func WebhookOf(w payment.WebhookEndpoint, secret string) Webhook {
 	return v
 }
 
+// WebhookDisabled is the data of a webhook_endpoint.disabled event: the
+// endpoint as the API returns it, disabled, and when it was.
+type WebhookDisabled struct {
+	Webhook
+	DisabledAt string `json:"disabledAt"`
+}
+
+// WebhookDisabledEvent renders an endpoint the engine disabled at its
+// updatedAt as the data of its event with version.
+func WebhookDisabledEvent(w payment.WebhookEndpoint, version int) ([]byte, error) {
+	return Versioned(WebhookDisabled{Webhook: WebhookOf(w, ""), DisabledAt: Time(w.UpdatedAt)}, version)
+}
+
 // Event is an event as the API returns it (and as webhooks deliver it).
 type Event struct {
 	ID        string          `json:"id"`

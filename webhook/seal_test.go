@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 
@@ -207,6 +208,190 @@ func TestParseKey(t *testing.T) {
 		}
 		if len(s) > 8 && strings.Contains(err.Error(), s) {
 			t.Errorf("ParseKey error echoes the key: %v", err)
+		}
+	}
+}
+
+func newKeyring(t *testing.T, keys ...webhook.Key) *webhook.Sealer {
+	t.Helper()
+	s, err := webhook.NewKeyring(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A key rotation: the new key seals, values of the old keys still open
+// (the legacy key's v1 and v2 values among them), Update moves each value
+// to the new key, and once every value is moved the old keys can go.
+func TestKeyringRotation(t *testing.T) {
+	legacy, k1, k2 := newKey(t), newKey(t), newKey(t)
+	before := newSealer(t, legacy) // a deployment from before key IDs
+	v2, err := before.Seal(endpointID, "whsec_v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(v2, "v2:") {
+		t.Fatalf("one bare key seals %q, want the v2: format it always wrote", v2)
+	}
+	v1 := legacySeal(t, legacy, "whsec_v1")
+	first := newKeyring(t, webhook.Key{ID: "k1", Secret: k1}, webhook.Key{ID: webhook.LegacyKeyID, Secret: legacy})
+	v3k1, err := first.Seal(endpointID, "whsec_k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(v3k1, "v3:k1:") {
+		t.Fatalf("sealed %q, want v3:k1:", v3k1)
+	}
+
+	ring := newKeyring(t, webhook.Key{ID: "k2", Secret: k2}, webhook.Key{ID: "k1", Secret: k1},
+		webhook.Key{ID: webhook.LegacyKeyID, Secret: legacy})
+	if ring.NewestKeyID() != "k2" {
+		t.Fatalf("newest = %q", ring.NewestKeyID())
+	}
+	values := map[string]string{v1: "whsec_v1", v2: "whsec_v2", v3k1: "whsec_k1"}
+	moved := map[string]string{}
+	for sealed, plain := range values {
+		if got, err := ring.Open(endpointID, sealed); err != nil || got != plain {
+			t.Fatalf("Open(%.6s…) = %q, %v; want %q", sealed, got, err, plain)
+		}
+		if ring.Current(sealed) {
+			t.Errorf("%.6s… is current, but is not under k2", sealed)
+		}
+		out, changed, err := ring.Update(endpointID, sealed)
+		if err != nil || !changed || !strings.HasPrefix(out, "v3:k2:") {
+			t.Fatalf("Update(%.6s…) = %q, %v, %v", sealed, out, changed, err)
+		}
+		if again, changed, err := ring.Update(endpointID, out); err != nil || changed || again != out {
+			t.Errorf("Update of a current value = %q, %v, %v; want it unchanged", again, changed, err)
+		}
+		moved[out] = plain
+	}
+	if out, changed, err := ring.Update(endpointID, ""); out != "" || changed || err != nil {
+		t.Errorf("Update(\"\") = %q, %v, %v", out, changed, err)
+	}
+
+	// The old keys retired: what was moved opens; what was not names the
+	// key it needs.
+	retired := newKeyring(t, webhook.Key{ID: "k2", Secret: k2})
+	for sealed, plain := range moved {
+		if got, err := retired.Open(endpointID, sealed); err != nil || got != plain {
+			t.Errorf("after retirement Open = %q, %v; want %q", got, err, plain)
+		}
+	}
+	for sealed, id := range map[string]string{v1: "0", v2: "0", v3k1: "k1"} {
+		_, err := retired.Open(endpointID, sealed)
+		var unknown *webhook.UnknownKeyError
+		if !errors.As(err, &unknown) || unknown.KeyID != id {
+			t.Fatalf("Open(%.6s…) with the key retired: %v, want an unknown key %q", sealed, err, id)
+		}
+		if !strings.Contains(err.Error(), `"`+id+`"`) || !strings.Contains(err.Error(), "k2") {
+			t.Errorf("error %q does not name the missing key and the configured ones", err)
+		}
+		if _, _, err := retired.Update(endpointID, sealed); err == nil {
+			t.Errorf("Update(%.6s…) without its key succeeded", sealed)
+		}
+		if got := retired.Reseal(endpointID, sealed); got != sealed {
+			t.Errorf("Reseal without the key changed the value")
+		}
+	}
+}
+
+// A value's key ID is part of what is authenticated only through the
+// key itself: naming another configured key, or tampering with the
+// ciphertext of a keyed value, makes Open fail without a plaintext.
+func TestKeyringTamperedRefused(t *testing.T) {
+	ring := newKeyring(t, webhook.Key{ID: "k2", Secret: newKey(t)}, webhook.Key{ID: "k1", Secret: newKey(t)})
+	sealed, err := ring.Seal(endpointID, "whsec_secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.TrimPrefix(sealed, "v3:k2:")
+	raw, _ := base64.StdEncoding.DecodeString(body)
+	flipped := bytes.Clone(raw)
+	flipped[len(flipped)-1] ^= 1
+	for _, c := range []string{
+		"v3:k1:" + body, // another configured key
+		"v3:k2:" + base64.StdEncoding.EncodeToString(flipped),
+		"v3:k2:" + base64.StdEncoding.EncodeToString(raw[:len(raw)-1]),
+		"v2:" + body, // the legacy format: no legacy key here
+		"v3:" + body, // no key ID
+		"v3::" + body,
+		"v3:k,2:" + body,
+		"v3:k2:%%%",
+	} {
+		got, err := ring.Open(endpointID, c)
+		if err == nil {
+			t.Errorf("Open(%q) = %q, want an error", c, got)
+			continue
+		}
+		if strings.Contains(err.Error(), "whsec_secret") {
+			t.Errorf("error leaks the secret: %v", err)
+		}
+	}
+	if got, err := ring.Open("we_other", sealed); err == nil {
+		t.Errorf("opened for another endpoint: %q", got)
+	}
+}
+
+func TestNewKeyringRefusesBadKeys(t *testing.T) {
+	k := newKey(t)
+	for name, keys := range map[string][]webhook.Key{
+		"none":         nil,
+		"duplicate ID": {{ID: "k1", Secret: k}, {ID: "k1", Secret: newKey(t)}},
+		"empty ID":     {{ID: "", Secret: k}},
+		"colon in ID":  {{ID: "k:1", Secret: k}},
+		"short key":    {{ID: "k1", Secret: k[:16]}},
+	} {
+		if _, err := webhook.NewKeyring(keys); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	k0, k1, k2 := newKey(t), newKey(t), newKey(t)
+	b64 := base64.StdEncoding.EncodeToString
+	for in, want := range map[string][]webhook.Key{
+		hex.EncodeToString(k0): {{ID: "0", Secret: k0}},
+		b64(k0):                {{ID: "0", Secret: k0}},
+		"k2:" + b64(k2) + ", k1:" + hex.EncodeToString(k1) + ",0:" + b64(k0): {
+			{ID: "k2", Secret: k2}, {ID: "k1", Secret: k1}, {ID: "0", Secret: k0}},
+		"2026-05:" + b64(k2) + "," + b64(k0): {{ID: "2026-05", Secret: k2}, {ID: "0", Secret: k0}},
+	} {
+		got, err := webhook.ParseKeys(in)
+		if err != nil {
+			t.Errorf("ParseKeys: %v", err)
+			continue
+		}
+		if len(got) != len(want) {
+			t.Errorf("ParseKeys gave %d keys, want %d", len(got), len(want))
+			continue
+		}
+		for i := range want {
+			if got[i].ID != want[i].ID || !bytes.Equal(got[i].Secret, want[i].Secret) {
+				t.Errorf("key %d = %q, want %q", i, got[i].ID, want[i].ID)
+			}
+		}
+	}
+	for _, in := range []string{
+		"",
+		"k1:" + b64(k1) + ",",
+		"k1:" + b64(k1) + ",k1:" + b64(k2),
+		b64(k0) + "," + b64(k1), // two bare keys: both would be key 0
+		"k 1:" + b64(k1),
+		"k1:" + b64(k1[:16]),
+		"k1:not a key at all",
+	} {
+		_, err := webhook.ParseKeys(in)
+		if err == nil {
+			t.Errorf("ParseKeys(%.20q…) succeeded", in)
+			continue
+		}
+		for _, k := range [][]byte{k0, k1, k2} {
+			if strings.Contains(err.Error(), b64(k)) || strings.Contains(err.Error(), b64(k[:16])) {
+				t.Errorf("error echoes key material: %v", err)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shopspring/decimal"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -34,7 +35,11 @@ func CheckoutSessionStartOptions(s payment.Session, planTitle string) client.Sta
 		ID:                       CheckoutSessionWorkflowID(s.ID),
 		TaskQueue:                TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		TypedSearchAttributes:    sessionSearchAttributes(s),
+		// A session's workflow that ended is never started again by a
+		// late start (a retried one, a sweep's); one that failed or was
+		// terminated may be, by an operator's repair.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		TypedSearchAttributes: sessionSearchAttributes(s),
 	}
 }
 
@@ -45,6 +50,49 @@ func CancelSessionUpdateOptions(sessionID string) client.UpdateWorkflowOptions {
 		WorkflowID: CheckoutSessionWorkflowID(sessionID), UpdateName: UpdateCancelSession,
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
+}
+
+// UpdateResolveException is a merchant's resolution of the session's
+// exception (payment.Resolution): the workflow records it and settles the
+// session's later payment changes around it.
+const UpdateResolveException = "resolve-exception"
+
+// ResolveExceptionUpdateOptions send a session's workflow a merchant's
+// resolution and wait for it to be recorded.
+func ResolveExceptionUpdateOptions(in ResolveInput) client.UpdateWorkflowOptions {
+	return client.UpdateWorkflowOptions{
+		WorkflowID: CheckoutSessionWorkflowID(in.SessionID), UpdateName: UpdateResolveException, Args: []any{in},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+}
+
+// UpdateAssignTransfer is a merchant's assignment of an unexpected transfer
+// to the session (payment.Transaction.Assign): the workflow records it and
+// counts the transfer as a payment, late unless the session still takes
+// payments. It answers with the transaction as recorded.
+const UpdateAssignTransfer = "assign-transfer"
+
+// AssignTransferUpdateOptions send a session's workflow a merchant's
+// assignment and wait for it to be recorded and settled.
+func AssignTransferUpdateOptions(in AssignInput) client.UpdateWorkflowOptions {
+	return client.UpdateWorkflowOptions{
+		WorkflowID: CheckoutSessionWorkflowID(in.SessionID), UpdateName: UpdateAssignTransfer, Args: []any{in},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+}
+
+// QuerySessionState answers a session's state as its workflow knows it
+// (SessionState): what an operator's reconciliation records again when the
+// database lost it.
+const QuerySessionState = "session-state"
+
+// SessionState is a session's state as its workflow knows it.
+type SessionState struct {
+	Status      payment.SessionStatus
+	PaidUSD     string
+	Exception   string
+	CompletedAt *time.Time
+	Resolution  payment.Resolution
 }
 
 // UpdateSubmitPayment is the payer's submission of a transaction hash to a
@@ -155,8 +203,70 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 		})
 		return nil
 	}
+	paid, exception := "0", ""
+	var completedAt *time.Time
+	// resolution is the merchant's resolution of an exception, made with
+	// resolvedPaid paid; later settlements keep it (Resolution.Keep).
+	var resolution payment.Resolution
+	var resolvedPaid decimal.Decimal
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResolveException, func(ctx workflow.Context, in ResolveInput) error {
+		ctx = withLocalActivityOptions(ctx)
+		if err := workflow.Await(ctx, func() bool { return created }); err != nil {
+			return err
+		}
+		// The session as the workflow knows it decides, as it will decide
+		// every later settlement.
+		view := payment.Session{Status: status, Exception: exception, CompletedAt: completedAt}
+		if _, err := view.Resolve(in.Resolution, in.At); err != nil {
+			return temporal.NewApplicationError(err.Error(), ErrorConflict)
+		}
+		if err := resolveCheckoutSession(ctx, in); err != nil {
+			return err
+		}
+		status, exception, completedAt, resolution = view.Status, view.Exception, view.CompletedAt, in.Resolution
+		resolvedPaid, _ = decimal.NewFromString(paid)
+		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(in ResolveInput) error {
+		view := payment.Session{Status: status, Exception: exception}
+		if _, err := view.Resolve(in.Resolution, in.At); err != nil {
+			return temporal.NewApplicationError(err.Error(), ErrorConflict)
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
 	var claimed []string                          // hashes the payer submitted
 	claims := workflow.NewBufferedChannel(ctx, 1) // a claim added a line: settle
+	if err := workflow.SetQueryHandler(ctx, QuerySessionState, func() (SessionState, error) {
+		return SessionState{Status: status, PaidUSD: paid, Exception: exception, CompletedAt: completedAt, Resolution: resolution}, nil
+	}); err != nil {
+		return err
+	}
+	// unsettled is set by an assignment not settled yet.
+	unsettled := false
+	if err := workflow.SetUpdateHandler(ctx, UpdateAssignTransfer, func(ctx workflow.Context, in AssignInput) (payment.Transaction, error) {
+		ctx = withLocalActivityOptions(ctx)
+		if err := workflow.Await(ctx, func() bool { return created }); err != nil {
+			return payment.Transaction{}, err
+		}
+		t, err := assignTransfer(ctx, in)
+		if err != nil {
+			return t, err
+		}
+		if lines[t.ID] == nil {
+			lines[t.ID] = &payment.PaymentLine{AssetID: t.AssetDefinitionID, AmountBaseUnits: t.AmountBaseUnits, Status: t.Status,
+				Late: late()}
+			order = append(order, t.ID)
+		}
+		// The main loop settles (it owns the session's records), or the
+		// end of the workflow does, when the loop has finished.
+		unsettled = true
+		claims.SendAsync(t.ID)
+		return t, nil
+	}); err != nil {
+		return err
+	}
 	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
 		return workflow.Await(ctx, func() bool { return created })
 	}); err != nil {
@@ -231,9 +341,6 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	}
 	created = true
 
-	paid, exception := "0", ""
-	var completedAt *time.Time
-
 	payments := workflow.GetSignalChannel(ctx, SignalPayment)
 	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
 	expiry := workflow.NewTimer(ctx, s.ExpiresAt.Sub(workflow.Now(ctx)))
@@ -250,6 +357,9 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			}
 		}
 		out := payment.Settle(s, status, list, in.Settings.CompleteOn, in.Settings.TolerancePercent)
+		if resolution != "" {
+			out = resolution.Keep(out, resolvedPaid)
+		}
 		if perTransfer && out.Status == payment.SessionProcessing && !out.SeenUSD.IsPositive() {
 			out.Status = payment.SessionOpen // every payment it saw failed
 		}
@@ -399,6 +509,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	})
 	sel.AddReceive(claims, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)
+		unsettled = false
 		stepErr = settle()
 	})
 	decideExpiry := func() {
@@ -538,8 +649,17 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			return stepErr
 		}
 	}
-	// Let a caller still waiting on the update see its answer.
-	return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	// Let a caller still waiting on the update see its answer, and settle
+	// an assignment accepted while the loop ended.
+	for {
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil || !unsettled {
+			return err
+		}
+		unsettled = false
+		if err := settle(); err != nil {
+			return err
+		}
+	}
 }
 
 // ScanWaitLimit bounds how long past its late-payment window a session

@@ -57,6 +57,8 @@ type Activities interface {
 	CreateCheckoutSession(context.Context, payment.Session) error
 	ExpireCheckoutSession(context.Context, ExpireSessionInput) error
 	CancelCheckoutSession(context.Context, CancelSessionInput) error
+	ResolveCheckoutSession(context.Context, ResolveInput) error
+	AssignTransfer(context.Context, AssignInput) (payment.Transaction, error)
 	RecordSessionProgress(context.Context, ProgressInput) error
 	ScanNetwork(context.Context, ScanInput) (ScanOutput, error)
 	ScanRange(context.Context, ScanRangeInput) (ScanOutput, error)
@@ -81,6 +83,8 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityCreateCheckoutSession, a.CreateCheckoutSession},
 		{ActivityExpireCheckoutSession, a.ExpireCheckoutSession},
 		{ActivityCancelCheckoutSession, a.CancelCheckoutSession},
+		{ActivityResolveCheckoutSession, a.ResolveCheckoutSession},
+		{ActivityAssignTransfer, a.AssignTransfer},
 		{ActivityRecordSessionProgress, a.RecordSessionProgress},
 		{ActivityScanNetwork, a.ScanNetwork},
 		{ActivityScanRange, a.ScanRange},

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -144,7 +145,68 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 			if (ep.Status == payment.WebhookDisabled) != c.disabled {
 				t.Fatalf("endpoint status = %s (%s)", ep.Status, ep.DisabledReason)
 			}
+			checkDisabledEvent(t, st, ep, c.disabled)
 		})
+	}
+}
+
+// checkDisabledEvent checks that an endpoint the delivery path disabled
+// has one webhook_endpoint.disabled event, recorded with the change, and
+// its audit entry (none when it was not disabled), and that the event
+// goes to the project's other endpoints that want it, not to the disabled
+// one.
+func checkDisabledEvent(t *testing.T, st *store.Store, ep store.StoredEndpoint, disabled bool) {
+	t.Helper()
+	ctx := context.Background()
+	p := payment.Principal{ProjectID: ep.ProjectID}
+	q := payment.ListQuery{Page: 1, Limit: 10, Status: string(payment.EventWebhookDisabled)}
+	events, _, err := st.ListEvents(ctx, p, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, _, err := st.ListAudit(ctx, p, payment.ListQuery{Page: 1, Limit: 10, Status: payment.AuditWebhookDisabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !disabled {
+		if len(events) != 0 || len(audit) != 0 {
+			t.Fatalf("an endpoint still enabled has %d disabled events and %d audit entries", len(events), len(audit))
+		}
+		return
+	}
+	if len(events) != 1 || len(audit) != 1 {
+		t.Fatalf("%d disabled events and %d audit entries, want one each", len(events), len(audit))
+	}
+	var data struct {
+		ID, Status, DisabledReason, DisabledAt string
+		Version                                int
+	}
+	if err := json.Unmarshal(events[0].Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if events[0].ObjectID != ep.ID || data.ID != ep.ID || data.Status != payment.WebhookDisabled ||
+		data.DisabledReason != ep.DisabledReason || data.DisabledReason == "" || data.Version != 1 ||
+		data.DisabledAt != ep.UpdatedAt.Format(time.RFC3339Nano) {
+		t.Errorf("event data = %s; endpoint %s disabled at %s (%s)", events[0].Data, ep.ID, ep.UpdatedAt, ep.DisabledReason)
+	}
+	if a := audit[0]; a.TargetID != ep.ID || a.ActorKind != payment.AuditActorInternal || !strings.Contains(string(a.Details), "reason") {
+		t.Errorf("audit entry = %+v %s", a, a.Details)
+	}
+	// Another endpoint of the project, enabled, gets the event; the
+	// disabled one does not.
+	now := time.Now().UTC()
+	other := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: payment.NewID(payment.PrefixWebhook, now),
+		ProjectID: ep.ProjectID, URL: "http://127.0.0.1:1/", EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled,
+		CreatedAt: now}, Secret: "v2:unused"}
+	if err := st.CreateEndpoint(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	_, ds, err := st.DispatchEvents(ctx, 10, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].EventID != events[0].ID || ds[0].EndpointID != other.ID {
+		t.Errorf("dispatches = %+v; want the event to the other endpoint only", ds)
 	}
 }
 

@@ -207,8 +207,10 @@ func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, e
 		r.PlanVersions[p.ID] = p.Version
 	}
 
+	// The events of webhook endpoints (webhook.test, webhook_endpoint.*)
+	// describe the delivery of events, not payments.
 	rows, err = db.Query(ctx, `SELECT id, object_id, type, version, data FROM events
-		WHERE project_id = $1 ORDER BY object_id, version, id`, projectID)
+		WHERE project_id = $1 AND type NOT LIKE 'webhook%' ORDER BY object_id, version, id`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: events: %w", err)
 	}

@@ -30,9 +30,11 @@ type config struct {
 	Limits          map[api.Tier]uint64
 	Catalog         payment.Catalog
 	Networks        []chainwatch.Network
-	// WebhookKey seals webhook secrets at rest (WEBHOOK_SECRET_KEY, 32
-	// bytes as base64 or hex); without it webhooks are off.
-	WebhookKey          []byte
+	// WebhookKeys seal webhook secrets at rest (WEBHOOK_SECRET_KEY: one
+	// key of 32 bytes as base64 or hex, or during a rotation a list of
+	// ID:key entries, newest first; see webhook.ParseKeys); without them
+	// webhooks are off.
+	WebhookKeys         []webhook.Key
 	WebhookAllowPrivate bool
 	WebhookDisableAfter time.Duration
 	// RedisURL, when set, keeps the API's rate limits in Redis, one budget
@@ -95,7 +97,7 @@ func loadConfig() (config, error) {
 		return c, err
 	}
 	if k := os.Getenv("WEBHOOK_SECRET_KEY"); k != "" {
-		if c.WebhookKey, err = webhook.ParseKey(k); err != nil {
+		if c.WebhookKeys, err = webhook.ParseKeys(k); err != nil {
 			return c, fmt.Errorf("WEBHOOK_SECRET_KEY: %w", err)
 		}
 	}

@@ -66,3 +66,39 @@ func TestOpenRedisRefusesABadURL(t *testing.T) {
 		}
 	}
 }
+
+// WEBHOOK_SECRET_KEY keeps taking one bare key (the legacy key, ID "0")
+// and takes a rotation's list of ID:key entries, newest first; a bad
+// value names the variable and never echoes key material.
+func TestWebhookSecretKeyConfig(t *testing.T) {
+	hexKey, other := strings.Repeat("ab", 32), strings.Repeat("cd", 32)
+	for env, want := range map[string][]string{
+		hexKey:                          {"0"},
+		"k2:" + other + "," + hexKey:    {"k2", "0"},
+		"k2:" + other + ",k1:" + hexKey: {"k2", "k1"},
+	} {
+		t.Setenv("WEBHOOK_SECRET_KEY", env)
+		c, err := loadConfig()
+		if err != nil {
+			t.Errorf("%.12s…: %v", env, err)
+			continue
+		}
+		var ids []string
+		for _, k := range c.WebhookKeys {
+			ids = append(ids, k.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%.12s…: key IDs %v, want %v", env, ids, want)
+		}
+		if s := sealer(c); s == nil || s.NewestKeyID() != want[0] {
+			t.Errorf("%.12s…: sealer %v", env, s)
+		}
+	}
+	for _, env := range []string{hexKey[:40], "k1:" + hexKey + ",k1:" + other, hexKey + "," + other} {
+		t.Setenv("WEBHOOK_SECRET_KEY", env)
+		_, err := loadConfig()
+		if err == nil || !strings.HasPrefix(err.Error(), "WEBHOOK_SECRET_KEY: ") || strings.Contains(err.Error(), hexKey[:40]) {
+			t.Errorf("%.12s…: error %v", env, err)
+		}
+	}
+}

@@ -64,10 +64,12 @@ func runDev(ctx context.Context, args []string) error {
 		}
 		defer stop()
 	}
-	if c.WebhookKey == nil {
-		if c.WebhookKey, err = devWebhookKey(filepath.Join(*dataDir, "webhook.key")); err != nil {
+	if c.WebhookKeys == nil {
+		key, err := devWebhookKey(filepath.Join(*dataDir, "webhook.key"))
+		if err != nil {
 			return err
 		}
+		c.WebhookKeys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
 	}
 	temporalCfg := devstack.TemporalConfig{Namespace: c.TemporalNamespace, Port: *temporalPort, UIPort: *uiPort}
 	temporalData := ""
@@ -90,7 +92,7 @@ func runDev(ctx context.Context, args []string) error {
 		Devnet: chainwatch.Network{BlockTime: chainwatch.Duration(*blockInterval), Confirmations: 3,
 			PollInterval: chainwatch.Duration(*blockInterval / 2)},
 		Networks: c.Networks, Assets: c.Catalog.Assets,
-		WebhookKey: c.WebhookKey, WebhookDisableAfter: c.WebhookDisableAfter,
+		WebhookKeys: c.WebhookKeys, WebhookDisableAfter: c.WebhookDisableAfter,
 		Logger: slogAdapter{},
 	})
 	if err != nil {

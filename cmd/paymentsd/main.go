@@ -31,6 +31,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/ratelimit"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/telemetry"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -56,6 +57,10 @@ commands:
   admin rescan --network KEY --from B --to B
                                scan blocks B..B of a network again for transfers
                                to deposit addresses (safe to run twice)
+  admin reseal-webhook-secrets [--batch N]
+                               seal every webhook secret again under the newest
+                               key of WEBHOOK_SECRET_KEY, so older keys can go
+                               (docs/operations.md; safe to run twice)
   devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
   dev listen --forward-to URL  receive webhooks and forward them unchanged to URL
@@ -163,12 +168,12 @@ func newEngine(c config, st *store.Store, tc client.Client, chains chainwatch.Ch
 
 // sealer is the webhook secrets' sealer, nil when no key is configured.
 func sealer(c config) *webhook.Sealer {
-	if c.WebhookKey == nil {
+	if c.WebhookKeys == nil {
 		return nil
 	}
-	s, err := webhook.NewSealer(c.WebhookKey)
+	s, err := webhook.NewKeyring(c.WebhookKeys)
 	if err != nil {
-		panic(err) // ParseKey checked the size
+		panic(err) // ParseKeys checked the IDs and sizes
 	}
 	return s
 }
@@ -312,6 +317,9 @@ func runWorker(ctx context.Context) error {
 	if err := worker.StartDispatcher(ctx, tc); err != nil {
 		return err
 	}
+	// Sessions whose workflow's start an API process did not make (it
+	// died, Temporal was unreachable) are started here once due.
+	go sessionstart.New(st, tc).RunSweeper(ctx, time.Second)
 	if err := metrics.RegisterRecords(st.CountByStatus, time.Minute); err != nil {
 		return err
 	}
@@ -335,7 +343,9 @@ const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
        paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
        paymentsd admin deposit-addresses --project ID --env sandbox|live [--format csv|json]
        paymentsd admin resume-transaction --chain-id ID --hash 0x…
-       paymentsd admin rescan --network KEY --from B --to B`
+       paymentsd admin rescan --network KEY --from B --to B
+       paymentsd admin reseal-webhook-secrets [--batch N]
+       paymentsd admin reconcile [--project ID] [--repair] [--json]`
 
 func runAdmin(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "set-deposit-key" {
@@ -349,6 +359,12 @@ func runAdmin(ctx context.Context, args []string) error {
 	}
 	if len(args) > 0 && args[0] == "rescan" {
 		return runRescan(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "reconcile" {
+		return runReconcile(ctx, os.Stdout, args[1:])
+	}
+	if len(args) > 0 && args[0] == "reseal-webhook-secrets" {
+		return runResealWebhookSecrets(ctx, os.Stdout, args[1:])
 	}
 	if len(args) == 0 || args[0] != "create-project" {
 		return errors.New(adminUsage)
@@ -407,7 +423,7 @@ func adminDeps(ctx context.Context) (service.Deps, func(), error) {
 		stopDev()
 		return service.Deps{}, nil, err
 	}
-	return service.Deps{Store: st, Catalog: c.Catalog}, func() { st.Close(); stopDev() }, nil
+	return service.Deps{Store: st, Catalog: c.Catalog, Sealer: sealer(c)}, func() { st.Close(); stopDev() }, nil
 }
 
 func printProject(p service.CreatedProject, asJSON bool) {
@@ -534,6 +550,57 @@ func runResumeTransaction(ctx context.Context, args []string) error {
 	return nil
 }
 
+// runReconcile compares the records with the workflows after a restore
+// and, with --repair, repairs what is safe to (docs/operations.md, "Backups
+// and restores"). It exits non-zero while findings are left unrepaired.
+func runReconcile(ctx context.Context, out io.Writer, args []string) error {
+	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
+	project := fs.String("project", "", "only this project's records and workflows")
+	repair := fs.Bool("repair", false, "make the safe repairs; without it nothing changes")
+	asJSON := fs.Bool("json", false, "print the findings as one JSON array")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	e, closeEngine, err := adminTemporalEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeEngine()
+	findings, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: *project, Repair: *repair})
+	if err != nil {
+		return err
+	}
+	left := 0
+	for _, f := range findings {
+		if !f.Repaired {
+			left++
+		}
+	}
+	if *asJSON {
+		if findings == nil {
+			findings = []service.Finding{}
+		}
+		b, _ := json.MarshalIndent(findings, "", "  ")
+		fmt.Fprintln(out, string(b))
+	} else {
+		for _, f := range findings {
+			state := "found"
+			switch {
+			case f.Repaired:
+				state = "repaired"
+			case f.Error != "":
+				state = "left: " + f.Error
+			}
+			fmt.Fprintf(out, "%-29s %s  %s  (%s)\n", f.Kind, f.ObjectID, f.Detail, state)
+		}
+		fmt.Fprintf(out, "%d findings, %d repaired, %d left\n", len(findings), len(findings)-left, left)
+	}
+	if left > 0 {
+		return fmt.Errorf("%d findings left: see docs/operations.md, Backups and restores", left)
+	}
+	return nil
+}
+
 func runRescan(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("rescan", flag.ContinueOnError)
 	network := fs.String("network", "", "the network's key")
@@ -575,4 +642,39 @@ func adminTemporalEngine(ctx context.Context) (*service.Service, func(), error) 
 	}
 	d.Temporal = tc
 	return service.New(d), func() { tc.Close(); closeStore() }, nil
+}
+
+// runResealWebhookSecrets seals every webhook secret again under the
+// newest key, reporting each batch, and fails when any secret did not open
+// (its key is missing, or the value is damaged): an older key must not be
+// retired then.
+func runResealWebhookSecrets(ctx context.Context, out io.Writer, args []string) error {
+	fs := flag.NewFlagSet("reseal-webhook-secrets", flag.ContinueOnError)
+	batch := fs.Int("batch", service.ResealBatchSize, "endpoints per database transaction")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *batch < 1 || *batch > 10_000 {
+		return errors.New("--batch must be from 1 to 10000")
+	}
+	e, closeStore, err := adminEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	r, err := e.ResealWebhookSecrets(adminOrigin(ctx), *batch, func(r service.ResealReport) {
+		fmt.Fprintf(out, "%d endpoints so far: %d resealed, %d failed\n", r.Endpoints, r.Resealed, len(r.Failed))
+	})
+	if err != nil {
+		return err
+	}
+	for _, f := range r.Failed {
+		fmt.Fprintf(out, "%s: %v\n", f.EndpointID, f.Err)
+	}
+	fmt.Fprintf(out, "%d endpoints: %d resealed under key %q, %d current already, %d failed\n",
+		r.Endpoints, r.Resealed, r.KeyID, r.Endpoints-r.Resealed-len(r.Failed), len(r.Failed))
+	if len(r.Failed) > 0 {
+		return fmt.Errorf("%d endpoints' secrets did not open (listed above); keep the keys they name until they are resealed", len(r.Failed))
+	}
+	return nil
 }

@@ -49,12 +49,35 @@ func BenchmarkWebhookDeliveries(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// BENCH_EVENT_RATE records the events at that many a second (in a
+	// batch every 100 ms) instead of all at once: the delay the engine
+	// adds under a steady load rather than the queue of a burst.
+	rate, _ := strconv.Atoi(os.Getenv("BENCH_EVENT_RATE"))
+	record := func(from, n int) error {
+		_, err := st.Pool().Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+			SELECT 'evt_bench' || i || $1, $2, false, 'transaction.confirmed', 'tx_bench' || i || $1, 1, '{"id":"x"}', now()
+			FROM generate_series($3::int, $4::int) AS i`, p.Project.ID[5:], p.Project.ID, from, from+n-1)
+		return err
+	}
 	b.ResetTimer()
 	start := time.Now()
-	if _, err := st.Pool().Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
-		SELECT 'evt_bench' || i || $1, $2, false, 'transaction.confirmed', 'tx_bench' || i || $1, 1, '{"id":"x"}', now()
-		FROM generate_series(1, $3) AS i`, p.Project.ID[5:], p.Project.ID, events); err != nil {
-		b.Fatal(err)
+	if rate <= 0 {
+		if err := record(1, events); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		batch := max(rate/10, 1)
+		go func() {
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for from := 1; from <= events; from += batch {
+				if err := record(from, min(batch, events-from+1)); err != nil {
+					b.Error(err)
+					return
+				}
+				<-tick.C
+			}
+		}()
 	}
 	want := events * endpoints
 	for {

@@ -123,6 +123,9 @@ type apiOptions struct {
 	db *store.Store
 	// chains, when set, are the networks in place of the stack's.
 	chains chainwatch.Chains
+	// temporal, when set, is the API's Temporal client in place of the
+	// stack's (one that cannot reach the server, say).
+	temporal client.Client
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
@@ -135,6 +138,9 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) 
 	}
 	if opts.chains != nil {
 		d.Chains = opts.chains
+	}
+	if opts.temporal != nil {
+		d.Temporal = opts.temporal
 	}
 	e := service.New(d)
 	limits := opts.limits

@@ -50,6 +50,7 @@ func TestOperatorsReadWorkflowsAtAGlance(t *testing.T) {
 	keys := projectKeys{p.Project.ID, p.SandboxKey}
 	cs := openSession(t, ts.URL, keys, "4.20", "usdc-devnet")
 	sessionWF := workflows.CheckoutSessionWorkflowID(str(cs["id"]))
+	waitStarted(t, str(cs["id"])) // in the background, right after the answer
 
 	summary := staticSummary(t, sessionWF)
 	for _, want := range []string{str(cs["id"]), `"Order"`, "4.20 USD", "USDC on devnet", p.Project.ID, "sandbox"} {

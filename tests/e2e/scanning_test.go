@@ -23,16 +23,9 @@ func TestATransferToAnEndedSessionIsRecordedUnexpected(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
 	p := newProject(t, e)
 	keys := projectKeys{p.Project.ID, p.SandboxKey}
-	ctx := context.Background()
-	if _, err := st.Pool().Exec(ctx, `UPDATE projects SET late_payment_window_seconds = 1 WHERE id = $1`, p.Project.ID); err != nil {
-		t.Fatal(err)
-	}
+	shortLateWindow(t, p.Project.ID)
 	cs := openSession(t, ts.URL, keys, "5", "usdc-devnet")
-	wait, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := temporal.GetWorkflow(wait, workflows.CheckoutSessionWorkflowID(str(cs["id"])), "").Get(wait, nil); err != nil {
-		t.Fatalf("the session's workflow did not end: %v", err)
-	}
+	waitWorkflowEnded(t, str(cs["id"]))
 
 	hash := payToken(t, 2, str(cs["depositAddress"]), units("5000000"))
 	tx := waitTx(t, ts.URL, keys, hash, "finalized")

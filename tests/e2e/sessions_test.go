@@ -9,6 +9,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/payment"
@@ -78,7 +79,9 @@ func TestCheckoutSessionLifecycle(t *testing.T) {
 		t.Fatalf("live key read a sandbox session: %d", r.Status)
 	}
 
-	// Temporal owns the session: its workflow runs under a readable ID.
+	// Temporal owns the session: its workflow runs under a readable ID,
+	// started in the background right after the answer.
+	waitStarted(t, str(cs["id"]))
 	desc, err := temporal.DescribeWorkflowExecution(context.Background(), workflows.CheckoutSessionWorkflowID(str(cs["id"])), "")
 	if err != nil {
 		t.Fatal(err)
@@ -175,9 +178,9 @@ func TestCheckoutSessionExpires(t *testing.T) {
 	}
 }
 
-// Starting a session's workflow again (a retry after a lost answer) makes
-// neither a second workflow nor a second row.
-func TestSessionStartRetriedIsOneSession(t *testing.T) {
+// Opening a session again (a retry after a lost answer) makes neither a
+// second workflow nor a second row.
+func TestSessionOpenRetriedIsOneSession(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Once", "amountUsd": "3"})
@@ -189,10 +192,11 @@ func TestSessionStartRetriedIsOneSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := e.StartSessionWorkflow(ctx, s, "Retry", workflows.SessionSettings{CompleteOn: payment.TxFinalized}); err != nil {
+		if err := e.OpenSession(ctx, s, "Retry", workflows.SessionSettings{CompleteOn: payment.TxFinalized}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	waitStarted(t, s.ID)
 	list := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/checkout-sessions", p.SandboxKey)
 	if list.pagination()["total"] != float64(1) {
 		t.Fatalf("sessions = %s", list.Raw)
@@ -204,6 +208,109 @@ func TestSessionStartRetriedIsOneSession(t *testing.T) {
 	if len(runs.Executions) != 1 {
 		t.Fatalf("workflow runs = %d, want 1", len(runs.Executions))
 	}
+}
+
+// waitStarted waits until a session's workflow runs and its pending start
+// is gone.
+func waitStarted(t *testing.T, sessionID string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pending, err := st.PendingSessionStarts(ctx, []string{sessionID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = temporal.DescribeWorkflowExecution(ctx, workflows.CheckoutSessionWorkflowID(sessionID), "")
+		if err == nil && len(pending) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: workflow not started (pending starts %d, describe: %v)", sessionID, len(pending), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// unreachableTemporal is a Temporal client whose every call fails: an API
+// process cut off from the cluster.
+func unreachableTemporal(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.NewLazyClient(client.Options{HostPort: "127.0.0.1:1", Logger: quietLogger{},
+		ConnectionOptions: client.ConnectionOptions{GetSystemInfoTimeout: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// An API that cannot reach Temporal still opens sessions: each is recorded
+// with its workflow's pending start, readable at once, and a worker's sweep
+// starts its workflow.
+func TestSessionOpenedWithoutTemporalIsStartedBySweep(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t)})
+	p := newProject(t, e)
+	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Swept", "amountUsd": "4"})
+	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+	mustStatus(t, r, http.StatusCreated)
+	id := str(r.data()["id"])
+	got := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(r.data()["token"]), "")
+	mustStatus(t, got, http.StatusOK)
+	if got.data()["status"] != "open" {
+		t.Fatalf("session = %s", got.Raw)
+	}
+	pending, err := st.PendingSessionStarts(context.Background(), []string{id})
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending starts = %v, %v; want the session's", pending, err)
+	}
+	started := time.Now()
+	waitStarted(t, id)
+	t.Logf("started by a sweep %s after the API answered", time.Since(started).Round(time.Millisecond))
+}
+
+// A payment to a session whose workflow's start is still pending (its API
+// process died, no sweep has come yet) starts the workflow before the
+// scanner hands the payment over: the session is paid, once.
+func TestPaymentToASessionNotStartedYet(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t)})
+	p := newProject(t, e)
+	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "7.25", "usdc-devnet")
+	ctx := context.Background()
+	// No sweep takes it for an hour.
+	if _, err := st.Pool().Exec(ctx, `UPDATE session_starts SET due_at = now() + interval '1 hour' WHERE session_id = $1`,
+		cs["id"]); err != nil {
+		t.Fatal(err)
+	}
+	payToken(t, 0, str(cs["depositAddress"]), units("7250000"))
+	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["amountPaidUsd"] != "7.25" || done["exception"] != nil || len(done["transactions"].([]any)) != 1 {
+		t.Fatalf("session = %v", done)
+	}
+	waitStarted(t, str(cs["id"]))
+}
+
+// A merchant cancels a session whose workflow's start is still pending:
+// the workflow is started first and takes the cancel.
+func TestCancelASessionNotStartedYet(t *testing.T) {
+	down, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t)})
+	p := newProject(t, e)
+	planID := createPlan(t, down.URL, p, map[string]any{"title": "Canceled early", "amountUsd": "2"})
+	r := post(t, down.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+	mustStatus(t, r, http.StatusCreated)
+	id := str(r.data()["id"])
+	ctx := context.Background()
+	if _, err := st.Pool().Exec(ctx, `UPDATE session_starts SET due_at = now() + interval '1 hour' WHERE session_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := newAPI(t, apiOptions{})
+	c := do(t, ts.URL, request{method: "POST", path: "/api/v1/projects/" + p.Project.ID + "/checkout-sessions/" + id + "/cancel",
+		key: p.SandboxKey})
+	mustStatus(t, c, http.StatusOK)
+	if c.data()["status"] != "canceled" {
+		t.Fatalf("canceled = %s", c.Raw)
+	}
+	waitStarted(t, id)
 }
 
 func TestRateLimit(t *testing.T) {

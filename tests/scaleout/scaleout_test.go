@@ -43,96 +43,19 @@ import (
 
 const sessions = 10
 
+// keyedSessions is the budget of sessions created with the project's key.
+const keyedSessions = 2
+
 // Every payment completes once and every event reaches the merchant, signed,
 // although a worker is SIGKILLed while payments confirm and an API process
 // dies; both APIs count one budget per client through Redis.
 func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "paymentsd")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/paymentsd/paymentsd/cmd/paymentsd").CombinedOutput(); err != nil {
-		t.Fatalf("build the production binary: %v\n%s", err, out)
-	}
-
-	dbURL, drop, err := storetest.CreateDB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(drop)
-	db, err := pgxpool.New(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	chain, err := devchain.Start(ctx, devchain.Config{BlockInterval: 250 * time.Millisecond, Accounts: sessions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = chain.Close() })
-	// Temporal on Postgres when TEMPORAL_PERSISTENCE=postgres, as make
-	// test runs it: the production shape.
-	tcfg, dropTemporal, err := stacktest.Temporal(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dropTemporal)
-	temporal, err := devstack.StartTemporal(tcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(temporal.Stop)
-	redis := redistest.Start(t)
-
-	// The project, made as `paymentsd admin` would, and its deposit key.
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	project, err := service.New(service.Deps{Store: st}).CreateProject(ctx, "Scale-out shop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	seed := sha256.Sum256([]byte("scale-out deposit wallet"))
-	_, xpub, err := deposit.NewDevKey(seed[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := service.New(service.Deps{Store: st}).SetDepositKey(ctx, project.Project.ID, false, xpub); err != nil {
-		t.Fatal(err)
-	}
-
-	receiver := newReceiver(t)
-	usdc := payment.Asset{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: devchain.USDCDecimals, Network: "devnet",
-		ChainID: chain.ChainID.Int64(), TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}
-	assets, _ := json.Marshal([]payment.Asset{usdc})
-	networks, _ := json.Marshal([]chainwatch.Network{{Key: "devnet", ChainID: chain.ChainID.Int64(), RPCURLs: []string{chain.URL},
-		Confirmations: 3, BlockTime: chainwatch.Duration(250 * time.Millisecond), PollInterval: chainwatch.Duration(100 * time.Millisecond),
-		PendingTimeout: chainwatch.Duration(2 * time.Minute)}})
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "DATABASE_URL=" + dbURL,
-		"TEMPORAL_ADDRESS=" + temporal.Address, "TEMPORAL_NAMESPACE=" + temporal.Namespace,
-		"NETWORKS=" + string(networks), "ASSETS=" + string(assets), "REDIS_URL=redis://" + redis.Addr,
-		"WEBHOOK_SECRET_KEY=" + strings.Repeat("ab", 32), "WEBHOOK_ALLOW_PRIVATE=true",
-		// Customers' session creations: exactly the sessions of the test,
-		// counted once across both processes.
-		"RATE_LIMIT_STRICT=" + strconv.Itoa(sessions), "RATE_LIMIT_RELAXED=100000", "RATE_LIMIT_SEMI_RELAXED=1000",
-		"RATE_LIMIT_STANDARD=1000", "RATE_LIMIT_MODERATE=1000"}
-
-	var apis [2]*process
-	for i := range apis {
-		addr := freeAddr(t)
-		apis[i] = start(t, bin, "api", filepath.Join(dir, fmt.Sprintf("api%d.log", i+1)),
-			append(env, "HTTP_ADDR="+addr, "PUBLIC_URL=http://"+addr), "http://"+addr)
-	}
-	var workers [2]*process
-	for i := range workers {
-		workers[i] = start(t, bin, "worker", filepath.Join(dir, fmt.Sprintf("worker%d.log", i+1)),
-			append(env, "METRICS_ADDR="+freeAddr(t)), "")
-	}
-	for _, a := range apis {
-		a.waitReady(t, ctx)
-	}
+	// Customers' session creations: exactly the sessions of the test,
+	// counted once across both processes.
+	sh := startShape(t, ctx, sessions, sessions)
+	apis, workers, chain, db, project, usdc, receiver := sh.apis, sh.workers, sh.chain, sh.db, sh.project, sh.usdc, newReceiver(t)
 	key := project.SandboxKey
 	base := "/api/v1/projects/" + project.Project.ID
 
@@ -162,6 +85,19 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 	for i := range apis {
 		if r := apis[i].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data["id"]}); r.status != http.StatusTooManyRequests {
 			t.Fatalf("session %d on api %d: %d, want 429: both processes count one budget through Redis", sessions+1, i+1, r.status)
+		}
+	}
+
+	// The merchant's server creates sessions with its API key: one budget
+	// per key, counted once across both processes too.
+	for i := range keyedSessions {
+		if r := apis[i%2].call(t, http.MethodPost, "/api/v1/checkout/sessions", key, map[string]any{"paymentPlanId": plan.data["id"]}); r.status != http.StatusCreated {
+			t.Fatalf("keyed session %d on api %d: %d %s", i+1, i%2+1, r.status, r.raw)
+		}
+	}
+	for i := range apis {
+		if r := apis[i].call(t, http.MethodPost, "/api/v1/checkout/sessions", key, map[string]any{"paymentPlanId": plan.data["id"]}); r.status != http.StatusTooManyRequests {
+			t.Fatalf("keyed session %d on api %d: %d, want 429: both processes count one budget per key", keyedSessions+1, i+1, r.status)
 		}
 	}
 
@@ -195,6 +131,10 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 		}
 		return true
 	})
+	var pending int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM session_starts`).Scan(&pending); err != nil || pending != 0 {
+		t.Errorf("%d session starts pending (%v); want every session's workflow started", pending, err)
+	}
 	for _, s := range open {
 		var txs, finalized int
 		var paid string
@@ -236,6 +176,109 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 		len(want), receiver.deliveries(), sessions)
 }
 
+// shape is the production shape, running: two API processes and two
+// workers of the production binary over one database, one Temporal server
+// and one Redis, with a dev chain, a project and its deposit key.
+type shape struct {
+	apis, workers [2]*process
+	chain         *devchain.Chain
+	db            *pgxpool.Pool
+	project       service.CreatedProject
+	usdc          payment.Asset
+}
+
+// startShape starts the production shape; strict is the customers'
+// session creations allowed across both APIs, accounts the dev chain's
+// funded payer accounts.
+func startShape(t testing.TB, ctx context.Context, strict, accounts int) *shape {
+	t.Helper()
+	dir := t.TempDir()
+	// PAYMENTSD_BIN runs another build (an earlier release, to compare).
+	bin := os.Getenv("PAYMENTSD_BIN")
+	if bin == "" {
+		bin = filepath.Join(dir, "paymentsd")
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/paymentsd/paymentsd/cmd/paymentsd").CombinedOutput(); err != nil {
+			t.Fatalf("build the production binary: %v\n%s", err, out)
+		}
+	}
+
+	dbURL, drop, err := storetest.CreateDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	chain, err := devchain.Start(ctx, devchain.Config{BlockInterval: 250 * time.Millisecond, Accounts: accounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = chain.Close() })
+	// Temporal on Postgres when TEMPORAL_PERSISTENCE=postgres, as make
+	// test runs it: the production shape.
+	tcfg, dropTemporal, err := stacktest.Temporal(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dropTemporal)
+	temporal, err := devstack.StartTemporal(tcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(temporal.Stop)
+	redis := redistest.Start(t)
+
+	// The project, made as `paymentsd admin` would, and its deposit key.
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	project, err := service.New(service.Deps{Store: st}).CreateProject(ctx, "Scale-out shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := sha256.Sum256([]byte("scale-out deposit wallet"))
+	_, xpub, err := deposit.NewDevKey(seed[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := service.New(service.Deps{Store: st}).SetDepositKey(ctx, project.Project.ID, false, xpub); err != nil {
+		t.Fatal(err)
+	}
+
+	usdc := payment.Asset{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: devchain.USDCDecimals, Network: "devnet",
+		ChainID: chain.ChainID.Int64(), TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}
+	assets, _ := json.Marshal([]payment.Asset{usdc})
+	networks, _ := json.Marshal([]chainwatch.Network{{Key: "devnet", ChainID: chain.ChainID.Int64(), RPCURLs: []string{chain.URL},
+		Confirmations: 3, BlockTime: chainwatch.Duration(250 * time.Millisecond), PollInterval: chainwatch.Duration(100 * time.Millisecond),
+		PendingTimeout: chainwatch.Duration(2 * time.Minute)}})
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "DATABASE_URL=" + dbURL,
+		"TEMPORAL_ADDRESS=" + temporal.Address, "TEMPORAL_NAMESPACE=" + temporal.Namespace,
+		"NETWORKS=" + string(networks), "ASSETS=" + string(assets), "REDIS_URL=redis://" + redis.Addr,
+		"WEBHOOK_SECRET_KEY=" + strings.Repeat("ab", 32), "WEBHOOK_ALLOW_PRIVATE=true",
+		"RATE_LIMIT_STRICT=" + strconv.Itoa(strict), "RATE_LIMIT_RELAXED=100000", "RATE_LIMIT_SEMI_RELAXED=1000",
+		"RATE_LIMIT_STANDARD=1000", "RATE_LIMIT_MODERATE=1000", "RATE_LIMIT_STRICT_API_KEY=" + strconv.Itoa(keyedSessions)}
+
+	var apis, workers [2]*process
+	for i := range apis {
+		addr := freeAddr(t)
+		apis[i] = start(t, bin, "api", filepath.Join(dir, fmt.Sprintf("api%d.log", i+1)),
+			append(env, "HTTP_ADDR="+addr, "PUBLIC_URL=http://"+addr), "http://"+addr)
+	}
+	for i := range workers {
+		workers[i] = start(t, bin, "worker", filepath.Join(dir, fmt.Sprintf("worker%d.log", i+1)),
+			append(env, "METRICS_ADDR="+freeAddr(t)), "")
+	}
+	for _, a := range apis {
+		a.waitReady(t, ctx)
+	}
+	return &shape{apis: apis, workers: workers, chain: chain, db: db, project: project, usdc: usdc}
+}
+
 // process is a running paymentsd command.
 type process struct {
 	cmd  *exec.Cmd
@@ -244,7 +287,7 @@ type process struct {
 	done chan struct{}
 }
 
-func start(t *testing.T, bin, command, logPath string, env []string, url string) *process {
+func start(t testing.TB, bin, command, logPath string, env []string, url string) *process {
 	t.Helper()
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -277,7 +320,7 @@ func start(t *testing.T, bin, command, logPath string, env []string, url string)
 	return p
 }
 
-func (p *process) kill(t *testing.T) {
+func (p *process) kill(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -285,7 +328,7 @@ func (p *process) kill(t *testing.T) {
 	<-p.done
 }
 
-func (p *process) waitReady(t *testing.T, ctx context.Context) {
+func (p *process) waitReady(t testing.TB, ctx context.Context) {
 	t.Helper()
 	waitFor(t, ctx, p.url+"/readyz", func() bool {
 		select {
@@ -309,7 +352,7 @@ type response struct {
 	raw    string
 }
 
-func (p *process) call(t *testing.T, method, path, key string, body any) response {
+func (p *process) call(t testing.TB, method, path, key string, body any) response {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -345,7 +388,7 @@ type receiver struct {
 	n, bad int
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	r := &receiver{events: map[string]bool{}, types: map[string]map[string]bool{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -418,7 +461,7 @@ func (r *receiver) deliveries() int {
 	return r.n
 }
 
-func waitFor(t *testing.T, ctx context.Context, what string, ok func() bool) {
+func waitFor(t testing.TB, ctx context.Context, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(4 * time.Minute)
 	for !ok() {
@@ -429,7 +472,7 @@ func waitFor(t *testing.T, ctx context.Context, what string, ok func() bool) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,263 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// Kinds of reconciliation finding between the records and the workflows.
+const (
+	// FindingStartPending: a session recorded with its workflow's start
+	// still pending (the sweep makes it; a repair makes it now).
+	FindingStartPending = "start-pending"
+	// FindingSessionWithoutWorkflow: a session that takes payments (open,
+	// processing, or inside its late-payment window) whose workflow is
+	// not running: Temporal's store restored behind the records, or a
+	// workflow terminated.
+	FindingSessionWithoutWorkflow = "session-without-workflow"
+	// FindingTransactionWithoutWorkflow: a transaction not final whose
+	// workflow is not running.
+	FindingTransactionWithoutWorkflow = "transaction-without-workflow"
+	// FindingWorkflowWithoutRecord: a running session workflow whose
+	// session is not in the records: the database restored behind
+	// Temporal's store.
+	FindingWorkflowWithoutRecord = "workflow-without-record"
+)
+
+// Finding is one difference between the records and the workflows.
+type Finding struct {
+	Kind     string `json:"kind"`
+	ObjectID string `json:"objectId"`
+	Detail   string `json:"detail"`
+	// Repaired says a repair was made; Error why one failed or was not
+	// attempted.
+	Repaired bool   `json:"repaired"`
+	Error    string `json:"error,omitempty"`
+}
+
+// ReconcileOptions scope a reconciliation.
+type ReconcileOptions struct {
+	// ProjectID limits it to one project; empty is every project.
+	ProjectID string
+	// Repair makes the repairs that are safe (docs/operations.md, "Backups
+	// and restores"); without it nothing changes.
+	Repair bool
+}
+
+// Reconcile compares the records with the workflows after a restore (one
+// store restored behind the other) and, with Repair, repairs what can be
+// repaired from what is left: pending starts are made, transactions'
+// workflows resumed from their records, a session without workflow that
+// has seen no payment started again from its record, and a session the
+// database lost recorded again from its workflow's input. Running it twice
+// repairs nothing the second time.
+func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	var out []Finding
+	sessions, err := svc.store.SessionsNeedingWorkflow(ctx, o.ProjectID)
+	if err != nil {
+		return nil, fmt.Errorf("load sessions: %w", err)
+	}
+	for _, s := range sessions {
+		f, err := svc.reconcileSession(ctx, s, o.Repair)
+		if err != nil {
+			return out, err
+		}
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	txs, err := svc.store.UnfinishedTransactions(ctx, o.ProjectID)
+	if err != nil {
+		return out, fmt.Errorf("load transactions: %w", err)
+	}
+	resumed := map[string]bool{}
+	for _, t := range txs {
+		id := workflows.TransactionWorkflowID(t.ChainID, t.TxHash)
+		if resumed[id] {
+			continue
+		}
+		state, err := svc.workflowState(ctx, id)
+		if err != nil {
+			return out, err
+		}
+		if state == "running" {
+			continue
+		}
+		f := Finding{Kind: FindingTransactionWithoutWorkflow, ObjectID: t.ID,
+			Detail: fmt.Sprintf("%s on chain %d is %s; its workflow %s is %s", t.TxHash, t.ChainID, t.Status, id, state)}
+		if o.Repair {
+			if _, err := svc.ResumeTransaction(ctx, t.ChainID, t.TxHash); err != nil {
+				f.Error = err.Error()
+			} else {
+				f.Repaired, resumed[id] = true, true
+			}
+		}
+		out = append(out, f)
+	}
+	lost, err := svc.workflowsWithoutRecord(ctx, o)
+	return append(out, lost...), err
+}
+
+// reconcileSession checks one session that must have a running workflow.
+func (svc *Service) reconcileSession(ctx context.Context, s payment.Session, repair bool) (*Finding, error) {
+	pending, err := svc.store.PendingSessionStarts(ctx, []string{s.ID})
+	if err != nil {
+		return nil, err
+	}
+	if len(pending) > 0 {
+		f := &Finding{Kind: FindingStartPending, ObjectID: s.ID, Detail: "recorded; its workflow's start is pending (a worker's sweep makes it)"}
+		if repair {
+			if err := svc.starts.Ensure(ctx, s.ID); err != nil {
+				f.Error = err.Error()
+			} else {
+				f.Repaired = true
+			}
+		}
+		return f, nil
+	}
+	id := workflows.CheckoutSessionWorkflowID(s.ID)
+	state, err := svc.workflowState(ctx, id)
+	if err != nil || state == "running" {
+		return nil, err
+	}
+	f := &Finding{Kind: FindingSessionWithoutWorkflow, ObjectID: s.ID,
+		Detail: fmt.Sprintf("%s, paid %s USD; its workflow is %s", s.Status, payment.FormatUSD(s.AmountPaidUSD), state)}
+	if !repair {
+		return f, nil
+	}
+	txs, err := svc.store.SessionTransactions(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	// A workflow starts from the session as it was opened: only a session
+	// that has seen nothing since is the same again.
+	if s.Status != payment.SessionOpen || len(txs) > 0 || s.Resolution != "" {
+		f.Error = "not repaired: the session has payments or changes its new workflow would not know; " +
+			"keep it under watch and settle it through the API (docs/operations.md)"
+		return f, nil
+	}
+	plan, err := svc.store.PlanByID(ctx, s.PaymentPlanID)
+	if err != nil {
+		return nil, err
+	}
+	project, err := svc.store.GetProject(ctx, s.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	in := workflows.CheckoutSessionInput{Session: s, Settings: workflows.SessionSettings{CompleteOn: project.CompleteOn,
+		TolerancePercent: project.UnderpaymentTolerancePercent}}
+	if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.CheckoutSessionStartOptions(s, plan.Title), workflows.CheckoutSession, in); err != nil {
+		f.Error = err.Error()
+	} else {
+		f.Repaired = true
+	}
+	return f, nil
+}
+
+// workflowState is "running", "missing", or the status of the latest run
+// of a workflow ID.
+func (svc *Service) workflowState(ctx context.Context, workflowID string) (string, error) {
+	d, err := svc.temporal.DescribeWorkflowExecution(ctx, workflowID, "")
+	var missing *serviceerror.NotFound
+	switch {
+	case errors.As(err, &missing):
+		return "missing", nil
+	case err != nil:
+		return "", fmt.Errorf("describe %s: %w", workflowID, err)
+	}
+	st := d.GetWorkflowExecutionInfo().GetStatus()
+	if st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return "running", nil
+	}
+	return strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_")), nil
+}
+
+// workflowsWithoutRecord finds running session workflows whose session the
+// records lack, and records each again from its workflow's input.
+func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.WorkflowCheckoutSession)
+	if o.ProjectID != "" {
+		query += fmt.Sprintf(" AND %s = '%s'", workflows.ProjectID.GetName(), strings.ReplaceAll(o.ProjectID, "'", ""))
+	}
+	var out []Finding
+	var token []byte
+	for {
+		page, err := svc.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
+		if err != nil {
+			return out, fmt.Errorf("list session workflows: %w", err)
+		}
+		for _, e := range page.GetExecutions() {
+			wfID := e.GetExecution().GetWorkflowId()
+			sessionID := strings.TrimPrefix(wfID, workflows.CheckoutSessionWorkflowID(""))
+			if _, err := svc.store.SessionByID(ctx, sessionID); !errors.Is(err, payment.ErrNotFound) {
+				if err != nil {
+					return out, err
+				}
+				continue
+			}
+			f := Finding{Kind: FindingWorkflowWithoutRecord, ObjectID: sessionID,
+				Detail: "its workflow " + wfID + " runs; the records lack the session"}
+			if o.Repair {
+				if err := svc.recordFromWorkflow(ctx, wfID, e.GetExecution().GetRunId()); err != nil {
+					f.Error = err.Error()
+				} else {
+					f.Repaired = true
+				}
+			}
+			out = append(out, f)
+		}
+		if token = page.GetNextPageToken(); len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// recordFromWorkflow records a session again from its workflow: the
+// session as it was opened (the workflow's input), with its created event,
+// then its state as the workflow knows it now (status, amount paid,
+// exception, resolution), with the events of that change.
+func (svc *Service) recordFromWorkflow(ctx context.Context, workflowID, runID string) error {
+	it := svc.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return fmt.Errorf("%s has no history", workflowID)
+	}
+	first, err := it.Next()
+	if err != nil {
+		return err
+	}
+	var in workflows.CheckoutSessionInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
+		return fmt.Errorf("decode %s's input: %w", workflowID, err)
+	}
+	if err := svc.store.InsertSession(ctx, in.Session, views.SessionEvent); err != nil {
+		return err
+	}
+	v, err := svc.temporal.QueryWorkflow(ctx, workflowID, runID, workflows.QuerySessionState)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", workflowID, err)
+	}
+	var st workflows.SessionState
+	if err := v.Get(&st); err != nil {
+		return err
+	}
+	paid, err := decimal.NewFromString(st.PaidUSD)
+	if err != nil {
+		return fmt.Errorf("%s's amount paid %q: %w", workflowID, st.PaidUSD, err)
+	}
+	return svc.store.UpdateSession(ctx, in.Session.ID, svc.now(), func(s *payment.Session) []payment.EventType {
+		s.Resolution = st.Resolution
+		return s.Progress(payment.SessionProgress{Status: st.Status, PaidUSD: paid, Exception: st.Exception, CompletedAt: st.CompletedAt})
+	}, views.SessionEvent)
+}

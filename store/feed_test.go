@@ -1,0 +1,222 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+)
+
+// insertEventTx records an event in tx, as the engine's writers do: in
+// the database transaction of the change it describes.
+func insertEventTx(ctx context.Context, tx pgx.Tx, p payment.Principal, id string, at time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+		VALUES ($1,$2,$3,'checkout.session.updated',$1,1,'{}',$4)`, id, p.ProjectID, p.IsLive, at)
+	return err
+}
+
+// A consumer paging the feed while many writers record events at once,
+// every one with the same created_at, in transactions that commit in any
+// order (some after others that started later, some rolled back), gets
+// every committed event exactly once and no rolled-back one.
+func TestFeedEventsNeverSkipsOrRepeats(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewDB(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	s, err := store.Open(ctx, url+sep+"pool_max_conns=16") // every writer and the reader at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	p := newProject(t, s)
+	at := time.Now().UTC().Truncate(time.Second) // one timestamp for all: no tie-break by time
+	since := at
+
+	const writers, perWriter = 8, 40
+	var committed sync.Map
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				tx, err := s.Pool().Begin(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ids := []string{}
+				for range 1 + rand.IntN(3) {
+					id := fmt.Sprintf("evt_w%02d_%03d_%d", w, i, n.Add(1))
+					if err := insertEventTx(ctx, tx, p, id, at); err != nil {
+						t.Error(err)
+						_ = tx.Rollback(ctx)
+						return
+					}
+					ids = append(ids, id)
+				}
+				// Hold the transaction open a while: others that started
+				// after it commit first.
+				time.Sleep(time.Duration(rand.IntN(15)) * time.Millisecond)
+				if i%9 == 4 {
+					_ = tx.Rollback(ctx)
+					continue
+				}
+				if err := tx.Commit(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+				for _, id := range ids {
+					committed.Store(id, true)
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	seen := map[string]int{}
+	q := payment.FeedQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 7}, Since: &since}
+	pages, writing := 0, true
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		page, err := s.FeedEvents(ctx, p, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, ev := range page.Events {
+			seen[ev.ID]++
+		}
+		if q.After != nil && (page.Next.XID < q.After.XID || page.Next.XID == q.After.XID && page.Next.Seq < q.After.Seq) {
+			t.Fatalf("the cursor went back: %+v after %+v", page.Next, *q.After)
+		}
+		next := page.Next
+		q.After = &next
+		if page.HasMore {
+			continue
+		}
+		if !writing {
+			// Every writer had ended before this read: once every
+			// committed event is read, the feed is complete.
+			total := 0
+			committed.Range(func(any, any) bool { total++; return true })
+			if len(seen) >= total {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // a transaction elsewhere on the cluster holds the horizon back
+			continue
+		}
+		select {
+		case <-done:
+			writing = false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	total := 0
+	committed.Range(func(k, _ any) bool {
+		total++
+		if seen[k.(string)] == 0 {
+			t.Errorf("event %s was skipped", k)
+		}
+		return true
+	})
+	for id, c := range seen {
+		if c > 1 {
+			t.Errorf("event %s was read %d times", id, c)
+		}
+		if _, ok := committed.Load(id); !ok {
+			t.Errorf("event %s was never committed", id)
+		}
+	}
+	if total < writers*perWriter/2 {
+		t.Fatalf("only %d events committed", total)
+	}
+	t.Logf("%d events in %d pages", total, pages)
+}
+
+// The feed's filters and its end: since keeps the events created at or
+// after it, in the order they were written; a page's Remaining counts
+// from its start; at the end, HasMore is false and Next, polled later,
+// gives only the events written since.
+func TestFeedEventsSinceAndEnd(t *testing.T) {
+	s := storetest.NewStore(t)
+	ctx := context.Background()
+	p := newProject(t, s)
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	write := func(id string, at time.Time) {
+		t.Helper()
+		if err := s.WithTx(ctx, func(tx pgx.Tx) error { return insertEventTx(ctx, tx, p, id, at) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("evt_a", t0.Add(-time.Hour))
+	write("evt_b", t0)
+	write("evt_c", t0.Add(-time.Minute)) // recorded late, with an older time: not since t0
+	write("evt_d", t0.Add(time.Minute))
+	other := newProject(t, s)
+	if err := s.WithTx(ctx, func(tx pgx.Tx) error { return insertEventTx(ctx, tx, other, "evt_other", t0) }); err != nil {
+		t.Fatal(err)
+	}
+	since := t0
+	q := payment.FeedQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 1}, Since: &since}
+	var got []string
+	for range 5 {
+		page, err := waitFeed(t, s, p, q, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 && page.Remaining != 2 {
+			t.Errorf("first page: %d remaining, want 2", page.Remaining)
+		}
+		for _, ev := range page.Events {
+			got = append(got, ev.ID)
+		}
+		next := page.Next
+		q.After = &next
+		if !page.HasMore {
+			break
+		}
+	}
+	if fmt.Sprint(got) != "[evt_b evt_d]" {
+		t.Fatalf("since t0: %v", got)
+	}
+	page, err := s.FeedEvents(ctx, p, q)
+	if err != nil || len(page.Events) != 0 || page.HasMore || page.Remaining != 0 {
+		t.Fatalf("at the end: %+v, %v", page, err)
+	}
+	write("evt_e", t0.Add(2*time.Minute))
+	page, err = waitFeed(t, s, p, q, 1)
+	if err != nil || len(page.Events) != 1 || page.Events[0].ID != "evt_e" {
+		t.Fatalf("polled from the end: %+v, %v", page, err)
+	}
+}
+
+// waitFeed reads a page until it holds at least n events: an event is
+// readable once every transaction older than its own has ended on the
+// cluster, which other tests' transactions can delay a moment.
+func waitFeed(t *testing.T, s *store.Store, p payment.Principal, q payment.FeedQuery, n int) (payment.EventFeedPage, error) {
+	t.Helper()
+	for range 200 {
+		page, err := s.FeedEvents(context.Background(), p, q)
+		if err != nil || len(page.Events) >= n {
+			return page, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s.FeedEvents(context.Background(), p, q)
+}

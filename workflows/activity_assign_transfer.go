@@ -1,0 +1,29 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// ActivityAssignTransfer records an unexpected transfer's assignment to a
+// session.
+const ActivityAssignTransfer = "AssignTransfer"
+
+// AssignInput is a merchant's assignment of an unexpected transfer (a
+// transaction record) to a session.
+type AssignInput struct {
+	TransactionID string
+	SessionID     string
+	At            time.Time
+}
+
+// assignTransfer runs AssignTransfer as a local activity; it returns the
+// transaction as recorded.
+func assignTransfer(ctx workflow.Context, in AssignInput) (payment.Transaction, error) {
+	var t payment.Transaction
+	err := workflow.ExecuteLocalActivity(ctx, ActivityAssignTransfer, in).Get(ctx, &t)
+	return t, err
+}

@@ -1,0 +1,25 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// ActivityResolveCheckoutSession records a merchant's resolution of a
+// session's exception.
+const ActivityResolveCheckoutSession = "ResolveCheckoutSession"
+
+// ResolveInput is a merchant's resolution of a session's exception.
+type ResolveInput struct {
+	SessionID  string
+	Resolution payment.Resolution
+	At         time.Time
+}
+
+// resolveCheckoutSession runs ResolveCheckoutSession as a local activity.
+func resolveCheckoutSession(ctx workflow.Context, in ResolveInput) error {
+	return workflow.ExecuteLocalActivity(ctx, ActivityResolveCheckoutSession, in).Get(ctx, nil)
+}
