@@ -262,10 +262,19 @@ type depositAddressView struct {
 	// GapBefore counts the unused indexes just before this one: a wallet
 	// whose gap limit is not above it stops looking before this address.
 	GapBefore int64 `json:"gapBefore"`
+	// Received sums the address's confirmed and finalized transfers per
+	// asset; funded=true lists only addresses where it is not empty.
+	Received []receivedView `json:"received"`
+}
+
+type receivedView struct {
+	AssetDefinitionID string `json:"assetDefinitionId"`
+	Network           string `json:"network"`
+	AmountBaseUnits   string `json:"amountBaseUnits"`
 }
 
 func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), sessionStatuses)
+	q, err := payment.ParseDepositQuery(r.URL.Query(), sessionStatuses)
 	if err != nil {
 		return err
 	}
@@ -275,8 +284,11 @@ func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) er
 	}
 	okList(w, r, "Deposit addresses retrieved", mapSlice(page.Items, func(d payment.DepositAddress) depositAddressView {
 		return depositAddressView{Index: d.Index, DerivationPath: fmt.Sprintf("0/%d", d.Index), Address: d.Address,
-			CheckoutSessionID: d.SessionID, SessionStatus: string(d.Status), CreatedAt: views.Time(d.CreatedAt), GapBefore: d.GapBefore}
-	}), q, page.Total)
+			CheckoutSessionID: d.SessionID, SessionStatus: string(d.Status), CreatedAt: views.Time(d.CreatedAt), GapBefore: d.GapBefore,
+			Received: mapSlice(d.Received, func(r payment.Received) receivedView {
+				return receivedView{AssetDefinitionID: r.AssetID, Network: r.Network, AmountBaseUnits: r.AmountBaseUnits}
+			})}
+	}), q.ListQuery, page.Total)
 	return nil
 }
 

@@ -36,6 +36,30 @@ func ParseListQuery(v url.Values, statuses []string) (ListQuery, error) {
 	return ParseListQueryBy(v, "status", statuses)
 }
 
+// DepositQuery lists deposit addresses: a ListQuery, and Funded keeps
+// only the addresses with a confirmed or finalized transfer.
+type DepositQuery struct {
+	ListQuery
+	Funded bool
+}
+
+// ParseDepositQuery parses the deposit addresses list's query string: the
+// list's parameters (status filtering by session status) and funded.
+func ParseDepositQuery(v url.Values, statuses []string) (DepositQuery, error) {
+	list, probs := parseListQuery(v, "status", statuses, []string{"funded"})
+	q := DepositQuery{ListQuery: list}
+	if s, ok := v["funded"]; ok {
+		switch s[0] {
+		case "true":
+			q.Funded = true
+		case "false":
+		default:
+			probs.Add("funded", "must be true or false")
+		}
+	}
+	return q, probs.Err()
+}
+
 // ParseListQueryBy is ParseListQuery with the value filter under another
 // name (events filter by "type"); the value lands in ListQuery.Status.
 func ParseListQueryBy(v url.Values, filter string, values []string) (ListQuery, error) {

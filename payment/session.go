@@ -185,4 +185,14 @@ type DepositAddress struct {
 	// GapBefore counts the unused indexes between the previous used one
 	// (or index 0) and this one.
 	GapBefore int64
+	// Received sums the address's confirmed and finalized transfers per
+	// asset (unexpected ones included: the funds are there all the same).
+	Received []Received
+}
+
+// Received is what an address was paid in one asset, in base units.
+type Received struct {
+	AssetID         string
+	Network         string
+	AmountBaseUnits string
 }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SOLC_VERSION="${SOLC_VERSION:-0.8.28}"
 ABIGEN_VERSION="v1.17.10" # keep in step with go-ethereum in go.mod
-CONTRACTS=(DevUSDC DevPriceFeed DevMultisend DevForwarder)
+CONTRACTS=(DevUSDC DevToken DevPriceFeed DevMultisend DevForwarder)
 
 command -v npx >/dev/null || { echo "npx (Node.js) is required to run solcjs" >&2; exit 1; }
 

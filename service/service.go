@@ -492,12 +492,12 @@ func (svc *Service) withTransactions(ctx context.Context, v SessionView) (Sessio
 
 // ListDepositAddresses lists the principal's used deposit addresses in
 // derivation order, for the merchant's wallet to find every payment.
-func (svc *Service) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.DepositAddress], error) {
+func (svc *Service) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.DepositQuery) (Page[payment.DepositAddress], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.DepositAddress]{}, err
 	}
 	items, total, err := svc.store.ListDepositAddresses(ctx, p, q)
-	return Page[payment.DepositAddress]{items, total, q}, err
+	return Page[payment.DepositAddress]{items, total, q.ListQuery}, err
 }
 
 // ListSessions lists the principal's sessions (without their transactions).

@@ -30,27 +30,42 @@ func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive b
 }
 
 // ListDepositAddresses lists the principal's used deposit indexes in index
-// order, filtered by q (the session's status and creation time).
-func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.DepositAddress, int, error) {
+// order, filtered by q (the session's status and creation time, and
+// whether the address was paid), each with what it received.
+func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.DepositQuery) ([]payment.DepositAddress, int, error) {
 	const used = `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live,
 		deposit_index - coalesce(lag(deposit_index) OVER (ORDER BY deposit_index), -1) - 1 AS gap_before
 		FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND deposit_index IS NOT NULL) u`
-	f := newFilter(p, q, "status") // its first two arguments are used's $1 and $2
+	// A transaction stays on the session whose address it paid (an
+	// assignment names another session beside it), so the session's
+	// transactions are its address's.
+	const paid = `t.checkout_session_id = u.id AND t.status IN ('confirmed', 'finalized')`
+	f := newFilter(p, q.ListQuery, "status") // its first two arguments are used's $1 and $2
+	if q.Funded {
+		f.where = append(f.where, `EXISTS (SELECT 1 FROM transactions t WHERE `+paid+`)`)
+	}
 	where := strings.Join(f.where, " AND ")
 	var total int
 	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+used+" WHERE "+where, f.args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count deposit addresses: %w", err)
 	}
 	args := append(f.args, q.Limit, q.Offset())
-	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT deposit_index, deposit_address, id, status, created_at, gap_before
-		FROM %s WHERE %s ORDER BY deposit_index LIMIT $%d OFFSET $%d`, used, where, len(args)-1, len(args)), args...)
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT deposit_index, deposit_address, id, status, created_at, gap_before,
+		coalesce((SELECT jsonb_agg(jsonb_build_array(asset, network, amount::text) ORDER BY asset)
+			FROM (SELECT t.asset_definition_id AS asset, t.network, sum(t.amount_base_units) AS amount
+				FROM transactions t WHERE %s GROUP BY 1, 2) r), '[]')
+		FROM %s WHERE %s ORDER BY deposit_index LIMIT $%d OFFSET $%d`, paid, used, where, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list deposit addresses: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (payment.DepositAddress, error) {
 		var d payment.DepositAddress
-		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore)
+		var received [][3]string
+		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore, &received)
 		d.CreatedAt = d.CreatedAt.UTC()
+		for _, r := range received {
+			d.Received = append(d.Received, payment.Received{AssetID: r[0], Network: r[1], AmountBaseUnits: r[2]})
+		}
 		return d, err
 	})
 	return out, total, err

@@ -152,6 +152,7 @@ func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(`{}`), nil }
+	sessions := map[int64]payment.Session{}
 	for i, index := range []int64{3, 0, 1, 30} {
 		idx := index
 		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now.Add(time.Duration(i)*time.Millisecond)), TokenHash: payment.HashSecret(fmt.Sprint(i)),
@@ -160,8 +161,33 @@ func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 		if err := s.InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
+		sessions[index] = cs
 	}
-	got, total, err := s.ListDepositAddresses(ctx, pr, payment.ListQuery{Page: 1, Limit: 20})
+	// Index 3 was paid twice in USDC and once in ETH; index 1 has only a
+	// transfer that failed and index 30 one still pending: neither holds
+	// anything yet.
+	for n, tx := range []struct {
+		index         int64
+		status        payment.TransactionStatus
+		asset, amount string
+	}{{3, payment.TxFinalized, "usdc-devnet", "1000000"}, {3, payment.TxConfirmed, "usdc-devnet", "2500000"},
+		{3, payment.TxFinalized, "eth-devnet", "1000000000000000000"}, {1, payment.TxFailed, "usdc-devnet", "7"}, {30, payment.TxPending, "usdc-devnet", "9"}} {
+		cs := sessions[tx.index]
+		if err := s.InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now.Add(time.Duration(n)*time.Millisecond)),
+			ProjectID: pr.ProjectID, CheckoutSessionID: cs.ID, PaymentPlanID: plan.ID, Status: tx.status, Network: "devnet", ChainID: 1337,
+			TxHash: fmt.Sprintf("0x%064x", n), ToAddress: cs.DepositAddress, AssetDefinitionID: tx.asset, Symbol: "X", Amount: "1",
+			AmountBaseUnits: tx.amount, AmountUSD: decimal.NewFromInt(1), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	funded, total, err := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Funded: true})
+	if err != nil || total != 1 || len(funded) != 1 || funded[0].Index != 3 || funded[0].GapBefore != 1 {
+		t.Fatalf("funded addresses = %d %+v, %v; want index 3 alone, its gap counted over every used index", total, funded, err)
+	}
+	if got := fmt.Sprint(funded[0].Received); got != "[{eth-devnet devnet 1000000000000000000} {usdc-devnet devnet 3500000}]" {
+		t.Fatalf("index 3 received %s; want its confirmed and finalized transfers summed per asset", got)
+	}
+	got, total, err := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}})
 	if err != nil || total != 4 {
 		t.Fatalf("list = %d, %v", total, err)
 	}
@@ -172,12 +198,15 @@ func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 	if fmt.Sprint(indexes) != "[0 1 3 30]" || fmt.Sprint(gaps) != "[0 0 1 26]" {
 		t.Fatalf("indexes %v, gaps %v; want [0 1 3 30], [0 0 1 26]", indexes, gaps)
 	}
-	page2, _, _ := s.ListDepositAddresses(ctx, pr, payment.ListQuery{Page: 2, Limit: 3})
+	if len(got[1].Received) != 0 || len(got[3].Received) != 0 {
+		t.Fatalf("failed or pending transfers counted as received: %+v", got)
+	}
+	page2, _, _ := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 2, Limit: 3}})
 	if len(page2) != 1 || page2[0].Index != 30 || page2[0].GapBefore != 26 {
 		t.Fatalf("page 2 = %+v; the gap is counted over every index, not the page", page2)
 	}
 	live := payment.Principal{ProjectID: pr.ProjectID, IsLive: true}
-	if _, total, _ := s.ListDepositAddresses(ctx, live, payment.ListQuery{Page: 1, Limit: 20}); total != 0 {
+	if _, total, _ := s.ListDepositAddresses(ctx, live, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}}); total != 0 {
 		t.Fatalf("the live environment sees %d sandbox addresses", total)
 	}
 }

@@ -489,7 +489,7 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 	enc := json.NewEncoder(out)
 	var count, largestGap int64
 	for page := 1; ; page++ {
-		q := payment.ListQuery{Page: page, Limit: payment.MaxLimit}
+		q := payment.DepositQuery{ListQuery: payment.ListQuery{Page: page, Limit: payment.MaxLimit}}
 		items, err := e.ListDepositAddresses(ctx, p, *project, q)
 		if err != nil {
 			return err
