@@ -1,0 +1,351 @@
+package sweep
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/shopspring/decimal"
+)
+
+// Chain is what a sweep asks of a node; *ethclient.Client has it all.
+type Chain interface {
+	ChainID(ctx context.Context) (*big.Int, error)
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
+	BalanceAt(ctx context.Context, account common.Address, block *big.Int) (*big.Int, error)
+	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error)
+	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
+	SuggestGasPrice(ctx context.Context) (*big.Int, error)
+	SendTransaction(ctx context.Context, tx *types.Transaction) error
+	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
+}
+
+// Method is how a step moves an asset out of a deposit address.
+type Method string
+
+const (
+	// Authorization: an EIP-3009 transferWithAuthorization signed by the
+	// address and sent by the relayer, which pays the gas.
+	Authorization Method = "authorization"
+	// Permit: an EIP-2612 permit signed by the address letting the relayer
+	// spend the balance, then the relayer's transferFrom; it pays both.
+	Permit Method = "permit"
+	// Transfer: the address's own transfer, paying its gas in the native
+	// coin; the relayer sends exactly what is missing first.
+	Transfer Method = "transfer"
+	// Native: the address sends its native coin, less its own gas.
+	Native Method = "native"
+)
+
+// topUpGas is a plain native transfer's gas.
+const topUpGas = 21_000
+
+// relayedGas bounds the gas of the relayer's transactions for a token
+// whose own transfer from the address takes transfer: they cannot be
+// estimated before the address has signed, so the plan counts an
+// authorisation (the transfer, the signature's check and the used nonce's
+// record) as twice the transfer and 30,000 more, and a permit and its
+// transferFrom as three transfers. Each is estimated by the node once
+// signed, before it is sent, and pays only the gas it uses.
+func relayedGas(m Method, transfer uint64) uint64 {
+	if m == Permit {
+		return 3 * transfer
+	}
+	return 2*transfer + 30_000
+}
+
+// Address is a deposit address to sweep, as the API lists it.
+type Address struct {
+	Index     uint32
+	Address   common.Address
+	SessionID string
+	// Ended says the address's session takes no more payments (completed,
+	// expired or canceled). Open sessions are left alone: a gas top-up
+	// sent to them could count as a payment.
+	Ended bool
+}
+
+// Asset is an asset of the network being swept.
+type Asset struct {
+	ID       string
+	Symbol   string
+	Decimals int32
+	// Token is the ERC-20 contract; the zero address is the native coin.
+	Token common.Address
+}
+
+// Native reports whether the asset is the network's native coin.
+func (a Asset) Native() bool { return a.Token == (common.Address{}) }
+
+// Format writes base units in the asset's units.
+func (a Asset) Format(units *big.Int) string {
+	return decimal.NewFromBigInt(units, -a.Decimals).String() + " " + a.Symbol
+}
+
+// Config is what a sweep needs besides the addresses and assets.
+type Config struct {
+	Chain  Chain
+	Wallet Wallet
+	// Destination receives everything.
+	Destination common.Address
+	// Relayer pays the gas of authorisations and permits and sends gas
+	// to addresses that hold a token without either; nil: those steps
+	// are skipped unless the address holds the gas itself.
+	Relayer *ecdsa.PrivateKey
+	// GasPrice is every transaction's (legacy) gas price; nil: the node's
+	// suggestion and a quarter more, so a rising base fee does not leave
+	// the sweep waiting.
+	GasPrice *big.Int
+	// Journal is the file every signed transaction is written to before it
+	// is sent.
+	Journal string
+	// Wait bounds each round's wait for its receipts; default 5 minutes.
+	Wait time.Duration
+
+	// skip leaves methods out when probing tokens, so that tests reach
+	// each path with one token.
+	skip map[Method]bool
+}
+
+// Step moves one asset out of one address.
+type Step struct {
+	Index  uint32
+	From   common.Address
+	Asset  Asset
+	Amount *big.Int // what the destination receives (Native: at least)
+	Method Method
+	Gas    uint64   // of the step's own transactions (the relayer's: planned, estimated when sent)
+	Fee    *big.Int // Gas at the plan's gas price
+	TopUp  *big.Int // Transfer: what the relayer sends the address first (zero: none)
+
+	domain common.Hash
+}
+
+// PaidByRelayer is what the step costs the relayer: its fee for
+// authorisations and permits, the top-up and its gas for transfers.
+func (s Step) PaidByRelayer(gasPrice *big.Int) *big.Int {
+	switch s.Method {
+	case Authorization, Permit:
+		return s.Fee
+	case Transfer:
+		if s.TopUp.Sign() > 0 {
+			return new(big.Int).Add(s.TopUp, new(big.Int).Mul(big.NewInt(topUpGas), gasPrice))
+		}
+	}
+	return new(big.Int)
+}
+
+// Skip is a balance the plan leaves where it is, and why.
+type Skip struct {
+	Index  uint32
+	From   common.Address
+	Asset  Asset
+	Amount *big.Int
+	Reason string
+}
+
+// Plan is what a sweep will do, read from the chain before anything is
+// signed.
+type Plan struct {
+	ChainID        *big.Int
+	Destination    common.Address
+	GasPrice       *big.Int
+	Relayer        common.Address // zero: none
+	RelayerBalance *big.Int
+	Steps          []Step
+	Skipped        []Skip
+}
+
+// RelayerCost is what the plan costs the relayer in the native coin.
+func (p Plan) RelayerCost() *big.Int {
+	total := new(big.Int)
+	for _, s := range p.Steps {
+		total.Add(total, s.PaidByRelayer(p.GasPrice))
+	}
+	return total
+}
+
+// MakePlan reads each address's balance of each asset and plans how to
+// move it. It fails if the wallet does not derive an address as listed:
+// the key is then not the project's.
+func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) (Plan, error) {
+	c := cfg.Chain
+	chainID, err := c.ChainID(ctx)
+	if err != nil {
+		return Plan{}, fmt.Errorf("chain ID: %w", err)
+	}
+	gasPrice := cfg.GasPrice
+	if gasPrice == nil {
+		suggested, err := c.SuggestGasPrice(ctx)
+		if err != nil {
+			return Plan{}, fmt.Errorf("gas price: %w", err)
+		}
+		gasPrice = new(big.Int).Div(new(big.Int).Mul(suggested, big.NewInt(5)), big.NewInt(4))
+	}
+	p := Plan{ChainID: chainID, Destination: cfg.Destination, GasPrice: gasPrice, RelayerBalance: new(big.Int)}
+	if cfg.Relayer != nil {
+		p.Relayer = crypto.PubkeyToAddress(cfg.Relayer.PublicKey)
+		if p.RelayerBalance, err = c.BalanceAt(ctx, p.Relayer, nil); err != nil {
+			return Plan{}, fmt.Errorf("relayer balance: %w", err)
+		}
+	}
+	methods := map[common.Address]Method{}
+	domains := map[common.Address]common.Hash{}
+	for _, a := range assets {
+		if a.Native() {
+			continue
+		}
+		m, d := probe(ctx, c, chainID, a.Token)
+		if m == Authorization && cfg.skip[Authorization] {
+			m = Transfer
+			if _, err := call[*big.Int](ctx, c, a.Token, "nonces", common.Address{1}); err == nil {
+				m = Permit
+			}
+		}
+		if m == Permit && cfg.skip[Permit] {
+			m = Transfer
+		}
+		methods[a.Token], domains[a.Token] = m, d
+	}
+	// Tokens first, the native coin last: a transfer's gas comes out of
+	// the native balance before the rest of it is swept.
+	assets = append([]Asset(nil), assets...)
+	sort.SliceStable(assets, func(i, j int) bool { return !assets[i].Native() && assets[j].Native() })
+
+	for _, a := range addrs {
+		_, derived, err := cfg.Wallet.Key(a.Index)
+		if err != nil {
+			return Plan{}, err
+		}
+		if derived != a.Address {
+			return Plan{}, fmt.Errorf("the key derives %s at index %d, not the listed %s: it is not this project's deposit key for this environment (the account key, m/44'/60'/0')", derived, a.Index, a.Address)
+		}
+		native, err := c.BalanceAt(ctx, a.Address, nil)
+		if err != nil {
+			return Plan{}, fmt.Errorf("balance of %s: %w", a.Address, err)
+		}
+		available := new(big.Int).Set(native)
+		for _, asset := range assets {
+			balance := native
+			if !asset.Native() {
+				if balance, err = call[*big.Int](ctx, c, asset.Token, "balanceOf", a.Address); err != nil {
+					return Plan{}, fmt.Errorf("%s balance of %s: %w", asset.Symbol, a.Address, err)
+				}
+			}
+			if balance.Sign() == 0 {
+				continue
+			}
+			skip := func(amount *big.Int, reason string) {
+				p.Skipped = append(p.Skipped, Skip{Index: a.Index, From: a.Address, Asset: asset, Amount: amount, Reason: reason})
+			}
+			if !a.Ended {
+				skip(balance, "its session still takes payments: sweep it once the session has ended")
+				continue
+			}
+			step := Step{Index: a.Index, From: a.Address, Asset: asset, Amount: balance, TopUp: new(big.Int)}
+			switch {
+			case asset.Native():
+				gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &cfg.Destination, Value: big.NewInt(1)})
+				if err != nil {
+					return Plan{}, fmt.Errorf("gas of a native transfer to %s: %w", cfg.Destination, err)
+				}
+				fee := new(big.Int).Mul(new(big.Int).SetUint64(gas), gasPrice)
+				if available.Sign() == 0 {
+					continue
+				}
+				if available.Cmp(fee) <= 0 {
+					skip(new(big.Int).Set(available), "dust: less than the gas to move it")
+					continue
+				}
+				step.Method, step.Gas, step.Fee = Native, gas, fee
+				step.Amount = new(big.Int).Sub(available, fee)
+			default:
+				gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &asset.Token, Data: pack("transfer", cfg.Destination, balance)})
+				if err != nil {
+					skip(balance, "its transfer fails on chain: "+err.Error())
+					continue
+				}
+				if m := methods[asset.Token]; m != Transfer && cfg.Relayer != nil {
+					step.Method, step.domain, step.Gas = m, domains[asset.Token], relayedGas(m, gas)
+					step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(step.Gas), gasPrice)
+					break
+				}
+				step.Method, step.Gas = Transfer, gas
+				step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(gas), gasPrice)
+				if available.Cmp(step.Fee) >= 0 {
+					available.Sub(available, step.Fee)
+				} else if cfg.Relayer == nil {
+					skip(balance, fmt.Sprintf("needs %s wei of gas the address lacks: give a relayer", new(big.Int).Sub(step.Fee, available)))
+					continue
+				} else {
+					step.TopUp.Sub(step.Fee, available)
+					available.SetUint64(0)
+				}
+			}
+			p.Steps = append(p.Steps, step)
+		}
+	}
+	return p, nil
+}
+
+// Print writes the plan for the merchant to read before anything is
+// signed: each step, each balance left and why, the totals and the
+// relayer's cost. native names the network's native coin.
+func (p Plan) Print(w io.Writer, native Asset) {
+	fmt.Fprintf(w, "Sweep to %s on chain %d, gas price %s gwei\n", p.Destination, p.ChainID,
+		decimal.NewFromBigInt(p.GasPrice, -9).String())
+	if len(p.Steps) == 0 {
+		fmt.Fprintln(w, "Nothing to move.")
+	} else {
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "INDEX\tADDRESS\tAMOUNT\tMETHOD\tGAS PAID BY")
+		totals := map[string]*big.Int{}
+		byAsset := map[string]Asset{}
+		var ids []string
+		for _, s := range p.Steps {
+			payer := "the address"
+			switch {
+			case s.Method == Authorization || s.Method == Permit:
+				payer = "the relayer"
+			case s.Method == Transfer && s.TopUp.Sign() > 0:
+				payer = "the address, topped up with " + native.Format(s.TopUp)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", s.Index, s.From, s.Asset.Format(s.Amount), s.Method, payer)
+			if totals[s.Asset.ID] == nil {
+				totals[s.Asset.ID], byAsset[s.Asset.ID] = new(big.Int), s.Asset
+				ids = append(ids, s.Asset.ID)
+			}
+			totals[s.Asset.ID].Add(totals[s.Asset.ID], s.Amount)
+		}
+		_ = tw.Flush()
+		var parts []string
+		for _, id := range ids {
+			parts = append(parts, byAsset[id].Format(totals[id]))
+		}
+		fmt.Fprintf(w, "Total to %s: %s\n", p.Destination, strings.Join(parts, ", "))
+	}
+	if cost := p.RelayerCost(); cost.Sign() > 0 {
+		fmt.Fprintf(w, "The relayer %s pays about %s (it holds %s)\n", p.Relayer, native.Format(cost), native.Format(p.RelayerBalance))
+	}
+	for _, s := range p.Skipped {
+		fmt.Fprintf(w, "Left at index %d (%s): %s, %s\n", s.Index, s.From, s.Asset.Format(s.Amount), s.Reason)
+	}
+}
+
+// ErrRelayerShort is returned by Execute when the relayer cannot pay
+// for the plan.
+var ErrRelayerShort = errors.New("the relayer holds less than the plan costs it")
+
+var errNoOutput = errors.New("unexpected output")
