@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -121,6 +122,10 @@ func runDev(ctx context.Context, args []string) error {
 	go func() { errc <- serveHTTP(ctx, c.HTTPAddr, srv.Handler()) }()
 
 	base := "http://" + c.HTTPAddr
+	xprvFile, relayerFile, err := writeSweepKeys(*dataDir, state.DepositXprv, chain.Accounts[0].Key)
+	if err != nil {
+		return err
+	}
 	planID := state.PlanID
 	fresh, err := e.CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
@@ -158,14 +163,33 @@ Pay it from a funded dev account (add --amount to pay part or more, --asset eth-
 List the project's transactions:
   curl -s %s/api/v1/projects/%s/transactions -H 'Authorization: Bearer %s'
 
+Sweep the paid sessions' funds to dev account 1 (prints the plan; add --execute to send):
+  PAYMENTSD_API_KEY=%s ./bin/paymentsd-dev sweep --api %s --project %s --network devnet --rpc %s \
+    --to %s --key-file %s --relayer-key-file %s
+
 Press Ctrl-C to stop; data stays in %s.
 `, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
 		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
-		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey, *dataDir)
+		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey,
+		state.SandboxKey, base, state.ProjectID, chain.URL, chain.Accounts[1].Address, xprvFile, relayerFile, *dataDir)
 	err = <-errc
 	slog.Info("dev stack stopping")
 	return err
+}
+
+// writeSweepKeys writes the files `paymentsd sweep` reads in the dev
+// stack: the sandbox deposit key's xprv and, as the relayer, dev account
+// 0's key. Only their owner may read them.
+func writeSweepKeys(dataDir, xprv string, relayer *ecdsa.PrivateKey) (xprvFile, relayerFile string, err error) {
+	xprvFile, relayerFile = filepath.Join(dataDir, "sweep-deposit.xprv"), filepath.Join(dataDir, "sweep-relayer.key")
+	if err := os.WriteFile(xprvFile, []byte(xprv+"\n"), 0o600); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(relayerFile, []byte(hex.EncodeToString(crypto.FromECDSA(relayer))+"\n"), 0o600); err != nil {
+		return "", "", err
+	}
+	return xprvFile, relayerFile, nil
 }
 
 // devWebhookKey reads the dev stack's webhook sealing key, making it on

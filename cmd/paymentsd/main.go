@@ -61,6 +61,11 @@ commands:
                                seal every webhook secret again under the newest
                                key of WEBHOOK_SECRET_KEY, so older keys can go
                                (docs/operations.md; safe to run twice)
+  sweep --project ID --network KEY --rpc URL --to ADDRESS --key-file FILE [--execute]
+                               move the funds of the deposit addresses to one
+                               address, signing here with the deposit key's xprv
+                               (PAYMENTSD_API_KEY; a dry run without --execute;
+                               docs/operations.md)
   devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
   dev listen --forward-to URL  receive webhooks and forward them unchanged to URL
@@ -90,6 +95,8 @@ func main() {
 		err = runDev(ctx, args)
 	case "devchain":
 		err = runDevchain(ctx, args)
+	case "sweep":
+		err = runSweep(ctx, args, os.Stdin, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

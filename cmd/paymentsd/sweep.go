@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/sweep"
+)
+
+const sweepUsage = `usage: PAYMENTSD_API_KEY=sk_… paymentsd sweep --project ID --network KEY --rpc URL --to ADDRESS --key-file FILE [flags]
+
+Moves the funds of the project's deposit addresses (of the API key's
+environment) to one address, signing on this machine with the deposit
+key's extended private key, which is never sent anywhere. Without
+--execute it only prints the plan.
+
+`
+
+// runSweep is `paymentsd sweep`, run by the merchant on their own
+// machine: it lists the funded deposit addresses through the API, plans
+// from the chain, prints the plan, and with --execute signs and sends it.
+func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer) error {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() { fmt.Fprint(out, sweepUsage); fs.PrintDefaults() }
+	apiURL := fs.String("api", envOr("PAYMENTSD_URL", "http://localhost:8080"), "the API's base URL (default $PAYMENTSD_URL or http://localhost:8080)")
+	project := fs.String("project", "", "the project's ID (proj_…)")
+	network := fs.String("network", "", "the network to sweep, as the API's assets name it (devnet, base, …)")
+	rpcURL := fs.String("rpc", "", "a JSON-RPC endpoint of that network (your own node or provider)")
+	to := fs.String("to", "", "the address that receives everything")
+	keyFile := fs.String("key-file", "", "file holding the deposit key's extended private key (xprv…, the account key m/44'/60'/0'); - reads it from stdin")
+	relayerFile := fs.String("relayer-key-file", "", "file holding the hex private key of the account that pays the gas of authorisations, permits and top-ups")
+	journal := fs.String("journal", "", "the journal of signed transactions, to resume from (default sweep-PROJECT-NETWORK.journal.json here)")
+	execute := fs.Bool("execute", false, "sign and send the plan (default: print it only)")
+	gasPrice := fs.String("gas-price-gwei", "", "gas price of every transaction (default: the node's suggestion and a quarter more)")
+	wait := fs.Duration("wait", 5*time.Minute, "how long each round waits to be mined before stopping (run again to resume)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	apiKey := os.Getenv("PAYMENTSD_API_KEY")
+	var missing []string
+	for name, v := range map[string]string{"--project": *project, "--network": *network, "--rpc": *rpcURL, "--to": *to, "--key-file": *keyFile, "PAYMENTSD_API_KEY": apiKey} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("sweep: missing %s (paymentsd sweep --help)", strings.Join(slices.Sorted(slices.Values(missing)), ", "))
+	}
+	if !common.IsHexAddress(*to) || common.HexToAddress(*to) == (common.Address{}) {
+		return fmt.Errorf("sweep: --to %q is not an address", *to)
+	}
+	if *journal == "" {
+		*journal = fmt.Sprintf("sweep-%s-%s.journal.json", *project, *network)
+	}
+	cfg := sweep.Config{Destination: common.HexToAddress(*to), Journal: *journal, Wait: *wait}
+	if *gasPrice != "" {
+		gwei, err := decimal.NewFromString(*gasPrice)
+		if err != nil || !gwei.IsPositive() {
+			return fmt.Errorf("sweep: --gas-price-gwei %q is not a positive number", *gasPrice)
+		}
+		cfg.GasPrice = gwei.Shift(9).BigInt()
+	}
+	xprv, err := readSecret(*keyFile, stdin)
+	if err != nil {
+		return fmt.Errorf("sweep: --key-file: %w", err)
+	}
+	if cfg.Wallet, err = sweep.ParseWallet(xprv); err != nil {
+		return fmt.Errorf("sweep: --key-file: %w", err)
+	}
+	if *relayerFile != "" {
+		hexKey, err := readSecret(*relayerFile, stdin)
+		if err != nil {
+			return fmt.Errorf("sweep: --relayer-key-file: %w", err)
+		}
+		if cfg.Relayer, err = crypto.HexToECDSA(strings.TrimPrefix(hexKey, "0x")); err != nil {
+			return errors.New("sweep: --relayer-key-file does not hold a hex private key")
+		}
+	}
+
+	src, err := sweep.FromAPI(ctx, &http.Client{Timeout: 30 * time.Second}, *apiURL, apiKey, *project, *network)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	chain, err := ethclient.DialContext(ctx, *rpcURL)
+	if err != nil {
+		return fmt.Errorf("sweep: --rpc: %w", err)
+	}
+	defer chain.Close()
+	cfg.Chain = chain
+	id, err := chain.ChainID(ctx)
+	if err != nil {
+		return fmt.Errorf("sweep: --rpc: %w", err)
+	}
+	if id.Cmp(src.ChainID) != 0 {
+		return fmt.Errorf("sweep: --rpc serves chain %s, but %s is chain %s", id, *network, src.ChainID)
+	}
+	native := sweep.Asset{Symbol: "wei", Decimals: 0}
+	for _, a := range src.Assets {
+		if a.Native() {
+			native = a
+		}
+	}
+	if _, err := os.Stat(*journal); err == nil {
+		if _, err := sweep.Resume(ctx, cfg, out); err != nil {
+			return fmt.Errorf("sweep: resume from %s: %w", *journal, err)
+		}
+	}
+	fmt.Fprintf(out, "%d funded deposit addresses listed\n", len(src.Addresses))
+	plan, err := sweep.MakePlan(ctx, cfg, src.Addresses, src.Assets)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	plan.Print(out, native)
+	if len(plan.Steps) == 0 {
+		return nil
+	}
+	if !*execute {
+		fmt.Fprintln(out, "Dry run: nothing was signed or sent. Run again with --execute to sweep.")
+		return nil
+	}
+	outcomes, err := sweep.Execute(ctx, cfg, plan, out)
+	failed := 0
+	moved := map[string]*big.Int{}
+	for _, o := range outcomes {
+		if o.Err != nil {
+			failed++
+			continue
+		}
+		if moved[o.Step.Asset.ID] == nil {
+			moved[o.Step.Asset.ID] = new(big.Int)
+		}
+		moved[o.Step.Asset.ID].Add(moved[o.Step.Asset.ID], o.Amount)
+	}
+	for _, a := range src.Assets {
+		if m := moved[a.ID]; m != nil && m.Sign() > 0 {
+			fmt.Fprintf(out, "Moved %s to %s\n", a.Format(m), cfg.Destination)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if failed > 0 {
+		return fmt.Errorf("sweep: %d of %d steps failed (see above); run again to retry them", failed, len(outcomes))
+	}
+	return nil
+}
+
+// readSecret reads a one-line secret from path, or from stdin when path
+// is "-". A file others can read is refused: it holds a key to funds.
+func readSecret(path string, stdin io.Reader) (string, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(io.LimitReader(stdin, 4096))
+	} else {
+		info, serr := os.Stat(path)
+		if serr != nil {
+			return "", serr
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			return "", fmt.Errorf("%s can be read by others (mode %v): chmod 600 it", path, info.Mode().Perm())
+		}
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", errors.New("empty")
+	}
+	return s, nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

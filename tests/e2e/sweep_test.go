@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"context"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// A merchant sweeps with `paymentsd sweep` on their own machine: the
+// funded deposit addresses come from the API, the plan is printed and
+// nothing moves until --execute; then the USDC of a paid session leaves by
+// an EIP-3009 authorisation the relayer pays for, the ETH of another pays
+// its own gas, an open session's address is left alone, and a second run
+// finds nothing to move. The engine's records are unchanged by it.
+func TestSweepMovesPaidSessionsFundsToOneAddress(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ctx := context.Background()
+
+	paidUSDC := openSession(t, ts.URL, keys, "5", "usdc-devnet")
+	payToken(t, 2, str(paidUSDC["depositAddress"]), units("5000000"))
+	paidETH := openSession(t, ts.URL, keys, "30", "eth-devnet")
+	if _, err := chain.TransferNative(ctx, chain.Accounts[1], common.HexToAddress(str(paidETH["depositAddress"])), units("10000000000000000")); err != nil {
+		t.Fatal(err)
+	}
+	open := openSession(t, ts.URL, keys, "20", "usdc-devnet")
+	payToken(t, 2, str(open["depositAddress"]), units("15000000"))
+	for _, cs := range []map[string]any{paidUSDC, paidETH} {
+		waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	}
+	waitSession(t, ts.URL, str(open["token"]), "underpaid", func(s map[string]any) bool { return s["amountPaidUsd"] == "15.00" })
+
+	listed := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/deposit-addresses?funded=true", keys.key)
+	mustStatus(t, listed, 200)
+	if n := len(listed.list()); n != 3 {
+		t.Fatalf("funded addresses listed: %d; want the three paid ones: %s", n, listed.Raw)
+	}
+	first, _ := listed.list()[0].(map[string]any)
+	if r := first["received"].([]any)[0].(map[string]any); r["assetDefinitionId"] != "usdc-devnet" || r["amountBaseUnits"] != "5000000" {
+		t.Fatalf("the first address received %v; want 5 USDC", r)
+	}
+	txsBefore := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/transactions", keys.key).list()
+
+	dir := t.TempDir()
+	xprv, _ := walletOf(t, keys.id, false)
+	keyFile := filepath.Join(dir, "deposit.xprv")
+	if err := os.WriteFile(keyFile, []byte(xprv+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	relayer, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.TransferNative(ctx, chain.Accounts[3], crypto.PubkeyToAddress(relayer.PublicKey), units("1000000000000000000")); err != nil {
+		t.Fatal(err)
+	}
+	relayerFile := filepath.Join(dir, "relayer.key")
+	if err := os.WriteFile(relayerFile, []byte(hex.EncodeToString(crypto.FromECDSA(relayer))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dest := common.HexToAddress("0x5eeD00000000000000000000000000000000c0de")
+
+	bin := filepath.Join(dir, "paymentsd")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/paymentsd").CombinedOutput(); err != nil {
+		t.Fatalf("build paymentsd: %v\n%s", err, out)
+	}
+	sweep := func(extra ...string) string {
+		t.Helper()
+		args := append([]string{"sweep", "--api", ts.URL, "--project", keys.id, "--network", "devnet", "--rpc", chain.URL,
+			"--to", dest.Hex(), "--key-file", keyFile, "--relayer-key-file", relayerFile}, extra...)
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PAYMENTSD_API_KEY="+keys.key)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("paymentsd %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if strings.Contains(string(out), xprv) || strings.Contains(string(out), hex.EncodeToString(crypto.FromECDSA(relayer))) {
+			t.Fatalf("the sweep printed a private key:\n%s", out)
+		}
+		return string(out)
+	}
+
+	plan := sweep()
+	for _, want := range []string{"3 funded deposit addresses listed", "5 USDC", "authorization", "native",
+		"Left at index 2", "still takes payments", "Dry run: nothing was signed or sent"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("the dry run's plan lacks %q:\n%s", want, plan)
+		}
+	}
+	if b, err := chain.TokenBalance(ctx, dest); err != nil || b.Sign() != 0 {
+		t.Fatalf("the dry run moved %v: %v", b, err)
+	}
+
+	done := sweep("--execute")
+	if !strings.Contains(done, "Moved 5 USDC to "+dest.Hex()) || !strings.Contains(done, "Moved 0.0099") {
+		t.Fatalf("the sweep's report:\n%s", done)
+	}
+	if b, _ := chain.TokenBalance(ctx, dest); b.Cmp(units("5000000")) != 0 {
+		t.Fatalf("destination holds %s USDC base units; want 5000000", b)
+	}
+	if b, _ := chain.TokenBalance(ctx, common.HexToAddress(str(open["depositAddress"]))); b.Cmp(units("15000000")) != 0 {
+		t.Fatalf("the open session's address holds %s; the sweep must leave it", b)
+	}
+	eth, err := chain.Client().BalanceAt(ctx, dest, nil)
+	if err != nil || eth.Cmp(units("9900000000000000")) <= 0 || eth.Cmp(units("10000000000000000")) >= 0 {
+		t.Fatalf("destination holds %v wei; want the 0.01 ETH paid less its gas: %v", eth, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sweep-"+keys.id+"-devnet.journal.json")); err != nil {
+		t.Fatalf("no journal of the signed transactions: %v", err)
+	}
+
+	if again := sweep("--execute"); !strings.Contains(again, "Nothing to move.") {
+		t.Fatalf("a second sweep:\n%s", again)
+	}
+	after := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/transactions", keys.key).list()
+	if len(after) != len(txsBefore) {
+		t.Fatalf("the engine recorded the sweep's transfers: %d transactions, %d before", len(after), len(txsBefore))
+	}
+}
