@@ -4,15 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/big"
+	"slices"
 	"strings"
 
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/shopspring/decimal"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -34,7 +43,17 @@ const (
 	// session is not in the records: the database restored behind
 	// Temporal's store.
 	FindingWorkflowWithoutRecord = "workflow-without-record"
+	// FindingDepositIndexBehind: a deposit key's counter is at or below an
+	// index already used, by a recorded session or by an address the
+	// chain shows used (funds, or transactions sent): the records were
+	// restored behind, and the next session would get an address already
+	// paid to.
+	FindingDepositIndexBehind = "deposit-index-behind"
 )
+
+// depositLookahead is how many unused addresses past the last used one
+// the chain check reads before it stops, as a wallet's gap limit.
+const depositLookahead = 20
 
 // Finding is one difference between the records and the workflows.
 type Finding struct {
@@ -107,7 +126,122 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 		out = append(out, f)
 	}
 	lost, err := svc.workflowsWithoutRecord(ctx, o)
-	return append(out, lost...), err
+	if out = append(out, lost...); err != nil {
+		return out, err
+	}
+	// After the sessions recorded again from their workflows: they hold
+	// their indexes.
+	behind, err := svc.depositCountersBehind(ctx, o)
+	return append(out, behind...), err
+}
+
+// depositCountersBehind finds deposit keys whose counter is at or below an
+// index already used, by a recorded session or on chain, and with Repair
+// moves the counter past it.
+func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	counters, err := svc.store.DepositCounters(ctx, o.ProjectID)
+	if err != nil {
+		return nil, fmt.Errorf("load deposit counters: %w", err)
+	}
+	var out []Finding
+	for _, c := range counters {
+		var why []string
+		used := c.MaxUsed
+		if used >= c.NextIndex {
+			why = append(why, fmt.Sprintf("a recorded session holds index %d", used))
+		}
+		onChain, err := svc.usedOnChain(ctx, c, max(c.NextIndex, used+1))
+		if err != nil {
+			return out, err
+		}
+		if onChain > used {
+			why = append(why, fmt.Sprintf("the address at index %d is used on chain", onChain))
+			used = onChain
+		}
+		if used < c.NextIndex {
+			continue
+		}
+		env := "sandbox"
+		if c.IsLive {
+			env = "live"
+		}
+		f := Finding{Kind: FindingDepositIndexBehind, ObjectID: c.ProjectID,
+			Detail: fmt.Sprintf("the %s deposit key's next index is %d, but %s", env, c.NextIndex, strings.Join(why, " and "))}
+		if o.Repair {
+			if err := svc.store.AdvanceDepositIndex(ctx, c.ProjectID, c.IsLive, used+1); err != nil {
+				f.Error = err.Error()
+			} else {
+				f.Repaired = true
+				f.Detail += fmt.Sprintf("; moved to %d", used+1)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// usedOnChain reads the addresses of c's key from index from on, on every
+// network of c's environment, until depositLookahead in a row are unused,
+// and returns the highest index used (-1: none). An address is used when
+// it has sent a transaction or holds any of the network's assets.
+func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, from int64) (int64, error) {
+	key, err := deposit.ParseKey(c.Xpub)
+	if err != nil {
+		return -1, err
+	}
+	highest := int64(-1)
+	for i, gap := from, 0; gap < depositLookahead && i < 1<<31; i, gap = i+1, gap+1 {
+		addr, err := key.DeriveAddress(uint32(i))
+		if err != nil {
+			return -1, err
+		}
+		for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
+			ch := svc.chains[network]
+			if ch.Network.IsLive != c.IsLive {
+				continue
+			}
+			used, err := addressUsed(ctx, ch, addr)
+			if err != nil {
+				return -1, fmt.Errorf("read %s on %s: %w", addr, network, err)
+			}
+			if used {
+				highest, gap = i, -1
+				break
+			}
+		}
+	}
+	return highest, nil
+}
+
+// addressUsed says whether addr has sent a transaction on ch or holds any
+// of its assets.
+func addressUsed(ctx context.Context, ch *chainwatch.Chain, addr common.Address) (bool, error) {
+	var nonce, balance hexutil.Big
+	if err := ch.Client.Call(ctx, &nonce, "eth_getTransactionCount", addr, "latest"); err != nil {
+		return false, err
+	}
+	if err := ch.Client.Call(ctx, &balance, "eth_getBalance", addr, "latest"); err != nil {
+		return false, err
+	}
+	if nonce.ToInt().Sign() > 0 || balance.ToInt().Sign() > 0 {
+		return true, nil
+	}
+	for _, a := range ch.Assets {
+		if a.Native() {
+			continue
+		}
+		token := common.HexToAddress(a.TokenAddress)
+		// balanceOf(addr)
+		data := append(common.FromHex("0x70a08231"), common.LeftPadBytes(addr[:], 32)...)
+		out, err := ch.Client.CallContract(ctx, ethereum.CallMsg{To: &token, Data: data}, nil)
+		if err != nil {
+			return false, err
+		}
+		if new(big.Int).SetBytes(out).Sign() > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // reconcileSession checks one session that must have a running workflow.

@@ -70,3 +70,38 @@ func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q
 	})
 	return out, total, err
 }
+
+// DepositCounter is a deposit key's counter and the highest index a
+// recorded session holds (-1: none).
+type DepositCounter struct {
+	ProjectID string
+	IsLive    bool
+	Xpub      string
+	NextIndex int64
+	MaxUsed   int64
+}
+
+// DepositCounters lists the deposit keys' counters, of one project or
+// (projectID empty) all, with the highest index their sessions hold.
+func (s *Store) DepositCounters(ctx context.Context, projectID string) ([]DepositCounter, error) {
+	rows, err := s.pool.Query(ctx, `SELECT k.project_id, k.is_live, k.xpub, k.next_index,
+		coalesce((SELECT max(deposit_index) FROM checkout_sessions c
+			WHERE c.project_id = k.project_id AND c.is_live = k.is_live AND c.deposit_index IS NOT NULL), -1)
+		FROM project_deposit_keys k WHERE $1 = '' OR k.project_id = $1 ORDER BY k.project_id, k.is_live`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (DepositCounter, error) {
+		var c DepositCounter
+		err := row.Scan(&c.ProjectID, &c.IsLive, &c.Xpub, &c.NextIndex, &c.MaxUsed)
+		return c, err
+	})
+}
+
+// AdvanceDepositIndex moves a deposit key's counter up to next; it never
+// moves it down.
+func (s *Store) AdvanceDepositIndex(ctx context.Context, projectID string, isLive bool, next int64) error {
+	_, err := s.pool.Exec(ctx, `UPDATE project_deposit_keys SET next_index = greatest(next_index, $3)
+		WHERE project_id = $1 AND is_live = $2`, projectID, isLive, next)
+	return mapErr(err)
+}

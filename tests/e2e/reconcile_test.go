@@ -3,9 +3,11 @@ package e2e
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -134,5 +136,79 @@ func TestReconcileAfterARestore(t *testing.T) {
 			t.Fatalf("findings after the repair: %+v", again)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// The database restored behind the chain has its deposit counter set
+// back: the next session would get an address already paid to.
+// Reconciliation finds the indexes in use — a session recorded again from
+// its workflow, and past it an address paid on chain whose session both
+// stores lost — and moves the counter past them, so the next session's
+// address is a fresh one.
+func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ctx := context.Background()
+
+	kept := openSession(t, ts.URL, keys, "1", "usdc-devnet") // index 0
+	lost := openSession(t, ts.URL, keys, "2", "usdc-devnet") // index 1
+	gone := openSession(t, ts.URL, keys, "3", "usdc-devnet") // index 2
+	payToken(t, 3, str(lost["depositAddress"]), units("2000000"))
+	payToken(t, 3, str(gone["depositAddress"]), units("3000000"))
+	for _, cs := range []map[string]any{lost, gone} {
+		waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	}
+	// The backup was taken after the first session was opened: the
+	// others are gone from the records, the third from Temporal too.
+	forget(t, str(lost["id"]))
+	forget(t, str(gone["id"]))
+	if err := temporal.TerminateWorkflow(ctx, workflows.CheckoutSessionWorkflowID(str(gone["id"])), "", "restore test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Pool().Exec(ctx, `UPDATE project_deposit_keys SET next_index = 1 WHERE project_id = $1 AND NOT is_live`, keys.id); err != nil {
+		t.Fatal(err)
+	}
+
+	found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var behind *service.Finding
+	for i, f := range found {
+		if f.Kind == service.FindingDepositIndexBehind {
+			behind = &found[i]
+		}
+	}
+	if behind == nil || behind.Repaired || !strings.Contains(behind.Detail, "index 2 is used on chain") {
+		t.Fatalf("findings %+v; want the sandbox counter behind index 2, used on chain", found)
+	}
+
+	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id, Repair: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range repaired {
+		if !f.Repaired {
+			t.Fatalf("not repaired: %+v", f)
+		}
+	}
+	next := openSession(t, ts.URL, keys, "4", "usdc-devnet")
+	_, xpub := walletOf(t, keys.id, false)
+	key, err := deposit.ParseKey(xpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, cs := range []map[string]any{kept, lost, gone} {
+		if str(next["depositAddress"]) == str(cs["depositAddress"]) {
+			t.Fatalf("the next session got index %d's address again", i)
+		}
+	}
+	if want, _ := key.DeriveAddress(3); str(next["depositAddress"]) != want.Hex() {
+		t.Fatalf("the next session's address %s; want index 3's, %s", next["depositAddress"], want.Hex())
+	}
+	waitStarted(t, str(next["id"]))
+	if again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id}); err != nil || len(again) != 0 {
+		t.Fatalf("findings after the repair: %+v, %v", again, err)
 	}
 }
