@@ -26,6 +26,7 @@ type Chain interface {
 	BalanceAt(ctx context.Context, account common.Address, block *big.Int) (*big.Int, error)
 	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
 	CallContract(ctx context.Context, msg ethereum.CallMsg, block *big.Int) ([]byte, error)
+	CodeAt(ctx context.Context, account common.Address, block *big.Int) ([]byte, error)
 	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
 	SuggestGasPrice(ctx context.Context) (*big.Int, error)
 	SendTransaction(ctx context.Context, tx *types.Transaction) error
@@ -166,6 +167,9 @@ type Plan struct {
 	RelayerBalance *big.Int
 	Steps          []Step
 	Skipped        []Skip
+	// Warnings name assets that could not be read (no contract at the
+	// token's address on this chain): nothing of theirs is planned.
+	Warnings []string
 }
 
 // RelayerCost is what the plan costs the relayer in the native coin.
@@ -203,10 +207,19 @@ func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) 
 	}
 	methods := map[common.Address]Method{}
 	domains := map[common.Address]common.Hash{}
+	var readable []Asset
 	for _, a := range assets {
 		if a.Native() {
+			readable = append(readable, a)
 			continue
 		}
+		if code, err := c.CodeAt(ctx, a.Token, nil); err != nil {
+			return Plan{}, fmt.Errorf("code of %s: %w", a.Symbol, err)
+		} else if len(code) == 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s (%s): no contract at %s on this chain; not swept", a.Symbol, a.ID, a.Token))
+			continue
+		}
+		readable = append(readable, a)
 		m, d := probe(ctx, c, chainID, a.Token)
 		if m == Authorization && cfg.skip[Authorization] {
 			m = Transfer
@@ -221,7 +234,7 @@ func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) 
 	}
 	// Tokens first, the native coin last: a transfer's gas comes out of
 	// the native balance before the rest of it is swept.
-	assets = append([]Asset(nil), assets...)
+	assets = readable
 	sort.SliceStable(assets, func(i, j int) bool { return !assets[i].Native() && assets[j].Native() })
 
 	for _, a := range addrs {
@@ -338,6 +351,9 @@ func (p Plan) Print(w io.Writer, native Asset) {
 	}
 	if cost := p.RelayerCost(); cost.Sign() > 0 {
 		fmt.Fprintf(w, "The relayer %s pays about %s (it holds %s)\n", p.Relayer, native.Format(cost), native.Format(p.RelayerBalance))
+	}
+	for _, warning := range p.Warnings {
+		fmt.Fprintln(w, "Warning:", warning)
 	}
 	for _, s := range p.Skipped {
 		fmt.Fprintf(w, "Left at index %d (%s): %s, %s\n", s.Index, s.From, s.Asset.Format(s.Amount), s.Reason)

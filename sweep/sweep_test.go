@@ -167,7 +167,8 @@ func TestSweepMovesEveryAssetOnceAndLeavesOpenSessionsAlone(t *testing.T) {
 	w.pay(t, addrs[4], w.usdt, usdc(2))
 	w.pay(t, addrs[4], w.eth, big.NewInt(1e17))
 	w.pay(t, addrs[5], w.usdc, usdc(11))
-	assets := []Asset{w.eth, w.usdc, w.usdt}
+	missing := Asset{ID: "dai-devnet", Symbol: "DAI", Decimals: 18, Token: common.Address{0xda, 0x1}}
+	assets := []Asset{w.eth, w.usdc, w.usdt, missing}
 	cfg := w.config(t)
 	relayer := crypto.PubkeyToAddress(w.relayer.PublicKey)
 
@@ -185,6 +186,9 @@ func TestSweepMovesEveryAssetOnceAndLeavesOpenSessionsAlone(t *testing.T) {
 	}
 	if plan.Steps[1].TopUp.Cmp(plan.Steps[1].Fee) != 0 || plan.Steps[5].TopUp.Sign() != 0 {
 		t.Fatalf("top-ups %s and %s: the gasless address gets its whole fee, the one holding ETH none", plan.Steps[1].TopUp, plan.Steps[5].TopUp)
+	}
+	if len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0], "no contract at") {
+		t.Fatalf("warnings %v; want the asset without a contract named", plan.Warnings)
 	}
 	if len(plan.Skipped) != 1 || plan.Skipped[0].Index != 5 || !strings.Contains(plan.Skipped[0].Reason, "still takes payments") {
 		t.Fatalf("skipped %+v; want the open session's address", plan.Skipped)
