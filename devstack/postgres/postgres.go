@@ -205,6 +205,28 @@ func binDir() (string, error) {
 	return "", errors.New("no PostgreSQL server binaries found (install the postgresql package, or set DATABASE_URL)")
 }
 
+// Tool returns the path of a PostgreSQL client tool (pg_dump,
+// pg_restore) of the newest version installed, which reads every older
+// server's data.
+func Tool(name string) (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if p := filepath.Join(d, name); fileExists(p) {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s not found (install the postgresql-client package)", name)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 func version(binDir string) int {
 	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
 	return n
