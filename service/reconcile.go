@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -39,10 +40,15 @@ const (
 	// FindingTransactionWithoutWorkflow: a transaction not final whose
 	// workflow is not running.
 	FindingTransactionWithoutWorkflow = "transaction-without-workflow"
-	// FindingWorkflowWithoutRecord: a running session workflow whose
-	// session is not in the records: the database restored behind
+	// FindingWorkflowWithoutRecord: a session's workflow (running, or
+	// completed within Temporal's retention) whose session is not in the
+	// records: the database restored behind
 	// Temporal's store.
 	FindingWorkflowWithoutRecord = "workflow-without-record"
+	// FindingTransactionWithoutRecord: a transaction's workflow (running,
+	// or closed within Temporal's retention) whose transaction is not in
+	// the records: the database restored behind Temporal's store.
+	FindingTransactionWithoutRecord = "transaction-without-record"
 	// FindingDepositIndexBehind: a deposit key's counter is at or below an
 	// index already used, by a recorded session or by an address the
 	// chain shows used (funds, or transactions sent): the records were
@@ -127,6 +133,12 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 	}
 	lost, err := svc.workflowsWithoutRecord(ctx, o)
 	if out = append(out, lost...); err != nil {
+		return out, err
+	}
+	// After the sessions recorded again: a transaction is recorded on its
+	// session.
+	lostTxs, err := svc.transactionsWithoutRecord(ctx, o)
+	if out = append(out, lostTxs...); err != nil {
 		return out, err
 	}
 	// After the sessions recorded again from their workflows: they hold
@@ -318,10 +330,13 @@ func (svc *Service) workflowState(ctx context.Context, workflowID string) (strin
 	return strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_")), nil
 }
 
-// workflowsWithoutRecord finds running session workflows whose session the
-// records lack, and records each again from its workflow's input.
+// workflowsWithoutRecord finds session workflows, running or completed,
+// whose session the records lack, and records each again from its
+// workflow's input and state.
 func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
-	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running'", workflows.WorkflowCheckoutSession)
+	// A completed workflow within Temporal's retention knows its session's
+	// end as well as a running one knows its state.
+	query := fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Running' OR ExecutionStatus = 'Completed')", workflows.WorkflowCheckoutSession)
 	if o.ProjectID != "" {
 		query += fmt.Sprintf(" AND %s = '%s'", workflows.ProjectID.GetName(), strings.ReplaceAll(o.ProjectID, "'", ""))
 	}
@@ -342,9 +357,73 @@ func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptio
 				continue
 			}
 			f := Finding{Kind: FindingWorkflowWithoutRecord, ObjectID: sessionID,
-				Detail: "its workflow " + wfID + " runs; the records lack the session"}
+				Detail: "its workflow " + wfID + " is " + strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")) +
+					"; the records lack the session"}
 			if o.Repair {
-				if err := svc.recordFromWorkflow(ctx, wfID, e.GetExecution().GetRunId()); err != nil {
+				if note, err := svc.recordFromWorkflow(ctx, wfID, e.GetExecution().GetRunId()); err != nil {
+					f.Error = err.Error()
+				} else {
+					f.Repaired = true
+					f.Detail += note
+				}
+			}
+			out = append(out, f)
+		}
+		if token = page.GetNextPageToken(); len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// transactionsWithoutRecord finds transaction workflows whose transaction
+// the records lack and, with Repair, runs each again from its input: it
+// reads the chain, records the transaction as it stands and tells its
+// session, which counts a transfer once however often it is told.
+func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	query := fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowTransaction)
+	if o.ProjectID != "" {
+		query += fmt.Sprintf(" AND %s = '%s'", workflows.ProjectID.GetName(), strings.ReplaceAll(o.ProjectID, "'", ""))
+	}
+	var out []Finding
+	seen := map[string]bool{}
+	var token []byte
+	for {
+		page, err := svc.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
+		if err != nil {
+			return out, fmt.Errorf("list transaction workflows: %w", err)
+		}
+		for _, e := range page.GetExecutions() {
+			ex := e.GetExecution()
+			if seen[ex.GetWorkflowId()] {
+				continue // an earlier run of the same transaction
+			}
+			seen[ex.GetWorkflowId()] = true
+			in, err := svc.transactionInput(ctx, ex.GetWorkflowId(), ex.GetRunId())
+			var deleted *serviceerror.NotFound
+			if errors.As(err, &deleted) {
+				continue // deleted since it was listed
+			} else if err != nil {
+				return out, err
+			}
+			records, err := svc.store.TransactionRecords(ctx, in.Payment.ChainID, in.Payment.TxHash)
+			if err != nil {
+				return out, err
+			}
+			if len(records) > 0 {
+				continue
+			}
+			state := strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+			f := Finding{Kind: FindingTransactionWithoutRecord, ObjectID: in.Payment.TxHash,
+				Detail: fmt.Sprintf("its workflow %s is %s; the records lack the transaction of session %s", ex.GetWorkflowId(), state, in.Session.ID)}
+			switch {
+			case !o.Repair:
+			case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+				f.Error = "not repaired: its workflow runs and records the transaction at its next step"
+			default:
+				if _, err := svc.store.SessionByID(ctx, in.Session.ID); err != nil {
+					f.Error = "not repaired: its session " + in.Session.ID + " is not in the records either: " + err.Error()
+				} else if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(in.Session, in.Payment),
+					workflows.WorkflowTransaction, in); err != nil {
 					f.Error = err.Error()
 				} else {
 					f.Repaired = true
@@ -358,40 +437,86 @@ func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptio
 	}
 }
 
-// recordFromWorkflow records a session again from its workflow: the
-// session as it was opened (the workflow's input), with its created event,
-// then its state as the workflow knows it now (status, amount paid,
-// exception, resolution), with the events of that change.
-func (svc *Service) recordFromWorkflow(ctx context.Context, workflowID, runID string) error {
+// transactionInput reads a transaction workflow's input from its history.
+func (svc *Service) transactionInput(ctx context.Context, workflowID, runID string) (workflows.TransactionInput, error) {
+	var in workflows.TransactionInput
 	it := svc.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
-		return fmt.Errorf("%s has no history", workflowID)
+		return in, fmt.Errorf("%s has no history", workflowID)
 	}
 	first, err := it.Next()
 	if err != nil {
-		return err
+		return in, err
+	}
+	if err := converter.GetDefaultDataConverter().FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
+		return in, fmt.Errorf("decode %s's input: %w", workflowID, err)
+	}
+	return in, nil
+}
+
+// recordFromWorkflow records a session again from its workflow: the
+// session as it was opened (the workflow's input), with its created event,
+// then its state as the workflow knows it now (status, amount paid,
+// exception, resolution), with the events of that change. A plan the
+// records lost too is recorded again as a stand-in (standInPlan); the note
+// says so.
+func (svc *Service) recordFromWorkflow(ctx context.Context, workflowID, runID string) (note string, err error) {
+	it := svc.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return "", fmt.Errorf("%s has no history", workflowID)
+	}
+	first, err := it.Next()
+	if err != nil {
+		return "", err
 	}
 	var in workflows.CheckoutSessionInput
 	if err := converter.GetDefaultDataConverter().FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
-		return fmt.Errorf("decode %s's input: %w", workflowID, err)
+		return "", fmt.Errorf("decode %s's input: %w", workflowID, err)
+	}
+	switch _, err := svc.store.PlanByID(ctx, in.Session.PaymentPlanID); {
+	case errors.Is(err, payment.ErrNotFound):
+		if err := svc.store.CreatePlan(ctx, standInPlan(in.Session, svc.now()), renderPlan); err != nil {
+			return "", fmt.Errorf("record its plan %s again: %w", in.Session.PaymentPlanID, err)
+		}
+		note = "; its plan " + in.Session.PaymentPlanID + ", lost too, recorded again as an archived stand-in"
+	case err != nil:
+		return "", err
 	}
 	if err := svc.store.InsertSession(ctx, in.Session, views.SessionEvent); err != nil {
-		return err
+		return "", err
 	}
 	v, err := svc.temporal.QueryWorkflow(ctx, workflowID, runID, workflows.QuerySessionState)
 	if err != nil {
-		return fmt.Errorf("query %s: %w", workflowID, err)
+		return "", fmt.Errorf("query %s: %w", workflowID, err)
 	}
 	var st workflows.SessionState
 	if err := v.Get(&st); err != nil {
-		return err
+		return "", err
 	}
 	paid, err := decimal.NewFromString(st.PaidUSD)
 	if err != nil {
-		return fmt.Errorf("%s's amount paid %q: %w", workflowID, st.PaidUSD, err)
+		return "", fmt.Errorf("%s's amount paid %q: %w", workflowID, st.PaidUSD, err)
 	}
-	return svc.store.UpdateSession(ctx, in.Session.ID, svc.now(), func(s *payment.Session) []payment.EventType {
+	return note, svc.store.UpdateSession(ctx, in.Session.ID, svc.now(), func(s *payment.Session) []payment.EventType {
 		s.Resolution = st.Resolution
 		return s.Progress(payment.SessionProgress{Status: st.Status, PaidUSD: paid, Exception: st.Exception, CompletedAt: st.CompletedAt})
 	}, views.SessionEvent)
+}
+
+// standInPlan is the plan of a session recorded again from its workflow
+// when the records lost the plan as well: under its ID, archived (no new
+// session opens on it), at the session's amount, accepting the session's
+// assets, its title saying where it came from. What else the plan held
+// (its title, redirect URL, merchant info, other assets) was lost with
+// the backup; the merchant can read it from their own copy.
+func standInPlan(s payment.Session, now time.Time) payment.Plan {
+	amount := s.AmountUSD
+	policies := []payment.Policy{}
+	for _, o := range s.PaymentOptions {
+		policies = append(policies, payment.Policy{PolicyType: payment.PolicyAssetDefinition, AssetDefinitionID: o.AssetDefinitionID,
+			EnvironmentScope: payment.ScopeAll, ChainScope: []string{}})
+	}
+	return payment.Plan{ID: s.PaymentPlanID, ProjectID: s.ProjectID, IsLive: s.IsLive,
+		Title: "Recorded again from checkout session " + s.ID + " after a restore", PricingModel: payment.PricingFixedUSD,
+		AmountUSD: &amount, AcceptedAssetPolicies: policies, Status: payment.PlanArchived, CreatedAt: s.CreatedAt, UpdatedAt: now}
 }

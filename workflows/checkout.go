@@ -430,6 +430,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	// its record is told.
 	seen := map[string]bool{}         // transfer keys reported
 	reported := map[string][]string{} // transfer keys reported, by transaction
+	rowOf := map[string]string{}      // the record's ID of a transfer, by transfer key
 	drop := func(key string) {
 		delete(lines, key)
 		delete(seenLate, key)
@@ -475,6 +476,18 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 			}
 			delete(reported, u.Key)
 			return settle()
+		}
+		if prev := rowOf[u.TransferKey]; u.TransferKey != "" && prev != "" && prev != u.RowID && lines[prev] != nil && lines[u.RowID] == nil &&
+			workflow.GetVersion(ctx, changeOneLinePerTransfer, workflow.DefaultVersion, 1) == 1 {
+			// The transfer recorded again under another ID: its line
+			// moves to the new record rather than counting twice.
+			lines[u.RowID], seenLate[u.RowID] = lines[prev], seenLate[prev]
+			order[slices.Index(order, prev)] = u.RowID
+			delete(lines, prev)
+			delete(seenLate, prev)
+		}
+		if u.TransferKey != "" {
+			rowOf[u.TransferKey] = u.RowID
 		}
 		l := lines[u.RowID]
 		if u.TransferKey != "" {

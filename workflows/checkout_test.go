@@ -293,3 +293,43 @@ func (ps paidSession) status(s payment.TransactionStatus) workflows.TxStatus {
 	return workflows.TxStatus{Key: ps.p.Key(), RowID: "tx_1", TransferKey: ps.p.TransferKey(), Status: s,
 		AssetID: ps.p.AssetID, AmountBaseUnits: ps.p.AmountBaseUnits, MinedAt: ps.p.BlockTime}
 }
+
+// A transfer whose record is made again under another ID (the first lost
+// in a restore, its transaction's workflow run again) stays one line of
+// the session: it counts once, and the session is not overpaid.
+func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	ps := newPaidSession(t, start, start.Add(time.Hour), start.Add(time.Minute))
+	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
+	if err := st.RecordScanProgress(ctx, "devnet", 500, start.Add(2*time.Hour), start); err != nil {
+		t.Fatal(err)
+	}
+	again := status(payment.TxFinalized)
+	again.RowID = "tx_2"
+	var paidBefore string
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Minute)
+	env.RegisterDelayedCallback(func() {
+		s, err := st.SessionByID(ctx, cs.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		paidBefore = s.AmountPaidUSD.String()
+		env.SignalWorkflow(workflows.SignalTxStatus, again)
+	}, 3*time.Minute)
+
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := st.SessionByID(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paidBefore != "25" || s.Status != payment.SessionCompleted || s.AmountPaidUSD.String() != "25" || s.Exception != "" {
+		t.Fatalf("paid %s before the record was made again; after: %s, paid %s, exception %q; want completed, 25, none",
+			paidBefore, s.Status, s.AmountPaidUSD, s.Exception)
+	}
+}

@@ -27,4 +27,10 @@ const (
 	// merchant's redelivery), which ends its wait and makes the next
 	// attempt at once.
 	changeAttemptNow = "attempt-now"
+	// changeOneLinePerTransfer: a session keeps one line per transfer
+	// even when the transfer's record is made again under another ID (its
+	// first record lost in a restore, the transaction's workflow run
+	// again): the new record takes the old one's line instead of adding a
+	// second.
+	changeOneLinePerTransfer = "one-line-per-transfer"
 )
