@@ -265,6 +265,10 @@ type depositAddressView struct {
 	// Received sums the address's confirmed and finalized transfers per
 	// asset; funded=true lists only addresses where it is not empty.
 	Received []receivedView `json:"received"`
+	// LateUntil is when transfers to the address stop counting for its
+	// session: until then a transfer in (a sweep's gas top-up too) is a
+	// payment.
+	LateUntil *string `json:"lateUntil"`
 }
 
 type receivedView struct {
@@ -287,7 +291,7 @@ func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) er
 			CheckoutSessionID: d.SessionID, SessionStatus: string(d.Status), CreatedAt: views.Time(d.CreatedAt), GapBefore: d.GapBefore,
 			Received: mapSlice(d.Received, func(r payment.Received) receivedView {
 				return receivedView{AssetDefinitionID: r.AssetID, Network: r.Network, AmountBaseUnits: r.AmountBaseUnits}
-			})}
+			}), LateUntil: views.OptTime(d.LateUntil)}
 	}), q.ListQuery, page.Total)
 	return nil
 }

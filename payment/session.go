@@ -188,6 +188,10 @@ type DepositAddress struct {
 	// Received sums the address's confirmed and finalized transfers per
 	// asset (unexpected ones included: the funds are there all the same).
 	Received []Received
+	// LateUntil is when transfers to the address stop counting for its
+	// session (the end of its late-payment window); nil for sessions
+	// opened before the window was kept.
+	LateUntil *time.Time
 }
 
 // Received is what an address was paid in one asset, in base units.

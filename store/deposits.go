@@ -33,7 +33,7 @@ func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive b
 // order, filtered by q (the session's status and creation time, and
 // whether the address was paid), each with what it received.
 func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.DepositQuery) ([]payment.DepositAddress, int, error) {
-	const used = `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live,
+	const used = `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live, late_until,
 		deposit_index - coalesce(lag(deposit_index) OVER (ORDER BY deposit_index), -1) - 1 AS gap_before
 		FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND deposit_index IS NOT NULL) u`
 	// A transaction stays on the session whose address it paid (an
@@ -50,7 +50,7 @@ func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q
 		return nil, 0, fmt.Errorf("count deposit addresses: %w", err)
 	}
 	args := append(f.args, q.Limit, q.Offset())
-	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT deposit_index, deposit_address, id, status, created_at, gap_before,
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT deposit_index, deposit_address, id, status, created_at, gap_before, late_until,
 		coalesce((SELECT jsonb_agg(jsonb_build_array(asset, network, amount::text) ORDER BY asset)
 			FROM (SELECT t.asset_definition_id AS asset, t.network, sum(t.amount_base_units) AS amount
 				FROM transactions t WHERE %s GROUP BY 1, 2) r), '[]')
@@ -61,8 +61,12 @@ func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (payment.DepositAddress, error) {
 		var d payment.DepositAddress
 		var received [][3]string
-		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore, &received)
+		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore, &d.LateUntil, &received)
 		d.CreatedAt = d.CreatedAt.UTC()
+		if d.LateUntil != nil {
+			t := d.LateUntil.UTC()
+			d.LateUntil = &t
+		}
 		for _, r := range received {
 			d.Received = append(d.Received, payment.Received{AssetID: r[0], Network: r[1], AmountBaseUnits: r[2]})
 		}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 )
@@ -58,10 +59,11 @@ func FromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, n
 	}
 	for page := 1; ; page++ {
 		var items []struct {
-			Index         uint32 `json:"index"`
-			Address       string `json:"address"`
-			SessionID     string `json:"checkoutSessionId"`
-			SessionStatus string `json:"sessionStatus"`
+			Index         uint32     `json:"index"`
+			Address       string     `json:"address"`
+			SessionID     string     `json:"checkoutSessionId"`
+			SessionStatus string     `json:"sessionStatus"`
+			LateUntil     *time.Time `json:"lateUntil"`
 		}
 		u := fmt.Sprintf("%s/projects/%s/deposit-addresses?funded=true&limit=100&page=%d", base, url.PathEscape(projectID), page)
 		more, err := getJSON(ctx, hc, u, apiKey, &items)
@@ -73,7 +75,11 @@ func FromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, n
 				return src, fmt.Errorf("deposit address %d: %q", d.Index, d.Address)
 			}
 			ended := d.SessionStatus == "completed" || d.SessionStatus == "expired" || d.SessionStatus == "canceled"
-			src.Addresses = append(src.Addresses, Address{Index: d.Index, Address: common.HexToAddress(d.Address), SessionID: d.SessionID, Ended: ended})
+			a := Address{Index: d.Index, Address: common.HexToAddress(d.Address), SessionID: d.SessionID, Ended: ended}
+			if d.LateUntil != nil {
+				a.LateUntil = *d.LateUntil
+			}
+			src.Addresses = append(src.Addresses, a)
 		}
 		if !more {
 			return src, nil

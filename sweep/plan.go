@@ -72,10 +72,13 @@ type Address struct {
 	Index     uint32
 	Address   common.Address
 	SessionID string
-	// Ended says the address's session takes no more payments (completed,
-	// expired or canceled). Open sessions are left alone: a gas top-up
-	// sent to them could count as a payment.
+	// Ended says the address's session is over (completed, expired or
+	// canceled). Open sessions are left alone.
 	Ended bool
+	// LateUntil is when transfers to the address stop counting for its
+	// session: until then no gas top-up is sent to it, since it would
+	// count as a payment. Zero: no window.
+	LateUntil time.Time
 }
 
 // Asset is an asset of the network being swept.
@@ -198,6 +201,12 @@ func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) 
 		}
 		gasPrice = new(big.Int).Div(new(big.Int).Mul(suggested, big.NewInt(5)), big.NewInt(4))
 	}
+	head, err := c.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return Plan{}, fmt.Errorf("head: %w", err)
+	}
+	// Lateness is the chain's: a top-up is judged by its block's time.
+	chainNow := time.Unix(int64(head.Time), 0)
 	p := Plan{ChainID: chainID, Destination: cfg.Destination, GasPrice: gasPrice, RelayerBalance: new(big.Int)}
 	if cfg.Relayer != nil {
 		p.Relayer = crypto.PubkeyToAddress(cfg.Relayer.PublicKey)
@@ -301,6 +310,10 @@ func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) 
 					available.Sub(available, step.Fee)
 				} else if cfg.Relayer == nil {
 					skip(balance, fmt.Sprintf("needs %s wei of gas the address lacks: give a relayer", new(big.Int).Sub(step.Fee, available)))
+					continue
+				} else if chainNow.Before(a.LateUntil) {
+					skip(balance, "needs a gas top-up, which would count as a payment of its session until "+
+						a.LateUntil.UTC().Format(time.RFC3339)+": sweep it after that")
 					continue
 				} else {
 					step.TopUp.Sub(step.Fee, available)

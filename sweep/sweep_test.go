@@ -399,3 +399,26 @@ func TestSweepStopsWhenTheRelayerCannotPay(t *testing.T) {
 		t.Fatalf("a journal was written: %v", err)
 	}
 }
+
+// Until an ended session's late-payment window is over, a transfer to its
+// address still counts as a payment: no gas top-up is sent there, while
+// a token the relayer moves by authorisation leaves at once.
+func TestSweepSendsNoTopUpInsideTheLateWindow(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	plain, signed := w.address(t, 0, true), w.address(t, 1, true)
+	plain.LateUntil = time.Now().Add(time.Hour)
+	signed.LateUntil = plain.LateUntil
+	w.pay(t, plain, w.usdt, usdc(3))
+	w.pay(t, signed, w.usdc, usdc(3))
+	plan, err := MakePlan(ctx, w.config(t), []Address{plain, signed}, []Asset{w.usdt, w.usdc, w.eth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Steps) != 1 || plan.Steps[0].Method != Authorization {
+		t.Fatalf("steps %+v; want the authorisation alone", plan.Steps)
+	}
+	if len(plan.Skipped) != 1 || plan.Skipped[0].Index != 0 || !strings.Contains(plan.Skipped[0].Reason, "would count as a payment") {
+		t.Fatalf("skipped %+v; want the plain token inside its window", plan.Skipped)
+	}
+}

@@ -270,6 +270,9 @@ func TransactionOf(t payment.Transaction) Transaction {
 // Time renders a timestamp: RFC 3339 in UTC.
 func Time(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
+// OptTime renders an optional timestamp as Time does, nil as null.
+func OptTime(t *time.Time) *string { return tsPtr(t) }
+
 func tsPtr(t *time.Time) *string {
 	if t == nil {
 		return nil

@@ -47,6 +47,9 @@ func TestSweepMovesPaidSessionsFundsToOneAddress(t *testing.T) {
 	if r := first["received"].([]any)[0].(map[string]any); r["assetDefinitionId"] != "usdc-devnet" || r["amountBaseUnits"] != "5000000" {
 		t.Fatalf("the first address received %v; want 5 USDC", r)
 	}
+	if first["lateUntil"] == nil || first["sessionStatus"] != "completed" {
+		t.Fatalf("the first address: %v; want its session completed and its late-payment window's end", first)
+	}
 	txsBefore := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/transactions", keys.key).list()
 
 	dir := t.TempDir()
