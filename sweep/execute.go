@@ -415,7 +415,7 @@ func (j *journal) save() error {
 		return fmt.Errorf("%w: %v", errJournal, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err == nil {
+	if _, err = tmp.Write(b); err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
