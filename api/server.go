@@ -56,6 +56,9 @@ type Config struct {
 	// from a peer in one, the client is read from X-Forwarded-For. Without
 	// any, the client is the peer.
 	TrustedProxies []netip.Prefix
+	// SignupDisabled refuses POST /api/v1/auth/signup: accounts are made
+	// with `paymentsd admin create-user`.
+	SignupDisabled bool
 }
 
 // Server serves the API.
@@ -69,6 +72,9 @@ type Server struct {
 	mux         *http.ServeMux
 	stopPurge   context.CancelFunc
 	table       []Route
+	// cop refuses cross-origin state changes made with the session cookie.
+	cop            *http.CrossOriginProtection
+	signupDisabled bool
 }
 
 // Route is one method of one REST route, as the router serves it.
@@ -89,7 +95,7 @@ func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 func New(e *service.Service, cfg Config) (*Server, error) {
 	s := &Server{svc: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
 		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
-		proxies: cfg.TrustedProxies}
+		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled}
 	if s.maxBody <= 0 {
 		s.maxBody = 1 << 20
 	}
@@ -162,6 +168,9 @@ const (
 	// optionalKey routes are public, and a call that sends an API key is
 	// authenticated and counted as that key's (server-side creation).
 	optionalKey
+	// user routes are a signed-in user's own (the session cookie), of no
+	// project.
+	user
 )
 
 // endpoint is one method of a route.
@@ -180,7 +189,7 @@ func (s *Server) route(path string, methods map[string]endpoint) {
 	allowed := strings.Join(sortStrings(allow), ", ")
 	for _, m := range sortStrings(slices.Clone(allow)) {
 		s.table = append(s.table, Route{Pattern: path, Method: m, Tier: methods[m].tier,
-			Access: [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional"}[methods[m].access]})
+			Access: [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional", user: "session_cookie"}[methods[m].access]})
 	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := methods[r.Method]
@@ -222,6 +231,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})
 	s.webhookRoutes()
 	s.checkoutRoutes()
+	s.accountRoutes()
 	s.connectHandlers()
 	s.docsRoutes()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
@@ -264,7 +274,50 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	var p *payment.Principal
 	tier := ep.tier
-	if ep.access == apiKey || ep.access == optionalKey && hasCredentials(r.Header) {
+	token := sessionToken(r)
+	var member *signedIn
+	switch {
+	case ep.access == user || ep.access == apiKey && !hasCredentials(r.Header) && token != "":
+		// The session cookie: a signed-in user, acting for themselves or
+		// (on a project's route) as a member of it in the environment the
+		// request names.
+		if token == "" {
+			failErr(w, r, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + SessionCookie + ")"})
+			return
+		}
+		in, err := s.signedInFrom(r.Context(), token, s.clientIP(r), w.Header())
+		if err != nil {
+			failErr(w, r, err)
+			return
+		}
+		if unsafeMethod(r.Method) {
+			if err := s.crossOrigin(r); err != nil {
+				failErr(w, r, err)
+				return
+			}
+		}
+		member = &in
+		principal := payment.Principal{UserID: in.user.ID, SessionID: in.session.ID}
+		if ep.access == apiKey {
+			isLive, err := environment(r)
+			if err == nil {
+				principal, err = s.svc.MemberPrincipal(r.Context(), in.user, in.session, r.PathValue("projectId"), isLive)
+			}
+			if err == nil && unsafeMethod(r.Method) && !principal.CanWrite() {
+				err = payment.ErrForbidden
+			}
+			if err != nil {
+				failErr(w, r, err)
+				return
+			}
+		}
+		p = &principal
+		ctx := context.WithValue(r.Context(), principalKey, principal)
+		ctx = context.WithValue(ctx, userKey, in)
+		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: in.user.ID,
+			IP: s.clientAddress(r), UserAgent: r.UserAgent()})
+		r = r.WithContext(ctx)
+	case ep.access == apiKey || ep.access == optionalKey && hasCredentials(r.Header):
 		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
 		if err != nil {
 			failErr(w, r, err)
@@ -277,7 +330,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		r = r.WithContext(ctx)
 	}
 	counter := "ip:" + s.clientIP(r)
-	if p != nil {
+	switch {
+	case member != nil:
+		counter = "session:" + member.session.ID // the spec: per session for cookie requests
+	case p != nil:
 		counter = "key:" + p.KeyID
 		if tier == Strict {
 			tier = StrictAPIKey
@@ -296,7 +352,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		// routes to the client's address: another caller sending the same
 		// key and body never gets the first caller's response.
 		scope := "ip:" + s.clientAddress(r)
-		if p != nil {
+		switch {
+		case member != nil:
+			scope = "user:" + member.user.ID
+		case p != nil:
 			scope = "key:" + p.KeyID
 		}
 		s.idempotent(w, r, scope, body, ep.handle)

@@ -24,8 +24,13 @@ const (
 	AuditWebhookTestSent       = "webhook_endpoint.test_sent"
 	AuditDeliveryRedelivered   = "webhook_delivery.redelivered"
 	AuditDepositKeySet         = "deposit_key.set"
+	AuditAPIKeyCreated         = "api_key.created"
+	AuditAPIKeyRevoked         = "api_key.revoked"
+	AuditAPIKeyRolled          = "api_key.rolled"
 	AuditActorAPIKey           = "api_key"
-	AuditActorAdmin            = "admin"
+	// AuditActorUser is a signed-in member (the dashboard's cookie).
+	AuditActorUser  = "user"
+	AuditActorAdmin = "admin"
 	// AuditActorInternal is the engine acting on its own: the dev stack's
 	// set-up, or the delivery path disabling a failing endpoint.
 	AuditActorInternal = "internal"
@@ -35,7 +40,7 @@ const (
 var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchived, AuditSessionCanceled, AuditSessionResolved,
 	AuditTransactionAssigned,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
-	AuditDeliveryRedelivered, AuditDepositKeySet}
+	AuditDeliveryRedelivered, AuditDepositKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled}
 
 // Origin is who makes a change and from where: an API key from a client
 // address, or an operator's `paymentsd admin` command on a host.

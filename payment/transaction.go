@@ -65,9 +65,23 @@ type Project struct {
 	UpdatedAt                    time.Time
 }
 
-// Principal is who a request acts for: a project in one environment.
+// Principal is who a request acts for: a project in one environment, by
+// an API key (KeyID) or by a signed-in member (UserID, Role, SessionID).
 type Principal struct {
 	ProjectID string
 	IsLive    bool
 	KeyID     string
+	UserID    string
+	Role      Role
+	SessionID string
 }
+
+// CanWrite says whether the principal may change the project's records:
+// an API key or a member above viewer.
+func (p Principal) CanWrite() bool {
+	return p.UserID == "" || p.Role == RoleOwner || p.Role == RoleDeveloper
+}
+
+// CanManageKeys says whether the principal may manage the project's API
+// keys and members: owners only, never an API key.
+func (p Principal) CanManageKeys() bool { return p.UserID != "" && p.Role == RoleOwner }

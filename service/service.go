@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -151,9 +152,26 @@ func (svc *Service) Authenticate(ctx context.Context, key string) (payment.Princ
 		return payment.Principal{}, fmt.Errorf("authenticate: %w", err)
 	}
 	p := payment.Principal{ProjectID: k.ProjectID, IsLive: k.IsLive, KeyID: k.ID}
+	// Its last use, for the key list, kept to the minute; a verification
+	// happens at most once per AuthCacheTTL per process.
+	if err := svc.store.TouchAPIKey(ctx, k.ID, svc.now()); err != nil {
+		slog.WarnContext(ctx, "api key: last use not recorded", "key", k.ID, "err", err)
+	}
 	// Only verified keys are cached, so unknown keys cannot grow the cache.
 	svc.authCache.Store(hash, cachedPrincipal{p, time.Now().Add(AuthCacheTTL)})
 	return p, nil
+}
+
+// forgetKey drops a key from this process's cache of verified keys, so
+// that its revocation takes effect here at once (elsewhere within
+// AuthCacheTTL).
+func (svc *Service) forgetKey(keyID string) {
+	svc.authCache.Range(func(hash, c any) bool {
+		if c.(cachedPrincipal).principal.KeyID == keyID {
+			svc.authCache.Delete(hash)
+		}
+		return true
+	})
 }
 
 // GetProject returns the principal's project; another project is not found.

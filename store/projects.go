@@ -21,7 +21,11 @@ type APIKey struct {
 
 // CreateProject inserts a project and its first API keys in one transaction.
 func (s *Store) CreateProject(ctx context.Context, p payment.Project, keys []APIKey) error {
-	return s.WithTx(ctx, func(tx pgx.Tx) error {
+	return s.WithTx(ctx, func(tx pgx.Tx) error { return createProject(ctx, tx, p, keys) })
+}
+
+func createProject(ctx context.Context, tx pgx.Tx, p payment.Project, keys []APIKey) error {
+	{
 		_, err := tx.Exec(ctx, `INSERT INTO projects (id, name, complete_on, underpayment_tolerance_percent,
 			late_payment_window_seconds, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$6)`,
 			p.ID, p.Name, p.CompleteOn, p.UnderpaymentTolerancePercent.String(), int64(p.LatePaymentWindow/time.Second), p.CreatedAt)
@@ -36,7 +40,7 @@ func (s *Store) CreateProject(ctx context.Context, p payment.Project, keys []API
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // GetProject returns a project.
@@ -59,7 +63,7 @@ func (s *Store) GetProject(ctx context.Context, id string) (payment.Project, err
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
 	var k APIKey
 	err := s.pool.QueryRow(ctx, `SELECT id, project_id, is_live, key_hash, key_hint, created_at
-		FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`, hash).
+		FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`, hash).
 		Scan(&k.ID, &k.ProjectID, &k.IsLive, &k.Hash, &k.Hint, &k.CreatedAt)
 	return k, mapErr(err)
 }

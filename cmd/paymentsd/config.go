@@ -43,6 +43,9 @@ type config struct {
 	// TrustedProxies are the networks of the proxies in front of the API,
 	// whose X-Forwarded-For names the client (TRUSTED_PROXIES).
 	TrustedProxies []netip.Prefix
+	// SignupDisabled switches POST /api/v1/auth/signup off
+	// (SIGNUP_ENABLED=false).
+	SignupDisabled bool
 }
 
 func env(name, def string) string {
@@ -102,6 +105,13 @@ func loadConfig() (config, error) {
 		}
 	}
 	c.WebhookAllowPrivate = os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "true"
+	switch v := env("SIGNUP_ENABLED", "true"); v {
+	case "true":
+	case "false":
+		c.SignupDisabled = true
+	default:
+		return c, fmt.Errorf("SIGNUP_ENABLED: want true or false, not %q", v)
+	}
 	if c.WebhookDisableAfter, err = time.ParseDuration(env("WEBHOOK_DISABLE_AFTER", "120h")); err != nil || c.WebhookDisableAfter <= 0 {
 		return c, fmt.Errorf("WEBHOOK_DISABLE_AFTER: want a duration such as 120h")
 	}

@@ -163,6 +163,10 @@ Pay it from a funded dev account (add --amount to pay part or more, --asset eth-
 List the project's transactions:
   curl -s %s/api/v1/projects/%s/transactions -H 'Authorization: Bearer %s'
 
+Sign in as the project's owner (the session cookie works on every /api/v1 route):
+  curl -s -c cookies.txt %s/api/v1/auth/login -H 'Content-Type: application/json' -d '{"email":"%s","password":"%s"}'
+  curl -s -b cookies.txt %s/api/v1/projects/%s/api-keys
+
 Sweep the paid sessions' funds to dev account 1 (prints the plan; add --execute to send):
   PAYMENTSD_API_KEY=%s ./bin/paymentsd-dev sweep --api %s --project %s --network devnet --rpc %s \
     --to %s --key-file %s --relayer-key-file %s
@@ -172,6 +176,7 @@ Press Ctrl-C to stop; data stays in %s.
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
 		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
 		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey,
+		base, state.UserEmail, state.UserPassword, base, state.ProjectID,
 		state.SandboxKey, base, state.ProjectID, chain.URL, chain.Accounts[1].Address, xprvFile, relayerFile, *dataDir)
 	err = <-errc
 	slog.Info("dev stack stopping")
@@ -214,6 +219,11 @@ func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainUR
 	if s, err := readDevState(dataDir); err == nil {
 		if _, err := e.GetProject(ctx, payment.Principal{ProjectID: s.ProjectID}, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
 			s.ChainURL = chainURL
+			if s.UserEmail == "" { // a data folder from before accounts
+				if err := seedUser(ctx, e, &s); err != nil {
+					return s, err
+				}
+			}
 			return s, writeDevState(dataDir, s)
 		}
 	}
@@ -248,7 +258,25 @@ func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainUR
 	}
 	s = devState{ProjectID: p.Project.ID, SandboxKey: p.SandboxKey, LiveKey: p.LiveKey, PlanID: plan.ID,
 		DepositXpub: xpub, DepositXprv: xprv, WebhookID: hook.ID, WebhookSecret: hook.Secret, ChainURL: chainURL}
+	if err := seedUser(ctx, e, &s); err != nil {
+		return s, err
+	}
 	return s, writeDevState(dataDir, s)
+}
+
+// seedUser makes the dev user, owner of the dev project, with a random
+// password kept in the dev state.
+func seedUser(ctx context.Context, e *service.Service, s *devState) error {
+	pw := make([]byte, 12)
+	if _, err := rand.Read(pw); err != nil {
+		return err
+	}
+	s.UserEmail, s.UserPassword = "dev@paymentsd.localhost", hex.EncodeToString(pw)
+	u, err := e.CreateUser(ctx, s.UserEmail, s.UserPassword)
+	if err != nil {
+		return fmt.Errorf("dev user: %w", err)
+	}
+	return e.AddOwner(ctx, s.ProjectID, u.ID)
 }
 
 // logReceiver is the dev stack's webhook receiver: it verifies each

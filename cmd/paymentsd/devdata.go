@@ -38,6 +38,10 @@ type devState struct {
 	// ChainURL is the dev chain's JSON-RPC URL of the latest run, where
 	// `paymentsd dev pay` sends from.
 	ChainURL string `json:"chainUrl"`
+	// The dev user, owner of the project: sign in with it (POST
+	// /api/v1/auth/login).
+	UserEmail    string `json:"userEmail"`
+	UserPassword string `json:"userPassword"`
 }
 
 // devStateFile is where a data folder keeps its devState.

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"os/signal"
 	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +59,9 @@ commands:
   admin rescan --network KEY --from B --to B
                                scan blocks B..B of a network again for transfers
                                to deposit addresses (safe to run twice)
+  admin create-user --email E [--owner-of proj_…]
+                               make a merchant account (the password read from
+                               stdin), optionally the owner of a project
   admin reseal-webhook-secrets [--batch N]
                                seal every webhook secret again under the newest
                                key of WEBHOOK_SECRET_KEY, so older keys can go
@@ -107,6 +112,38 @@ func main() {
 		fmt.Fprintf(os.Stderr, "paymentsd: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// runCreateUser is `paymentsd admin create-user`: an account for
+// deployments with sign-up switched off. The password is read from stdin
+// (its first line), never from a flag.
+func runCreateUser(ctx context.Context, stdin io.Reader, out io.Writer, args []string) error {
+	fs := flag.NewFlagSet("create-user", flag.ContinueOnError)
+	email := fs.String("email", "", "the account's email")
+	ownerOf := fs.String("owner-of", "", "a project the account owns")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(io.LimitReader(stdin, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	e, closeStore, err := adminEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	u, err := e.CreateUser(ctx, *email, strings.TrimRight(line, "\r\n"))
+	if err != nil {
+		return err
+	}
+	if *ownerOf != "" {
+		if err := e.AddOwner(ctx, *ownerOf, u.ID); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "user %s (%s) created\n", u.ID, u.Email)
+	return nil
 }
 
 func needDatabase(c config) error {
@@ -215,7 +252,7 @@ func runAPI(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	cfg := api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies}
+	cfg := api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies, SignupDisabled: c.SignupDisabled}
 	if c.RedisURL != "" {
 		client, err := openRedis(ctx, c.RedisURL)
 		if err != nil {
@@ -352,7 +389,8 @@ const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
        paymentsd admin resume-transaction --chain-id ID --hash 0x…
        paymentsd admin rescan --network KEY --from B --to B
        paymentsd admin reseal-webhook-secrets [--batch N]
-       paymentsd admin reconcile [--project ID] [--repair] [--json]`
+       paymentsd admin reconcile [--project ID] [--repair] [--json]
+       paymentsd admin create-user --email E [--owner-of proj_…]   (the password from stdin)`
 
 func runAdmin(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "set-deposit-key" {
@@ -369,6 +407,9 @@ func runAdmin(ctx context.Context, args []string) error {
 	}
 	if len(args) > 0 && args[0] == "reconcile" {
 		return runReconcile(ctx, os.Stdout, args[1:])
+	}
+	if len(args) > 0 && args[0] == "create-user" {
+		return runCreateUser(ctx, os.Stdin, os.Stdout, args[1:])
 	}
 	if len(args) > 0 && args[0] == "reseal-webhook-secrets" {
 		return runResealWebhookSecrets(ctx, os.Stdout, args[1:])

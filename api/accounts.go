@@ -1,0 +1,401 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/views"
+)
+
+// SessionCookie is the dashboard session's cookie (the spec: a name
+// ending in session_token).
+const SessionCookie = "paymentsd_session_token"
+
+// EnvironmentHeader chooses the environment a cookie request acts in:
+// live or sandbox (the default), as a dashboard's test-mode switch.
+const EnvironmentHeader = "Paymentsd-Environment"
+
+// userKey holds a cookie request's user and session.
+const userKey ctxKey = 100
+
+type signedIn struct {
+	user    payment.User
+	session payment.UserSession
+}
+
+func currentUser(r *http.Request) signedIn {
+	v, _ := r.Context().Value(userKey).(signedIn)
+	return v
+}
+
+func (s *Server) accountRoutes() {
+	s.route("/api/v1/auth/signup", map[string]endpoint{http.MethodPost: {Moderate, public, s.signup}})
+	s.route("/api/v1/auth/login", map[string]endpoint{http.MethodPost: {Moderate, public, s.login}})
+	s.route("/api/v1/auth/logout", map[string]endpoint{http.MethodPost: {Standard, user, action(s.logout)}})
+	s.route("/api/v1/auth/me", map[string]endpoint{http.MethodGet: {Relaxed, user, s.me}})
+	s.route("/api/v1/auth/password", map[string]endpoint{http.MethodPost: {Strict, user, s.changePassword}})
+	s.route("/api/v1/auth/sessions", map[string]endpoint{http.MethodGet: {Relaxed, user, s.listUserSessions}})
+	s.route("/api/v1/auth/sessions/{userSessionId}", map[string]endpoint{http.MethodDelete: {Standard, user, s.revokeUserSession}})
+	s.route("/api/v1/auth/sessions/revoke-others", map[string]endpoint{http.MethodPost: {Standard, user, action(s.revokeOtherSessions)}})
+	s.route("/api/v1/projects", map[string]endpoint{
+		http.MethodGet:  {Relaxed, user, s.listMyProjects},
+		http.MethodPost: {Moderate, user, s.createMyProject},
+	})
+	s.route("/api/v1/projects/{projectId}/api-keys", map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, s.listAPIKeys},
+		http.MethodPost: {Moderate, apiKey, action(s.createAPIKey)},
+	})
+	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", map[string]endpoint{http.MethodPost: {Moderate, apiKey, action(s.revokeAPIKey)}})
+	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.rollAPIKey}})
+}
+
+// sessionToken is the request's session cookie, "" without one.
+func sessionToken(r *http.Request) string {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// signedInFrom resolves a session cookie from a client IP under the IP's
+// budget of failed authentications, as API keys are.
+func (s *Server) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
+	counter := authFailures(ip)
+	paid, err := s.failureBudgetLeft(ctx, out, counter)
+	if err != nil {
+		return signedIn{}, err
+	}
+	u, us, err := s.svc.SessionOf(ctx, token)
+	if err != nil {
+		if payment.KindOf(err) == payment.KindUnauthenticated {
+			err = &payment.Error{Kind: payment.KindUnauthenticated, Message: "Signed out: the session has ended or is unknown; sign in again"}
+		}
+		if !paid {
+			if limitErr := s.take(ctx, out, Standard, counter); limitErr != nil {
+				err = limitErr
+			}
+		}
+		return signedIn{}, err
+	}
+	return signedIn{u, us}, nil
+}
+
+// environment is the environment a cookie request names.
+func environment(r *http.Request) (bool, error) {
+	switch strings.ToLower(r.Header.Get(EnvironmentHeader)) {
+	case "", "sandbox":
+		return false, nil
+	case "live":
+		return true, nil
+	}
+	var probs payment.Problems
+	probs.Add(EnvironmentHeader, "must be live or sandbox")
+	return false, probs.Err()
+}
+
+func unsafeMethod(m string) bool {
+	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
+}
+
+// crossOrigin refuses a state-changing browser request from another
+// origin (net/http.CrossOriginProtection: Sec-Fetch-Site, else Origin
+// against Host). Requests without those headers (servers, curl) pass.
+func (s *Server) crossOrigin(r *http.Request) error {
+	if err := s.cop.Check(r); err != nil {
+		return &payment.Error{Kind: payment.KindForbidden, Message: "Cross-origin request refused"}
+	}
+	return nil
+}
+
+func (s *Server) setSessionCookie(w http.ResponseWriter, token string, expires time.Time) {
+	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: strings.HasPrefix(s.CheckoutURL, "https://")}
+	if token == "" {
+		c.MaxAge = -1
+	} else {
+		c.Expires = expires
+	}
+	http.SetCookie(w, c)
+}
+
+type userView struct {
+	ID          string `json:"id"`
+	Email       string `json:"email"`
+	HasPassword bool   `json:"hasPassword"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+func userViewOf(u payment.User) userView {
+	return userView{ID: u.ID, Email: u.Email, HasPassword: u.HasPassword, CreatedAt: views.Time(u.CreatedAt)}
+}
+
+func decodeCredentials(body []byte, emailField, passwordField string) (email, password string, err error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return "", "", err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	e, p := f.str(emailField), f.str(passwordField)
+	f.done()
+	if e == nil {
+		probs.Add(emailField, "is required")
+	}
+	if p == nil {
+		probs.Add(passwordField, "is required")
+	}
+	if err := probs.Err(); err != nil {
+		return "", "", err
+	}
+	return *e, *p, nil
+}
+
+func (s *Server) client(r *http.Request) service.Client {
+	return service.Client{UserAgent: r.UserAgent(), IP: s.clientAddress(r)}
+}
+
+func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
+	if err := s.crossOrigin(r); err != nil {
+		return err
+	}
+	if s.signupDisabled {
+		return &payment.Error{Kind: payment.KindForbidden, Message: "Sign-up is switched off on this deployment: ask its operator for an account"}
+	}
+	body, _ := io.ReadAll(r.Body)
+	email, password, err := decodeCredentials(body, "email", "password")
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	in, err := s.svc.Signup(r.Context(), email, password, s.client(r))
+	if err != nil {
+		return err
+	}
+	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
+	ok(w, r, http.StatusCreated, "Signed up", userViewOf(in.User))
+	return nil
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	if err := s.crossOrigin(r); err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(r.Body)
+	email, password, err := decodeCredentials(body, "email", "password")
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	// Guessing is throttled per account as well as per address.
+	if err := s.take(r.Context(), w.Header(), Moderate, "login:account:"+strings.ToLower(strings.TrimSpace(email))); err != nil {
+		return err
+	}
+	in, err := s.svc.Login(r.Context(), email, password, s.client(r))
+	if err != nil {
+		return err
+	}
+	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
+	ok(w, r, http.StatusOK, "Signed in", userViewOf(in.User))
+	return nil
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	u := currentUser(r)
+	if err := s.svc.Logout(r.Context(), u.user.ID, u.session.ID); err != nil {
+		return err
+	}
+	s.setSessionCookie(w, "", time.Time{})
+	ok(w, r, http.StatusOK, "Signed out", map[string]any{})
+	return nil
+}
+
+type membershipView struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Role string `json:"role"`
+}
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
+	u := currentUser(r)
+	ms, err := s.svc.Projects(r.Context(), u.user.ID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Signed in", map[string]any{"user": userViewOf(u.user),
+		"session": map[string]any{"id": u.session.ID, "expiresAt": views.Time(u.session.ExpiresAt)},
+		"projects": mapSlice(ms, func(m payment.Membership) membershipView {
+			return membershipView{m.ProjectID, m.ProjectName, string(m.Role)}
+		})})
+	return nil
+}
+
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
+	u := currentUser(r)
+	body, _ := io.ReadAll(r.Body)
+	current, next, err := decodeCredentials(body, "currentPassword", "newPassword")
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	in, err := s.svc.ChangePassword(r.Context(), u.user.ID, u.session.ID, current, next, s.client(r))
+	if err != nil {
+		return err
+	}
+	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
+	ok(w, r, http.StatusOK, "Password changed; every other session is signed out", userViewOf(in.User))
+	return nil
+}
+
+type userSessionView struct {
+	ID         string `json:"id"`
+	CreatedAt  string `json:"createdAt"`
+	LastSeenAt string `json:"lastSeenAt"`
+	ExpiresAt  string `json:"expiresAt"`
+	UserAgent  string `json:"userAgent"`
+	IP         string `json:"ip"`
+	Current    bool   `json:"current"`
+}
+
+func (s *Server) listUserSessions(w http.ResponseWriter, r *http.Request) error {
+	u := currentUser(r)
+	list, err := s.svc.UserSessions(r.Context(), u.user.ID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Sessions retrieved", mapSlice(list, func(us payment.UserSession) userSessionView {
+		return userSessionView{ID: us.ID, CreatedAt: views.Time(us.CreatedAt), LastSeenAt: views.Time(us.LastSeenAt),
+			ExpiresAt: views.Time(us.ExpiresAt), UserAgent: us.UserAgent, IP: us.IP, Current: us.ID == u.session.ID}
+	}))
+	return nil
+}
+
+func (s *Server) revokeUserSession(w http.ResponseWriter, r *http.Request) error {
+	u := currentUser(r)
+	id := r.PathValue("userSessionId")
+	if err := s.svc.RevokeUserSession(r.Context(), u.user.ID, id); err != nil {
+		return err
+	}
+	if id == u.session.ID {
+		s.setSessionCookie(w, "", time.Time{})
+	}
+	ok(w, r, http.StatusOK, "Session ended", map[string]any{"id": id})
+	return nil
+}
+
+func (s *Server) revokeOtherSessions(w http.ResponseWriter, r *http.Request) error {
+	u := currentUser(r)
+	n, err := s.svc.RevokeOtherSessions(r.Context(), u.user.ID, u.session.ID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Every other session ended", map[string]any{"revoked": n})
+	return nil
+}
+
+func (s *Server) listMyProjects(w http.ResponseWriter, r *http.Request) error {
+	ms, err := s.svc.Projects(r.Context(), currentUser(r).user.ID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Projects retrieved", mapSlice(ms, func(m payment.Membership) membershipView {
+		return membershipView{m.ProjectID, m.ProjectName, string(m.Role)}
+	}))
+	return nil
+}
+
+func (s *Server) createMyProject(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	obj, err := parseObject(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	name := f.str("name")
+	f.done()
+	if name == nil {
+		probs.Add("name", "is required")
+	}
+	if err := probs.Err(); err != nil {
+		return err
+	}
+	p, err := s.svc.CreateProjectFor(r.Context(), currentUser(r).user.ID, *name)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "Project created", views.ProjectOf(p))
+	return nil
+}
+
+type apiKeyView struct {
+	ID          string  `json:"id"`
+	Environment string  `json:"environment"`
+	Hint        string  `json:"hint"`
+	CreatedAt   string  `json:"createdAt"`
+	LastUsedAt  *string `json:"lastUsedAt"`
+	ExpiresAt   *string `json:"expiresAt"`
+}
+
+func apiKeyViewOf(k payment.APIKeyInfo) apiKeyView {
+	env := "sandbox"
+	if k.IsLive {
+		env = "live"
+	}
+	return apiKeyView{ID: k.ID, Environment: env, Hint: k.Hint, CreatedAt: views.Time(k.CreatedAt),
+		LastUsedAt: views.OptTime(k.LastUsedAt), ExpiresAt: views.OptTime(k.ExpiresAt)}
+}
+
+func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	keys, err := s.svc.APIKeys(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "API keys retrieved", mapSlice(keys, apiKeyViewOf))
+	return nil
+}
+
+func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
+	k, secret, err := s.svc.CreateAPIKey(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "API key created; its secret is shown this once", map[string]any{"apiKey": apiKeyViewOf(k), "secret": secret})
+	return nil
+}
+
+func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.RevokeAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId")); err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "API key revoked", map[string]any{"id": r.PathValue("keyId")})
+	return nil
+}
+
+func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	var grace time.Duration
+	if len(strings.TrimSpace(string(body))) > 0 {
+		obj, err := parseObject(body)
+		if err != nil {
+			return decodeErr(w, r, err)
+		}
+		var probs payment.Problems
+		f := newFields(obj, "", &probs)
+		if g := f.integer("gracePeriodSeconds"); g != nil {
+			grace = time.Duration(*g) * time.Second
+		}
+		f.done()
+		if err := probs.Err(); err != nil {
+			return err
+		}
+	}
+	k, secret, err := s.svc.RollAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId"), grace)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "API key rolled; the new secret is shown this once", map[string]any{"apiKey": apiKeyViewOf(k), "secret": secret})
+	return nil
+}

@@ -1,0 +1,62 @@
+package payment
+
+import "time"
+
+// ID prefixes of accounts.
+const (
+	PrefixUser        = "usr_"
+	PrefixUserSession = "uss_"
+)
+
+// User is a merchant's account.
+type User struct {
+	ID          string
+	Email       string
+	HasPassword bool
+	CreatedAt   time.Time
+}
+
+// UserSession is a dashboard session: what the session cookie stands for.
+type UserSession struct {
+	ID         string
+	UserID     string
+	UserAgent  string
+	IP         string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
+}
+
+// Role is a user's role in a project (docs/identity.md).
+type Role string
+
+// Roles: an owner may do everything, members and keys included; a
+// developer everything but members and keys; a viewer reads.
+const (
+	RoleOwner     Role = "owner"
+	RoleDeveloper Role = "developer"
+	RoleViewer    Role = "viewer"
+)
+
+// Membership is a project a user belongs to, with the role.
+type Membership struct {
+	ProjectID   string
+	ProjectName string
+	Role        Role
+	CreatedAt   time.Time
+}
+
+// APIKeyInfo is an API key as its project's owners see it: never its
+// secret.
+type APIKeyInfo struct {
+	ID         string
+	IsLive     bool
+	Hint       string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	// ExpiresAt is set on a rolled key: it works until then.
+	ExpiresAt *time.Time
+}
+
+// ErrForbidden is a principal acting beyond its role.
+var ErrForbidden = &Error{Kind: KindForbidden, Message: "Your role in this project does not allow this"}

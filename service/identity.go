@@ -1,0 +1,320 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/identity"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// Dashboard sessions' lifetimes: a session ends after SessionIdle without
+// a request, and SessionAbsolute after sign-in whatever happens.
+const (
+	SessionIdle     = 12 * time.Hour
+	SessionAbsolute = 7 * 24 * time.Hour
+)
+
+// MaxKeyGrace bounds a rolled API key's grace period.
+const MaxKeyGrace = 30 * 24 * time.Hour
+
+// ErrBadLogin is every failed sign-in: it never says which part was wrong.
+var ErrBadLogin = &payment.Error{Kind: payment.KindUnauthenticated, Message: "Email or password is incorrect"}
+
+// SignedIn is a new dashboard session: its token goes to the cookie and
+// nowhere else.
+type SignedIn struct {
+	User    payment.User
+	Session payment.UserSession
+	Token   string
+}
+
+// Client is where a sign-in comes from, kept with its session.
+type Client struct {
+	UserAgent string
+	IP        string
+}
+
+func checkCredentials(email, password string) (string, error) {
+	var probs payment.Problems
+	email = strings.TrimSpace(email)
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
+		probs.Add("email", "must be an email address")
+	}
+	if msg := identity.CheckPasswordRules(password); msg != "" {
+		probs.Add("password", msg)
+	}
+	return email, probs.Err()
+}
+
+// CreateUser makes an account with a password (`paymentsd admin
+// create-user`, and sign-up).
+func (svc *Service) CreateUser(ctx context.Context, email, password string) (payment.User, error) {
+	email, err := checkCredentials(email, password)
+	if err != nil {
+		return payment.User{}, err
+	}
+	hash, err := identity.HashPassword(password)
+	if err != nil {
+		return payment.User{}, err
+	}
+	now := svc.now()
+	u := payment.User{ID: payment.NewID(payment.PrefixUser, now), Email: email, HasPassword: true, CreatedAt: now}
+	if err := svc.store.CreateUser(ctx, u, hash); err != nil {
+		if errors.Is(err, payment.ErrConflict) {
+			return u, payment.Conflict("An account with this email exists")
+		}
+		return u, err
+	}
+	return u, nil
+}
+
+// Signup makes an account and signs it in.
+func (svc *Service) Signup(ctx context.Context, email, password string, c Client) (SignedIn, error) {
+	u, err := svc.CreateUser(ctx, email, password)
+	if err != nil {
+		return SignedIn{}, err
+	}
+	return svc.startSession(ctx, u, c)
+}
+
+// Login signs a user in with email and password. Every failure is
+// ErrBadLogin, in about the same time.
+func (svc *Service) Login(ctx context.Context, email, password string, c Client) (SignedIn, error) {
+	u, hash, err := svc.store.UserByEmail(ctx, strings.TrimSpace(email))
+	if err != nil && !errors.Is(err, payment.ErrNotFound) {
+		return SignedIn{}, err
+	}
+	if !identity.CheckPassword(hash, password) || err != nil {
+		return SignedIn{}, ErrBadLogin
+	}
+	return svc.startSession(ctx, u, c)
+}
+
+func (svc *Service) startSession(ctx context.Context, u payment.User, c Client) (SignedIn, error) {
+	now := svc.now()
+	token := identity.NewToken()
+	us := payment.UserSession{ID: payment.NewID(payment.PrefixUserSession, now), UserID: u.ID, UserAgent: truncate(c.UserAgent, 512),
+		IP: c.IP, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SessionAbsolute)}
+	if err := svc.store.CreateUserSession(ctx, us, payment.HashSecret(token)); err != nil {
+		return SignedIn{}, err
+	}
+	return SignedIn{User: u, Session: us, Token: token}, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
+
+// SessionOf resolves a session cookie's token to its live session and
+// user; anything else is unauthenticated.
+func (svc *Service) SessionOf(ctx context.Context, token string) (payment.User, payment.UserSession, error) {
+	if len(token) != 64 {
+		return payment.User{}, payment.UserSession{}, payment.ErrUnauthorized
+	}
+	us, err := svc.store.UserSessionByToken(ctx, payment.HashSecret(token), SessionIdle, svc.now())
+	if errors.Is(err, payment.ErrNotFound) {
+		return payment.User{}, us, payment.ErrUnauthorized
+	} else if err != nil {
+		return payment.User{}, us, err
+	}
+	u, _, err := svc.store.UserByID(ctx, us.UserID)
+	return u, us, err
+}
+
+// Logout ends one session of the user.
+func (svc *Service) Logout(ctx context.Context, userID, sessionID string) error {
+	_, err := svc.store.RevokeUserSessions(ctx, userID, sessionID, "", svc.now())
+	return err
+}
+
+// UserSessions lists the user's live sessions.
+func (svc *Service) UserSessions(ctx context.Context, userID string) ([]payment.UserSession, error) {
+	return svc.store.ListUserSessions(ctx, userID, SessionIdle, svc.now())
+}
+
+// RevokeUserSession ends one of the user's sessions.
+func (svc *Service) RevokeUserSession(ctx context.Context, userID, id string) error {
+	if !payment.ValidID(payment.PrefixUserSession, id) {
+		return payment.NotFound("Session")
+	}
+	n, err := svc.store.RevokeUserSessions(ctx, userID, id, "", svc.now())
+	if err == nil && n == 0 {
+		return payment.NotFound("Session")
+	}
+	return err
+}
+
+// RevokeOtherSessions ends every session of the user but keep.
+func (svc *Service) RevokeOtherSessions(ctx context.Context, userID, keep string) (int64, error) {
+	return svc.store.RevokeUserSessions(ctx, userID, "", keep, svc.now())
+}
+
+// ChangePassword sets a new password after checking the current one, ends
+// every session of the user and signs this one in again (a new token).
+func (svc *Service) ChangePassword(ctx context.Context, userID, sessionID, current, next string, c Client) (SignedIn, error) {
+	u, hash, err := svc.store.UserByID(ctx, userID)
+	if err != nil {
+		return SignedIn{}, err
+	}
+	if msg := identity.CheckPasswordRules(next); msg != "" {
+		var probs payment.Problems
+		probs.Add("newPassword", msg)
+		return SignedIn{}, probs.Err()
+	}
+	if !identity.CheckPassword(hash, current) {
+		var probs payment.Problems
+		probs.Add("currentPassword", "is not the account's password")
+		return SignedIn{}, probs.Err()
+	}
+	newHash, err := identity.HashPassword(next)
+	if err != nil {
+		return SignedIn{}, err
+	}
+	if err := svc.store.SetPassword(ctx, userID, newHash, "", svc.now()); err != nil {
+		return SignedIn{}, err
+	}
+	return svc.startSession(ctx, u, c)
+}
+
+// MemberPrincipal is the principal of a signed-in user acting in a
+// project environment: a project the user is not a member of does not
+// exist for them.
+func (svc *Service) MemberPrincipal(ctx context.Context, u payment.User, us payment.UserSession, projectID string, isLive bool) (payment.Principal, error) {
+	role, err := svc.store.MemberRole(ctx, projectID, u.ID)
+	if errors.Is(err, payment.ErrNotFound) {
+		return payment.Principal{}, payment.NotFound("Project")
+	} else if err != nil {
+		return payment.Principal{}, err
+	}
+	return payment.Principal{ProjectID: projectID, IsLive: isLive, UserID: u.ID, Role: role, SessionID: us.ID}, nil
+}
+
+// AddOwner makes a user an owner of a project (the admin command and the
+// dev stack's seed).
+func (svc *Service) AddOwner(ctx context.Context, projectID, userID string) error {
+	if _, err := svc.store.GetProject(ctx, projectID); err != nil {
+		return err
+	}
+	return svc.store.AddMember(ctx, projectID, userID, payment.RoleOwner, svc.now())
+}
+
+// Projects lists the user's projects with their roles.
+func (svc *Service) Projects(ctx context.Context, userID string) ([]payment.Membership, error) {
+	return svc.store.ProjectsOfUser(ctx, userID)
+}
+
+// CreateProjectFor creates a project whose owner is the user; it has no
+// API key until its owner creates one.
+func (svc *Service) CreateProjectFor(ctx context.Context, userID, name string) (payment.Project, error) {
+	var probs payment.Problems
+	if name == "" || len(name) > payment.MaxTitleLength {
+		probs.Addf("name", "must be 1 to %d characters", payment.MaxTitleLength)
+	}
+	if err := probs.Err(); err != nil {
+		return payment.Project{}, err
+	}
+	now := svc.now()
+	p := payment.Project{ID: payment.NewID(payment.PrefixProject, now), Name: name, CompleteOn: payment.TxFinalized,
+		LatePaymentWindow: 24 * time.Hour, CreatedAt: now, UpdatedAt: now}
+	if err := svc.store.CreateProjectWithOwner(ctx, p, nil, userID); err != nil {
+		return p, fmt.Errorf("create project: %w", err)
+	}
+	return p, nil
+}
+
+func canManageKeys(p payment.Principal, projectID string) error {
+	if err := owns(p, projectID); err != nil {
+		return err
+	}
+	if !p.CanManageKeys() {
+		return payment.ErrForbidden
+	}
+	return nil
+}
+
+// APIKeys lists the working API keys of the principal's environment.
+func (svc *Service) APIKeys(ctx context.Context, p payment.Principal, projectID string) ([]payment.APIKeyInfo, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return nil, err
+	}
+	return svc.store.ListAPIKeys(ctx, projectID, p.IsLive, svc.now())
+}
+
+// CreateAPIKey makes an API key of the principal's environment; its
+// secret is returned this once.
+func (svc *Service) CreateAPIKey(ctx context.Context, p payment.Principal, projectID string) (payment.APIKeyInfo, string, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return payment.APIKeyInfo{}, "", err
+	}
+	now := svc.now()
+	k, secret := newAPIKey(p.IsLive, now)
+	k.ProjectID = projectID
+	if err := svc.store.InsertAPIKey(ctx, k); err != nil {
+		return payment.APIKeyInfo{}, "", err
+	}
+	svc.audit(ctx, projectID, p.IsLive, payment.AuditAPIKeyCreated, "api_key", k.ID, map[string]any{"hint": k.Hint})
+	return payment.APIKeyInfo{ID: k.ID, IsLive: k.IsLive, Hint: k.Hint, CreatedAt: now}, secret, nil
+}
+
+// RevokeAPIKey ends a key at once (within AuthCacheTTL for API
+// processes that verified it just before).
+func (svc *Service) RevokeAPIKey(ctx context.Context, p payment.Principal, projectID, keyID string) error {
+	if err := canManageKeys(p, projectID); err != nil {
+		return err
+	}
+	if !payment.ValidID(payment.PrefixAPIKey, keyID) {
+		return payment.NotFound("API key")
+	}
+	if err := svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, nil, svc.now()); err != nil {
+		if errors.Is(err, payment.ErrNotFound) {
+			return payment.NotFound("API key")
+		}
+		return err
+	}
+	svc.forgetKey(keyID)
+	svc.audit(ctx, projectID, p.IsLive, payment.AuditAPIKeyRevoked, "api_key", keyID, nil)
+	return nil
+}
+
+// RollAPIKey makes a new key and keeps the old one working for grace
+// (0: it ends now), as a deploy switching keys needs.
+func (svc *Service) RollAPIKey(ctx context.Context, p payment.Principal, projectID, keyID string, grace time.Duration) (payment.APIKeyInfo, string, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return payment.APIKeyInfo{}, "", err
+	}
+	if grace < 0 || grace > MaxKeyGrace {
+		var probs payment.Problems
+		probs.Addf("gracePeriodSeconds", "must be from 0 to %d", int(MaxKeyGrace/time.Second))
+		return payment.APIKeyInfo{}, "", probs.Err()
+	}
+	if !payment.ValidID(payment.PrefixAPIKey, keyID) {
+		return payment.APIKeyInfo{}, "", payment.NotFound("API key")
+	}
+	now := svc.now()
+	end := now.Add(grace)
+	if err := svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, &end, now); err != nil {
+		if errors.Is(err, payment.ErrNotFound) {
+			return payment.APIKeyInfo{}, "", payment.NotFound("API key")
+		}
+		return payment.APIKeyInfo{}, "", err
+	}
+	if grace == 0 {
+		svc.forgetKey(keyID)
+	}
+	k, secret := newAPIKey(p.IsLive, now)
+	k.ProjectID = projectID
+	if err := svc.store.InsertAPIKey(ctx, k); err != nil {
+		return payment.APIKeyInfo{}, "", err
+	}
+	svc.audit(ctx, projectID, p.IsLive, payment.AuditAPIKeyRolled, "api_key", keyID,
+		map[string]any{"newKeyId": k.ID, "oldKeyWorksUntil": end.Format(time.RFC3339)})
+	return payment.APIKeyInfo{ID: k.ID, IsLive: k.IsLive, Hint: k.Hint, CreatedAt: now}, secret, nil
+}
