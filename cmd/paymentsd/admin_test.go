@@ -175,3 +175,41 @@ func TestAdminSetDepositKeyIsAudited(t *testing.T) {
 		t.Fatalf("entry = %+v (details %s)", a, a.Details)
 	}
 }
+
+// `paymentsd admin create-user` makes an account whose password, read
+// from stdin, signs in, owner of the project named; a short password is
+// refused.
+func TestAdminCreateUser(t *testing.T) {
+	url := storetest.NewDB(t)
+	t.Setenv("DATABASE_URL", url)
+	ctx := context.Background()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e := service.New(service.Deps{Store: st})
+	p, err := e.CreateProject(ctx, "Owned shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runCreateUser(ctx, strings.NewReader("a long enough password\n"), &out,
+		[]string{"--email", "ops@example.com", "--owner-of", p.Project.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "ops@example.com") || strings.Contains(out.String(), "a long enough password") {
+		t.Fatalf("output %q", out.String())
+	}
+	in, err := e.Login(ctx, "OPS@example.com", "a long enough password", service.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := e.Projects(ctx, in.User.ID)
+	if err != nil || len(ms) != 1 || ms[0].ProjectID != p.Project.ID || ms[0].Role != payment.RoleOwner {
+		t.Fatalf("memberships %+v, %v; want the owner of %s", ms, err, p.Project.ID)
+	}
+	if err := runCreateUser(ctx, strings.NewReader("short\n"), &out, []string{"--email", "other@example.com"}); err == nil {
+		t.Fatal("a short password was taken")
+	}
+}
