@@ -207,7 +207,10 @@ func (s *Server) routes() {
 		return map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h}}
 	}
 	s.route("/api/v1/assets", map[string]endpoint{http.MethodGet: {Relaxed, public, s.listAssets}})
-	s.route("/api/v1/projects/{projectId}", get(s.getProject))
+	s.route("/api/v1/projects/{projectId}", map[string]endpoint{
+		http.MethodGet:   {Relaxed, apiKey, s.getProject},
+		http.MethodPatch: {Moderate, apiKey, s.updateProject},
+	})
 	s.route("/api/v1/projects/{projectId}/payment-plans", map[string]endpoint{
 		http.MethodGet:  {Relaxed, apiKey, s.listPlans},
 		http.MethodPost: {SemiRelaxed, apiKey, s.createPlan},
@@ -232,6 +235,7 @@ func (s *Server) routes() {
 	s.webhookRoutes()
 	s.checkoutRoutes()
 	s.accountRoutes()
+	s.memberRoutes()
 	s.connectHandlers()
 	s.docsRoutes()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })

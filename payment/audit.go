@@ -27,6 +27,11 @@ const (
 	AuditAPIKeyCreated         = "api_key.created"
 	AuditAPIKeyRevoked         = "api_key.revoked"
 	AuditAPIKeyRolled          = "api_key.rolled"
+	AuditMemberInvited         = "member.invited"
+	AuditMemberJoined          = "member.joined"
+	AuditMemberRoleChanged     = "member.role_changed"
+	AuditMemberRemoved         = "member.removed"
+	AuditProjectUpdated        = "project.updated"
 	AuditActorAPIKey           = "api_key"
 	// AuditActorUser is a signed-in member (the dashboard's cookie).
 	AuditActorUser  = "user"
@@ -40,7 +45,8 @@ const (
 var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchived, AuditSessionCanceled, AuditSessionResolved,
 	AuditTransactionAssigned,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
-	AuditDeliveryRedelivered, AuditDepositKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled}
+	AuditDeliveryRedelivered, AuditDepositKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled,
+	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditProjectUpdated}
 
 // Origin is who makes a change and from where: an API key from a client
 // address, or an operator's `paymentsd admin` command on a host.

@@ -60,3 +60,30 @@ type APIKeyInfo struct {
 
 // ErrForbidden is a principal acting beyond its role.
 var ErrForbidden = &Error{Kind: KindForbidden, Message: "Your role in this project does not allow this"}
+
+// PrefixInvitation is an invitation's ID prefix.
+const PrefixInvitation = "inv_"
+
+// Member is a user's membership of a project, as its members see it.
+type Member struct {
+	UserID    string
+	Email     string
+	Role      Role
+	CreatedAt time.Time
+}
+
+// Invitation asks the holder of an email to join a project with a role.
+type Invitation struct {
+	ID        string
+	ProjectID string
+	Email     string
+	Role      Role
+	InvitedBy string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// ValidRole reports whether r is a role.
+func ValidRole(r string) bool {
+	return r == string(RoleOwner) || r == string(RoleDeveloper) || r == string(RoleViewer)
+}

@@ -320,3 +320,93 @@ func TestSignInAndSessions(t *testing.T) {
 		t.Fatalf("no cookie: %d", r.Status)
 	}
 }
+
+// An owner invites by email; the invitee, signed in with that email,
+// accepts once and acts with the role; the owner changes the role and
+// removes members, but never the last owner; members are not an API
+// key's to see. Owners change the project's settings and deposit keys.
+func TestMembersInvitationsAndSettings(t *testing.T) {
+	ts, _ := newAPI(t, apiOptions{})
+	owner := signup(t, ts.URL)
+	projectID := str(owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects", map[string]any{"name": "Team"}).data()["id"])
+	invitee := signup(t, ts.URL)
+	stranger := signup(t, ts.URL)
+
+	inv := owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/invitations", map[string]any{"email": strings.ToUpper(invitee.email), "role": "viewer"})
+	mustStatus(t, inv, http.StatusCreated)
+	token := str(inv.data()["token"])
+	if r := stranger.call(t, ts.URL, http.MethodPost, "/api/v1/invitations/accept", map[string]any{"token": token}); r.Status != 404 {
+		t.Fatalf("another account took the invitation: %d", r.Status)
+	}
+	accepted := invitee.call(t, ts.URL, http.MethodPost, "/api/v1/invitations/accept", map[string]any{"token": token})
+	mustStatus(t, accepted, http.StatusOK)
+	if accepted.data()["projectId"] != projectID || accepted.data()["role"] != "viewer" {
+		t.Fatalf("accepted = %v", accepted.data())
+	}
+	if r := invitee.call(t, ts.URL, http.MethodPost, "/api/v1/invitations/accept", map[string]any{"token": token}); r.Status != 404 {
+		t.Fatalf("an invitation accepted twice: %d", r.Status)
+	}
+	members := owner.call(t, ts.URL, http.MethodGet, "/api/v1/projects/"+projectID+"/members", nil).list()
+	if len(members) != 2 {
+		t.Fatalf("members = %v", members)
+	}
+	inviteeID := ""
+	for _, m := range members {
+		if m.(map[string]any)["email"] == invitee.email {
+			inviteeID = str(m.(map[string]any)["userId"])
+		}
+	}
+	plan := map[string]any{"title": "Team plan", "amountUsd": "5", "acceptedAssetPolicies": []any{map[string]any{"policyType": "any"}}}
+	if r := invitee.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/payment-plans", plan); r.Status != 403 {
+		t.Fatalf("a viewer wrote: %d", r.Status)
+	}
+	if r := invitee.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID+"/members/"+inviteeID, map[string]any{"role": "owner"}); r.Status != 403 {
+		t.Fatalf("a viewer made themselves owner: %d", r.Status)
+	}
+	mustStatus(t, owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID+"/members/"+inviteeID, map[string]any{"role": "developer"}), 200)
+	mustStatus(t, invitee.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/payment-plans", plan), http.StatusCreated)
+
+	// The last owner stays.
+	ownerID := str(owner.call(t, ts.URL, http.MethodGet, "/api/v1/auth/me", nil).data()["user"].(map[string]any)["id"])
+	if r := owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID+"/members/"+ownerID, map[string]any{"role": "viewer"}); r.Status != 409 {
+		t.Fatalf("the last owner demoted: %d", r.Status)
+	}
+	if r := owner.call(t, ts.URL, http.MethodDelete, "/api/v1/projects/"+projectID+"/members/"+ownerID, nil); r.Status != 409 {
+		t.Fatalf("the last owner removed: %d", r.Status)
+	}
+	// A member leaves; then the project is not theirs.
+	mustStatus(t, invitee.call(t, ts.URL, http.MethodDelete, "/api/v1/projects/"+projectID+"/members/"+inviteeID, nil), 200)
+	if r := invitee.call(t, ts.URL, http.MethodGet, "/api/v1/projects/"+projectID, nil); r.Status != 404 {
+		t.Fatalf("a member who left still reads the project: %d", r.Status)
+	}
+	// API keys neither see nor manage members.
+	key := str(owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil).data()["secret"])
+	if r := get(t, ts.URL, "/api/v1/projects/"+projectID+"/members", key); r.Status != 403 {
+		t.Fatalf("an API key lists members: %d", r.Status)
+	}
+
+	// Settings.
+	updated := owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID, map[string]any{"name": "Team shop", "completeOn": "confirmed",
+		"underpaymentTolerancePercent": "1.5", "latePaymentWindowSeconds": 3600})
+	mustStatus(t, updated, 200)
+	if u := updated.data(); u["name"] != "Team shop" || u["completeOn"] != "confirmed" || u["underpaymentTolerancePercent"] != "1.5" || u["latePaymentWindow"] != "1h0m0s" {
+		t.Fatalf("updated project = %v", u)
+	}
+	if r := owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID, map[string]any{"completeOn": "pending", "underpaymentTolerancePercent": "80"}); r.Status != 422 ||
+		fmt.Sprint(r.detailFields()) != "[completeOn underpaymentTolerancePercent]" {
+		t.Fatalf("bad settings: %d %v", r.Status, r.detailFields())
+	}
+	if r := do(t, ts.URL, request{method: http.MethodPatch, path: "/api/v1/projects/" + projectID, key: key, body: map[string]any{"name": "By key"}}); r.Status != 403 {
+		t.Fatalf("an API key changed the settings: %d", r.Status)
+	}
+	// The deposit key of each environment.
+	_, xpub := walletOf(t, projectID, true)
+	set := owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": xpub}, api.EnvironmentHeader, "live")
+	mustStatus(t, set, 200)
+	if set.data()["environment"] != "live" {
+		t.Fatalf("deposit key set = %v", set.data())
+	}
+	if r := owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": "xprv-not-a-key"}); r.Status != 422 {
+		t.Fatalf("a bad key: %d", r.Status)
+	}
+}

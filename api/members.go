@@ -1,0 +1,152 @@
+package api
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/views"
+)
+
+func (s *Server) memberRoutes() {
+	s.route("/api/v1/projects/{projectId}/members", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listMembers}})
+	s.route("/api/v1/projects/{projectId}/members/{userId}", map[string]endpoint{
+		http.MethodPatch:  {Moderate, apiKey, s.changeMemberRole},
+		http.MethodDelete: {Moderate, apiKey, s.removeMember},
+	})
+	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.invite}})
+	s.route("/api/v1/invitations/accept", map[string]endpoint{http.MethodPost: {Standard, user, s.acceptInvitation}})
+	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.setDepositKey}})
+}
+
+type memberView struct {
+	UserID    string `json:"userId"`
+	Email     string `json:"email"`
+	Role      string `json:"role"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
+	ms, err := s.svc.Members(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Members retrieved", mapSlice(ms, func(m payment.Member) memberView {
+		return memberView{m.UserID, m.Email, string(m.Role), views.Time(m.CreatedAt)}
+	}))
+	return nil
+}
+
+// bodyFields decodes a JSON object body with the string fields named;
+// required ones must be present.
+func bodyFields(body []byte, required []string, optional ...string) (map[string]*string, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	out := map[string]*string{}
+	for _, k := range append(append([]string{}, required...), optional...) {
+		out[k] = f.str(k)
+	}
+	f.done()
+	for _, k := range required {
+		if out[k] == nil {
+			probs.Add(k, "is required")
+		}
+	}
+	return out, probs.Err()
+}
+
+func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, []string{"role"})
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	if err := s.svc.ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), *in["role"]); err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Role changed", map[string]any{"userId": r.PathValue("userId"), "role": *in["role"]})
+	return nil
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), ""); err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Member removed", map[string]any{"userId": r.PathValue("userId")})
+	return nil
+}
+
+func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, []string{"email", "role"})
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	inv, token, err := s.svc.Invite(r.Context(), principal(r), r.PathValue("projectId"), *in["email"], *in["role"])
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "Invitation made; pass its token to the invitee, it is shown this once", map[string]any{
+		"invitation": map[string]any{"id": inv.ID, "email": inv.Email, "role": string(inv.Role), "expiresAt": views.Time(inv.ExpiresAt)},
+		"token":      token})
+	return nil
+}
+
+func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, []string{"token"})
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	inv, err := s.svc.AcceptInvitation(r.Context(), currentUser(r).user, *in["token"])
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Invitation accepted", map[string]any{"projectId": inv.ProjectID, "role": string(inv.Role)})
+	return nil
+}
+
+func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	obj, err := parseObject(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	in := service.ProjectInput{Name: f.str("name"), CompleteOn: f.str("completeOn"),
+		UnderpaymentTolerancePercent: f.str("underpaymentTolerancePercent"), LatePaymentWindowSeconds: f.integer("latePaymentWindowSeconds")}
+	f.done()
+	if err := probs.Err(); err != nil {
+		return err
+	}
+	p, err := s.svc.UpdateProject(r.Context(), principal(r), r.PathValue("projectId"), in)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Project updated", views.ProjectOf(p))
+	return nil
+}
+
+func (s *Server) setDepositKey(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, []string{"xpub"})
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	p := principal(r)
+	if err := s.svc.SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"]); err != nil {
+		return err
+	}
+	env := "sandbox"
+	if p.IsLive {
+		env = "live"
+	}
+	ok(w, r, http.StatusOK, "Deposit key set", map[string]any{"environment": env, "xpub": *in["xpub"]})
+	return nil
+}

@@ -1,0 +1,183 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/identity"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// InvitationLifetime is how long an invitation can be accepted.
+const InvitationLifetime = 7 * 24 * time.Hour
+
+// MaxLatePaymentWindow bounds a project's late-payment window.
+const MaxLatePaymentWindow = 30 * 24 * time.Hour
+
+// memberOnly refuses API keys: members and their roles are the members'.
+func memberOnly(p payment.Principal, projectID string) error {
+	if err := owns(p, projectID); err != nil {
+		return err
+	}
+	if p.UserID == "" {
+		return &payment.Error{Kind: payment.KindForbidden, Message: "API keys do not see or manage members: sign in"}
+	}
+	return nil
+}
+
+// Members lists the project's members (any member may read them).
+func (svc *Service) Members(ctx context.Context, p payment.Principal, projectID string) ([]payment.Member, error) {
+	if err := memberOnly(p, projectID); err != nil {
+		return nil, err
+	}
+	return svc.store.ListMembers(ctx, projectID)
+}
+
+// Invite makes an invitation to the project for an email with a role; its
+// token is returned this once, for the owner to pass on.
+func (svc *Service) Invite(ctx context.Context, p payment.Principal, projectID, email, role string) (payment.Invitation, string, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return payment.Invitation{}, "", err
+	}
+	var probs payment.Problems
+	email = strings.TrimSpace(email)
+	if _, err := checkCredentials(email, "a valid placeholder"); err != nil {
+		probs.Add("email", "must be an email address")
+	}
+	if !payment.ValidRole(role) {
+		probs.Add("role", "must be one of owner, developer, viewer")
+	}
+	if err := probs.Err(); err != nil {
+		return payment.Invitation{}, "", err
+	}
+	now := svc.now()
+	token := identity.NewToken()
+	inv := payment.Invitation{ID: payment.NewID(payment.PrefixInvitation, now), ProjectID: projectID, Email: email,
+		Role: payment.Role(role), InvitedBy: p.UserID, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
+	if err := svc.store.CreateInvitation(ctx, inv, payment.HashSecret(token)); err != nil {
+		return inv, "", err
+	}
+	svc.audit(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role})
+	return inv, token, nil
+}
+
+// AcceptInvitation makes the signed-in user a member with the
+// invitation's role. An unknown, used or expired token, or one made out
+// to another email, is not found.
+func (svc *Service) AcceptInvitation(ctx context.Context, u payment.User, token string) (payment.Invitation, error) {
+	if len(token) != 64 {
+		return payment.Invitation{}, payment.NotFound("Invitation")
+	}
+	inv, err := svc.store.AcceptInvitation(ctx, payment.HashSecret(token), u, svc.now())
+	if errors.Is(err, payment.ErrNotFound) || payment.KindOf(err) == payment.KindNotFound {
+		return inv, payment.NotFound("Invitation")
+	}
+	if err == nil {
+		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: u.ID})
+		svc.audit(ctx, inv.ProjectID, false, payment.AuditMemberJoined, "member", u.ID, map[string]any{"role": string(inv.Role)})
+	}
+	return inv, err
+}
+
+// ChangeMember sets a member's role, or (role empty) removes the member.
+// Owners may do either; a member may remove themselves. A project keeps
+// one owner at least.
+func (svc *Service) ChangeMember(ctx context.Context, p payment.Principal, projectID, userID, role string) error {
+	if err := memberOnly(p, projectID); err != nil {
+		return err
+	}
+	leaving := role == "" && userID == p.UserID
+	if !leaving && !p.CanManageKeys() {
+		return payment.ErrForbidden
+	}
+	if role != "" && !payment.ValidRole(role) {
+		var probs payment.Problems
+		probs.Add("role", "must be one of owner, developer, viewer")
+		return probs.Err()
+	}
+	if !payment.ValidID(payment.PrefixUser, userID) {
+		return payment.NotFound("Member")
+	}
+	if err := svc.store.ChangeMember(ctx, projectID, userID, payment.Role(role)); err != nil {
+		return err
+	}
+	action, details := payment.AuditMemberRemoved, map[string]any(nil)
+	if role != "" {
+		action, details = payment.AuditMemberRoleChanged, map[string]any{"role": role}
+	}
+	svc.audit(ctx, projectID, p.IsLive, action, "member", userID, details)
+	return nil
+}
+
+// ProjectInput is a change of a project's name and settings; nil fields
+// stay as they are.
+type ProjectInput struct {
+	Name                         *string
+	CompleteOn                   *string
+	UnderpaymentTolerancePercent *string
+	LatePaymentWindowSeconds     *int64
+}
+
+// UpdateProject changes a project's name and settings (owners).
+func (svc *Service) UpdateProject(ctx context.Context, p payment.Principal, projectID string, in ProjectInput) (payment.Project, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return payment.Project{}, err
+	}
+	proj, err := svc.store.GetProject(ctx, projectID)
+	if err != nil {
+		return proj, err
+	}
+	var probs payment.Problems
+	if in.Name != nil {
+		if *in.Name == "" || len(*in.Name) > payment.MaxTitleLength {
+			probs.Addf("name", "must be 1 to %d characters", payment.MaxTitleLength)
+		}
+		proj.Name = *in.Name
+	}
+	if in.CompleteOn != nil {
+		switch payment.TransactionStatus(*in.CompleteOn) {
+		case payment.TxConfirmed, payment.TxFinalized:
+			proj.CompleteOn = payment.TransactionStatus(*in.CompleteOn)
+		default:
+			probs.Add("completeOn", "must be confirmed or finalized")
+		}
+	}
+	if in.UnderpaymentTolerancePercent != nil {
+		d, err := decimal.NewFromString(*in.UnderpaymentTolerancePercent)
+		if err != nil || d.IsNegative() || d.GreaterThan(decimal.NewFromInt(50)) || d.Exponent() < -2 {
+			probs.Add("underpaymentTolerancePercent", "must be a decimal from 0 to 50 with at most 2 decimals")
+		} else {
+			proj.UnderpaymentTolerancePercent = d
+		}
+	}
+	if in.LatePaymentWindowSeconds != nil {
+		w := time.Duration(*in.LatePaymentWindowSeconds) * time.Second
+		if *in.LatePaymentWindowSeconds < 0 || w > MaxLatePaymentWindow {
+			probs.Addf("latePaymentWindowSeconds", "must be from 0 to %d", int64(MaxLatePaymentWindow/time.Second))
+		} else {
+			proj.LatePaymentWindow = w
+		}
+	}
+	if err := probs.Err(); err != nil {
+		return proj, err
+	}
+	proj.UpdatedAt = svc.now()
+	if err := svc.store.UpdateProject(ctx, proj); err != nil {
+		return proj, err
+	}
+	svc.audit(ctx, projectID, p.IsLive, payment.AuditProjectUpdated, "project", projectID, nil)
+	return proj, nil
+}
+
+// SetDepositKeyAs sets the deposit key of the principal's environment
+// (owners).
+func (svc *Service) SetDepositKeyAs(ctx context.Context, p payment.Principal, projectID, xpub string) error {
+	if err := canManageKeys(p, projectID); err != nil {
+		return err
+	}
+	return svc.SetDepositKey(ctx, projectID, p.IsLive, xpub)
+}
