@@ -47,11 +47,11 @@ func (s *Server) accountRoutes() {
 		http.MethodPost: {Moderate, user, s.createMyProject},
 	})
 	s.route("/api/v1/projects/{projectId}/api-keys", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listAPIKeys},
-		http.MethodPost: {Moderate, apiKey, action(s.createAPIKey)},
+		http.MethodGet:  {Relaxed, member, s.listAPIKeys},
+		http.MethodPost: {Moderate, member, action(s.createAPIKey)},
 	})
-	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", map[string]endpoint{http.MethodPost: {Moderate, apiKey, action(s.revokeAPIKey)}})
-	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.rollAPIKey}})
+	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", map[string]endpoint{http.MethodPost: {Moderate, member, action(s.revokeAPIKey)}})
+	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", map[string]endpoint{http.MethodPost: {Moderate, member, s.rollAPIKey}})
 }
 
 // sessionToken is the request's session cookie, "" without one.

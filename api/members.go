@@ -10,14 +10,14 @@ import (
 )
 
 func (s *Server) memberRoutes() {
-	s.route("/api/v1/projects/{projectId}/members", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listMembers}})
+	s.route("/api/v1/projects/{projectId}/members", map[string]endpoint{http.MethodGet: {Relaxed, member, s.listMembers}})
 	s.route("/api/v1/projects/{projectId}/members/{userId}", map[string]endpoint{
-		http.MethodPatch:  {Moderate, apiKey, s.changeMemberRole},
-		http.MethodDelete: {Moderate, apiKey, s.removeMember},
+		http.MethodPatch:  {Moderate, member, s.changeMemberRole},
+		http.MethodDelete: {Moderate, member, s.removeMember},
 	})
-	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.invite}})
+	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{http.MethodPost: {Moderate, member, s.invite}})
 	s.route("/api/v1/invitations/accept", map[string]endpoint{http.MethodPost: {Standard, user, s.acceptInvitation}})
-	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{http.MethodPost: {Moderate, apiKey, s.setDepositKey}})
+	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{http.MethodPost: {Moderate, member, s.setDepositKey}})
 }
 
 type memberView struct {

@@ -171,6 +171,10 @@ const (
 	// user routes are a signed-in user's own (the session cookie), of no
 	// project.
 	user
+	// member routes are a project's, for its signed-in members only: API
+	// keys never manage keys, members or settings (403 for the project's
+	// own keys, 404 for another's).
+	member
 )
 
 // endpoint is one method of a route.
@@ -189,7 +193,8 @@ func (s *Server) route(path string, methods map[string]endpoint) {
 	allowed := strings.Join(sortStrings(allow), ", ")
 	for _, m := range sortStrings(slices.Clone(allow)) {
 		s.table = append(s.table, Route{Pattern: path, Method: m, Tier: methods[m].tier,
-			Access: [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional", user: "session_cookie"}[methods[m].access]})
+			Access: [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional", user: "session_cookie",
+				member: "session_cookie_member"}[methods[m].access]})
 	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := methods[r.Method]
@@ -209,7 +214,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/assets", map[string]endpoint{http.MethodGet: {Relaxed, public, s.listAssets}})
 	s.route("/api/v1/projects/{projectId}", map[string]endpoint{
 		http.MethodGet:   {Relaxed, apiKey, s.getProject},
-		http.MethodPatch: {Moderate, apiKey, s.updateProject},
+		http.MethodPatch: {Moderate, member, s.updateProject},
 	})
 	s.route("/api/v1/projects/{projectId}/payment-plans", map[string]endpoint{
 		http.MethodGet:  {Relaxed, apiKey, s.listPlans},
@@ -279,9 +284,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	var p *payment.Principal
 	tier := ep.tier
 	token := sessionToken(r)
-	var member *signedIn
+	var signed *signedIn
 	switch {
-	case ep.access == user || ep.access == apiKey && !hasCredentials(r.Header) && token != "":
+	case ep.access == member && hasCredentials(r.Header) && token == "":
+		// An API key on a members' route: a valid key of this project is
+		// refused, any other is what it would be elsewhere.
+		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
+		if err == nil {
+			err = &payment.Error{Kind: payment.KindForbidden, Message: "API keys do not manage keys, members or settings: sign in as an owner"}
+			if principal.ProjectID != r.PathValue("projectId") {
+				err = payment.NotFound("Project")
+			}
+		}
+		failErr(w, r, err)
+		return
+	case ep.access == user || ep.access == member || ep.access == apiKey && !hasCredentials(r.Header) && token != "":
 		// The session cookie: a signed-in user, acting for themselves or
 		// (on a project's route) as a member of it in the environment the
 		// request names.
@@ -300,9 +317,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 				return
 			}
 		}
-		member = &in
+		signed = &in
 		principal := payment.Principal{UserID: in.user.ID, SessionID: in.session.ID}
-		if ep.access == apiKey {
+		if ep.access == apiKey || ep.access == member {
 			isLive, err := environment(r)
 			if err == nil {
 				principal, err = s.svc.MemberPrincipal(r.Context(), in.user, in.session, r.PathValue("projectId"), isLive)
@@ -335,8 +352,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	}
 	counter := "ip:" + s.clientIP(r)
 	switch {
-	case member != nil:
-		counter = "session:" + member.session.ID // the spec: per session for cookie requests
+	case signed != nil:
+		counter = "session:" + signed.session.ID // the spec: per session for cookie requests
 	case p != nil:
 		counter = "key:" + p.KeyID
 		if tier == Strict {
@@ -357,8 +374,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		// key and body never gets the first caller's response.
 		scope := "ip:" + s.clientAddress(r)
 		switch {
-		case member != nil:
-			scope = "user:" + member.user.ID
+		case signed != nil:
+			scope = "user:" + signed.user.ID
 		case p != nil:
 			scope = "key:" + p.KeyID
 		}

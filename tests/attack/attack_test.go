@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"runtime"
@@ -15,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/paymentsd/paymentsd/api"
 	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/payment"
 )
@@ -70,6 +72,9 @@ func setup(t *testing.T) world {
 			"eventId":       str(event["id"]),
 			"deliveryId":    delivery,
 			"transactionId": payment.NewID(payment.PrefixTx, time.Now()), // none is paid: a well-formed ID
+			"keyId":         w.victim.sandboxKeyID,
+			"userId":        w.victim.userID,
+			"userSessionId": w.victim.userSessionID,
 			"file":          "qr.png",
 		}
 		w.victimIDs = []string{str(plan["id"]), str(session["id"]), str(hook["id"]), str(event["id"]), delivery}
@@ -124,8 +129,8 @@ func TestEveryRouteRefusesOtherCallers(t *testing.T) {
 		if r.Method == "POST" || r.Method == "PATCH" {
 			body = []byte(`{}`)
 		}
-		attempt := func(who, key string, want int) {
-			res, raw := call(t, r.Method, path, key, body, nil)
+		attemptAs := func(who, key string, headers map[string]string, want int) {
+			res, raw := call(t, r.Method, path, key, body, headers)
 			if res.StatusCode != want {
 				t.Errorf("%s %s with %s: %d %s; want %d", r.Method, r.Pattern, who, res.StatusCode, raw, want)
 			}
@@ -133,6 +138,28 @@ func TestEveryRouteRefusesOtherCallers(t *testing.T) {
 			assertNoVictimData(t, w, r.Method+" "+r.Pattern+" with "+who, raw)
 			tally.add("auth: REST", fmt.Sprintf("%s → %d", who, res.StatusCode))
 		}
+		switch r.Access {
+		case "session_cookie":
+			// A user's own routes: no key signs a user in; another
+			// user's cookie finds none of the victim's sessions.
+			attemptAs("no cookie", "", nil, http.StatusUnauthorized)
+			attemptAs("the project's API key", w.victim.SandboxKey, nil, http.StatusUnauthorized)
+			attemptAs("a forged cookie", "", map[string]string{"Cookie": api.SessionCookie + "=" + strings.Repeat("ab", 32)}, http.StatusUnauthorized)
+			if strings.Contains(r.Pattern, "{userSessionId}") {
+				attemptAs("another user's cookie", "", w.attacker.cookie, http.StatusNotFound)
+			}
+			continue
+		case "session_cookie_member":
+			// Keys, members and settings: members only, never a key.
+			attemptAs("no credentials", "", nil, http.StatusUnauthorized)
+			attemptAs("a malformed key", "svc_test_not-a-key", nil, http.StatusUnauthorized)
+			attemptAs("another project's key", w.attacker.SandboxKey, nil, http.StatusNotFound)
+			attemptAs("the project's own sandbox key", w.victim.SandboxKey, nil, http.StatusForbidden)
+			attemptAs("the project's own live key", w.victim.LiveKey, nil, http.StatusForbidden)
+			attemptAs("a non-member's cookie", "", w.attacker.cookie, http.StatusNotFound)
+			continue
+		}
+		attempt := func(who, key string, want int) { attemptAs(who, key, nil, want) }
 		if r.Access == "api_key" {
 			attempt("no key", "", http.StatusUnauthorized)
 		} else {
@@ -164,8 +191,6 @@ func TestEveryRouteRefusesOtherCallers(t *testing.T) {
 			tally.add("auth: REST", "the other environment's key → not tried: it creates in its own environment")
 		}
 	}
-	// A revoked key: keys cannot be revoked yet (merchant identity);
-	// the class joins the table when they can.
 }
 
 // The same for every Connect procedure that needs a key.
@@ -266,7 +291,10 @@ func TestOversizedAndCompressedBodiesAreRefusedWithoutGrowth(t *testing.T) {
 		if r.Method != "POST" && r.Method != "PATCH" {
 			continue
 		}
-		path, key := w.fill(t, r.Pattern), w.victim.SandboxKey
+		path, key, cookie := w.fill(t, r.Pattern), w.victim.SandboxKey, map[string]string(nil)
+		if strings.HasPrefix(r.Access, "session_cookie") {
+			key, cookie = "", w.victim.cookie
+		}
 		for _, c := range []struct {
 			name    string
 			body    []byte
@@ -278,7 +306,12 @@ func TestOversizedAndCompressedBodiesAreRefusedWithoutGrowth(t *testing.T) {
 		} {
 			var res *http.Response
 			var raw []byte
-			n := allocated(func() { res, raw = call(t, r.Method, path, key, c.body, c.headers) })
+			headers := maps.Clone(c.headers)
+			if headers == nil {
+				headers = map[string]string{}
+			}
+			maps.Copy(headers, cookie)
+			n := allocated(func() { res, raw = call(t, r.Method, path, key, c.body, headers) })
 			if res.StatusCode != c.want {
 				t.Errorf("%s %s, %s: %d %.200s; want %d", r.Method, r.Pattern, c.name, res.StatusCode, raw, c.want)
 			}
@@ -343,9 +376,12 @@ func TestMalformedInputIsAClientError(t *testing.T) {
 		if r.Method != "POST" && r.Method != "PATCH" {
 			continue
 		}
-		path := w.fill(t, r.Pattern)
+		path, key, cookie := w.fill(t, r.Pattern), w.victim.SandboxKey, map[string]string(nil)
+		if strings.HasPrefix(r.Access, "session_cookie") {
+			key, cookie = "", w.victim.cookie
+		}
 		for name, b := range bodies {
-			res, raw := call(t, r.Method, path, w.victim.SandboxKey, []byte(b), nil)
+			res, raw := call(t, r.Method, path, key, []byte(b), cookie)
 			if res.StatusCode < 400 || res.StatusCode >= 500 || res.StatusCode == http.StatusUnauthorized {
 				t.Errorf("%s %s with %s: %d %.300s; want a client error", r.Method, r.Pattern, name, res.StatusCode, raw)
 			}
@@ -360,12 +396,15 @@ func TestMalformedInputIsAClientError(t *testing.T) {
 		if r.Method != "GET" {
 			continue
 		}
-		path, key := w.fill(t, r.Pattern), w.victim.SandboxKey
-		if r.Access == "public" {
+		path, key, cookie := w.fill(t, r.Pattern), w.victim.SandboxKey, map[string]string(nil)
+		switch {
+		case r.Access == "public":
 			key = ""
+		case strings.HasPrefix(r.Access, "session_cookie"):
+			key, cookie = "", w.victim.cookie
 		}
 		for _, q := range queries {
-			res, raw := call(t, "GET", path+"?"+q, key, nil, nil)
+			res, raw := call(t, "GET", path+"?"+q, key, nil, cookie)
 			if res.StatusCode >= 500 {
 				t.Errorf("GET %s?%s: %d %.300s", r.Pattern, q, res.StatusCode, raw)
 			}
@@ -447,3 +486,35 @@ func mustJSON(t *testing.T, status int) func(*http.Response, []byte) map[string]
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// A revoked key and a key rolled without grace are refused at once on
+// REST and Connect alike.
+func TestARevokedKeyIsRefused(t *testing.T) {
+	w := setup(t)
+	proj := "/api/v1/projects/" + w.victim.Project.ID
+	for _, end := range []string{"revoke", "roll"} {
+		created := mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/api-keys", "", nil, w.victim.cookie))
+		key := str(created["secret"])
+		id := str(created["apiKey"].(map[string]any)["id"])
+		secrets.add(key)
+		mustJSON(t, http.StatusOK)(call(t, "GET", proj, key, nil, nil))
+		res, raw := call(t, "POST", proj+"/api-keys/"+id+"/"+end, "", nil, w.victim.cookie)
+		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusCreated {
+			t.Fatalf("%s: %d %s", end, res.StatusCode, raw)
+		}
+		var rolled struct{ Data struct{ Secret string } }
+		_ = json.Unmarshal(raw, &rolled)
+		secrets.add(rolled.Data.Secret)
+		for _, c := range []struct{ method, path string }{{"GET", proj}, {"POST", "/paymentsd.v1.PaymentsService/GetProject"}} {
+			var body []byte
+			if c.method == "POST" {
+				body = []byte(`{"projectId":"` + w.victim.Project.ID + `"}`)
+			}
+			res, raw := call(t, c.method, c.path, key, body, nil)
+			if res.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s %s with a key after %s: %d %s", c.method, c.path, end, res.StatusCode, raw)
+			}
+			tally.add("auth: ended keys", fmt.Sprintf("%s, %s → %d", end, c.method, res.StatusCode))
+		}
+	}
+}

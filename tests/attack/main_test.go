@@ -151,6 +151,10 @@ func (c *counts) markdown() string {
 type tenant struct {
 	service.CreatedProject
 	sandboxKeyID string
+	// The project's owner, signed in: the user's ID, a session's ID and
+	// its cookie.
+	userID, userSessionID string
+	cookie                map[string]string
 }
 
 func newTenant(t *testing.T, name string) tenant {
@@ -165,7 +169,21 @@ func newTenant(t *testing.T, name string) tenant {
 		t.Fatal(err)
 	}
 	secrets.add(p.SandboxKey, p.LiveKey)
-	return tenant{CreatedProject: p, sandboxKeyID: pr.KeyID}
+	email := strings.ToLower(strings.ReplaceAll(name, " ", "-")) + "@attack.test"
+	u, err := eng.CreateUser(ctx, email, "the owner's long password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.AddOwner(ctx, p.Project.ID, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	in, err := eng.Login(ctx, email, "the owner's long password", service.Client{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets.add(in.Token, "the owner's long password")
+	return tenant{CreatedProject: p, sandboxKeyID: pr.KeyID, userID: u.ID, userSessionID: in.Session.ID,
+		cookie: map[string]string{"Cookie": api.SessionCookie + "=" + in.Token}}
 }
 
 // secrets are every key, token and webhook secret the suite made: none may
