@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -42,6 +43,17 @@ func (s *Server) accountRoutes() {
 	s.route("/api/v1/auth/sessions", map[string]endpoint{http.MethodGet: {Relaxed, user, s.listUserSessions}})
 	s.route("/api/v1/auth/sessions/{userSessionId}", map[string]endpoint{http.MethodDelete: {Standard, user, s.revokeUserSession}})
 	s.route("/api/v1/auth/sessions/revoke-others", map[string]endpoint{http.MethodPost: {Standard, user, action(s.revokeOtherSessions)}})
+	s.route("/api/v1/auth/passkeys", map[string]endpoint{
+		http.MethodGet:  {Relaxed, user, s.listPasskeys},
+		http.MethodPost: {Moderate, user, s.finishPasskeyRegistration},
+	})
+	s.route("/api/v1/auth/passkeys/registration-options", map[string]endpoint{http.MethodPost: {Moderate, user, action(s.beginPasskeyRegistration)}})
+	s.route("/api/v1/auth/passkeys/{passkeyId}", map[string]endpoint{
+		http.MethodPatch:  {Standard, user, s.renamePasskey},
+		http.MethodDelete: {Moderate, user, s.deletePasskey},
+	})
+	s.route("/api/v1/auth/passkeys/login-options", map[string]endpoint{http.MethodPost: {Moderate, public, action(s.beginPasskeyLogin)}})
+	s.route("/api/v1/auth/passkeys/login", map[string]endpoint{http.MethodPost: {Moderate, public, s.passkeyLogin}})
 	s.route("/api/v1/projects", map[string]endpoint{
 		http.MethodGet:  {Relaxed, user, s.listMyProjects},
 		http.MethodPost: {Moderate, user, s.createMyProject},
@@ -397,5 +409,139 @@ func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ok(w, r, http.StatusCreated, "API key rolled; the new secret is shown this once", map[string]any{"apiKey": apiKeyViewOf(k), "secret": secret})
+	return nil
+}
+
+type passkeyView struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	CreatedAt  string  `json:"createdAt"`
+	LastUsedAt *string `json:"lastUsedAt"`
+}
+
+func passkeyViewOf(p payment.Passkey) passkeyView {
+	return passkeyView{ID: p.ID, Name: p.Name, CreatedAt: views.Time(p.CreatedAt), LastUsedAt: views.OptTime(p.LastUsedAt)}
+}
+
+// ceremonyBody reads {challengeId, credential[, name]}: the credential is
+// the browser's PublicKeyCredential as JSON (its toJSON()).
+func ceremonyBody(body []byte, withName bool) (id, name string, credential []byte, err error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return "", "", nil, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	cid, cred := f.str("challengeId"), f.raw("credential")
+	var n *string
+	if withName {
+		n = f.str("name")
+	}
+	f.done()
+	if cid == nil {
+		probs.Add("challengeId", "is required")
+	}
+	if _, isObj := cred.(map[string]any); !isObj {
+		probs.Add("credential", "is required: the PublicKeyCredential, as JSON")
+	}
+	if withName && n == nil {
+		probs.Add("name", "is required")
+	}
+	if err := probs.Err(); err != nil {
+		return "", "", nil, err
+	}
+	credential, _ = json.Marshal(cred)
+	if n != nil {
+		name = *n
+	}
+	return *cid, name, credential, nil
+}
+
+func (s *Server) beginPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
+	id, options, err := s.svc.BeginPasskeyRegistration(r.Context(), currentUser(r).user)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Pass publicKey to navigator.credentials.create, then post the credential with challengeId",
+		map[string]any{"challengeId": id, "publicKey": options})
+	return nil
+}
+
+func (s *Server) finishPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	id, name, credential, err := ceremonyBody(body, true)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	p, err := s.svc.FinishPasskeyRegistration(r.Context(), currentUser(r).user, id, name, credential)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "Passkey added", passkeyViewOf(p))
+	return nil
+}
+
+func (s *Server) listPasskeys(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Passkeys(r.Context(), currentUser(r).user.ID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Passkeys retrieved", mapSlice(list, passkeyViewOf))
+	return nil
+}
+
+func (s *Server) renamePasskey(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, nil, "name")
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	name := ""
+	if in["name"] != nil {
+		name = *in["name"]
+	}
+	if err := s.svc.RenamePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId"), name); err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Passkey renamed", map[string]any{"id": r.PathValue("passkeyId"), "name": strings.TrimSpace(name)})
+	return nil
+}
+
+func (s *Server) deletePasskey(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.DeletePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId")); err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Passkey deleted", map[string]any{"id": r.PathValue("passkeyId")})
+	return nil
+}
+
+func (s *Server) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) error {
+	if err := s.crossOrigin(r); err != nil {
+		return err
+	}
+	id, options, err := s.svc.BeginPasskeyLogin(r.Context())
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Pass publicKey to navigator.credentials.get, then post the credential with challengeId",
+		map[string]any{"challengeId": id, "publicKey": options})
+	return nil
+}
+
+func (s *Server) passkeyLogin(w http.ResponseWriter, r *http.Request) error {
+	if err := s.crossOrigin(r); err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(r.Body)
+	id, _, credential, err := ceremonyBody(body, false)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	in, err := s.svc.FinishPasskeyLogin(r.Context(), id, credential, s.client(r))
+	if err != nil {
+		return err
+	}
+	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
+	ok(w, r, http.StatusOK, "Signed in", userViewOf(in.User))
 	return nil
 }

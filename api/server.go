@@ -116,6 +116,12 @@ func New(e *service.Service, cfg Config) (*Server, error) {
 		}
 		s.limiters[tier], s.limits[tier] = st, n
 	}
+	if e != nil && cfg.PublicURL != "" {
+		// Passkeys need a domain name in PUBLIC_URL (localhost will do).
+		if err := e.SetRelyingParty(cfg.PublicURL); err != nil {
+			slog.Warn("passkeys are off", "err", err)
+		}
+	}
 	s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPurge = cancel

@@ -87,3 +87,18 @@ type Invitation struct {
 func ValidRole(r string) bool {
 	return r == string(RoleOwner) || r == string(RoleDeveloper) || r == string(RoleViewer)
 }
+
+// ID prefixes of passkeys and WebAuthn ceremonies.
+const (
+	PrefixPasskey   = "pk_"
+	PrefixChallenge = "wch_"
+)
+
+// Passkey is a user's passkey, as the user sees it.
+type Passkey struct {
+	ID         string
+	UserID     string
+	Name       string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+}

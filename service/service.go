@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/go-webauthn/webauthn/webauthn"
 	"log/slog"
 	"slices"
 	"strings"
@@ -58,6 +59,9 @@ type Service struct {
 	starts          *sessionstart.Starter
 
 	authCache sync.Map // key hash -> cachedPrincipal
+	// webauthn is the relying party of passkeys (SetRelyingParty); nil:
+	// passkeys are off.
+	webauthn *webauthn.WebAuthn
 }
 
 // New returns the service over d.

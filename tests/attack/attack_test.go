@@ -75,6 +75,7 @@ func setup(t *testing.T) world {
 			"keyId":         w.victim.sandboxKeyID,
 			"userId":        w.victim.userID,
 			"userSessionId": w.victim.userSessionID,
+			"passkeyId":     payment.NewID(payment.PrefixPasskey, time.Now()), // the victim has none: a well-formed ID
 			"file":          "qr.png",
 		}
 		w.victimIDs = []string{str(plan["id"]), str(session["id"]), str(hook["id"]), str(event["id"]), delivery}
@@ -145,7 +146,7 @@ func TestEveryRouteRefusesOtherCallers(t *testing.T) {
 			attemptAs("no cookie", "", nil, http.StatusUnauthorized)
 			attemptAs("the project's API key", w.victim.SandboxKey, nil, http.StatusUnauthorized)
 			attemptAs("a forged cookie", "", map[string]string{"Cookie": api.SessionCookie + "=" + strings.Repeat("ab", 32)}, http.StatusUnauthorized)
-			if strings.Contains(r.Pattern, "{userSessionId}") {
+			if strings.Contains(r.Pattern, "{userSessionId}") || strings.Contains(r.Pattern, "{passkeyId}") {
 				attemptAs("another user's cookie", "", w.attacker.cookie, http.StatusNotFound)
 			}
 			continue

@@ -1,0 +1,274 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// ChallengeLifetime is how long a passkey ceremony's challenge can be
+// answered; each is answered once.
+const ChallengeLifetime = 5 * time.Minute
+
+// ErrBadPasskey is every refused passkey sign-in.
+var ErrBadPasskey = &payment.Error{Kind: payment.KindUnauthenticated, Message: "The passkey was not accepted"}
+
+// SetRelyingParty makes the deployment a WebAuthn relying party at its
+// public URL: the relying party's ID is the URL's host, the only origin
+// accepted its scheme and host.
+func (svc *Service) SetRelyingParty(publicURL string) error {
+	u, err := url.Parse(publicURL)
+	if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("passkeys: the public URL %q has no host", publicURL)
+	}
+	w, err := webauthn.New(&webauthn.Config{RPID: u.Hostname(), RPDisplayName: "paymentsd", RPOrigins: []string{u.Scheme + "://" + u.Host}})
+	if err != nil {
+		return fmt.Errorf("passkeys: %w", err)
+	}
+	svc.webauthn = w
+	return nil
+}
+
+// passkeyUser is a user as go-webauthn sees one.
+type passkeyUser struct {
+	u      payment.User
+	handle []byte
+	creds  []webauthn.Credential
+}
+
+func (p passkeyUser) WebAuthnID() []byte                         { return p.handle }
+func (p passkeyUser) WebAuthnName() string                       { return p.u.Email }
+func (p passkeyUser) WebAuthnDisplayName() string                { return p.u.Email }
+func (p passkeyUser) WebAuthnCredentials() []webauthn.Credential { return p.creds }
+
+func (svc *Service) passkeyUser(ctx context.Context, u payment.User) (passkeyUser, []store.StoredPasskey, error) {
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return passkeyUser{}, nil, err
+	}
+	handle, err := svc.store.WebAuthnHandle(ctx, u.ID, fresh)
+	if err != nil {
+		return passkeyUser{}, nil, err
+	}
+	stored, err := svc.store.Passkeys(ctx, u.ID)
+	if err != nil {
+		return passkeyUser{}, nil, err
+	}
+	pu := passkeyUser{u: u, handle: handle}
+	for _, p := range stored {
+		var c webauthn.Credential
+		if err := json.Unmarshal(p.Credential, &c); err != nil {
+			return pu, nil, fmt.Errorf("passkey %s: %w", p.ID, err)
+		}
+		pu.creds = append(pu.creds, c)
+	}
+	return pu, stored, nil
+}
+
+func (svc *Service) passkeysOn() error {
+	if svc.webauthn == nil {
+		return &payment.Error{Kind: payment.KindUnavailable, Message: "Passkeys are not configured on this deployment (PUBLIC_URL)"}
+	}
+	return nil
+}
+
+func (svc *Service) saveChallenge(ctx context.Context, kind, userID string, session *webauthn.SessionData) (string, error) {
+	now := svc.now()
+	b, err := json.Marshal(session)
+	if err != nil {
+		return "", err
+	}
+	id := payment.NewID(payment.PrefixChallenge, now)
+	return id, svc.store.CreateChallenge(ctx, id, kind, userID, b, now.Add(ChallengeLifetime))
+}
+
+func (svc *Service) takeChallenge(ctx context.Context, id, kind, userID string) (webauthn.SessionData, error) {
+	var session webauthn.SessionData
+	raw, err := svc.store.TakeChallenge(ctx, id, kind, userID, svc.now())
+	if errors.Is(err, payment.ErrNotFound) {
+		var probs payment.Problems
+		probs.Add("challengeId", "is unknown, used or expired: begin again")
+		return session, probs.Err()
+	} else if err != nil {
+		return session, err
+	}
+	return session, json.Unmarshal(raw, &session)
+}
+
+// BeginPasskeyRegistration starts adding a passkey to a signed-in user:
+// the options for navigator.credentials.create and the challenge's ID.
+// The passkey is discoverable (it signs in without an email typed) and
+// verifies its user; the user's passkeys are excluded.
+func (svc *Service) BeginPasskeyRegistration(ctx context.Context, u payment.User) (string, any, error) {
+	if err := svc.passkeysOn(); err != nil {
+		return "", nil, err
+	}
+	pu, _, err := svc.passkeyUser(ctx, u)
+	if err != nil {
+		return "", nil, err
+	}
+	creation, session, err := svc.webauthn.BeginRegistration(pu,
+		webauthn.WithResidentKeyRequirement(protocol.ResidentKeyRequirementRequired),
+		webauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{ResidentKey: protocol.ResidentKeyRequirementRequired,
+			RequireResidentKey: protocol.ResidentKeyRequired(), UserVerification: protocol.VerificationRequired}),
+		webauthn.WithExclusions(webauthn.Credentials(pu.creds).CredentialDescriptors()))
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := svc.saveChallenge(ctx, "registration", u.ID, session)
+	return id, creation.Response, err
+}
+
+// FinishPasskeyRegistration verifies the authenticator's answer to a
+// registration challenge of the user and records the passkey.
+func (svc *Service) FinishPasskeyRegistration(ctx context.Context, u payment.User, challengeID, name string, credential []byte) (payment.Passkey, error) {
+	if err := svc.passkeysOn(); err != nil {
+		return payment.Passkey{}, err
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 100 {
+		var probs payment.Problems
+		probs.Add("name", "must be 1 to 100 characters")
+		return payment.Passkey{}, probs.Err()
+	}
+	session, err := svc.takeChallenge(ctx, challengeID, "registration", u.ID)
+	if err != nil {
+		return payment.Passkey{}, err
+	}
+	pu, _, err := svc.passkeyUser(ctx, u)
+	if err != nil {
+		return payment.Passkey{}, err
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes(credential)
+	if err == nil {
+		var cred *webauthn.Credential
+		if cred, err = svc.webauthn.CreateCredential(pu, session, parsed); err == nil {
+			now := svc.now()
+			b, _ := json.Marshal(cred)
+			p := store.StoredPasskey{Passkey: payment.Passkey{ID: payment.NewID(payment.PrefixPasskey, now), UserID: u.ID, Name: name, CreatedAt: now},
+				Credential: b}
+			if err := svc.store.InsertPasskey(ctx, p, cred.ID); err != nil {
+				return payment.Passkey{}, err
+			}
+			return p.Passkey, nil
+		}
+	}
+	var probs payment.Problems
+	probs.Add("credential", "was not accepted: "+webauthnReason(err))
+	return payment.Passkey{}, probs.Err()
+}
+
+func webauthnReason(err error) string {
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.Details != "" {
+		return pe.Details
+	}
+	return err.Error()
+}
+
+// BeginPasskeyLogin starts a sign-in with a discoverable passkey: no
+// email is asked; the authenticator offers the user's passkeys.
+func (svc *Service) BeginPasskeyLogin(ctx context.Context) (string, any, error) {
+	if err := svc.passkeysOn(); err != nil {
+		return "", nil, err
+	}
+	assertion, session, err := svc.webauthn.BeginDiscoverableLogin(webauthn.WithUserVerification(protocol.VerificationRequired))
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := svc.saveChallenge(ctx, "login", "", session)
+	return id, assertion.Response, err
+}
+
+// FinishPasskeyLogin verifies the authenticator's answer to a login
+// challenge and signs its user in. Every refusal is ErrBadPasskey.
+func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, credential []byte, c Client) (SignedIn, error) {
+	if err := svc.passkeysOn(); err != nil {
+		return SignedIn{}, err
+	}
+	session, err := svc.takeChallenge(ctx, challengeID, "login", "")
+	if err != nil {
+		return SignedIn{}, err
+	}
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(credential)
+	if err != nil {
+		return SignedIn{}, ErrBadPasskey
+	}
+	found, cred, err := svc.webauthn.ValidatePasskeyLogin(func(rawID, handle []byte) (webauthn.User, error) {
+		u, err := svc.store.UserByWebAuthnHandle(ctx, handle)
+		if err != nil {
+			return nil, err
+		}
+		pu, _, err := svc.passkeyUser(ctx, u)
+		return pu, err
+	}, session, parsed)
+	if err != nil {
+		return SignedIn{}, ErrBadPasskey
+	}
+	b, _ := json.Marshal(cred)
+	if err := svc.store.PasskeyUsed(ctx, cred.ID, b, svc.now()); err != nil {
+		return SignedIn{}, err
+	}
+	return svc.startSession(ctx, found.(passkeyUser).u, c)
+}
+
+// Passkeys lists the user's passkeys.
+func (svc *Service) Passkeys(ctx context.Context, userID string) ([]payment.Passkey, error) {
+	stored, err := svc.store.Passkeys(ctx, userID)
+	out := make([]payment.Passkey, len(stored))
+	for i, p := range stored {
+		out[i] = p.Passkey
+	}
+	return out, err
+}
+
+// RenamePasskey renames one of the user's passkeys.
+func (svc *Service) RenamePasskey(ctx context.Context, userID, id, name string) error {
+	if !payment.ValidID(payment.PrefixPasskey, id) {
+		return payment.NotFound("Passkey")
+	}
+	// Another's passkey does not exist, whatever the body says.
+	mine, err := svc.store.Passkeys(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(mine, func(p store.StoredPasskey) bool { return p.ID == id }) {
+		return payment.NotFound("Passkey")
+	}
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 100 {
+		var probs payment.Problems
+		probs.Add("name", "must be 1 to 100 characters")
+		return probs.Err()
+	}
+	if err := svc.store.RenamePasskey(ctx, userID, id, name); errors.Is(err, payment.ErrNotFound) {
+		return payment.NotFound("Passkey")
+	} else {
+		return err
+	}
+}
+
+// DeletePasskey deletes one of the user's passkeys.
+func (svc *Service) DeletePasskey(ctx context.Context, userID, id string) error {
+	if !payment.ValidID(payment.PrefixPasskey, id) {
+		return payment.NotFound("Passkey")
+	}
+	if err := svc.store.DeletePasskey(ctx, userID, id); errors.Is(err, payment.ErrNotFound) {
+		return payment.NotFound("Passkey")
+	} else {
+		return err
+	}
+}
