@@ -120,7 +120,8 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
 	in := service.ProjectInput{Name: f.str("name"), CompleteOn: f.str("completeOn"),
-		UnderpaymentTolerancePercent: f.str("underpaymentTolerancePercent"), LatePaymentWindowSeconds: f.integer("latePaymentWindowSeconds")}
+		UnderpaymentTolerancePercent: f.str("underpaymentTolerancePercent"), LatePaymentWindowSeconds: f.integer("latePaymentWindowSeconds"),
+		SessionLifetimeSeconds: f.integer("sessionLifetimeSeconds")}
 	f.done()
 	if err := probs.Err(); err != nil {
 		return err

@@ -61,8 +61,11 @@ type Project struct {
 	CompleteOn                   TransactionStatus
 	UnderpaymentTolerancePercent decimal.Decimal
 	LatePaymentWindow            time.Duration
-	CreatedAt                    time.Time
-	UpdatedAt                    time.Time
+	// SessionLifetime is how long the project's checkout sessions stay
+	// open; zero: the deployment's.
+	SessionLifetime time.Duration
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // Principal is who a request acts for: a project in one environment, by

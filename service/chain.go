@@ -30,7 +30,7 @@ func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) erro
 			env = "live"
 		}
 		return &payment.Error{Kind: payment.KindValidation, Message: "Validation failed", Details: []payment.FieldError{{
-			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + env + " (paymentsd admin set-deposit-key)"}}}
+			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + env + " (POST …/deposit-key, or paymentsd admin set-deposit-key)"}}}
 	}
 	if err != nil {
 		return fmt.Errorf("deposit index: %w", err)

@@ -15,6 +15,9 @@ import (
 // InvitationLifetime is how long an invitation can be accepted.
 const InvitationLifetime = 7 * 24 * time.Hour
 
+// MaxSessionLifetime bounds a project's checkout session lifetime.
+const MaxSessionLifetime = 7 * 24 * time.Hour
+
 // MaxLatePaymentWindow bounds a project's late-payment window.
 const MaxLatePaymentWindow = 30 * 24 * time.Hour
 
@@ -120,6 +123,8 @@ type ProjectInput struct {
 	CompleteOn                   *string
 	UnderpaymentTolerancePercent *string
 	LatePaymentWindowSeconds     *int64
+	// SessionLifetimeSeconds: 0 is the deployment's.
+	SessionLifetimeSeconds *int64
 }
 
 // UpdateProject changes a project's name and settings (owners).
@@ -160,6 +165,14 @@ func (svc *Service) UpdateProject(ctx context.Context, p payment.Principal, proj
 			probs.Addf("latePaymentWindowSeconds", "must be from 0 to %d", int64(MaxLatePaymentWindow/time.Second))
 		} else {
 			proj.LatePaymentWindow = w
+		}
+	}
+	if in.SessionLifetimeSeconds != nil {
+		secs := *in.SessionLifetimeSeconds
+		if secs != 0 && (secs < 60 || secs > int64(MaxSessionLifetime/time.Second)) {
+			probs.Addf("sessionLifetimeSeconds", "must be 0 (the deployment's) or from 60 to %d", int64(MaxSessionLifetime/time.Second))
+		} else {
+			proj.SessionLifetime = time.Duration(secs) * time.Second
 		}
 	}
 	if err := probs.Err(); err != nil {

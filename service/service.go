@@ -388,7 +388,10 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load project: %w", err)
 	}
-	lifetime := svc.sessionLifetime
+	lifetime := project.SessionLifetime
+	if lifetime <= 0 {
+		lifetime = svc.sessionLifetime
+	}
 	if lifetime <= 0 {
 		lifetime = payment.DefaultSessionLifetime
 	}

@@ -108,9 +108,14 @@ func (s *Store) AcceptInvitation(ctx context.Context, tokenHash string, u paymen
 
 // UpdateProject writes a project's name and settings.
 func (s *Store) UpdateProject(ctx context.Context, p payment.Project) error {
+	var lifetime *int64
+	if p.SessionLifetime > 0 {
+		secs := int64(p.SessionLifetime / time.Second)
+		lifetime = &secs
+	}
 	tag, err := s.pool.Exec(ctx, `UPDATE projects SET name = $2, complete_on = $3, underpayment_tolerance_percent = $4,
-		late_payment_window_seconds = $5, updated_at = $6 WHERE id = $1`, p.ID, p.Name, p.CompleteOn,
-		p.UnderpaymentTolerancePercent.String(), int64(p.LatePaymentWindow/time.Second), p.UpdatedAt)
+		late_payment_window_seconds = $5, session_lifetime_seconds = $6, updated_at = $7 WHERE id = $1`, p.ID, p.Name, p.CompleteOn,
+		p.UnderpaymentTolerancePercent.String(), int64(p.LatePaymentWindow/time.Second), lifetime, p.UpdatedAt)
 	if err != nil {
 		return mapErr(err)
 	}

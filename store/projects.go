@@ -48,11 +48,15 @@ func (s *Store) GetProject(ctx context.Context, id string) (payment.Project, err
 	var p payment.Project
 	var tol string
 	var late int64
+	var lifetime *int64
 	err := s.pool.QueryRow(ctx, `SELECT id, name, complete_on, underpayment_tolerance_percent::text,
-		late_payment_window_seconds, created_at, updated_at FROM projects WHERE id = $1`, id).
-		Scan(&p.ID, &p.Name, &p.CompleteOn, &tol, &late, &p.CreatedAt, &p.UpdatedAt)
+		late_payment_window_seconds, session_lifetime_seconds, created_at, updated_at FROM projects WHERE id = $1`, id).
+		Scan(&p.ID, &p.Name, &p.CompleteOn, &tol, &late, &lifetime, &p.CreatedAt, &p.UpdatedAt)
 	if err != nil {
 		return p, mapErr(err)
+	}
+	if lifetime != nil {
+		p.SessionLifetime = time.Duration(*lifetime) * time.Second
 	}
 	p.UnderpaymentTolerancePercent = mustDecimal(tol)
 	p.LatePaymentWindow = time.Duration(late) * time.Second

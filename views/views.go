@@ -17,8 +17,11 @@ type Project struct {
 	CompleteOn                   string `json:"completeOn"`
 	UnderpaymentTolerancePercent string `json:"underpaymentTolerancePercent"`
 	LatePaymentWindow            string `json:"latePaymentWindow"`
-	CreatedAt                    string `json:"createdAt"`
-	UpdatedAt                    string `json:"updatedAt"`
+	// SessionLifetimeSeconds is the project's checkout session lifetime;
+	// null: the deployment's.
+	SessionLifetimeSeconds *int64 `json:"sessionLifetimeSeconds"`
+	CreatedAt              string `json:"createdAt"`
+	UpdatedAt              string `json:"updatedAt"`
 }
 
 // ProjectOf renders a record.
@@ -26,7 +29,16 @@ func ProjectOf(p payment.Project) Project {
 	return Project{ID: p.ID, Name: p.Name, CompleteOn: string(p.CompleteOn),
 		UnderpaymentTolerancePercent: p.UnderpaymentTolerancePercent.String(),
 		LatePaymentWindow:            p.LatePaymentWindow.String(),
+		SessionLifetimeSeconds:       lifetimeSeconds(p.SessionLifetime),
 		CreatedAt:                    Time(p.CreatedAt), UpdatedAt: Time(p.UpdatedAt)}
+}
+
+func lifetimeSeconds(d time.Duration) *int64 {
+	if d <= 0 {
+		return nil
+	}
+	s := int64(d / time.Second)
+	return &s
 }
 
 // Plan is a payment plan as the API returns it.

@@ -519,3 +519,25 @@ func TestARevokedKeyIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// The session cookie of a project's owner reads every keyed route as the
+// project's sandbox key does: the same status, in both environments.
+func TestTheCookieReadsEveryKeyedRouteAsTheKeyDoes(t *testing.T) {
+	w := setup(t)
+	for _, r := range server.Routes() {
+		if r.Access != "api_key" || r.Method != "GET" {
+			continue
+		}
+		path := w.fill(t, r.Pattern)
+		for _, env := range []struct{ name, key string }{{"sandbox", w.victim.SandboxKey}, {"live", w.victim.LiveKey}} {
+			byKey, rawKey := call(t, "GET", path, env.key, nil, nil)
+			headers := maps.Clone(w.victim.cookie)
+			headers[api.EnvironmentHeader] = env.name
+			byCookie, rawCookie := call(t, "GET", path, "", nil, headers)
+			if byKey.StatusCode != byCookie.StatusCode {
+				t.Errorf("GET %s in %s: the key gets %d, the cookie %d: %.200s / %.200s", r.Pattern, env.name, byKey.StatusCode, byCookie.StatusCode, rawKey, rawCookie)
+			}
+			tally.add("auth: the owner's cookie", fmt.Sprintf("as the %s key → %d", env.name, byCookie.StatusCode))
+		}
+	}
+}

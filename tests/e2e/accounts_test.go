@@ -364,7 +364,8 @@ func TestMembersInvitationsAndSettings(t *testing.T) {
 		t.Fatalf("a viewer made themselves owner: %d", r.Status)
 	}
 	mustStatus(t, owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID+"/members/"+inviteeID, map[string]any{"role": "developer"}), 200)
-	mustStatus(t, invitee.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/payment-plans", plan), http.StatusCreated)
+	teamPlan := invitee.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/payment-plans", plan)
+	mustStatus(t, teamPlan, http.StatusCreated)
 
 	// The last owner stays.
 	ownerID := str(owner.call(t, ts.URL, http.MethodGet, "/api/v1/auth/me", nil).data()["user"].(map[string]any)["id"])
@@ -392,8 +393,18 @@ func TestMembersInvitationsAndSettings(t *testing.T) {
 	if u := updated.data(); u["name"] != "Team shop" || u["completeOn"] != "confirmed" || u["underpaymentTolerancePercent"] != "1.5" || u["latePaymentWindow"] != "1h0m0s" {
 		t.Fatalf("updated project = %v", u)
 	}
-	if r := owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID, map[string]any{"completeOn": "pending", "underpaymentTolerancePercent": "80"}); r.Status != 422 ||
-		fmt.Sprint(r.detailFields()) != "[completeOn underpaymentTolerancePercent]" {
+	// The project's own session lifetime (sessions need the sandbox
+	// deposit key, set through the API too).
+	_, sandboxXpub := walletOf(t, projectID, false)
+	mustStatus(t, owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": sandboxXpub}), 200)
+	mustStatus(t, owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID, map[string]any{"sessionLifetimeSeconds": 120}), 200)
+	opened := do(t, ts.URL, request{method: http.MethodPost, path: "/api/v1/checkout/sessions", body: map[string]any{"paymentPlanId": teamPlan.data()["id"]}})
+	mustStatus(t, opened, http.StatusCreated)
+	if expires, err := time.Parse(time.RFC3339Nano, str(opened.data()["expiresAt"])); err != nil || time.Until(expires) > 2*time.Minute || time.Until(expires) < time.Minute {
+		t.Fatalf("a session of a project with a 2-minute lifetime expires at %v (%v)", opened.data()["expiresAt"], err)
+	}
+	if r := owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID, map[string]any{"completeOn": "pending", "underpaymentTolerancePercent": "80", "sessionLifetimeSeconds": 5}); r.Status != 422 ||
+		fmt.Sprint(r.detailFields()) != "[completeOn underpaymentTolerancePercent sessionLifetimeSeconds]" {
 		t.Fatalf("bad settings: %d %v", r.Status, r.detailFields())
 	}
 	if r := do(t, ts.URL, request{method: http.MethodPatch, path: "/api/v1/projects/" + projectID, key: key, body: map[string]any{"name": "By key"}}); r.Status != 403 {
