@@ -180,11 +180,17 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 		return &payment.Error{Kind: payment.KindForbidden, Message: "Sign-up is switched off on this deployment: ask its operator for an account"}
 	}
 	body, _ := io.ReadAll(r.Body)
-	email, password, err := decodeCredentials(body, "email", "password")
+	fields, err := bodyFields(body, []string{"email"}, "password")
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	in, err := s.svc.Signup(r.Context(), email, password, s.client(r))
+	var in service.SignedIn
+	if fields["password"] == nil {
+		// No password: the account signs in with the passkeys it adds.
+		in, err = s.svc.SignupWithoutPassword(r.Context(), *fields["email"], s.client(r))
+	} else {
+		in, err = s.svc.Signup(r.Context(), *fields["email"], *fields["password"], s.client(r))
+	}
 	if err != nil {
 		return err
 	}
@@ -248,11 +254,28 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
 	body, _ := io.ReadAll(r.Body)
-	current, next, err := decodeCredentials(body, "currentPassword", "newPassword")
+	obj, err := parseObject(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	in, err := s.svc.ChangePassword(r.Context(), u.user.ID, u.session.ID, current, next, s.client(r))
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	proof := service.Proof{CurrentPassword: f.str("currentPassword")}
+	next, cid, cred := f.str("newPassword"), f.str("challengeId"), f.raw("credential")
+	f.done()
+	if next == nil {
+		probs.Add("newPassword", "is required")
+	}
+	if err := probs.Err(); err != nil {
+		return err
+	}
+	if cid != nil {
+		proof.ChallengeID = *cid
+	}
+	if _, isObj := cred.(map[string]any); isObj {
+		proof.Credential, _ = json.Marshal(cred)
+	}
+	in, err := s.svc.ChangePassword(r.Context(), u.user.ID, proof, *next, s.client(r))
 	if err != nil {
 		return err
 	}

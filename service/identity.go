@@ -51,6 +51,24 @@ func checkCredentials(email, password string) (string, error) {
 	return email, probs.Err()
 }
 
+// SignupWithoutPassword makes an account with no password and signs it
+// in: its passkeys will sign it in (it adds one next).
+func (svc *Service) SignupWithoutPassword(ctx context.Context, email string, c Client) (SignedIn, error) {
+	email, err := checkCredentials(email, "a valid placeholder")
+	if err != nil {
+		return SignedIn{}, err
+	}
+	now := svc.now()
+	u := payment.User{ID: payment.NewID(payment.PrefixUser, now), Email: email, CreatedAt: now}
+	if err := svc.store.CreateUser(ctx, u, ""); err != nil {
+		if errors.Is(err, payment.ErrConflict) {
+			return SignedIn{}, payment.Conflict("An account with this email exists")
+		}
+		return SignedIn{}, err
+	}
+	return svc.startSession(ctx, u, c)
+}
+
 // CreateUser makes an account with a password (`paymentsd admin
 // create-user`, and sign-up).
 func (svc *Service) CreateUser(ctx context.Context, email, password string) (payment.User, error) {
@@ -157,22 +175,42 @@ func (svc *Service) RevokeOtherSessions(ctx context.Context, userID, keep string
 	return svc.store.RevokeUserSessions(ctx, userID, "", keep, svc.now())
 }
 
-// ChangePassword sets a new password after checking the current one, ends
+// Proof is what a password change is made with: the current password,
+// or a fresh passkey assertion (a login challenge's answer) of the same
+// user, for an account with passkeys and no password.
+type Proof struct {
+	CurrentPassword *string
+	ChallengeID     string
+	Credential      []byte
+}
+
+// ChangePassword sets a new password after checking the proof, ends
 // every session of the user and signs this one in again (a new token).
-func (svc *Service) ChangePassword(ctx context.Context, userID, sessionID, current, next string, c Client) (SignedIn, error) {
+func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Proof, next string, c Client) (SignedIn, error) {
 	u, hash, err := svc.store.UserByID(ctx, userID)
 	if err != nil {
 		return SignedIn{}, err
 	}
+	var probs payment.Problems
 	if msg := identity.CheckPasswordRules(next); msg != "" {
-		var probs payment.Problems
 		probs.Add("newPassword", msg)
-		return SignedIn{}, probs.Err()
 	}
-	if !identity.CheckPassword(hash, current) {
-		var probs payment.Problems
-		probs.Add("currentPassword", "is not the account's password")
-		return SignedIn{}, probs.Err()
+	switch {
+	case proof.CurrentPassword != nil:
+		if !identity.CheckPassword(hash, *proof.CurrentPassword) {
+			probs.Add("currentPassword", "is not the account's password")
+		}
+	case proof.ChallengeID != "" && proof.Credential != nil:
+		if probs.Err() == nil {
+			if err := svc.checkPasskeyOf(ctx, u, proof.ChallengeID, proof.Credential); err != nil {
+				return SignedIn{}, err
+			}
+		}
+	default:
+		probs.Add("currentPassword", "is required, or a passkey's answer to a sign-in challenge (challengeId and credential)")
+	}
+	if err := probs.Err(); err != nil {
+		return SignedIn{}, err
 	}
 	newHash, err := identity.HashPassword(next)
 	if err != nil {
@@ -181,6 +219,7 @@ func (svc *Service) ChangePassword(ctx context.Context, userID, sessionID, curre
 	if err := svc.store.SetPassword(ctx, userID, newHash, "", svc.now()); err != nil {
 		return SignedIn{}, err
 	}
+	u.HasPassword = true
 	return svc.startSession(ctx, u, c)
 }
 

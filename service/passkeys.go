@@ -225,6 +225,40 @@ func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, 
 	return svc.startSession(ctx, found.(passkeyUser).u, c)
 }
 
+// checkPasskeyOf verifies a login challenge's answer by one of u's
+// passkeys: a fresh assertion, for a password change.
+func (svc *Service) checkPasskeyOf(ctx context.Context, u payment.User, challengeID string, credential []byte) error {
+	if err := svc.passkeysOn(); err != nil {
+		return err
+	}
+	session, err := svc.takeChallenge(ctx, challengeID, "login", "")
+	if err != nil {
+		return err
+	}
+	refused := func() error {
+		var probs payment.Problems
+		probs.Add("credential", "is not an answer of one of this account's passkeys")
+		return probs.Err()
+	}
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(credential)
+	if err != nil {
+		return refused()
+	}
+	found, cred, err := svc.webauthn.ValidatePasskeyLogin(func(rawID, handle []byte) (webauthn.User, error) {
+		owner, err := svc.store.UserByWebAuthnHandle(ctx, handle)
+		if err != nil {
+			return nil, err
+		}
+		pu, _, err := svc.passkeyUser(ctx, owner)
+		return pu, err
+	}, session, parsed)
+	if err != nil || found.(passkeyUser).u.ID != u.ID {
+		return refused()
+	}
+	b, _ := json.Marshal(cred)
+	return svc.store.PasskeyUsed(ctx, cred.ID, b, svc.now())
+}
+
 // Passkeys lists the user's passkeys.
 func (svc *Service) Passkeys(ctx context.Context, userID string) ([]payment.Passkey, error) {
 	stored, err := svc.store.Passkeys(ctx, userID)

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
@@ -31,10 +33,11 @@ const passkeyScript = `async (begin, finish, create, extra) => {
 	return JSON.stringify(await res.json());
 }`
 
-// A signed-in user adds a passkey in a real Chromium (the DevTools
-// virtual authenticator stands in for the phone or security key), then,
-// signed out, signs in with it without typing an email; the passkey is
-// listed, renamed and deleted, and a challenge is answered only once.
+// An account made without a password adds a passkey in a real Chromium
+// (the DevTools virtual authenticator stands in for the phone or security
+// key), then, signed out, signs in with it without typing an email, and
+// sets a password with a fresh answer of it; the passkey is listed,
+// renamed and deleted, and a challenge is answered only once.
 func TestPasskeysInARealBrowser(t *testing.T) {
 	path := chromium(t)
 	// WebAuthn needs a domain name as relying party: the API's public URL
@@ -45,7 +48,7 @@ func TestPasskeysInARealBrowser(t *testing.T) {
 	}
 	base := "http://localhost:" + strings.Split(ln.Addr().String(), ":")[1]
 	e := service.New(stack.Deps(0))
-	a, err := api.New(e, api.Config{PublicURL: base})
+	a, err := api.New(e, api.Config{PublicURL: base, Limits: map[api.Tier]uint64{api.Moderate: 1000, api.Strict: 1000, api.Standard: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +57,6 @@ func TestPasskeysInARealBrowser(t *testing.T) {
 	ts.Listener = ln
 	ts.Start()
 	t.Cleanup(func() { ts.Close(); a.Close() })
-	owner := signup(t, base)
-
 	b := newBrowser(t, path, "")
 	ctx := b.ctx
 	b.run(chromedp.Navigate(base + "/api/v1/assets"))
@@ -66,6 +67,29 @@ func TestPasskeysInARealBrowser(t *testing.T) {
 		Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21, Transport: webauthn.AuthenticatorTransportInternal,
 		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true}}); err != nil {
 		t.Fatal(err)
+	}
+	fetchJSON := func(method, path string, body any) map[string]any {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch('`+path+`', {method: '`+method+`',
+			headers: {'Content-Type': 'application/json'}, body: `+map[bool]string{true: "undefined", false: "JSON.stringify(" + string(b) + ")"}[body == nil]+`}).then(r => r.text())`,
+			chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env map[string]any
+		if err := json.Unmarshal([]byte(out), &env); err != nil {
+			t.Fatalf("%s %s: %s", method, path, out)
+		}
+		return env
+	}
+
+	// An account with no password, made in the browser: it signs in with
+	// the passkey it adds.
+	email := fmt.Sprintf("passkey-%d@example.com", time.Now().UnixNano())
+	made := fetchJSON("POST", "/api/v1/auth/signup", map[string]any{"email": email})
+	if made["success"] != true || made["data"].(map[string]any)["hasPassword"] != false {
+		t.Fatalf("an account without a password: %v", made)
 	}
 	ceremony := func(begin, finish string, create bool, extra map[string]any) map[string]any {
 		t.Helper()
@@ -82,13 +106,6 @@ func TestPasskeysInARealBrowser(t *testing.T) {
 		return env
 	}
 
-	// Signed in with the password in the browser, add a passkey.
-	creds, _ := json.Marshal(map[string]string{"email": owner.email, "password": owner.password})
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch('/api/v1/auth/login', {method: 'POST',
-		headers: {'Content-Type': 'application/json'}, body: JSON.stringify(`+string(creds)+`)}).then(r => r.status)`, chromedp.EvalAwaitPromise))
-	if err != nil || status != 200 {
-		t.Fatalf("signing in in the browser: %d %v", status, err)
-	}
 	added := ceremony("/api/v1/auth/passkeys/registration-options", "/api/v1/auth/passkeys", true, map[string]any{"name": "Laptop"})
 	if added["success"] != true || added["data"].(map[string]any)["name"] != "Laptop" {
 		t.Fatalf("adding a passkey: %v", added)
@@ -100,13 +117,27 @@ func TestPasskeysInARealBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	signedIn := ceremony("/api/v1/auth/passkeys/login-options", "/api/v1/auth/passkeys/login", false, nil)
-	if signedIn["success"] != true || signedIn["data"].(map[string]any)["email"] != owner.email {
+	if signedIn["success"] != true || signedIn["data"].(map[string]any)["email"] != email {
 		t.Fatalf("signing in with the passkey: %v", signedIn)
 	}
 	me, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch('/api/v1/auth/me').then(r => r.text())`, chromedp.EvalAwaitPromise))
-	if err != nil || !strings.Contains(me, owner.email) {
+	if err != nil || !strings.Contains(me, email) {
 		t.Fatalf("the browser's session after the passkey sign-in: %s %v", me, err)
 	}
+
+	// No password signs this account in; a passkey's fresh answer sets
+	// one (in place of the current password it does not have).
+	if r := do(t, base, request{method: http.MethodPost, path: "/api/v1/auth/login", body: map[string]any{"email": email, "password": "any password at all"}}); r.Status != 401 {
+		t.Fatalf("a password signed in an account without one: %d", r.Status)
+	}
+	if r := fetchJSON("POST", "/api/v1/auth/password", map[string]any{"newPassword": "a password at last"}); r["statusCode"] != float64(422) {
+		t.Fatalf("a password set with no proof: %v", r)
+	}
+	changed := ceremony("/api/v1/auth/passkeys/login-options", "/api/v1/auth/password", false, map[string]any{"newPassword": "a password at last"})
+	if changed["success"] != true || changed["data"].(map[string]any)["hasPassword"] != true {
+		t.Fatalf("a password set with a passkey's answer: %v", changed)
+	}
+	owner := login(t, base, account{email: email, password: "a password at last"})
 
 	// The passkey in the list, used; renamed; a challenge answered twice.
 	list := owner.call(t, base, http.MethodGet, "/api/v1/auth/passkeys", nil).list()
