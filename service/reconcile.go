@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -398,6 +399,17 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 				continue // an earlier run of the same transaction
 			}
 			seen[ex.GetWorkflowId()] = true
+			// The workflow ID names the transaction: most are recorded, and
+			// their histories need not be read.
+			if chainID, hash, ok := parseTransactionWorkflowID(ex.GetWorkflowId()); ok {
+				records, err := svc.store.TransactionRecords(ctx, chainID, hash)
+				if err != nil {
+					return out, err
+				}
+				if len(records) > 0 {
+					continue
+				}
+			}
 			in, err := svc.transactionInput(ctx, ex.GetWorkflowId(), ex.GetRunId())
 			var deleted *serviceerror.NotFound
 			if errors.As(err, &deleted) {
@@ -435,6 +447,17 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 			return out, nil
 		}
 	}
+}
+
+// parseTransactionWorkflowID reads the chain ID and hash out of a
+// transaction workflow's ID (workflows.TransactionWorkflowID).
+func parseTransactionWorkflowID(id string) (int64, string, bool) {
+	parts := strings.Split(id, "/")
+	if len(parts) != 3 || parts[0] != "transaction" || !txHashPattern.MatchString(parts[2]) {
+		return 0, "", false
+	}
+	chainID, err := strconv.ParseInt(parts[1], 10, 64)
+	return chainID, parts[2], err == nil
 }
 
 // transactionInput reads a transaction workflow's input from its history.
