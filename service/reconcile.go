@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -328,7 +329,36 @@ func (svc *Service) workflowState(ctx context.Context, workflowID string) (strin
 	if st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return "running", nil
 	}
-	return strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_")), nil
+	return statusName(st), nil
+}
+
+// eachWorkflow calls fn with every workflow execution the visibility
+// query finds, scoped to o's project, page after page.
+func (svc *Service) eachWorkflow(ctx context.Context, query string, o ReconcileOptions, fn func(*workflowpb.WorkflowExecutionInfo) error) error {
+	if o.ProjectID != "" {
+		query += fmt.Sprintf(" AND %s = '%s'", workflows.ProjectID.GetName(), strings.ReplaceAll(o.ProjectID, "'", ""))
+	}
+	var token []byte
+	for {
+		page, err := svc.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
+		if err != nil {
+			return fmt.Errorf("list workflows (%s): %w", query, err)
+		}
+		for _, e := range page.GetExecutions() {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		if token = page.GetNextPageToken(); len(token) == 0 {
+			return nil
+		}
+	}
+}
+
+// statusName is a workflow status as the findings say it: running,
+// completed, terminated…
+func statusName(st enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(st.String(), "WORKFLOW_EXECUTION_STATUS_"))
 }
 
 // workflowsWithoutRecord finds session workflows, running or completed,
@@ -338,42 +368,27 @@ func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptio
 	// A completed workflow within Temporal's retention knows its session's
 	// end as well as a running one knows its state.
 	query := fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Running' OR ExecutionStatus = 'Completed')", workflows.WorkflowCheckoutSession)
-	if o.ProjectID != "" {
-		query += fmt.Sprintf(" AND %s = '%s'", workflows.ProjectID.GetName(), strings.ReplaceAll(o.ProjectID, "'", ""))
-	}
 	var out []Finding
-	var token []byte
-	for {
-		page, err := svc.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
-		if err != nil {
-			return out, fmt.Errorf("list session workflows: %w", err)
+	err := svc.eachWorkflow(ctx, query, o, func(e *workflowpb.WorkflowExecutionInfo) error {
+		wfID := e.GetExecution().GetWorkflowId()
+		sessionID := strings.TrimPrefix(wfID, workflows.CheckoutSessionWorkflowID(""))
+		if _, err := svc.store.SessionByID(ctx, sessionID); !errors.Is(err, payment.ErrNotFound) {
+			return err
 		}
-		for _, e := range page.GetExecutions() {
-			wfID := e.GetExecution().GetWorkflowId()
-			sessionID := strings.TrimPrefix(wfID, workflows.CheckoutSessionWorkflowID(""))
-			if _, err := svc.store.SessionByID(ctx, sessionID); !errors.Is(err, payment.ErrNotFound) {
-				if err != nil {
-					return out, err
-				}
-				continue
+		f := Finding{Kind: FindingWorkflowWithoutRecord, ObjectID: sessionID,
+			Detail: "its workflow " + wfID + " is " + statusName(e.GetStatus()) + "; the records lack the session"}
+		if o.Repair {
+			if note, err := svc.recordFromWorkflow(ctx, wfID, e.GetExecution().GetRunId()); err != nil {
+				f.Error = err.Error()
+			} else {
+				f.Repaired = true
+				f.Detail += note
 			}
-			f := Finding{Kind: FindingWorkflowWithoutRecord, ObjectID: sessionID,
-				Detail: "its workflow " + wfID + " is " + strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")) +
-					"; the records lack the session"}
-			if o.Repair {
-				if note, err := svc.recordFromWorkflow(ctx, wfID, e.GetExecution().GetRunId()); err != nil {
-					f.Error = err.Error()
-				} else {
-					f.Repaired = true
-					f.Detail += note
-				}
-			}
-			out = append(out, f)
 		}
-		if token = page.GetNextPageToken(); len(token) == 0 {
-			return out, nil
-		}
-	}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
 }
 
 // transactionsWithoutRecord finds transaction workflows whose transaction
@@ -381,72 +396,52 @@ func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptio
 // reads the chain, records the transaction as it stands and tells its
 // session, which counts a transfer once however often it is told.
 func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
-	query := fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowTransaction)
-	if o.ProjectID != "" {
-		query += fmt.Sprintf(" AND %s = '%s'", workflows.ProjectID.GetName(), strings.ReplaceAll(o.ProjectID, "'", ""))
-	}
 	var out []Finding
 	seen := map[string]bool{}
-	var token []byte
-	for {
-		page, err := svc.temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query, NextPageToken: token})
-		if err != nil {
-			return out, fmt.Errorf("list transaction workflows: %w", err)
+	err := svc.eachWorkflow(ctx, fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowTransaction), o, func(e *workflowpb.WorkflowExecutionInfo) error {
+		ex := e.GetExecution()
+		if seen[ex.GetWorkflowId()] {
+			return nil // an earlier run of the same transaction
 		}
-		for _, e := range page.GetExecutions() {
-			ex := e.GetExecution()
-			if seen[ex.GetWorkflowId()] {
-				continue // an earlier run of the same transaction
+		seen[ex.GetWorkflowId()] = true
+		// The workflow ID names the transaction: most are recorded, and
+		// their histories need not be read.
+		if chainID, hash, ok := parseTransactionWorkflowID(ex.GetWorkflowId()); ok {
+			if records, err := svc.store.TransactionRecords(ctx, chainID, hash); err != nil || len(records) > 0 {
+				return err
 			}
-			seen[ex.GetWorkflowId()] = true
-			// The workflow ID names the transaction: most are recorded, and
-			// their histories need not be read.
-			if chainID, hash, ok := parseTransactionWorkflowID(ex.GetWorkflowId()); ok {
-				records, err := svc.store.TransactionRecords(ctx, chainID, hash)
-				if err != nil {
-					return out, err
-				}
-				if len(records) > 0 {
-					continue
-				}
-			}
-			in, err := svc.transactionInput(ctx, ex.GetWorkflowId(), ex.GetRunId())
-			var deleted *serviceerror.NotFound
-			if errors.As(err, &deleted) {
-				continue // deleted since it was listed
-			} else if err != nil {
-				return out, err
-			}
-			records, err := svc.store.TransactionRecords(ctx, in.Payment.ChainID, in.Payment.TxHash)
-			if err != nil {
-				return out, err
-			}
-			if len(records) > 0 {
-				continue
-			}
-			state := strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
-			f := Finding{Kind: FindingTransactionWithoutRecord, ObjectID: in.Payment.TxHash,
-				Detail: fmt.Sprintf("its workflow %s is %s; the records lack the transaction of session %s", ex.GetWorkflowId(), state, in.Session.ID)}
-			switch {
-			case !o.Repair:
-			case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-				f.Error = "not repaired: its workflow runs and records the transaction at its next step"
-			default:
-				if _, err := svc.store.SessionByID(ctx, in.Session.ID); err != nil {
-					f.Error = "not repaired: its session " + in.Session.ID + " is not in the records either: " + err.Error()
-				} else if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(in.Session, in.Payment),
-					workflows.WorkflowTransaction, in); err != nil {
-					f.Error = err.Error()
-				} else {
-					f.Repaired = true
-				}
-			}
-			out = append(out, f)
 		}
-		if token = page.GetNextPageToken(); len(token) == 0 {
-			return out, nil
+		var in workflows.TransactionInput
+		err := svc.workflowInput(ctx, ex.GetWorkflowId(), ex.GetRunId(), &in)
+		var deleted *serviceerror.NotFound
+		if errors.As(err, &deleted) {
+			return nil // deleted since it was listed
+		} else if err != nil {
+			return err
 		}
-	}
+		if records, err := svc.store.TransactionRecords(ctx, in.Payment.ChainID, in.Payment.TxHash); err != nil || len(records) > 0 {
+			return err
+		}
+		f := Finding{Kind: FindingTransactionWithoutRecord, ObjectID: in.Payment.TxHash,
+			Detail: fmt.Sprintf("its workflow %s is %s; the records lack the transaction of session %s", ex.GetWorkflowId(), statusName(e.GetStatus()), in.Session.ID)}
+		switch {
+		case !o.Repair:
+		case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			f.Error = "not repaired: its workflow runs and records the transaction at its next step"
+		default:
+			if _, err := svc.store.SessionByID(ctx, in.Session.ID); err != nil {
+				f.Error = "not repaired: its session " + in.Session.ID + " is not in the records either: " + err.Error()
+			} else if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(in.Session, in.Payment),
+				workflows.WorkflowTransaction, in); err != nil {
+				f.Error = err.Error()
+			} else {
+				f.Repaired = true
+			}
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
 }
 
 // parseTransactionWorkflowID reads the chain ID and hash out of a
@@ -460,21 +455,21 @@ func parseTransactionWorkflowID(id string) (int64, string, bool) {
 	return chainID, parts[2], err == nil
 }
 
-// transactionInput reads a transaction workflow's input from its history.
-func (svc *Service) transactionInput(ctx context.Context, workflowID, runID string) (workflows.TransactionInput, error) {
-	var in workflows.TransactionInput
+// workflowInput decodes a workflow's input from the first event of its
+// history into in.
+func (svc *Service) workflowInput(ctx context.Context, workflowID, runID string, in any) error {
 	it := svc.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
-		return in, fmt.Errorf("%s has no history", workflowID)
+		return fmt.Errorf("%s has no history", workflowID)
 	}
 	first, err := it.Next()
 	if err != nil {
-		return in, err
+		return err
 	}
-	if err := converter.GetDefaultDataConverter().FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
-		return in, fmt.Errorf("decode %s's input: %w", workflowID, err)
+	if err := converter.GetDefaultDataConverter().FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), in); err != nil {
+		return fmt.Errorf("decode %s's input: %w", workflowID, err)
 	}
-	return in, nil
+	return nil
 }
 
 // recordFromWorkflow records a session again from its workflow: the
@@ -484,17 +479,9 @@ func (svc *Service) transactionInput(ctx context.Context, workflowID, runID stri
 // records lost too is recorded again as a stand-in (standInPlan); the note
 // says so.
 func (svc *Service) recordFromWorkflow(ctx context.Context, workflowID, runID string) (note string, err error) {
-	it := svc.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	if !it.HasNext() {
-		return "", fmt.Errorf("%s has no history", workflowID)
-	}
-	first, err := it.Next()
-	if err != nil {
-		return "", err
-	}
 	var in workflows.CheckoutSessionInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(first.GetWorkflowExecutionStartedEventAttributes().GetInput(), &in); err != nil {
-		return "", fmt.Errorf("decode %s's input: %w", workflowID, err)
+	if err := svc.workflowInput(ctx, workflowID, runID, &in); err != nil {
+		return "", err
 	}
 	switch _, err := svc.store.PlanByID(ctx, in.Session.PaymentPlanID); {
 	case errors.Is(err, payment.ErrNotFound):
