@@ -148,24 +148,11 @@ func userViewOf(u payment.User) userView {
 }
 
 func decodeCredentials(body []byte, emailField, passwordField string) (email, password string, err error) {
-	obj, err := parseObject(body)
+	in, err := bodyFields(body, []string{emailField, passwordField})
 	if err != nil {
 		return "", "", err
 	}
-	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	e, p := f.str(emailField), f.str(passwordField)
-	f.done()
-	if e == nil {
-		probs.Add(emailField, "is required")
-	}
-	if p == nil {
-		probs.Add(passwordField, "is required")
-	}
-	if err := probs.Err(); err != nil {
-		return "", "", err
-	}
-	return *e, *p, nil
+	return *in[emailField], *in[passwordField], nil
 }
 
 func (s *Server) client(r *http.Request) service.Client {
@@ -343,21 +330,11 @@ func (s *Server) listMyProjects(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) createMyProject(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
-	obj, err := parseObject(body)
+	in, err := bodyFields(body, []string{"name"})
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	name := f.str("name")
-	f.done()
-	if name == nil {
-		probs.Add("name", "is required")
-	}
-	if err := probs.Err(); err != nil {
-		return err
-	}
-	p, err := s.svc.CreateProjectFor(r.Context(), currentUser(r).user.ID, *name)
+	p, err := s.svc.CreateProjectFor(r.Context(), currentUser(r).user.ID, *in["name"])
 	if err != nil {
 		return err
 	}
