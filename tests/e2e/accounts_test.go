@@ -203,28 +203,38 @@ func TestRolesWithTheSessionCookie(t *testing.T) {
 	owner := signup(t, ts.URL)
 	projectID := str(owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects", map[string]any{"name": "Roles"}).data()["id"])
 	plan := map[string]any{"title": "Role plan", "amountUsd": "5", "acceptedAssetPolicies": []any{map[string]any{"policyType": "any"}}}
+	// Each route family, in the order of want below: read records, write
+	// records, manage keys, read members, invite members, change settings.
+	families := func(member account) []int {
+		return []int{
+			member.call(t, ts.URL, http.MethodGet, "/api/v1/projects/"+projectID+"/payment-plans", nil).Status,
+			member.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/payment-plans", plan).Status,
+			member.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil).Status,
+			member.call(t, ts.URL, http.MethodGet, "/api/v1/projects/"+projectID+"/members", nil).Status,
+			member.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/invitations",
+				map[string]any{"email": "someone@example.com", "role": "viewer"}).Status,
+			member.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID, map[string]any{"name": "Renamed"}).Status,
+		}
+	}
 	for _, tc := range []struct {
-		role              payment.Role
-		read, write, keys int
-	}{{payment.RoleViewer, 200, 403, 403}, {payment.RoleDeveloper, 200, 201, 403}, {payment.RoleOwner, 200, 201, 201}} {
+		role payment.Role
+		want []int
+	}{
+		{payment.RoleViewer, []int{200, 403, 403, 200, 403, 403}},
+		{payment.RoleDeveloper, []int{200, 201, 403, 200, 403, 403}},
+		{payment.RoleOwner, []int{200, 201, 201, 200, 201, 200}},
+	} {
 		member := signup(t, ts.URL)
 		me := member.call(t, ts.URL, http.MethodGet, "/api/v1/auth/me", nil).data()
 		if err := st.AddMember(context.Background(), projectID, str(me["user"].(map[string]any)["id"]), tc.role, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		got := []int{
-			member.call(t, ts.URL, http.MethodGet, "/api/v1/projects/"+projectID+"/payment-plans", nil).Status,
-			member.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/payment-plans", plan).Status,
-			member.call(t, ts.URL, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil).Status,
+		if got := families(member); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Fatalf("%s: read, write, keys, members, invite, settings = %v; want %v", tc.role, got, tc.want)
 		}
-		if fmt.Sprint(got) != fmt.Sprint([]int{tc.read, tc.write, tc.keys}) {
-			t.Fatalf("%s: read, write, keys = %v; want %v", tc.role, got, []int{tc.read, tc.write, tc.keys})
-		}
-		if tc.role == payment.RoleViewer {
-			if r := member.call(t, ts.URL, http.MethodGet, "/api/v1/projects/"+projectID+"/api-keys", nil); r.Status != 403 {
-				t.Fatalf("a viewer lists keys: %d", r.Status)
-			}
-		}
+	}
+	if got := families(signup(t, ts.URL)); fmt.Sprint(got) != "[404 404 404 404 404 404]" {
+		t.Fatalf("a non-member: %v; want 404 everywhere", got)
 	}
 }
 
