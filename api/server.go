@@ -245,6 +245,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})
 	s.webhookRoutes()
 	s.checkoutRoutes()
+	s.dashboardRoutes()
 	s.accountRoutes()
 	s.memberRoutes()
 	s.connectHandlers()

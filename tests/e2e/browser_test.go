@@ -33,6 +33,12 @@ type browser struct {
 // newBrowser starts Chromium; script, when set, runs in every page before
 // the page's own scripts (as a browser wallet's injected provider does).
 func newBrowser(t *testing.T, path, script string) browser {
+	return newBrowserFor(t, path, script, 90*time.Second)
+}
+
+// newBrowserFor is newBrowser for a test that drives the browser for up
+// to timeout.
+func newBrowserFor(t *testing.T, path, script string, timeout time.Duration) browser {
 	dir := os.Getenv("SCREENSHOT_DIR")
 	if dir == "" {
 		dir = filepath.Join("testdata", "screenshots")
@@ -46,7 +52,7 @@ func newBrowser(t *testing.T, path, script string) browser {
 	t.Cleanup(cancelAlloc)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(cancelTimeout)
 	b := browser{ctx: ctx}
 	b.run = func(a chromedp.Action[chromedp.Void]) {

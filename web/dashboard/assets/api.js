@@ -1,0 +1,90 @@
+// The dashboard's only way to the server: the public /api/v1 routes, on
+// the session cookie, in the environment the page shows.
+
+export class APIError extends Error {
+  constructor(status, envelope) {
+    super((envelope && envelope.message) || `HTTP ${status}`);
+    this.status = status;
+    this.code = envelope && envelope.error ? envelope.error.code : "";
+    this.details = (envelope && envelope.error && envelope.error.details) || [];
+  }
+}
+
+let environment = "sandbox";
+let signedOut = () => {};
+
+export function setEnvironment(env) { environment = env; }
+export function onSignedOut(fn) { signedOut = fn; }
+
+function headers(extra) {
+  return Object.assign({ Accept: "application/json", "Paymentsd-Environment": environment }, extra);
+}
+
+async function request(method, path, body, opts = {}) {
+  let res;
+  try {
+    res = await fetch("/api/v1" + path, {
+      method, credentials: "same-origin",
+      headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new APIError(0, { message: "The server could not be reached; check the connection and try again." });
+  }
+  let env;
+  try {
+    env = await res.json();
+  } catch {
+    throw new APIError(res.status, { message: `Unexpected answer from the server (HTTP ${res.status}).` });
+  }
+  if (!env.success) {
+    if (res.status === 401 && !opts.quiet) signedOut();
+    throw new APIError(res.status, env);
+  }
+  return env;
+}
+
+// get returns a route's data.
+export async function get(path, opts) { return (await request("GET", path, undefined, opts)).data; }
+
+// list returns a page: its items and pagination.
+export async function list(path, opts) {
+  const env = await request("GET", path, undefined, opts);
+  return { items: env.data, pagination: env.meta.pagination, nextCursor: env.meta.nextCursor };
+}
+
+export async function post(path, body, opts) { return (await request("POST", path, body === undefined ? {} : body, opts)).data; }
+// send posts and returns the whole envelope, for its message.
+export async function send(path, body) { return request("POST", path, body === undefined ? {} : body); }
+export async function patch(path, body) { return (await request("PATCH", path, body)).data; }
+export async function del(path) { return (await request("DELETE", path)).data; }
+
+// download saves a list route's CSV export (Accept: text/csv) as a file.
+export async function download(path, fallbackName) {
+  const res = await fetch("/api/v1" + path, { credentials: "same-origin", headers: headers({ Accept: "text/csv" }) });
+  if (!res.ok) {
+    let env = null;
+    try { env = await res.json(); } catch { /* not an envelope */ }
+    throw new APIError(res.status, env);
+  }
+  const name = (/filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") || "") || [])[1] || fallbackName;
+  const url = URL.createObjectURL(await res.blob());
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+  return name;
+}
+
+// query builds a query string from the set values of an object.
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== "") q.set(k, v);
+  }
+  const s = q.toString();
+  return s ? "?" + s : "";
+}

@@ -1,0 +1,186 @@
+// The project's settings, members, API keys, deposit keys, deposit
+// addresses and audit log, and creating a project.
+import * as api from "../api.js";
+import { h, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, mono, secret, titleCase, dialog } from "../ui.js";
+import { state, href, go, isOwner, reloadMe } from "../app.js";
+
+const project = () => `/projects/${state.project.id}`;
+const ownersOnly = () => h("p", { class: "muted" }, "Only the project's owners change this.");
+
+export async function create(main) {
+  const name = input({ required: true, maxlength: "200", placeholder: "My shop" });
+  main.append(h("h1", {}, state.me.projects.length ? "New project" : "Create your first project"),
+    h("p", { class: "muted" }, "A project holds payment plans, checkout sessions, keys and webhooks, in a sandbox and a live environment."),
+    form({ class: "narrow" }, [field("Name", name, { name: "name" }), h("button", { type: "submit", class: "primary" }, "Create project")], async () => {
+      const p = await api.post("/projects", { name: name.value.trim() });
+      await reloadMe();
+      toast("Project created");
+      go(`/dashboard/projects/${p.id}/sandbox/`);
+    }));
+}
+
+export async function apiKeys(main) {
+  const keys = await api.get(`${project()}/api-keys`);
+  const mine = keys.filter((k) => k.environment === state.env);
+  const create = h("button", { type: "button", class: "primary", id: "create-key" }, `Create ${state.env} key`);
+  create.addEventListener("click", async () => {
+    const r = await api.post(`${project()}/api-keys`);
+    await secret("New API key", r.secret, "Your server sends it as “Authorization: Bearer …”. Copy it now: it is shown this once.");
+    go(location.pathname, { replace: true });
+  });
+  main.append(h("div", { class: "page-head" }, h("h1", {}, "API keys"), isOwner() ? create : null),
+    h("p", { class: "muted" }, `Keys of the ${state.env} environment. A key acts for the whole project in its environment: keep it on your server.`),
+    table([
+      { label: "Key", cell: (k) => h("code", {}, k.hint) },
+      { label: "Created", cell: (k) => time(k.createdAt) },
+      { label: "Last used", cell: (k) => time(k.lastUsedAt) },
+      { label: "Ends", cell: (k) => k.expiresAt ? [time(k.expiresAt), new Date(k.expiresAt) <= new Date() ? badge("expired") : null] : "Never" },
+      { label: "", class: "actions-cell", cell: (k) => isOwner() && (!k.expiresAt || new Date(k.expiresAt) > new Date()) ? [
+        h("button", { type: "button", class: "small", onclick: () => roll(k) }, "Roll"),
+        h("button", { type: "button", class: "small danger", "data-revoke": k.hint, onclick: async () => {
+          if (!(await confirm("Revoke key", `${k.hint} stops working now, for every call.`, "Revoke", true))) return;
+          await api.post(`${project()}/api-keys/${k.id}/revoke`);
+          toast("Key revoked");
+          go(location.pathname, { replace: true });
+        } }, "Revoke")] : null },
+    ], mine, { empty: `No ${state.env} key yet.`, caption: "API keys" }),
+    isOwner() ? null : ownersOnly());
+}
+
+async function roll(k) {
+  const grace = await dialog("Roll key", (close) => {
+    const g = select([["0", "Now"], ["3600", "In 1 hour"], ["86400", "In 24 hours"], ["604800", "In 7 days"]], "86400");
+    return form({}, [h("p", {}, "A new key replaces it; the old one keeps working for a while, so that you can deploy the new one."),
+      field("The old key stops", g),
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Roll"), h("button", { type: "button", onclick: () => close() }, "Cancel"))],
+    async () => close(Number(g.value)));
+  });
+  if (grace === undefined) return;
+  const r = await api.post(`${project()}/api-keys/${k.id}/roll`, { gracePeriodSeconds: grace });
+  await secret("New API key", r.secret);
+  go(location.pathname, { replace: true });
+}
+
+export async function members(main) {
+  const list = await api.get(`${project()}/members`);
+  const roles = [["owner", "Owner: everything, keys, members and settings"], ["developer", "Developer: plans, sessions, webhooks"], ["viewer", "Viewer: reads only"]];
+  main.append(h("h1", {}, "Members"),
+    table([
+      { label: "Email", cell: (m) => [m.email, m.userId === state.me.user.id ? h("span", { class: "badge info" }, "You") : null] },
+      { label: "Role", cell: (m) => {
+        if (!isOwner()) return titleCase(m.role);
+        const s = select(roles.map(([v]) => [v, titleCase(v)]), m.role, { "aria-label": `Role of ${m.email}` });
+        s.addEventListener("change", async () => {
+          try {
+            await api.patch(`${project()}/members/${m.userId}`, { role: s.value });
+            toast("Role changed");
+          } catch (err) {
+            toast(err.message, "bad");
+            s.value = m.role;
+          }
+        });
+        return s;
+      } },
+      { label: "Since", cell: (m) => time(m.createdAt) },
+      { label: "", class: "actions-cell", cell: (m) => isOwner() ? h("button", { type: "button", class: "small danger", onclick: async () => {
+        if (!(await confirm("Remove member", `${m.email} loses access to this project.`, "Remove", true))) return;
+        try {
+          await api.del(`${project()}/members/${m.userId}`);
+          toast("Member removed");
+        } catch (err) { toast(err.message, "bad"); }
+        go(location.pathname, { replace: true });
+      } }, "Remove") : null },
+    ], list, { caption: "Members" }));
+  if (!isOwner()) return main.append(ownersOnly());
+  const email = input({ type: "email", autocomplete: "off" });
+  const role = select(roles, "developer");
+  main.append(section("Invite someone", form({ class: "inline" }, [field("Email", email, { name: "email" }), field("Role", role, { name: "role" }),
+    h("button", { type: "submit", class: "primary" }, "Invite")], async () => {
+    const r = await api.post(`${project()}/invitations`, { email: email.value.trim(), role: role.value });
+    const link = `${location.origin}/dashboard/invitation#token=${encodeURIComponent(r.token)}`;
+    await secret("Invitation link", link, `Send this link to ${r.invitation.email}; it is shown this once and works until ${new Date(r.invitation.expiresAt).toLocaleString()}.`);
+    email.value = "";
+  })));
+}
+
+// seconds reads a Go duration ("1h30m0s") as seconds.
+function seconds(d) {
+  let s = 0;
+  for (const [, n, u] of String(d).matchAll(/([\d.]+)(h|ms|m|s)/g)) s += Number(n) * { h: 3600, m: 60, s: 1, ms: 0.001 }[u];
+  return Math.round(s);
+}
+
+export async function settings(main) {
+  const p = await api.get(project());
+  main.append(h("h1", {}, "Settings"));
+  const name = input({ value: p.name, maxlength: "200" });
+  const completeOn = select([["confirmed", "Confirmed: the first block that includes it (fast)"], ["finalized", "Finalized: past the network's finality (safest)"]], p.completeOn);
+  const tolerance = input({ inputmode: "decimal", value: p.underpaymentTolerancePercent });
+  const late = input({ type: "number", min: "0", value: String(seconds(p.latePaymentWindow)) });
+  const lifetime = input({ type: "number", min: "60", value: p.sessionLifetimeSeconds ? String(p.sessionLifetimeSeconds) : "", placeholder: "deployment default" });
+  const owner = isOwner();
+  for (const c of [name, completeOn, tolerance, late, lifetime]) c.disabled = !owner;
+  main.append(section("Project", form({ class: "narrow" }, [
+    field("Name", name, { name: "name" }),
+    field("A session completes when its payment is", completeOn, { name: "completeOn" }),
+    field("Underpayment tolerance (%)", tolerance, { name: "underpaymentTolerancePercent", hint: "A session paid within this much of its amount completes as paid." }),
+    field("Late payment window (seconds)", late, { name: "latePaymentWindowSeconds", hint: "How long after expiry a payment to the session still counts." }),
+    field("Session lifetime (seconds)", lifetime, { name: "sessionLifetimeSeconds", hint: "How long a checkout session stays open; empty for the deployment's default." }),
+    owner ? h("button", { type: "submit", class: "primary" }, "Save settings") : ownersOnly(),
+  ], async () => {
+    const body = { name: name.value.trim(), completeOn: completeOn.value, underpaymentTolerancePercent: tolerance.value.trim(),
+      latePaymentWindowSeconds: Number(late.value) };
+    if (lifetime.value) body.sessionLifetimeSeconds = Number(lifetime.value);
+    await api.patch(project(), body);
+    await reloadMe();
+    toast("Settings saved");
+    go(location.pathname, { replace: true });
+  })));
+  const xpub = input({ autocomplete: "off", spellcheck: "false", placeholder: "xpub…" });
+  xpub.disabled = !owner;
+  main.append(section(`Deposit key (${state.env})`,
+    h("p", { class: "muted" }, "Checkout sessions get their deposit addresses from this extended public key (…/0/i). Its private key stays with you: ",
+      h("code", {}, "paymentsd sweep"), " moves the funds out with it (docs/operations.md)."),
+    p.depositKeys ? dl([["Current key", mono(p.depositKeys[state.env], "deposit key")]]) : null,
+    owner ? form({ class: "narrow" }, [field("Extended public key", xpub, { name: "xpub", hint: "Setting a new key affects new sessions only." }),
+      h("button", { type: "submit", class: "primary" }, "Set deposit key")], async () => {
+      await api.post(`${project()}/deposit-key`, { xpub: xpub.value.trim() });
+      toast(`Deposit key set for ${state.env}`);
+      go(location.pathname, { replace: true });
+    }) : ownersOnly()));
+}
+
+export async function depositAddresses(main) {
+  const params = new URLSearchParams(location.search);
+  const page = Number(params.get("page")) || 1;
+  const funded = params.get("funded") === "true";
+  const res = await api.list(`${project()}/deposit-addresses` + api.query({ page, limit: 50, funded: funded ? "true" : "" }));
+  const toggle = h("input", { type: "checkbox", checked: funded });
+  toggle.addEventListener("change", () => go(href("deposit-addresses") + api.query({ funded: toggle.checked ? "true" : "" })));
+  main.append(h("h1", {}, "Deposit addresses"),
+    h("p", { class: "muted" }, "One address per checkout session, derived from the deposit key. ", h("code", {}, "paymentsd sweep"), " collects the funded ones."),
+    h("label", { class: "check" }, toggle, "Funded only"),
+    table([
+      { label: "Index", cell: (a) => String(a.index) },
+      { label: "Address", cell: (a) => mono(a.address, "address") },
+      { label: "Session", cell: (a) => a.checkoutSessionId ? [h("a", { href: href(`sessions/${a.checkoutSessionId}`) }, h("code", { class: "short" }, a.checkoutSessionId)), " ", a.sessionStatus ? badge(a.sessionStatus) : null] : "—" },
+      { label: "Received", cell: (a) => a.received && a.received.length ? a.received.map((r) => h("div", {}, `${r.amountBaseUnits} base units of ${r.assetDefinitionId}`)) : "—" },
+      { label: "Created", cell: (a) => time(a.createdAt) },
+    ], res.items, { empty: "No deposit address yet.", caption: "Deposit addresses" }),
+    pager(res.pagination, (n) => go(href("deposit-addresses") + api.query({ page: n, funded: funded ? "true" : "" }))));
+}
+
+export async function auditLog(main) {
+  const page = Number(new URLSearchParams(location.search).get("page")) || 1;
+  const res = await api.list(`${project()}/audit-log` + api.query({ page, limit: 25 }));
+  main.append(h("h1", {}, "Audit log"),
+    h("p", { class: "muted" }, "Every management change in this environment: who, from where, what."),
+    table([
+      { label: "Time", cell: (e) => time(e.occurredAt) },
+      { label: "Action", cell: (e) => h("code", {}, e.action) },
+      { label: "Target", cell: (e) => `${e.target.type} ${e.target.id}` },
+      { label: "By", cell: (e) => [`${titleCase(e.actor.type)} ${e.actor.id}`, e.actor.ip ? h("div", { class: "muted small" }, e.actor.ip) : null] },
+    ], res.items, { empty: "Nothing recorded yet.", caption: "Audit log" }),
+    pager(res.pagination, (n) => go(href("audit-log") + api.query({ page: n }))));
+}
+
