@@ -134,6 +134,8 @@ func runDev(ctx context.Context, args []string) error {
 	fmt.Printf(`
 paymentsd dev is ready (%.1fs)
 
+  Dashboard:     %s/dashboard/
+                 sign in as %s, password %s
   API:           %s/api/v1
   Connect:       %s/paymentsd.v1.PaymentsService/
   Temporal UI:   %s
@@ -172,7 +174,7 @@ Sweep the paid sessions' funds to dev account 1 (prints the plan; add --execute 
     --to %s --key-file %s --relayer-key-file %s
 
 Press Ctrl-C to stop; data stays in %s.
-`, time.Since(started).Seconds(), base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),
+`, time.Since(started).Seconds(), base, state.UserEmail, state.UserPassword, base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
 		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
 		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey,

@@ -5,6 +5,7 @@ package smoke
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -91,7 +92,9 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	curl := regexp.MustCompile(`curl -s -X POST (\S+/api/v1/checkout/sessions) .* -d '(\{"paymentPlanId":"plan_[a-z0-9]+"\})'`)
 	pgLine := regexp.MustCompile(`^\s+Postgres:\s+(\S+)$`)
 	temporalLine := regexp.MustCompile(`^\s+Temporal data:\s+(\w+)`)
-	var url, body, databaseURL, temporalData string
+	dashLine := regexp.MustCompile(`^\s+Dashboard:\s+(\S+)$`)
+	loginLine := regexp.MustCompile(`^\s+sign in as (\S+), password (\S+)$`)
+	var url, body, databaseURL, temporalData, dashboard, email, password string
 	ready := false
 	deadline := time.After(10 * time.Minute) // a cold build of the dev binary is slow on 2 cores
 	for url == "" {
@@ -106,6 +109,12 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 			}
 			if m := temporalLine.FindStringSubmatch(l); ready && m != nil {
 				temporalData = m[1]
+			}
+			if m := dashLine.FindStringSubmatch(l); ready && m != nil {
+				dashboard = m[1]
+			}
+			if m := loginLine.FindStringSubmatch(l); ready && m != nil {
+				email, password = m[1], m[2]
 			}
 			if m := curl.FindStringSubmatch(l); ready && m != nil {
 				url, body = m[1], m[2]
@@ -134,6 +143,20 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	}
 	if res.StatusCode != http.StatusCreated || json.Unmarshal(reply, &session) != nil || session.Data.Token == "" {
 		t.Fatalf("the printed curl: %d %s", res.StatusCode, reply)
+	}
+
+	// The printed dashboard serves its page, and the printed login signs
+	// in.
+	if res, err := http.Get(dashboard); err != nil || res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("the printed dashboard %q: %v %v", dashboard, res, err)
+	} else {
+		res.Body.Close()
+	}
+	login, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	if res, err := http.Post(strings.TrimSuffix(dashboard, "/dashboard/")+"/api/v1/auth/login", "application/json", bytes.NewReader(login)); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the printed dev login (%s): %v %v", email, res, err)
+	} else {
+		res.Body.Close()
 	}
 
 	// The admin commands: with the printed database URL pasted as it is,
