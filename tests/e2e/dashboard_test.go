@@ -426,7 +426,7 @@ func TestDashboardPasskeySignIn(t *testing.T) {
 	d.fill("Email", owner.email)
 	d.fill("Password", owner.password)
 	d.click("Sign in")
-	d.waitText("h1", "Overview", 10*time.Second)
+	d.waitText("header.top", owner.email, 10*time.Second)
 
 	d.open("/dashboard/account")
 	d.click("Add a passkey")
@@ -442,7 +442,7 @@ func TestDashboardPasskeySignIn(t *testing.T) {
 		t.Fatalf("after signing out, /auth/me = %s", r)
 	}
 	d.click("Sign in with a passkey")
-	d.waitText("h1", "Overview", 10*time.Second)
+	d.waitText("header.top", owner.email, 10*time.Second)
 	if !strings.Contains(d.text("header.top"), owner.email) {
 		t.Fatalf("signed in with the passkey as %q", d.text("header.top"))
 	}

@@ -92,7 +92,7 @@ async function sessionsCard(el) {
   const list = await api.get("/auth/sessions");
   clear(el, h("h2", {}, "Signed-in sessions"),
     table([
-      { label: "Device", cell: (s) => [s.userAgent || "Unknown", s.current ? h("span", { class: "badge info" }, "This session") : null] },
+      { label: "Device", cell: (s) => [s.userAgent || "Unknown", " ", s.current ? h("span", { class: "badge info" }, "This session") : null] },
       { label: "IP", cell: (s) => s.ip || "—" },
       { label: "Last seen", cell: (s) => time(s.lastSeenAt) },
       { label: "Expires", cell: (s) => time(s.expiresAt) },
