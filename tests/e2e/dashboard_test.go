@@ -135,6 +135,28 @@ func (d *dashboard) eval(js string) string {
 	return out
 }
 
+// clickIn clicks the button or link whose text is text inside scope (a
+// dialog, say).
+func (d *dashboard) clickIn(scope, text string) {
+	d.t.Helper()
+	d.waitVisible(scope, 5*time.Second)
+	q := fmt.Sprintf(`(() => { const el = [...document.querySelectorAll(%q)].find((e) => e.textContent.trim() === %q);
+		if (!el) return 'missing'; el.click(); return 'ok'; })()`, scope+" button, "+scope+" a", text)
+	if r := d.eval(q); r != "ok" {
+		d.t.Fatalf("no %q in %s on %s", text, scope, d.location())
+	}
+}
+
+// signIn signs an account in through the sign-in page.
+func (d *dashboard) signIn(a account) {
+	d.t.Helper()
+	d.open("/dashboard/login")
+	d.fill("Email", a.email)
+	d.fill("Password", a.password)
+	d.click("Sign in")
+	d.waitText("header.top", a.email, 10*time.Second)
+}
+
 // click clicks the visible button or link whose text is text.
 func (d *dashboard) click(text string) {
 	d.t.Helper()
@@ -460,4 +482,77 @@ func exceptionText(o *runtime.RemoteObject) string {
 		return ""
 	}
 	return o.Description
+}
+
+// The exceptions of issue-level money handling, resolved in the dashboard:
+// an underpaid session accepted as paid, an unexpected transfer (paid to
+// a session that had ended) assigned to a new session, each then shown
+// completed; and an endpoint disabled by its receiver (410 Gone) shows
+// why, with its webhook_endpoint.disabled event.
+func TestDashboardResolvesExceptions(t *testing.T) {
+	d := newDashboard(t)
+	owner := signup(t, d.base)
+	made := owner.call(t, d.base, http.MethodPost, "/api/v1/projects", map[string]any{"name": "Exceptions shop"})
+	mustStatus(t, made, http.StatusCreated)
+	projectID := str(made.data()["id"])
+	_, xpub := walletOf(t, projectID, false)
+	mustStatus(t, owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": xpub}), http.StatusOK)
+	key := owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil)
+	mustStatus(t, key, http.StatusCreated)
+	keys := projectKeys{projectID, str(key.data()["secret"])}
+	page := func(p string) string { return "/dashboard/projects/" + projectID + "/sandbox/" + p }
+
+	// Underpaid by 2 of 6 USDC: accepted as paid.
+	under := openSession(t, d.base, keys, "6", "usdc-devnet")
+	payToken(t, 7, str(under["depositAddress"]), units("4000000"))
+	waitSession(t, d.base, str(under["token"]), "underpaid", func(s map[string]any) bool { return s["exception"] == "underpaid" })
+	d.signIn(owner)
+	d.open(page("sessions/" + str(under["id"])))
+	d.waitText("main", "Exception: Underpaid", 10*time.Second)
+	d.screens("session-underpaid")
+	d.run(chromedp.Click("#resolve"))
+	d.clickIn("dialog", "Accept as paid")
+	d.waitText("#session-status", "Completed", 30*time.Second)
+	d.waitText("main", "Underpayment accepted", 10*time.Second)
+	if s := get(t, d.base, "/api/v1/projects/"+projectID+"/checkout-sessions/"+str(under["id"]), keys.key).data(); s["resolution"] != "underpayment_accepted" {
+		t.Fatalf("the session after accepting it = %v", s)
+	}
+
+	// A transfer to a session that had ended, assigned to a new one.
+	short, _ := newAPI(t, apiOptions{lifetime: 2 * time.Second})
+	shortLateWindow(t, projectID)
+	ended := openSession(t, short.URL, keys, "5", "usdc-devnet")
+	waitWorkflowEnded(t, str(ended["id"]))
+	tx := waitTx(t, d.base, keys, payToken(t, 7, str(ended["depositAddress"]), units("5000000")), "finalized")
+	if tx["unexpected"] != true {
+		t.Fatalf("the transfer to the ended session = %v", tx)
+	}
+	fresh := openSession(t, d.base, keys, "5", "usdc-devnet")
+	d.open(page("transactions/" + str(tx["id"])))
+	d.waitText("main", "Unexpected transfer", 10*time.Second)
+	d.screens("transaction-unexpected")
+	d.fill("Checkout session ID", str(fresh["id"]))
+	d.click("Assign")
+	d.waitText("main", "Assigned to", 10*time.Second)
+	waitSession(t, d.base, str(fresh["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	d.open(page("sessions/" + str(fresh["id"])))
+	d.waitText("#session-status", "Completed", 10*time.Second)
+
+	// An endpoint that answers 410 Gone is disabled, and says so.
+	gone := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) }))
+	hook := post(t, d.base, "/api/v1/projects/"+projectID+"/webhooks", keys.key, map[string]any{"url": gone + "/hooks", "enabledEvents": []string{"*"}})
+	mustStatus(t, hook, http.StatusCreated)
+	d.open(page("webhooks/" + str(hook.data()["id"])))
+	d.click("Send a test event")
+	deadline := time.Now().Add(30 * time.Second)
+	for get(t, d.base, "/api/v1/projects/"+projectID+"/webhooks/"+str(hook.data()["id"]), keys.key).data()["status"] != "disabled" {
+		if time.Now().After(deadline) {
+			t.Fatal("the endpoint answering 410 was not disabled")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	d.open(page("webhooks/" + str(hook.data()["id"])))
+	d.waitText("#disabled-notice", "webhook_endpoint.disabled", 10*time.Second)
+	d.waitText("#disabled-notice", "410", time.Second)
+	d.screens("webhook-disabled")
 }
