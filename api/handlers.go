@@ -140,7 +140,7 @@ func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session canceled", s.sessionView(v))
+	ok(w, r, http.StatusOK, "Checkout session canceled", s.sessionJSON(v))
 	return nil
 }
 
@@ -154,7 +154,7 @@ func (s *Server) resolveSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session's exception resolved", s.sessionView(v))
+	ok(w, r, http.StatusOK, "Checkout session's exception resolved", s.sessionJSON(v))
 	return nil
 }
 
@@ -168,20 +168,23 @@ func (s *Server) assignTransaction(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Transaction assigned", views.TransactionOf(t))
+	ok(w, r, http.StatusOK, "Transaction assigned", s.txJSON(t))
 	return nil
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), txStatuses)
+	q, err := payment.ParseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
 	if err != nil {
 		return err
+	}
+	if wantsCSV(r) {
+		return s.exportTransactions(w, r, q)
 	}
 	page, err := s.svc.ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Transactions retrieved", mapSlice(page.Items, views.TransactionOf), q, page.Total)
+	okList(w, r, "Transactions retrieved", mapSlice(page.Items, s.txJSON), q, page.Total)
 	return nil
 }
 
@@ -190,7 +193,7 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Transaction retrieved", views.TransactionOf(t))
+	ok(w, r, http.StatusOK, "Transaction retrieved", s.txJSON(t))
 	return nil
 }
 
@@ -204,7 +207,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Checkout session created", s.sessionView(v))
+	ok(w, r, http.StatusCreated, "Checkout session created", s.sessionJSON(v))
 	return nil
 }
 
@@ -237,15 +240,18 @@ func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), sessionStatuses)
+	q, err := payment.ParseSessionQuery(r.URL.Query(), sessionStatuses)
 	if err != nil {
 		return err
+	}
+	if wantsCSV(r) {
+		return s.exportSessions(w, r, q)
 	}
 	page, err := s.svc.ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Checkout sessions retrieved", mapSlice(page.Items, s.sessionView), q, page.Total)
+	okList(w, r, "Checkout sessions retrieved", mapSlice(page.Items, s.sessionJSON), q, page.Total)
 	return nil
 }
 
@@ -314,7 +320,7 @@ func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionView(v))
+	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionJSON(v))
 	return nil
 }
 

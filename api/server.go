@@ -237,6 +237,7 @@ func (s *Server) routes() {
 	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
 	s.route("/api/v1/projects/{projectId}/deposit-addresses", get(s.listDepositAddresses))
 	s.route("/api/v1/projects/{projectId}/audit-log", get(s.listAudit))
+	s.route("/api/v1/projects/{projectId}/overview", get(s.overview))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelSession)}})
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.resolveSession}})

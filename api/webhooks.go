@@ -27,6 +27,7 @@ func (s *Server) webhookRoutes() {
 	s.route(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", map[string]endpoint{http.MethodPost: {Standard, apiKey, action(s.redeliver)}})
 	s.route("/api/v1/projects/{projectId}/events", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEvents}})
 	s.route("/api/v1/projects/{projectId}/events/{eventId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getEvent}})
+	s.route("/api/v1/projects/{projectId}/events/{eventId}/deliveries", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEventDeliveries}})
 }
 
 func webhookView(e service.Endpoint) views.Webhook {
@@ -184,6 +185,20 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, err := s.svc.ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Deliveries retrieved", mapSlice(page.Items, viewDelivery), q, page.Total)
+	return nil
+}
+
+// listEventDeliveries lists an event's deliveries to every endpoint.
+func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) error {
+	q, err := payment.ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
+	if err != nil {
+		return err
+	}
+	page, err := s.svc.ListEventDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"), q)
 	if err != nil {
 		return err
 	}

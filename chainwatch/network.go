@@ -3,6 +3,7 @@ package chainwatch
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -33,6 +34,41 @@ type Network struct {
 	// the callTracer. Without it only a transaction's own value is seen,
 	// and the hosted page asks for the native coin from a wallet account.
 	TraceInternalTransfers bool `json:"traceInternalTransfers,omitempty"`
+	// ExplorerURL is a block explorer's base address (https://etherscan.io):
+	// a transaction's page is ExplorerURL/tx/<hash>. It defaults per
+	// chain (KnownExplorers); "none" turns the link off.
+	ExplorerURL string `json:"explorerUrl,omitempty"`
+}
+
+// KnownExplorers are the block explorers of the chains the engine knows,
+// by chain ID.
+var KnownExplorers = map[int64]string{
+	1:        "https://etherscan.io",
+	11155111: "https://sepolia.etherscan.io",
+	17000:    "https://holesky.etherscan.io",
+	8453:     "https://basescan.org",
+	84532:    "https://sepolia.basescan.org",
+	10:       "https://optimistic.etherscan.io",
+	11155420: "https://sepolia-optimism.etherscan.io",
+	42161:    "https://arbiscan.io",
+	421614:   "https://sepolia.arbiscan.io",
+	137:      "https://polygonscan.com",
+	80002:    "https://amoy.polygonscan.com",
+	56:       "https://bscscan.com",
+	43114:    "https://snowtrace.io",
+}
+
+// TxURL is a transaction's page on the network's block explorer, "" when
+// it has none.
+func (n Network) TxURL(hash string) string {
+	base := n.ExplorerURL
+	if base == "" {
+		base = KnownExplorers[n.ChainID]
+	}
+	if base == "" || base == "none" {
+		return ""
+	}
+	return strings.TrimRight(base, "/") + "/tx/" + hash
 }
 
 // Duration is a time.Duration written as "2s" in JSON.
@@ -130,6 +166,8 @@ func (n Network) Check() error {
 		return fmt.Errorf("network %q: at least one rpcUrl is required", n.Key)
 	case n.Confirmations < 0:
 		return fmt.Errorf("network %q: confirmations must not be negative", n.Key)
+	case n.ExplorerURL != "" && n.ExplorerURL != "none" && !strings.HasPrefix(n.ExplorerURL, "https://") && !strings.HasPrefix(n.ExplorerURL, "http://"):
+		return fmt.Errorf("network %q: explorerUrl must be an http(s) address or none", n.Key)
 	}
 	return nil
 }

@@ -76,8 +76,15 @@ type FeedQuery struct {
 // page of the feed (FeedQuery, feed true). Page numbers do not mix with
 // the feed: its pages follow one another by cursor.
 func ParseEventsQuery(v url.Values, types []string) (q FeedQuery, feed bool, err error) {
-	list, probs := parseListQuery(v, "type", types, []string{"since", "after"})
+	list, probs := parseListQuery(v, "type", types, []string{"since", "after", "objectId"})
 	q.ListQuery = list
+	if s, ok := v["objectId"]; ok {
+		if s[0] == "" || len(s[0]) > 64 {
+			probs.Add("objectId", "must be the ID of a session, transaction, plan or webhook endpoint")
+		} else {
+			q.ObjectID = s[0]
+		}
+	}
 	if s, ok := v["since"]; ok {
 		feed = true
 		if t, _, ok := ParseISOTime(s[0]); ok {

@@ -23,6 +23,14 @@ type ListQuery struct {
 	From   *time.Time
 	To     *time.Time // exclusive upper bound
 	IsLive *bool
+	// Network keeps one network's transactions (transactions list).
+	Network string
+	// Flagged keeps what needs the merchant: sessions with an exception
+	// not resolved (exception=true), transfers unexpected and not assigned
+	// (unexpected=true).
+	Flagged bool
+	// ObjectID keeps one object's events (events list).
+	ObjectID string
 }
 
 // Offset is the number of rows before the page.
@@ -140,4 +148,44 @@ func parseListQuery(v url.Values, filter string, values, extra []string) (ListQu
 		}
 	}
 	return q, probs
+}
+
+// ParseTransactionQuery parses the transactions list's query string: the
+// list's parameters, network (one of networks) and unexpected=true.
+func ParseTransactionQuery(v url.Values, statuses, networks []string) (ListQuery, error) {
+	q, probs := parseListQuery(v, "status", statuses, []string{"network", "unexpected"})
+	if s, ok := v["network"]; ok {
+		if !slices.Contains(networks, s[0]) {
+			probs.Add("network", "must be one of "+strings.Join(networks, ", "))
+		} else {
+			q.Network = s[0]
+		}
+	}
+	q.Flagged = flag(v, "unexpected", &probs)
+	return q, probs.Err()
+}
+
+// ParseSessionQuery parses the sessions list's query string: the list's
+// parameters and exception=true.
+func ParseSessionQuery(v url.Values, statuses []string) (ListQuery, error) {
+	q, probs := parseListQuery(v, "status", statuses, []string{"exception"})
+	q.Flagged = flag(v, "exception", &probs)
+	return q, probs.Err()
+}
+
+// flag reads a boolean filter that only narrows: true, or false for no
+// filter.
+func flag(v url.Values, name string, probs *Problems) bool {
+	s, ok := v[name]
+	if !ok {
+		return false
+	}
+	switch s[0] {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	probs.Add(name, "must be true or false")
+	return false
 }

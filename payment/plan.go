@@ -128,6 +128,18 @@ func (c Catalog) HasNetwork(key string) bool {
 	return slices.ContainsFunc(c.Assets, func(a Asset) bool { return a.Network == key })
 }
 
+// Networks returns the keys of the networks the catalog's assets live on,
+// in catalog order.
+func (c Catalog) Networks() []string {
+	var out []string
+	for _, a := range c.Assets {
+		if !slices.Contains(out, a.Network) {
+			out = append(out, a.Network)
+		}
+	}
+	return out
+}
+
 // Environment returns the catalog's assets of one environment.
 func (c Catalog) Environment(isLive bool) []Asset {
 	var out []Asset

@@ -189,6 +189,18 @@ func (svc *Service) GetProject(ctx context.Context, p payment.Principal, id stri
 // Assets lists the deployment's asset definitions.
 func (svc *Service) Assets() []payment.Asset { return svc.catalog.Assets }
 
+// ExplorerTxURL is a transaction's page on its network's block explorer,
+// "" when the network has none.
+func (svc *Service) ExplorerTxURL(network, hash string) string {
+	if c, ok := svc.chains[network]; ok {
+		return c.Network.TxURL(hash)
+	}
+	return ""
+}
+
+// Catalog returns the deployment's asset catalog.
+func (svc *Service) Catalog() payment.Catalog { return svc.catalog }
+
 // CreatePlan validates and records a payment plan.
 func (svc *Service) CreatePlan(ctx context.Context, p payment.Principal, projectID string, in payment.PlanInput) (payment.Plan, error) {
 	if err := owns(p, projectID); err != nil {

@@ -233,6 +233,16 @@ func (svc *Service) ListDeliveries(ctx context.Context, p payment.Principal, pro
 	return Page[payment.Delivery]{items, total, q}, err
 }
 
+// ListEventDeliveries lists an event's deliveries to every endpoint of
+// the project, with their attempts.
+func (svc *Service) ListEventDeliveries(ctx context.Context, p payment.Principal, projectID, eventID string, q payment.ListQuery) (Page[payment.Delivery], error) {
+	if _, err := svc.GetEvent(ctx, p, projectID, eventID); err != nil {
+		return Page[payment.Delivery]{}, err
+	}
+	items, total, err := svc.store.ListEventDeliveries(ctx, p, eventID, q)
+	return Page[payment.Delivery]{items, total, q}, err
+}
+
 // RedeliveryWait bounds how long a redelivery waits for its attempt's
 // outcome (an attempt times out at 15 s) before it answers that the
 // attempt is under way.

@@ -67,6 +67,13 @@ func newFilterOn(prefix string, p payment.Principal, q payment.ListQuery, status
 			never: q.IsLive != nil && *q.IsLive != p.IsLive}
 		f.base = len(f.where)
 	}
+	// Filters past the base are counted, not read from list_counts.
+	if q.Network != "" {
+		f.add(prefix+"network = ?", q.Network)
+	}
+	if q.ObjectID != "" {
+		f.add(prefix+"object_id = ?", q.ObjectID)
+	}
 	return f
 }
 

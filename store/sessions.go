@@ -109,17 +109,24 @@ func (s *Store) GetSession(ctx context.Context, p payment.Principal, id string) 
 
 // ListSessions lists the principal's sessions, newest first.
 func (s *Store) ListSessions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Session, int, error) {
-	return list(ctx, s, "checkout_sessions", sessionColumns, newFilter(p, q, "status"), q, scanSession)
+	f := newFilter(p, q, "status")
+	if q.Flagged {
+		f.where = append(f.where, "exception <> ''")
+	}
+	return list(ctx, s, "checkout_sessions", sessionColumns, f, q, scanSession)
 }
 
-func scanSession(row pgx.Row) (payment.Session, error) {
+func scanSession(row pgx.Row) (payment.Session, error) { return scanSessionWith(row) }
+
+// scanSessionWith scans a session's columns and, after them, extra ones.
+func scanSessionWith(row pgx.Row, extra ...any) (payment.Session, error) {
 	var cs payment.Session
 	var amount, paid string
 	var metadata, options []byte
 	var lateUntil *time.Time
-	err := row.Scan(&cs.ID, &cs.TokenHash, &cs.ProjectID, &cs.PaymentPlanID, &cs.IsLive, &cs.Status, &cs.Email,
+	err := row.Scan(append([]any{&cs.ID, &cs.TokenHash, &cs.ProjectID, &cs.PaymentPlanID, &cs.IsLive, &cs.Status, &cs.Email,
 		&metadata, &amount, &paid, &cs.DepositAddress, &options, &cs.QuoteExpiresAt, &cs.ExpiresAt,
-		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex, &cs.Version, &cs.Resolution)
+		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex, &cs.Version, &cs.Resolution}, extra...)...)
 	if err != nil {
 		return cs, mapErr(err)
 	}

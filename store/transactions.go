@@ -43,7 +43,11 @@ func (s *Store) GetTransaction(ctx context.Context, p payment.Principal, id stri
 
 // ListTransactions lists the principal's transactions, newest first.
 func (s *Store) ListTransactions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Transaction, int, error) {
-	return list(ctx, s, "transactions", txColumns, newFilter(p, q, "status"), q, scanTx)
+	f := newFilter(p, q, "status")
+	if q.Flagged {
+		f.where = append(f.where, "unexpected AND assigned_session_id IS NULL")
+	}
+	return list(ctx, s, "transactions", txColumns, f, q, scanTx)
 }
 
 // SessionTransactions returns a session's transactions, oldest first (a

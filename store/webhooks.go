@@ -314,7 +314,16 @@ func (s *Store) GetDelivery(ctx context.Context, p payment.Principal, endpointID
 // newest first, under every filter of a list: status, from and to (on
 // createdAt), isLive.
 func (s *Store) ListDeliveries(ctx context.Context, p payment.Principal, endpointID string, q payment.ListQuery) ([]payment.Delivery, int, error) {
+	return s.listDeliveries(ctx, p, "d.endpoint_id = ?", endpointID, q)
+}
+
+// ListEventDeliveries lists an event's deliveries, to every endpoint.
+func (s *Store) ListEventDeliveries(ctx context.Context, p payment.Principal, eventID string, q payment.ListQuery) ([]payment.Delivery, int, error) {
+	return s.listDeliveries(ctx, p, "d.event_id = ?", eventID, q)
+}
+
+func (s *Store) listDeliveries(ctx context.Context, p payment.Principal, cond, arg string, q payment.ListQuery) ([]payment.Delivery, int, error) {
 	f := newFilterOn("d.", p, q, "d.status")
-	f.add("d.endpoint_id = ?", endpointID)
+	f.add(cond, arg)
 	return list(ctx, s, "webhook_deliveries d JOIN events e ON e.id = d.event_id", deliveryColumns, f, q, scanDelivery)
 }

@@ -160,7 +160,7 @@ func (d *dashboard) signIn(a account) {
 // click clicks the visible button or link whose text is text.
 func (d *dashboard) click(text string) {
 	d.t.Helper()
-	q := fmt.Sprintf(`(() => { const el = [...document.querySelectorAll('button, a')].find((e) => e.textContent.trim() === %q && e.offsetParent !== null);
+	q := fmt.Sprintf(`(() => { const el = [...document.querySelectorAll('button, a')].find((e) => e.textContent.trim() === %q && e.checkVisibility());
 		if (!el) return 'missing'; el.click(); return 'ok'; })()`, text)
 	if r := d.eval(q); r != "ok" {
 		d.shot("missing-" + strings.ReplaceAll(strings.ToLower(text), " ", "-"))
@@ -171,7 +171,7 @@ func (d *dashboard) click(text string) {
 // fill types into the input labelled label.
 func (d *dashboard) fill(label, value string) {
 	d.t.Helper()
-	id := d.eval(fmt.Sprintf(`(() => { const l = [...document.querySelectorAll('label')].find((e) => e.textContent.trim() === %q && e.offsetParent !== null);
+	id := d.eval(fmt.Sprintf(`(() => { const l = [...document.querySelectorAll('label')].find((e) => e.textContent.trim() === %q && e.checkVisibility());
 		return l ? l.htmlFor : ''; })()`, label))
 	if id == "" {
 		d.t.Fatalf("no field %q on %s", label, d.location())
@@ -187,7 +187,7 @@ func (d *dashboard) location() string {
 // waitVisible waits until the element is shown.
 func (d *dashboard) waitVisible(sel string, within time.Duration) {
 	d.t.Helper()
-	d.waitFor(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.offsetParent !== null; })()`, sel), sel+" shown", within)
+	d.waitFor(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.checkVisibility(); })()`, sel), sel+" shown", within)
 }
 
 func (d *dashboard) waitFor(js, what string, within time.Duration) {
@@ -326,7 +326,7 @@ func TestDashboardInARealBrowser(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/paymentsd").CombinedOutput(); err != nil {
 		t.Fatalf("build paymentsd: %v\n%s", err, out)
 	}
-	if out, err := exec.Command(bin, "dev", "pay", token, "--api", d.base, "--rpc", chain.URL, "--account", "6").CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "dev", "pay", token, "--api", d.base, "--rpc", chain.URL, "--account", "4").CombinedOutput(); err != nil {
 		t.Fatalf("paymentsd dev pay: %v\n%s", err, out)
 	}
 	d.waitText("#session-status", "Completed", 60*time.Second)
@@ -409,7 +409,7 @@ func TestDashboardInARealBrowser(t *testing.T) {
 	mustStatus(t, get(t, d.base, "/api/v1/projects/"+projectID, key), http.StatusOK)
 	d.screens("api-keys")
 	d.run(chromedp.Click(`button[data-revoke]`))
-	d.click("Revoke")
+	d.clickIn("dialog", "Revoke")
 	d.waitText("#toast", "Key revoked", 5*time.Second)
 	mustStatus(t, get(t, d.base, "/api/v1/projects/"+projectID, key), http.StatusUnauthorized)
 
@@ -504,7 +504,7 @@ func TestDashboardResolvesExceptions(t *testing.T) {
 
 	// Underpaid by 2 of 6 USDC: accepted as paid.
 	under := openSession(t, d.base, keys, "6", "usdc-devnet")
-	payToken(t, 7, str(under["depositAddress"]), units("4000000"))
+	payToken(t, 3, str(under["depositAddress"]), units("4000000"))
 	waitSession(t, d.base, str(under["token"]), "underpaid", func(s map[string]any) bool { return s["exception"] == "underpaid" })
 	d.signIn(owner)
 	d.open(page("sessions/" + str(under["id"])))
@@ -523,7 +523,7 @@ func TestDashboardResolvesExceptions(t *testing.T) {
 	shortLateWindow(t, projectID)
 	ended := openSession(t, short.URL, keys, "5", "usdc-devnet")
 	waitWorkflowEnded(t, str(ended["id"]))
-	tx := waitTx(t, d.base, keys, payToken(t, 7, str(ended["depositAddress"]), units("5000000")), "finalized")
+	tx := waitTx(t, d.base, keys, payToken(t, 3, str(ended["depositAddress"]), units("5000000")), "finalized")
 	if tx["unexpected"] != true {
 		t.Fatalf("the transfer to the ended session = %v", tx)
 	}

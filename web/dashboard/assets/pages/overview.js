@@ -17,10 +17,10 @@ export async function page(main) {
     ]);
     const attention = [];
     if (o.needsAttention.exceptions) {
-      attention.push(h("li", {}, h("a", { href: href("sessions?exception=1") }, `${o.needsAttention.exceptions} checkout session(s) with an exception to resolve`)));
+      attention.push(h("li", {}, h("a", { href: href("sessions?exception=true") }, `${o.needsAttention.exceptions} checkout session(s) with an exception to resolve`)));
     }
     if (o.needsAttention.unexpectedTransactions) {
-      attention.push(h("li", {}, h("a", { href: href("transactions?unexpected=1") }, `${o.needsAttention.unexpectedTransactions} unexpected transfer(s) to assign`)));
+      attention.push(h("li", {}, h("a", { href: href("transactions?unexpected=true") }, `${o.needsAttention.unexpectedTransactions} unexpected transfer(s) to assign`)));
     }
     clear(body,
       h("div", { class: "stats" },

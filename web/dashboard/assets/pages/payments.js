@@ -24,7 +24,7 @@ export function txColumns() {
 // table can be shared and reloaded; the CSV export takes the same ones.
 function filterBar(page, filters, values, exportName) {
   const controls = filters.map(([name, label, options]) => {
-    const c = options ? select([["", "All"], ...options.map((o) => [o, titleCase(o)])], values[name] || "", { name })
+    const c = options ? select([["", "All"], ...options.map((o) => (Array.isArray(o) ? o : [o, titleCase(o)]))], values[name] || "", { name })
       : input({ type: "date", name, value: values[name] || "" });
     return h("label", {}, label + " ", c);
   });
@@ -66,7 +66,7 @@ function readParams(filters) {
 }
 
 export async function sessions(main) {
-  const filters = [["status", "Status", sessionStatuses], ["from", "From"], ["to", "To"]];
+  const filters = [["status", "Status", sessionStatuses], ["exception", "Exception", [["true", "To resolve"]]], ["from", "From"], ["to", "To"]];
   const v = readParams(filters);
   const body = h("div", {});
   main.append(h("h1", {}, "Checkout sessions"), filterBar("sessions", filters, v, "checkout-sessions"), body);
@@ -90,7 +90,8 @@ export async function sessions(main) {
 export async function transactions(main) {
   const assets = await api.get("/assets");
   const networks = [...new Set(assets.filter((a) => a.isLive === (state.env === "live")).map((a) => a.network))];
-  const filters = [["status", "Status", txStatuses], ["network", "Network", networks], ["from", "From"], ["to", "To"]];
+  const filters = [["status", "Status", txStatuses], ["network", "Network", networks], ["unexpected", "Unexpected", [["true", "To assign"]]],
+    ["from", "From"], ["to", "To"]];
   const v = readParams(filters);
   const body = h("div", {});
   main.append(h("h1", {}, "Transactions"), filterBar("transactions", filters, v, "transactions"), body);

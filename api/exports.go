@@ -1,0 +1,151 @@
+package api
+
+import (
+	"encoding/csv"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// wantsCSV tells whether a list request asks for its CSV export
+// (Accept: text/csv).
+func wantsCSV(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/csv" {
+			return true
+		}
+	}
+	return false
+}
+
+// csvExport starts a CSV download of a list: not paginated (page and
+// limit are refused), every row the filters keep, written as the
+// database returns them.
+func csvExport(w http.ResponseWriter, r *http.Request, name string, header []string) (*csv.Writer, error) {
+	var probs payment.Problems
+	for _, k := range []string{"page", "limit"} {
+		if r.URL.Query().Has(k) {
+			probs.Add(k, "is not taken by CSV exports: they hold every row the filters keep")
+		}
+	}
+	if err := probs.Err(); err != nil {
+		return nil, err
+	}
+	env := "sandbox"
+	if principal(r).IsLive {
+		env = "live"
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s-%s.csv"`, name, env, time.Now().UTC().Format("2006-01-02")))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	cw := csv.NewWriter(w)
+	return cw, cw.Write(header)
+}
+
+// flushEvery sends the rows written so far every n rows, so that a long
+// export streams instead of filling a buffer.
+func flushEvery(w http.ResponseWriter, cw *csv.Writer, row *int) error {
+	*row++
+	if *row%500 != 0 {
+		return nil
+	}
+	cw.Flush()
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return cw.Error()
+}
+
+// endExport finishes a stream. A refusal before any row (the project is
+// not the caller's) is still an envelope; an error after the first bytes
+// cannot be one any more, so the download is cut short (and logged).
+func endExport(w http.ResponseWriter, r *http.Request, cw *csv.Writer, rows int, err error) error {
+	if rows == 0 && err != nil && payment.KindOf(err) != payment.KindInternal {
+		w.Header().Del("Content-Disposition")
+		return err
+	}
+	cw.Flush()
+	if err == nil {
+		err = cw.Error()
+	}
+	if err != nil {
+		slog.WarnContext(r.Context(), "CSV export cut short", "path", r.URL.Path, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// text guards a free-text value against spreadsheet formula injection
+// (OWASP): a value a spreadsheet would evaluate is prefixed with an
+// apostrophe.
+func text(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+func optTime(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return views.Time(*t)
+}
+
+var txColumns = []string{"id", "created_at", "confirmed_at", "finalized_at", "failed_at", "status", "network", "chain_id",
+	"asset", "asset_definition_id", "amount", "amount_base_units", "amount_usd", "tx_hash", "log_index", "from_address",
+	"to_address", "checkout_session_id", "payment_plan_id", "unexpected", "assigned_session_id", "workflow_id"}
+
+func (s *Server) exportTransactions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
+	cw, err := csvExport(w, r, "transactions", txColumns)
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = s.svc.ExportTransactions(r.Context(), principal(r), r.PathValue("projectId"), q, func(t payment.Transaction) error {
+		logIndex := ""
+		if t.LogIndex >= 0 {
+			logIndex = strconv.Itoa(t.LogIndex)
+		}
+		if err := cw.Write([]string{t.ID, views.Time(t.CreatedAt), optTime(t.ConfirmedAt), optTime(t.FinalizedAt), optTime(t.FailedAt),
+			string(t.Status), t.Network, strconv.FormatInt(t.ChainID, 10), text(t.Symbol), t.AssetDefinitionID, t.Amount,
+			t.AmountBaseUnits, payment.FormatUSD(t.AmountUSD), t.TxHash, logIndex, t.FromAddress, t.ToAddress, t.CheckoutSessionID,
+			t.PaymentPlanID, strconv.FormatBool(t.Unexpected), t.AssignedSessionID,
+			workflows.TransactionWorkflowID(t.ChainID, t.TxHash)}); err != nil {
+			return err
+		}
+		return flushEvery(w, cw, &n)
+	})
+	return endExport(w, r, cw, n, err)
+}
+
+var sessionColumns = []string{"id", "created_at", "expires_at", "completed_at", "status", "payment_plan_id", "amount_usd",
+	"amount_paid_usd", "paid", "exception", "resolution", "deposit_address", "email", "metadata", "workflow_id"}
+
+func (s *Server) exportSessions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
+	cw, err := csvExport(w, r, "checkout-sessions", sessionColumns)
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = s.svc.ExportSessions(r.Context(), principal(r), r.PathValue("projectId"), q, func(cs payment.Session, paid string) error {
+		if err := cw.Write([]string{cs.ID, views.Time(cs.CreatedAt), views.Time(cs.ExpiresAt), optTime(cs.CompletedAt),
+			string(cs.Status), cs.PaymentPlanID, payment.FormatUSD(cs.AmountUSD), payment.FormatUSD(cs.AmountPaidUSD), text(paid),
+			cs.Exception, string(cs.Resolution), cs.DepositAddress, text(cs.Email), text(string(cs.Metadata)),
+			workflows.CheckoutSessionWorkflowID(cs.ID)}); err != nil {
+			return err
+		}
+		return flushEvery(w, cw, &n)
+	})
+	return endExport(w, r, cw, n, err)
+}

@@ -1,0 +1,36 @@
+package api
+
+import (
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/views"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// sessionJSON is the REST API's session: the merchant's view and the ID
+// of the workflow that drives it (for the Temporal UI).
+type sessionJSON struct {
+	views.Session
+	WorkflowID string `json:"workflowId"`
+}
+
+func (s *Server) sessionJSON(v service.SessionView) sessionJSON {
+	return sessionJSON{s.sessionView(v), workflows.CheckoutSessionWorkflowID(v.Session.ID)}
+}
+
+// txJSON is the REST API's transaction: the record, the ID of its
+// workflow and its page on the network's block explorer (null where the
+// network has none).
+type txJSON struct {
+	views.Transaction
+	WorkflowID  string  `json:"workflowId"`
+	ExplorerURL *string `json:"explorerUrl"`
+}
+
+func (s *Server) txJSON(t payment.Transaction) txJSON {
+	v := txJSON{Transaction: views.TransactionOf(t), WorkflowID: workflows.TransactionWorkflowID(t.ChainID, t.TxHash)}
+	if u := s.svc.ExplorerTxURL(t.Network, t.TxHash); u != "" {
+		v.ExplorerURL = &u
+	}
+	return v
+}
