@@ -77,10 +77,10 @@ func (s *Store) EachSession(ctx context.Context, p payment.Principal, q payment.
 
 // Overview is what a project's overview shows of one environment.
 type Overview struct {
-	PaidTodayUSD, PaidMonthUSD decimal.Decimal
+	PaidTodayUSD, PaidMonthUSD   decimal.Decimal
 	PaymentsToday, PaymentsMonth int
-	SessionsByStatus           map[string]int
-	Exceptions, Unexpected     int
+	SessionsByStatus             map[string]int
+	Exceptions, Unexpected       int
 }
 
 // Overview sums the principal's payments since the starts of today and of
