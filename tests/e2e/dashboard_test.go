@@ -220,6 +220,9 @@ func (d *dashboard) screens(name string) {
 			const wide = [...document.querySelectorAll('main *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.table-wrap, pre, nav.side'));
 			return wide.slice(0, 3).map((e) => e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 40)).join(' | '); })()`)
 		d.shot("dashboard-" + name + "-" + w.name)
+		if junk := d.eval(`(document.querySelector('main').innerText.match(/\b(null|undefined|NaN)\b|\[object \w+\]/) || [''])[0]`); junk != "" {
+			d.t.Errorf("%s shows %q: a value the page did not render", name, junk)
+		}
 		if over != "" {
 			d.t.Errorf("%s at %s width: content wider than the screen: %s", name, w.name, over)
 		}

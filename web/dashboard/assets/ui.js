@@ -15,6 +15,13 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+// add appends children to el, skipping null, undefined and false (which
+// the DOM's own append would write out as text).
+export function add(el, ...children) {
+  append(el, children);
+  return el;
+}
+
 function append(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;

@@ -1,18 +1,18 @@
 // The signed-in user's account: password, passkeys and sessions.
 import * as api from "../api.js";
-import { h, clear, field, input, form, toast, table, time, confirm, section, dl, dialog } from "../ui.js";
+import { h, add, clear, field, input, form, toast, table, time, confirm, section, dl, dialog } from "../ui.js";
 import * as passkeys from "../webauthn.js";
 import { state, go, reloadMe } from "../app.js";
 
 export async function page(main) {
   const me = state.me;
-  main.append(h("h1", {}, "Your account"),
+  add(main, h("h1", {}, "Your account"),
     section("Profile", dl([["Email", me.user.email], ["Member since", time(me.user.createdAt)],
       ["Projects", me.projects.length ? me.projects.map((p) => h("a", { class: "chip", href: `/dashboard/projects/${p.id}/sandbox/` }, `${p.name} (${p.role})`)) : "None yet"]])));
   const pw = h("section", { class: "card" });
   const pk = h("section", { class: "card" });
   const ss = h("section", { class: "card" });
-  main.append(pw, pk, ss);
+  add(main, pw, pk, ss);
   passwordCard(pw);
   await Promise.all([passkeyCard(pk), sessionsCard(ss)]);
 }

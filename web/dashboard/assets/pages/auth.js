@@ -1,6 +1,6 @@
 // Signing in, signing up and accepting an invitation.
 import * as api from "../api.js";
-import { h, field, input, form, toast } from "../ui.js";
+import { h, add, field, input, form, toast } from "../ui.js";
 import * as passkeys from "../webauthn.js";
 import { go, reloadMe } from "../app.js";
 
@@ -10,7 +10,7 @@ function after(next) {
 }
 
 function card(main, title, ...children) {
-  main.append(h("div", { class: "auth-card" }, h("p", { class: "brand" }, "paymentsd"), h("h1", {}, title), children));
+  add(main, h("div", { class: "auth-card" }, h("p", { class: "brand" }, "paymentsd"), h("h1", {}, title), children));
 }
 
 export async function login(main, { next }) {
@@ -68,7 +68,7 @@ export async function signup(main, { next }) {
 export async function invitation(main) {
   const token = new URLSearchParams(location.hash.slice(1)).get("token") || "";
   const tokenInput = input({ name: "token", value: token, autocomplete: "off", required: true });
-  main.append(h("h1", {}, "Join a project"),
+  add(main, h("h1", {}, "Join a project"),
     h("p", {}, "You were invited to a project. Accept to see it in your dashboard, with the role the invitation gives."),
     form({ class: "narrow" }, [
       field("Invitation code", tokenInput, { name: "token", hint: "Filled in from the link you were sent." }),

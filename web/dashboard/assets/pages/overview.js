@@ -1,14 +1,14 @@
 // The project's overview: what was paid today and this month, sessions by
 // status, what needs attention and the latest payments.
 import * as api from "../api.js";
-import { h, clear, usd, table, badge } from "../ui.js";
+import { h, add, clear, usd, table, badge } from "../ui.js";
 import { state, href, every } from "../app.js";
 import { txColumns } from "./payments.js";
 
 export async function page(main) {
   const tz = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const body = h("div", {});
-  main.append(h("div", { class: "page-head" }, h("h1", {}, "Overview"),
+  add(main, h("div", { class: "page-head" }, h("h1", {}, "Overview"),
     h("a", { class: "button primary", href: href("plans/new") }, "New payment plan")), body);
   const draw = async () => {
     const [o, latest] = await Promise.all([

@@ -1,7 +1,7 @@
 // Checkout sessions and transactions: filterable tables, CSV exports and
 // detail pages that follow a payment live.
 import * as api from "../api.js";
-import { h, clear, usd, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, mono, amount, titleCase } from "../ui.js";
+import { h, add, clear, usd, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, mono, amount, titleCase } from "../ui.js";
 import { state, href, go, every, canWrite } from "../app.js";
 
 const project = () => `/projects/${state.project.id}`;
@@ -69,7 +69,7 @@ export async function sessions(main) {
   const filters = [["status", "Status", sessionStatuses], ["exception", "Exception", [["true", "To resolve"]]], ["from", "From"], ["to", "To"]];
   const v = readParams(filters);
   const body = h("div", {});
-  main.append(h("h1", {}, "Checkout sessions"), filterBar("sessions", filters, v, "checkout-sessions"), body);
+  add(main, h("h1", {}, "Checkout sessions"), filterBar("sessions", filters, v, "checkout-sessions"), body);
   const draw = async () => {
     const res = await api.list(`${project()}/checkout-sessions` + api.query(Object.assign(filterValues(filters, v), { page: v.page, limit: 20 })));
     clear(body,
@@ -94,7 +94,7 @@ export async function transactions(main) {
     ["from", "From"], ["to", "To"]];
   const v = readParams(filters);
   const body = h("div", {});
-  main.append(h("h1", {}, "Transactions"), filterBar("transactions", filters, v, "transactions"), body);
+  add(main, h("h1", {}, "Transactions"), filterBar("transactions", filters, v, "transactions"), body);
   const draw = async () => {
     const res = await api.list(`${project()}/transactions` + api.query(Object.assign(filterValues(filters, v), { page: v.page, limit: 20 })));
     clear(body,
@@ -130,7 +130,7 @@ function paidByAsset(txs) {
 
 export async function session(main, { id: sid }) {
   const body = h("div", {});
-  main.append(body);
+  add(main, body);
   const history = h("section", { class: "card" });
   const deliveries = h("section", { class: "card" });
   let last = "";
@@ -238,7 +238,7 @@ export async function transaction(main, { id: tid }) {
   const body = h("div", {});
   const history = h("section", { class: "card" });
   const deliveries = h("section", { class: "card" });
-  main.append(body);
+  add(main, body);
   let last = "";
   const draw = async () => {
     const t = await api.get(`${project()}/transactions/${tid}`);

@@ -1,6 +1,6 @@
 // Payment plans: the list, creating and editing one, its payment link.
 import * as api from "../api.js";
-import { h, clear, usd, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, copyButton } from "../ui.js";
+import { h, add, clear, usd, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, copyButton } from "../ui.js";
 import { state, href, go, canWrite } from "../app.js";
 
 const base = () => `/projects/${state.project.id}/payment-plans`;
@@ -17,7 +17,7 @@ export async function list(main) {
   const res = await api.list(base() + api.query({ status, page, limit: 20 }));
   const filter = select([["", "All"], ["active", "Active"], ["archived", "Archived"], ["expired", "Expired"]], status, { "aria-label": "Status" });
   filter.addEventListener("change", () => go(href("plans") + api.query({ status: filter.value })));
-  main.append(
+  add(main, 
     h("div", { class: "page-head" }, h("h1", {}, "Payment plans"), canWrite() ? h("a", { class: "button primary", href: href("plans/new") }, "New payment plan") : null),
     h("div", { class: "filters" }, h("label", {}, "Status ", filter)),
     table([
@@ -31,8 +31,8 @@ export async function list(main) {
 }
 
 export async function create(main) {
-  main.append(h("h1", {}, "New payment plan"));
-  main.append(await planForm(null));
+  add(main, h("h1", {}, "New payment plan"));
+  add(main, await planForm(null));
 }
 
 export async function detail(main, { id: planId }) {
@@ -51,7 +51,7 @@ export async function detail(main, { id: planId }) {
         go(href(`plans/${p.id}`), { replace: true });
       } }, "Archive"));
   }
-  main.append(
+  add(main, 
     h("div", { class: "page-head" }, h("h1", {}, p.title), badge(p.status)),
     p.status === "active" ? section("Payment link",
       h("p", { class: "muted" }, "Share it, put it behind a “Pay” button or in an invoice: each visit opens a new checkout session for this plan."),

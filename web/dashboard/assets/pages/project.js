@@ -1,7 +1,7 @@
 // The project's settings, members, API keys, deposit keys, deposit
 // addresses and audit log, and creating a project.
 import * as api from "../api.js";
-import { h, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, mono, secret, titleCase, dialog } from "../ui.js";
+import { h, add, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, mono, secret, titleCase, dialog } from "../ui.js";
 import { state, href, go, isOwner, reloadMe } from "../app.js";
 
 const project = () => `/projects/${state.project.id}`;
@@ -9,7 +9,7 @@ const ownersOnly = () => h("p", { class: "muted" }, "Only the project's owners c
 
 export async function create(main) {
   const name = input({ required: true, maxlength: "200", placeholder: "My shop" });
-  main.append(h("h1", {}, state.me.projects.length ? "New project" : "Create your first project"),
+  add(main, h("h1", {}, state.me.projects.length ? "New project" : "Create your first project"),
     h("p", { class: "muted" }, "A project holds payment plans, checkout sessions, keys and webhooks, in a sandbox and a live environment."),
     form({ class: "narrow" }, [field("Name", name, { name: "name" }), h("button", { type: "submit", class: "primary" }, "Create project")], async () => {
       const p = await api.post("/projects", { name: name.value.trim() });
@@ -28,7 +28,7 @@ export async function apiKeys(main) {
     await secret("New API key", r.secret, "Your server sends it as “Authorization: Bearer …”. Copy it now: it is shown this once.");
     go(location.pathname, { replace: true });
   });
-  main.append(h("div", { class: "page-head" }, h("h1", {}, "API keys"), isOwner() ? create : null),
+  add(main, h("div", { class: "page-head" }, h("h1", {}, "API keys"), isOwner() ? create : null),
     h("p", { class: "muted" }, `Keys of the ${state.env} environment. A key acts for the whole project in its environment: keep it on your server.`),
     table([
       { label: "Key", cell: (k) => h("code", {}, k.hint) },
@@ -64,7 +64,7 @@ async function roll(k) {
 export async function members(main) {
   const list = await api.get(`${project()}/members`);
   const roles = [["owner", "Owner: everything, keys, members and settings"], ["developer", "Developer: plans, sessions, webhooks"], ["viewer", "Viewer: reads only"]];
-  main.append(h("h1", {}, "Members"),
+  add(main, h("h1", {}, "Members"),
     table([
       { label: "Email", cell: (m) => [m.email, m.userId === state.me.user.id ? h("span", { class: "badge info" }, "You") : null] },
       { label: "Role", cell: (m) => {
@@ -91,10 +91,10 @@ export async function members(main) {
         go(location.pathname, { replace: true });
       } }, "Remove") : null },
     ], list, { caption: "Members" }));
-  if (!isOwner()) return main.append(ownersOnly());
+  if (!isOwner()) return add(main, ownersOnly());
   const email = input({ type: "email", autocomplete: "off" });
   const role = select(roles, "developer");
-  main.append(section("Invite someone", form({ class: "inline" }, [field("Email", email, { name: "email" }), field("Role", role, { name: "role" }),
+  add(main, section("Invite someone", form({ class: "inline" }, [field("Email", email, { name: "email" }), field("Role", role, { name: "role" }),
     h("button", { type: "submit", class: "primary" }, "Invite")], async () => {
     const r = await api.post(`${project()}/invitations`, { email: email.value.trim(), role: role.value });
     const link = `${location.origin}/dashboard/invitation#token=${encodeURIComponent(r.token)}`;
@@ -112,7 +112,7 @@ function seconds(d) {
 
 export async function settings(main) {
   const p = await api.get(project());
-  main.append(h("h1", {}, "Settings"));
+  add(main, h("h1", {}, "Settings"));
   const name = input({ value: p.name, maxlength: "200" });
   const completeOn = select([["confirmed", "Confirmed: the first block that includes it (fast)"], ["finalized", "Finalized: past the network's finality (safest)"]], p.completeOn);
   const tolerance = input({ inputmode: "decimal", value: p.underpaymentTolerancePercent });
@@ -120,7 +120,7 @@ export async function settings(main) {
   const lifetime = input({ type: "number", min: "60", value: p.sessionLifetimeSeconds ? String(p.sessionLifetimeSeconds) : "", placeholder: "deployment default" });
   const owner = isOwner();
   for (const c of [name, completeOn, tolerance, late, lifetime]) c.disabled = !owner;
-  main.append(section("Project", form({ class: "narrow" }, [
+  add(main, section("Project", form({ class: "narrow" }, [
     field("Name", name, { name: "name" }),
     field("A session completes when its payment is", completeOn, { name: "completeOn" }),
     field("Underpayment tolerance (%)", tolerance, { name: "underpaymentTolerancePercent", hint: "A session paid within this much of its amount completes as paid." }),
@@ -138,7 +138,7 @@ export async function settings(main) {
   })));
   const xpub = input({ autocomplete: "off", spellcheck: "false", placeholder: "xpub…" });
   xpub.disabled = !owner;
-  main.append(section(`Deposit key (${state.env})`,
+  add(main, section(`Deposit key (${state.env})`,
     h("p", { class: "muted" }, "Checkout sessions get their deposit addresses from this extended public key (…/0/i). Its private key stays with you: ",
       h("code", {}, "paymentsd sweep"), " moves the funds out with it (docs/operations.md)."),
     p.depositKeys ? dl([["Current key", mono(p.depositKeys[state.env], "deposit key")]]) : null,
@@ -157,7 +157,7 @@ export async function depositAddresses(main) {
   const res = await api.list(`${project()}/deposit-addresses` + api.query({ page, limit: 50, funded: funded ? "true" : "" }));
   const toggle = h("input", { type: "checkbox", checked: funded });
   toggle.addEventListener("change", () => go(href("deposit-addresses") + api.query({ funded: toggle.checked ? "true" : "" })));
-  main.append(h("h1", {}, "Deposit addresses"),
+  add(main, h("h1", {}, "Deposit addresses"),
     h("p", { class: "muted" }, "One address per checkout session, derived from the deposit key. ", h("code", {}, "paymentsd sweep"), " collects the funded ones."),
     h("label", { class: "check" }, toggle, "Funded only"),
     table([
@@ -173,7 +173,7 @@ export async function depositAddresses(main) {
 export async function auditLog(main) {
   const page = Number(new URLSearchParams(location.search).get("page")) || 1;
   const res = await api.list(`${project()}/audit-log` + api.query({ page, limit: 25 }));
-  main.append(h("h1", {}, "Audit log"),
+  add(main, h("h1", {}, "Audit log"),
     h("p", { class: "muted" }, "Every management change in this environment: who, from where, what."),
     table([
       { label: "Time", cell: (e) => time(e.occurredAt) },

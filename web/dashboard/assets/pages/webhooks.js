@@ -1,6 +1,6 @@
 // Webhook endpoints, their deliveries, and the project's events.
 import * as api from "../api.js";
-import { h, clear, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, secret } from "../ui.js";
+import { h, add, clear, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, secret } from "../ui.js";
 import { state, href, go, every, canWrite } from "../app.js";
 import { deliveryTable } from "./payments.js";
 
@@ -15,7 +15,7 @@ const eventTypes = [
 
 export async function list(main) {
   const res = await api.list(base() + "?limit=100");
-  main.append(h("div", { class: "page-head" }, h("h1", {}, "Webhooks")),
+  add(main, h("div", { class: "page-head" }, h("h1", {}, "Webhooks")),
     h("p", { class: "muted" }, "Signed HTTP POSTs to your server for every event you subscribe to (Standard Webhooks; see docs/webhooks.md)."),
     table([
       { label: "URL", cell: (w) => h("span", { class: "wrap" }, w.url) },
@@ -67,7 +67,7 @@ export async function detail(main, { id: wid }) {
   const disabledEvents = w.status === "disabled"
     ? (await api.list(`/projects/${state.project.id}/events` + api.query({ objectId: w.id, type: "webhook_endpoint.disabled", limit: 5 }))).items : [];
   const act = (label, fn, cls) => h("button", { type: "button", class: cls, onclick: fn }, label);
-  main.append(
+  add(main, 
     h("div", { class: "page-head" }, h("h1", { class: "wrap" }, w.url), badge(w.status)),
     w.status === "disabled" ? h("section", { class: "card attention", id: "disabled-notice" }, h("h2", {}, "This endpoint is disabled"),
       h("p", {}, w.disabledReason || "It was disabled."),
@@ -143,7 +143,7 @@ export async function events(main) {
   const res = await api.list(`/projects/${state.project.id}/events` + api.query({ type, page, limit: 25 }));
   const filter = select([["", "All types"], ...eventTypes.concat("webhook.test").map((t) => [t, t])], type, { "aria-label": "Event type" });
   filter.addEventListener("change", () => go(href("events") + api.query({ type: filter.value })));
-  main.append(h("h1", {}, "Events"),
+  add(main, h("h1", {}, "Events"),
     h("p", { class: "muted" }, "Everything that happened in this environment, newest first. A consumer that was offline reads them all with ", h("code", {}, "?since="), " (docs/webhooks.md)."),
     h("div", { class: "filters" }, filter),
     table([
@@ -161,7 +161,7 @@ export async function event(main, { id: eid }) {
   const obj = e.data && e.data.id ? e.data.id : "";
   const link = obj.startsWith("cs_") ? href(`sessions/${obj}`) : obj.startsWith("tx_") ? href(`transactions/${obj}`)
     : obj.startsWith("plan_") ? href(`plans/${obj}`) : obj.startsWith("we_") ? href(`webhooks/${obj}`) : null;
-  main.append(h("h1", {}, e.type),
+  add(main, h("h1", {}, e.type),
     section("Event", dl([["ID", id(e.id, "event ID")], ["Time", time(e.timestamp)], ["Object", link ? h("a", { href: link }, obj) : obj || "—"]])),
     section("Deliveries", deliveryTable(d.items)),
     section("Payload data", h("pre", { class: "json" }, JSON.stringify(e.data, null, 2))));
