@@ -17,7 +17,10 @@ func (s *Server) memberRoutes() {
 	})
 	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{http.MethodPost: {Moderate, member, s.invite}})
 	s.route("/api/v1/invitations/accept", map[string]endpoint{http.MethodPost: {Standard, user, s.acceptInvitation}})
-	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{http.MethodPost: {Moderate, member, s.setDepositKey}})
+	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, s.getDepositKey},
+		http.MethodPost: {Moderate, member, s.setDepositKey},
+	})
 }
 
 type memberView struct {
@@ -149,5 +152,25 @@ func (s *Server) setDepositKey(w http.ResponseWriter, r *http.Request) error {
 		env = "live"
 	}
 	ok(w, r, http.StatusOK, "Deposit key set", map[string]any{"environment": env, "xpub": *in["xpub"]})
+	return nil
+}
+
+// getDepositKey shows the environment's deposit key (null when none is
+// set) and how many addresses it has handed out.
+func (s *Server) getDepositKey(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	xpub, issued, err := s.svc.DepositKey(r.Context(), p, r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	env := "sandbox"
+	if p.IsLive {
+		env = "live"
+	}
+	var key *string
+	if xpub != "" {
+		key = &xpub
+	}
+	ok(w, r, http.StatusOK, "Deposit key retrieved", map[string]any{"environment": env, "xpub": key, "addressesIssued": issued})
 	return nil
 }

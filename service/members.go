@@ -194,3 +194,12 @@ func (svc *Service) SetDepositKeyAs(ctx context.Context, p payment.Principal, pr
 	}
 	return svc.SetDepositKey(ctx, projectID, p.IsLive, xpub)
 }
+
+// DepositKey returns the principal's environment's deposit key ("" when
+// none is set) and how many addresses it has handed out.
+func (svc *Service) DepositKey(ctx context.Context, p payment.Principal, projectID string) (string, int64, error) {
+	if err := owns(p, projectID); err != nil {
+		return "", 0, err
+	}
+	return svc.store.DepositKey(ctx, projectID, p.IsLive)
+}

@@ -21,6 +21,17 @@ func (s *Store) SetDepositKey(ctx context.Context, projectID string, isLive bool
 	return mapErr(err)
 }
 
+// DepositKey returns a project's extended public key for an environment
+// and the number of indexes it has handed out; "" when none is set.
+func (s *Store) DepositKey(ctx context.Context, projectID string, isLive bool) (xpub string, issued int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT xpub, next_index FROM project_deposit_keys WHERE project_id = $1 AND is_live = $2`,
+		projectID, isLive).Scan(&xpub, &issued)
+	if err == pgx.ErrNoRows {
+		return "", 0, nil
+	}
+	return xpub, issued, mapErr(err)
+}
+
 // NextDepositIndex takes the next unused derivation index of a project's
 // deposit key and returns the key with it.
 func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive bool) (xpub string, index int64, err error) {

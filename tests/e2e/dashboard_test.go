@@ -271,6 +271,7 @@ func TestDashboardInARealBrowser(t *testing.T) {
 	d.click("Set deposit key")
 	d.waitText("#toast", "Deposit key set for sandbox", 5*time.Second)
 	d.ready()
+	d.waitText("#deposit-key", xpub, 5*time.Second)
 	d.screens("settings")
 
 	// A webhook endpoint on a real receiver; its secret is shown once.

@@ -111,7 +111,7 @@ function seconds(d) {
 }
 
 export async function settings(main) {
-  const p = await api.get(project());
+  const [p, dk] = await Promise.all([api.get(project()), api.get(`${project()}/deposit-key`)]);
   add(main, h("h1", {}, "Settings"));
   const name = input({ value: p.name, maxlength: "200" });
   const completeOn = select([["confirmed", "Confirmed: the first block that includes it (fast)"], ["finalized", "Finalized: past the network's finality (safest)"]], p.completeOn);
@@ -141,7 +141,8 @@ export async function settings(main) {
   add(main, section(`Deposit key (${state.env})`,
     h("p", { class: "muted" }, "Checkout sessions get their deposit addresses from this extended public key (…/0/i). Its private key stays with you: ",
       h("code", {}, "paymentsd sweep"), " moves the funds out with it (docs/operations.md)."),
-    p.depositKeys ? dl([["Current key", mono(p.depositKeys[state.env], "deposit key")]]) : null,
+    dl([["Current key", dk.xpub ? h("span", { id: "deposit-key" }, mono(dk.xpub, "deposit key")) : "None yet: checkout sessions cannot open in this environment until one is set."],
+      ["Addresses handed out", String(dk.addressesIssued)]]),
     owner ? form({ class: "narrow" }, [field("Extended public key", xpub, { name: "xpub", hint: "Setting a new key affects new sessions only." }),
       h("button", { type: "submit", class: "primary" }, "Set deposit key")], async () => {
       await api.post(`${project()}/deposit-key`, { xpub: xpub.value.trim() });

@@ -72,7 +72,7 @@ export async function detail(main, { id: wid }) {
     w.status === "disabled" ? h("section", { class: "card attention", id: "disabled-notice" }, h("h2", {}, "This endpoint is disabled"),
       h("p", {}, w.disabledReason || "It was disabled."),
       disabledEvents.map((e) => h("p", { class: "small" }, time(e.timestamp), " · ", h("a", { href: href(`events/${e.id}`) }, "webhook_endpoint.disabled"),
-        e.data && e.data.disabledAt ? ` (failing since before ${new Date(e.data.disabledAt).toLocaleString()})` : "")),
+        "")),
       h("p", {}, "Events kept being recorded while it was off: fetch them from the events API (", h("code", {}, "GET …/events?since=…"), ") to catch up, then enable it again."),
       canWrite() ? act("Enable again", async () => { await api.patch(`${base()}/${w.id}`, { status: "enabled" }); toast("Endpoint enabled"); go(location.pathname, { replace: true }); }, "primary") : null) : null,
     section("Details", dl([
