@@ -58,6 +58,7 @@ fuzz:
 	go test ./api -run '^$$' -fuzz FuzzDecodePlanInput -fuzztime 30s
 	go test ./api -run '^$$' -fuzz FuzzDecodeSessionInput -fuzztime 30s
 	go test ./api -run '^$$' -fuzz FuzzDecodeResolution -fuzztime 30s
+	go test ./payment -run '^$$' -fuzz FuzzParseDashboardFilters -fuzztime 30s
 	go test ./api -run '^$$' -fuzz FuzzDecodeAssignment -fuzztime 30s
 	go test ./payment -run '^$$' -fuzz FuzzParseListQuery -fuzztime 30s
 	go test ./payment -run '^$$' -fuzz FuzzParseISOTime -fuzztime 30s

@@ -91,3 +91,27 @@ func TestStalePriceFeedDoesNotQuote(t *testing.T) {
 		t.Fatalf("an answer two hours old: %v", err)
 	}
 }
+
+// A transaction's explorer link: the chain's known explorer, the
+// configured one in its place, none on a chain without one or when turned
+// off; an explorer that is not an http(s) address is refused.
+func TestTransactionExplorerLinks(t *testing.T) {
+	hash := "0xabc"
+	for _, c := range []struct {
+		n    Network
+		want string
+	}{
+		{Network{ChainID: 8453}, "https://basescan.org/tx/0xabc"},
+		{Network{ChainID: 8453, ExplorerURL: "https://explorer.example/base/"}, "https://explorer.example/base/tx/0xabc"},
+		{Network{ChainID: 8453, ExplorerURL: "none"}, ""},
+		{Network{ChainID: 1337}, ""},
+	} {
+		if got := c.n.TxURL(hash); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.n, got, c.want)
+		}
+	}
+	bad := Network{Key: "base", ChainID: 8453, RPCURLs: []string{"http://node"}, ExplorerURL: "javascript:alert(1)"}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "explorerUrl") {
+		t.Fatalf("a javascript: explorer was accepted: %v", err)
+	}
+}

@@ -35,3 +35,39 @@ func FuzzParseListQuery(f *testing.F) {
 		}
 	})
 }
+
+// The dashboard's filters: a network of the list, the attention flags, an
+// object's events. Anything else is a validation error naming it.
+func FuzzParseDashboardFilters(f *testing.F) {
+	for _, seed := range []string{"network=base", "network=moonnet", "unexpected=true", "unexpected=yes", "exception=true&status=open",
+		"objectId=cs_01", "objectId=", "network=base&network=devnet", "since=2026-01-01&objectId=tx_1"} {
+		f.Add(seed)
+	}
+	networks := []string{"base", "devnet"}
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		check := func(q ListQuery, err error) {
+			if err != nil {
+				var e *Error
+				if !errors.As(err, &e) || e.Kind != KindValidation || len(e.Details) == 0 {
+					t.Fatalf("%q: %v is not a validation error with details", raw, err)
+				}
+				return
+			}
+			if q.Network != "" && q.Network != "base" && q.Network != "devnet" {
+				t.Fatalf("%q: accepted network %q", raw, q.Network)
+			}
+			if q.Flagged != (v.Get("unexpected") == "true" || v.Get("exception") == "true") {
+				t.Fatalf("%q: flag %v", raw, q.Flagged)
+			}
+		}
+		check(ParseTransactionQuery(v, []string{"pending"}, networks))
+		check(ParseSessionQuery(v, []string{"open"}))
+		if q, _, err := ParseEventsQuery(v, []string{"checkout.session.created"}); err == nil && q.ObjectID != v.Get("objectId") {
+			t.Fatalf("%q: object %q", raw, q.ObjectID)
+		}
+	})
+}
