@@ -560,3 +560,119 @@ func TestDashboardResolvesExceptions(t *testing.T) {
 	d.waitText("#disabled-notice", "410", time.Second)
 	d.screens("webhook-disabled")
 }
+
+// A team in the dashboard, by keyboard where a user would type: the owner
+// invites a developer from the members page; the invitee, signed out,
+// follows the link, signs up on the sign-up page (Enter submits), accepts
+// and lands in the project with the invitation's role, where owner-only
+// controls are not offered. The owner edits and archives a plan, rolls an
+// API key and rotates and disables a webhook endpoint's secret.
+func TestDashboardTeamAndChanges(t *testing.T) {
+	d := newDashboard(t)
+	owner := signup(t, d.base)
+	made := owner.call(t, d.base, http.MethodPost, "/api/v1/projects", map[string]any{"name": "Team shop"})
+	mustStatus(t, made, http.StatusCreated)
+	projectID := str(made.data()["id"])
+	page := func(p string) string { return "/dashboard/projects/" + projectID + "/sandbox/" + p }
+
+	// The first Tab reaches the skip link, which moves to the page.
+	d.open("/dashboard/login")
+	d.run(chromedp.KeyEvent("\t"))
+	if got := d.eval(`document.activeElement.textContent`); got != "Skip to content" {
+		t.Fatalf("the first Tab focuses %q", got)
+	}
+	d.run(chromedp.KeyEvent("\r"))
+	d.run(chromedp.KeyEvent("\t"))
+	if got := d.eval(`document.activeElement.type || document.activeElement.tagName`); got != "email" {
+		t.Fatalf("after the skip link, Tab focuses %q; want the email field", got)
+	}
+	d.run(chromedp.SendKeys(`input[type=email]`, owner.email))
+	d.run(chromedp.SendKeys(`input[type=password]`, owner.password+"\r"))
+	d.waitText("header.top", owner.email, 10*time.Second)
+
+	// The invitation, shown once as a link.
+	d.open(page("members"))
+	d.fill("Email", "invitee@example.com")
+	d.click("Invite")
+	d.run(chromedp.WaitVisible("dialog [data-secret]"))
+	link := d.text("dialog [data-secret]")
+	if !strings.HasPrefix(link, d.base+"/dashboard/invitation#token=") {
+		t.Fatalf("invitation link = %q", link)
+	}
+	d.clickIn("dialog", "Done, I have saved it")
+
+	// The owner's changes: a plan edited then archived, a key rolled, an
+	// endpoint's secret rotated and the endpoint disabled.
+	keys := projectKeys{projectID, ""}
+	_, xpub := walletOf(t, projectID, false)
+	mustStatus(t, owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": xpub}), http.StatusOK)
+	key := owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil)
+	keys.key = str(key.data()["secret"])
+	plan := post(t, d.base, "/api/v1/projects/"+projectID+"/payment-plans", keys.key, map[string]any{"title": "Old title", "amountUsd": "3"})
+	mustStatus(t, plan, http.StatusCreated)
+	d.open(page("plans/" + str(plan.data()["id"])))
+	d.click("Edit")
+	d.waitText("h1", "Edit", 5*time.Second)
+	d.fill("Title", "New title")
+	d.click("Save changes")
+	d.waitText("h1", "New title", 10*time.Second)
+	d.click("Archive")
+	d.clickIn("dialog", "Archive")
+	d.waitText(".page-head", "Archived", 10*time.Second)
+	if p := get(t, d.base, "/api/v1/projects/"+projectID+"/payment-plans/"+str(plan.data()["id"]), keys.key).data(); p["title"] != "New title" ||
+		p["amountUsd"] != "3.00" || p["status"] != "archived" {
+		t.Fatalf("the plan after the dashboard's changes = %v", p)
+	}
+	// An archived plan's link opens no session.
+	d.run(chromedp.Navigate(d.base + "/pay/" + str(plan.data()["id"])))
+	d.waitText("#title", "Checkout unavailable", 10*time.Second)
+
+	d.open(page("api-keys"))
+	d.click("Roll")
+	d.clickIn("dialog", "Roll")
+	d.run(chromedp.WaitVisible("dialog [data-secret]"))
+	rolled := d.text("dialog [data-secret]")
+	d.clickIn("dialog", "Done, I have saved it")
+	mustStatus(t, get(t, d.base, "/api/v1/projects/"+projectID, rolled), http.StatusOK)
+	mustStatus(t, get(t, d.base, "/api/v1/projects/"+projectID, keys.key), http.StatusOK) // the grace period
+
+	hook := post(t, d.base, "/api/v1/projects/"+projectID+"/webhooks", keys.key, map[string]any{"url": "https://hooks.example/h", "enabledEvents": []string{"*"}})
+	mustStatus(t, hook, http.StatusCreated)
+	d.open(page("webhooks/" + str(hook.data()["id"])))
+	d.click("Rotate secret")
+	d.clickIn("dialog", "Rotate")
+	d.run(chromedp.WaitVisible("dialog [data-secret]"))
+	if s := d.text("dialog [data-secret]"); !strings.HasPrefix(s, "whsec_") || s == str(hook.data()["secret"]) {
+		t.Fatalf("the rotated secret = %q", s)
+	}
+	d.clickIn("dialog", "Done, I have saved it")
+	d.click("Disable")
+	d.clickIn("dialog", "Disable")
+	d.waitText("#disabled-notice", "disabled", 10*time.Second)
+
+	// The invitee follows the link signed out, signs up, accepts.
+	d.click("Sign out")
+	d.waitText("h1", "Sign in", 5*time.Second)
+	d.run(chromedp.Navigate(link))
+	d.waitText("h1", "Sign in", 10*time.Second)
+	d.click("Create one")
+	d.waitText("h1", "Create an account", 5*time.Second)
+	d.screens("signup")
+	d.run(chromedp.SendKeys(`input[type=email]`, "invitee@example.com"))
+	d.run(chromedp.SendKeys(`input[type=password]`, "the invitee's long password\r"))
+	d.waitText("h1", "Join a project", 10*time.Second)
+	d.screens("invitation")
+	d.click("Accept invitation")
+	d.waitText("h1", "Overview", 10*time.Second)
+	if !strings.Contains(d.location(), projectID) || !strings.Contains(d.text("header.top"), "invitee@example.com") {
+		t.Fatalf("after accepting: %s, %q", d.location(), d.text("header.top"))
+	}
+	d.open(page("members"))
+	if body := d.text("main"); !strings.Contains(body, owner.email) || !strings.Contains(body, "invitee@example.com") || !strings.Contains(body, "Developer") {
+		t.Fatalf("the members page for the developer: %s", body)
+	}
+	d.open(page("api-keys"))
+	if n := d.eval(`String(document.querySelectorAll('#create-key, button[data-revoke]').length)`); n != "0" || !strings.Contains(d.text("main"), "Your role in this project (developer)") {
+		t.Fatalf("a developer is offered owner-only controls (%s): %s", n, d.text("main"))
+	}
+}

@@ -18,6 +18,7 @@ const BASE = "/dashboard";
 export const state = { me: null, project: null, env: "sandbox", role: "", timers: [] };
 
 export function go(path, { replace = false } = {}) {
+  navigated = true;
   const url = path.startsWith("/") ? path : `${BASE}/${path}`;
   if (replace) history.replaceState(null, "", url);
   else history.pushState(null, "", url);
@@ -145,15 +146,19 @@ function notFound(text) {
 }
 
 async function show(pageFn, params) {
-  const main = h("main", { id: "main", class: "auth" });
+  const main = h("main", { id: "main", class: "auth", tabindex: "-1" });
   clear(root, main);
   await pageFn(main, params);
   focusHeading(main);
 }
 
+// focusHeading moves the focus to a page's heading after a navigation
+// inside the dashboard (a screen reader announces the new page); on the
+// first page the browser's own order starts, at the skip link.
+let navigated = false;
 function focusHeading(main) {
   const h1 = main.querySelector("h1");
-  if (h1) {
+  if (h1 && navigated) {
     h1.tabIndex = -1;
     h1.focus({ preventScroll: true });
   }
@@ -163,7 +168,7 @@ function focusHeading(main) {
 // layout draws the header (project, environment, account) and the
 // navigation around a page.
 async function layout(membership, pageFn, params, section) {
-  const main = h("main", { id: "main", class: "page" });
+  const main = h("main", { id: "main", class: "page", tabindex: "-1" });
   const live = state.env === "live" && membership;
   document.body.classList.toggle("live", !!live);
   const header = h("header", { class: "top" },
@@ -181,7 +186,12 @@ async function layout(membership, pageFn, params, section) {
     await pageFn(main, params);
   } catch (err) {
     if (err.status === 401) return;
-    clear(main, h("h1", {}, err.status === 404 ? "Not found" : "Something went wrong"), h("p", { class: "notice bad" }, err.message));
+    if (err.status === 403) {
+      clear(main, h("h1", {}, "Not for your role"), h("p", { class: "notice" },
+        `Your role in this project (${state.role}) does not show this page: ask one of its owners.`));
+    } else {
+      clear(main, h("h1", {}, err.status === 404 ? "Not found" : "Something went wrong"), h("p", { class: "notice bad" }, err.message));
+    }
   }
   focusHeading(main);
 }
@@ -226,5 +236,5 @@ document.addEventListener("click", (e) => {
   e.preventDefault();
   go(url.pathname + url.search + url.hash);
 });
-window.addEventListener("popstate", render);
+window.addEventListener("popstate", () => { navigated = true; render(); });
 render();

@@ -194,7 +194,7 @@ function showErrors(f, status, err) {
       control.setAttribute("aria-invalid", "true");
     } else unplaced.push(`${d.field}: ${d.message}`);
   }
-  status.replaceChildren(h("strong", {}, err.message || "Something went wrong."), unplaced.length ? h("ul", {}, unplaced.map((u) => h("li", {}, u))) : null);
+  clear(status, h("strong", {}, err.message || "Something went wrong."), unplaced.length ? h("ul", {}, unplaced.map((u) => h("li", {}, u))) : null);
   status.hidden = false;
   const first = f.querySelector("[aria-invalid]");
   (first || status).focus?.();

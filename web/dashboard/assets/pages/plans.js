@@ -115,7 +115,13 @@ async function planForm(p) {
   const mLogo = input({ type: "url", value: mi.logoUrl || "" });
   const expires = input({ type: "datetime-local", value: p && p.expiresAt ? localInput(p.expiresAt) : "" });
 
+  // A plan's price and assets are fixed once made: sessions already
+  // opened from it were quoted with them.
+  if (p) {
+    for (const c of [model, amountUsd, minUsd, maxUsd, mode, ...netBoxes.map((l) => l.firstChild), ...assetBoxes.map((l) => l.firstChild)]) c.disabled = true;
+  }
   return form({ class: "plan-form" }, [
+    p ? h("p", { class: "notice" }, "A plan's price and accepted assets cannot change once it exists: create a new plan for new ones.") : null,
     field("Title", title, { name: "title", hint: "What the payer sees: “Pro plan, one year”." }),
     field("Pricing", model, { name: "pricingModel" }), fixedBox, varBox,
     policyErr,
@@ -127,14 +133,17 @@ async function planForm(p) {
     h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, p ? "Save changes" : "Create plan"),
       h("a", { class: "button", href: p ? href(`plans/${p.id}`) : href("plans") }, "Cancel")),
   ], async () => {
-    const body = { title: title.value.trim(), pricingModel: model.value };
-    if (model.value === "fixed_usd") body.amountUsd = amountUsd.value.trim();
-    else Object.assign(body, { minAmountUsd: minUsd.value.trim(), maxAmountUsd: maxUsd.value.trim() });
-    if (mode.value === "any") {
-      const nets = netBoxes.map((l) => l.firstChild).filter((c) => c.checked).map((c) => c.value);
-      body.acceptedAssetPolicies = [{ policyType: "any", chainScope: nets }];
-    } else {
-      body.acceptedAssetPolicies = assetBoxes.map((l) => l.firstChild).filter((c) => c.checked).map((c) => ({ policyType: "asset_definition", assetDefinitionId: c.value }));
+    const body = { title: title.value.trim() };
+    if (!p) {
+      body.pricingModel = model.value;
+      if (model.value === "fixed_usd") body.amountUsd = amountUsd.value.trim();
+      else Object.assign(body, { minAmountUsd: minUsd.value.trim(), maxAmountUsd: maxUsd.value.trim() });
+      if (mode.value === "any") {
+        const nets = netBoxes.map((l) => l.firstChild).filter((c) => c.checked).map((c) => c.value);
+        body.acceptedAssetPolicies = [{ policyType: "any", chainScope: nets }];
+      } else {
+        body.acceptedAssetPolicies = assetBoxes.map((l) => l.firstChild).filter((c) => c.checked).map((c) => ({ policyType: "asset_definition", assetDefinitionId: c.value }));
+      }
     }
     if (redirect.value.trim()) body.redirectUrl = redirect.value.trim();
     const m = {};
