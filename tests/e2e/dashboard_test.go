@@ -391,6 +391,8 @@ func TestDashboardInARealBrowser(t *testing.T) {
 	d.click("Send a test event")
 	d.waitText("main", "webhook.test", 15*time.Second)
 	d.screens("webhook")
+	d.run(chromedp.Click(`table tbody tr:first-child td:last-child button`))
+	d.waitText("#toast", "Delivered now (attempt 2)", 20*time.Second)
 	delivered := 0
 	hooks.Range(func(_, v any) bool {
 		if strings.Contains(v.(string), projectID) {
@@ -479,6 +481,16 @@ func TestDashboardPasskeySignIn(t *testing.T) {
 	d.open("/dashboard/account")
 	d.waitText("main", "Test laptop", 5*time.Second)
 	d.screens("account-passkey")
+
+	// The password, changed with the current one; the old one then fails.
+	d.fill("Current password", owner.password)
+	d.fill("New password", "a brand new long password")
+	d.click("Change password")
+	d.waitText("#toast", "Password changed", 10*time.Second)
+	if r := do(t, d.base, request{method: http.MethodPost, path: "/api/v1/auth/login", body: map[string]any{"email": owner.email, "password": owner.password}}); r.Status != http.StatusUnauthorized {
+		t.Fatalf("the old password after the change: %d", r.Status)
+	}
+	login(t, d.base, account{email: owner.email, password: "a brand new long password"})
 }
 
 func exceptionText(o *runtime.RemoteObject) string {
