@@ -6,4 +6,4 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
   ./scripts/ensure-postgres.sh
   trap './scripts/stop-postgres.sh .data/test-postgres' EXIT
 fi
-go test ./tests/bench -run '^$' -bench 'Transaction|ScanRPC' -benchtime "${BENCHTIME:-3s}" "$@"
+go test ./tests/bench -run '^$' -bench 'Transaction|ScanRPC|Overview' -benchtime "${BENCHTIME:-3s}" "$@"
