@@ -158,6 +158,19 @@ func (f *fields) integer(key string) *int64 {
 	return &i
 }
 
+func (f *fields) boolean(key string) *bool {
+	v, ok := f.get(key)
+	if !ok {
+		return nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		f.probs.Add(f.name(key), "must be true or false")
+		return nil
+	}
+	return &b
+}
+
 func (f *fields) object(key string) *fields {
 	v, ok := f.get(key)
 	if !ok {

@@ -249,6 +249,7 @@ func (s *Server) routes() {
 	s.dashboardRoutes()
 	s.accountRoutes()
 	s.memberRoutes()
+	s.oauthClientRoutes()
 	s.connectHandlers()
 	s.docsRoutes()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })

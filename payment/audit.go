@@ -32,6 +32,8 @@ const (
 	AuditMemberRoleChanged     = "member.role_changed"
 	AuditMemberRemoved         = "member.removed"
 	AuditProjectUpdated        = "project.updated"
+	AuditOAuthClientCreated    = "oauth_client.created"
+	AuditOAuthClientRevoked    = "oauth_client.revoked"
 	AuditActorAPIKey           = "api_key"
 	// AuditActorUser is a signed-in member (the dashboard's cookie).
 	AuditActorUser  = "user"

@@ -662,6 +662,22 @@ func TestDashboardTeamAndChanges(t *testing.T) {
 	d.clickIn("dialog", "Disable")
 	d.waitText("#disabled-notice", "disabled", 10*time.Second)
 
+	// An OAuth application registered, its secret shown once, revoked.
+	d.open(page("apps"))
+	d.fill("Name", "Ledger sync")
+	d.fill("Redirect URIs, one per line", "https://ledger.example/callback\nhttp://127.0.0.1/cb")
+	d.click("Register")
+	d.run(chromedp.WaitVisible("dialog [data-secret]"))
+	if s := d.text("dialog [data-secret]"); !strings.HasPrefix(s, "svc_cs_") {
+		t.Fatalf("the application's secret = %q", s)
+	}
+	d.clickIn("dialog", "Done, I have saved it")
+	d.waitText("main table", "https://ledger.example/callback", 10*time.Second)
+	d.screens("apps")
+	d.click("Revoke")
+	d.clickIn("dialog", "Revoke")
+	d.waitText("main table", "Revoked", 10*time.Second)
+
 	// The invitee follows the link signed out, signs up, accepts.
 	d.click("Sign out")
 	d.waitText("h1", "Sign in", 5*time.Second)

@@ -65,12 +65,13 @@ const projectPages = {
   settings: project.settings,
   "deposit-addresses": project.depositAddresses,
   "audit-log": project.auditLog,
+  apps: project.apps,
 };
 
 const nav = [
   ["", "Overview"], ["plans", "Payment plans"], ["sessions", "Checkout sessions"], ["transactions", "Transactions"],
   ["webhooks", "Webhooks"], ["events", "Events"], ["deposit-addresses", "Deposit addresses"], ["api-keys", "API keys"],
-  ["members", "Members"], ["settings", "Settings"], ["audit-log", "Audit log"],
+  ["members", "Members"], ["apps", "OAuth apps"], ["settings", "Settings"], ["audit-log", "Audit log"],
 ];
 
 function match(rest) {

@@ -185,3 +185,40 @@ export async function auditLog(main) {
     pager(res.pagination, (n) => go(href("audit-log") + api.query({ page: n }))));
 }
 
+
+// apps are the project's registered OAuth applications (owners only).
+export async function apps(main) {
+  const list = await api.get(`${project()}/oauth-clients`);
+  const name = input({ maxlength: "100", autocomplete: "off" });
+  const uris = h("textarea", { rows: "3", spellcheck: "false", placeholder: "https://app.example/callback" });
+  const kind = select([["true", "Confidential: a server that keeps a secret"], ["false", "Public: a native or browser app (PKCE only)"]], "true");
+  add(main, h("h1", {}, "OAuth applications"),
+    h("p", { class: "muted" }, "Third-party applications (an accounting tool, a shop plugin) that your users can allow to act for them in this project."),
+    table([
+      { label: "Name", cell: (c) => [c.name, c.revokedAt ? [" ", badge("revoked", "bad")] : null] },
+      { label: "Client ID", cell: (c) => h("code", {}, c.id) },
+      { label: "Type", cell: (c) => (c.confidential ? "Confidential" : "Public") },
+      { label: "Redirect URIs", cell: (c) => h("ul", { class: "plain small" }, c.redirectUris.map((u) => h("li", { class: "wrap" }, u))) },
+      { label: "Registered", cell: (c) => time(c.createdAt) },
+      { label: "", class: "actions-cell", cell: (c) => c.revokedAt ? null : h("button", { type: "button", class: "small danger", onclick: async () => {
+        if (!(await confirm("Revoke application", `${c.name} can no longer be authorized in this project.`, "Revoke", true))) return;
+        await api.post(`${project()}/oauth-clients/${c.id}/revoke`);
+        toast("Application revoked");
+        go(location.pathname, { replace: true });
+      } }, "Revoke") },
+    ], list, { empty: "No application registered yet.", caption: "OAuth applications" }),
+    section("Register an application", form({ class: "narrow" }, [
+      field("Name", name, { name: "name", hint: "Shown to users when they are asked to allow it." }),
+      field("Redirect URIs, one per line", uris, { name: "redirectUris", hint: "Matched exactly. https, or http on 127.0.0.1, [::1] or localhost for a native app." }),
+      field("Type", kind, { name: "confidential" }),
+      h("button", { type: "submit", class: "primary" }, "Register"),
+    ], async () => {
+      const r = await api.post(`${project()}/oauth-clients`, { name: name.value.trim(),
+        redirectUris: uris.value.split("\n").map((u) => u.trim()).filter(Boolean), confidential: kind.value === "true" });
+      if (r.clientSecret) {
+        await secret("Client secret", r.clientSecret, `The secret of ${r.client.name} (client ID ${r.client.id}). Copy it now: it is shown this once.`);
+      }
+      toast("Application registered");
+      go(location.pathname, { replace: true });
+    })));
+}

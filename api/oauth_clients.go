@@ -1,0 +1,84 @@
+package api
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
+)
+
+// oauthClientRoutes are a project's registered third-party applications:
+// its owners' to manage, with the session cookie.
+func (s *Server) oauthClientRoutes() {
+	s.route("/api/v1/projects/{projectId}/oauth-clients", map[string]endpoint{
+		http.MethodGet:  {Relaxed, member, s.listOAuthClients},
+		http.MethodPost: {Moderate, member, s.createOAuthClient},
+	})
+	s.route("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", map[string]endpoint{
+		http.MethodPost: {Moderate, member, s.revokeOAuthClient},
+	})
+}
+
+type oauthClientView struct {
+	ID           string   `json:"id"`
+	Name         string   `json:"name"`
+	RedirectURIs []string `json:"redirectUris"`
+	Confidential bool     `json:"confidential"`
+	CreatedAt    string   `json:"createdAt"`
+	RevokedAt    *string  `json:"revokedAt"`
+}
+
+func oauthClientViewOf(c payment.OAuthClient) oauthClientView {
+	return oauthClientView{ID: c.ID, Name: c.Name, RedirectURIs: c.RedirectURIs, Confidential: c.Confidential,
+		CreatedAt: views.Time(c.CreatedAt), RevokedAt: views.OptTime(c.RevokedAt)}
+}
+
+func decodeOAuthClientInput(body []byte) (payment.OAuthClientInput, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return payment.OAuthClientInput{}, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	in := payment.OAuthClientInput{Name: f.str("name"), RedirectURIs: f.strings("redirectUris"), Confidential: f.boolean("confidential")}
+	f.done()
+	return in, probs.Err()
+}
+
+func (s *Server) createOAuthClient(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := decodeOAuthClientInput(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	c, secret, err := s.svc.CreateOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), in)
+	if err != nil {
+		return err
+	}
+	var shown *string
+	if secret != "" {
+		shown = &secret
+	}
+	ok(w, r, http.StatusCreated, "Application registered; a confidential client's secret is shown this once",
+		map[string]any{"client": oauthClientViewOf(c), "clientSecret": shown})
+	return nil
+}
+
+func (s *Server) listOAuthClients(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.OAuthClients(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Applications retrieved", mapSlice(list, oauthClientViewOf))
+	return nil
+}
+
+func (s *Server) revokeOAuthClient(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.svc.RevokeOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("clientId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Application revoked", oauthClientViewOf(c))
+	return nil
+}
