@@ -427,6 +427,12 @@ func TestDashboardInARealBrowser(t *testing.T) {
 	d.open("/dashboard/account")
 	d.screens("account")
 
+	// An unknown page and a project the user is not a member of say so.
+	d.open(page("no-such-page"))
+	d.waitText("h1", "Not found", 5*time.Second)
+	d.open("/dashboard/projects/proj_01m80h0jzc3psaavehj57fnh3h/sandbox/")
+	d.waitText("main", "not a member of this project", 5*time.Second)
+
 	// Live is one click away and marked as such; its data is apart.
 	d.open("/dashboard/projects/" + projectID + "/live/sessions")
 	if !strings.Contains(d.text(".live-banner"), "Live") || !strings.Contains(d.text("main"), "No checkout session") {

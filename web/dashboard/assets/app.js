@@ -1,7 +1,7 @@
 // The dashboard: routing, the signed-in user's projects, the layout, and
 // the environment switch. Pages live in pages/*.js.
 import * as api from "./api.js";
-import { h, clear, toast } from "./ui.js";
+import { h, add, clear, toast } from "./ui.js";
 import * as auth from "./pages/auth.js";
 import * as account from "./pages/account.js";
 import * as overview from "./pages/overview.js";
@@ -33,9 +33,16 @@ export function href(page = "") {
 // every runs fn now and then every ms while the page is shown and the tab
 // visible; it stops when the page changes.
 export function every(ms, fn) {
-  const t = setInterval(() => { if (document.visibilityState === "visible") fn(); }, ms);
+  const gen = generation;
+  const t = setInterval(() => {
+    if (gen !== generation) clearInterval(t); // a page drawn after this one
+    else if (document.visibilityState === "visible") fn();
+  }, ms);
   state.timers.push(t);
 }
+
+// generation counts the pages drawn: a timer of an earlier page stops.
+let generation = 0;
 
 export function canWrite() { return state.role === "owner" || state.role === "developer"; }
 export function isOwner() { return state.role === "owner"; }
@@ -98,6 +105,7 @@ export async function reloadMe() {
 }
 
 async function render() {
+  generation++;
   state.timers.forEach(clearInterval);
   state.timers = [];
   const path = location.pathname.replace(/\/+$/, "");
@@ -125,7 +133,7 @@ async function render() {
       return go(`${BASE}/projects/${p.id}/${localStorage.getItem("paymentsd.env") === "live" ? "live" : "sandbox"}/`, { replace: true });
     }
     const membership = me.projects.find((x) => x.id === m[1]);
-    if (!membership) return layout(null, () => notFound("You are not a member of this project, or it does not exist."), {});
+    if (!membership) return layout(null, notFound("You are not a member of this project, or it does not exist."), {});
     state.project = membership;
     state.role = membership.role;
     state.env = m[2];
@@ -133,7 +141,7 @@ async function render() {
     localStorage.setItem("paymentsd.project", membership.id);
     localStorage.setItem("paymentsd.env", state.env);
     const page = match(m[3] || "");
-    if (!page) return layout(membership, () => notFound("No such page."), {});
+    if (!page) return layout(membership, notFound("No such page."), {});
     return layout(membership, page.fn, page.params, page.section);
   } catch (err) {
     clear(root, h("main", { id: "main", class: "centered-msg" }, h("h1", {}, "Something went wrong"), h("p", {}, err.message)));
@@ -143,7 +151,7 @@ async function render() {
 }
 
 function notFound(text) {
-  return h("div", {}, h("h1", {}, "Not found"), h("p", {}, text));
+  return (main) => add(main, h("h1", {}, "Not found"), h("p", {}, text));
 }
 
 async function show(pageFn, params) {
