@@ -75,7 +75,8 @@ func setup(t *testing.T) world {
 			"keyId":         w.victim.sandboxKeyID,
 			"userId":        w.victim.userID,
 			"userSessionId": w.victim.userSessionID,
-			"passkeyId":     payment.NewID(payment.PrefixPasskey, time.Now()), // the victim has none: a well-formed ID
+			"passkeyId":     payment.NewID(payment.PrefixPasskey, time.Now()),     // the victim has none: a well-formed ID
+			"clientId":      payment.NewID(payment.PrefixOAuthClient, time.Now()), // the victim has none: a well-formed ID
 			"file":          "qr.png",
 		}
 		w.victimIDs = []string{str(plan["id"]), str(session["id"]), str(hook["id"]), str(event["id"]), delivery}
