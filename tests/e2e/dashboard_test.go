@@ -4,9 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -22,7 +20,6 @@ import (
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
-	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -46,22 +43,7 @@ const cspWatch = `window.__csp = []; document.addEventListener('securitypolicyvi
 
 func newDashboard(t *testing.T) *dashboard {
 	path := chromium(t)
-	ln, err := net.Listen("tcp", "localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://localhost:" + strings.Split(ln.Addr().String(), ":")[1]
-	e := service.New(stack.Deps(0))
-	a, err := api.New(e, api.Config{PublicURL: base, Limits: map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000,
-		api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(a.Handler())
-	ts.Listener.Close()
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(func() { ts.Close(); a.Close() })
+	base, e := localhostAPI(t)
 	d := &dashboard{browser: newBrowserFor(t, path, cspWatch, 8*time.Minute), t: t, base: base, svc: e}
 	d.desktop()
 	if err := chromedp.Listen(d.ctx, func(ev any) {

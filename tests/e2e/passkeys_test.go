@@ -19,6 +19,30 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
+// localhostAPI starts an API server over the shared stack on a localhost
+// address, its public URL (passkeys need a domain name as relying party),
+// with generous rate limits.
+func localhostAPI(t *testing.T) (string, *service.Service) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "localhost:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://localhost:" + strings.Split(ln.Addr().String(), ":")[1]
+	e := service.New(stack.Deps(0))
+	a, err := api.New(e, api.Config{PublicURL: base, Limits: map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000,
+		api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(a.Handler())
+	ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); a.Close() })
+	return base, e
+}
+
 // passkeyScript runs in the page: it asks the API for a ceremony's
 // options, hands them to the browser's WebAuthn (the virtual
 // authenticator answers), and posts the credential back.
@@ -42,21 +66,7 @@ func TestPasskeysInARealBrowser(t *testing.T) {
 	path := chromium(t)
 	// WebAuthn needs a domain name as relying party: the API's public URL
 	// is on localhost, where the page is served too.
-	ln, err := net.Listen("tcp", "localhost:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://localhost:" + strings.Split(ln.Addr().String(), ":")[1]
-	e := service.New(stack.Deps(0))
-	a, err := api.New(e, api.Config{PublicURL: base, Limits: map[api.Tier]uint64{api.Moderate: 1000, api.Strict: 1000, api.Standard: 1000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewUnstartedServer(a.Handler())
-	ts.Listener.Close()
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(func() { ts.Close(); a.Close() })
+	base, _ := localhostAPI(t)
 	b := newBrowser(t, path, "")
 	ctx := b.ctx
 	b.run(chromedp.Navigate(base + "/api/v1/assets"))
