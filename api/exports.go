@@ -52,7 +52,7 @@ func csvExport(w http.ResponseWriter, r *http.Request, name string, header []str
 	return cw, cw.Write(header)
 }
 
-// flushEvery sends the rows written so far every n rows, so that a long
+// flushEvery sends the rows written so far every 500 rows, so that a long
 // export streams instead of filling a buffer.
 func flushEvery(w http.ResponseWriter, cw *csv.Writer, row *int) error {
 	*row++

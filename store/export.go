@@ -17,10 +17,7 @@ import (
 // one query, nothing held in memory (the CSV export). Pagination is not
 // applied.
 func (s *Store) EachTransaction(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(payment.Transaction) error) error {
-	f := newFilter(p, q, "status")
-	if q.Flagged {
-		f.where = append(f.where, "unexpected AND assigned_session_id IS NULL")
-	}
+	f := txFilter(p, q)
 	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions WHERE `+strings.Join(f.where, " AND ")+
 		` ORDER BY created_at DESC, id DESC`, f.args...)
 	if err != nil {
@@ -52,10 +49,7 @@ const paidSQL = `coalesce((SELECT string_agg(x, '; ' ORDER BY x) FROM (
 // EachSession is EachTransaction for checkout sessions; paid is what the
 // session received per asset.
 func (s *Store) EachSession(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(cs payment.Session, paid string) error) error {
-	f := newFilter(p, q, "status")
-	if q.Flagged {
-		f.where = append(f.where, "exception <> ''")
-	}
+	f := sessionFilter(p, q)
 	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+`, `+paidSQL+` FROM checkout_sessions WHERE `+
 		strings.Join(f.where, " AND ")+` ORDER BY created_at DESC, id DESC`, f.args...)
 	if err != nil {
@@ -95,7 +89,7 @@ func (s *Store) Overview(ctx context.Context, p payment.Principal, today, month 
 		coalesce(sum(amount_usd) FILTER (WHERE confirmed_at >= $3), 0)::text, count(*) FILTER (WHERE confirmed_at >= $3),
 		coalesce(sum(amount_usd), 0)::text, count(*)
 		FROM transactions WHERE project_id = $1 AND is_live = $2 AND status IN ('confirmed', 'finalized')
-		AND NOT (unexpected AND assigned_session_id IS NULL) AND confirmed_at >= $4`,
+		AND NOT (`+unassignedSQL+`) AND confirmed_at >= $4`,
 		p.ProjectID, p.IsLive, today, month).Scan(&paidToday, &o.PaymentsToday, &paidMonth, &o.PaymentsMonth)
 	if err != nil {
 		return o, fmt.Errorf("overview payments: %w", err)
@@ -124,8 +118,8 @@ func (s *Store) Overview(ctx context.Context, p payment.Principal, today, month 
 		o.SessionsByStatus[c.status] = c.n
 	}
 	err = s.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND exception <> ''),
-		(SELECT count(*) FROM transactions WHERE project_id = $1 AND is_live = $2 AND unexpected AND assigned_session_id IS NULL)`,
+		(SELECT count(*) FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND `+exceptionSQL+`),
+		(SELECT count(*) FROM transactions WHERE project_id = $1 AND is_live = $2 AND `+unassignedSQL+`)`,
 		p.ProjectID, p.IsLive).Scan(&o.Exceptions, &o.Unexpected)
 	return o, err
 }

@@ -109,11 +109,20 @@ func (s *Store) GetSession(ctx context.Context, p payment.Principal, id string) 
 
 // ListSessions lists the principal's sessions, newest first.
 func (s *Store) ListSessions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Session, int, error) {
+	return list(ctx, s, "checkout_sessions", sessionColumns, sessionFilter(p, q), q, scanSession)
+}
+
+// exceptionSQL keeps the sessions with an exception not resolved.
+const exceptionSQL = "exception <> ''"
+
+// sessionFilter is a sessions list's filter: the list's, and with
+// q.Flagged the sessions with an exception only.
+func sessionFilter(p payment.Principal, q payment.ListQuery) *filter {
 	f := newFilter(p, q, "status")
 	if q.Flagged {
-		f.where = append(f.where, "exception <> ''")
+		f.where = append(f.where, exceptionSQL)
 	}
-	return list(ctx, s, "checkout_sessions", sessionColumns, f, q, scanSession)
+	return f
 }
 
 func scanSession(row pgx.Row) (payment.Session, error) { return scanSessionWith(row) }

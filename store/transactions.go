@@ -43,11 +43,20 @@ func (s *Store) GetTransaction(ctx context.Context, p payment.Principal, id stri
 
 // ListTransactions lists the principal's transactions, newest first.
 func (s *Store) ListTransactions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Transaction, int, error) {
+	return list(ctx, s, "transactions", txColumns, txFilter(p, q), q, scanTx)
+}
+
+// unassignedSQL keeps the unexpected transfers not assigned to a session.
+const unassignedSQL = "unexpected AND assigned_session_id IS NULL"
+
+// txFilter is a transactions list's filter: the list's, and with
+// q.Flagged the unassigned unexpected transfers only.
+func txFilter(p payment.Principal, q payment.ListQuery) *filter {
 	f := newFilter(p, q, "status")
 	if q.Flagged {
-		f.where = append(f.where, "unexpected AND assigned_session_id IS NULL")
+		f.where = append(f.where, unassignedSQL)
 	}
-	return list(ctx, s, "transactions", txColumns, f, q, scanTx)
+	return f
 }
 
 // SessionTransactions returns a session's transactions, oldest first (a

@@ -488,22 +488,31 @@ func exceptionText(o *runtime.RemoteObject) string {
 	return o.Description
 }
 
-// The exceptions of issue-level money handling, resolved in the dashboard:
+// ownedProject signs a new user up and makes them a project, set up
+// through the API as the dashboard would: a sandbox deposit key and a
+// sandbox API key.
+func ownedProject(t *testing.T, base, name string) (account, projectKeys) {
+	t.Helper()
+	owner := signup(t, base)
+	made := owner.call(t, base, http.MethodPost, "/api/v1/projects", map[string]any{"name": name})
+	mustStatus(t, made, http.StatusCreated)
+	projectID := str(made.data()["id"])
+	_, xpub := walletOf(t, projectID, false)
+	mustStatus(t, owner.call(t, base, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": xpub}), http.StatusOK)
+	key := owner.call(t, base, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil)
+	mustStatus(t, key, http.StatusCreated)
+	return owner, projectKeys{projectID, str(key.data()["secret"])}
+}
+
+// Exceptions resolved in the dashboard:
 // an underpaid session accepted as paid, an unexpected transfer (paid to
 // a session that had ended) assigned to a new session, each then shown
 // completed; and an endpoint disabled by its receiver (410 Gone) shows
 // why, with its webhook_endpoint.disabled event.
 func TestDashboardResolvesExceptions(t *testing.T) {
 	d := newDashboard(t)
-	owner := signup(t, d.base)
-	made := owner.call(t, d.base, http.MethodPost, "/api/v1/projects", map[string]any{"name": "Exceptions shop"})
-	mustStatus(t, made, http.StatusCreated)
-	projectID := str(made.data()["id"])
-	_, xpub := walletOf(t, projectID, false)
-	mustStatus(t, owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": xpub}), http.StatusOK)
-	key := owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil)
-	mustStatus(t, key, http.StatusCreated)
-	keys := projectKeys{projectID, str(key.data()["secret"])}
+	owner, keys := ownedProject(t, d.base, "Exceptions shop")
+	projectID := keys.id
 	page := func(p string) string { return "/dashboard/projects/" + projectID + "/sandbox/" + p }
 
 	// Underpaid by 2 of 6 USDC: accepted as paid.
@@ -569,10 +578,8 @@ func TestDashboardResolvesExceptions(t *testing.T) {
 // API key and rotates and disables a webhook endpoint's secret.
 func TestDashboardTeamAndChanges(t *testing.T) {
 	d := newDashboard(t)
-	owner := signup(t, d.base)
-	made := owner.call(t, d.base, http.MethodPost, "/api/v1/projects", map[string]any{"name": "Team shop"})
-	mustStatus(t, made, http.StatusCreated)
-	projectID := str(made.data()["id"])
+	owner, keys := ownedProject(t, d.base, "Team shop")
+	projectID := keys.id
 	page := func(p string) string { return "/dashboard/projects/" + projectID + "/sandbox/" + p }
 
 	// The first Tab reaches the skip link, which moves to the page.
@@ -603,11 +610,6 @@ func TestDashboardTeamAndChanges(t *testing.T) {
 
 	// The owner's changes: a plan edited then archived, a key rolled, an
 	// endpoint's secret rotated and the endpoint disabled.
-	keys := projectKeys{projectID, ""}
-	_, xpub := walletOf(t, projectID, false)
-	mustStatus(t, owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/deposit-key", map[string]any{"xpub": xpub}), http.StatusOK)
-	key := owner.call(t, d.base, http.MethodPost, "/api/v1/projects/"+projectID+"/api-keys", nil)
-	keys.key = str(key.data()["secret"])
 	plan := post(t, d.base, "/api/v1/projects/"+projectID+"/payment-plans", keys.key, map[string]any{"title": "Old title", "amountUsd": "3"})
 	mustStatus(t, plan, http.StatusCreated)
 	d.open(page("plans/" + str(plan.data()["id"])))

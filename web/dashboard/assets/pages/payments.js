@@ -205,11 +205,12 @@ function exceptionCard(s) {
 }
 
 // eventsAndDeliveries lists an object's events (its status history, with
-// times) and, on demand, each event's webhook deliveries.
+// times, where historyEl is given) and, on demand, each event's webhook
+// deliveries.
 async function eventsAndDeliveries(historyEl, deliveriesEl, objectId) {
   const evs = await api.list(`${project()}/events` + api.query({ objectId, limit: 100 }));
   const items = evs.items.slice().sort((a, b) => a.timestamp.localeCompare(b.timestamp));
-  clear(historyEl, h("h2", {}, "Status history"), h("ol", { class: "timeline" }, items.map((e) =>
+  if (historyEl) clear(historyEl, h("h2", {}, "Status history"), h("ol", { class: "timeline" }, items.map((e) =>
     h("li", {}, time(e.timestamp), " ", h("strong", {}, e.type), e.data && e.data.status ? [" → ", badge(e.data.status)] : null))));
   clear(deliveriesEl, h("h2", {}, "Webhook deliveries"),
     items.length ? h("p", { class: "muted small" }, "Each event below went to every endpoint subscribed to it; open one to see its deliveries.") : h("p", { class: "empty" }, "No event yet."),
@@ -226,17 +227,24 @@ async function eventsAndDeliveries(historyEl, deliveriesEl, objectId) {
     }));
 }
 
+// attempts lists a delivery's attempts: when, the answer, how long, the
+// error and the start of the response.
+export function attempts(d) {
+  return h("ul", { class: "plain small" }, d.attempts.map((a) => h("li", {}, `#${a.attempt} `, time(a.at),
+    ` · ${a.statusCode ? "HTTP " + a.statusCode : "no answer"} · ${a.latencyMs} ms`, a.error ? ` · ${a.error}` : "",
+    a.responseExcerpt ? h("code", { class: "excerpt" }, a.responseExcerpt) : null)));
+}
+
 export function deliveryTable(list) {
   return table([
     { label: "Endpoint", cell: (d) => h("a", { href: href(`webhooks/${d.webhookId}`) }, h("code", { class: "short" }, d.webhookId)) },
     { label: "Status", cell: (d) => badge(d.status) },
-    { label: "Attempts", cell: (d) => h("ul", { class: "plain small" }, d.attempts.map((a) => h("li", {}, `#${a.attempt} `, time(a.at), ` · ${a.statusCode ? "HTTP " + a.statusCode : "no answer"} · ${a.latencyMs} ms`, a.error ? ` · ${a.error}` : "", a.responseExcerpt ? h("code", { class: "excerpt" }, a.responseExcerpt) : null))) },
+    { label: "Attempts", cell: attempts },
   ], list, { empty: "No endpoint was subscribed to this event.", caption: "Deliveries" });
 }
 
 export async function transaction(main, { id: tid }) {
   const body = h("div", {});
-  const history = h("section", { class: "card" });
   const deliveries = h("section", { class: "card" });
   add(main, body);
   let last = "";
@@ -274,7 +282,7 @@ export async function transaction(main, { id: tid }) {
       section("Status history", h("ol", { class: "timeline" }, t.statusHistory.map((c) =>
         h("li", {}, time(c.at), " ", badge(c.status), c.reason ? ` ${c.reason}` : "")))),
       deliveries);
-    await eventsAndDeliveries(history, deliveries, t.id);
+    await eventsAndDeliveries(null, deliveries, t.id);
     return t;
   };
   const t = await draw();

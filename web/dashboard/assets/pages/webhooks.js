@@ -2,7 +2,7 @@
 import * as api from "../api.js";
 import { h, add, clear, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, secret } from "../ui.js";
 import { state, href, go, every, canWrite } from "../app.js";
-import { deliveryTable } from "./payments.js";
+import { attempts, deliveryTable } from "./payments.js";
 
 const base = () => `/projects/${state.project.id}/webhooks`;
 const eventTypes = [
@@ -112,9 +112,7 @@ export async function detail(main, { id: wid }) {
     clear(deliveries, table([
       { label: "Event", cell: (d) => [h("a", { href: href(`events/${d.eventId}`) }, d.eventType), h("br"), time(d.createdAt)] },
       { label: "Status", cell: (d) => badge(d.status) },
-      { label: "Attempts", cell: (d) => h("ul", { class: "plain small" }, d.attempts.map((a) => h("li", {}, `#${a.attempt} `, time(a.at),
-        ` · ${a.statusCode ? "HTTP " + a.statusCode : "no answer"} · ${a.latencyMs} ms`, a.error ? ` · ${a.error}` : "",
-        a.responseExcerpt ? h("code", { class: "excerpt" }, a.responseExcerpt) : null))) },
+      { label: "Attempts", cell: attempts },
       { label: "", class: "actions-cell", cell: (d) => canWrite() ? h("button", { type: "button", class: "small", onclick: async (e) => {
         e.target.disabled = true;
         try {
