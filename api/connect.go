@@ -23,6 +23,20 @@ var procedureTiers = map[string]Tier{
 	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure: Strict,
 }
 
+// procedureScopes are what an OAuth access token needs on each procedure
+// that takes API keys, as on its REST twin.
+var procedureScopes = map[string]string{
+	paymentsdv1connect.PaymentsServiceGetProjectProcedure:                "project:read",
+	paymentsdv1connect.PaymentsServiceCreatePaymentPlanProcedure:         "plans:write",
+	paymentsdv1connect.PaymentsServiceListPaymentPlansProcedure:          "plans:read",
+	paymentsdv1connect.PaymentsServiceGetPaymentPlanProcedure:            "plans:read",
+	paymentsdv1connect.PaymentsServiceListTransactionsProcedure:          "transactions:read",
+	paymentsdv1connect.PaymentsServiceGetTransactionProcedure:            "transactions:read",
+	paymentsdv1connect.PaymentsServiceListCheckoutSessionsProcedure:      "checkout_sessions:read",
+	paymentsdv1connect.PaymentsServiceGetProjectCheckoutSessionProcedure: "checkout_sessions:read",
+	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure:     "checkout_sessions:write",
+}
+
 // connectHandlers mounts the Connect services (Connect JSON and binary,
 // gRPC and gRPC-Web) on the mux, each with the same bounds on what a call
 // may read as the REST routes.
@@ -50,13 +64,15 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 				procedure == paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure && hasCredentials(req.Header())
 			if keyed {
 				p, err := s.authenticateFrom(ctx, req.Header(), s.clientIP(peerRequest(req)), header)
+				if err == nil {
+					err = allows(p, procedureScopes[procedure])
+				}
 				if err != nil {
 					return nil, withHeaders(connectErr(err), header)
 				}
 				ctx = context.WithValue(ctx, principalKey, p)
-				ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID,
-					IP: s.clientAddress(peerRequest(req)), UserAgent: req.Header().Get("User-Agent")})
-				counter = "key:" + p.KeyID
+				ctx = payment.WithOrigin(ctx, s.originOf(peerRequest(req), p))
+				counter = credentialCounter(p)
 				if tier == Strict {
 					tier = StrictAPIKey
 				}

@@ -52,19 +52,27 @@ func withRecover(next http.Handler) http.Handler {
 	})
 }
 
-// authenticate resolves the API key of a request: `Authorization: Bearer
-// <key>` or `X-API-Key: <key>`.
+// authenticate resolves the credential of a request: an API key or an
+// OAuth access token, as `Authorization: Bearer <credential>` or an API
+// key as `X-API-Key: <key>`.
 func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Principal, error) {
 	key := h.Get("X-API-Key")
 	if auth := h.Get("Authorization"); auth != "" {
 		scheme, token, found := strings.Cut(auth, " ")
 		if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
-			return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Authorization header must be \"Bearer <API key>\""}
+			return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Authorization header must be \"Bearer <API key or access token>\""}
 		}
 		key = strings.TrimSpace(token)
 	}
 	if key == "" {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Missing API key: send \"Authorization: Bearer <API key>\""}
+	}
+	if strings.HasPrefix(key, payment.OAuthAccessTokenPrefix) {
+		p, err := s.svc.AuthenticateOAuth(ctx, key)
+		if errors.Is(err, payment.ErrUnauthorized) {
+			return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid access token: it is unknown, expired or revoked"}
+		}
+		return p, err
 	}
 	if !strings.HasPrefix(key, service.LiveKeyPrefix) && !strings.HasPrefix(key, service.SandboxKeyPrefix) {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
@@ -74,6 +82,45 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 		return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
 	return p, err
+}
+
+// allows checks what an API key or access token may do on an endpoint:
+// an access token only within its scopes, and only as far as its user's
+// role in the project goes.
+func allows(p payment.Principal, scope string) error {
+	if p.GrantID == "" {
+		return nil
+	}
+	if scope == "" {
+		return &payment.Error{Kind: payment.KindForbidden, Message: "Access tokens are not accepted here"}
+	}
+	if !p.HasScope(scope) {
+		return payment.ErrMissingScope(scope)
+	}
+	if strings.HasSuffix(scope, ":write") && !p.CanWrite() {
+		return payment.ErrForbidden
+	}
+	return nil
+}
+
+// credentialCounter is the rate-limit counter and idempotency scope of
+// an API key or access token: a token's grant, so that a refresh does
+// not start a new budget.
+func credentialCounter(p payment.Principal) string {
+	if p.GrantID != "" {
+		return "grant:" + p.GrantID
+	}
+	return "key:" + p.KeyID
+}
+
+// originOf is the audit origin of a call made with an API key or access
+// token.
+func (s *Server) originOf(r *http.Request, p payment.Principal) payment.Origin {
+	o := payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID, IP: s.clientAddress(r), UserAgent: r.UserAgent()}
+	if p.GrantID != "" {
+		o.ActorKind, o.ActorID = payment.AuditActorOAuthApp, p.GrantID
+	}
+	return o
 }
 
 // take takes one token of tier for counter, sets the rate-limit headers on

@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -49,6 +54,20 @@ func TestTheOpenAPIDocumentMatchesTheRouter(t *testing.T) {
 		if tier != string(r.Tier) {
 			t.Errorf("%s %s: x-rate-limit-tier %q; the router's is %q", r.Method, r.Pattern, tier, r.Tier)
 		}
+		// An access token's scope is documented as the router checks it,
+		// and every route that takes API keys has one.
+		var documented string
+		for _, req := range *orEmpty(item.GetOperation(r.Method).Security) {
+			if sc, ok := req["oauth2"]; ok && len(sc) == 1 {
+				documented = sc[0]
+			}
+		}
+		if documented != r.Scope {
+			t.Errorf("%s %s: oauth2 scope %q in api/openapi.json; the router's is %q", r.Method, r.Pattern, documented, r.Scope)
+		}
+		if (r.Access == "api_key" || r.Access == "api_key_optional") && !slices.Contains(payment.ScopeNames(), r.Scope) {
+			t.Errorf("%s %s takes API keys but no OAuth scope (%q)", r.Method, r.Pattern, r.Scope)
+		}
 	}
 	for path, item := range doc.Paths.Map() {
 		if !strings.HasPrefix(path, "/api/v1/") {
@@ -66,6 +85,31 @@ func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
 
 // The document and its reference page are served, the page with nothing
 // from elsewhere.
+func orEmpty(s *openapi3.SecurityRequirements) *openapi3.SecurityRequirements {
+	if s == nil {
+		return &openapi3.SecurityRequirements{}
+	}
+	return s
+}
+
+// Every Connect procedure that takes API keys names the OAuth scope of
+// its REST twin.
+func TestEveryKeyedProcedureHasAScope(t *testing.T) {
+	for _, sd := range []protoreflect.ServiceDescriptor{
+		v1.File_paymentsd_v1_payments_proto.Services().ByName("PaymentsService"),
+	} {
+		for i := 0; i < sd.Methods().Len(); i++ {
+			proc := "/" + string(sd.FullName()) + "/" + string(sd.Methods().Get(i).Name())
+			if !slices.Contains(payment.ScopeNames(), procedureScopes[proc]) {
+				t.Errorf("%s has no OAuth scope", proc)
+			}
+		}
+	}
+	if procedureScopes[paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure] != "checkout_sessions:write" {
+		t.Error("CreateCheckoutSession with a token needs checkout_sessions:write")
+	}
+}
+
 func TestTheDocumentAndTheReferenceAreServed(t *testing.T) {
 	s, err := New(service.New(service.Deps{}), Config{})
 	if err != nil {

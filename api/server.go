@@ -85,6 +85,9 @@ type Route struct {
 	// Access is "api_key" (a key is required), "public" (none is read) or
 	// "api_key_optional" (public, and a call that sends a key acts as it).
 	Access string
+	// Scope is what an OAuth access token needs on the route; empty:
+	// tokens are not accepted.
+	Scope string
 }
 
 // Routes lists every REST route the server serves, for the tests that
@@ -143,6 +146,13 @@ func (s *Server) purgeIdempotency(ctx context.Context) {
 		} else if n > 0 {
 			slog.InfoContext(ctx, "purged idempotency records", "count", n)
 		}
+		if o := s.svc.OAuth(); o != nil {
+			if n, err := o.Purge(ctx); err != nil && ctx.Err() == nil {
+				slog.WarnContext(ctx, "purge expired OAuth tokens", "err", err)
+			} else if n > 0 {
+				slog.InfoContext(ctx, "purged expired OAuth tokens", "count", n)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -197,8 +207,15 @@ func (s *Server) route(path string, methods map[string]endpoint) {
 		allow = append(allow, m)
 	}
 	allowed := strings.Join(sortStrings(allow), ", ")
+	// scopes are what an OAuth access token needs on each method.
+	scopes := map[string]string{}
+	for m, ep := range methods {
+		if ep.access == apiKey || ep.access == optionalKey {
+			scopes[m] = requiredScope(path, m)
+		}
+	}
 	for _, m := range sortStrings(slices.Clone(allow)) {
-		s.table = append(s.table, Route{Pattern: path, Method: m, Tier: methods[m].tier,
+		s.table = append(s.table, Route{Pattern: path, Method: m, Tier: methods[m].tier, Scope: scopes[m],
 			Access: [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional", user: "session_cookie",
 				member: "session_cookie_member"}[methods[m].access]})
 	}
@@ -209,7 +226,7 @@ func (s *Server) route(path string, methods map[string]endpoint) {
 			fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
 			return
 		}
-		s.serve(w, r, ep)
+		s.serve(w, r, ep, scopes[r.Method])
 	})
 }
 
@@ -250,6 +267,7 @@ func (s *Server) routes() {
 	s.accountRoutes()
 	s.memberRoutes()
 	s.oauthClientRoutes()
+	s.oauthRoutes()
 	s.connectHandlers()
 	s.docsRoutes()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
@@ -289,7 +307,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 // serve runs the cross-cutting steps of every API call in order:
 // authentication (under the client IP's budget of failures), the rate
 // limit, the body checks and the idempotency key, then the handler.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scope string) {
 	var p *payment.Principal
 	tier := ep.tier
 	token := sessionToken(r)
@@ -300,7 +318,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		// refused, any other is what it would be elsewhere.
 		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
 		if err == nil {
-			err = &payment.Error{Kind: payment.KindForbidden, Message: "API keys do not manage keys, members or settings: sign in as an owner"}
+			err = &payment.Error{Kind: payment.KindForbidden, Message: "API keys and access tokens do not manage keys, members, applications or settings: sign in as an owner"}
 			if principal.ProjectID != r.PathValue("projectId") {
 				err = payment.NotFound("Project")
 			}
@@ -349,14 +367,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		r = r.WithContext(ctx)
 	case ep.access == apiKey || ep.access == optionalKey && hasCredentials(r.Header):
 		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
+		if err == nil {
+			err = allows(principal, scope)
+		}
 		if err != nil {
 			failErr(w, r, err)
 			return
 		}
 		p = &principal
 		ctx := context.WithValue(r.Context(), principalKey, principal)
-		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: principal.KeyID,
-			IP: s.clientAddress(r), UserAgent: r.UserAgent()})
+		ctx = payment.WithOrigin(ctx, s.originOf(r, principal))
 		r = r.WithContext(ctx)
 	}
 	counter := "ip:" + s.clientIP(r)
@@ -364,7 +384,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	case signed != nil:
 		counter = "session:" + signed.session.ID // the spec: per session for cookie requests
 	case p != nil:
-		counter = "key:" + p.KeyID
+		counter = credentialCounter(*p)
 		if tier == Strict {
 			tier = StrictAPIKey
 		}
@@ -386,7 +406,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		case signed != nil:
 			scope = "user:" + signed.user.ID
 		case p != nil:
-			scope = "key:" + p.KeyID
+			scope = credentialCounter(*p)
 		}
 		s.idempotent(w, r, scope, body, ep.handle)
 		return
@@ -408,6 +428,31 @@ func callerKey(ctx context.Context) *payment.Principal {
 		return &p
 	}
 	return nil
+}
+
+// requiredScope is the OAuth scope of a route that takes API keys: the
+// kind of record it reads (GET) or writes, by its path.
+func requiredScope(path, method string) string {
+	if path == "/api/v1/checkout/sessions" {
+		return "checkout_sessions:write"
+	}
+	rest, ok := strings.CutPrefix(path, "/api/v1/projects/{projectId}")
+	if !ok {
+		return ""
+	}
+	segment, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
+	kind := map[string]string{"": "project", "overview": "project", "audit-log": "project", "deposit-addresses": "project", "deposit-key": "project",
+		"payment-plans": "plans", "checkout-sessions": "checkout_sessions", "transactions": "transactions",
+		"webhooks": "webhooks", "events": "webhooks"}[segment]
+	switch {
+	case kind == "":
+		return ""
+	case method == http.MethodGet:
+		return kind + ":read"
+	case kind == "project":
+		return ""
+	}
+	return kind + ":write"
 }
 
 // hasCredentials tells whether a call sends an API key, well-formed or not.

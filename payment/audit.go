@@ -34,10 +34,15 @@ const (
 	AuditProjectUpdated        = "project.updated"
 	AuditOAuthClientCreated    = "oauth_client.created"
 	AuditOAuthClientRevoked    = "oauth_client.revoked"
+	AuditOAuthGrantCreated     = "oauth_grant.created"
+	AuditOAuthGrantRevoked     = "oauth_grant.revoked"
 	AuditActorAPIKey           = "api_key"
 	// AuditActorUser is a signed-in member (the dashboard's cookie).
 	AuditActorUser  = "user"
 	AuditActorAdmin = "admin"
+	// AuditActorOAuthApp is an application acting with an OAuth access
+	// token; the actor ID is its grant's.
+	AuditActorOAuthApp = "oauth_app"
 	// AuditActorInternal is the engine acting on its own: the dev stack's
 	// set-up, or the delivery path disabling a failing endpoint.
 	AuditActorInternal = "internal"
@@ -48,7 +53,8 @@ var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchive
 	AuditTransactionAssigned,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
 	AuditDeliveryRedelivered, AuditDepositKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled,
-	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditProjectUpdated}
+	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditProjectUpdated,
+	AuditOAuthClientCreated, AuditOAuthClientRevoked, AuditOAuthGrantCreated, AuditOAuthGrantRevoked}
 
 // Origin is who makes a change and from where: an API key from a client
 // address, or an operator's `paymentsd admin` command on a host.

@@ -94,3 +94,70 @@ func IsLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// PrefixOAuthGrant is the ID prefix of a user's authorization of an
+// application: the OAuth request ID its codes and tokens share.
+const PrefixOAuthGrant = "grt_"
+
+// Prefixes of the authorization server's opaque tokens.
+const (
+	OAuthAccessTokenPrefix  = "svc_at_"
+	OAuthRefreshTokenPrefix = "svc_rt_"
+	OAuthCodePrefix         = "svc_ac_"
+)
+
+// Scope is what an OAuth access token may do.
+type Scope struct {
+	Name string
+	// Description says it in plain words, on the consent page.
+	Description string
+}
+
+// OAuthScopes are the scopes an application may ask for (docs/api.md
+// "OAuth scopes"): read and write per kind of record, and read for the
+// project. A write scope does not include its read scope.
+var OAuthScopes = []Scope{
+	{"project:read", "See the project's settings, overview, deposit addresses and audit log"},
+	{"plans:read", "See payment plans"},
+	{"plans:write", "Create, change and archive payment plans"},
+	{"checkout_sessions:read", "See checkout sessions"},
+	{"checkout_sessions:write", "Open, cancel and resolve checkout sessions"},
+	{"transactions:read", "See transactions"},
+	{"transactions:write", "Assign unexpected transfers to checkout sessions"},
+	{"webhooks:read", "See webhook endpoints, events and deliveries"},
+	{"webhooks:write", "Create, change, test and delete webhook endpoints, and redeliver events"},
+}
+
+// ScopeNames are the names of OAuthScopes.
+func ScopeNames() []string {
+	out := make([]string, len(OAuthScopes))
+	for i, s := range OAuthScopes {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// OAuthGrant is a user's authorization of an application for one project
+// and environment.
+type OAuthGrant struct {
+	ID         string
+	ClientID   string
+	ClientName string
+	UserID     string
+	UserEmail  string
+	ProjectID  string
+	IsLive     bool
+	Scopes     []string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+	// RevokedReason: "user", "owner", "client_revoked", "token_revoked",
+	// "refresh_token_reused" or "code_reused".
+	RevokedReason string
+}
+
+// ErrMissingScope is an OAuth access token used beyond its scopes.
+func ErrMissingScope(scope string) *Error {
+	return &Error{Kind: KindForbidden, Message: "The access token was not granted the scope " + scope,
+		Details: []FieldError{{Field: "scope", Message: "requires " + scope}}}
+}

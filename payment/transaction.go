@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -69,7 +70,9 @@ type Project struct {
 }
 
 // Principal is who a request acts for: a project in one environment, by
-// an API key (KeyID) or by a signed-in member (UserID, Role, SessionID).
+// an API key (KeyID), by a signed-in member (UserID, Role, SessionID) or
+// by an application a member authorized (UserID, Role, GrantID, ClientID,
+// Scopes).
 type Principal struct {
 	ProjectID string
 	IsLive    bool
@@ -77,6 +80,16 @@ type Principal struct {
 	UserID    string
 	Role      Role
 	SessionID string
+	GrantID   string
+	ClientID  string
+	Scopes    []string
+}
+
+// HasScope says whether the principal may act within scope: every
+// principal but an OAuth access token may; a token only within its
+// granted scopes.
+func (p Principal) HasScope(scope string) bool {
+	return p.GrantID == "" || slices.Contains(p.Scopes, scope)
 }
 
 // CanWrite says whether the principal may change the project's records:
@@ -87,4 +100,6 @@ func (p Principal) CanWrite() bool {
 
 // CanManageKeys says whether the principal may manage the project's API
 // keys and members: owners only, never an API key.
-func (p Principal) CanManageKeys() bool { return p.UserID != "" && p.Role == RoleOwner }
+func (p Principal) CanManageKeys() bool {
+	return p.UserID != "" && p.GrantID == "" && p.Role == RoleOwner
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 
+	"github.com/paymentsd/paymentsd/oauth"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -63,4 +64,91 @@ func (svc *Service) RevokeOAuthClient(ctx context.Context, p payment.Principal, 
 		svc.audit(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
 	}
 	return c, err
+}
+
+// OAuth is the authorization server of third-party applications.
+func (svc *Service) OAuth() *oauth.Provider { return svc.oauth }
+
+// AuthenticateOAuth resolves an OAuth access token (svc_at_…) to the
+// principal it acts as.
+func (svc *Service) AuthenticateOAuth(ctx context.Context, token string) (payment.Principal, error) {
+	if svc.oauth == nil {
+		return payment.Principal{}, payment.ErrUnauthorized
+	}
+	p, err := svc.oauth.Authenticate(ctx, token)
+	if errors.Is(err, oauth.ErrInvalidToken) {
+		return p, payment.ErrUnauthorized
+	}
+	return p, err
+}
+
+// OAuthClientForConsent reads a working application, for the consent
+// page.
+func (svc *Service) OAuthClientForConsent(ctx context.Context, id string) (payment.OAuthClient, error) {
+	c, err := svc.store.OAuthClient(ctx, id)
+	if err == nil && c.RevokedAt != nil {
+		err = payment.ErrNotFound
+	}
+	if errors.Is(err, payment.ErrNotFound) {
+		return c, payment.NotFound("OAuth client")
+	}
+	return c, err
+}
+
+// RecordOAuthConsent records a member's authorization of an application
+// in the project's audit log.
+func (svc *Service) RecordOAuthConsent(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string) {
+	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
+		map[string]any{"clientId": clientID, "scopes": scopes})
+}
+
+// ProjectOAuthGrants lists the applications the project's members have
+// authorized: for its owners.
+func (svc *Service) ProjectOAuthGrants(ctx context.Context, p payment.Principal, projectID string) ([]payment.OAuthGrant, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return nil, err
+	}
+	return svc.store.OAuthGrants(ctx, projectID, "")
+}
+
+// UserOAuthGrants lists the applications a user has authorized.
+func (svc *Service) UserOAuthGrants(ctx context.Context, userID string) ([]payment.OAuthGrant, error) {
+	return svc.store.OAuthGrants(ctx, "", userID)
+}
+
+// RevokeProjectOAuthGrant ends a grant of the project, for its owners.
+func (svc *Service) RevokeProjectOAuthGrant(ctx context.Context, p payment.Principal, projectID, grantID string) (payment.OAuthGrant, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return payment.OAuthGrant{}, err
+	}
+	return svc.revokeOAuthGrant(ctx, grantID, "owner", func(g payment.OAuthGrant) bool { return g.ProjectID == projectID })
+}
+
+// RevokeUserOAuthGrant ends a grant the user gave.
+func (svc *Service) RevokeUserOAuthGrant(ctx context.Context, userID, grantID string) (payment.OAuthGrant, error) {
+	return svc.revokeOAuthGrant(ctx, grantID, "user", func(g payment.OAuthGrant) bool { return g.UserID == userID })
+}
+
+func (svc *Service) revokeOAuthGrant(ctx context.Context, grantID, reason string, mine func(payment.OAuthGrant) bool) (payment.OAuthGrant, error) {
+	if !payment.ValidID(payment.PrefixOAuthGrant, grantID) {
+		return payment.OAuthGrant{}, payment.NotFound("OAuth grant")
+	}
+	g, err := svc.store.OAuthGrant(ctx, grantID)
+	if errors.Is(err, payment.ErrNotFound) || err == nil && !mine(g) {
+		return payment.OAuthGrant{}, payment.NotFound("OAuth grant")
+	}
+	if err != nil {
+		return g, err
+	}
+	now := svc.now()
+	a := svc.auditEntry(ctx, g.ProjectID, g.IsLive, payment.AuditOAuthGrantRevoked, "oauth_grant", g.ID,
+		map[string]any{"clientId": g.ClientID, "reason": reason})
+	revoked, err := svc.store.RevokeOAuthGrantAudited(ctx, g.ID, reason, now, a)
+	if err != nil {
+		return g, err
+	}
+	if revoked {
+		g.RevokedAt, g.RevokedReason = &now, reason
+	}
+	return g, nil
 }

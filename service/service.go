@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/oauth"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
@@ -62,12 +63,18 @@ type Service struct {
 	// webauthn is the relying party of passkeys (SetRelyingParty); nil:
 	// passkeys are off.
 	webauthn *webauthn.WebAuthn
+	// oauth is the authorization server of third-party applications.
+	oauth *oauth.Provider
 }
 
 // New returns the service over d.
 func New(d Deps) *Service {
-	return &Service{store: d.Store, temporal: d.Temporal, catalog: d.Catalog, chains: d.Chains, sealer: d.Sealer,
+	svc := &Service{store: d.Store, temporal: d.Temporal, catalog: d.Catalog, chains: d.Chains, sealer: d.Sealer,
 		sessionLifetime: d.SessionLifetime, clock: d.Now, starts: sessionstart.New(d.Store, d.Temporal)}
+	if d.Store != nil {
+		svc.oauth = oauth.New(d.Store.Pool())
+	}
+	return svc
 }
 
 // now is the clock at the database's precision, so that a record returned

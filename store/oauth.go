@@ -63,3 +63,62 @@ func scanOAuthClient(row pgx.Row) (payment.OAuthClient, error) {
 	}
 	return c, json.Unmarshal(uris, &c.RedirectURIs)
 }
+
+// RevokeOAuthGrant ends a grant and every code and token of it, at once,
+// through db (the pool or the transaction of the change that revokes
+// it). It reports whether the grant was alive until then.
+func RevokeOAuthGrant(ctx context.Context, db execer, grantID, reason string, at time.Time) (bool, error) {
+	tag, err := db.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $2, revoked_reason = $3
+		WHERE id = $1 AND revoked_at IS NULL`, grantID, at, reason)
+	if err != nil {
+		return false, err
+	}
+	if _, err := db.Exec(ctx, `UPDATE oauth_tokens SET active = false WHERE request_id = $1 AND active`, grantID); err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+const oauthGrantColumns = `g.id, g.client_id, c.name, g.user_id, u.email, g.project_id, g.is_live, g.scopes, g.created_at,
+	g.last_used_at, g.revoked_at, COALESCE(g.revoked_reason, '')`
+
+// OAuthGrants lists the live grants of a project (projectID) or of a user
+// (userID), newest first.
+func (s *Store) OAuthGrants(ctx context.Context, projectID, userID string) ([]payment.OAuthGrant, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+oauthGrantColumns+` FROM oauth_grants g
+		JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id
+		WHERE g.revoked_at IS NULL AND c.revoked_at IS NULL AND ($1 = '' OR g.project_id = $1) AND ($2 = '' OR g.user_id = $2)
+		ORDER BY g.created_at DESC, g.id DESC LIMIT 1000`, projectID, userID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.OAuthGrant, error) { return scanOAuthGrant(r) })
+}
+
+// OAuthGrant reads a grant.
+func (s *Store) OAuthGrant(ctx context.Context, id string) (payment.OAuthGrant, error) {
+	return scanOAuthGrant(s.pool.QueryRow(ctx, `SELECT `+oauthGrantColumns+` FROM oauth_grants g
+		JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id WHERE g.id = $1`, id))
+}
+
+// RevokeOAuthGrantAudited revokes a grant and records a's audit entry
+// with it, if it was alive.
+func (s *Store) RevokeOAuthGrantAudited(ctx context.Context, id, reason string, at time.Time, a payment.AuditEntry) (bool, error) {
+	var revoked bool
+	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if revoked, err = RevokeOAuthGrant(ctx, tx, id, reason, at); err != nil || !revoked {
+			return err
+		}
+		return recordAudit(ctx, tx, a)
+	})
+	return revoked, err
+}
+
+func scanOAuthGrant(row pgx.Row) (payment.OAuthGrant, error) {
+	var g payment.OAuthGrant
+	err := row.Scan(&g.ID, &g.ClientID, &g.ClientName, &g.UserID, &g.UserEmail, &g.ProjectID, &g.IsLive, &g.Scopes,
+		&g.CreatedAt, &g.LastUsedAt, &g.RevokedAt, &g.RevokedReason)
+	g.CreatedAt = g.CreatedAt.UTC()
+	return g, mapErr(err)
+}

@@ -9,6 +9,7 @@ import * as plans from "./pages/plans.js";
 import * as payments from "./pages/payments.js";
 import * as webhooks from "./pages/webhooks.js";
 import * as project from "./pages/project.js";
+import * as oauth from "./pages/oauth.js";
 
 const root = document.getElementById("app");
 const BASE = "/dashboard";
@@ -122,6 +123,7 @@ async function render() {
       if (err.status === 401) return go(`${BASE}/login?next=${encodeURIComponent(location.pathname + location.search + location.hash)}`, { replace: true });
       throw err;
     }
+    if (rest === "authorize") return show(oauth.authorize, {});
     if (rest === "invitation") return layout(null, auth.invitation, {});
     if (rest === "account") return layout(null, account.page, {});
     if (rest === "new-project") return layout(null, project.create, {});

@@ -1,8 +1,9 @@
-// The signed-in user's account: password, passkeys and sessions.
+// The signed-in user's account: password, passkeys, sessions and authorized applications.
 import * as api from "../api.js";
 import { h, add, clear, field, input, form, toast, table, time, confirm, section, dl, dialog } from "../ui.js";
 import * as passkeys from "../webauthn.js";
 import { state, go, reloadMe } from "../app.js";
+import * as oauth from "./oauth.js";
 
 export async function page(main) {
   const me = state.me;
@@ -12,7 +13,7 @@ export async function page(main) {
   const pw = h("section", { class: "card" });
   const pk = h("section", { class: "card" });
   const ss = h("section", { class: "card" });
-  add(main, pw, pk, ss);
+  add(main, pw, pk, ss, oauth.grants("/auth/oauth-grants", { showUser: false }));
   passwordCard(pw);
   await Promise.all([passkeyCard(pk), sessionsCard(ss)]);
 }

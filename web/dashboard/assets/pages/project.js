@@ -1,8 +1,9 @@
 // The project's settings, members, API keys, deposit keys, deposit
-// addresses and audit log, and creating a project.
+// addresses, OAuth applications and audit log, and creating a project.
 import * as api from "../api.js";
 import { h, add, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, mono, secret, titleCase, dialog } from "../ui.js";
 import { state, href, go, isOwner, reloadMe } from "../app.js";
+import * as oauth from "./oauth.js";
 
 const project = () => `/projects/${state.project.id}`;
 const ownersOnly = () => h("p", { class: "muted" }, "Only the project's owners change this.");
@@ -207,6 +208,7 @@ export async function apps(main) {
         go(location.pathname, { replace: true });
       } }, "Revoke") },
     ], list, { empty: "No application registered yet.", caption: "OAuth applications" }),
+    oauth.grants(`${project()}/oauth-grants`, { showUser: true }),
     section("Register an application", form({ class: "narrow" }, [
       field("Name", name, { name: "name", hint: "Shown to users when they are asked to allow it." }),
       field("Redirect URIs, one per line", uris, { name: "redirectUris", hint: "Matched exactly. https, or http on 127.0.0.1, [::1] or localhost for a native app." }),

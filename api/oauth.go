@@ -1,0 +1,348 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/ory/fosite"
+
+	"github.com/paymentsd/paymentsd/oauth"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
+)
+
+// oauthRoutes are the authorization server's endpoints (RFC 6749 with
+// OAuth 2.1's rules: their bodies are forms and their errors OAuth's),
+// the consent page's two calls, and the grants owners and users see and
+// revoke.
+func (s *Server) oauthRoutes() {
+	s.oauthEndpoint("/oauth/authorize", http.MethodGet, Relaxed, s.authorize)
+	s.oauthEndpoint("/oauth/token", http.MethodPost, Standard, s.token)
+	s.oauthEndpoint("/oauth/revoke", http.MethodPost, Standard, s.revokeToken)
+	s.oauthEndpoint("/oauth/introspect", http.MethodPost, Relaxed, s.introspect)
+	s.oauthEndpoint("/.well-known/oauth-authorization-server", http.MethodGet, Relaxed, s.oauthMetadata)
+	s.route("/api/v1/oauth/authorization", map[string]endpoint{
+		http.MethodGet:  {Relaxed, user, s.authorizationRequest},
+		http.MethodPost: {Moderate, user, s.decideAuthorization},
+	})
+	s.route("/api/v1/auth/oauth-grants", map[string]endpoint{http.MethodGet: {Relaxed, user, s.listUserGrants}})
+	s.route("/api/v1/auth/oauth-grants/{grantId}/revoke", map[string]endpoint{http.MethodPost: {Standard, user, s.revokeUserGrant}})
+	s.route("/api/v1/projects/{projectId}/oauth-grants", map[string]endpoint{http.MethodGet: {Relaxed, member, s.listProjectGrants}})
+	s.route("/api/v1/projects/{projectId}/oauth-grants/{grantId}/revoke", map[string]endpoint{
+		http.MethodPost: {Moderate, member, s.revokeProjectGrant},
+	})
+}
+
+// oauthEndpoint serves one method of an authorization server's endpoint,
+// counted per client IP in tier. Its body is a form of at most 64 KiB.
+func (s *Server) oauthEndpoint(path, method string, tier Tier, handle http.HandlerFunc) {
+	s.table = append(s.table, Route{Pattern: path, Method: method, Tier: tier, Access: "oauth"})
+	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			w.Header().Set("Allow", method)
+			fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+method, nil)
+			return
+		}
+		if err := s.take(r.Context(), w.Header(), tier, "ip:"+s.clientIP(r)); err != nil {
+			failErr(w, r, err)
+			return
+		}
+		if s.svc.OAuth() == nil {
+			fail(w, r, http.StatusNotFound, "NOT_FOUND", "This deployment has no authorization server", nil)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		w.Header().Set("Cache-Control", "no-store")
+		handle(w, r)
+	})
+}
+
+// parseAuthorization reads and checks an authorization request (the
+// query of /oauth/authorize) with the engine's own rules on top of
+// fosite's: PKCE with S256 and at least one scope.
+func (s *Server) parseAuthorization(ctx context.Context, r *http.Request) (fosite.AuthorizeRequester, error) {
+	get := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: r.URL.RawQuery},
+		Header: http.Header{}, Body: http.NoBody}
+	ar, err := s.svc.OAuth().NewAuthorizeRequest(ctx, get.WithContext(ctx))
+	if err != nil {
+		return ar, err
+	}
+	q := get.URL.Query()
+	switch {
+	case q.Get("code_challenge") == "":
+		return ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge and code_challenge_method=S256.")
+	case q.Get("code_challenge_method") != "S256":
+		return ar, fosite.ErrInvalidRequest.WithHint("code_challenge_method must be S256: plain is refused.")
+	case len(ar.GetRequestedScopes()) == 0:
+		return ar, fosite.ErrInvalidScope.WithHintf("Ask for at least one scope of: %s.", strings.Join(payment.ScopeNames(), " "))
+	}
+	return ar, nil
+}
+
+// authorize answers /oauth/authorize: a request that cannot go back to
+// the application (unknown client, unregistered redirect URI) is shown on
+// the consent page, one that can but is wrong goes back with its error,
+// and a good one goes to the consent page.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ar, err := s.parseAuthorization(ctx, r)
+	if err != nil && ar != nil && ar.IsRedirectURIValid() {
+		s.svc.OAuth().WriteAuthorizeError(ctx, w, ar, err)
+		return
+	}
+	http.Redirect(w, r, "/dashboard/authorize?"+r.URL.RawQuery, http.StatusFound)
+}
+
+// oauthError is an OAuth error in the API's envelope, for the consent
+// page's calls.
+func oauthError(err error) error {
+	e := fosite.ErrorToRFC6749Error(err)
+	msg := e.GetDescription()
+	if e.CodeField >= 500 {
+		return err
+	}
+	return &payment.Error{Kind: payment.KindValidation, Message: "This authorization request cannot be accepted: " + msg}
+}
+
+type scopeView struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// authorizationRequest is the consent page's view of an authorization
+// request: the application, the scopes in plain words, where the user
+// goes back to, and the projects they may grant it.
+func (s *Server) authorizationRequest(w http.ResponseWriter, r *http.Request) error {
+	ar, err := s.parseAuthorization(r.Context(), r)
+	if err != nil {
+		return oauthError(err)
+	}
+	c, err := s.svc.OAuthClientForConsent(r.Context(), ar.GetClient().GetID())
+	if err != nil {
+		return err
+	}
+	var scopes []scopeView
+	for _, sc := range payment.OAuthScopes {
+		if slices.Contains(ar.GetRequestedScopes(), sc.Name) {
+			scopes = append(scopes, scopeView{sc.Name, sc.Description})
+		}
+	}
+	ok(w, r, http.StatusOK, "Authorization request", map[string]any{
+		"client":      map[string]string{"id": c.ID, "name": c.Name},
+		"scopes":      scopes,
+		"redirectUri": ar.GetRedirectURI().String(),
+	})
+	return nil
+}
+
+// decideAuthorization answers the consent page: the user allows the
+// application for a project and environment, or denies it. The answer is
+// where the browser goes next, back to the application: {redirectTo}.
+func (s *Server) decideAuthorization(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	obj, err := parseObject(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	decision, projectID, env := f.str("decision"), f.str("projectId"), f.str("environment")
+	f.done()
+	switch {
+	case decision == nil || *decision != "allow" && *decision != "deny":
+		probs.Add("decision", "must be allow or deny")
+	case *decision == "allow" && projectID == nil:
+		probs.Add("projectId", "is required: the project the application acts for")
+	case *decision == "allow" && (env == nil || *env != "live" && *env != "sandbox"):
+		probs.Add("environment", "must be live or sandbox")
+	}
+	if err := probs.Err(); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	provider := s.svc.OAuth()
+	ar, err := s.parseAuthorization(ctx, r)
+	if err != nil {
+		return oauthError(err)
+	}
+	rec := &locationRecorder{header: http.Header{}}
+	if *decision == "deny" {
+		provider.WriteAuthorizeError(ctx, rec, ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
+		ok(w, r, http.StatusOK, "Authorization denied", map[string]string{"redirectTo": rec.header.Get("Location")})
+		return nil
+	}
+	in := currentUser(r)
+	p, err := s.svc.MemberPrincipal(ctx, in.user, in.session, *projectID, *env == "live")
+	if err != nil {
+		return err
+	}
+	grantID := oauth.NewGrantID()
+	ar.SetID(grantID)
+	for _, sc := range ar.GetRequestedScopes() {
+		ar.GrantScope(sc)
+	}
+	resp, err := provider.NewAuthorizeResponse(ctx, ar, &oauth.Session{UserID: in.user.ID, ProjectID: p.ProjectID, IsLive: p.IsLive})
+	if err != nil {
+		return oauthError(err)
+	}
+	provider.WriteAuthorizeResponse(ctx, rec, ar, resp)
+	s.svc.RecordOAuthConsent(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes())
+	ok(w, r, http.StatusOK, "Authorization granted", map[string]string{"redirectTo": rec.header.Get("Location")})
+	return nil
+}
+
+// locationRecorder keeps the redirect fosite writes, for the consent
+// page to follow.
+type locationRecorder struct {
+	header http.Header
+}
+
+func (l *locationRecorder) Header() http.Header         { return l.header }
+func (l *locationRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (l *locationRecorder) WriteHeader(int)             {}
+
+// token is the token endpoint: a code (with its PKCE verifier) or a
+// refresh token for an access token and a new refresh token.
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	provider := s.svc.OAuth()
+	reason := "refresh_token_reused"
+	if r.PostFormValue("grant_type") == "authorization_code" {
+		reason = "code_reused"
+	}
+	ctx := oauth.WithRevocationReason(r.Context(), reason)
+	ar, err := provider.NewAccessRequest(ctx, r, &oauth.Session{})
+	if err != nil {
+		provider.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	resp, err := provider.NewAccessResponse(ctx, ar)
+	if err != nil {
+		provider.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	provider.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+// revokeToken is RFC 7009: revoking an access or refresh token ends its
+// whole grant.
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+	provider := s.svc.OAuth()
+	ctx := oauth.WithRevocationReason(r.Context(), "token_revoked")
+	provider.WriteRevocationResponse(ctx, w, provider.NewRevocationRequest(ctx, r))
+}
+
+// introspect is RFC 7662, for confidential clients authenticating with
+// HTTP Basic: a client learns about its own tokens only.
+func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
+	provider := s.svc.OAuth()
+	ctx := r.Context()
+	id, _, basic := r.BasicAuth()
+	if !basic {
+		provider.WriteIntrospectionError(ctx, w, fosite.ErrRequestUnauthorized.WithHint(
+			"Authenticate as a confidential client with HTTP Basic (client ID and secret)."))
+		return
+	}
+	ir, err := provider.NewIntrospectionRequest(ctx, r, &oauth.Session{})
+	if err != nil {
+		provider.WriteIntrospectionError(ctx, w, err)
+		return
+	}
+	if clientID, _ := url.QueryUnescape(id); ir.GetAccessRequester().GetClient().GetID() != clientID {
+		provider.WriteIntrospectionError(ctx, w, fosite.ErrInactiveToken)
+		return
+	}
+	provider.WriteIntrospectionResponse(ctx, w, ir)
+}
+
+// oauthMetadata is the authorization server's metadata (RFC 8414).
+func (s *Server) oauthMetadata(w http.ResponseWriter, r *http.Request) {
+	base := s.CheckoutURL
+	if base == "" {
+		base = "http://" + r.Host
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                        base,
+		"authorization_endpoint":                        base + "/oauth/authorize",
+		"token_endpoint":                                base + "/oauth/token",
+		"revocation_endpoint":                           base + "/oauth/revoke",
+		"introspection_endpoint":                        base + "/oauth/introspect",
+		"scopes_supported":                              payment.ScopeNames(),
+		"response_types_supported":                      []string{"code"},
+		"response_modes_supported":                      []string{"query"},
+		"grant_types_supported":                         []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":              []string{"S256"},
+		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none"},
+		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post", "none"},
+		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic"},
+		"service_documentation":                         base + "/docs",
+	})
+}
+
+type oauthGrantView struct {
+	ID            string   `json:"id"`
+	ClientID      string   `json:"clientId"`
+	ClientName    string   `json:"clientName"`
+	UserID        string   `json:"userId"`
+	UserEmail     string   `json:"userEmail"`
+	ProjectID     string   `json:"projectId"`
+	Environment   string   `json:"environment"`
+	Scopes        []string `json:"scopes"`
+	CreatedAt     string   `json:"createdAt"`
+	LastUsedAt    *string  `json:"lastUsedAt"`
+	RevokedAt     *string  `json:"revokedAt"`
+	RevokedReason *string  `json:"revokedReason"`
+}
+
+func oauthGrantViewOf(g payment.OAuthGrant) oauthGrantView {
+	env := "sandbox"
+	if g.IsLive {
+		env = "live"
+	}
+	v := oauthGrantView{ID: g.ID, ClientID: g.ClientID, ClientName: g.ClientName, UserID: g.UserID, UserEmail: g.UserEmail,
+		ProjectID: g.ProjectID, Environment: env, Scopes: g.Scopes, CreatedAt: views.Time(g.CreatedAt),
+		LastUsedAt: views.OptTime(g.LastUsedAt), RevokedAt: views.OptTime(g.RevokedAt)}
+	if g.RevokedReason != "" {
+		v.RevokedReason = &g.RevokedReason
+	}
+	return v
+}
+
+func (s *Server) listUserGrants(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.UserOAuthGrants(r.Context(), currentUser(r).user.ID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Authorized applications retrieved", mapSlice(list, oauthGrantViewOf))
+	return nil
+}
+
+func (s *Server) revokeUserGrant(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.svc.RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf(g))
+	return nil
+}
+
+func (s *Server) listProjectGrants(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Authorized applications retrieved", mapSlice(list, oauthGrantViewOf))
+	return nil
+}
+
+func (s *Server) revokeProjectGrant(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.svc.RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf(g))
+	return nil
+}
