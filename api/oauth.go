@@ -1,8 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -39,6 +42,8 @@ func (s *Server) oauthRoutes() {
 
 // oauthEndpoint serves one method of an authorization server's endpoint,
 // counted per client IP in tier. Its body is a form of at most 64 KiB.
+// Its answers are OAuth's (RFC 6749 §5.2), but for the limits the API
+// enforces before reading it (429, 413, 415), in the API's envelope.
 func (s *Server) oauthEndpoint(path, method string, tier Tier, handle http.HandlerFunc) {
 	s.table = append(s.table, Route{Pattern: path, Method: method, Tier: tier, Access: "oauth"})
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
@@ -55,10 +60,34 @@ func (s *Server) oauthEndpoint(path, method string, tier Tier, handle http.Handl
 			fail(w, r, http.StatusNotFound, "NOT_FOUND", "This deployment has no authorization server", nil)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if r.Method == http.MethodPost && !s.readForm(w, r) {
+			return
+		}
 		w.Header().Set("Cache-Control", "no-store")
 		handle(w, r)
 	})
+}
+
+// readForm checks a POST's body is an uncompressed form of at most 64 KiB
+// and reads it, or answers 413 or 415.
+func (s *Server) readForm(w http.ResponseWriter, r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/x-www-form-urlencoded", nil)
+		return false
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the form uncompressed", nil)
+		return false
+	}
+	const limit = 64 << 10
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", limit), nil)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 // parseAuthorization reads and checks an authorization request (the

@@ -77,6 +77,7 @@ func setup(t *testing.T) world {
 			"userSessionId": w.victim.userSessionID,
 			"passkeyId":     payment.NewID(payment.PrefixPasskey, time.Now()),     // the victim has none: a well-formed ID
 			"clientId":      payment.NewID(payment.PrefixOAuthClient, time.Now()), // the victim has none: a well-formed ID
+			"grantId":       payment.NewID(payment.PrefixOAuthGrant, time.Now()),
 			"file":          "qr.png",
 		}
 		w.victimIDs = []string{str(plan["id"]), str(session["id"]), str(hook["id"]), str(event["id"]), delivery}
@@ -124,6 +125,19 @@ func TestEveryRouteRefusesOtherCallers(t *testing.T) {
 	for _, r := range routes {
 		if r.Access == "public" {
 			tally.add("auth: REST", "public route, no credentials needed")
+			continue
+		}
+		if r.Access == "oauth" {
+			// The authorization server authenticates clients, not keys:
+			// an API key or a cookie gets no token from it.
+			for who, h := range map[string]map[string]string{"the project's API key": {"Authorization": "Bearer " + w.victim.SandboxKey},
+				"the owner's cookie": w.victim.cookie} {
+				res, raw := call(t, r.Method, r.Pattern, "", nil, h)
+				if res.StatusCode >= 500 || strings.Contains(string(raw), "access_token") || strings.Contains(string(raw), `"active":true`) {
+					t.Errorf("%s %s with %s: %d %s", r.Method, r.Pattern, who, res.StatusCode, raw)
+				}
+				tally.add("auth: OAuth endpoints", fmt.Sprintf("%s → %d, no token", who, res.StatusCode))
+			}
 			continue
 		}
 		path := w.fill(t, r.Pattern)
@@ -313,6 +327,9 @@ func TestOversizedAndCompressedBodiesAreRefusedWithoutGrowth(t *testing.T) {
 				headers = map[string]string{}
 			}
 			maps.Copy(headers, cookie)
+			if r.Access == "oauth" {
+				headers["Content-Type"] = "application/x-www-form-urlencoded" // the authorization server reads forms
+			}
 			n := allocated(func() { res, raw = call(t, r.Method, path, key, c.body, headers) })
 			if res.StatusCode != c.want {
 				t.Errorf("%s %s, %s: %d %.200s; want %d", r.Method, r.Pattern, c.name, res.StatusCode, raw, c.want)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,9 +34,18 @@ type dashboard struct {
 	base string
 	svc  *service.Service
 	mu   sync.Mutex
-	// foreign are requests to anything but the API's origin; problems are
-	// uncaught exceptions and console errors.
-	foreign, problems []string
+	// foreign are requests to anything but the API's origin and the
+	// expected addresses; problems are uncaught exceptions and console
+	// errors.
+	foreign, problems, expected []string
+}
+
+// expect allows requests to addresses under prefix (an application the
+// browser is sent back to).
+func (d *dashboard) expect(prefix string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.expected = append(d.expected, prefix)
 }
 
 // cspWatch records the page's Content-Security-Policy violations.
@@ -52,7 +62,8 @@ func newDashboard(t *testing.T) *dashboard {
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			u := ev.Request.URL
-			if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+			if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") &&
+				!slices.ContainsFunc(d.expected, func(p string) bool { return strings.HasPrefix(u, p) }) {
 				d.foreign = append(d.foreign, u)
 			}
 		case *runtime.EventExceptionThrown:

@@ -141,6 +141,7 @@ func TestOAuthApplicationAuthorizedInARealBrowser(t *testing.T) {
 	_, other := ownedProject(t, base, "Someone else's shop")
 	app := newOAuthApp(t, owner, base, keys.id, true,
 		"project:read", "plans:read", "plans:write", "checkout_sessions:read", "checkout_sessions:write")
+	d.expect(strings.TrimSuffix(app.conf.RedirectURL, "/callback") + "/") // the application itself
 	ctx := context.Background()
 
 	// Sign-in, then consent, in the browser.
@@ -196,7 +197,8 @@ func TestOAuthApplicationAuthorizedInARealBrowser(t *testing.T) {
 		t.Fatalf("the plan the app made, read with the project's sandbox key: %d %s", r.Status, r.Raw)
 	}
 	audit := get(t, base, "/api/v1/projects/"+keys.id+"/audit-log", keys.key).list()
-	if len(audit) == 0 || audit[0].(map[string]any)["action"] != "payment_plan.created" || audit[0].(map[string]any)["actorKind"] != "oauth_app" {
+	if len(audit) == 0 || audit[0].(map[string]any)["action"] != "payment_plan.created" ||
+		audit[0].(map[string]any)["actor"].(map[string]any)["type"] != "oauth_app" {
 		t.Errorf("latest audit entry = %v; want the plan made by oauth_app", audit[0])
 	}
 	if r := bearer(t, base, http.MethodGet, "/api/v1/projects/"+keys.id+"/webhooks", tok.AccessToken, nil); r.Status != http.StatusForbidden ||
@@ -379,8 +381,11 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 	}
 
 	for name, change := range map[string]func(url.Values){
-		"missing PKCE":  func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
-		"plain PKCE":    func(q url.Values) { q.Set("code_challenge_method", "plain"); q.Set("code_challenge", strings.Repeat("a", 43)) },
+		"missing PKCE": func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
+		"plain PKCE": func(q url.Values) {
+			q.Set("code_challenge_method", "plain")
+			q.Set("code_challenge", strings.Repeat("a", 43))
+		},
 		"no method":     func(q url.Values) { q.Del("code_challenge_method") },
 		"missing state": func(q url.Values) { q.Del("state") },
 		"implicit":      func(q url.Values) { q.Set("response_type", "token") },

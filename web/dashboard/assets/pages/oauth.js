@@ -55,7 +55,7 @@ export function grants(path, { showUser }) {
   const load = async () => {
     const list = await api.get(path);
     clear(box, table([
-      { label: "Application", cell: (g) => [g.clientName, " ", h("code", { class: "muted" }, g.clientId)] },
+      { label: "Application", cell: (g) => g.clientName },
       showUser ? { label: "User", cell: (g) => g.userEmail }
         : { label: "Project", cell: (g) => (state.me.projects.find((p) => p.id === g.projectId) || {}).name || g.projectId },
       { label: "Environment", cell: (g) => g.environment },
@@ -68,10 +68,6 @@ export function grants(path, { showUser }) {
         toast("Authorization revoked");
         load();
       } }, "Revoke") },
-    ], list, { empty: "No application is authorized.", caption: "Authorized applications" }));
-  };
-  load();
-      } }, "Revoke")],
     ], list, { empty: "No application is authorized.", caption: "Authorized applications" }));
   };
   load().catch((err) => clear(box, h("p", { class: "notice bad" }, err.message)));

@@ -211,7 +211,7 @@ export async function apps(main) {
     oauth.grants(`${project()}/oauth-grants`, { showUser: true }),
     section("Register an application", form({ class: "narrow" }, [
       field("Name", name, { name: "name", hint: "Shown to users when they are asked to allow it." }),
-      field("Redirect URIs, one per line", uris, { name: "redirectUris", hint: "Matched exactly. https, or http on 127.0.0.1, [::1] or localhost for a native app." }),
+      field("Redirect URIs, one per line", uris, { name: "redirectUris", hint: "Matched exactly. https, or for a native app http on 127.0.0.1 or [::1] (any port) or localhost (this port)." }),
       field("Type", kind, { name: "confidential" }),
       h("button", { type: "submit", class: "primary" }, "Register"),
     ], async () => {
