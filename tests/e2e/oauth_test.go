@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
 
+	"github.com/paymentsd/paymentsd/api"
 	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
 )
@@ -548,4 +549,49 @@ func anyStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// Rate limits count per grant: an application's calls spend neither the
+// project's API key budget nor another grant's, and a refresh does not
+// start a new budget.
+func TestOAuthRateLimitsCountPerGrant(t *testing.T) {
+	const perMinute = 4
+	ts, _ := newAPI(t, apiOptions{limits: map[api.Tier]uint64{api.Relaxed: perMinute, api.SemiRelaxed: 10000,
+		api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}})
+	base := ts.URL
+	owner, keys := ownedProject(t, base, "Limits shop")
+	app := newOAuthApp(t, owner, base, keys.id, true, "plans:read")
+	ctx := context.Background()
+	grant := func() *oauth2.Token {
+		u, _, verifier := app.authURL()
+		code := mustQuery(t, consent(t, base, owner, u, map[string]any{"decision": "allow", "projectId": keys.id, "environment": "sandbox"})).Get("code")
+		tok, err := app.conf.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	plans := "/api/v1/projects/" + keys.id + "/payment-plans"
+	first := grant()
+	for i := range perMinute {
+		if r := bearer(t, base, http.MethodGet, plans, first.AccessToken, nil); r.Status != http.StatusOK {
+			t.Fatalf("call %d: %d", i+1, r.Status)
+		}
+	}
+	if r := bearer(t, base, http.MethodGet, plans, first.AccessToken, nil); r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("call %d: %d; want 429 with Retry-After", perMinute+1, r.Status)
+	}
+	refreshed, err := app.conf.TokenSource(ctx, &oauth2.Token{RefreshToken: first.RefreshToken, Expiry: time.Now().Add(-time.Minute)}).Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := bearer(t, base, http.MethodGet, plans, refreshed.AccessToken, nil); r.Status != http.StatusTooManyRequests {
+		t.Errorf("the refreshed token of a spent grant: %d; want 429", r.Status)
+	}
+	if r := get(t, base, plans, keys.key); r.Status != http.StatusOK {
+		t.Errorf("the project's API key after the grant spent its budget: %d", r.Status)
+	}
+	if r := bearer(t, base, http.MethodGet, plans, grant().AccessToken, nil); r.Status != http.StatusOK {
+		t.Errorf("another grant: %d", r.Status)
+	}
 }
