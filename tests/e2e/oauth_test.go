@@ -209,15 +209,13 @@ func TestOAuthApplicationAuthorizedInARealBrowser(t *testing.T) {
 	if r := bearer(t, base, http.MethodGet, "/api/v1/projects/"+other.id+"/payment-plans", tok.AccessToken, nil); r.Status != http.StatusNotFound {
 		t.Errorf("another project's plans: %d; want 404", r.Status)
 	}
-	livePlan := owner.call(t, base, http.MethodPost, plans, map[string]any{"title": "Live plan", "amountUsd": "5.00",
-		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdc-devnet", "priority": 1}}},
-		"Paymentsd-Environment", "live")
-	if livePlan.Status == http.StatusCreated {
-		if r := bearer(t, base, http.MethodGet, plans+"/"+str(livePlan.data()["id"]), tok.AccessToken, nil); r.Status != http.StatusNotFound {
-			t.Errorf("a live plan with a sandbox grant: %d; want 404", r.Status)
-		}
-	} else if livePlan.Status != http.StatusUnprocessableEntity {
-		t.Fatalf("live plan: %d %s", livePlan.Status, livePlan.Raw)
+	liveKey := owner.call(t, base, http.MethodPost, "/api/v1/projects/"+keys.id+"/api-keys", nil, "Paymentsd-Environment", "live")
+	mustStatus(t, liveKey, http.StatusCreated)
+	livePlan := post(t, base, plans, str(liveKey.data()["secret"]), map[string]any{"title": "Live plan", "amountUsd": "5.00",
+		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdc-base", "priority": 1}}})
+	mustStatus(t, livePlan, http.StatusCreated)
+	if r := bearer(t, base, http.MethodGet, plans+"/"+str(livePlan.data()["id"]), tok.AccessToken, nil); r.Status != http.StatusNotFound {
+		t.Errorf("a live plan with a sandbox grant: %d; want 404", r.Status)
 	}
 	if r := bearer(t, base, http.MethodGet, "/api/v1/projects/"+keys.id+"/api-keys", tok.AccessToken, nil); r.Status != http.StatusForbidden {
 		t.Errorf("an access token listing API keys: %d; want 403", r.Status)
@@ -553,7 +551,7 @@ func anyStrings(v any) []string {
 
 // Rate limits count per grant: an application's calls spend neither the
 // project's API key budget nor another grant's, and a refresh does not
-// start a new budget.
+// start a new budget. A user revokes what they authorized, and only that.
 func TestOAuthRateLimitsCountPerGrant(t *testing.T) {
 	const perMinute = 4
 	ts, _ := newAPI(t, apiOptions{limits: map[api.Tier]uint64{api.Relaxed: perMinute, api.SemiRelaxed: 10000,
@@ -591,7 +589,29 @@ func TestOAuthRateLimitsCountPerGrant(t *testing.T) {
 	if r := get(t, base, plans, keys.key); r.Status != http.StatusOK {
 		t.Errorf("the project's API key after the grant spent its budget: %d", r.Status)
 	}
-	if r := bearer(t, base, http.MethodGet, plans, grant().AccessToken, nil); r.Status != http.StatusOK {
+	second := grant()
+	if r := bearer(t, base, http.MethodGet, plans, second.AccessToken, nil); r.Status != http.StatusOK {
 		t.Errorf("another grant: %d", r.Status)
+	}
+
+	// The user revokes the grants they gave from their account: at once.
+	for _, g := range owner.call(t, base, http.MethodGet, "/api/v1/auth/oauth-grants", nil).list() {
+		id := str(g.(map[string]any)["id"])
+		r := owner.call(t, base, http.MethodPost, "/api/v1/auth/oauth-grants/"+id+"/revoke", nil)
+		mustStatus(t, r, http.StatusOK)
+		if r.data()["revokedReason"] != "user" {
+			t.Errorf("revoked grant: %s", r.Raw)
+		}
+	}
+	if r := bearer(t, base, http.MethodGet, plans, second.AccessToken, nil); r.Status != http.StatusUnauthorized {
+		t.Errorf("after the user revoked it: %d; want 401", r.Status)
+	}
+	if r := owner.call(t, base, http.MethodGet, "/api/v1/auth/oauth-grants", nil); len(r.list()) != 0 {
+		t.Errorf("grants left: %s", r.Raw)
+	}
+	stranger := signup(t, base)
+	if r := stranger.call(t, base, http.MethodPost, "/api/v1/auth/oauth-grants/"+str(owner.call(t, base, http.MethodGet,
+		"/api/v1/projects/"+keys.id+"/audit-log", nil).list()[0].(map[string]any)["target"].(map[string]any)["id"])+"/revoke", nil); r.Status != http.StatusNotFound {
+		t.Errorf("another user's grant: %d; want 404", r.Status)
 	}
 }
