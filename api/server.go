@@ -134,9 +134,9 @@ func New(e *service.Service, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// purgeIdempotency deletes the idempotency records older than a day, now
-// and every ten minutes, until Close. Every API process runs it; the
-// deletions are the same.
+// purgeIdempotency deletes the idempotency records older than a day and
+// the expired OAuth codes and tokens, now and every ten minutes, until
+// Close. Every API process runs it; the deletions are the same.
 func (s *Server) purgeIdempotency(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Minute)
 	defer tick.Stop()
