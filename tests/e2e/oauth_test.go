@@ -422,12 +422,12 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 	allow := map[string]any{"decision": "allow", "projectId": keys.id, "environment": "sandbox"}
 	// The wrong verifier, then another client, then the right one; then
 	// the code again, which revokes the tokens it gave.
-	u, _, verifier := app.authURL()
+	u, _, _ = app.authURL()
 	code := mustQuery(t, consent(t, base, owner, u, allow)).Get("code")
 	if _, err := app.conf.Exchange(ctx, code, oauth2.VerifierOption(oauth2.GenerateVerifier())); retrieveError(err) != "invalid_grant" {
 		t.Errorf("wrong verifier: %v", err)
 	}
-	u, _, verifier = app.authURL()
+	u, _, verifier := app.authURL()
 	code = mustQuery(t, consent(t, base, owner, u, allow)).Get("code")
 	if _, err := native.conf.Exchange(ctx, code, oauth2.VerifierOption(verifier)); retrieveError(err) != "invalid_grant" {
 		t.Errorf("another client's code: %v; want invalid_grant", err)
