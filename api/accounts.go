@@ -204,6 +204,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
+	if s.shape == ShapeSecond {
+		// Non-browser clients of the second shape send the token back as
+		// `Authorization: Bearer svc_st_…`.
+		ok(w, r, http.StatusOK, "Signed in", map[string]any{"user": userViewOf(in.User), "token": in.Token,
+			"expiresAt": views.Time(in.Session.ExpiresAt)})
+		return nil
+	}
 	ok(w, r, http.StatusOK, "Signed in", userViewOf(in.User))
 	return nil
 }

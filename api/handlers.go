@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -173,7 +174,7 @@ func (s *Server) assignTransaction(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
+	q, err := s.transactionQuery(r)
 	if err != nil {
 		return err
 	}
@@ -212,11 +213,45 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error {
+	if s.shape == ShapeSecond && strings.HasPrefix(r.PathValue("sessionToken"), payment.PrefixSession) {
+		return s.getSessionByID(w, r)
+	}
 	v, err := s.svc.SessionByToken(r.Context(), r.PathValue("sessionToken"))
 	if err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Checkout session retrieved", s.publicSessionView(v))
+	return nil
+}
+
+// getSessionByID is the second shape's GET /api/v1/checkout/sessions/
+// {sessionId}: an ID is not a secret, so it takes an API key of the
+// session's project and environment, or a member's session token (bearer
+// or cookie); to anyone else the session does not exist.
+func (s *Server) getSessionByID(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("sessionToken")
+	var v service.SessionView
+	var err error
+	switch p := callerKey(r.Context()); {
+	case p != nil:
+		v, err = s.svc.GetSession(r.Context(), *p, p.ProjectID, id)
+	default:
+		token := s.bearerSession(r.Header)
+		if token == "" {
+			token = sessionToken(r)
+		}
+		if token == "" {
+			return &payment.Error{Kind: payment.KindUnauthenticated, Message: "A checkout session is read by its ID with credentials: an API key (X-API-Key) or a session token (Authorization: Bearer svc_st_…)"}
+		}
+		var in signedIn
+		if in, err = s.signedInFrom(r.Context(), token, s.clientIP(r), w.Header()); err == nil {
+			v, err = s.svc.MemberSession(r.Context(), in.user, in.session, id)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionJSON(v))
 	return nil
 }
 
@@ -334,7 +369,11 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 
 // sessionView renders a session for the merchant, or for its creator.
 func (s *Server) sessionView(v service.SessionView) views.Session {
-	return views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
+	out := views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
+	for i := range out.Transactions {
+		out.Transactions[i].Status = s.txStatus(out.Transactions[i].Status)
+	}
+	return out
 }
 
 // publicSessionView renders a session for whoever holds its token.

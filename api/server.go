@@ -59,6 +59,8 @@ type Config struct {
 	// SignupDisabled refuses POST /api/v1/auth/signup: accounts are made
 	// with `paymentsd admin create-user`.
 	SignupDisabled bool
+	// Shape is the API's shape (API_SHAPE); empty is ShapeFirst.
+	Shape Shape
 }
 
 // Server serves the API.
@@ -75,6 +77,7 @@ type Server struct {
 	// cop refuses cross-origin state changes made with the session cookie.
 	cop            *http.CrossOriginProtection
 	signupDisabled bool
+	shape          Shape
 }
 
 // Route is one method of one REST route, as the router serves it.
@@ -98,7 +101,10 @@ func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 func New(e *service.Service, cfg Config) (*Server, error) {
 	s := &Server{svc: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
 		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
-		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled}
+		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape}
+	if s.shape == "" {
+		s.shape = ShapeFirst
+	}
 	if s.maxBody <= 0 {
 		s.maxBody = 1 << 20
 	}
@@ -259,7 +265,11 @@ func (s *Server) routes() {
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelSession)}})
 	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.resolveSession}})
 	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.createSession}})
-	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getSessionByToken}})
+	bySession := public
+	if s.shape == ShapeSecond {
+		bySession = optionalKey // the second shape also reads a session by its ID, with a key
+	}
+	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, bySession, s.getSessionByToken}})
 	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})
 	s.webhookRoutes()
 	s.checkoutRoutes()
@@ -310,10 +320,13 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scope string) {
 	var p *payment.Principal
 	tier := ep.tier
-	token := sessionToken(r)
+	token, keyed := sessionToken(r), hasCredentials(r.Header)
+	if bt := s.bearerSession(r.Header); bt != "" {
+		token, keyed = bt, false // the second shape's session token as a bearer token
+	}
 	var signed *signedIn
 	switch {
-	case ep.access == member && hasCredentials(r.Header) && token == "":
+	case ep.access == member && keyed && token == "":
 		// An API key on a members' route: a valid key of this project is
 		// refused, any other is what it would be elsewhere.
 		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
@@ -325,7 +338,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 		}
 		failErr(w, r, err)
 		return
-	case ep.access == user || ep.access == member || ep.access == apiKey && !hasCredentials(r.Header) && token != "":
+	case ep.access == user || ep.access == member || ep.access == apiKey && !keyed && token != "":
 		// The session cookie: a signed-in user, acting for themselves or
 		// (on a project's route) as a member of it in the environment the
 		// request names.
@@ -365,7 +378,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: in.user.ID,
 			IP: s.clientAddress(r), UserAgent: r.UserAgent()})
 		r = r.WithContext(ctx)
-	case ep.access == apiKey || ep.access == optionalKey && hasCredentials(r.Header):
+	case ep.access == apiKey || ep.access == optionalKey && keyed:
 		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
 		if err == nil {
 			err = allows(principal, scope)
@@ -433,8 +446,11 @@ func callerKey(ctx context.Context) *payment.Principal {
 // requiredScope is the OAuth scope of a route that takes API keys: the
 // kind of record it reads (GET) or writes, by its path.
 func requiredScope(path, method string) string {
-	if path == "/api/v1/checkout/sessions" {
+	switch path {
+	case "/api/v1/checkout/sessions":
 		return "checkout_sessions:write"
+	case "/api/v1/checkout/sessions/{sessionToken}": // the second shape's session by ID
+		return "checkout_sessions:read"
 	}
 	rest, ok := strings.CutPrefix(path, "/api/v1/projects/{projectId}")
 	if !ok {

@@ -40,7 +40,8 @@ func FuzzParseListQuery(f *testing.F) {
 // object's events. Anything else is a validation error naming it.
 func FuzzParseDashboardFilters(f *testing.F) {
 	for _, seed := range []string{"network=base", "network=moonnet", "unexpected=true", "unexpected=yes", "exception=true&status=open",
-		"objectId=cs_01", "objectId=", "network=base&network=devnet", "since=2026-01-01&objectId=tx_1"} {
+		"objectId=cs_01", "objectId=", "network=base&network=devnet", "since=2026-01-01&objectId=tx_1",
+		"status=completed&network=base", "status=finalized", "from=2026-01-01&status=completed", "isLive=true"} {
 		f.Add(seed)
 	}
 	networks := []string{"base", "devnet"}
@@ -66,6 +67,13 @@ func FuzzParseDashboardFilters(f *testing.F) {
 		}
 		check(ParseTransactionQuery(v, []string{"pending"}, networks))
 		check(ParseSessionQuery(v, []string{"open"}))
+		// The second shape: no from, to or isLive; completed is two statuses.
+		q, err := ParseSecondShapeTransactionQuery(v, networks)
+		if err == nil && (v.Has("from") || v.Has("to") || v.Has("isLive") || q.Status == "completed" ||
+			v.Get("status") == "completed" && len(q.StatusIn) != 2) {
+			t.Fatalf("%q: second shape accepted %+v", raw, q)
+		}
+		check(q, err)
 		if q, _, err := ParseEventsQuery(v, []string{"checkout.session.created"}); err == nil && q.ObjectID != v.Get("objectId") {
 			t.Fatalf("%q: object %q", raw, q.ObjectID)
 		}

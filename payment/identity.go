@@ -8,6 +8,11 @@ const (
 	PrefixUserSession = "uss_"
 )
 
+// UserSessionTokenPrefix begins a dashboard session's token (the session
+// cookie's value, or a second-shape client's bearer token), telling it
+// apart from API keys and access tokens.
+const UserSessionTokenPrefix = "svc_st_"
+
 // User is a merchant's account.
 type User struct {
 	ID          string

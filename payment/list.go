@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"errors"
 	"net/url"
 	"slices"
 	"strconv"
@@ -20,9 +21,12 @@ type ListQuery struct {
 	Page   int
 	Limit  int
 	Status string
-	From   *time.Time
-	To     *time.Time // exclusive upper bound
-	IsLive *bool
+	// StatusIn keeps any of these statuses (the second shape's
+	// completed: confirmed or finalized).
+	StatusIn []string
+	From     *time.Time
+	To       *time.Time // exclusive upper bound
+	IsLive   *bool
 	// Network keeps one network's transactions (transactions list).
 	Network string
 	// Flagged keeps what needs the merchant: sessions with an exception
@@ -162,6 +166,36 @@ func ParseTransactionQuery(v url.Values, statuses, networks []string) (ListQuery
 		}
 	}
 	q.Flagged = flag(v, "unexpected", &probs)
+	return q, probs.Err()
+}
+
+// ParseSecondShapeTransactionQuery parses the transactions list's query
+// in the second shape (spec section 9): page, limit, status (pending,
+// completed, failed; completed is confirmed or finalized) and network;
+// from, to and isLive are unknown there.
+func ParseSecondShapeTransactionQuery(v url.Values, networks []string) (ListQuery, error) {
+	var probs Problems
+	for _, k := range []string{"from", "to", "isLive"} {
+		if _, ok := v[k]; ok {
+			probs.Add(k, "is not a known query parameter")
+		}
+	}
+	rest := url.Values{}
+	for k, vals := range v {
+		if k != "from" && k != "to" && k != "isLive" {
+			rest[k] = vals
+		}
+	}
+	q, err := ParseTransactionQuery(rest, []string{"pending", "completed", "failed"}, networks)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			probs = append(probs, e.Details...)
+		}
+	}
+	if q.Status == "completed" {
+		q.Status, q.StatusIn = "", []string{string(TxConfirmed), string(TxFinalized)}
+	}
 	return q, probs.Err()
 }
 

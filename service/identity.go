@@ -115,7 +115,7 @@ func (svc *Service) Login(ctx context.Context, email, password string, c Client)
 
 func (svc *Service) startSession(ctx context.Context, u payment.User, c Client) (SignedIn, error) {
 	now := svc.now()
-	token := identity.NewToken()
+	token := payment.UserSessionTokenPrefix + identity.NewToken()
 	us := payment.UserSession{ID: payment.NewID(payment.PrefixUserSession, now), UserID: u.ID, UserAgent: truncate(c.UserAgent, 512),
 		IP: c.IP, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SessionAbsolute)}
 	if err := svc.store.CreateUserSession(ctx, us, payment.HashSecret(token)); err != nil {
@@ -134,7 +134,9 @@ func truncate(s string, n int) string {
 // SessionOf resolves a session cookie's token to its live session and
 // user; anything else is unauthenticated.
 func (svc *Service) SessionOf(ctx context.Context, token string) (payment.User, payment.UserSession, error) {
-	if len(token) != 64 {
+	// svc_st_ and 64 hex digits; a session started before the prefix has
+	// the digits alone.
+	if len(strings.TrimPrefix(token, payment.UserSessionTokenPrefix)) != 64 {
 		return payment.User{}, payment.UserSession{}, payment.ErrUnauthorized
 	}
 	us, err := svc.store.UserSessionByToken(ctx, payment.HashSecret(token), SessionIdle, svc.now())
@@ -234,6 +236,26 @@ func (svc *Service) MemberPrincipal(ctx context.Context, u payment.User, us paym
 		return payment.Principal{}, err
 	}
 	return payment.Principal{ProjectID: projectID, IsLive: isLive, UserID: u.ID, Role: role, SessionID: us.ID}, nil
+}
+
+// MemberSession reads a checkout session by its ID for a signed-in user
+// who is a member of its project (the second shape's session lookup);
+// to anyone else it does not exist.
+func (svc *Service) MemberSession(ctx context.Context, u payment.User, us payment.UserSession, id string) (SessionView, error) {
+	if !payment.ValidID(payment.PrefixSession, id) {
+		return SessionView{}, payment.NotFound("Checkout session")
+	}
+	projectID, isLive, err := svc.store.SessionOwner(ctx, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return SessionView{}, payment.NotFound("Checkout session")
+	} else if err != nil {
+		return SessionView{}, err
+	}
+	p, err := svc.MemberPrincipal(ctx, u, us, projectID, isLive)
+	if err != nil {
+		return SessionView{}, payment.NotFound("Checkout session")
+	}
+	return svc.GetSession(ctx, p, projectID, id)
 }
 
 // AddOwner makes a user an owner of a project (the admin command and the

@@ -68,6 +68,9 @@ func newFilterOn(prefix string, p payment.Principal, q payment.ListQuery, status
 		f.base = len(f.where)
 	}
 	// Filters past the base are counted, not read from list_counts.
+	if len(q.StatusIn) > 0 {
+		f.add(statusExpr+" = ANY(?)", q.StatusIn)
+	}
 	if q.Network != "" {
 		f.add(prefix+"network = ?", q.Network)
 	}

@@ -107,6 +107,12 @@ func (s *Store) GetSession(ctx context.Context, p payment.Principal, id string) 
 		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
 }
 
+// SessionOwner returns the project and environment of a session.
+func (s *Store) SessionOwner(ctx context.Context, id string) (projectID string, isLive bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT project_id, is_live FROM checkout_sessions WHERE id = $1`, id).Scan(&projectID, &isLive)
+	return projectID, isLive, mapErr(err)
+}
+
 // ListSessions lists the principal's sessions, newest first.
 func (s *Store) ListSessions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Session, int, error) {
 	return list(ctx, s, "checkout_sessions", sessionColumns, sessionFilter(p, q), q, scanSession)

@@ -46,6 +46,8 @@ type config struct {
 	// SignupDisabled switches POST /api/v1/auth/signup off
 	// (SIGNUP_ENABLED=false).
 	SignupDisabled bool
+	// Shape is the API's shape (API_SHAPE: first, the default, or second).
+	Shape api.Shape
 }
 
 func env(name, def string) string {
@@ -111,6 +113,9 @@ func loadConfig() (config, error) {
 		c.SignupDisabled = true
 	default:
 		return c, fmt.Errorf("SIGNUP_ENABLED: want true or false, not %q", v)
+	}
+	if c.Shape, err = api.ParseShape(os.Getenv("API_SHAPE")); err != nil {
+		return c, err
 	}
 	if c.WebhookDisableAfter, err = time.ParseDuration(env("WEBHOOK_DISABLE_AFTER", "120h")); err != nil || c.WebhookDisableAfter <= 0 {
 		return c, fmt.Errorf("WEBHOOK_DISABLE_AFTER: want a duration such as 120h")

@@ -113,7 +113,7 @@ func runDev(ctx context.Context, args []string) error {
 			slog.Error("webhook receiver", "err", err)
 		}
 	}()
-	srv, err := api.New(e, api.Config{Limits: c.Limits, PublicURL: c.PublicURL})
+	srv, err := api.New(e, api.Config{Limits: c.Limits, PublicURL: c.PublicURL, Shape: c.Shape})
 	if err != nil {
 		return err
 	}

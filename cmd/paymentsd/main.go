@@ -252,7 +252,8 @@ func runAPI(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	cfg := api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies, SignupDisabled: c.SignupDisabled}
+	cfg := api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies, SignupDisabled: c.SignupDisabled,
+		Shape: c.Shape}
 	if c.RedisURL != "" {
 		client, err := openRedis(ctx, c.RedisURL)
 		if err != nil {

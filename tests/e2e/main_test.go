@@ -126,6 +126,8 @@ type apiOptions struct {
 	// temporal, when set, is the API's Temporal client in place of the
 	// stack's (one that cannot reach the server, say).
 	temporal client.Client
+	// shape is the API's shape (empty: the first).
+	shape api.Shape
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
@@ -147,11 +149,16 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) 
 	if limits == nil {
 		limits = map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000, api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}
 	}
-	a, err := api.New(e, api.Config{Limits: limits, PublicURL: "https://pay.example.test"})
+	a, err := api.New(e, api.Config{Limits: limits, PublicURL: "https://pay.example.test", Shape: opts.shape})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewUnstartedServer(a.Handler())
+	defer func() {
+		if opts.shape == api.ShapeSecond {
+			secondShape.Store(ts.URL, true) // api/openapi.json describes the first shape
+		}
+	}()
 	if opts.tls {
 		ts.EnableHTTP2 = true
 		ts.StartTLS()

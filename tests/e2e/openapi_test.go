@@ -30,8 +30,15 @@ var (
 // (status, headers, body), and its request too when the API accepted it
 // (2xx): the tests send malformed requests on purpose, and those must be
 // refused, which their error responses, validated, show.
+// secondShape holds the base URLs of the servers of the second shape,
+// which api/openapi.json does not describe.
+var secondShape sync.Map
+
 func checkOpenAPI(t *testing.T, req *http.Request, sent []byte, res *http.Response, body []byte) {
 	t.Helper()
+	if _, second := secondShape.Load(req.URL.Scheme + "://" + req.URL.Host); second {
+		return
+	}
 	if err := openAPIMismatch(req, sent, res.StatusCode, res.Header, body); err != nil {
 		t.Error(err)
 	}

@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/api"
+)
+
+// The REST contract in both shapes (spec section 9), one table: each case
+// runs against a first-shape and a second-shape deployment of the same
+// engine and database, over one project with a finalized payment, and
+// says what each shape answers. Cases: transaction statuses and filters,
+// a session read by its ID, the session token as a bearer token, and
+// login's answer.
+func TestTheRESTContractInBothShapes(t *testing.T) {
+	first, _ := newAPI(t, apiOptions{})
+	second, _ := newAPI(t, apiOptions{shape: api.ShapeSecond})
+	base := first.URL
+	owner, keys := ownedProject(t, base, "Two shapes")
+	_, other := ownedProject(t, base, "Another shop")
+	stranger := signup(t, base)
+	cs := openSession(t, base, keys, "3.00", "usdc-devnet")
+	tx := waitTx(t, base, keys, payToken(t, 0, str(cs["depositAddress"]), units("3000000")), "finalized")
+	waitSession(t, base, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+
+	// Session tokens of the owner and a stranger, as a non-browser
+	// client gets them from login.
+	bearerOf := func(a account) string {
+		r := do(t, second.URL, request{method: http.MethodPost, path: "/api/v1/auth/login",
+			body: map[string]any{"email": a.email, "password": a.password}})
+		mustStatus(t, r, http.StatusOK)
+		token := str(r.data()["token"])
+		if !strings.HasPrefix(token, "svc_st_") || r.data()["user"].(map[string]any)["email"] != a.email {
+			t.Fatalf("second-shape login: %s", r.Raw)
+		}
+		return token
+	}
+	ownerToken, strangerToken := bearerOf(owner), bearerOf(stranger)
+	if r := do(t, base, request{method: http.MethodPost, path: "/api/v1/auth/login",
+		body: map[string]any{"email": owner.email, "password": owner.password}}); r.data()["token"] != nil || r.data()["email"] != owner.email {
+		t.Errorf("first-shape login answers the user only: %s", r.Raw)
+	}
+
+	txs := "/api/v1/projects/" + keys.id + "/transactions"
+	type want struct {
+		status int
+		check  func(response) string // "" when the answer is right
+	}
+	firstStatus := func(w string) func(response) string {
+		return func(r response) string {
+			for _, it := range r.list() {
+				if got := it.(map[string]any)["status"]; got != w {
+					return "status " + str(got) + ", want " + w
+				}
+			}
+			if len(r.list()) == 0 {
+				return "no transaction listed"
+			}
+			return ""
+		}
+	}
+	names := func(field string) func(response) string {
+		return func(r response) string {
+			if !slices.Contains(r.detailFields(), field) {
+				return "details do not name " + field
+			}
+			return ""
+		}
+	}
+	hasStatus := func(w string) func(response) string {
+		return func(r response) string {
+			if r.data()["status"] != w {
+				return "status " + str(r.data()["status"]) + ", want " + w
+			}
+			return ""
+		}
+	}
+	isSession := func(r response) string {
+		if r.data()["id"] != cs["id"] || r.data()["status"] != "completed" {
+			return "not the session"
+		}
+		for _, tx := range r.data()["transactions"].([]any) {
+			if st := tx.(map[string]any)["status"]; st != "completed" {
+				return "its transaction is " + str(st) + ", want completed"
+			}
+		}
+		return ""
+	}
+	cases := []struct {
+		name          string
+		req           request
+		first, second want
+	}{
+		{"list", request{method: "GET", path: txs, key: keys.key},
+			want{200, firstStatus("finalized")}, want{200, firstStatus("completed")}},
+		{"status=finalized", request{method: "GET", path: txs + "?status=finalized", key: keys.key},
+			want{200, firstStatus("finalized")}, want{422, names("status")}},
+		{"status=completed", request{method: "GET", path: txs + "?status=completed", key: keys.key},
+			want{422, names("status")}, want{200, firstStatus("completed")}},
+		{"status=pending", request{method: "GET", path: txs + "?status=pending", key: keys.key},
+			want{200, nil}, want{200, nil}},
+		{"network=devnet", request{method: "GET", path: txs + "?network=devnet&status=failed", key: keys.key},
+			want{200, nil}, want{200, nil}},
+		{"from", request{method: "GET", path: txs + "?from=2026-01-01", key: keys.key},
+			want{200, firstStatus("finalized")}, want{422, names("from")}},
+		{"to", request{method: "GET", path: txs + "?to=2099-01-01", key: keys.key},
+			want{200, nil}, want{422, names("to")}},
+		{"isLive", request{method: "GET", path: txs + "?isLive=false", key: keys.key},
+			want{200, nil}, want{422, names("isLive")}},
+		{"one transaction", request{method: "GET", path: txs + "/" + str(tx["id"]), key: keys.key},
+			want{200, hasStatus("finalized")}, want{200, hasStatus("completed")}},
+		{"session by ID, API key", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["id"]), headers: map[string]string{"X-API-Key": keys.key}},
+			want{404, nil}, want{200, isSession}},
+		{"session by ID, session token", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["id"]), key: ownerToken},
+			want{404, nil}, want{200, isSession}},
+		{"session by ID, no credentials", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["id"])},
+			want{404, nil}, want{401, nil}},
+		{"session by ID, another project's key", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["id"]), key: other.key},
+			want{404, nil}, want{404, nil}},
+		{"session by ID, a non-member's session token", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["id"]), key: strangerToken},
+			want{404, nil}, want{404, nil}},
+		{"session by token", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["token"])},
+			want{200, nil}, want{200, nil}},
+		{"plans with a session token", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", key: ownerToken},
+			want{401, nil}, want{200, nil}},
+		{"plans with X-API-Key", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", headers: map[string]string{"X-API-Key": keys.key}},
+			want{200, nil}, want{200, nil}},
+	}
+	for _, c := range cases {
+		for _, shape := range []struct {
+			name string
+			url  string
+			want want
+		}{{"first", first.URL, c.first}, {"second", second.URL, c.second}} {
+			r := do(t, shape.url, c.req)
+			if r.Status != shape.want.status {
+				t.Errorf("%s, %s shape: %d %.300s; want %d", c.name, shape.name, r.Status, r.Raw, shape.want.status)
+				continue
+			}
+			if shape.want.check != nil {
+				if msg := shape.want.check(r); msg != "" {
+					t.Errorf("%s, %s shape: %s: %.300s", c.name, shape.name, msg, r.Raw)
+				}
+			}
+		}
+	}
+}
