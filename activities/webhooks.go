@@ -30,6 +30,8 @@ type Webhooks struct {
 	// DisableAfter disables an endpoint that has failed every delivery
 	// for this long (default 5 days).
 	DisableAfter time.Duration
+	// Shape is the API's shape, which payloads follow (API_SHAPE).
+	Shape views.Shape
 }
 
 // dispatchWait is how long one dispatch waits for new events.
@@ -161,7 +163,7 @@ func (a *Activities) deliver(ctx context.Context, in workflows.DeliverInput, tim
 	if err != nil {
 		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("open endpoint secret: "+err.Error(), "secret", err)
 	}
-	body, _ := json.Marshal(views.EventOf(ev))
+	body, _ := json.Marshal(views.ShapedEventOf(a.Webhooks.Shape, ev))
 	at := in.At
 	if at.IsZero() {
 		at = time.Now()

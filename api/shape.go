@@ -6,21 +6,20 @@ import (
 	"strings"
 
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
 )
 
-// Shape is the form of the API a deployment serves (spec section 9): one
-// engine, one set of workflows; the shape lives in the decoding and the
-// views of this package only.
-type Shape string
+// Shape is the form of the API a deployment serves (views.Shape).
+type Shape = views.Shape
 
 const (
 	// ShapeFirst is the spec's sections 2 to 5 (the default).
-	ShapeFirst Shape = "first"
+	ShapeFirst = views.ShapeFirst
 	// ShapeSecond is section 9's: transaction statuses pending,
 	// completed and failed; transactions filtered by page, limit, status
 	// and network only; a checkout session read by its ID with
 	// credentials; the session token as a bearer token.
-	ShapeSecond Shape = "second"
+	ShapeSecond = views.ShapeSecond
 )
 
 // ParseShape reads API_SHAPE.
@@ -34,17 +33,8 @@ func ParseShape(s string) (Shape, error) {
 	return "", fmt.Errorf("API_SHAPE must be first or second, not %q", s)
 }
 
-// secondShapeStatuses are the transaction statuses of the second shape.
-var secondShapeStatuses = []string{"pending", "completed", "failed"}
-
-// txStatus is a transaction status as the deployment's shape names it:
-// in the second, confirmed and finalized are both completed.
-func (s *Server) txStatus(st string) string {
-	if s.shape == ShapeSecond && (st == string(payment.TxConfirmed) || st == string(payment.TxFinalized)) {
-		return "completed"
-	}
-	return st
-}
+// txStatus is a transaction status as the deployment's shape names it.
+func (s *Server) txStatus(st string) string { return views.TxStatus(s.shape, st) }
 
 // transactionQuery parses the transactions list's query in the
 // deployment's shape.

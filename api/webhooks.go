@@ -101,8 +101,8 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-func eventView(ev payment.Event) views.Event {
-	return views.EventOf(ev)
+func (s *Server) eventView(ev payment.Event) views.Event {
+	return views.ShapedEventOf(s.shape, ev)
 }
 
 func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
@@ -110,7 +110,7 @@ func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusAccepted, "Test event sent", eventView(ev))
+	ok(w, r, http.StatusAccepted, "Test event sent", s.eventView(ev))
 	return nil
 }
 
@@ -126,14 +126,14 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		okFeed(w, r, "Events retrieved", mapSlice(page.Events, eventView), q, page)
+		okFeed(w, r, "Events retrieved", mapSlice(page.Events, s.eventView), q, page)
 		return nil
 	}
 	page, err := s.svc.ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q.ListQuery)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Events retrieved", mapSlice(page.Items, eventView), q.ListQuery, page.Total)
+	okList(w, r, "Events retrieved", mapSlice(page.Items, s.eventView), q.ListQuery, page.Total)
 	return nil
 }
 
@@ -142,7 +142,7 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Event retrieved", eventView(ev))
+	ok(w, r, http.StatusOK, "Event retrieved", s.eventView(ev))
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
 )
@@ -50,6 +51,8 @@ type StackConfig struct {
 	// WebhookClient, when set, delivers webhooks in place of the dev
 	// stack's own, which reaches loopback (where its receivers live).
 	WebhookClient *http.Client
+	// Shape is the API's shape, which webhook payloads follow.
+	Shape views.Shape
 }
 
 // Stack is the whole engine on embedded parts: a database, a Temporal
@@ -143,7 +146,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})
 	}
 	s.activities = &activities.Activities{Store: s.Store, Chains: s.Chains, Webhooks: activities.Webhooks{
-		Temporal: s.Temporal, Sealer: s.Sealer, DisableAfter: cfg.WebhookDisableAfter, Client: hooks}}
+		Temporal: s.Temporal, Sealer: s.Sealer, DisableAfter: cfg.WebhookDisableAfter, Client: hooks, Shape: cfg.Shape}}
 	if err := s.StartWorker(); err != nil {
 		return nil, err
 	}

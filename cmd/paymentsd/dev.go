@@ -94,7 +94,7 @@ func runDev(ctx context.Context, args []string) error {
 			PollInterval: chainwatch.Duration(*blockInterval / 2)},
 		Networks: c.Networks, Assets: c.Catalog.Assets,
 		WebhookKeys: c.WebhookKeys, WebhookDisableAfter: c.WebhookDisableAfter,
-		Logger: slogAdapter{},
+		Logger: slogAdapter{}, Shape: c.Shape,
 	})
 	if err != nil {
 		return err

@@ -225,7 +225,8 @@ func sealer(c config) *webhook.Sealer {
 // newActivities wires the activities.
 func newActivities(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *activities.Activities {
 	return &activities.Activities{Store: st, Chains: chains, Webhooks: activities.Webhooks{Temporal: tc, Sealer: sealer(c),
-		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: c.WebhookAllowPrivate}), DisableAfter: c.WebhookDisableAfter}}
+		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: c.WebhookAllowPrivate}), DisableAfter: c.WebhookDisableAfter,
+		Shape: c.Shape}}
 }
 
 // networkKeys lists the configured networks.

@@ -78,6 +78,28 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 			return ""
 		}
 	}
+	// eventStatuses: the finalized transaction's event names its status as
+	// the shape does.
+	eventStatuses := func(w string) func(response) string {
+		return func(r response) string {
+			seen := 0
+			for _, it := range r.list() {
+				ev := it.(map[string]any)
+				data := ev["data"].(map[string]any)
+				switch ev["type"] {
+				case "transaction.finalized":
+					seen++
+					if data["status"] != w {
+						return "transaction.finalized data.status " + str(data["status"])
+					}
+				}
+			}
+			if seen != 1 {
+				return "no transaction.finalized event listed"
+			}
+			return ""
+		}
+	}
 	isSession := func(r response) string {
 		if r.data()["id"] != cs["id"] || r.data()["status"] != "completed" {
 			return "not the session"
@@ -124,6 +146,8 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 			want{404, nil}, want{404, nil}},
 		{"session by token", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["token"])},
 			want{200, nil}, want{200, nil}},
+		{"events", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/events?limit=100", key: keys.key},
+			want{200, eventStatuses("finalized")}, want{200, eventStatuses("completed")}},
 		{"plans with a session token", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", key: ownerToken},
 			want{401, nil}, want{200, nil}},
 		{"plans with X-API-Key", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", headers: map[string]string{"X-API-Key": keys.key}},
