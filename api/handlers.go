@@ -220,7 +220,9 @@ func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session retrieved", s.publicSessionView(v))
+	pub := s.publicSessionView(v)
+	s.shapeSummaries(pub.Transactions)
+	ok(w, r, http.StatusOK, "Checkout session retrieved", pub)
 	return nil
 }
 
@@ -270,7 +272,9 @@ func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	// The payer sees the record as the session's public view lists it.
-	ok(w, r, http.StatusCreated, "Payment submitted", views.TransactionSummaryOf(*t))
+	sum := views.TransactionSummaryOf(*t)
+	sum.Status = s.txStatus(sum.Status)
+	ok(w, r, http.StatusCreated, "Payment submitted", sum)
 	return nil
 }
 
@@ -370,9 +374,7 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 // sessionView renders a session for the merchant, or for its creator.
 func (s *Server) sessionView(v service.SessionView) views.Session {
 	out := views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
-	for i := range out.Transactions {
-		out.Transactions[i].Status = s.txStatus(out.Transactions[i].Status)
-	}
+	s.shapeSummaries(out.Transactions)
 	return out
 }
 

@@ -23,12 +23,13 @@ func OpenAPI() []byte { return slices.Clone(openAPI) }
 // docsRoutes serves the document and a reference page rendered from it,
 // with nothing fetched from elsewhere when it is read.
 func (s *Server) docsRoutes() {
+	doc := OpenAPIFor(s.shape)
 	s.mux.HandleFunc("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=300")
-		_, _ = w.Write(openAPI)
+		_, _ = w.Write(doc)
 	})
-	page, err := referencePage()
+	page, err := referencePage(doc)
 	s.mux.HandleFunc("GET /api/v1/docs", func(w http.ResponseWriter, _ *http.Request) {
 		if err != nil {
 			http.Error(w, "the API reference could not be rendered", http.StatusInternalServerError)
@@ -95,9 +96,9 @@ table{border-collapse:collapse;margin:.4rem 0}td{padding:.15rem .6rem .15rem 0;v
 {{end}}</body></html>`))
 
 // referencePage renders the API reference from the document.
-func referencePage() ([]byte, error) {
+func referencePage(document []byte) ([]byte, error) {
 	var doc oaDoc
-	if err := json.Unmarshal(openAPI, &doc); err != nil {
+	if err := json.Unmarshal(document, &doc); err != nil {
 		return nil, err
 	}
 	var ops []refOperation

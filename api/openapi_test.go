@@ -128,7 +128,7 @@ func TestTheDocumentAndTheReferenceAreServed(t *testing.T) {
 	if res.StatusCode != 200 || doc["openapi"] != "3.1.0" {
 		t.Fatalf("openapi.json: %d %v", res.StatusCode, doc["openapi"])
 	}
-	page, err := referencePage()
+	page, err := referencePage(openAPI)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,5 +145,32 @@ func TestTheDocumentAndTheReferenceAreServed(t *testing.T) {
 		if strings.Contains(html, foreign) {
 			t.Errorf("the reference page holds %q: it must load nothing from elsewhere", foreign)
 		}
+	}
+}
+
+// The second shape's document is valid OpenAPI 3.1 and says what differs:
+// its statuses, its transactions list's parameters, a session by ID with
+// credentials, the session token as a bearer token.
+func TestTheSecondShapeDocument(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(OpenAPIFor(ShapeSecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("the second shape's document is not valid: %v", err)
+	}
+	if got := doc.Components.Schemas["Transaction"].Value.Properties["status"].Value.Enum; len(got) != 3 || got[1] != "completed" {
+		t.Errorf("transaction statuses %v", got)
+	}
+	for _, p := range doc.Paths.Find("/api/v1/projects/{projectId}/transactions").Get.Parameters {
+		if n := p.Value.Name; n == "from" || n == "to" || n == "isLive" {
+			t.Errorf("the second shape lists %s", n)
+		}
+	}
+	if doc.Components.SecuritySchemes["sessionBearer"] == nil || len(*doc.Paths.Find("/api/v1/checkout/sessions/{sessionToken}").Get.Security) != 4 {
+		t.Error("no session bearer, or no credentials on the session by ID")
+	}
+	if first, _ := openapi3.NewLoader().LoadFromData(OpenAPIFor(ShapeFirst)); first.Components.SecuritySchemes["sessionBearer"] != nil {
+		t.Error("the first shape's document changed")
 	}
 }

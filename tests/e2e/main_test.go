@@ -156,7 +156,7 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) 
 	ts := httptest.NewUnstartedServer(a.Handler())
 	defer func() {
 		if opts.shape == api.ShapeSecond {
-			secondShape.Store(ts.URL, true) // api/openapi.json describes the first shape
+			secondShape.Store(ts.URL, true) // checked against the second shape's document
 		}
 	}()
 	if opts.tls {

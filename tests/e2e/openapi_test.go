@@ -20,9 +20,10 @@ import (
 )
 
 var (
-	openAPIOnce   sync.Once
-	openAPIRouter routers.Router
-	openAPIErr    error
+	// One router per shape, made on first use.
+	openAPIOnce   [2]sync.Once
+	openAPIRouter [2]routers.Router
+	openAPIErr    [2]error
 )
 
 // checkOpenAPI holds the API to its OpenAPI document (api/openapi.json):
@@ -30,38 +31,48 @@ var (
 // (status, headers, body), and its request too when the API accepted it
 // (2xx): the tests send malformed requests on purpose, and those must be
 // refused, which their error responses, validated, show.
+//
 // secondShape holds the base URLs of the servers of the second shape,
-// which api/openapi.json does not describe.
+// whose calls are checked against that shape's document.
 var secondShape sync.Map
 
 func checkOpenAPI(t *testing.T, req *http.Request, sent []byte, res *http.Response, body []byte) {
 	t.Helper()
+	shape := api.ShapeFirst
 	if _, second := secondShape.Load(req.URL.Scheme + "://" + req.URL.Host); second {
-		return
+		shape = api.ShapeSecond
 	}
-	if err := openAPIMismatch(req, sent, res.StatusCode, res.Header, body); err != nil {
+	if err := openAPIMismatchIn(shape, req, sent, res.StatusCode, res.Header, body); err != nil {
 		t.Error(err)
 	}
 }
 
 func openAPIMismatch(req *http.Request, sent []byte, status int, header http.Header, body []byte) error {
+	return openAPIMismatchIn(api.ShapeFirst, req, sent, status, header, body)
+}
+
+func openAPIMismatchIn(shape api.Shape, req *http.Request, sent []byte, status int, header http.Header, body []byte) error {
 	if !strings.HasPrefix(req.URL.Path, "/api/v1/") || req.URL.Path == "/api/v1/openapi.json" || req.URL.Path == "/api/v1/docs" {
 		return nil // the hosted page and the document itself are not API calls
 	}
-	openAPIOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI())
+	i := 0
+	if shape == api.ShapeSecond {
+		i = 1
+	}
+	openAPIOnce[i].Do(func() {
+		doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIFor(shape))
 		if err != nil {
-			openAPIErr = err
+			openAPIErr[i] = err
 			return
 		}
 		doc.Servers = nil // any host: every test server has a port of its own
-		openAPIRouter, openAPIErr = gorillamux.NewRouter(doc)
+		openAPIRouter[i], openAPIErr[i] = gorillamux.NewRouter(doc)
 	})
-	if openAPIErr != nil {
-		return fmt.Errorf("the OpenAPI document: %w", openAPIErr)
+	if openAPIErr[i] != nil {
+		return fmt.Errorf("the OpenAPI document: %w", openAPIErr[i])
 	}
 	r := req.Clone(context.Background())
-	route, params, err := openAPIRouter.FindRoute(r)
+	route, params, err := openAPIRouter[i].FindRoute(r)
 	if err != nil {
 		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
 			return nil // no such route: the API said so
