@@ -241,7 +241,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 		"session": map[string]any{"id": u.session.ID, "expiresAt": views.Time(u.session.ExpiresAt)},
 		"projects": mapSlice(ms, func(m payment.Membership) membershipView {
 			return membershipView{m.ProjectID, m.ProjectName, string(m.Role)}
-		})})
+		}), "apiShape": s.shape})
 	return nil
 }
 

@@ -100,6 +100,14 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 			return ""
 		}
 	}
+	apiShape := func(w string) func(response) string {
+		return func(r response) string {
+			if r.data()["apiShape"] != w {
+				return "apiShape " + str(r.data()["apiShape"])
+			}
+			return ""
+		}
+	}
 	isSession := func(r response) string {
 		if r.data()["id"] != cs["id"] || r.data()["status"] != "completed" {
 			return "not the session"
@@ -148,6 +156,8 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 			want{200, nil}, want{200, nil}},
 		{"events", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/events?limit=100", key: keys.key},
 			want{200, eventStatuses("finalized")}, want{200, eventStatuses("completed")}},
+		{"me", request{method: "GET", path: "/api/v1/auth/me", headers: map[string]string{"Cookie": api.SessionCookie + "=" + owner.cookie}},
+			want{200, apiShape("first")}, want{200, apiShape("second")}},
 		{"plans with a session token", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", key: ownerToken},
 			want{401, nil}, want{200, nil}},
 		{"plans with X-API-Key", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", headers: map[string]string{"X-API-Key": keys.key}},

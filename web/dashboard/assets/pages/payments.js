@@ -6,8 +6,10 @@ import { state, href, go, every, canWrite } from "../app.js";
 
 const project = () => `/projects/${state.project.id}`;
 const sessionStatuses = ["open", "processing", "completed", "expired", "canceled"];
-const txStatuses = ["pending", "confirmed", "finalized", "failed"];
-const finalTx = (s) => s === "finalized" || s === "failed";
+// The deployment's API shape names transaction statuses (docs/decisions.md,
+// "The second API shape"): completed there is confirmed or finalized.
+const txStatuses = () => (state.me.apiShape === "second" ? ["pending", "completed", "failed"] : ["pending", "confirmed", "finalized", "failed"]);
+const finalTx = (s) => s === "finalized" || s === "failed" || s === "completed";
 const finalSession = (s) => s === "completed" || s === "expired" || s === "canceled";
 
 export function txColumns() {
@@ -90,7 +92,7 @@ export async function sessions(main) {
 export async function transactions(main) {
   const assets = await api.get("/assets");
   const networks = [...new Set(assets.filter((a) => a.isLive === (state.env === "live")).map((a) => a.network))];
-  const filters = [["status", "Status", txStatuses], ["network", "Network", networks], ["unexpected", "Unexpected", [["true", "To assign"]]],
+  const filters = [["status", "Status", txStatuses()], ["network", "Network", networks], ["unexpected", "Unexpected", [["true", "To assign"]]],
     ["from", "From"], ["to", "To"]];
   const v = readParams(filters);
   const body = h("div", {});
@@ -121,7 +123,7 @@ function addDecimal(a, b) {
 function paidByAsset(txs) {
   const out = {};
   for (const t of txs || []) {
-    if (t.status !== "confirmed" && t.status !== "finalized") continue;
+    if (t.status !== "confirmed" && t.status !== "finalized" && t.status !== "completed") continue;
     const k = `${t.symbol}|${t.network}`;
     out[k] = out[k] ? addDecimal(out[k], t.amount) : t.amount;
   }
