@@ -307,7 +307,7 @@ func (s *Server) oauthMetadata(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none"},
 		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post", "none"},
 		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic"},
-		"service_documentation":                         base + "/docs",
+		"service_documentation":                         base + "/api/v1/docs",
 	})
 }
 
