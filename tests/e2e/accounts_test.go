@@ -70,8 +70,9 @@ func TestSignUpMakeAProjectAndAKey(t *testing.T) {
 	r := do(t, ts.URL, request{method: http.MethodPost, path: "/api/v1/auth/signup", body: map[string]any{"email": email, "password": "a long enough password"}})
 	mustStatus(t, r, http.StatusCreated)
 	c := sessionCookieOf(t, r)
-	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || !c.Secure || len(c.Value) != 64 || c.Expires.Before(time.Now().Add(6*24*time.Hour)) {
-		t.Fatalf("cookie %+v: want HttpOnly, SameSite=Lax, Path=/, Secure (PUBLIC_URL is https), a 64-character token, a week's life", c)
+	if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || !c.Secure || !strings.HasPrefix(c.Value, "svc_st_") ||
+		len(strings.TrimPrefix(c.Value, "svc_st_")) != 64 || c.Expires.Before(time.Now().Add(6*24*time.Hour)) {
+		t.Fatalf("cookie %+v: want HttpOnly, SameSite=Lax, Path=/, Secure (PUBLIC_URL is https), svc_st_ and 64 hex digits, a week's life", c)
 	}
 	owner := account{email: email, password: "a long enough password", cookie: c.Value}
 	if again := do(t, ts.URL, request{method: http.MethodPost, path: "/api/v1/auth/signup",
