@@ -34,8 +34,7 @@ const (
 // Provider is the authorization server.
 type Provider struct {
 	fosite.OAuth2Provider
-	storage  *storage
-	strategy *tokens
+	storage *storage
 }
 
 // New returns the authorization server over the database of pool.
@@ -65,7 +64,7 @@ func New(pool *pgxpool.Pool) *Provider {
 	cfg.TokenIntrospectionHandlers.Append(&oauth2.CoreValidator{CoreStrategy: strategy, CoreStorage: st, Config: cfg})
 	cfg.RevocationHandlers.Append(&oauth2.TokenRevocationHandler{TokenRevocationStorage: st,
 		AccessTokenStrategy: strategy, RefreshTokenStrategy: strategy})
-	return &Provider{OAuth2Provider: fosite.NewOAuth2Provider(st, cfg), storage: st, strategy: strategy}
+	return &Provider{OAuth2Provider: fosite.NewOAuth2Provider(st, cfg), storage: st}
 }
 
 // config is fosite's configuration with the HMAC key read from the

@@ -245,12 +245,19 @@ func (s *storage) GetAuthorizeCodeSession(ctx context.Context, code string, _ fo
 // InvalidateAuthorizeCodeSession marks a code used, once: of two
 // exchanges of one code at the same moment, one fails.
 func (s *storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	tag, err := s.q(ctx).Exec(ctx, `UPDATE oauth_tokens SET active = false
-		WHERE signature = $1 AND kind = $2 AND active`, code, kindCode)
-	if err == nil && tag.RowsAffected() == 0 {
+	retired, err := s.retire(ctx, kindCode, code)
+	if err == nil && !retired {
 		return fosite.ErrInvalidatedAuthorizeCode
 	}
 	return err
+}
+
+// retire marks an active code or token of kind inactive, and reports
+// whether this call did (the row was still active).
+func (s *storage) retire(ctx context.Context, kind, signature string) (bool, error) {
+	tag, err := s.q(ctx).Exec(ctx, `UPDATE oauth_tokens SET active = false
+		WHERE signature = $1 AND kind = $2 AND active`, signature, kind)
+	return err == nil && tag.RowsAffected() == 1, err
 }
 
 func (s *storage) CreatePKCERequestSession(ctx context.Context, signature string, r fosite.Requester) error {
@@ -319,12 +326,11 @@ func (s *storage) DeleteRefreshTokenSession(ctx context.Context, signature strin
 // refreshes with one token at the same moment, one fails), and the access
 // tokens issued with it.
 func (s *storage) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
-	tag, err := s.q(ctx).Exec(ctx, `UPDATE oauth_tokens SET active = false
-		WHERE signature = $1 AND kind = $2 AND active`, signature, kindRefresh)
+	retired, err := s.retire(ctx, kindRefresh, signature)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if !retired {
 		return fosite.ErrSerializationFailure
 	}
 	return s.RevokeAccessToken(ctx, requestID)
