@@ -65,7 +65,9 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		// A poll that found no new block measured a wait, not a scan.
 		metrics.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
 	}
-	out.Payments = sessions.payments(c, polled.Transfers)
+	if out.Payments, err = sessions.payments(ctx, c, polled.Transfers); err != nil {
+		return out, err
+	}
 	return out, startSessions(ctx, a.Store, out.Payments)
 }
 
@@ -91,27 +93,60 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	out := workflows.ScanOutput{Payments: sessions.payments(c, transfers)}
+	payments, err := sessions.payments(ctx, c, transfers)
+	if err != nil {
+		return workflows.ScanOutput{}, err
+	}
+	out := workflows.ScanOutput{Payments: payments}
 	return out, startSessions(ctx, a.Store, out.Payments)
 }
 
-// payments are the transfers of the chain's assets, for their sessions.
-func (d *depositSessions) payments(c *chainwatch.Chain, transfers []chainwatch.Transfer) []workflows.Payment {
-	var out []workflows.Payment
+// payments are the transfers of the chain's assets, for their sessions: a
+// transfer to a shared recipient goes to the session holding its exact
+// amount (payment.Recipients), or to none (SessionID ""; its
+// transaction's workflow records it as unmatched).
+func (d *depositSessions) payments(ctx context.Context, c *chainwatch.Chain, transfers []chainwatch.Transfer) ([]workflows.Payment, error) {
+	type found struct {
+		t     chainwatch.Transfer
+		asset payment.Asset
+	}
+	var list []found
+	var shared []payment.Transfer
 	for _, t := range transfers {
 		asset, ok := c.AssetOf(t)
 		if !ok {
 			continue
 		}
+		list = append(list, found{t, asset})
+		if d.shared[chainwatch.Normalize(t.To)] {
+			shared = append(shared, payment.Transfer{To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String()})
+		}
+	}
+	var to payment.Recipients
+	if len(shared) > 0 {
+		var err error
+		if to, err = d.store.Recipients(ctx, c.Network.Key, c.Network.IsLive, shared); err != nil {
+			return nil, err
+		}
+		to.Asset = c.Asset
+	}
+	var out []workflows.Payment
+	for _, f := range list {
+		t := f.t
 		session := d.byAddress[chainwatch.Normalize(t.To)]
+		if d.shared[chainwatch.Normalize(t.To)] && session.SessionID == "" {
+			s, _ := to.SessionOf(payment.Transfer{To: t.To.Hex(), AssetID: f.asset.ID, AmountBaseUnits: t.Amount.String()},
+				time.Unix(int64(t.BlockTime), 0))
+			session = store.WatchedAddress{SessionID: s.ID, ProjectID: s.ProjectID, IsLive: s.IsLive}
+		}
 		out = append(out, workflows.Payment{
 			SessionID: session.SessionID, ProjectID: session.ProjectID, IsLive: session.IsLive, Network: c.Network.Key,
 			ChainID: c.Network.ChainID, TxHash: hashString(t.TxHash), LogIndex: t.LogIndex, From: t.From.Hex(),
-			To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber,
+			To: t.To.Hex(), AssetID: f.asset.ID, AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber,
 			BlockHash: t.BlockHash.Hex(), BlockTime: t.BlockTime, Source: "scanner",
 		})
 	}
-	return out
+	return out, nil
 }
 
 // heartbeat records an activity's heartbeat every interval until stopped:
@@ -147,10 +182,12 @@ type depositSessions struct {
 	network chainwatch.Network
 	// byAddress holds the sessions by normalized deposit address.
 	byAddress map[string]store.WatchedAddress
+	// shared holds the watched shared recipients, normalized.
+	shared map[string]bool
 }
 
-// lookup tells which of a scan's recipients are deposit addresses, for the
-// poller to call once per scanned range. A session counts only transfers
+// lookup tells which of a scan's recipients are deposit addresses or
+// shared recipients, for the poller to call once per scanned range. A session counts only transfers
 // on networks of its own environment: a deposit address is the same on
 // every EVM chain, so testnet coins sent to a live session's address (or
 // the other way round) are seen, logged and ignored.
@@ -173,6 +210,15 @@ func (d *depositSessions) lookup(ctx context.Context, recipients []common.Addres
 		}
 		d.byAddress[strings.ToLower(w.Address)] = w
 		watched[common.HexToAddress(w.Address)] = true
+	}
+	shared, err := d.store.SharedRecipients(ctx, d.network.Key, addresses)
+	if err != nil {
+		return nil, err
+	}
+	d.shared = make(map[string]bool, len(shared))
+	for _, r := range shared {
+		d.shared[r] = true
+		watched[common.HexToAddress(r)] = true
 	}
 	return watched, nil
 }
@@ -266,15 +312,12 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 		return workflows.SyncOutput{}, err
 	}
 	obs := in.Observation
-	addresses := make([]string, len(obs.Transfers))
-	for i, t := range obs.Transfers {
-		addresses[i] = t.To
-	}
 	var unexpected []payment.Transfer
-	records, err := a.Store.SyncTransaction(ctx, obs.ChainID, obs.TxHash, addresses, c.Network.IsLive,
-		func(rows []payment.Transaction, sessions []payment.Session) []payment.TxChange {
+	records, err := a.Store.SyncTransaction(ctx, obs.Network, obs.ChainID, obs.TxHash, obs.Transfers, c.Network.IsLive,
+		func(rows []payment.Transaction, to payment.Recipients) []payment.TxChange {
+			to.Asset = c.Asset
 			var changes []payment.TxChange
-			changes, unexpected = payment.MatchTransfers(rows, obs, sessions, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
+			changes, unexpected = payment.MatchTransfers(rows, obs, to, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
 			return changes
 		}, renderTransaction)
 	if err != nil {
@@ -283,7 +326,7 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 	if in.ReportIgnored {
 		for _, t := range unexpected {
 			metrics.TransfersUnexpected.WithLabelValues(obs.Network).Inc()
-			slog.WarnContext(ctx, "transfer to a session that no longer takes payments recorded as unexpected", "network",
+			slog.WarnContext(ctx, "transfer no session takes recorded as unexpected", "network",
 				obs.Network, "txHash", obs.TxHash, "logIndex", t.LogIndex, "address", t.To, "asset", t.AssetID,
 				"amountBaseUnits", t.AmountBaseUnits)
 		}

@@ -46,19 +46,30 @@ func FuzzDecodePlanInput(f *testing.F) {
 		`{"title":"A","amountUsd":"5","merchantInfo":{"name":"x","email":"a@b.co"},"expiresAt":"2099-01-01T00:00:00Z","redirectUrl":"https://x.example"}`,
 		`{"title":5,"acceptedAssetPolicies":[1,{"priority":1e400}]}`,
 		`[]`, `{`, `null`, `{"a":{"b":[[[]]]}}`,
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":"devnet","tokenAddress":"0x5FbDB2315678afecb367f032d93F642f64180aa3","amount":"10.5"},{"networkId":1337,"tokenAddress":"","amount":"0.01"}],"redirectUrl":"https://x.example","quoteTtl":900}`,
+		`{"name":"","recipientAddress":"0x52908400098527886e0f7030069857d2e4169ee7","paymentOptions":[{"networkId":"devnet","amount":"1e3"}],"quoteTtl":1.5}`,
+		`{"paymentOptions":{},"quoteTtl":"60"}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		in, err := decodePlanInput(body)
-		checkClientError(t, err)
-		if err != nil {
-			return
-		}
-		plan, err := payment.NewPlan(in, "proj_x", false, fuzzCatalog, time.Now())
-		checkClientError(t, err)
-		if err == nil && (plan.Title == "" || plan.PricingModel == payment.PricingFixedUSD && plan.AmountUSD == nil) {
-			t.Fatalf("accepted an incomplete plan: %+v", plan)
+		for _, shape := range []Shape{ShapeFirst, ShapeSecond} {
+			in, err := decodePlanInput(body, shape)
+			checkClientError(t, err)
+			if err != nil {
+				return
+			}
+			plan, err := payment.NewPlan(in, "proj_x", false, fuzzCatalog, time.Now())
+			checkClientError(t, err)
+			if err == nil && (plan.Title == "" || plan.PricingModel == payment.PricingFixedUSD && plan.AmountUSD == nil ||
+				plan.PricingModel == payment.PricingTokenAmount && (plan.RecipientAddress == "" || len(plan.TokenOptions) == 0)) {
+				t.Fatalf("accepted an incomplete plan: %+v", plan)
+			}
+			for _, o := range plan.TokenOptions {
+				if o.AmountBaseUnits == "" || o.AmountBaseUnits == "0" || o.AssetID == "" {
+					t.Fatalf("accepted an incomplete payment option: %+v", o)
+				}
+			}
 		}
 	})
 }

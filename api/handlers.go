@@ -79,7 +79,7 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) createPlan(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
-	in, err := decodePlanInput(body)
+	in, err := decodePlanInput(body, s.shape)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
@@ -115,7 +115,7 @@ func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) updatePlan(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
-	in, err := decodePlanInput(body)
+	in, err := decodePlanInput(body, s.shape)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}

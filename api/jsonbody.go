@@ -236,15 +236,26 @@ func (f *fields) done() {
 	}
 }
 
-// decodePlanInput reads a payment plan create payload. Only malformed JSON
-// is an error here; fields of the wrong type are left in in.Problems for
-// validation to report together with its own findings.
-func decodePlanInput(body []byte) (payment.PlanInput, error) {
+// firstShapePlanFields are the plan payload's fields that only the first
+// shape has.
+var firstShapePlanFields = []string{"title", "pricingModel", "amountUsd", "minAmountUsd", "maxAmountUsd",
+	"acceptedAssetPolicies", "merchantInfo", "expiresAt"}
+
+// decodePlanInput reads a payment plan create (or update) payload. Only
+// malformed JSON is an error here; fields of the wrong type are left in
+// in.Problems for validation to report together with its own findings. In
+// the second shape, a payload with none of the first shape's own fields is
+// the second shape's (name, recipientAddress, paymentOptions, redirectUrl,
+// quoteTtl); one with them is the first's, which the dashboard sends.
+func decodePlanInput(body []byte, shape Shape) (payment.PlanInput, error) {
 	obj, err := parseObject(body)
 	if err != nil {
 		return payment.PlanInput{}, err
 	}
 	var probs payment.Problems
+	if shape == ShapeSecond && !slices.ContainsFunc(firstShapePlanFields, func(k string) bool { _, ok := obj[k]; return ok }) {
+		return decodeTokenPlanInput(obj), nil
+	}
 	f := newFields(obj, "", &probs)
 	in := payment.PlanInput{
 		Title:        f.str("title"),
@@ -288,6 +299,48 @@ func decodePlanInput(body []byte) (payment.PlanInput, error) {
 	f.done()
 	in.Problems = probs
 	return in, nil
+}
+
+// decodeTokenPlanInput reads the second shape's plan payload.
+func decodeTokenPlanInput(obj map[string]any) payment.PlanInput {
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	in := payment.TokenPlanInput{
+		Name:             f.str("name"),
+		RecipientAddress: f.str("recipientAddress"),
+		RedirectURL:      f.str("redirectUrl"),
+		QuoteTTL:         f.integer("quoteTtl"),
+	}
+	in.OptionsSent = obj["paymentOptions"] != nil
+	if options, ok := f.array("paymentOptions"); ok {
+		in.PaymentOptions = make([]payment.TokenOptionInput, 0, len(options))
+		for i, v := range options {
+			path := fmt.Sprintf("paymentOptions[%d]", i)
+			m, isObj := v.(map[string]any)
+			if !isObj {
+				probs.Add(path, "must be an object")
+				continue
+			}
+			of := newFields(m, path, &probs)
+			o := payment.TokenOptionInput{TokenAddress: of.str("tokenAddress"), Amount: of.str("amount")}
+			// A network's key, or its chain ID as a number or a string.
+			if v, ok := of.get("networkId"); ok {
+				switch n := v.(type) {
+				case string:
+					o.NetworkID = &n
+				case json.Number:
+					s := n.String()
+					o.NetworkID = &s
+				default:
+					probs.Add(path+".networkId", "must be a network key or a chain ID")
+				}
+			}
+			in.PaymentOptions = append(in.PaymentOptions, o)
+			of.done()
+		}
+	}
+	f.done()
+	return payment.PlanInput{Token: &in, Problems: probs}
 }
 
 // decodeSessionInput reads a checkout session create payload.

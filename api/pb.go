@@ -69,8 +69,16 @@ func pbSummaries(txs []views.TransactionSummary) []*v1.TransactionSummary {
 	return out
 }
 
+// stringOrEmpty is a nullable string as a proto3 string ("" for none).
+func stringOrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 func pbTx(v views.Transaction) *v1.Transaction {
-	out := &v1.Transaction{Id: v.ID, ProjectId: v.ProjectID, CheckoutSessionId: v.CheckoutSessionID, PaymentPlanId: v.PaymentPlanID,
+	out := &v1.Transaction{Id: v.ID, ProjectId: v.ProjectID, CheckoutSessionId: stringOrEmpty(v.CheckoutSessionID), PaymentPlanId: stringOrEmpty(v.PaymentPlanID),
 		IsLive: v.IsLive, Status: v.Status, Network: v.Network, ChainId: v.ChainID, TxHash: v.TxHash,
 		FromAddress: v.FromAddress, ToAddress: v.ToAddress, AssetDefinitionId: v.AssetDefinitionID, Symbol: v.Symbol,
 		Amount: v.Amount, AmountBaseUnits: v.AmountBaseUnits, AmountUsd: v.AmountUSD, BlockNumber: v.BlockNumber,

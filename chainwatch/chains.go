@@ -92,6 +92,11 @@ func (c *Chain) AssetOf(t Transfer) (payment.Asset, bool) {
 	return payment.Asset{}, false
 }
 
+// Asset returns the chain's asset with the given ID.
+func (c *Chain) Asset(id string) (payment.Asset, bool) {
+	return payment.Catalog{Assets: c.Assets}.Asset(id)
+}
+
 // Rate returns the USD price of one whole unit of an asset at now: 1 for a
 // USD-pegged asset, the aggregator's latest answer otherwise, unless that
 // answer is older than the feed's heartbeat (a stalled feed must not

@@ -48,6 +48,9 @@ type PlanInput struct {
 	RedirectURL           *string
 	MerchantInfo          *MerchantInfo
 	ExpiresAt             *string
+	// Token is set instead of the fields above for the second API shape's
+	// payload: a plan priced in token amounts, paid to one recipient.
+	Token *TokenPlanInput
 	// Problems found while decoding (fields of the wrong type, unknown
 	// fields); validation reports them with its own.
 	Problems Problems
@@ -93,7 +96,15 @@ type Plan struct {
 	RedirectURL           string
 	MerchantInfo          MerchantInfo
 	ExpiresAt             *time.Time
-	Status                PlanStatus
+	// RecipientAddress, TokenOptions and QuoteTTL are those of a plan
+	// priced in token amounts (PricingTokenAmount): every session pays
+	// the recipient one of the options' amounts, made unique to the
+	// session (see Reservation), and holds it for QuoteTTL (0: the
+	// project's session lifetime).
+	RecipientAddress string
+	TokenOptions     []TokenOption
+	QuoteTTL         time.Duration
+	Status           PlanStatus
 	// Version counts the plan's recorded changes (its events).
 	Version   int
 	CreatedAt time.Time
@@ -202,6 +213,12 @@ func (c Catalog) AcceptedAssets(policies []Policy, isLive bool) []Asset {
 func NewPlan(in PlanInput, projectID string, isLive bool, catalog Catalog, now time.Time) (Plan, error) {
 	var probs Problems
 	p := Plan{ProjectID: projectID, IsLive: isLive, Status: PlanActive, PricingModel: PricingFixedUSD}
+	if in.Token != nil {
+		p = newTokenPlan(*in.Token, p, catalog, &probs)
+		found := slices.Clone(in.Problems)
+		found.Merge(probs)
+		return p, found.Err()
+	}
 
 	if in.Title == nil {
 		probs.Add("title", "is required")
@@ -433,6 +450,23 @@ func ValidEmail(s string) bool {
 func ChangePlan(p *Plan, in PlanInput, now time.Time) error {
 	probs := slices.Clone(in.Problems)
 	var mine Problems
+	if t := in.Token; t != nil {
+		for f, sent := range map[string]bool{"recipientAddress": t.RecipientAddress != nil, "paymentOptions": t.OptionsSent,
+			"quoteTtl": t.QuoteTTL != nil} {
+			if sent {
+				mine.Add(f, "cannot be changed; create a new payment plan")
+			}
+		}
+		slices.SortFunc(mine, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+		if t.Name != nil {
+			p.Title = checkName("name", *t.Name, &mine)
+		}
+		if t.RedirectURL != nil {
+			p.RedirectURL = checkRedirectURL(*t.RedirectURL, p.IsLive, &mine)
+		}
+		probs.Merge(mine)
+		return probs.Err()
+	}
 	fixed := map[string]bool{"pricingModel": in.PricingModel != nil, "amountUsd": in.AmountUSD != nil,
 		"minAmountUsd": in.MinAmountUSD != nil, "maxAmountUsd": in.MaxAmountUSD != nil,
 		"acceptedAssetPolicies": in.AcceptedAssetPolicies != nil}

@@ -78,6 +78,33 @@ func AmountDue(plan Plan, amountUSD *string, now time.Time) (decimal.Decimal, er
 	return d, probs.Err()
 }
 
+// TokenAmountDue checks that a session can be opened for a plan priced in
+// token amounts at time now (no amountUsd: the plan's amounts are due).
+func TokenAmountDue(plan Plan, amountUSD *string, now time.Time) error {
+	switch plan.EffectiveStatus(now) {
+	case PlanArchived:
+		return ErrPlanArchived
+	case PlanExpired:
+		return ErrPlanExpired
+	}
+	if amountUSD != nil {
+		var probs Problems
+		probs.Add("amountUsd", "is not allowed: the payment plan is priced in token amounts")
+		return probs.Err()
+	}
+	return nil
+}
+
+// ValueUSD is the USD value of base units of an asset with decimals at
+// rate (USD per whole unit), to USDScale places.
+func ValueUSD(baseUnits string, decimals int, rate decimal.Decimal) decimal.Decimal {
+	d, err := decimal.NewFromString(baseUnits)
+	if err != nil {
+		return decimal.Zero
+	}
+	return d.Shift(-int32(decimals)).Mul(rate).Round(USDScale)
+}
+
 // PaymentOption is what a customer pays in one accepted asset.
 type PaymentOption struct {
 	AssetDefinitionID string `json:"assetDefinitionId"`
@@ -147,8 +174,12 @@ type Session struct {
 	AmountUSD      decimal.Decimal
 	AmountPaidUSD  decimal.Decimal
 	DepositAddress string
-	PaymentOptions []PaymentOption
-	QuoteExpiresAt time.Time
+	// SharedRecipient says DepositAddress is the plan's recipient, shared
+	// with its other sessions: the session's transfers are those of the
+	// exact amounts it holds (Reservation).
+	SharedRecipient bool
+	PaymentOptions  []PaymentOption
+	QuoteExpiresAt  time.Time
 	ExpiresAt      time.Time
 	// LateUntil ends the late-payment window after ExpiresAt: payments seen
 	// until then are still recorded, flagged paid_late.

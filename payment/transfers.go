@@ -95,11 +95,13 @@ func (s Session) Option(assetID string) (PaymentOption, bool) {
 // MatchTransfers decides how the records of one on-chain transaction
 // follow an observation of it. These are the matching rules:
 //
-//   - A transfer belongs to the session whose deposit address it pays
-//     (sessions holds the sessions of the recipients, of the network's
-//     environment), never to the session that reported the hash. Every
-//     transfer to a session's address is counted, once: it is recorded once
-//     per chain, hash and log index.
+//   - A transfer belongs to the session recipients names for it
+//     (Recipients.SessionOf: the session whose deposit address it pays, or
+//     on a shared recipient the session holding its exact amount), never to
+//     the session that reported the hash. Every such transfer is counted,
+//     once: it is recorded once per chain, hash and log index.
+//   - A transfer to a shared recipient that no session holds is recorded
+//     as unexpected for the recipient's project, with no session.
 //   - A transfer to a session that no longer takes payments, neither when
 //     it was mined nor when it is first seen, is recorded as unexpected (it
 //     counts for no session; the merchant sees it and settles it with the
@@ -112,11 +114,7 @@ func (s Session) Option(assetID string) (PaymentOption, bool) {
 //     recorded transfer is the same transfer when it pays the same session
 //     the same asset at the same rank in the transaction.
 //   - Every record not yet final follows the transaction's status.
-func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, newID func() string) (changes []TxChange, unexpected []Transfer) {
-	byAddress := map[string]Session{}
-	for _, s := range sessions {
-		byAddress[strings.ToLower(s.DepositAddress)] = s
-	}
+func MatchTransfers(rows []Transaction, obs Observation, recipients Recipients, newID func() string) (changes []TxChange, unexpected []Transfer) {
 	type rank struct {
 		session, asset string
 		n              int
@@ -148,7 +146,7 @@ func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, new
 		transfers := slices.Clone(obs.Transfers)
 		slices.SortFunc(transfers, func(a, b Transfer) int { return cmp.Compare(a.LogIndex, b.LogIndex) })
 		for _, t := range transfers {
-			s, ok := byAddress[strings.ToLower(t.To)]
+			s, ok := recipients.SessionOf(t, obs.BlockTime)
 			if !ok {
 				continue
 			}
@@ -161,7 +159,7 @@ func MatchTransfers(rows []Transaction, obs Observation, sessions []Session, new
 				continue
 			}
 			claim := slices.IndexFunc(rows, func(c Transaction) bool {
-				return c.IsClaim() && c.Status == TxPending && c.CheckoutSessionID == s.ID
+				return c.IsClaim() && c.Status == TxPending && c.CheckoutSessionID == s.ID && s.ID != ""
 			})
 			if claim >= 0 && !matched[claim] {
 				matched[claim] = true

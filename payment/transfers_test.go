@@ -49,7 +49,7 @@ func TestOneTransactionPayingTwoSessionsRecordsATransferForEach(t *testing.T) {
 		Transfer{LogIndex: 3, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"},
 		Transfer{LogIndex: 4, To: "0x0000000000000000000000000000000000000bad", AssetID: "usdc", AmountBaseUnits: "1"},
 		Transfer{LogIndex: 5, To: b.DepositAddress, AssetID: "usdc", AmountBaseUnits: "10000000"})
-	changes, unexpected := MatchTransfers(nil, obs, []Session{a, b}, newID)
+	changes, unexpected := MatchTransfers(nil, obs, Recipients{Deposit: []Session{a, b}}, newID)
 	rows := apply(nil, changes)
 	if len(rows) != 2 || len(unexpected) != 0 {
 		t.Fatalf("rows %+v, unexpected %v", rows, unexpected)
@@ -62,7 +62,7 @@ func TestOneTransactionPayingTwoSessionsRecordsATransferForEach(t *testing.T) {
 		t.Fatalf("first change %+v", changes[0])
 	}
 	// Seen again: nothing new to record.
-	if again, _ := MatchTransfers(rows, obs, []Session{a, b}, newID); len(again) != 0 {
+	if again, _ := MatchTransfers(rows, obs, Recipients{Deposit: []Session{a, b}}, newID); len(again) != 0 {
 		t.Fatalf("a second look records %+v", again)
 	}
 }
@@ -72,7 +72,7 @@ func TestEveryTransferToOneAddressCounts(t *testing.T) {
 	obs := mined(at, TxConfirmed,
 		Transfer{LogIndex: 1, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "5000000"},
 		Transfer{LogIndex: 2, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "20000000"})
-	changes, _ := MatchTransfers(nil, obs, []Session{a}, newID)
+	changes, _ := MatchTransfers(nil, obs, Recipients{Deposit: []Session{a}}, newID)
 	rows := apply(nil, changes)
 	if len(rows) != 2 || rows[0].AmountBaseUnits != "5000000" || rows[1].AmountBaseUnits != "20000000" {
 		t.Fatalf("rows %+v", rows)
@@ -87,13 +87,13 @@ func TestAClaimBecomesItsSessionsTransfer(t *testing.T) {
 	}
 	// Not mined yet: the claim waits.
 	pending := Observation{Network: "devnet", ChainID: 1337, TxHash: "0xabc", Status: TxPending, At: at}
-	if changes, _ := MatchTransfers([]Transaction{claim}, pending, []Session{a}, newID); len(changes) != 0 {
+	if changes, _ := MatchTransfers([]Transaction{claim}, pending, Recipients{Deposit: []Session{a}}, newID); len(changes) != 0 {
 		t.Fatalf("a pending claim changed: %+v", changes)
 	}
 	obs := mined(at.Add(time.Minute), TxConfirmed,
 		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"},
 		Transfer{LogIndex: 1, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "1000000"})
-	changes, _ := MatchTransfers([]Transaction{claim}, obs, []Session{a, b}, newID)
+	changes, _ := MatchTransfers([]Transaction{claim}, obs, Recipients{Deposit: []Session{a, b}}, newID)
 	rows := apply([]Transaction{claim}, changes)
 	if len(rows) != 2 || rows[0].ID != "tx_claim" || rows[0].LogIndex != 0 || rows[0].Status != TxConfirmed ||
 		rows[0].Version != 2 || rows[1].LogIndex != 1 || rows[1].AmountBaseUnits != "1000000" {
@@ -105,7 +105,7 @@ func TestAClaimOnAnotherSessionsTransactionFailsAndHelpsThatSession(t *testing.T
 	a, b, at, newID := matchFixture()
 	squat := Claim(b, "devnet", 1337, "0xabc", "tx_squat", at)
 	obs := mined(at, TxConfirmed, Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"})
-	changes, _ := MatchTransfers([]Transaction{squat}, obs, []Session{a}, newID)
+	changes, _ := MatchTransfers([]Transaction{squat}, obs, Recipients{Deposit: []Session{a}}, newID)
 	rows := apply([]Transaction{squat}, changes)
 	if len(rows) != 2 {
 		t.Fatalf("rows %+v", rows)
@@ -123,11 +123,11 @@ func TestAReorgThatMovesTheLogsKeepsTheRecords(t *testing.T) {
 	first := mined(at, TxConfirmed,
 		Transfer{LogIndex: 3, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "5000000"},
 		Transfer{LogIndex: 4, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "20000000"})
-	c1, _ := MatchTransfers(nil, first, []Session{a}, newID)
+	c1, _ := MatchTransfers(nil, first, Recipients{Deposit: []Session{a}}, newID)
 	rows := apply(nil, c1)
 	reorged := Observation{Network: "devnet", ChainID: 1337, TxHash: "0xabc", Status: TxPending,
 		Reason: "its block left the canonical chain", At: at.Add(time.Minute)}
-	c2, _ := MatchTransfers(rows, reorged, []Session{a}, newID)
+	c2, _ := MatchTransfers(rows, reorged, Recipients{Deposit: []Session{a}}, newID)
 	rows = apply(rows, c2)
 	if rows[0].Status != TxPending || c2[0].Event != "transaction.reorged" || rows[0].BlockNumber != nil {
 		t.Fatalf("after the reorg %+v (%+v)", rows[0], c2)
@@ -135,7 +135,7 @@ func TestAReorgThatMovesTheLogsKeepsTheRecords(t *testing.T) {
 	again := mined(at.Add(2*time.Minute), TxConfirmed,
 		Transfer{LogIndex: 4, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "5000000"},
 		Transfer{LogIndex: 5, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "20000000"})
-	c3, _ := MatchTransfers(rows, again, []Session{a}, newID)
+	c3, _ := MatchTransfers(rows, again, Recipients{Deposit: []Session{a}}, newID)
 	rows = apply(rows, c3)
 	if len(rows) != 2 || rows[0].LogIndex != 4 || rows[1].LogIndex != 5 || rows[0].Status != TxConfirmed ||
 		rows[0].AmountBaseUnits != "5000000" || rows[0].Version != 3 {
@@ -151,13 +151,13 @@ func TestATransferToAClosedSessionIsRecordedUnexpected(t *testing.T) {
 	a.Status, a.LateUntil = SessionExpired, at.Add(-time.Second)
 	obs := mined(at, TxConfirmed, Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "1"})
 	obs.BlockTime = at
-	changes, unexpected := MatchTransfers(nil, obs, []Session{a}, newID)
+	changes, unexpected := MatchTransfers(nil, obs, Recipients{Deposit: []Session{a}}, newID)
 	if len(changes) != 1 || !changes[0].Insert || !changes[0].Transaction.Unexpected || len(unexpected) != 1 ||
 		changes[0].Event != "transaction.confirmed" || changes[0].Transaction.CheckoutSessionID != a.ID {
 		t.Fatalf("changes %+v unexpected %+v", changes, unexpected)
 	}
 	obs.BlockTime = a.LateUntil.Add(-time.Minute)
-	changes, unexpected = MatchTransfers(nil, obs, []Session{a}, newID)
+	changes, unexpected = MatchTransfers(nil, obs, Recipients{Deposit: []Session{a}}, newID)
 	if len(changes) != 1 || changes[0].Transaction.Unexpected || len(unexpected) != 0 {
 		t.Fatalf("mined inside the window: changes %+v unexpected %+v", changes, unexpected)
 	}
@@ -167,13 +167,13 @@ func TestAClaimFailsWhenNotMinedInTimeOrReverted(t *testing.T) {
 	a, _, at, newID := matchFixture()
 	claim := Claim(a, "devnet", 1337, "0xabc", "tx_claim", at)
 	timeout := Observation{Status: TxFailed, Reason: "not mined within 30m0s", At: at.Add(30 * time.Minute)}
-	changes, _ := MatchTransfers([]Transaction{claim}, timeout, []Session{a}, newID)
+	changes, _ := MatchTransfers([]Transaction{claim}, timeout, Recipients{Deposit: []Session{a}}, newID)
 	if len(changes) != 1 || changes[0].Transaction.FailureReason != "not mined within 30m0s" || changes[0].Event != "transaction.failed" {
 		t.Fatalf("timeout %+v", changes)
 	}
 	reverted := mined(at, TxFailed)
 	reverted.Succeeded, reverted.Reason = false, "reverted"
-	changes, _ = MatchTransfers([]Transaction{claim}, reverted, []Session{a}, newID)
+	changes, _ = MatchTransfers([]Transaction{claim}, reverted, Recipients{Deposit: []Session{a}}, newID)
 	if len(changes) != 1 || changes[0].Transaction.FailureReason != "reverted" {
 		t.Fatalf("reverted %+v", changes)
 	}
@@ -183,9 +183,104 @@ func TestATransactionFinalAtFirstSightGoesThroughConfirmed(t *testing.T) {
 	a, _, at, newID := matchFixture()
 	claim := Claim(a, "devnet", 1337, "0xabc", "tx_claim", at)
 	changes, _ := MatchTransfers([]Transaction{claim}, mined(at, TxFinalized,
-		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"}), []Session{a}, newID)
+		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"}), Recipients{Deposit: []Session{a}}, newID)
 	if len(changes) != 2 || changes[0].Event != "transaction.confirmed" || changes[1].Event != "transaction.finalized" ||
 		changes[1].Transaction.Version != 3 {
 		t.Fatalf("changes %+v", changes)
+	}
+}
+
+// sharedFixture is two open sessions paying the same recipient in USDC,
+// each holding its own amount, and the recipient's project.
+func sharedFixture() (a, b Session, r Recipients, at time.Time, newID func() string) {
+	a, b, at, newID = matchFixture()
+	recipient := "0xCcCc000000000000000000000000000000000003"
+	a.DepositAddress, b.DepositAddress = recipient, recipient
+	a.PaymentOptions = []PaymentOption{{AssetDefinitionID: "usdc", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
+	b.PaymentOptions = []PaymentOption{{AssetDefinitionID: "usdc", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000001"}}
+	b.ProjectID = a.ProjectID
+	lower := "0xcccc000000000000000000000000000000000003"
+	r = Recipients{
+		Reserved: []Reservation{
+			{Session: a, Network: "devnet", AssetID: "usdc", Recipient: lower, AmountBaseUnits: "25000000", From: at.Add(-time.Minute), Until: a.LateUntil},
+			{Session: b, Network: "devnet", AssetID: "usdc", Recipient: lower, AmountBaseUnits: "25000001", From: at.Add(-time.Minute), Until: b.LateUntil},
+		},
+		Shared: map[string]RecipientOwner{lower: {ProjectID: a.ProjectID}},
+		Asset: func(id string) (Asset, bool) {
+			return Asset{ID: id, Symbol: "USDC", Decimals: 6, Network: "devnet"}, id == "usdc"
+		},
+	}
+	return a, b, r, at, newID
+}
+
+func TestASharedRecipientAttributesTransfersByExactAmount(t *testing.T) {
+	a, b, r, at, newID := sharedFixture()
+	obs := mined(at, TxConfirmed,
+		Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000001"},
+		Transfer{LogIndex: 1, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"},
+		Transfer{LogIndex: 2, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "24975000"}) // fee deducted
+	obs.BlockTime = at
+	changes, unexpected := MatchTransfers(nil, obs, r, newID)
+	if len(changes) != 3 {
+		t.Fatalf("changes %+v", changes)
+	}
+	byLog := map[int]Transaction{}
+	for _, c := range changes {
+		byLog[c.Transaction.LogIndex] = c.Transaction
+	}
+	if byLog[0].CheckoutSessionID != b.ID || byLog[1].CheckoutSessionID != a.ID || byLog[0].Unexpected || byLog[1].Unexpected {
+		t.Fatalf("each exact amount goes to the session holding it: %+v", byLog)
+	}
+	if !byLog[0].AmountUSD.Equal(decimal.NewFromInt(25)) || !byLog[1].AmountUSD.Equal(decimal.NewFromInt(25)) {
+		t.Fatalf("each pays its session in full: %s, %s", byLog[0].AmountUSD, byLog[1].AmountUSD)
+	}
+	u := byLog[2]
+	if u.CheckoutSessionID != "" || !u.Unexpected || u.ProjectID != a.ProjectID || u.Amount != "24.975" || u.Symbol != "USDC" {
+		t.Fatalf("an amount nobody holds is unmatched, for the recipient's project: %+v", u)
+	}
+	if len(unexpected) != 1 || unexpected[0].LogIndex != 2 {
+		t.Fatalf("unexpected %+v", unexpected)
+	}
+}
+
+func TestASharedRecipientMatchesAHoldOnlyWhileItHolds(t *testing.T) {
+	a, _, r, at, newID := sharedFixture()
+	for name, minedAt := range map[string]time.Time{
+		"after the late window":       a.LateUntil.Add(time.Second),
+		"long before the hold began": at.Add(-time.Minute - ReservationGrace - time.Second),
+	} {
+		obs := mined(at, TxConfirmed, Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"})
+		obs.BlockTime = minedAt
+		changes, _ := MatchTransfers(nil, obs, r, newID)
+		if len(changes) != 1 || changes[0].Transaction.CheckoutSessionID != "" || !changes[0].Transaction.Unexpected {
+			t.Fatalf("%s: %+v", name, changes)
+		}
+	}
+}
+
+func TestAClaimOnASharedRecipientIsCheckedAgainstTheAmount(t *testing.T) {
+	a, b, r, at, newID := sharedFixture()
+	claim := Claim(a, "devnet", 1337, "0xabc", "tx_claim", at)
+	// The hash a's payer submitted pays b's amount: it is b's payment,
+	// and a's claim fails.
+	obs := mined(at, TxConfirmed, Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000001"})
+	obs.BlockTime = at
+	changes, _ := MatchTransfers([]Transaction{claim}, obs, r, newID)
+	var sawB, failedA bool
+	for _, c := range changes {
+		sawB = sawB || c.Insert && c.Transaction.CheckoutSessionID == b.ID
+		failedA = failedA || c.Transaction.ID == "tx_claim" && c.Transaction.Status == TxFailed
+	}
+	if !sawB || !failedA {
+		t.Fatalf("changes %+v", changes)
+	}
+}
+
+func TestNextFreeUnitsSkipsHeldAmounts(t *testing.T) {
+	if got := NextFreeUnits("100", []string{"101", "100", "103"}); got != "102" {
+		t.Fatalf("got %s", got)
+	}
+	if got := NextFreeUnits("100", nil); got != "100" {
+		t.Fatalf("got %s", got)
 	}
 }

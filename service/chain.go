@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,6 +45,54 @@ func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) erro
 		return err
 	}
 	s.DepositAddress, s.DepositIndex = addr.Hex(), &index
+	return nil
+}
+
+// sharedRecipientOptions gives a session of a plan priced in token amounts
+// its payment options: the plan's amounts, each made unique on its
+// (network, asset, recipient) while the session holds it (store
+// ReserveAmounts), paid to the plan's recipient. The session's amount in
+// USD is the first option's at the current price, for reports and the
+// settlement's ratios; an option whose network is not configured is left
+// out.
+func (svc *Service) sharedRecipientOptions(ctx context.Context, plan payment.Plan, s *payment.Session) error {
+	s.DepositAddress, s.SharedRecipient = plan.RecipientAddress, true
+	for _, o := range plan.TokenOptions {
+		a, ok := svc.catalog.Asset(o.AssetID)
+		if !ok || svc.chains[a.Network] == nil {
+			continue
+		}
+		s.PaymentOptions = append(s.PaymentOptions, payment.PaymentOption{AssetDefinitionID: a.ID, Network: a.Network,
+			ChainID: a.ChainID, Symbol: a.Symbol, Decimals: a.Decimals, TokenAddress: a.TokenAddress,
+			AmountBaseUnits: o.AmountBaseUnits, WalletAccountOnly: a.Native() && !svc.chains[a.Network].Network.TraceInternalTransfers})
+	}
+	var probs payment.Problems
+	if len(s.PaymentOptions) == 0 {
+		probs.Add("paymentPlanId", "the payment plan's networks are not served by this deployment")
+		return probs.Err()
+	}
+	for _, o := range s.PaymentOptions {
+		a, _ := svc.catalog.Asset(o.AssetDefinitionID)
+		if rate, ok := svc.rate(ctx, a); ok {
+			s.AmountUSD = payment.ValueUSD(o.AmountBaseUnits, a.Decimals, rate)
+			break
+		}
+	}
+	if !s.AmountUSD.IsPositive() {
+		probs.Add("paymentPlanId", "none of the payment plan's assets has a USD price now")
+		return probs.Err()
+	}
+	options, err := svc.store.ReserveAmounts(ctx, *s)
+	if err != nil {
+		return fmt.Errorf("reserve amounts: %w", err)
+	}
+	for i := range options {
+		a, _ := svc.catalog.Asset(options[i].AssetDefinitionID)
+		base, _ := new(big.Int).SetString(options[i].AmountBaseUnits, 10)
+		options[i].Amount = payment.UnitsToAmount(options[i].AmountBaseUnits, a.Decimals)
+		options[i].PaymentURI = payment.PaymentURI(a, s.DepositAddress, base)
+	}
+	s.PaymentOptions = options
 	return nil
 }
 

@@ -399,7 +399,12 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 		return SessionView{}, fmt.Errorf("load plan: %w", err)
 	}
 	now := svc.now()
-	due, err := payment.AmountDue(plan, in.AmountUSD, now)
+	var due decimal.Decimal
+	if plan.SharedRecipient() {
+		err = payment.TokenAmountDue(plan, in.AmountUSD, now)
+	} else {
+		due, err = payment.AmountDue(plan, in.AmountUSD, now)
+	}
 	if err != nil {
 		return SessionView{}, err
 	}
@@ -430,10 +435,23 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 		UpdatedAt:      now,
 		PaymentOptions: []payment.PaymentOption{},
 	}
+	if plan.QuoteTTL > 0 {
+		s.ExpiresAt = now.Add(plan.QuoteTTL)
+	}
 	s.QuoteExpiresAt = s.ExpiresAt
 	s.LateUntil = s.ExpiresAt.Add(project.LatePaymentWindow)
 	if in.Email != nil {
 		s.Email = *in.Email
+	}
+	if plan.SharedRecipient() {
+		if err := svc.sharedRecipientOptions(ctx, plan, &s); err != nil {
+			return SessionView{}, err
+		}
+		settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
+		if err := svc.OpenSession(ctx, s, plan.Title, settings); err != nil {
+			return SessionView{}, err
+		}
+		return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
 	}
 	type quote struct {
 		asset payment.Asset

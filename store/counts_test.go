@@ -83,13 +83,9 @@ func (c *counting) transaction(cs payment.Session) payment.Transaction {
 // deciding as the scanner's activity does (payment.MatchTransfers).
 func (c *counting) sync(obs payment.Observation, isLive bool) error {
 	obs.Network, obs.ChainID, obs.At = "devnet", 1337, c.now
-	addresses := make([]string, len(obs.Transfers))
-	for i, t := range obs.Transfers {
-		addresses[i] = t.To
-	}
-	_, err := c.s.SyncTransaction(context.Background(), obs.ChainID, obs.TxHash, addresses, isLive,
-		func(rows []payment.Transaction, sessions []payment.Session) []payment.TxChange {
-			changes, _ := payment.MatchTransfers(rows, obs, sessions, func() string {
+	_, err := c.s.SyncTransaction(context.Background(), obs.Network, obs.ChainID, obs.TxHash, obs.Transfers, isLive,
+		func(rows []payment.Transaction, to payment.Recipients) []payment.TxChange {
+			changes, _ := payment.MatchTransfers(rows, obs, to, func() string {
 				return payment.NewID(payment.PrefixTx, c.now.Add(time.Duration(c.next())*time.Millisecond))
 			})
 			return changes

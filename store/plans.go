@@ -11,7 +11,8 @@ import (
 )
 
 const planColumns = `id, project_id, is_live, title, pricing_model, amount_usd::text, min_amount_usd::text,
-	max_amount_usd::text, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at, version`
+	max_amount_usd::text, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at, version,
+	recipient_address, token_options, quote_ttl_seconds`
 
 // planStatusExpr is a plan's effective status: an active plan past its
 // expiresAt reads as expired.
@@ -21,11 +22,16 @@ const planStatusExpr = `(CASE WHEN status = 'active' AND expires_at IS NOT NULL 
 func (s *Store) CreatePlan(ctx context.Context, p payment.Plan, render Render[payment.Plan]) error {
 	policies, _ := json.Marshal(p.AcceptedAssetPolicies)
 	merchant, _ := json.Marshal(p.MerchantInfo)
+	tokenOptions, _ := json.Marshal(p.TokenOptions)
+	if p.TokenOptions == nil {
+		tokenOptions = []byte("[]")
+	}
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO payment_plans (`+planColumnsInsert+`)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$14)`,
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$14,$15,$16,$17)`,
 			p.ID, p.ProjectID, p.IsLive, p.Title, p.PricingModel, decString(p.AmountUSD), decString(p.MinAmountUSD),
-			decString(p.MaxAmountUSD), policies, p.RedirectURL, merchant, p.ExpiresAt, p.Status, p.CreatedAt)
+			decString(p.MaxAmountUSD), policies, p.RedirectURL, merchant, p.ExpiresAt, p.Status, p.CreatedAt,
+			p.RecipientAddress, tokenOptions, int64(p.QuoteTTL/time.Second))
 		if err != nil {
 			return mapErr(err)
 		}
@@ -34,7 +40,8 @@ func (s *Store) CreatePlan(ctx context.Context, p payment.Plan, render Render[pa
 }
 
 const planColumnsInsert = `id, project_id, is_live, title, pricing_model, amount_usd, min_amount_usd,
-	max_amount_usd, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at`
+	max_amount_usd, accepted_asset_policies, redirect_url, merchant_info, expires_at, status, created_at, updated_at,
+	recipient_address, token_options, quote_ttl_seconds`
 
 // GetPlan returns a plan of the principal's project and environment.
 func (s *Store) GetPlan(ctx context.Context, p payment.Principal, id string) (payment.Plan, error) {
@@ -55,11 +62,17 @@ func (s *Store) ListPlans(ctx context.Context, p payment.Principal, q payment.Li
 func scanPlan(row pgx.Row) (payment.Plan, error) {
 	var p payment.Plan
 	var amount, lo, hi *string
-	var policies, merchant []byte
+	var policies, merchant, tokenOptions []byte
+	var ttl int64
 	err := row.Scan(&p.ID, &p.ProjectID, &p.IsLive, &p.Title, &p.PricingModel, &amount, &lo, &hi,
-		&policies, &p.RedirectURL, &merchant, &p.ExpiresAt, &p.Status, &p.CreatedAt, &p.UpdatedAt, &p.Version)
+		&policies, &p.RedirectURL, &merchant, &p.ExpiresAt, &p.Status, &p.CreatedAt, &p.UpdatedAt, &p.Version,
+		&p.RecipientAddress, &tokenOptions, &ttl)
 	if err != nil {
 		return p, mapErr(err)
+	}
+	p.QuoteTTL = time.Duration(ttl) * time.Second
+	if err := json.Unmarshal(tokenOptions, &p.TokenOptions); err != nil {
+		return p, err
 	}
 	p.AmountUSD, p.MinAmountUSD, p.MaxAmountUSD = optDecimal(amount), optDecimal(lo), optDecimal(hi)
 	if err := json.Unmarshal(policies, &p.AcceptedAssetPolicies); err != nil {

@@ -13,7 +13,7 @@ import (
 
 const sessionColumns = `id, token_hash, project_id, payment_plan_id, is_live, status, email, metadata,
 	amount_usd::text, amount_paid_usd::text, deposit_address, payment_options, quote_expires_at,
-	expires_at, completed_at, exception, created_at, updated_at, late_until, deposit_index, version, resolution`
+	expires_at, completed_at, exception, created_at, updated_at, late_until, deposit_index, version, resolution, shared_recipient`
 
 // InsertSession records a new checkout session with its created event. It
 // is idempotent: inserting the same session again changes nothing and
@@ -30,12 +30,12 @@ func insertSession(ctx context.Context, tx pgx.Tx, cs payment.Session, render Re
 	options, _ := json.Marshal(cs.PaymentOptions)
 	tag, err := tx.Exec(ctx, `INSERT INTO checkout_sessions (id, token_hash, project_id, payment_plan_id,
 		is_live, status, email, metadata, amount_usd, amount_paid_usd, deposit_address, payment_options,
-		quote_expires_at, expires_at, created_at, updated_at, late_until, deposit_index, version)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,0,$10,$11,$12,$13,$14,$14,$15,$16,1)
+		quote_expires_at, expires_at, created_at, updated_at, late_until, deposit_index, version, shared_recipient)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,0,$10,$11,$12,$13,$14,$14,$15,$16,1,$17)
 		ON CONFLICT DO NOTHING`,
 		cs.ID, cs.TokenHash, cs.ProjectID, cs.PaymentPlanID, cs.IsLive, cs.Status, cs.Email, metadata,
 		cs.AmountUSD.String(), cs.DepositAddress, options, cs.QuoteExpiresAt, cs.ExpiresAt, cs.CreatedAt,
-		nullTime(cs.LateUntil), cs.DepositIndex)
+		nullTime(cs.LateUntil), cs.DepositIndex, cs.SharedRecipient)
 	if err != nil {
 		return mapErr(err)
 	}
@@ -141,7 +141,7 @@ func scanSessionWith(row pgx.Row, extra ...any) (payment.Session, error) {
 	var lateUntil *time.Time
 	err := row.Scan(append([]any{&cs.ID, &cs.TokenHash, &cs.ProjectID, &cs.PaymentPlanID, &cs.IsLive, &cs.Status, &cs.Email,
 		&metadata, &amount, &paid, &cs.DepositAddress, &options, &cs.QuoteExpiresAt, &cs.ExpiresAt,
-		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex, &cs.Version, &cs.Resolution}, extra...)...)
+		&cs.CompletedAt, &cs.Exception, &cs.CreatedAt, &cs.UpdatedAt, &lateUntil, &cs.DepositIndex, &cs.Version, &cs.Resolution, &cs.SharedRecipient}, extra...)...)
 	if err != nil {
 		return cs, mapErr(err)
 	}
@@ -184,7 +184,7 @@ type WatchedAddress struct {
 // issued stays watched, so that no transfer to one goes unrecorded.
 func (s *Store) DepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
 	rows, err := s.pool.Query(ctx, `SELECT deposit_address, id, is_live, project_id FROM checkout_sessions
-		WHERE deposit_address <> '' AND lower(deposit_address) = ANY($1)`, addresses)
+		WHERE deposit_address <> '' AND NOT shared_recipient AND lower(deposit_address) = ANY($1)`, addresses)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-const txColumns = `id, project_id, checkout_session_id, payment_plan_id, is_live, status, network, chain_id,
+const txColumns = `id, project_id, coalesce(checkout_session_id, ''), coalesce(payment_plan_id, ''), is_live, status, network, chain_id,
 	tx_hash, log_index, from_address, to_address, asset_definition_id, symbol, amount, amount_base_units::text,
 	amount_usd::text, block_number, block_hash, confirmations, required_confirmations, failure_reason,
 	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version, unexpected,
@@ -21,7 +21,7 @@ const txColumns = `id, project_id, checkout_session_id, payment_plan_id, is_live
 func (s *Store) InsertTransaction(ctx context.Context, t payment.Transaction) error {
 	history, _ := json.Marshal(t.StatusHistory)
 	_, err := s.pool.Exec(ctx, `INSERT INTO transactions (`+txColumnsInsert+`)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)
+		VALUES ($1,$2,nullif($3, ''),nullif($4, ''),$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)
 		ON CONFLICT (chain_id, tx_hash, log_index) DO NOTHING`,
 		t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
 		t.TxHash, logIndexValue(t.LogIndex), t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount, t.AmountBaseUnits,

@@ -84,13 +84,13 @@ func (s *Store) RecordClaim(ctx context.Context, claim payment.Transaction, rend
 
 // SyncTransaction brings the records of one on-chain transaction in line
 // with the chain, in one database transaction: it reads the records and
-// the sessions of the environment whose deposit addresses are among
-// addresses, asks decide for the changes (payment.MatchTransfers), and
+// what tells the sessions its transfers pay (Recipients, of the network's
+// environment), asks decide for the changes (payment.MatchTransfers), and
 // records them with their events. It returns the transaction's records as
 // they are after the changes. A retry finds the changes made and decides
 // none.
-func (s *Store) SyncTransaction(ctx context.Context, chainID int64, hash string, addresses []string, isLive bool,
-	decide func([]payment.Transaction, []payment.Session) []payment.TxChange, render Render[payment.Transaction]) ([]payment.Transaction, error) {
+func (s *Store) SyncTransaction(ctx context.Context, network string, chainID int64, hash string, transfers []payment.Transfer, isLive bool,
+	decide func([]payment.Transaction, payment.Recipients) []payment.TxChange, render Render[payment.Transaction]) ([]payment.Transaction, error) {
 	var out []payment.Transaction
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTransaction(ctx, tx, chainID, hash); err != nil {
@@ -100,20 +100,11 @@ func (s *Store) SyncTransaction(ctx context.Context, chainID int64, hash string,
 		if err != nil {
 			return err
 		}
-		lower := make([]string, len(addresses))
-		for i, a := range addresses {
-			lower[i] = strings.ToLower(a)
-		}
-		rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions
-			WHERE deposit_address <> '' AND lower(deposit_address) = ANY($1) AND is_live = $2`, lower, isLive)
+		to, err := recipients(ctx, tx, network, isLive, transfers)
 		if err != nil {
 			return err
 		}
-		sessions, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Session, error) { return scanSession(r) })
-		if err != nil {
-			return err
-		}
-		changes := decide(records, sessions)
+		changes := decide(records, to)
 		if err := applyChanges(ctx, tx, records, changes, render); err != nil {
 			return err
 		}
@@ -187,7 +178,7 @@ func applyChanges(ctx context.Context, tx pgx.Tx, records []payment.Transaction,
 func insertTx(ctx context.Context, tx pgx.Tx, t payment.Transaction) (inserted bool, err error) {
 	history, _ := json.Marshal(t.StatusHistory)
 	tag, err := tx.Exec(ctx, `INSERT INTO transactions (`+txColumnsInsert+`, version)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30)
+		VALUES ($1,$2,nullif($3, ''),nullif($4, ''),$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30)
 		ON CONFLICT DO NOTHING`,
 		t.ID, t.ProjectID, t.CheckoutSessionID, t.PaymentPlanID, t.IsLive, t.Status, t.Network, t.ChainID,
 		t.TxHash, logIndexValue(t.LogIndex), t.FromAddress, t.ToAddress, t.AssetDefinitionID, t.Symbol, t.Amount,

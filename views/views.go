@@ -58,6 +58,22 @@ type Plan struct {
 	ExpiresAt             *string              `json:"expiresAt"`
 	CreatedAt             string               `json:"createdAt"`
 	UpdatedAt             string               `json:"updatedAt"`
+	// A plan priced in token amounts (the second shape's) has these too.
+	Name             string              `json:"name,omitempty"`
+	RecipientAddress string              `json:"recipientAddress,omitempty"`
+	PaymentOptions   []PlanPaymentOption `json:"paymentOptions,omitempty"`
+	QuoteTTL         *int64              `json:"quoteTtl,omitempty"`
+}
+
+// PlanPaymentOption is one amount a plan priced in token amounts accepts.
+type PlanPaymentOption struct {
+	NetworkID         string `json:"networkId"`
+	ChainID           int64  `json:"chainId"`
+	TokenAddress      string `json:"tokenAddress"`
+	AssetDefinitionID string `json:"assetDefinitionId"`
+	Symbol            string `json:"symbol"`
+	Decimals          int    `json:"decimals"`
+	Amount            string `json:"amount"`
 }
 
 // PlanOf renders a record.
@@ -82,6 +98,16 @@ func PlanOf(p payment.Plan) Plan {
 	}
 	if v.AcceptedAssetPolicies == nil {
 		v.AcceptedAssetPolicies = []payment.Policy{}
+	}
+	if p.SharedRecipient() {
+		v.Name, v.RecipientAddress = p.Title, p.RecipientAddress
+		for _, o := range p.TokenOptions {
+			v.PaymentOptions = append(v.PaymentOptions, PlanPaymentOption{NetworkID: o.Network, ChainID: o.ChainID,
+				TokenAddress: o.TokenAddress, AssetDefinitionID: o.AssetID, Symbol: o.Symbol, Decimals: o.Decimals, Amount: o.Amount})
+		}
+		if p.QuoteTTL > 0 {
+			v.QuoteTTL = lifetimeSeconds(p.QuoteTTL)
+		}
 	}
 	return v
 }
@@ -225,8 +251,8 @@ func PublicSessionOf(cs payment.Session, token, checkoutURL string, txs []paymen
 type Transaction struct {
 	ID                    string  `json:"id"`
 	ProjectID             string  `json:"projectId"`
-	CheckoutSessionID     string  `json:"checkoutSessionId"`
-	PaymentPlanID         string  `json:"paymentPlanId"`
+	CheckoutSessionID     *string `json:"checkoutSessionId"`
+	PaymentPlanID         *string `json:"paymentPlanId"`
 	IsLive                bool    `json:"isLive"`
 	Status                string  `json:"status"`
 	Network               string  `json:"network"`
@@ -262,7 +288,7 @@ type Transaction struct {
 
 // TransactionOf renders a record.
 func TransactionOf(t payment.Transaction) Transaction {
-	v := Transaction{ID: t.ID, ProjectID: t.ProjectID, CheckoutSessionID: t.CheckoutSessionID, PaymentPlanID: t.PaymentPlanID,
+	v := Transaction{ID: t.ID, ProjectID: t.ProjectID, CheckoutSessionID: nonEmpty(t.CheckoutSessionID), PaymentPlanID: nonEmpty(t.PaymentPlanID),
 		IsLive: t.IsLive, Status: string(t.Status), Network: t.Network, ChainID: t.ChainID, TxHash: t.TxHash,
 		FromAddress: t.FromAddress, ToAddress: t.ToAddress, AssetDefinitionID: t.AssetDefinitionID, Symbol: t.Symbol,
 		Amount: t.Amount, AmountBaseUnits: t.AmountBaseUnits, AmountUSD: payment.FormatUSD(t.AmountUSD),
