@@ -126,6 +126,52 @@ func OpenAPIFor(shape Shape) []byte {
 		"token":     map[string]any{"type": "string", "description": "The session token (svc_st_…): send it as Authorization: Bearer"},
 		"expiresAt": map[string]any{"type": "string", "format": "date-time"}}}
 
+	// The plan payload: the second shape's, or the first's (which the
+	// dashboard sends); a payload with any of the first's own fields is
+	// read as the first's.
+	schemas := obj(doc, "components", "schemas")
+	schemas["TokenPlanInput"] = map[string]any{"type": "object", "additionalProperties": false,
+		"description": "A plan priced in token amounts, paid to one recipient address that its sessions share; each session asks one option's amount plus a few base units of its own (docs/decisions.md, \"Payments to a shared recipient address\")",
+		"properties": map[string]any{
+			"name":             map[string]any{"type": "string", "minLength": 1, "maxLength": 200},
+			"recipientAddress": map[string]any{"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$", "description": "An EVM address, lowercase or EIP-55 checksummed"},
+			"paymentOptions": map[string]any{"type": "array", "minItems": 1, "maxItems": 50, "items": map[string]any{
+				"type": "object", "additionalProperties": false, "required": []any{"networkId", "amount"},
+				"properties": map[string]any{
+					"networkId":    map[string]any{"type": []any{"string", "integer"}, "description": "A network's key (GET /api/v1/assets) or its chain ID"},
+					"tokenAddress": map[string]any{"type": "string", "description": "The token's contract; empty or the zero address for the network's native coin"},
+					"amount":       map[string]any{"type": "string", "description": "In whole token units, no finer than the token's decimals", "examples": []any{"4.5"}},
+				}}},
+			"redirectUrl": map[string]any{"type": "string", "format": "uri"},
+			"quoteTtl":    map[string]any{"type": "integer", "minimum": 60, "maximum": 604800, "description": "Seconds a session holds its amounts (and stays open); default: the project's session lifetime"},
+		},
+		"examples": []any{map[string]any{"name": "Sticker pack", "recipientAddress": "0x52908400098527886E0F7030069857D2E4169EE7",
+			"paymentOptions": []any{map[string]any{"networkId": "base", "tokenAddress": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "amount": "4.5"}},
+			"quoteTtl": 900}},
+	}
+	for _, path := range []string{"/api/v1/projects/{projectId}/payment-plans", "/api/v1/projects/{projectId}/payment-plans/{planId}"} {
+		for _, method := range []string{"post", "patch"} {
+			op, ok := obj(doc, "paths", path)[method].(map[string]any)
+			if !ok {
+				continue
+			}
+			second := "TokenPlanInput"
+			if method == "patch" {
+				second = "TokenPlanUpdate" // name and redirectUrl change; the rest is refused
+			}
+			obj(op, "requestBody", "content", "application/json")["schema"] = map[string]any{"anyOf": []any{
+				map[string]any{"$ref": "#/components/schemas/" + second}, map[string]any{"$ref": "#/components/schemas/PlanInput"}}}
+		}
+	}
+	update := map[string]any{}
+	for k, v := range schemas["TokenPlanInput"].(map[string]any) {
+		update[k] = v
+	}
+	delete(update, "examples")
+	update["description"] = "A change to a plan: its name and redirectUrl; the other fields cannot be changed"
+	schemas["TokenPlanUpdate"] = update
+	obj(schemas, "TokenPlanInput")["required"] = []any{"name", "recipientAddress", "paymentOptions"}
+
 	obj(doc, "components", "securitySchemes")["sessionBearer"] = map[string]any{"type": "http", "scheme": "bearer",
 		"description": "A signed-in user's session token (svc_st_…, from login) as Authorization: Bearer, wherever the session cookie is accepted"}
 	for _, item := range obj(doc, "paths") {
