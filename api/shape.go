@@ -147,7 +147,7 @@ func OpenAPIFor(shape Shape) []byte {
 		},
 		"examples": []any{map[string]any{"name": "Sticker pack", "recipientAddress": "0x52908400098527886E0F7030069857D2E4169EE7",
 			"paymentOptions": []any{map[string]any{"networkId": "base", "tokenAddress": "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "amount": "4.5"}},
-			"quoteTtl": 900}},
+			"quoteTtl":       900}},
 	}
 	for _, path := range []string{"/api/v1/projects/{projectId}/payment-plans", "/api/v1/projects/{projectId}/payment-plans/{planId}"} {
 		for _, method := range []string{"post", "patch"} {

@@ -180,7 +180,7 @@ type Session struct {
 	SharedRecipient bool
 	PaymentOptions  []PaymentOption
 	QuoteExpiresAt  time.Time
-	ExpiresAt      time.Time
+	ExpiresAt       time.Time
 	// LateUntil ends the late-payment window after ExpiresAt: payments seen
 	// until then are still recorded, flagged paid_late.
 	LateUntil    time.Time

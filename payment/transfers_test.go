@@ -246,7 +246,7 @@ func TestASharedRecipientAttributesTransfersByExactAmount(t *testing.T) {
 func TestASharedRecipientMatchesAHoldOnlyWhileItHolds(t *testing.T) {
 	a, _, r, at, newID := sharedFixture()
 	for name, minedAt := range map[string]time.Time{
-		"after the late window":       a.LateUntil.Add(time.Second),
+		"after the late window":      a.LateUntil.Add(time.Second),
 		"long before the hold began": at.Add(-time.Minute - ReservationGrace - time.Second),
 	} {
 		obs := mined(at, TxConfirmed, Transfer{LogIndex: 0, To: a.DepositAddress, AssetID: "usdc", AmountBaseUnits: "25000000"})
