@@ -235,9 +235,13 @@ func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash
 		return "", payment.NotFound(fmt.Sprintf("Transaction %s on chain %d", txHash, chainID))
 	}
 	r := records[0]
-	s, err := svc.store.SessionByID(ctx, r.CheckoutSessionID)
-	if err != nil {
-		return "", err
+	// A transfer to a shared recipient that matched no session has none:
+	// its workflow follows it for the project.
+	s := payment.Session{ProjectID: r.ProjectID, IsLive: r.IsLive}
+	if r.CheckoutSessionID != "" {
+		if s, err = svc.store.SessionByID(ctx, r.CheckoutSessionID); err != nil {
+			return "", err
+		}
 	}
 	p := workflows.Payment{SessionID: s.ID, Network: r.Network, ChainID: chainID, TxHash: r.TxHash, LogIndex: r.LogIndex,
 		To: r.ToAddress, Source: "operator"}

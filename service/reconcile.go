@@ -429,7 +429,9 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 		case e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
 			f.Error = "not repaired: its workflow runs and records the transaction at its next step"
 		default:
-			if _, err := svc.store.SessionByID(ctx, in.Session.ID); err != nil {
+			// A transfer to a shared recipient that matched no session
+			// has no session to look for.
+			if _, err := svc.store.SessionByID(ctx, in.Session.ID); err != nil && in.Session.ID != "" {
 				f.Error = "not repaired: its session " + in.Session.ID + " is not in the records either: " + err.Error()
 			} else if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(in.Session, in.Payment),
 				workflows.WorkflowTransaction, in); err != nil {

@@ -7,6 +7,10 @@ const base = () => `/projects/${state.project.id}/payment-plans`;
 export const paymentLink = (planId) => `${location.origin}/pay/${planId}`;
 
 function price(p) {
+  if (p.pricingModel === "token_amount") {
+    // A plan of the second API shape: token amounts, paid to its recipient.
+    return (p.paymentOptions || []).map((o) => `${o.amount} ${o.symbol} on ${o.networkId}`).join(" or ");
+  }
   return p.pricingModel === "fixed_usd" ? usd(p.amountUsd) : `${usd(p.minAmountUsd)} – ${usd(p.maxAmountUsd)} (payer chooses)`;
 }
 
