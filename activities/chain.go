@@ -187,8 +187,8 @@ type depositSessions struct {
 }
 
 // lookup tells which of a scan's recipients are deposit addresses or
-// shared recipients, for the poller to call once per scanned range. A session counts only transfers
-// on networks of its own environment: a deposit address is the same on
+// shared recipients, for the poller to call once per scanned range. A
+// session counts only transfers on networks of its own environment: a deposit address is the same on
 // every EVM chain, so testnet coins sent to a live session's address (or
 // the other way round) are seen, logged and ignored.
 func (d *depositSessions) lookup(ctx context.Context, recipients []common.Address) (map[common.Address]bool, error) {
