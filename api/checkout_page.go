@@ -53,9 +53,10 @@ func (s *Server) checkoutQR(w http.ResponseWriter, r *http.Request) error {
 
 // remainingURI is the option's payment request for what is still due: the
 // whole amount, or, once part is paid, the rest at the session's rate,
-// rounded up.
+// rounded up. On a shared recipient it is always the session's exact
+// amount, the only one that identifies its payment.
 func remainingURI(s payment.Session, o payment.PaymentOption) string {
-	if !s.AmountPaidUSD.IsPositive() || !s.AmountPaidUSD.LessThan(s.AmountUSD) {
+	if s.SharedRecipient || !s.AmountPaidUSD.IsPositive() || !s.AmountPaidUSD.LessThan(s.AmountUSD) {
 		return o.PaymentURI
 	}
 	base, ok := new(big.Int).SetString(o.AmountBaseUnits, 10)

@@ -148,6 +148,7 @@ type Session struct {
 	AmountUSD      string                  `json:"amountUsd"`
 	AmountPaidUSD  string                  `json:"amountPaidUsd"`
 	DepositAddress *string                 `json:"depositAddress"`
+	ExactAmount    bool                    `json:"exactAmount,omitempty"`
 	PaymentOptions []payment.PaymentOption `json:"paymentOptions"`
 	QuoteExpiresAt string                  `json:"quoteExpiresAt"`
 	ExpiresAt      string                  `json:"expiresAt"`
@@ -169,7 +170,7 @@ func SessionOf(cs payment.Session, token, checkoutURL string, txs []payment.Tran
 		AmountPaidUSD: payment.FormatUSD(cs.AmountPaidUSD), DepositAddress: nonEmpty(cs.DepositAddress),
 		PaymentOptions: cs.PaymentOptions, QuoteExpiresAt: Time(cs.QuoteExpiresAt), ExpiresAt: Time(cs.ExpiresAt),
 		CompletedAt: tsPtr(cs.CompletedAt), Exception: nonEmpty(cs.Exception), Resolution: nonEmpty(string(cs.Resolution)),
-		CreatedAt: Time(cs.CreatedAt), UpdatedAt: Time(cs.UpdatedAt)}
+		CreatedAt: Time(cs.CreatedAt), UpdatedAt: Time(cs.UpdatedAt), ExactAmount: cs.SharedRecipient}
 	if token != "" {
 		url := checkoutURL + "/checkout/" + token
 		out.Token, out.URL = &token, &url
@@ -205,6 +206,7 @@ type PublicSession struct {
 	AmountUSD      string                  `json:"amountUsd"`
 	AmountPaidUSD  string                  `json:"amountPaidUsd"`
 	DepositAddress *string                 `json:"depositAddress"`
+	ExactAmount    bool                    `json:"exactAmount,omitempty"`
 	PaymentOptions []payment.PaymentOption `json:"paymentOptions"`
 	QuoteExpiresAt string                  `json:"quoteExpiresAt"`
 	ExpiresAt      string                  `json:"expiresAt"`
@@ -236,7 +238,7 @@ func PublicSessionOf(cs payment.Session, token, checkoutURL string, txs []paymen
 	out := PublicSession{ID: full.ID, Token: full.Token, URL: full.URL, Status: full.Status, IsLive: full.IsLive,
 		AmountUSD: full.AmountUSD, AmountPaidUSD: full.AmountPaidUSD, DepositAddress: full.DepositAddress,
 		PaymentOptions: full.PaymentOptions, QuoteExpiresAt: full.QuoteExpiresAt, ExpiresAt: full.ExpiresAt,
-		CompletedAt: full.CompletedAt, Exception: full.Exception, Transactions: full.Transactions}
+		CompletedAt: full.CompletedAt, Exception: full.Exception, Transactions: full.Transactions, ExactAmount: full.ExactAmount}
 	if out.Transactions == nil {
 		out.Transactions = []TransactionSummary{}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 
@@ -196,4 +197,38 @@ func TestSecondShapePaymentsToASharedRecipient(t *testing.T) {
 	if v := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(d["token"]), "").data(); v["status"] != "open" {
 		t.Fatalf("the claiming session stays open: %v", v)
 	}
+}
+
+// The hosted page of a session on a shared recipient asks its exact
+// amount, says why, and follows its payment to completed.
+func TestCheckoutPageAsksTheExactAmountOnASharedRecipient(t *testing.T) {
+	path := chromium(t)
+	ts, e := newAPI(t, apiOptions{shape: api.ShapeSecond})
+	p := newProject(t, e)
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipient := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	plan := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, map[string]any{
+		"name": "Sticker pack", "recipientAddress": recipient,
+		"paymentOptions": []any{map[string]any{"networkId": "devnet", "tokenAddress": chain.Token.Hex(), "amount": "4.5"}}})
+	mustStatus(t, plan, http.StatusCreated)
+	var cs map[string]any
+	for range 2 { // the second session holds 4.500001
+		r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data()["id"]})
+		mustStatus(t, r, http.StatusCreated)
+		cs = r.data()
+	}
+	b := newBrowser(t, path, "")
+	b.run(chromedp.Navigate(ts.URL + "/checkout/" + str(cs["token"])))
+	b.run(chromedp.WaitVisible("#exact-amount"))
+	due, address := b.text("#due"), b.text("#address")
+	b.shot("shared-recipient-open")
+	if due != "4.500001 USDC" || address != recipient {
+		t.Fatalf("the page asks %q to %q", due, address)
+	}
+	payToken(t, 3, recipient, units("4500001"))
+	b.run(chromedp.WaitVisible(`#status.completed`))
+	b.shot("shared-recipient-paid")
 }
