@@ -17,7 +17,9 @@ import (
 // within ReservationGrace of the session's creation, held from then until
 // its late-payment window ends. It returns the session's options with
 // those amounts. A session that holds its amounts already (a retry) gets
-// them back unchanged.
+// them back unchanged. It runs before the session is recorded: a session
+// then refused leaves its holds to nobody until they end, which wastes an
+// amount and never gives one to two sessions.
 func (s *Store) ReserveAmounts(ctx context.Context, cs payment.Session) ([]payment.PaymentOption, error) {
 	out := make([]payment.PaymentOption, len(cs.PaymentOptions))
 	copy(out, cs.PaymentOptions)
