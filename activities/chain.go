@@ -106,45 +106,38 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 // amount (payment.Recipients), or to none (SessionID ""; its
 // transaction's workflow records it as unmatched).
 func (d *depositSessions) payments(ctx context.Context, c *chainwatch.Chain, transfers []chainwatch.Transfer) ([]workflows.Payment, error) {
-	type found struct {
-		t     chainwatch.Transfer
-		asset payment.Asset
-	}
-	var list []found
-	var shared []payment.Transfer
+	var out []workflows.Payment
+	var shared []int // the payments to shared recipients, by index in out
 	for _, t := range transfers {
 		asset, ok := c.AssetOf(t)
 		if !ok {
 			continue
 		}
-		list = append(list, found{t, asset})
-		if d.shared[chainwatch.Normalize(t.To)] {
-			shared = append(shared, payment.Transfer{To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String()})
-		}
-	}
-	var to payment.Recipients
-	if len(shared) > 0 {
-		var err error
-		if to, err = d.store.Recipients(ctx, c.Network.Key, c.Network.IsLive, shared); err != nil {
-			return nil, err
-		}
-		to.Asset = c.Asset
-	}
-	var out []workflows.Payment
-	for _, f := range list {
-		t := f.t
 		session := d.byAddress[chainwatch.Normalize(t.To)]
-		if d.shared[chainwatch.Normalize(t.To)] && session.SessionID == "" {
-			s, _ := to.SessionOf(payment.Transfer{To: t.To.Hex(), AssetID: f.asset.ID, AmountBaseUnits: t.Amount.String()},
-				time.Unix(int64(t.BlockTime), 0))
-			session = store.WatchedAddress{SessionID: s.ID, ProjectID: s.ProjectID, IsLive: s.IsLive}
+		if session.SessionID == "" && d.shared[chainwatch.Normalize(t.To)] {
+			shared = append(shared, len(out))
 		}
 		out = append(out, workflows.Payment{
 			SessionID: session.SessionID, ProjectID: session.ProjectID, IsLive: session.IsLive, Network: c.Network.Key,
 			ChainID: c.Network.ChainID, TxHash: hashString(t.TxHash), LogIndex: t.LogIndex, From: t.From.Hex(),
-			To: t.To.Hex(), AssetID: f.asset.ID, AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber,
+			To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber,
 			BlockHash: t.BlockHash.Hex(), BlockTime: t.BlockTime, Source: "scanner",
 		})
+	}
+	if len(shared) == 0 {
+		return out, nil
+	}
+	sent := make([]payment.Transfer, len(shared))
+	for i, k := range shared {
+		sent[i] = payment.Transfer{To: out[k].To, AssetID: out[k].AssetID, AmountBaseUnits: out[k].AmountBaseUnits}
+	}
+	to, err := d.store.Recipients(ctx, c.Network.Key, c.Network.IsLive, sent)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range shared {
+		s, _ := to.SessionOf(sent[i], time.Unix(int64(out[k].BlockTime), 0))
+		out[k].SessionID, out[k].ProjectID, out[k].IsLive = s.ID, s.ProjectID, s.IsLive
 	}
 	return out, nil
 }

@@ -451,13 +451,14 @@ func ChangePlan(p *Plan, in PlanInput, now time.Time) error {
 	probs := slices.Clone(in.Problems)
 	var mine Problems
 	if t := in.Token; t != nil {
-		for f, sent := range map[string]bool{"recipientAddress": t.RecipientAddress != nil, "paymentOptions": t.OptionsSent,
-			"quoteTtl": t.QuoteTTL != nil} {
-			if sent {
-				mine.Add(f, "cannot be changed; create a new payment plan")
+		for _, f := range []struct {
+			name string
+			sent bool
+		}{{"recipientAddress", t.RecipientAddress != nil}, {"paymentOptions", t.OptionsSent}, {"quoteTtl", t.QuoteTTL != nil}} {
+			if f.sent {
+				mine.Add(f.name, "cannot be changed; create a new payment plan")
 			}
 		}
-		slices.SortFunc(mine, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
 		if t.Name != nil {
 			p.Title = checkName("name", *t.Name, &mine)
 		}

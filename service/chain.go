@@ -64,7 +64,7 @@ func (svc *Service) sharedRecipientOptions(ctx context.Context, plan payment.Pla
 		}
 		s.PaymentOptions = append(s.PaymentOptions, payment.PaymentOption{AssetDefinitionID: a.ID, Network: a.Network,
 			ChainID: a.ChainID, Symbol: a.Symbol, Decimals: a.Decimals, TokenAddress: a.TokenAddress,
-			AmountBaseUnits: o.AmountBaseUnits, WalletAccountOnly: a.Native() && !svc.chains[a.Network].Network.TraceInternalTransfers})
+			AmountBaseUnits: o.AmountBaseUnits, WalletAccountOnly: svc.walletAccountOnly(a)})
 	}
 	var probs payment.Problems
 	if len(s.PaymentOptions) == 0 {

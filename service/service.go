@@ -444,15 +444,24 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 		s.Email = *in.Email
 	}
 	if plan.SharedRecipient() {
-		if err := svc.sharedRecipientOptions(ctx, plan, &s); err != nil {
-			return SessionView{}, err
-		}
-		settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
-		if err := svc.OpenSession(ctx, s, plan.Title, settings); err != nil {
-			return SessionView{}, err
-		}
-		return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
+		err = svc.sharedRecipientOptions(ctx, plan, &s)
+	} else {
+		err = svc.quotedOptions(ctx, plan, due, &s)
 	}
+	if err != nil {
+		return SessionView{}, err
+	}
+	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
+	if err := svc.OpenSession(ctx, s, plan.Title, settings); err != nil {
+		return SessionView{}, err
+	}
+	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
+}
+
+// quotedOptions gives a session of a plan priced in USD its deposit
+// address and its payment options: due in each accepted asset that can be
+// quoted now.
+func (svc *Service) quotedOptions(ctx context.Context, plan payment.Plan, due decimal.Decimal, s *payment.Session) error {
 	type quote struct {
 		asset payment.Asset
 		rate  decimal.Decimal
@@ -466,26 +475,28 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 	if len(quotes) == 0 {
 		var probs payment.Problems
 		probs.Add("paymentPlanId", "the payment plan accepts no asset that can be quoted now")
-		return SessionView{}, probs.Err()
+		return probs.Err()
 	}
 	// The derivation index is taken last, once nothing can refuse the
 	// session: a refused request leaves no unused address behind, which a
 	// wallet scanning up to a gap limit could stop at.
-	if err := svc.depositAddress(ctx, &s); err != nil {
-		return SessionView{}, err
+	if err := svc.depositAddress(ctx, s); err != nil {
+		return err
 	}
 	for _, q := range quotes {
 		o := payment.Quote(q.asset, due, q.rate, s.DepositAddress)
-		if c := svc.chains[q.asset.Network]; q.asset.Native() && c != nil && !c.Network.TraceInternalTransfers {
-			o.WalletAccountOnly = true
-		}
+		o.WalletAccountOnly = svc.walletAccountOnly(q.asset)
 		s.PaymentOptions = append(s.PaymentOptions, o)
 	}
-	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
-	if err := svc.OpenSession(ctx, s, plan.Title, settings); err != nil {
-		return SessionView{}, err
-	}
-	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
+	return nil
+}
+
+// walletAccountOnly tells whether a payment in the asset is seen only when
+// sent from a wallet account: the native coin of a network whose nodes do
+// not trace internal transfers.
+func (svc *Service) walletAccountOnly(a payment.Asset) bool {
+	c := svc.chains[a.Network]
+	return a.Native() && c != nil && !c.Network.TraceInternalTransfers
 }
 
 // OpenSession records a session with its workflow's pending start, in one

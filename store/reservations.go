@@ -87,13 +87,7 @@ func (s *Store) SharedRecipients(ctx context.Context, network string, addresses 
 // addresses they pay, and on shared recipients the holds of their exact
 // amounts and the recipients' projects.
 func (s *Store) Recipients(ctx context.Context, network string, isLive bool, transfers []payment.Transfer) (payment.Recipients, error) {
-	var out payment.Recipients
-	err := s.WithTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		out, err = recipients(ctx, tx, network, isLive, transfers)
-		return err
-	})
-	return out, err
+	return recipients(ctx, s.pool, network, isLive, transfers)
 }
 
 func recipients(ctx context.Context, q querier, network string, isLive bool, transfers []payment.Transfer) (payment.Recipients, error) {
