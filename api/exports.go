@@ -118,7 +118,7 @@ func (s *Server) exportTransactions(w http.ResponseWriter, r *http.Request, q pa
 			logIndex = strconv.Itoa(t.LogIndex)
 		}
 		if err := cw.Write([]string{t.ID, views.Time(t.CreatedAt), optTime(t.ConfirmedAt), optTime(t.FinalizedAt), optTime(t.FailedAt),
-			string(t.Status), t.Network, strconv.FormatInt(t.ChainID, 10), text(t.Symbol), t.AssetDefinitionID, t.Amount,
+			s.txStatus(string(t.Status)), t.Network, strconv.FormatInt(t.ChainID, 10), text(t.Symbol), t.AssetDefinitionID, t.Amount,
 			t.AmountBaseUnits, payment.FormatUSD(t.AmountUSD), t.TxHash, logIndex, t.FromAddress, t.ToAddress, t.CheckoutSessionID,
 			t.PaymentPlanID, strconv.FormatBool(t.Unexpected), t.AssignedSessionID,
 			workflows.TransactionWorkflowID(t.ChainID, t.TxHash)}); err != nil {

@@ -30,6 +30,7 @@ type txJSON struct {
 func (s *Server) txJSON(t payment.Transaction) txJSON {
 	v := txJSON{Transaction: views.TransactionOf(t), WorkflowID: workflows.TransactionWorkflowID(t.ChainID, t.TxHash)}
 	v.Status = s.txStatus(v.Status)
+	v.StatusHistory = views.TxHistory(s.shape, v.StatusHistory)
 	if u := s.svc.ExplorerTxURL(t.Network, t.TxHash); u != "" {
 		v.ExplorerURL = &u
 	}
