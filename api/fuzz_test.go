@@ -49,6 +49,16 @@ func FuzzDecodePlanInput(f *testing.F) {
 		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":"devnet","tokenAddress":"0x5FbDB2315678afecb367f032d93F642f64180aa3","amount":"10.5"},{"networkId":1337,"tokenAddress":"","amount":"0.01"}],"redirectUrl":"https://x.example","quoteTtl":900}`,
 		`{"name":"","recipientAddress":"0x52908400098527886e0f7030069857d2e4169ee7","paymentOptions":[{"networkId":"devnet","amount":"1e3"}],"quoteTtl":1.5}`,
 		`{"paymentOptions":{},"quoteTtl":"60"}`,
+		// quoteTtl is an integer however written; a fraction or a value
+		// out of range is refused.
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":1337.0,"amount":"1"}],"quoteTtl":900.0}`,
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":"devnet","amount":"1"}],"quoteTtl":9e2}`,
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":"devnet","amount":"1"}],"quoteTtl":9.00e2}`,
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":"devnet","amount":"1"}],"quoteTtl":900.5}`,
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":"devnet","amount":"1"}],"quoteTtl":1e400}`,
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":"devnet","amount":"1"}],"quoteTtl":-1e400}`,
+		`{"name":"Pro","recipientAddress":"0x52908400098527886E0F7030069857D2E4169EE7","paymentOptions":[{"networkId":1.337e3,"amount":"1"}],"quoteTtl":1e-400}`,
+		`{"title":"A","amountUsd":"5","acceptedAssetPolicies":[{"policyType":"asset_definition","assetDefinitionId":"usdc-devnet","priority":3.0}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -64,6 +74,9 @@ func FuzzDecodePlanInput(f *testing.F) {
 			if err == nil && (plan.Title == "" || plan.PricingModel == payment.PricingFixedUSD && plan.AmountUSD == nil ||
 				plan.PricingModel == payment.PricingTokenAmount && (plan.RecipientAddress == "" || len(plan.TokenOptions) == 0)) {
 				t.Fatalf("accepted an incomplete plan: %+v", plan)
+			}
+			if plan.QuoteTTL != 0 && (plan.QuoteTTL < payment.MinQuoteTTL || plan.QuoteTTL > payment.MaxQuoteTTL) {
+				t.Fatalf("accepted quoteTtl %v", plan.QuoteTTL)
 			}
 			for _, o := range plan.TokenOptions {
 				if o.AmountBaseUnits == "" || o.AmountBaseUnits == "0" || o.AssetID == "" {

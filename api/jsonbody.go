@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -140,6 +141,11 @@ func (f *fields) str(key string) *string {
 	return &s
 }
 
+// integer reads a field of JSON Schema's type "integer": any number whose
+// value is whole, however it is written (900, 900.0, 9e2); a fraction
+// (900.5) is refused. A whole number beyond 32 bits (1e400) reads as the
+// 32-bit bound, one past it, for the field's own range check to refuse
+// with its message, which names the range: every integer field has one.
 func (f *fields) integer(key string) *int64 {
 	v, ok := f.get(key)
 	if !ok {
@@ -150,11 +156,12 @@ func (f *fields) integer(key string) *int64 {
 		f.probs.Add(f.name(key), "must be an integer")
 		return nil
 	}
-	i, err := n.Int64()
-	if err != nil || i > math.MaxInt32 || i < math.MinInt32 {
+	i, whole, _ := payment.ParseInteger(n.String())
+	if !whole {
 		f.probs.Add(f.name(key), "must be an integer")
 		return nil
 	}
+	i = min(max(i, math.MinInt32-1), math.MaxInt32+1)
 	return &i
 }
 
@@ -329,8 +336,12 @@ func decodeTokenPlanInput(obj map[string]any) payment.PlanInput {
 				case string:
 					o.NetworkID = &n
 				case json.Number:
-					s := n.String()
-					o.NetworkID = &s
+					if id, whole, fits := payment.ParseInteger(n.String()); whole && fits {
+						s := strconv.FormatInt(id, 10) // 8453.0 is chain 8453
+						o.NetworkID = &s
+					} else {
+						probs.Add(path+".networkId", "must be a network key or a chain ID")
+					}
 				default:
 					probs.Add(path+".networkId", "must be a network key or a chain ID")
 				}

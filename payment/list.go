@@ -102,6 +102,15 @@ func parseListQuery(v url.Values, filter string, values, extra []string) (ListQu
 			return
 		}
 		n, err := strconv.Atoi(s[0])
+		if err != nil {
+			// Written as a JSON number is (20.0, 2e1), as a client that
+			// holds it as a float sends it; a fraction is refused.
+			i, whole, _ := ParseInteger(s[0])
+			n, err = int(min(max(i, int64(lo)-1), int64(hi)+1)), nil
+			if !whole {
+				err = strconv.ErrSyntax
+			}
+		}
 		if err != nil || n < lo || n > hi {
 			probs.Addf(name, "must be an integer from %d to %d", lo, hi)
 			return
