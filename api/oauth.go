@@ -33,10 +33,10 @@ func (s *Server) oauthRoutes() {
 		http.MethodPost: {Moderate, user, s.decideAuthorization},
 	})
 	s.route("/api/v1/auth/oauth-grants", map[string]endpoint{http.MethodGet: {Relaxed, user, s.listUserGrants}})
-	s.route("/api/v1/auth/oauth-grants/{grantId}/revoke", map[string]endpoint{http.MethodPost: {Standard, user, s.revokeUserGrant}})
+	s.route("/api/v1/auth/oauth-grants/{grantId}/revoke", map[string]endpoint{http.MethodPost: {Standard, user, action(s.revokeUserGrant)}})
 	s.route("/api/v1/projects/{projectId}/oauth-grants", map[string]endpoint{http.MethodGet: {Relaxed, member, s.listProjectGrants}})
 	s.route("/api/v1/projects/{projectId}/oauth-grants/{grantId}/revoke", map[string]endpoint{
-		http.MethodPost: {Moderate, member, s.revokeProjectGrant},
+		http.MethodPost: {Moderate, member, action(s.revokeProjectGrant)},
 	})
 }
 

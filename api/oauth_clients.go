@@ -16,7 +16,7 @@ func (s *Server) oauthClientRoutes() {
 		http.MethodPost: {Moderate, member, s.createOAuthClient},
 	})
 	s.route("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", map[string]endpoint{
-		http.MethodPost: {Moderate, member, s.revokeOAuthClient},
+		http.MethodPost: {Moderate, member, action(s.revokeOAuthClient)},
 	})
 }
 

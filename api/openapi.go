@@ -21,24 +21,28 @@ var openAPI []byte
 func OpenAPI() []byte { return slices.Clone(openAPI) }
 
 // docsRoutes serves the document and a reference page rendered from it,
-// with nothing fetched from elsewhere when it is read.
+// with nothing fetched from elsewhere when it is read: public routes of
+// the table (api/openapi.json describes them too), counted per client
+// address in the relaxed tier.
 func (s *Server) docsRoutes() {
 	doc := OpenAPIFor(s.shape)
-	s.mux.HandleFunc("GET /api/v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+	s.route("/api/v1/openapi.json", map[string]endpoint{http.MethodGet: {Relaxed, public, func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		_, _ = w.Write(doc)
-	})
+		return nil
+	}}})
 	page, err := referencePage(doc)
-	s.mux.HandleFunc("GET /api/v1/docs", func(w http.ResponseWriter, _ *http.Request) {
+	s.route("/api/v1/docs", map[string]endpoint{http.MethodGet: {Relaxed, public, func(w http.ResponseWriter, _ *http.Request) error {
 		if err != nil {
 			http.Error(w, "the API reference could not be rendered", http.StatusInternalServerError)
-			return
+			return nil
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 		_, _ = w.Write(page)
-	})
+		return nil
+	}}})
 }
 
 // The parts of the document the reference page shows.

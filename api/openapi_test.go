@@ -68,6 +68,40 @@ func TestTheOpenAPIDocumentMatchesTheRouter(t *testing.T) {
 		if (r.Access == "api_key" || r.Access == "api_key_optional") && !slices.Contains(payment.ScopeNames(), r.Scope) {
 			t.Errorf("%s %s takes API keys but no OAuth scope (%q)", r.Method, r.Pattern, r.Scope)
 		}
+		// Every route that reads a body (the API reads one on every POST
+		// and PATCH, if only to refuse fields an action does not take)
+		// says what it takes: a requestBody with a schema.
+		if r.Method == http.MethodPost || r.Method == http.MethodPatch {
+			rb := item.GetOperation(r.Method).RequestBody
+			if rb == nil || rb.Value == nil || len(rb.Value.Content) == 0 {
+				t.Errorf("%s %s reads a body; its operation has no requestBody", r.Method, r.Pattern)
+				continue
+			}
+			for ct, mt := range rb.Value.Content {
+				if mt.Schema == nil {
+					t.Errorf("%s %s: the %s requestBody has no schema", r.Method, r.Pattern, ct)
+				}
+			}
+			if r.Access != "oauth" && rb.Value.Content["application/json"] == nil {
+				t.Errorf("%s %s reads JSON; its requestBody does not", r.Method, r.Pattern)
+			}
+		}
+		// And every API operation says what it answers (the OAuth
+		// endpoints answer as RFC 6749 says: redirects, empty 200s).
+		answers := r.Access == "oauth"
+		for code, res := range item.GetOperation(r.Method).Responses.Map() {
+			answers = answers || code[0] == '2' && res.Value != nil && len(res.Value.Content) > 0
+		}
+		if !answers {
+			t.Errorf("%s %s: no 2xx response with a body", r.Method, r.Pattern)
+		}
+	}
+	// The document and the reference page are routes too: the test above
+	// holds them to the document.
+	for _, path := range []string{"/api/v1/openapi.json", "/api/v1/docs"} {
+		if _, ok := routes["GET "+path]; !ok {
+			t.Errorf("GET %s is not in the route table", path)
+		}
 	}
 	for path, item := range doc.Paths.Map() {
 		if !strings.HasPrefix(path, "/api/v1/") {
@@ -170,7 +204,21 @@ func TestTheSecondShapeDocument(t *testing.T) {
 	if doc.Components.SecuritySchemes["sessionBearer"] == nil || len(*doc.Paths.Find("/api/v1/checkout/sessions/{sessionToken}").Get.Security) != 4 {
 		t.Error("no session bearer, or no credentials on the session by ID")
 	}
-	if first, _ := openapi3.NewLoader().LoadFromData(OpenAPIFor(ShapeFirst)); first.Components.SecuritySchemes["sessionBearer"] != nil {
+	// It describes every route the first shape's does, bodies included.
+	first, _ := openapi3.NewLoader().LoadFromData(OpenAPIFor(ShapeFirst))
+	for path, item := range first.Paths.Map() {
+		for method, op := range item.Operations() {
+			second := doc.Paths.Find(path)
+			if second == nil || second.GetOperation(method) == nil {
+				t.Errorf("the second shape's document lacks %s %s", method, path)
+				continue
+			}
+			if (op.RequestBody == nil) != (second.GetOperation(method).RequestBody == nil) {
+				t.Errorf("%s %s: the shapes' documents differ on its requestBody", method, path)
+			}
+		}
+	}
+	if first.Components.SecuritySchemes["sessionBearer"] != nil {
 		t.Error("the first shape's document changed")
 	}
 }
