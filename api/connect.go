@@ -65,7 +65,7 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 			if keyed {
 				p, err := s.authenticateFrom(ctx, req.Header(), s.clientIP(peerRequest(req)), header)
 				if err == nil {
-					err = allows(p, procedureScopes[procedure])
+					err = allows(p, procedureScopes[procedure], header)
 				}
 				if err != nil {
 					return nil, withHeaders(connectErr(err), header)

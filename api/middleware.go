@@ -85,9 +85,10 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 }
 
 // allows checks what an API key or access token may do on an endpoint:
-// an access token only within its scopes, and only as far as its user's
-// role in the project goes.
-func allows(p payment.Principal, scope string) error {
+// an access token only within its scopes (a missing one is 403 with its
+// challenge in out, RFC 6750 §3.1), and only as far as its user's role in
+// the project goes.
+func allows(p payment.Principal, scope string, out http.Header) error {
 	if p.GrantID == "" {
 		return nil
 	}
@@ -95,6 +96,7 @@ func allows(p payment.Principal, scope string) error {
 		return &payment.Error{Kind: payment.KindForbidden, Message: "Access tokens are not accepted here"}
 	}
 	if !p.HasScope(scope) {
+		out.Set("WWW-Authenticate", scopeChallenge(scope))
 		return payment.ErrMissingScope(scope)
 	}
 	if strings.HasSuffix(scope, ":write") && !p.CanWrite() {

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -93,14 +94,37 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request) bool {
 // parseAuthorization reads and checks an authorization request (the
 // query of /oauth/authorize) with the engine's own rules on top of
 // fosite's: PKCE with S256 and at least one scope.
+//
+// A request without state is accepted: PKCE, which every request must
+// use, protects the code from injection and CSRF (OAuth 2.1 §4.1.1,
+// §7.5.1), so state is for the client's own use. fosite refuses a state
+// shorter than 8 characters, so an absent one is passed to it as a
+// placeholder and taken off the request again; a state that is sent must
+// still have 8 characters or more.
 func (s *Server) parseAuthorization(ctx context.Context, r *http.Request) (fosite.AuthorizeRequester, error) {
-	get := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: r.URL.RawQuery},
+	raw, q := r.URL.RawQuery, r.URL.Query()
+	noState := q.Get("state") == ""
+	if noState {
+		q.Set("state", stateless)
+		raw = q.Encode()
+	}
+	get := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: raw},
 		Header: http.Header{}, Body: http.NoBody}
 	ar, err := s.svc.OAuth().NewAuthorizeRequest(ctx, get.WithContext(ctx))
+	if a, ok := ar.(*fosite.AuthorizeRequest); ok {
+		if noState {
+			a.State = ""
+			a.Form.Del("state")
+		}
+		// Answers go back in the query, the only response mode offered:
+		// a request for another is refused there too.
+		if a.ResponseMode != fosite.ResponseModeQuery && a.ResponseMode != fosite.ResponseModeDefault {
+			a.ResponseMode = fosite.ResponseModeQuery
+		}
+	}
 	if err != nil {
 		return ar, err
 	}
-	q := get.URL.Query()
 	switch {
 	case q.Get("code_challenge") == "":
 		return ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge and code_challenge_method=S256.")
@@ -120,10 +144,49 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ar, err := s.parseAuthorization(ctx, r)
 	if err != nil && ar != nil && ar.IsRedirectURIValid() {
-		s.svc.OAuth().WriteAuthorizeError(ctx, w, ar, err)
+		rec := &locationRecorder{header: http.Header{}}
+		s.svc.OAuth().WriteAuthorizeError(ctx, rec, ar, err)
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Location", authorizationRedirect(rec.header.Get("Location"), s.issuer(r)))
+		w.WriteHeader(http.StatusSeeOther)
 		return
 	}
 	http.Redirect(w, r, "/dashboard/authorize?"+r.URL.RawQuery, http.StatusFound)
+}
+
+// stateless stands for the state a client did not send, while fosite
+// reads the request (see parseAuthorization); it never reaches a client.
+const stateless = "no-state-was-sent"
+
+// authorizationRedirect finishes the redirect of an authorization
+// response, a code or an error: it names the issuer (RFC 9207's iss, so
+// that a client talking to several servers knows which one answered), and
+// carries no state when the client sent none (fosite writes an empty
+// one, which a strict client refuses before reading the answer).
+func authorizationRedirect(location, issuer string) string {
+	u, err := url.Parse(location)
+	if err != nil || location == "" {
+		return location
+	}
+	q := u.Query()
+	if st := q.Get("state"); st == "" || st == stateless {
+		q.Del("state")
+	}
+	q.Set("iss", issuer)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// issuer is the authorization server's issuer identifier (RFC 8414): the
+// deployment's public URL, or the host the request named when none is
+// configured.
+func (s *Server) issuer(r *http.Request) string {
+	if s.CheckoutURL != "" {
+		return s.CheckoutURL
+	}
+	return "http://" + r.Host
 }
 
 // oauthError is an OAuth error in the API's envelope, for the consent
@@ -201,7 +264,7 @@ func (s *Server) decideAuthorization(w http.ResponseWriter, r *http.Request) err
 	rec := &locationRecorder{header: http.Header{}}
 	if *decision == "deny" {
 		provider.WriteAuthorizeError(ctx, rec, ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
-		ok(w, r, http.StatusOK, "Authorization denied", map[string]string{"redirectTo": rec.header.Get("Location")})
+		ok(w, r, http.StatusOK, "Authorization denied", map[string]string{"redirectTo": authorizationRedirect(rec.header.Get("Location"), s.issuer(r))})
 		return nil
 	}
 	in := currentUser(r)
@@ -220,7 +283,7 @@ func (s *Server) decideAuthorization(w http.ResponseWriter, r *http.Request) err
 	}
 	provider.WriteAuthorizeResponse(ctx, rec, ar, resp)
 	s.svc.RecordOAuthConsent(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes())
-	ok(w, r, http.StatusOK, "Authorization granted", map[string]string{"redirectTo": rec.header.Get("Location")})
+	ok(w, r, http.StatusOK, "Authorization granted", map[string]string{"redirectTo": authorizationRedirect(rec.header.Get("Location"), s.issuer(r))})
 	return nil
 }
 
@@ -238,6 +301,12 @@ func (l *locationRecorder) WriteHeader(int)             {}
 // refresh token for an access token and a new refresh token.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	provider := s.svc.OAuth()
+	if gt := r.PostFormValue("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
+		// fosite answers a grant no handler takes with invalid_request.
+		oauthFail(r.Context(), w, provider, fosite.ErrUnsupportedGrantType.WithHint(
+			"Only the authorization_code and refresh_token grants are supported (OAuth 2.1)."))
+		return
+	}
 	reason := "refresh_token_reused"
 	if r.PostFormValue("grant_type") == "authorization_code" {
 		reason = "code_reused"
@@ -245,38 +314,76 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	ctx := oauth.WithRevocationReason(r.Context(), reason)
 	ar, err := provider.NewAccessRequest(ctx, r, &oauth.Session{})
 	if err != nil {
-		provider.WriteAccessError(ctx, w, ar, err)
+		oauthFail(ctx, w, provider, err)
 		return
 	}
 	resp, err := provider.NewAccessResponse(ctx, ar)
 	if err != nil {
-		provider.WriteAccessError(ctx, w, ar, err)
+		oauthFail(ctx, w, provider, err)
 		return
 	}
 	provider.WriteAccessResponse(ctx, w, ar, resp)
 }
 
+// oauthFail answers an authorization server's endpoint with an OAuth
+// error (RFC 6749 §5.2). A 401 (invalid_client) carries the challenge
+// HTTP requires, for HTTP Basic: the scheme clients authenticate with in
+// the Authorization header.
+func oauthFail(ctx context.Context, w http.ResponseWriter, provider *oauth.Provider, err error) {
+	if fosite.ErrorToRFC6749Error(err).CodeField == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	provider.WriteAccessError(ctx, w, nil, err)
+}
+
+// basicChallenge is the challenge of the token, revocation and
+// introspection endpoints' 401s.
+const basicChallenge = `Basic realm="paymentsd", charset="UTF-8"`
+
 // revokeToken is RFC 7009: revoking an access or refresh token ends its
-// whole grant.
+// whole grant. A token that is unknown (or already revoked) is no error;
+// a token issued to another client is refused (unauthorized_client), as
+// are the client's wrong credentials (invalid_client). fosite's own writer
+// answers 200 to the former and drops the errors' descriptions.
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 	provider := s.svc.OAuth()
 	ctx := oauth.WithRevocationReason(r.Context(), "token_revoked")
-	provider.WriteRevocationResponse(ctx, w, provider.NewRevocationRequest(ctx, r))
+	if r.PostFormValue("token") == "" {
+		oauthFail(ctx, w, provider, fosite.ErrInvalidRequest.WithHint("The token to revoke is required."))
+		return
+	}
+	err := provider.NewRevocationRequest(ctx, r)
+	switch {
+	case err == nil:
+		w.Header().Set("Pragma", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		return
+	case errors.Is(err, fosite.ErrUnauthorizedClient):
+		err = fosite.ErrUnauthorizedClient.WithHint("The token was not issued to this client: a client revokes its own tokens only.")
+	}
+	oauthFail(ctx, w, provider, err)
 }
 
 // introspect is RFC 7662, for confidential clients authenticating with
-// HTTP Basic: a client learns about its own tokens only.
+// HTTP Basic: a client learns about its own tokens only. Credentials that
+// are missing or wrong are invalid_client (RFC 7662 §2.3), not fosite's
+// request_unauthorized; the expiry is the introspected token's own.
 func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 	provider := s.svc.OAuth()
 	ctx := r.Context()
 	id, _, basic := r.BasicAuth()
 	if !basic {
-		provider.WriteIntrospectionError(ctx, w, fosite.ErrRequestUnauthorized.WithHint(
+		oauthFail(ctx, w, provider, fosite.ErrInvalidClient.WithHint(
 			"Authenticate as a confidential client with HTTP Basic (client ID and secret)."))
 		return
 	}
 	ir, err := provider.NewIntrospectionRequest(ctx, r, &oauth.Session{})
-	if err != nil {
+	switch {
+	case err != nil && !errors.Is(err, fosite.ErrInactiveToken) && errors.Is(err, fosite.ErrRequestUnauthorized):
+		oauthFail(ctx, w, provider, fosite.ErrInvalidClient.WithHint(
+			"The client's credentials are invalid: authenticate as a confidential client with HTTP Basic (client ID and secret)."))
+		return
+	case err != nil:
 		provider.WriteIntrospectionError(ctx, w, err)
 		return
 	}
@@ -284,30 +391,33 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 		provider.WriteIntrospectionError(ctx, w, fosite.ErrInactiveToken)
 		return
 	}
+	// fosite's writer reports the access token's expiry whatever the
+	// token: a refresh token's is its own.
+	if sess, ok := ir.GetAccessRequester().GetSession().(*oauth.Session); ok && ir.GetTokenUse() == fosite.RefreshToken {
+		sess.SetExpiresAt(fosite.AccessToken, sess.GetExpiresAt(fosite.RefreshToken))
+	}
 	provider.WriteIntrospectionResponse(ctx, w, ir)
 }
 
 // oauthMetadata is the authorization server's metadata (RFC 8414).
 func (s *Server) oauthMetadata(w http.ResponseWriter, r *http.Request) {
-	base := s.CheckoutURL
-	if base == "" {
-		base = "http://" + r.Host
-	}
+	base := s.issuer(r)
 	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                        base,
-		"authorization_endpoint":                        base + "/oauth/authorize",
-		"token_endpoint":                                base + "/oauth/token",
-		"revocation_endpoint":                           base + "/oauth/revoke",
-		"introspection_endpoint":                        base + "/oauth/introspect",
-		"scopes_supported":                              payment.ScopeNames(),
-		"response_types_supported":                      []string{"code"},
-		"response_modes_supported":                      []string{"query"},
-		"grant_types_supported":                         []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":              []string{"S256"},
-		"token_endpoint_auth_methods_supported":         []string{"client_secret_basic", "client_secret_post", "none"},
-		"revocation_endpoint_auth_methods_supported":    []string{"client_secret_basic", "client_secret_post", "none"},
-		"introspection_endpoint_auth_methods_supported": []string{"client_secret_basic"},
-		"service_documentation":                         base + "/api/v1/docs",
+		"issuer":                                         base,
+		"authorization_endpoint":                         base + "/oauth/authorize",
+		"token_endpoint":                                 base + "/oauth/token",
+		"revocation_endpoint":                            base + "/oauth/revoke",
+		"introspection_endpoint":                         base + "/oauth/introspect",
+		"scopes_supported":                               payment.ScopeNames(),
+		"response_types_supported":                       []string{"code"},
+		"response_modes_supported":                       []string{"query"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
+		"revocation_endpoint_auth_methods_supported":     []string{"client_secret_basic", "client_secret_post", "none"},
+		"introspection_endpoint_auth_methods_supported":  []string{"client_secret_basic"},
+		"service_documentation":                          base + "/api/v1/docs",
+		"authorization_response_iss_parameter_supported": true,
 	})
 }
 

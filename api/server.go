@@ -381,7 +381,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 	case ep.access == apiKey || ep.access == optionalKey && keyed:
 		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
 		if err == nil {
-			err = allows(principal, scope)
+			err = allows(principal, scope, w.Header())
 		}
 		if err != nil {
 			failErr(w, r, err)

@@ -95,7 +95,8 @@ func (s *storage) hmacKey(ctx context.Context) ([]byte, error) {
 }
 
 // client is a registered application as fosite sees it: the code flow
-// with refresh tokens, every scope, its exact redirect URIs, and for a
+// with refresh tokens, every scope, its exact redirect URIs, answers in
+// the query (the one response mode, which a request may name), and for a
 // confidential client the SHA-256 of its secret.
 func (s *storage) GetClient(ctx context.Context, id string) (fosite.Client, error) {
 	if !payment.ValidID(payment.PrefixOAuthClient, id) {
@@ -117,7 +118,8 @@ func (s *storage) GetClient(ctx context.Context, id string) (fosite.Client, erro
 	if confidential {
 		c.Secret = []byte(hash)
 	}
-	return c, json.Unmarshal(uris, &c.RedirectURIs)
+	rc := &fosite.DefaultResponseModeClient{DefaultClient: c, ResponseModes: []fosite.ResponseModeType{fosite.ResponseModeQuery}}
+	return rc, json.Unmarshal(uris, &c.RedirectURIs)
 }
 
 // Client assertions (private_key_jwt) are not offered: the clients are

@@ -335,12 +335,14 @@ func mustQuery(t *testing.T, raw string) url.Values {
 }
 
 // Each OAuth 2.1 rule, refused as it should be: unregistered redirect
-// URIs are never redirected to; missing or plain PKCE, a missing state
-// and the implicit grant go back with an error; the password grant does
-// not exist; a code works once (its reuse revokes what it gave), for its
-// own client and verifier only; an expired token is refused; a denied
-// consent says so; introspection is for confidential clients and their
-// own tokens.
+// URIs are never redirected to; missing or plain PKCE, a short state and
+// the implicit grant go back with an error (and the issuer, RFC 9207); a
+// request without state is accepted (PKCE protects it) and answered
+// without one; the password and client credentials grants do not exist; a
+// code works once (its reuse revokes what it gave), for its own client
+// and verifier only; an expired token is refused with its challenge; a
+// denied consent says so; introspection is for confidential clients and
+// their own tokens, and revocation too.
 func TestOAuthRulesAreEnforced(t *testing.T) {
 	ts, _ := newAPI(t, apiOptions{})
 	base := ts.URL
@@ -386,28 +388,51 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 			q.Set("code_challenge", strings.Repeat("a", 43))
 		},
 		"no method":     func(q url.Values) { q.Del("code_challenge_method") },
-		"missing state": func(q url.Values) { q.Del("state") },
+		"short state":   func(q url.Values) { q.Set("state", "1234567") },
 		"implicit":      func(q url.Values) { q.Set("response_type", "token") },
 		"unknown scope": func(q url.Values) { q.Set("scope", "plans:read admin") },
+		"form_post":     func(q url.Values) { q.Set("response_mode", "form_post") },
 	} {
 		q := good()
 		change(q)
 		res := authorizeAt(q)
 		loc := res.Header.Get("Location")
 		back := mustQuery(t, loc)
-		if !strings.HasPrefix(loc, app.conf.RedirectURL) || back.Get("error") == "" || back.Get("code") != "" {
-			t.Errorf("%s: %d to %q; want the application's redirect URI with an error", name, res.StatusCode, loc)
+		if !strings.HasPrefix(loc, app.conf.RedirectURL) || back.Get("error") == "" || back.Get("code") != "" ||
+			back.Get("iss") != "https://pay.example.test" || back.Get("state") != q.Get("state") {
+			t.Errorf("%s: %d to %q; want the application's redirect URI with an error, the issuer and the state", name, res.StatusCode, loc)
 		}
 	}
-	if e := tokenError(t, base, url.Values{"grant_type": {"password"}, "username": {owner.email}, "password": {owner.password}},
-		app.conf.ClientID, app.conf.ClientSecret); e != "unsupported_grant_type" && e != "invalid_request" {
-		t.Errorf("password grant: %q; want it refused", e)
+	// Without state (OAuth 2.1: PKCE is the protection): accepted, and
+	// answered without state, errors as codes.
+	q = good()
+	q.Del("state")
+	q.Set("response_mode", "query")
+	if res := authorizeAt(q); !strings.HasPrefix(res.Header.Get("Location"), "/dashboard/authorize?") {
+		t.Errorf("no state: %d to %q; want the consent page", res.StatusCode, res.Header.Get("Location"))
+	}
+	q.Set("scope", "plans:read admin")
+	if back, _ := url.Parse(authorizeAt(q).Header.Get("Location")); back.Query().Get("error") != "invalid_scope" ||
+		back.Query().Has("state") || back.Query().Get("iss") != "https://pay.example.test" {
+		t.Errorf("an error without state: %v; want invalid_scope, the issuer and no state at all", back)
+	}
+	for _, grant := range []url.Values{
+		{"grant_type": {"password"}, "username": {owner.email}, "password": {owner.password}},
+		{"grant_type": {"client_credentials"}, "scope": {"plans:read"}},
+	} {
+		if e := tokenError(t, base, grant, app.conf.ClientID, app.conf.ClientSecret); e != "unsupported_grant_type" {
+			t.Errorf("%s grant: %q; want unsupported_grant_type", grant.Get("grant_type"), e)
+		}
+	}
+	if e := tokenError(t, base, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"svc_rt_x.y"}},
+		app.conf.ClientID, "svc_cs_wrong"); e != "invalid_client" {
+		t.Errorf("a wrong secret: %q; want invalid_client", e)
 	}
 
 	// Denied consent goes back with access_denied.
 	u, state, _ := app.authURL()
 	back := mustQuery(t, consent(t, base, owner, u, map[string]any{"decision": "deny"}))
-	if back.Get("error") != "access_denied" || back.Get("state") != state {
+	if back.Get("error") != "access_denied" || back.Get("state") != state || back.Get("iss") != "https://pay.example.test" {
 		t.Errorf("denied: %v", back)
 	}
 	// A user who is not a member cannot grant the project.
@@ -445,8 +470,27 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 		t.Fatalf("token: %d %s", r.Status, r.Raw)
 	}
 	if r := bearer(t, base, http.MethodPost, plans, tok.AccessToken, map[string]any{"title": "x"}); r.Status != http.StatusForbidden ||
-		!slices.ContainsFunc(r.detailFields(), func(f string) bool { return f == "scope" }) {
-		t.Errorf("a write with plans:read only: %d %s; want 403 with the scope in the details", r.Status, r.Raw)
+		!slices.ContainsFunc(r.detailFields(), func(f string) bool { return f == "scope" }) ||
+		r.Header.Get("WWW-Authenticate") != `Bearer error="insufficient_scope", scope="plans:write"` {
+		t.Errorf("a write with plans:read only: %d %s %q; want 403 with the scope in the details and the challenge", r.Status, r.Raw,
+			r.Header.Get("WWW-Authenticate"))
+	}
+	// 401s on the API's routes carry their challenge (RFC 6750 §3): bare
+	// without a credential, invalid_token for one refused, API keys alike.
+	for name, c := range map[string]struct{ key, header, want string }{
+		"no credential":  {"", "", "Bearer"},
+		"another scheme": {"", "Basic dXNlcjpwYXNz", "Bearer"},
+		"unknown token":  {"svc_at_unknown.token", "", `Bearer error="invalid_token"`},
+		"unknown key":    {"svc_test_unknown", "", `Bearer error="invalid_token"`},
+	} {
+		req := request{method: http.MethodGet, path: plans, key: c.key}
+		if c.header != "" {
+			req.headers = map[string]string{"Authorization": c.header}
+		}
+		if r := do(t, base, req); r.Status != http.StatusUnauthorized || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), c.want) ||
+			c.want == "Bearer" && r.Header.Get("WWW-Authenticate") != "Bearer" || r.errorCode() == "" {
+			t.Errorf("%s: %d %q %s; want 401 in the envelope with %s", name, r.Status, r.Header.Get("WWW-Authenticate"), r.Raw, c.want)
+		}
 	}
 
 	// Introspection: the confidential client sees its token; a wrong
@@ -470,11 +514,57 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 		out["scope"] != "plans:read" || out["client_id"] != app.conf.ClientID || out["project_id"] != keys.id || out["environment"] != "sandbox" {
 		t.Errorf("introspection: %d %v", status, out)
 	}
-	if status, _ := introspect(app.conf.ClientID, "svc_cs_wrong", tok.AccessToken); status != http.StatusUnauthorized {
-		t.Errorf("introspection with a wrong secret: %d", status)
+	if status, out := introspect(app.conf.ClientID, "svc_cs_wrong", tok.AccessToken); status != http.StatusUnauthorized || out["error"] != "invalid_client" {
+		t.Errorf("introspection with a wrong secret: %d %v; want 401 invalid_client", status, out)
 	}
-	if status, _ := introspect(native.conf.ClientID, "", tok.AccessToken); status != http.StatusUnauthorized {
-		t.Errorf("introspection by a public client: %d", status)
+	if status, out := introspect(native.conf.ClientID, "", tok.AccessToken); status != http.StatusUnauthorized || out["error"] != "invalid_client" {
+		t.Errorf("introspection by a public client: %d %v", status, out)
+	}
+	if status, out := introspect("", "", tok.AccessToken); status != http.StatusUnauthorized || out["error"] != "invalid_client" {
+		t.Errorf("introspection without credentials: %d %v", status, out)
+	}
+	if status, out := introspect(app.conf.ClientID, app.conf.ClientSecret, tok.RefreshToken); status != http.StatusOK || out["active"] != true ||
+		int64(out["exp"].(float64))-time.Now().Unix() < 89*24*3600 {
+		t.Errorf("introspecting the refresh token: %d %v; want its own expiry, in 90 days", status, out)
+	}
+	// Another client revoking the token is refused (RFC 7009 §2.1), and
+	// the token keeps working.
+	revoke := func(user, pass, token string) (int, map[string]any) {
+		form := url.Values{"token": {token}}
+		if pass == "" {
+			form.Set("client_id", user)
+		}
+		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/revoke", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if pass != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		if res.StatusCode == http.StatusUnauthorized && res.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("revocation: 401 without a challenge")
+		}
+		return res.StatusCode, out
+	}
+	if status, out := revoke(native.conf.ClientID, "", tok.RefreshToken); status != http.StatusBadRequest || out["error"] != "unauthorized_client" {
+		t.Errorf("another client revoking the token: %d %v; want 400 unauthorized_client", status, out)
+	}
+	if status, out := revoke(app.conf.ClientID, "svc_cs_wrong", tok.RefreshToken); status != http.StatusUnauthorized || out["error"] != "invalid_client" {
+		t.Errorf("revoking with a wrong secret: %d %v; want 401 invalid_client", status, out)
+	}
+	if status, out := revoke(app.conf.ClientID, app.conf.ClientSecret, ""); status != http.StatusBadRequest || out["error"] != "invalid_request" {
+		t.Errorf("revoking no token: %d %v; want 400 invalid_request", status, out)
+	}
+	if status, _ := revoke(app.conf.ClientID, app.conf.ClientSecret, "svc_rt_unknown.token"); status != http.StatusOK {
+		t.Errorf("revoking an unknown token: %d; want 200 (RFC 7009 §2.2)", status)
+	}
+	if r := bearer(t, base, http.MethodGet, plans, tok.AccessToken, nil); r.Status != http.StatusOK {
+		t.Errorf("the token another client tried to revoke: %d", r.Status)
 	}
 	if status, out := introspect(app.conf.ClientID, app.conf.ClientSecret, "svc_at_unknown.token"); status != http.StatusOK || out["active"] != false {
 		t.Errorf("introspecting an unknown token: %d %v", status, out)
@@ -485,8 +575,9 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 		WHERE kind = 'access_token' AND client_id = $1`, app.conf.ClientID); err != nil {
 		t.Fatal(err)
 	}
-	if r := bearer(t, base, http.MethodGet, plans, tok.AccessToken, nil); r.Status != http.StatusUnauthorized {
-		t.Errorf("expired token: %d; want 401", r.Status)
+	if r := bearer(t, base, http.MethodGet, plans, tok.AccessToken, nil); r.Status != http.StatusUnauthorized ||
+		!strings.HasPrefix(r.Header.Get("WWW-Authenticate"), `Bearer error="invalid_token"`) {
+		t.Errorf("expired token: %d %q; want 401 with the invalid_token challenge", r.Status, r.Header.Get("WWW-Authenticate"))
 	}
 	// The code again: refused, and what it gave is revoked.
 	fresh, err := app.conf.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken, Expiry: time.Now().Add(-time.Minute)}).Token()
@@ -536,7 +627,8 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 	var meta map[string]any
 	_ = json.NewDecoder(res.Body).Decode(&meta)
 	if meta["token_endpoint"] != "https://pay.example.test/oauth/token" || !slices.Contains(anyStrings(meta["code_challenge_methods_supported"]), "S256") ||
-		slices.Contains(anyStrings(meta["code_challenge_methods_supported"]), "plain") || !slices.Contains(anyStrings(meta["scopes_supported"]), "webhooks:write") {
+		slices.Contains(anyStrings(meta["code_challenge_methods_supported"]), "plain") || !slices.Contains(anyStrings(meta["scopes_supported"]), "webhooks:write") ||
+		meta["issuer"] != "https://pay.example.test" || meta["authorization_response_iss_parameter_supported"] != true {
 		t.Errorf("metadata: %v", meta)
 	}
 }
