@@ -117,12 +117,18 @@ func (svc *Service) rate(ctx context.Context, a payment.Asset) (decimal.Decimal,
 	return r, true
 }
 
+// depositAddressesChecked is how many of a key's first addresses
+// SetDepositKey looks up among other environments' sessions.
+const depositAddressesChecked = 5
+
 // SetDepositKey sets a project's extended public key for an environment.
 // A key is known by its identity (deposit.Key.Identity: its public key
 // and chain code, what derives its addresses), not by its string: one
 // whose identity another project, or the project's other environment, has
 // ever set derives that one's addresses and is refused (409), whatever
-// its version, depth, parent fingerprint or child number.
+// its version, depth, parent fingerprint or child number. So is one whose
+// first addresses another environment's sessions hold (a key replaced
+// before identities were recorded).
 func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
 	key, err := deposit.ParseKey(xpub)
 	if err != nil {
@@ -133,7 +139,24 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 	if _, err := svc.store.GetProject(ctx, projectID); err != nil {
 		return err
 	}
-	err = svc.store.SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
+	// A key replaced before identities were recorded (migration 00022)
+	// is known by its addresses: the first ones, held by another
+	// environment's sessions, are its.
+	var first []string
+	for i := range uint32(depositAddressesChecked) {
+		a, err := key.DeriveAddress(i)
+		if err != nil {
+			return err
+		}
+		first = append(first, a.Hex())
+	}
+	if _, held, err := svc.store.DepositAddressHolder(ctx, projectID, isLive, first); err != nil {
+		return fmt.Errorf("deposit addresses: %w", err)
+	} else if held {
+		err = payment.ErrConflict
+	} else {
+		err = svc.store.SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
+	}
 	if errors.Is(err, payment.ErrConflict) {
 		return payment.Conflict("This deposit key derives the addresses of a key another project or environment has set " +
 			"(the same public key and chain code, whatever its version, depth, parent fingerprint or child number): " +

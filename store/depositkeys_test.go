@@ -111,9 +111,9 @@ func TestDepositKeyVariantsRaceOneWinner(t *testing.T) {
 	xpub, id := devKey(t, "raced key")
 	const n = 8
 	errs := make([]error, n)
-	projects := make([]string, n)
+	projects, variants := make([]string, n), make([]string, n)
 	for i := range projects {
-		projects[i] = newProject(t, s).ProjectID
+		projects[i], variants[i] = newProject(t, s).ProjectID, keyVariant(t, xpub, uint8(i+1))
 	}
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -122,7 +122,7 @@ func TestDepositKeyVariantsRaceOneWinner(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			errs[i] = s.SetDepositKey(ctx, projects[i], i%2 == 1, keyVariant(t, xpub, uint8(i+1)), id, time.Now())
+			errs[i] = s.SetDepositKey(ctx, projects[i], i%2 == 1, variants[i], id, time.Now())
 		}()
 	}
 	close(start)

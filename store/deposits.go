@@ -193,3 +193,20 @@ func (s *Store) RecipientCollisions(ctx context.Context, projectID string) ([]Re
 		return r, err
 	})
 }
+
+// DepositAddressHolder returns a project environment other than
+// (projectID, isLive) whose session holds one of addresses as its own
+// deposit address; ok is false when none does.
+func (s *Store) DepositAddressHolder(ctx context.Context, projectID string, isLive bool, addresses []string) (c DepositKeyClaim, ok bool, err error) {
+	lower := make([]string, len(addresses))
+	for i, a := range addresses {
+		lower[i] = strings.ToLower(a)
+	}
+	err = s.pool.QueryRow(ctx, `SELECT project_id, is_live FROM checkout_sessions
+		WHERE lower(deposit_address) = ANY($1) AND deposit_address <> '' AND NOT shared_recipient
+			AND (project_id <> $2 OR is_live <> $3) LIMIT 1`, lower, projectID, isLive).Scan(&c.ProjectID, &c.IsLive)
+	if err == pgx.ErrNoRows {
+		return c, false, nil
+	}
+	return c, err == nil, err
+}
