@@ -144,33 +144,41 @@ func (s *Server) setDepositKey(w http.ResponseWriter, r *http.Request) error {
 		return decodeErr(w, r, err)
 	}
 	p := principal(r)
-	if err := s.svc.SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"]); err != nil {
-		return err
-	}
-	env := "sandbox"
-	if p.IsLive {
-		env = "live"
-	}
-	ok(w, r, http.StatusOK, "Deposit key set", map[string]any{"environment": env, "xpub": *in["xpub"]})
-	return nil
-}
-
-// getDepositKey shows the environment's deposit key (null when none is
-// set) and how many addresses it has handed out.
-func (s *Server) getDepositKey(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	xpub, issued, err := s.svc.DepositKey(r.Context(), p, r.PathValue("projectId"))
+	k, err := s.svc.SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"])
 	if err != nil {
 		return err
 	}
+	ok(w, r, http.StatusOK, "Deposit key set", depositKeyView(p, k))
+	return nil
+}
+
+// getDepositKey shows the environment's deposit key: its fingerprint and
+// first address (null when none is set), the key itself to an owner
+// signed in to the dashboard only (service.DepositKeyInfo), and how many
+// addresses it has handed out.
+func (s *Server) getDepositKey(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	k, err := s.svc.DepositKey(r.Context(), p, r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Deposit key retrieved", depositKeyView(p, k))
+	return nil
+}
+
+// depositKeyView is the deposit key's JSON: a field the principal may
+// not read, or of no key, is null.
+func depositKeyView(p payment.Principal, k service.DepositKeyInfo) map[string]any {
 	env := "sandbox"
 	if p.IsLive {
 		env = "live"
 	}
-	var key *string
-	if xpub != "" {
-		key = &xpub
+	orNull := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
 	}
-	ok(w, r, http.StatusOK, "Deposit key retrieved", map[string]any{"environment": env, "xpub": key, "addressesIssued": issued})
-	return nil
+	return map[string]any{"environment": env, "xpub": orNull(k.Xpub), "fingerprint": orNull(k.Fingerprint),
+		"firstAddress": orNull(k.FirstAddress), "addressesIssued": k.Issued}
 }

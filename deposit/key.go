@@ -4,6 +4,8 @@
 package deposit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -18,6 +20,7 @@ import (
 // private key: deposit addresses are derived as <key>/0/<index>.
 type Key struct {
 	key *hdkeychain.ExtendedKey
+	pub []byte // compressed public key
 }
 
 // ParseKey parses an extended public key ("xpub…"). A private key
@@ -30,11 +33,44 @@ func ParseKey(s string) (Key, error) {
 	if k.IsPrivate() {
 		return Key{}, errors.New("an extended private key was given: give the extended public key (xpub…) so the engine never holds funds")
 	}
-	return Key{key: k}, nil
+	// Addresses are two levels below the key, and BIP-32 counts depth
+	// in a byte.
+	if k.Depth() > 253 {
+		return Key{}, fmt.Errorf("the key's depth %d leaves no room to derive <key>/0/<index>", k.Depth())
+	}
+	ec, err := k.ECPubKey()
+	if err != nil {
+		return Key{}, fmt.Errorf("not an extended public key: %w", err)
+	}
+	return Key{key: k, pub: ec.SerializeCompressed()}, nil
 }
 
 // String returns the key in its serialized form.
 func (k Key) String() string { return k.key.String() }
+
+// Identity names the key by what derives its addresses: the hex SHA-256 of
+// its compressed public key followed by its chain code. The serialized
+// key also carries a version, a depth, its parent's fingerprint and its
+// child number; none of them changes an address, so two strings that
+// differ only there have one identity, and derive the same addresses.
+// Two keys of different identities derive different addresses: <key>/0/i
+// depends on the public key and chain code alone, and a key that is
+// another's child or parent (say <key>/0) derives a different tree.
+// It is what keeps one key to one project environment (docs/security.md,
+// "Tenant isolation of deposit keys").
+func (k Key) Identity() string {
+	sum := sha256.Sum256(append(append([]byte{}, k.pub...), k.key.ChainCode()...))
+	return hex.EncodeToString(sum[:])
+}
+
+// Canonical returns the key serialized with what derives nothing fixed:
+// the mainnet xpub version, depth 0, no parent fingerprint, child 0. The
+// variants of one key have one canonical form, which derives their
+// addresses.
+func (k Key) Canonical() string {
+	return hdkeychain.NewExtendedKey(chaincfg.MainNetParams.HDPublicKeyID[:], k.pub, k.key.ChainCode(),
+		[]byte{0, 0, 0, 0}, 0, 0, false).String()
+}
 
 // DeriveAddress returns the EIP-55 address of external child index of
 // the key: <key>/0/<index>. Every EVM network shares it.

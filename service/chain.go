@@ -117,9 +117,21 @@ func (svc *Service) rate(ctx context.Context, a payment.Asset) (decimal.Decimal,
 	return r, true
 }
 
+// depositAddressesChecked is how many of a key's first addresses
+// SetDepositKey looks up among other environments' sessions.
+const depositAddressesChecked = 5
+
 // SetDepositKey sets a project's extended public key for an environment.
+// A key is known by its identity (deposit.Key.Identity: its public key
+// and chain code, what derives its addresses), not by its string: one
+// whose identity another project, or the project's other environment, has
+// ever set derives that one's addresses and is refused (409), whatever
+// its version, depth, parent fingerprint or child number. So is one whose
+// first addresses another environment's sessions hold (a key replaced
+// before identities were recorded).
 func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
-	if _, err := deposit.ParseKey(xpub); err != nil {
+	key, err := deposit.ParseKey(xpub)
+	if err != nil {
 		var probs payment.Problems
 		probs.Add("xpub", err.Error())
 		return probs.Err()
@@ -127,14 +139,34 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 	if _, err := svc.store.GetProject(ctx, projectID); err != nil {
 		return err
 	}
-	err := svc.store.SetDepositKey(ctx, projectID, isLive, xpub, svc.now())
+	// A key replaced before identities were recorded (migration 00022)
+	// is known by its addresses: the first ones, held by another
+	// environment's sessions, are its.
+	var first []string
+	for i := range uint32(depositAddressesChecked) {
+		a, err := key.DeriveAddress(i)
+		if err != nil {
+			return err
+		}
+		first = append(first, a.Hex())
+	}
+	if _, held, err := svc.store.DepositAddressHolder(ctx, projectID, isLive, first); err != nil {
+		return fmt.Errorf("deposit addresses: %w", err)
+	} else if held {
+		err = payment.ErrConflict
+	} else {
+		err = svc.store.SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
+	}
 	if errors.Is(err, payment.ErrConflict) {
-		return payment.Conflict("This deposit key is already used by another project or environment")
+		return payment.Conflict("This deposit key derives the addresses of a key another project or environment has set " +
+			"(the same public key and chain code, whatever its version, depth, parent fingerprint or child number): " +
+			"give each project environment a key of its own, e.g. another account (m/44'/60'/1')")
 	}
 	if err == nil {
-		// The key is public, but the log names it by its ends only.
+		// The key reveals every address it derives: the log names it by
+		// its ends and its fingerprint only.
 		svc.audit(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
-			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:]})
+			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:], "fingerprint": key.Identity()})
 	}
 	return err
 }

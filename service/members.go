@@ -3,11 +3,13 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paymentsd/paymentsd/deposit"
 	"github.com/paymentsd/paymentsd/identity"
 	"github.com/paymentsd/paymentsd/payment"
 )
@@ -187,19 +189,59 @@ func (svc *Service) UpdateProject(ctx context.Context, p payment.Principal, proj
 }
 
 // SetDepositKeyAs sets the deposit key of the principal's environment
-// (owners).
-func (svc *Service) SetDepositKeyAs(ctx context.Context, p payment.Principal, projectID, xpub string) error {
+// (owners) and returns it as the principal reads it.
+func (svc *Service) SetDepositKeyAs(ctx context.Context, p payment.Principal, projectID, xpub string) (DepositKeyInfo, error) {
 	if err := canManageKeys(p, projectID); err != nil {
-		return err
+		return DepositKeyInfo{}, err
 	}
-	return svc.SetDepositKey(ctx, projectID, p.IsLive, xpub)
+	if err := svc.SetDepositKey(ctx, projectID, p.IsLive, xpub); err != nil {
+		return DepositKeyInfo{}, err
+	}
+	return svc.DepositKey(ctx, p, projectID)
 }
 
-// DepositKey returns the principal's environment's deposit key ("" when
-// none is set) and how many addresses it has handed out.
-func (svc *Service) DepositKey(ctx context.Context, p payment.Principal, projectID string) (string, int64, error) {
+// DepositKeyInfo is an environment's deposit key as a principal reads it.
+// The key itself derives every address the project has handed out or
+// will, and, an account key of the merchant's wallet, every other
+// address of that account: it is shown to an owner signed in to the
+// dashboard only (payment.Principal.CanManageKeys), who may replace it
+// anyway; everyone else (other members, API keys, OAuth applications)
+// reads its fingerprint and first address.
+type DepositKeyInfo struct {
+	// Xpub is the key as it was set; "" when none is set or the principal
+	// may not read it.
+	Xpub string
+	// Fingerprint is the key's identity (deposit.Key.Identity); "" when
+	// none is set.
+	Fingerprint string
+	// FirstAddress is <key>/0/0, for a wallet to confirm the key; "" when
+	// none is set.
+	FirstAddress string
+	// Issued is how many addresses the environment has handed out.
+	Issued int64
+}
+
+// DepositKey returns the principal's environment's deposit key as the
+// principal may read it (DepositKeyInfo).
+func (svc *Service) DepositKey(ctx context.Context, p payment.Principal, projectID string) (DepositKeyInfo, error) {
 	if err := owns(p, projectID); err != nil {
-		return "", 0, err
+		return DepositKeyInfo{}, err
 	}
-	return svc.store.DepositKey(ctx, projectID, p.IsLive)
+	xpub, issued, err := svc.store.DepositKey(ctx, projectID, p.IsLive)
+	if err != nil || xpub == "" {
+		return DepositKeyInfo{Issued: issued}, err
+	}
+	key, err := deposit.ParseKey(xpub)
+	if err != nil {
+		return DepositKeyInfo{}, fmt.Errorf("deposit key of %s: %w", projectID, err)
+	}
+	first, err := key.DeriveAddress(0)
+	if err != nil {
+		return DepositKeyInfo{}, err
+	}
+	info := DepositKeyInfo{Fingerprint: key.Identity(), FirstAddress: first.Hex(), Issued: issued}
+	if p.CanManageKeys() {
+		info.Xpub = xpub
+	}
+	return info, nil
 }

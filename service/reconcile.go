@@ -146,7 +146,12 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 	// After the sessions recorded again from their workflows: they hold
 	// their indexes.
 	behind, err := svc.depositCountersBehind(ctx, o)
-	return append(out, behind...), err
+	if out = append(out, behind...); err != nil {
+		return out, err
+	}
+	// What one project's records hold of another's addresses.
+	collisions, err := svc.tenantCollisions(ctx, o)
+	return append(out, collisions...), err
 }
 
 // depositCountersBehind finds deposit keys whose counter is at or below an

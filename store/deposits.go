@@ -13,12 +13,56 @@ import (
 
 // SetDepositKey sets a project's extended public key for an environment.
 // The index counter is kept, so addresses already handed out are never
-// handed out again.
-func (s *Store) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO project_deposit_keys (project_id, is_live, xpub, created_at)
-		VALUES ($1,$2,$3,$4) ON CONFLICT (project_id, is_live) DO UPDATE SET xpub = EXCLUDED.xpub`,
-		projectID, isLive, xpub, now)
-	return mapErr(err)
+// handed out again. identity is the key's (deposit.Key.Identity): it is
+// claimed for the project environment for good first, and a key whose
+// identity another project or environment has claimed, now or before, is
+// refused with payment.ErrConflict. Of two setting one identity at once,
+// one wins.
+func (s *Store) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub, identity string, now time.Time) error {
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		// A concurrent claim of the identity holds this insert until it
+		// ends; the select then sees the claim that won.
+		if _, err := tx.Exec(ctx, `INSERT INTO deposit_key_identities (key_identity, project_id, is_live, created_at)
+			VALUES ($1,$2,$3,$4) ON CONFLICT (key_identity) DO NOTHING`, identity, projectID, isLive, now); err != nil {
+			return mapErr(err)
+		}
+		var owner string
+		var ownerLive bool
+		if err := tx.QueryRow(ctx, `SELECT project_id, is_live FROM deposit_key_identities WHERE key_identity = $1`,
+			identity).Scan(&owner, &ownerLive); err != nil {
+			return mapErr(err)
+		}
+		if owner != projectID || ownerLive != isLive {
+			return payment.ErrConflict
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO project_deposit_keys (project_id, is_live, xpub, key_identity, created_at)
+			VALUES ($1,$2,$3,$4,$5) ON CONFLICT (project_id, is_live) DO UPDATE SET xpub = EXCLUDED.xpub, key_identity = EXCLUDED.key_identity`,
+			projectID, isLive, xpub, identity, now)
+		return mapErr(err)
+	})
+}
+
+// DepositKeyClaim is the project environment a key identity is bound to.
+type DepositKeyClaim struct {
+	ProjectID string
+	IsLive    bool
+}
+
+// DepositKeyClaims returns the project environment each key identity
+// named is bound to (SetDepositKey); one nobody claimed is left out.
+func (s *Store) DepositKeyClaims(ctx context.Context, identities []string) (map[string]DepositKeyClaim, error) {
+	rows, err := s.pool.Query(ctx, `SELECT key_identity, project_id, is_live FROM deposit_key_identities WHERE key_identity = ANY($1)`, identities)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]DepositKeyClaim{}
+	var id string
+	var c DepositKeyClaim
+	_, err = pgx.ForEachRow(rows, []any{&id, &c.ProjectID, &c.IsLive}, func() error {
+		out[id] = c
+		return nil
+	})
+	return out, err
 }
 
 // DepositKey returns a project's extended public key for an environment
@@ -119,4 +163,50 @@ func (s *Store) AdvanceDepositIndex(ctx context.Context, projectID string, isLiv
 	_, err := s.pool.Exec(ctx, `UPDATE project_deposit_keys SET next_index = greatest(next_index, $3)
 		WHERE project_id = $1 AND is_live = $2`, projectID, isLive, next)
 	return mapErr(err)
+}
+
+// RecipientCollision is a session's own deposit address that is also a
+// payment plan's recipient address (a shared recipient, docs/decisions.md).
+type RecipientCollision struct {
+	SessionID, SessionProjectID string
+	SessionIsLive               bool
+	Address                     string
+	PlanID, PlanProjectID       string
+	PlanIsLive                  bool
+}
+
+// RecipientCollisions lists the sessions' own deposit addresses that are
+// a plan's recipient address, of any project, those involving projectID
+// only when it is not empty.
+func (s *Store) RecipientCollisions(ctx context.Context, projectID string) ([]RecipientCollision, error) {
+	rows, err := s.pool.Query(ctx, `SELECT c.id, c.project_id, c.is_live, c.deposit_address, p.id, p.project_id, p.is_live
+		FROM payment_plans p JOIN checkout_sessions c ON lower(c.deposit_address) = lower(p.recipient_address)
+			AND c.deposit_address <> '' AND NOT c.shared_recipient
+		WHERE p.recipient_address <> '' AND ($1 = '' OR c.project_id = $1 OR p.project_id = $1)
+		ORDER BY c.project_id, c.id, p.id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (RecipientCollision, error) {
+		var r RecipientCollision
+		err := row.Scan(&r.SessionID, &r.SessionProjectID, &r.SessionIsLive, &r.Address, &r.PlanID, &r.PlanProjectID, &r.PlanIsLive)
+		return r, err
+	})
+}
+
+// DepositAddressHolder returns a project environment other than
+// (projectID, isLive) whose session holds one of addresses as its own
+// deposit address; ok is false when none does.
+func (s *Store) DepositAddressHolder(ctx context.Context, projectID string, isLive bool, addresses []string) (c DepositKeyClaim, ok bool, err error) {
+	lower := make([]string, len(addresses))
+	for i, a := range addresses {
+		lower[i] = strings.ToLower(a)
+	}
+	err = s.pool.QueryRow(ctx, `SELECT project_id, is_live FROM checkout_sessions
+		WHERE lower(deposit_address) = ANY($1) AND deposit_address <> '' AND NOT shared_recipient
+			AND (project_id <> $2 OR is_live <> $3) LIMIT 1`, lower, projectID, isLive).Scan(&c.ProjectID, &c.IsLive)
+	if err == pgx.ErrNoRows {
+		return c, false, nil
+	}
+	return c, err == nil, err
 }

@@ -142,9 +142,15 @@ export async function settings(main) {
   add(main, section(`Deposit key (${state.env})`,
     h("p", { class: "muted" }, "Checkout sessions get their deposit addresses from this extended public key (…/0/i). Its private key stays with you: ",
       h("code", {}, "paymentsd sweep"), " moves the funds out with it (docs/operations.md)."),
-    dl([["Current key", dk.xpub ? h("span", { id: "deposit-key" }, mono(dk.xpub, "deposit key")) : "None yet: checkout sessions cannot open in this environment until one is set."],
+    // The key itself reveals every address it derives: the API shows it
+    // to a signed-in owner only; everyone sees its fingerprint and first
+    // address, to check it against a wallet.
+    dl([["Current key", !dk.fingerprint ? "None yet: checkout sessions cannot open in this environment until one is set."
+      : dk.xpub ? h("span", { id: "deposit-key" }, mono(dk.xpub, "deposit key")) : "Shown to owners only"],
+      ...(dk.fingerprint ? [["Fingerprint", h("span", { id: "deposit-key-fingerprint" }, mono(dk.fingerprint, "fingerprint"))],
+        ["First address (…/0/0)", mono(dk.firstAddress, "address")]] : []),
       ["Addresses handed out", String(dk.addressesIssued)]]),
-    owner ? form({ class: "narrow" }, [field("Extended public key", xpub, { name: "xpub", hint: "Setting a new key affects new sessions only." }),
+    owner ? form({ class: "narrow" }, [field("Extended public key", xpub, { name: "xpub", hint: "Setting a new key affects new sessions only. Each project environment needs a key of its own (sandbox and live too): a key that derives another's addresses is refused." }),
       h("button", { type: "submit", class: "primary" }, "Set deposit key")], async () => {
       await api.post(`${project()}/deposit-key`, { xpub: xpub.value.trim() });
       toast(`Deposit key set for ${state.env}`);

@@ -1,0 +1,110 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+// Kinds of reconciliation finding between projects: what one project's
+// records hold of another's addresses, stored before the checks that now
+// refuse it (docs/security.md, "Tenant isolation of deposit keys"). They
+// are reported, never repaired: the fix is a project owner's.
+const (
+	// FindingDepositKeyShared: a project environment's deposit key has the
+	// identity (public key and chain code) of another's, or of one
+	// another environment set first: both derive the same addresses.
+	FindingDepositKeyShared = "deposit-key-shared"
+	// FindingDepositAddressIsRecipient: a session's own deposit address
+	// is a payment plan's recipient address, of its project or another.
+	FindingDepositAddressIsRecipient = "deposit-address-is-recipient"
+)
+
+// envName is an environment's name.
+func envName(isLive bool) string {
+	if isLive {
+		return "live"
+	}
+	return "sandbox"
+}
+
+// tenantCollisions reports the deposit keys two project environments share
+// and the deposit addresses that are a plan's recipient.
+func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	// Every project's keys: a collision is between projects.
+	counters, err := svc.store.DepositCounters(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("load deposit keys: %w", err)
+	}
+	byIdentity := map[string][]store.DepositCounter{}
+	for _, c := range counters {
+		// The identity is computed again, not read from the column: a row
+		// written around SetDepositKey is found as well.
+		k, err := deposit.ParseKey(c.Xpub)
+		if err != nil {
+			continue // no address derives from it
+		}
+		byIdentity[k.Identity()] = append(byIdentity[k.Identity()], c)
+	}
+	ids := slices.Sorted(maps.Keys(byIdentity))
+	claims, err := svc.store.DepositKeyClaims(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load deposit key claims: %w", err)
+	}
+	var out []Finding
+	for _, id := range ids {
+		holders := byIdentity[id]
+		claim, claimed := claims[id]
+		for _, c := range holders {
+			if o.ProjectID != "" && c.ProjectID != o.ProjectID {
+				continue
+			}
+			var others []string
+			for _, h := range holders {
+				if h != c {
+					others = append(others, h.ProjectID+" "+envName(h.IsLive))
+				}
+			}
+			mine := claimed && claim.ProjectID == c.ProjectID && claim.IsLive == c.IsLive
+			if len(others) == 0 && (mine || !claimed) {
+				continue
+			}
+			detail := fmt.Sprintf("the %s deposit key (fingerprint %s) derives the same addresses as", envName(c.IsLive), id)
+			if len(others) > 0 {
+				detail += " the key of " + strings.Join(others, ", ")
+			} else {
+				detail += " a key " + claim.ProjectID + " " + envName(claim.IsLive) + " set before"
+			}
+			switch {
+			case mine:
+				detail += "; it was set here first"
+			case claimed:
+				detail += "; " + claim.ProjectID + " " + envName(claim.IsLive) + " set it first: this environment must set a key of its own"
+			}
+			f := Finding{Kind: FindingDepositKeyShared, ObjectID: c.ProjectID, Detail: detail}
+			if o.Repair {
+				f.Error = "not repaired: a project's owner replaces the key (docs/security.md, \"Tenant isolation of deposit keys\")"
+			}
+			out = append(out, f)
+		}
+	}
+	recipients, err := svc.store.RecipientCollisions(ctx, o.ProjectID)
+	if err != nil {
+		return out, fmt.Errorf("load recipient collisions: %w", err)
+	}
+	for _, r := range recipients {
+		f := Finding{Kind: FindingDepositAddressIsRecipient, ObjectID: r.SessionID,
+			Detail: fmt.Sprintf("its deposit address %s (%s %s) is the recipient address of payment plan %s (%s %s)",
+				r.Address, r.SessionProjectID, envName(r.SessionIsLive), r.PlanID, r.PlanProjectID, envName(r.PlanIsLive))}
+		if o.Repair {
+			f.Error = "not repaired: a transfer to the address is both the session's and the plan's; settle it by hand (docs/security.md, \"Tenant isolation of deposit keys\")"
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
