@@ -234,7 +234,16 @@ func (s *Server) loginGate(ctx context.Context, out http.Header, email, ip strin
 			return errLoginThrottled
 		}
 	}
-	if attacked, _ := s.spent(ctx, loginAccountCounter(email)); attacked {
+	account := loginAccountCounter(email)
+	attacked, _ := s.spent(ctx, account)
+	if attacked {
+		// memorystore's Get reports the last window it took from: Take
+		// confirms the account's budget is spent in this one (a Take that
+		// succeeds starts a new window, and pays a failure in advance).
+		_, _, _, allowed, err := s.limiters[Moderate].Take(ctx, limitKey(Moderate, account))
+		attacked = err == nil && !allowed
+	}
+	if attacked {
 		if _, failedHere := s.spent(ctx, pair); failedHere {
 			out.Set("Retry-After", "60")
 			return errLoginThrottled
