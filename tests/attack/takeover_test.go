@@ -103,7 +103,8 @@ func TestStolenSessionCannotTakeTheAccount(t *testing.T) {
 	} {
 		res, raw := call(t, c.method, c.path, "", []byte(c.body), stolen)
 		env := envelopeOf(t, raw)
-		code, _ := env["error"].(map[string]any)["code"].(string)
+		errObj, _ := env["error"].(map[string]any)
+		code, _ := errObj["code"].(string)
 		if res.StatusCode != http.StatusForbidden || code != api.ReauthenticationRequired {
 			t.Errorf("%s %s with a stolen session: %d %s; want 403 %s", c.method, c.path, res.StatusCode, raw, api.ReauthenticationRequired)
 		}
