@@ -195,12 +195,17 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	// Guessing is throttled per account as well as per address.
-	if err := s.take(r.Context(), w.Header(), Moderate, "login:account:"+strings.ToLower(strings.TrimSpace(email))); err != nil {
+	// Guessing is throttled per account and address, and slowed per
+	// account, without locking the password's holder out (sudo.go).
+	ip := s.clientIP(r)
+	if err := s.loginGate(r.Context(), w.Header(), email, ip); err != nil {
 		return err
 	}
 	in, err := s.svc.Login(r.Context(), email, password, s.client(r))
 	if err != nil {
+		if payment.KindOf(err) == payment.KindUnauthenticated {
+			s.loginFailed(r.Context(), email, ip)
+		}
 		return err
 	}
 	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)

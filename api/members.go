@@ -15,7 +15,10 @@ func (s *Server) memberRoutes() {
 		http.MethodPatch:  {Moderate, member, s.changeMemberRole},
 		http.MethodDelete: {Moderate, member, s.removeMember},
 	})
-	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{http.MethodPost: {Moderate, member, s.invite}})
+	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{
+		http.MethodGet:  {Relaxed, member, s.listInvitations},
+		http.MethodPost: {Moderate, member, s.invite},
+	})
 	s.route("/api/v1/invitations/accept", map[string]endpoint{http.MethodPost: {Standard, user, s.acceptInvitation}})
 	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{
 		http.MethodGet:  {Relaxed, apiKey, s.getDepositKey},

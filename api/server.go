@@ -61,6 +61,10 @@ type Config struct {
 	SignupDisabled bool
 	// Shape is the API's shape (API_SHAPE); empty is ShapeFirst.
 	Shape Shape
+	// ReauthWindow is how long after a sign-in (or re-authentication) a
+	// session may take sensitive actions (sudo mode, REAUTH_WINDOW); 0 is
+	// DefaultReauthWindow.
+	ReauthWindow time.Duration
 }
 
 // Server serves the API.
@@ -78,6 +82,7 @@ type Server struct {
 	cop            *http.CrossOriginProtection
 	signupDisabled bool
 	shape          Shape
+	reauthWindow   time.Duration // Config.ReauthWindow
 }
 
 // Route is one method of one REST route, as the router serves it.
@@ -101,7 +106,11 @@ func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 func New(e *service.Service, cfg Config) (*Server, error) {
 	s := &Server{svc: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
 		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
-		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape}
+		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape,
+		reauthWindow: cfg.ReauthWindow}
+	if s.reauthWindow <= 0 {
+		s.reauthWindow = DefaultReauthWindow
+	}
 	if s.shape == "" {
 		s.shape = ShapeFirst
 	}
@@ -277,6 +286,7 @@ func (s *Server) routes() {
 	s.accountRoutes()
 	s.memberRoutes()
 	s.oauthClientRoutes()
+	s.sudoRoutes()
 	s.oauthRoutes()
 	s.connectHandlers()
 	s.docsRoutes()
@@ -364,7 +374,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 			if err == nil {
 				principal, err = s.svc.MemberPrincipal(r.Context(), in.user, in.session, r.PathValue("projectId"), isLive)
 			}
-			if err == nil && unsafeMethod(r.Method) && !principal.CanWrite() {
+			if err == nil && unsafeMethod(r.Method) && !principal.CanWrite() && !leaving(r, in) {
 				err = payment.ErrForbidden
 			}
 			if err != nil {
@@ -408,7 +418,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 	}
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
 		body, ok := s.readBody(w, r)
-		if !ok {
+		if !ok || s.reauthenticationRefused(w, r, signed) {
 			return
 		}
 		// Idempotency keys are scoped to the credential, or for public
@@ -418,10 +428,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 		switch {
 		case signed != nil:
 			scope = "user:" + signed.user.ID
+			if p != nil && p.ProjectID != "" {
+				// A project route acts in the environment the request
+				// names: a key used in sandbox is not the same key in live.
+				scope += "|" + p.ProjectID + "|" + environmentName(p.IsLive)
+			}
 		case p != nil:
 			scope = credentialCounter(*p)
 		}
 		s.idempotent(w, r, scope, body, ep.handle)
+		return
+	}
+	if s.reauthenticationRefused(w, r, signed) {
 		return
 	}
 	if err := ep.handle(w, r); err != nil {

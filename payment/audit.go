@@ -31,6 +31,7 @@ const (
 	AuditMemberJoined          = "member.joined"
 	AuditMemberRoleChanged     = "member.role_changed"
 	AuditMemberRemoved         = "member.removed"
+	AuditInvitationRevoked     = "invitation.revoked"
 	AuditProjectUpdated        = "project.updated"
 	AuditOAuthClientCreated    = "oauth_client.created"
 	AuditOAuthClientRevoked    = "oauth_client.revoked"

@@ -30,6 +30,10 @@ type UserSession struct {
 	CreatedAt  time.Time
 	LastSeenAt time.Time
 	ExpiresAt  time.Time
+	// AuthenticatedAt is when the user last proved who they are in this
+	// session: a password or a passkey, at sign-in or re-authentication
+	// (sudo mode, docs/identity.md).
+	AuthenticatedAt time.Time
 }
 
 // Role is a user's role in a project (docs/identity.md).
@@ -86,6 +90,32 @@ type Invitation struct {
 	InvitedBy string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// InvitedByEmail is the inviter's email, in listings.
+	InvitedByEmail string
+}
+
+// Account events: the account's own security log (docs/identity.md).
+const (
+	AccountReauthenticated     = "account.reauthenticated"
+	AccountPasswordChanged     = "account.password_changed"
+	AccountPasskeyAdded        = "account.passkey_added"
+	AccountPasskeyRemoved      = "account.passkey_removed"
+	AccountPasskeyCloneRefused = "account.passkey_clone_refused"
+)
+
+// PrefixAccountEvent is an account event's ID prefix.
+const PrefixAccountEvent = "acev_"
+
+// AccountEvent is an entry of an account's security log.
+type AccountEvent struct {
+	ID         string
+	UserID     string
+	OccurredAt time.Time
+	Action     string
+	SessionID  string
+	IP         string
+	UserAgent  string
+	Details    map[string]any
 }
 
 // ValidRole reports whether r is a role.

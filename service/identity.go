@@ -177,9 +177,10 @@ func (svc *Service) RevokeOtherSessions(ctx context.Context, userID, keep string
 	return svc.store.RevokeUserSessions(ctx, userID, "", keep, svc.now())
 }
 
-// Proof is what a password change is made with: the current password,
-// or a fresh passkey assertion (a login challenge's answer) of the same
-// user, for an account with passkeys and no password.
+// Proof is what a password change or a re-authentication is made with:
+// the current password, or a fresh passkey assertion (a login
+// challenge's answer) of the same user; a password change takes the
+// passkey's answer only for an account with no password.
 type Proof struct {
 	CurrentPassword *string
 	ChallengeID     string
@@ -202,6 +203,10 @@ func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Pro
 		if !identity.CheckPassword(hash, *proof.CurrentPassword) {
 			probs.Add("currentPassword", "is not the account's password")
 		}
+	case hash != "":
+		// An account with a password changes it with the password: a
+		// passkey's answer proves the device, not the password's holder.
+		probs.Add("currentPassword", "is required: this account has a password")
 	case proof.ChallengeID != "" && proof.Credential != nil:
 		if probs.Err() == nil {
 			if err := svc.checkPasskeyOf(ctx, u, proof.ChallengeID, proof.Credential); err != nil {
@@ -218,7 +223,12 @@ func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Pro
 	if err != nil {
 		return SignedIn{}, err
 	}
-	if err := svc.store.SetPassword(ctx, userID, newHash, "", svc.now()); err != nil {
+	if err := svc.store.InTx(ctx, func(ctx context.Context) error {
+		if err := svc.store.SetPassword(ctx, userID, newHash, "", svc.now()); err != nil {
+			return err
+		}
+		return svc.accountEvent(ctx, userID, "", payment.AccountPasswordChanged, c, nil)
+	}); err != nil {
 		return SignedIn{}, err
 	}
 	u.HasPassword = true
@@ -318,10 +328,10 @@ func (svc *Service) CreateAPIKey(ctx context.Context, p payment.Principal, proje
 	now := svc.now()
 	k, secret := newAPIKey(p.IsLive, now)
 	k.ProjectID = projectID
-	if err := svc.store.InsertAPIKey(ctx, k); err != nil {
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyCreated, "api_key", k.ID, map[string]any{"hint": k.Hint},
+		func(ctx context.Context) error { return svc.store.InsertAPIKey(ctx, k) }); err != nil {
 		return payment.APIKeyInfo{}, "", err
 	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditAPIKeyCreated, "api_key", k.ID, map[string]any{"hint": k.Hint})
 	return payment.APIKeyInfo{ID: k.ID, IsLive: k.IsLive, Hint: k.Hint, CreatedAt: now}, secret, nil
 }
 
@@ -334,14 +344,15 @@ func (svc *Service) RevokeAPIKey(ctx context.Context, p payment.Principal, proje
 	if !payment.ValidID(payment.PrefixAPIKey, keyID) {
 		return payment.NotFound("API key")
 	}
-	if err := svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, nil, svc.now()); err != nil {
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRevoked, "api_key", keyID, nil, func(ctx context.Context) error {
+		return svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, nil, svc.now())
+	}); err != nil {
 		if errors.Is(err, payment.ErrNotFound) {
 			return payment.NotFound("API key")
 		}
 		return err
 	}
 	svc.forgetKey(keyID)
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditAPIKeyRevoked, "api_key", keyID, nil)
 	return nil
 }
 
@@ -361,7 +372,16 @@ func (svc *Service) RollAPIKey(ctx context.Context, p payment.Principal, project
 	}
 	now := svc.now()
 	end := now.Add(grace)
-	if err := svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, &end, now); err != nil {
+	k, secret := newAPIKey(p.IsLive, now)
+	k.ProjectID = projectID
+	// The old key's end, the new key and the entry: one transaction.
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRolled, "api_key", keyID,
+		map[string]any{"newKeyId": k.ID, "oldKeyWorksUntil": end.Format(time.RFC3339)}, func(ctx context.Context) error {
+			if err := svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, &end, now); err != nil {
+				return err
+			}
+			return svc.store.InsertAPIKey(ctx, k)
+		}); err != nil {
 		if errors.Is(err, payment.ErrNotFound) {
 			return payment.APIKeyInfo{}, "", payment.NotFound("API key")
 		}
@@ -370,12 +390,5 @@ func (svc *Service) RollAPIKey(ctx context.Context, p payment.Principal, project
 	if grace == 0 {
 		svc.forgetKey(keyID)
 	}
-	k, secret := newAPIKey(p.IsLive, now)
-	k.ProjectID = projectID
-	if err := svc.store.InsertAPIKey(ctx, k); err != nil {
-		return payment.APIKeyInfo{}, "", err
-	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditAPIKeyRolled, "api_key", keyID,
-		map[string]any{"newKeyId": k.ID, "oldKeyWorksUntil": end.Format(time.RFC3339)})
 	return payment.APIKeyInfo{ID: k.ID, IsLive: k.IsLive, Hint: k.Hint, CreatedAt: now}, secret, nil
 }

@@ -63,11 +63,43 @@ func (svc *Service) Invite(ctx context.Context, p payment.Principal, projectID, 
 	token := identity.NewToken()
 	inv := payment.Invitation{ID: payment.NewID(payment.PrefixInvitation, now), ProjectID: projectID, Email: email,
 		Role: payment.Role(role), InvitedBy: p.UserID, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
-	if err := svc.store.CreateInvitation(ctx, inv, payment.HashSecret(token)); err != nil {
+	err := svc.audited(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role},
+		func(ctx context.Context) error {
+			return svc.store.CreateInvitation(ctx, inv, payment.HashSecret(token))
+		})
+	if err != nil {
 		return inv, "", err
 	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role})
 	return inv, token, nil
+}
+
+// Invitations lists the project's pending invitations (owners).
+func (svc *Service) Invitations(ctx context.Context, p payment.Principal, projectID string) ([]payment.Invitation, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return nil, err
+	}
+	return svc.store.ListInvitations(ctx, projectID, svc.now())
+}
+
+// RevokeInvitation revokes a pending invitation of the project (owners):
+// its token no longer joins anyone.
+func (svc *Service) RevokeInvitation(ctx context.Context, p payment.Principal, projectID, id string) (payment.Invitation, error) {
+	if err := canManageKeys(p, projectID); err != nil {
+		return payment.Invitation{}, err
+	}
+	if !payment.ValidID(payment.PrefixInvitation, id) {
+		return payment.Invitation{}, payment.NotFound("Invitation")
+	}
+	var inv payment.Invitation
+	err := svc.audited(ctx, projectID, p.IsLive, payment.AuditInvitationRevoked, "invitation", id, map[string]any{"reason": "revoked"},
+		func(ctx context.Context) (err error) {
+			inv, err = svc.store.RevokeInvitation(ctx, projectID, id, svc.now())
+			return err
+		})
+	if errors.Is(err, payment.ErrNotFound) {
+		return inv, payment.NotFound("Invitation")
+	}
+	return inv, err
 }
 
 // AcceptInvitation makes the signed-in user a member with the
@@ -77,13 +109,19 @@ func (svc *Service) AcceptInvitation(ctx context.Context, u payment.User, token 
 	if len(token) != 64 {
 		return payment.Invitation{}, payment.NotFound("Invitation")
 	}
-	inv, err := svc.store.AcceptInvitation(ctx, payment.HashSecret(token), u, svc.now())
-	if errors.Is(err, payment.ErrNotFound) || payment.KindOf(err) == payment.KindNotFound {
+	var inv payment.Invitation
+	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
+		if inv, err = svc.store.AcceptInvitation(ctx, payment.HashSecret(token), u, svc.now()); err != nil {
+			return err
+		}
+		o := payment.OriginOf(ctx)
+		o.ActorKind, o.ActorID = payment.AuditActorUser, u.ID
+		a := svc.auditEntry(payment.WithOrigin(ctx, o), inv.ProjectID, false, payment.AuditMemberJoined, "member", u.ID,
+			map[string]any{"role": string(inv.Role), "invitationId": inv.ID})
+		return svc.store.RecordAudit(ctx, a)
+	})
+	if errors.Is(err, payment.ErrNotFound) {
 		return inv, payment.NotFound("Invitation")
-	}
-	if err == nil {
-		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: u.ID})
-		svc.audit(ctx, inv.ProjectID, false, payment.AuditMemberJoined, "member", u.ID, map[string]any{"role": string(inv.Role)})
 	}
 	return inv, err
 }
@@ -107,15 +145,26 @@ func (svc *Service) ChangeMember(ctx context.Context, p payment.Principal, proje
 	if !payment.ValidID(payment.PrefixUser, userID) {
 		return payment.NotFound("Member")
 	}
-	if err := svc.store.ChangeMember(ctx, projectID, userID, payment.Role(role)); err != nil {
-		return err
-	}
 	action, details := payment.AuditMemberRemoved, map[string]any(nil)
 	if role != "" {
 		action, details = payment.AuditMemberRoleChanged, map[string]any{"role": role}
 	}
-	svc.audit(ctx, projectID, p.IsLive, action, "member", userID, details)
-	return nil
+	return svc.audited(ctx, projectID, p.IsLive, action, "member", userID, details, func(ctx context.Context) error {
+		revoked, err := svc.store.ChangeMember(ctx, projectID, userID, payment.Role(role), svc.now())
+		if err != nil {
+			return err
+		}
+		// The invitations the member sent, and those addressed to them,
+		// end with the membership.
+		for _, id := range revoked {
+			a := svc.auditEntry(ctx, projectID, p.IsLive, payment.AuditInvitationRevoked, "invitation", id,
+				map[string]any{"reason": "member_removed", "memberId": userID})
+			if err := svc.store.RecordAudit(ctx, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // ProjectInput is a change of a project's name and settings; nil fields
@@ -181,11 +230,9 @@ func (svc *Service) UpdateProject(ctx context.Context, p payment.Principal, proj
 		return proj, err
 	}
 	proj.UpdatedAt = svc.now()
-	if err := svc.store.UpdateProject(ctx, proj); err != nil {
-		return proj, err
-	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditProjectUpdated, "project", projectID, nil)
-	return proj, nil
+	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditProjectUpdated, "project", projectID, nil,
+		func(ctx context.Context) error { return svc.store.UpdateProject(ctx, proj) })
+	return proj, err
 }
 
 // SetDepositKeyAs sets the deposit key of the principal's environment

@@ -73,6 +73,7 @@ func (svc *Service) passkeyUser(ctx context.Context, u payment.User) (passkeyUse
 		if err := json.Unmarshal(p.Credential, &c); err != nil {
 			return pu, nil, fmt.Errorf("passkey %s: %w", p.ID, err)
 		}
+		c.Authenticator.CloneWarning = false // set by this answer's check, never carried over
 		pu.creds = append(pu.creds, c)
 	}
 	return pu, stored, nil
@@ -160,7 +161,12 @@ func (svc *Service) FinishPasskeyRegistration(ctx context.Context, u payment.Use
 			b, _ := json.Marshal(cred)
 			p := store.StoredPasskey{Passkey: payment.Passkey{ID: payment.NewID(payment.PrefixPasskey, now), UserID: u.ID, Name: name, CreatedAt: now},
 				Credential: b}
-			if err := svc.store.InsertPasskey(ctx, p, cred.ID); err != nil {
+			if err := svc.store.InTx(ctx, func(ctx context.Context) error {
+				if err := svc.store.InsertPasskey(ctx, p, cred.ID); err != nil {
+					return err
+				}
+				return svc.accountEvent(ctx, u.ID, "", payment.AccountPasskeyAdded, Client{}, map[string]any{"passkeyId": p.ID, "name": name})
+			}); err != nil {
 				return payment.Passkey{}, err
 			}
 			return p.Passkey, nil
@@ -193,6 +199,31 @@ func (svc *Service) BeginPasskeyLogin(ctx context.Context) (string, any, error) 
 	return id, assertion.Response, err
 }
 
+// ErrClonedPasskey refuses a passkey whose signature counter went
+// backwards (or stood still): two copies of its key may exist.
+var ErrClonedPasskey = &payment.Error{Kind: payment.KindUnauthenticated, Message: "This passkey was refused: its signature counter " +
+	"went backwards, a sign that it may have been copied. Sign in with your password or another passkey, " +
+	"then remove this passkey from your account and add a new one"}
+
+// refuseClone records, in the account's security log, a passkey refused
+// for a signature counter that went backwards.
+func (svc *Service) refuseClone(ctx context.Context, userID string, credentialID []byte, c Client) error {
+	id := ""
+	if stored, err := svc.store.Passkeys(ctx, userID); err == nil {
+		for _, p := range stored {
+			var sc webauthn.Credential
+			if json.Unmarshal(p.Credential, &sc) == nil && string(sc.ID) == string(credentialID) {
+				id = p.ID
+			}
+		}
+	}
+	if err := svc.accountEvent(context.WithoutCancel(ctx), userID, "", payment.AccountPasskeyCloneRefused, c,
+		map[string]any{"passkeyId": id}); err != nil {
+		return err
+	}
+	return ErrClonedPasskey
+}
+
 // FinishPasskeyLogin verifies the authenticator's answer to a login
 // challenge and signs its user in. Every refusal is ErrBadPasskey.
 func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, credential []byte, c Client) (SignedIn, error) {
@@ -217,6 +248,9 @@ func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, 
 	}, session, parsed)
 	if err != nil {
 		return SignedIn{}, ErrBadPasskey
+	}
+	if cred.Authenticator.CloneWarning {
+		return SignedIn{}, svc.refuseClone(ctx, found.(passkeyUser).u.ID, cred.ID, c)
 	}
 	b, _ := json.Marshal(cred)
 	if err := svc.store.PasskeyUsed(ctx, cred.ID, b, svc.now()); err != nil {
@@ -254,6 +288,9 @@ func (svc *Service) checkPasskeyOf(ctx context.Context, u payment.User, challeng
 	}, session, parsed)
 	if err != nil || found.(passkeyUser).u.ID != u.ID {
 		return refused()
+	}
+	if cred.Authenticator.CloneWarning {
+		return svc.refuseClone(ctx, u.ID, cred.ID, Client{})
 	}
 	b, _ := json.Marshal(cred)
 	return svc.store.PasskeyUsed(ctx, cred.ID, b, svc.now())
@@ -300,9 +337,14 @@ func (svc *Service) DeletePasskey(ctx context.Context, userID, id string) error 
 	if !payment.ValidID(payment.PrefixPasskey, id) {
 		return payment.NotFound("Passkey")
 	}
-	if err := svc.store.DeletePasskey(ctx, userID, id); errors.Is(err, payment.ErrNotFound) {
+	err := svc.store.InTx(ctx, func(ctx context.Context) error {
+		if err := svc.store.DeletePasskey(ctx, userID, id); err != nil {
+			return err
+		}
+		return svc.accountEvent(ctx, userID, "", payment.AccountPasskeyRemoved, Client{}, map[string]any{"passkeyId": id})
+	})
+	if errors.Is(err, payment.ErrNotFound) {
 		return payment.NotFound("Passkey")
-	} else {
-		return err
 	}
+	return err
 }

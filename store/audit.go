@@ -12,7 +12,7 @@ import (
 
 // RecordAudit appends an entry to the audit log.
 func (s *Store) RecordAudit(ctx context.Context, a payment.AuditEntry) error {
-	return recordAudit(ctx, s.pool, a)
+	return recordAudit(ctx, s.db(ctx), a)
 }
 
 // execer runs a statement: the pool, or a transaction.

@@ -51,8 +51,8 @@ func (s *Store) SetPassword(ctx context.Context, userID, hash, keep string, now 
 
 // CreateUserSession records a dashboard session under its token's hash.
 func (s *Store) CreateUserSession(ctx context.Context, us payment.UserSession, tokenHash string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO user_sessions (id, user_id, token_hash, user_agent, ip, created_at, last_seen_at, expires_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$6,$7)`, us.ID, us.UserID, tokenHash, us.UserAgent, us.IP, us.CreatedAt, us.ExpiresAt)
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO user_sessions (id, user_id, token_hash, user_agent, ip, created_at, last_seen_at, expires_at, authenticated_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$6,$7,$6)`, us.ID, us.UserID, tokenHash, us.UserAgent, us.IP, us.CreatedAt, us.ExpiresAt)
 	return mapErr(err)
 }
 
@@ -61,9 +61,9 @@ func (s *Store) CreateUserSession(ctx context.Context, us payment.UserSession, t
 // sighting is moved to now when older than a minute.
 func (s *Store) UserSessionByToken(ctx context.Context, tokenHash string, idle time.Duration, now time.Time) (payment.UserSession, error) {
 	var us payment.UserSession
-	err := s.pool.QueryRow(ctx, `SELECT id, user_id, user_agent, ip, created_at, last_seen_at, expires_at FROM user_sessions
+	err := s.pool.QueryRow(ctx, `SELECT id, user_id, user_agent, ip, created_at, last_seen_at, expires_at, authenticated_at FROM user_sessions
 		WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3`, tokenHash, now, now.Add(-idle)).
-		Scan(&us.ID, &us.UserID, &us.UserAgent, &us.IP, &us.CreatedAt, &us.LastSeenAt, &us.ExpiresAt)
+		Scan(&us.ID, &us.UserID, &us.UserAgent, &us.IP, &us.CreatedAt, &us.LastSeenAt, &us.ExpiresAt, &us.AuthenticatedAt)
 	if err != nil {
 		return us, mapErr(err)
 	}
@@ -89,6 +89,13 @@ func (s *Store) ListUserSessions(ctx context.Context, userID string, idle time.D
 		err := r.Scan(&us.ID, &us.UserID, &us.UserAgent, &us.IP, &us.CreatedAt, &us.LastSeenAt, &us.ExpiresAt)
 		return us, err
 	})
+}
+
+// SessionAuthenticated records that the session's user proved who they
+// are at now (a re-authentication: sudo mode).
+func (s *Store) SessionAuthenticated(ctx context.Context, sessionID string, now time.Time) error {
+	_, err := s.db(ctx).Exec(ctx, `UPDATE user_sessions SET authenticated_at = $2 WHERE id = $1 AND revoked_at IS NULL`, sessionID, now)
+	return err
 }
 
 // RevokeUserSessions revokes a user's sessions: the one named by id, or
@@ -151,7 +158,7 @@ func (s *Store) CreateProjectWithOwner(ctx context.Context, p payment.Project, k
 
 // InsertAPIKey records a new API key of a project.
 func (s *Store) InsertAPIKey(ctx context.Context, k APIKey) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, project_id, is_live, key_hash, key_hint, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO api_keys (id, project_id, is_live, key_hash, key_hint, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
 		k.ID, k.ProjectID, k.IsLive, k.Hash, k.Hint, k.CreatedAt)
 	return mapErr(err)
 }
@@ -179,10 +186,10 @@ func (s *Store) EndAPIKey(ctx context.Context, projectID string, isLive bool, id
 	var tag interface{ RowsAffected() int64 }
 	var err error
 	if expiresAt == nil {
-		tag, err = s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = $4 WHERE project_id = $1 AND is_live = $2 AND id = $3
+		tag, err = s.db(ctx).Exec(ctx, `UPDATE api_keys SET revoked_at = $4 WHERE project_id = $1 AND is_live = $2 AND id = $3
 			AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $4)`, projectID, isLive, id, now)
 	} else {
-		tag, err = s.pool.Exec(ctx, `UPDATE api_keys SET expires_at = least(coalesce(expires_at, $5), $5) WHERE project_id = $1 AND is_live = $2
+		tag, err = s.db(ctx).Exec(ctx, `UPDATE api_keys SET expires_at = least(coalesce(expires_at, $5), $5) WHERE project_id = $1 AND is_live = $2
 			AND id = $3 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $4)`, projectID, isLive, id, now, *expiresAt)
 	}
 	if err != nil {

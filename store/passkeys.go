@@ -34,7 +34,7 @@ type StoredPasskey struct {
 
 // InsertPasskey records a user's new passkey.
 func (s *Store) InsertPasskey(ctx context.Context, p StoredPasskey, credentialID []byte) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO passkeys (id, user_id, credential_id, credential, name, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO passkeys (id, user_id, credential_id, credential, name, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
 		p.ID, p.UserID, credentialID, p.Credential, p.Name, p.CreatedAt)
 	return mapErr(err)
 }
@@ -74,7 +74,7 @@ func (s *Store) RenamePasskey(ctx context.Context, userID, id, name string) erro
 // DeletePasskey deletes a user's passkey; ErrNotFound when it is not
 // theirs.
 func (s *Store) DeletePasskey(ctx context.Context, userID, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM passkeys WHERE user_id = $1 AND id = $2`, userID, id)
+	tag, err := s.db(ctx).Exec(ctx, `DELETE FROM passkeys WHERE user_id = $1 AND id = $2`, userID, id)
 	if err == nil && tag.RowsAffected() == 0 {
 		return payment.ErrNotFound
 	}

@@ -78,7 +78,13 @@ func Migrate(ctx context.Context, url string) error {
 
 // WithTx runs fn in a transaction, committed if fn returns nil.
 func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+	var tx pgx.Tx
+	var err error
+	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		tx, err = outer.Begin(ctx) // within InTx: a savepoint of its transaction
+	} else {
+		tx, err = s.pool.Begin(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

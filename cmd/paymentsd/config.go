@@ -48,6 +48,9 @@ type config struct {
 	SignupDisabled bool
 	// Shape is the API's shape (API_SHAPE: first, the default, or second).
 	Shape api.Shape
+	// ReauthWindow is how long a sign-in opens sensitive actions (sudo
+	// mode, REAUTH_WINDOW, default 10m).
+	ReauthWindow time.Duration
 }
 
 func env(name, def string) string {
@@ -119,6 +122,9 @@ func loadConfig() (config, error) {
 	}
 	if c.WebhookDisableAfter, err = time.ParseDuration(env("WEBHOOK_DISABLE_AFTER", "120h")); err != nil || c.WebhookDisableAfter <= 0 {
 		return c, fmt.Errorf("WEBHOOK_DISABLE_AFTER: want a duration such as 120h")
+	}
+	if c.ReauthWindow, err = time.ParseDuration(env("REAUTH_WINDOW", "10m")); err != nil || c.ReauthWindow < time.Minute || c.ReauthWindow > 12*time.Hour {
+		return c, fmt.Errorf("REAUTH_WINDOW: want a duration from 1m to 12h, such as 10m")
 	}
 	networks := []byte(os.Getenv("NETWORKS"))
 	if path := os.Getenv("NETWORKS_FILE"); path != "" {

@@ -254,7 +254,7 @@ func runAPI(ctx context.Context) error {
 	}
 	defer d.Close()
 	cfg := api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies, SignupDisabled: c.SignupDisabled,
-		Shape: c.Shape}
+		Shape: c.Shape, ReauthWindow: c.ReauthWindow}
 	if c.RedisURL != "" {
 		client, err := openRedis(ctx, c.RedisURL)
 		if err != nil {

@@ -76,6 +76,7 @@ func setup(t *testing.T) world {
 			"userId":        w.victim.userID,
 			"userSessionId": w.victim.userSessionID,
 			"passkeyId":     payment.NewID(payment.PrefixPasskey, time.Now()),     // the victim has none: a well-formed ID
+			"invitationId":  payment.NewID(payment.PrefixInvitation, time.Now()),  // none pending: a well-formed ID
 			"clientId":      payment.NewID(payment.PrefixOAuthClient, time.Now()), // the victim has none: a well-formed ID
 			"grantId":       payment.NewID(payment.PrefixOAuthGrant, time.Now()),
 			"file":          "qr.png",

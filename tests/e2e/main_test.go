@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"testing"
 	"time"
@@ -128,6 +129,9 @@ type apiOptions struct {
 	temporal client.Client
 	// shape is the API's shape (empty: the first).
 	shape api.Shape
+	// proxies are the API's trusted proxies: from them, X-Forwarded-For
+	// names the client (tests from several client addresses).
+	proxies []netip.Prefix
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
@@ -149,7 +153,7 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) 
 	if limits == nil {
 		limits = map[api.Tier]uint64{api.Relaxed: 10000, api.SemiRelaxed: 10000, api.Standard: 10000, api.Moderate: 10000, api.Strict: 10000}
 	}
-	a, err := api.New(e, api.Config{Limits: limits, PublicURL: "https://pay.example.test", Shape: opts.shape})
+	a, err := api.New(e, api.Config{Limits: limits, PublicURL: "https://pay.example.test", Shape: opts.shape, TrustedProxies: opts.proxies})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,14 @@ export class APIError extends Error {
 
 let environment = "sandbox";
 let signedOut = () => {};
+// reauthenticate asks the user to confirm who they are (sudo mode); it
+// resolves true once POST /auth/reauthenticate succeeded, false if they
+// gave up.
+let reauthenticate = async () => false;
 
 export function setEnvironment(env) { environment = env; }
 export function onSignedOut(fn) { signedOut = fn; }
+export function onReauthenticationRequired(fn) { reauthenticate = fn; }
 
 function headers(extra) {
   return Object.assign({ Accept: "application/json", "Paymentsd-Environment": environment }, extra);
@@ -39,6 +44,10 @@ async function request(method, path, body, opts = {}) {
   }
   if (!env.success) {
     if (res.status === 401 && !opts.quiet) signedOut();
+    // A sensitive action after an old sign-in: confirm, then retry once.
+    if (res.status === 403 && env.error && env.error.code === "REAUTHENTICATION_REQUIRED" && !opts.retried && await reauthenticate()) {
+      return request(method, path, body, Object.assign({}, opts, { retried: true }));
+    }
     throw new APIError(res.status, env);
   }
   return env;

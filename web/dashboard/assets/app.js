@@ -1,7 +1,8 @@
 // The dashboard: routing, the signed-in user's projects, the layout, and
 // the environment switch. Pages live in pages/*.js.
 import * as api from "./api.js";
-import { h, add, clear, toast } from "./ui.js";
+import { h, add, clear, toast, dialog, form, field, input } from "./ui.js";
+import * as passkeys from "./webauthn.js";
 import * as auth from "./pages/auth.js";
 import * as account from "./pages/account.js";
 import * as overview from "./pages/overview.js";
@@ -47,6 +48,26 @@ let generation = 0;
 
 export function canWrite() { return state.role === "owner" || state.role === "developer"; }
 export function isOwner() { return state.role === "owner"; }
+
+// Sudo mode: a sensitive action after an old sign-in asks for the
+// password (or a passkey) in a dialog, then the action is retried.
+api.onReauthenticationRequired(() => dialog("Confirm it is you", (close) => {
+  const password = input({ type: "password", autocomplete: "current-password", id: "reauth-password", "data-field": "password" });
+  const usePasskey = passkeys.supported() ? h("button", { type: "button", onclick: async () => {
+    try {
+      await passkeys.assert("/auth/reauthenticate");
+      close(true);
+    } catch (err) { toast(err.message || "The passkey was not accepted", "bad"); }
+  } }, "Use a passkey") : null;
+  return h("div", {},
+    h("p", {}, "This action changes who can reach your account or your project's money. Confirm your password (or use a passkey) to go on; you will not be asked again for a few minutes."),
+    form({}, [field("Password", password, { name: "password" }),
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Confirm"), usePasskey,
+        h("button", { type: "button", onclick: () => close(false) }, "Cancel"))], async () => {
+      await api.post("/auth/reauthenticate", { password: password.value });
+      close(true);
+    }));
+}).then((ok) => ok === true));
 
 api.onSignedOut(() => {
   state.me = null;

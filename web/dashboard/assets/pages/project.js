@@ -93,6 +93,21 @@ export async function members(main) {
       } }, "Remove") : null },
     ], list, { caption: "Members" }));
   if (!isOwner()) return add(main, ownersOnly());
+  const pending = await api.get(`${project()}/invitations`);
+  add(main, section("Pending invitations", table([
+    { label: "Email", cell: (i) => i.email },
+    { label: "Role", cell: (i) => titleCase(i.role) },
+    { label: "Invited by", cell: (i) => i.invitedByEmail || i.invitedBy },
+    { label: "Expires", cell: (i) => time(i.expiresAt) },
+    { label: "", class: "actions-cell", cell: (i) => h("button", { type: "button", class: "small danger", "data-revoke": i.email, onclick: async () => {
+      if (!(await confirm("Revoke invitation", `The invitation sent to ${i.email} will no longer let anyone join.`, "Revoke", true))) return;
+      try {
+        await api.del(`${project()}/invitations/${i.id}`);
+        toast("Invitation revoked");
+      } catch (err) { toast(err.message, "bad"); }
+      go(location.pathname, { replace: true });
+    } }, "Revoke") },
+  ], pending, { caption: "Pending invitations", empty: "No invitation is waiting for an answer." })));
   const email = input({ type: "email", autocomplete: "off" });
   const role = select(roles, "developer");
   add(main, section("Invite someone", form({ class: "inline" }, [field("Email", email, { name: "email" }), field("Role", role, { name: "role" }),
@@ -101,6 +116,7 @@ export async function members(main) {
     const link = `${location.origin}/dashboard/invitation#token=${encodeURIComponent(r.token)}`;
     await secret("Invitation link", link, `Send this link to ${r.invitation.email}; it is shown this once and works until ${new Date(r.invitation.expiresAt).toLocaleString()}.`);
     email.value = "";
+    go(location.pathname, { replace: true }); // the new invitation joins the pending ones
   })));
 }
 

@@ -1,0 +1,266 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/views"
+)
+
+// DefaultReauthWindow is how long after the last sign-in or
+// re-authentication a session may take a sensitive action (sudo mode).
+const DefaultReauthWindow = 10 * time.Minute
+
+// ReauthenticationRequired is the error code (403) of a sensitive action
+// asked by a session whose last sign-in is older than the window: the
+// client re-authenticates (POST /api/v1/auth/reauthenticate) and retries.
+const ReauthenticationRequired = "REAUTHENTICATION_REQUIRED"
+
+// sensitiveRoutes are the actions that take over an account or a
+// project's money when a stolen session makes them: they need a fresh
+// sign-in. Only the session cookie (or the second shape's session token)
+// reaches them: API keys and access tokens are refused on every one.
+var sensitiveRoutes = map[string]bool{
+	"POST /api/v1/auth/password":                                        true,
+	"POST /api/v1/auth/passkeys/registration-options":                   true,
+	"POST /api/v1/auth/passkeys":                                        true,
+	"DELETE /api/v1/auth/passkeys/{passkeyId}":                          true,
+	"POST /api/v1/projects/{projectId}/api-keys":                        true,
+	"POST /api/v1/projects/{projectId}/api-keys/{keyId}/roll":           true,
+	"POST /api/v1/projects/{projectId}/deposit-key":                     true,
+	"POST /api/v1/projects/{projectId}/invitations":                     true,
+	"PATCH /api/v1/projects/{projectId}/members/{userId}":               true,
+	"DELETE /api/v1/projects/{projectId}/members/{userId}":              true, // removing another; leaving is not
+	"POST /api/v1/projects/{projectId}/oauth-clients":                   true,
+	"POST /api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke": true,
+}
+
+// SensitiveRoute reports whether a route (method and pattern) needs a
+// fresh sign-in, for the tests and the documents.
+func SensitiveRoute(method, pattern string) bool { return sensitiveRoutes[method+" "+pattern] }
+
+const memberPattern = "/api/v1/projects/{projectId}/members/{userId}"
+
+// leaving is a member removing themselves: any role may.
+func leaving(r *http.Request, in signedIn) bool {
+	return r.Method == http.MethodDelete && r.Pattern == memberPattern && r.PathValue("userId") == in.user.ID
+}
+
+// needsReauthentication is a sensitive action asked by a session whose
+// last proof of identity is older than the window.
+func (s *Server) needsReauthentication(r *http.Request, in signedIn) bool {
+	if !sensitiveRoutes[r.Method+" "+r.Pattern] || leaving(r, in) {
+		return false
+	}
+	return time.Since(in.session.AuthenticatedAt) > s.reauthWindow
+}
+
+// reauthenticationRefused answers 403 REAUTHENTICATION_REQUIRED to a
+// sensitive action of a session not freshly signed in; before the
+// idempotency key is claimed, so that the retry after re-authenticating
+// runs.
+func (s *Server) reauthenticationRefused(w http.ResponseWriter, r *http.Request, signed *signedIn) bool {
+	if signed == nil || !s.needsReauthentication(r, *signed) {
+		return false
+	}
+	fail(w, r, http.StatusForbidden, ReauthenticationRequired, "This action needs a fresh sign-in: confirm your password or a passkey "+
+		"(POST /api/v1/auth/reauthenticate), then retry", nil)
+	return true
+}
+
+func environmentName(isLive bool) string {
+	if isLive {
+		return "live"
+	}
+	return "sandbox"
+}
+
+func (s *Server) sudoRoutes() {
+	s.route("/api/v1/auth/reauthenticate", map[string]endpoint{http.MethodPost: {Strict, user, s.reauthenticate}})
+	s.route("/api/v1/auth/security-log", map[string]endpoint{http.MethodGet: {Relaxed, user, s.securityLog}})
+	s.route("/api/v1/projects/{projectId}/invitations/{invitationId}", map[string]endpoint{http.MethodDelete: {Moderate, member, s.revokeInvitation}})
+}
+
+// reauthenticate takes {password} or a passkey's answer to a sign-in
+// challenge {challengeId, credential}; the session counts as freshly
+// signed in. Wrong passwords spend the account's budget from this address
+// as failed sign-ins do.
+func (s *Server) reauthenticate(w http.ResponseWriter, r *http.Request) error {
+	u := currentUser(r)
+	body, _ := io.ReadAll(r.Body)
+	obj, err := parseObject(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	proof := service.Proof{CurrentPassword: f.str("password")}
+	cid, cred := f.str("challengeId"), f.raw("credential")
+	f.done()
+	if err := probs.Err(); err != nil {
+		return err
+	}
+	if cid != nil {
+		proof.ChallengeID = *cid
+	}
+	if _, isObj := cred.(map[string]any); isObj {
+		proof.Credential, _ = json.Marshal(cred)
+	}
+	ip := s.clientIP(r)
+	if proof.CurrentPassword != nil {
+		if err := s.loginGate(r.Context(), w.Header(), u.user.Email, ip); err != nil {
+			return err
+		}
+	}
+	if err := s.svc.Reauthenticate(r.Context(), u.user, u.session, proof); err != nil {
+		if proof.CurrentPassword != nil && payment.KindOf(err) == payment.KindValidation {
+			s.loginFailed(r.Context(), u.user.Email, ip)
+		}
+		return err
+	}
+	until := time.Now().Add(s.reauthWindow)
+	ok(w, r, http.StatusOK, "Identity confirmed; sensitive actions are open to this session for a while",
+		map[string]any{"sensitiveActionsUntil": views.Time(until)})
+	return nil
+}
+
+type accountEventView struct {
+	ID         string         `json:"id"`
+	OccurredAt string         `json:"occurredAt"`
+	Action     string         `json:"action"`
+	SessionID  string         `json:"sessionId"`
+	IP         string         `json:"ip"`
+	UserAgent  string         `json:"userAgent"`
+	Details    map[string]any `json:"details"`
+}
+
+func (s *Server) securityLog(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.AccountEvents(r.Context(), currentUser(r).user.ID)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Security log retrieved", mapSlice(list, func(e payment.AccountEvent) accountEventView {
+		d := e.Details
+		if d == nil {
+			d = map[string]any{}
+		}
+		return accountEventView{ID: e.ID, OccurredAt: views.Time(e.OccurredAt), Action: e.Action, SessionID: e.SessionID, IP: e.IP,
+			UserAgent: e.UserAgent, Details: d}
+	}))
+	return nil
+}
+
+type invitationView struct {
+	ID             string `json:"id"`
+	Email          string `json:"email"`
+	Role           string `json:"role"`
+	InvitedBy      string `json:"invitedBy"`
+	InvitedByEmail string `json:"invitedByEmail"`
+	CreatedAt      string `json:"createdAt"`
+	ExpiresAt      string `json:"expiresAt"`
+}
+
+func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Invitations(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Pending invitations retrieved", mapSlice(list, func(i payment.Invitation) invitationView {
+		return invitationView{ID: i.ID, Email: i.Email, Role: string(i.Role), InvitedBy: i.InvitedBy, InvitedByEmail: i.InvitedByEmail,
+			CreatedAt: views.Time(i.CreatedAt), ExpiresAt: views.Time(i.ExpiresAt)}
+	}))
+	return nil
+}
+
+func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
+	inv, err := s.svc.RevokeInvitation(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("invitationId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Invitation revoked", map[string]any{"id": inv.ID, "email": inv.Email})
+	return nil
+}
+
+// Sign-in throttling (docs/identity.md "Sign-in throttling"). Failed
+// passwords are counted per account and client address, and per account:
+//   - an address that has spent its budget of failures on an account is
+//     refused (429) for that account until the window refills;
+//   - an account whose failures, from anywhere, have spent the account's
+//     budget is under attack: every attempt on it waits loginSlowdown, and
+//     an address that has failed on it at all in the window is refused;
+//     an address that has not failed is never refused, so a guesser
+//     cannot lock the holder of the password out.
+//
+// Both budgets are the Moderate tier's, in the rate limiter's store (Redis
+// when several replicas run).
+
+// loginSlowdown is the wait of every attempt on an account under attack.
+var loginSlowdown = time.Second
+
+func loginPairCounter(email, ip string) string {
+	return "login-failure:" + strings.ToLower(strings.TrimSpace(email)) + "|" + ip
+}
+
+func loginAccountCounter(email string) string {
+	return "login-failure:account:" + strings.ToLower(strings.TrimSpace(email))
+}
+
+// spent reads a failure budget without spending it: whether it is
+// exhausted, and whether any of it was spent.
+func (s *Server) spent(ctx context.Context, counter string) (exhausted, touched bool) {
+	tokens, remaining, err := s.limiters[Moderate].Get(ctx, limitKey(Moderate, counter))
+	if err != nil || tokens == 0 {
+		return false, false // untouched, or a broken store: never a lockout
+	}
+	return remaining == 0, remaining < tokens
+}
+
+var errLoginThrottled = &payment.Error{Kind: payment.KindRateLimited,
+	Message: "Too many failed sign-ins for this account from this address; wait a minute, or sign in from where you usually do"}
+
+// loginGate lets a sign-in attempt on an account from an address go on,
+// slowed when the account is under attack, or refuses it.
+func (s *Server) loginGate(ctx context.Context, out http.Header, email, ip string) error {
+	pair := loginPairCounter(email, ip)
+	if exhausted, _ := s.spent(ctx, pair); exhausted {
+		// Confirm with Take, which refills a bucket whose window passed.
+		if err := s.take(ctx, out, Moderate, pair); err != nil {
+			return errLoginThrottled
+		}
+	}
+	account := loginAccountCounter(email)
+	attacked, _ := s.spent(ctx, account)
+	if attacked {
+		// memorystore's Get reports the last window it took from: Take
+		// confirms the account's budget is spent in this one (a Take that
+		// succeeds starts a new window, and pays a failure in advance).
+		_, _, _, allowed, err := s.limiters[Moderate].Take(ctx, limitKey(Moderate, account))
+		attacked = err == nil && !allowed
+	}
+	if attacked {
+		if _, failedHere := s.spent(ctx, pair); failedHere {
+			out.Set("Retry-After", "60")
+			return errLoginThrottled
+		}
+		select {
+		case <-time.After(loginSlowdown):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// loginFailed spends one failure of the account from the address, and
+// one of the account's.
+func (s *Server) loginFailed(ctx context.Context, email, ip string) {
+	for _, c := range []string{loginPairCounter(email, ip), loginAccountCounter(email)} {
+		_, _, _, _, _ = s.limiters[Moderate].Take(ctx, limitKey(Moderate, c))
+	}
+}
