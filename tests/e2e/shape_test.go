@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/views"
+	"github.com/paymentsd/paymentsd/webhook"
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // The REST contract in both shapes (spec section 9), one table: each case
@@ -22,9 +28,16 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 	owner, keys := ownedProject(t, base, "Two shapes")
 	_, other := ownedProject(t, base, "Another shop")
 	stranger := signup(t, base)
+	// A merchant's webhook endpoint, a real receiver: the shared worker
+	// delivers in the first shape.
+	rcv := newReceiver(t)
+	hook := post(t, base, "/api/v1/projects/"+keys.id+"/webhooks", keys.key, map[string]any{"url": rcv.URL + "/hooks", "enabledEvents": []string{"*"}})
+	mustStatus(t, hook, http.StatusCreated)
+	rcv.setSecrets(str(hook.data()["secret"]))
 	cs := openSession(t, base, keys, "3.00", "usdc-devnet")
 	tx := waitTx(t, base, keys, payToken(t, 0, str(cs["depositAddress"]), units("3000000")), "finalized")
 	waitSession(t, base, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	checkShapedWebhooks(t, base, keys, str(hook.data()["id"]), rcv, str(tx["id"]))
 
 	// Session tokens of the owner and a stranger, as a non-browser
 	// client gets them from login.
@@ -70,17 +83,39 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 			return ""
 		}
 	}
-	hasStatus := func(w string) func(response) string {
-		return func(r response) string {
-			if r.data()["status"] != w {
-				return "status " + str(r.data()["status"]) + ", want " + w
+	// history: a transaction's statusHistory, as the shape names it.
+	history := func(w ...string) func(map[string]any) string {
+		return func(tx map[string]any) string {
+			h, _ := tx["statusHistory"].([]any)
+			var got []string
+			for _, e := range h {
+				got = append(got, str(e.(map[string]any)["status"]))
+				if str(e.(map[string]any)["at"]) == "" {
+					return "a statusHistory entry without its time"
+				}
+			}
+			if !slices.Equal(got, w) {
+				return "statusHistory " + strings.Join(got, ", ") + ", want " + strings.Join(w, ", ")
 			}
 			return ""
 		}
 	}
-	// eventStatuses: the finalized transaction's event names its status as
-	// the shape does.
-	eventStatuses := func(w string) func(response) string {
+	firstHistory, secondHistory := history("pending", "confirmed", "finalized"), history("pending", "completed")
+	if !slices.Contains([]string{"pending", ""}, str(tx["statusHistory"].([]any)[0].(map[string]any)["status"])) {
+		firstHistory = history("confirmed", "finalized") // first seen confirmed
+		secondHistory = history("completed")
+	}
+	txIs := func(status string, h func(map[string]any) string) func(response) string {
+		return func(r response) string {
+			if r.data()["status"] != status {
+				return "status " + str(r.data()["status"]) + ", want " + status
+			}
+			return h(r.data())
+		}
+	}
+	// eventStatuses: the finalized transaction's event names its status,
+	// and its status history, as the shape does.
+	eventStatuses := func(w string, h func(map[string]any) string) func(response) string {
 		return func(r response) string {
 			seen := 0
 			for _, it := range r.list() {
@@ -91,6 +126,9 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 					seen++
 					if data["status"] != w {
 						return "transaction.finalized data.status " + str(data["status"])
+					}
+					if msg := h(data); msg != "" {
+						return "transaction.finalized data: " + msg
 					}
 				}
 			}
@@ -141,7 +179,7 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 		{"isLive", request{method: "GET", path: txs + "?isLive=false", key: keys.key},
 			want{200, nil}, want{422, names("isLive")}},
 		{"one transaction", request{method: "GET", path: txs + "/" + str(tx["id"]), key: keys.key},
-			want{200, hasStatus("finalized")}, want{200, hasStatus("completed")}},
+			want{200, txIs("finalized", firstHistory)}, want{200, txIs("completed", secondHistory)}},
 		{"session by ID, API key", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["id"]), headers: map[string]string{"X-API-Key": keys.key}},
 			want{404, nil}, want{200, isSession}},
 		{"session by ID, session token", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["id"]), key: ownerToken},
@@ -155,13 +193,24 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 		{"session by token", request{method: "GET", path: "/api/v1/checkout/sessions/" + str(cs["token"])},
 			want{200, nil}, want{200, nil}},
 		{"events", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/events?limit=100", key: keys.key},
-			want{200, eventStatuses("finalized")}, want{200, eventStatuses("completed")}},
+			want{200, eventStatuses("finalized", firstHistory)}, want{200, eventStatuses("completed", secondHistory)}},
 		{"me", request{method: "GET", path: "/api/v1/auth/me", headers: map[string]string{"Cookie": api.SessionCookie + "=" + owner.cookie}},
 			want{200, apiShape("first")}, want{200, apiShape("second")}},
 		{"plans with a session token", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", key: ownerToken},
 			want{401, nil}, want{200, nil}},
 		{"plans with X-API-Key", request{method: "GET", path: "/api/v1/projects/" + keys.id + "/payment-plans", headers: map[string]string{"X-API-Key": keys.key}},
 			want{200, nil}, want{200, nil}},
+	}
+	// The CSV export's status column, in each shape.
+	for shape, want := range map[string]string{first.URL: "finalized", second.URL: "completed"} {
+		_, rows := csvExport(t, shape, txs, keys.key)
+		if len(rows) != 2 || column(rows, 1, "status") != want {
+			t.Errorf("CSV export from %s: %v; want one row, status %s", shape, rows, want)
+		}
+	}
+	_, rows := csvExport(t, second.URL, txs+"?status=completed", keys.key)
+	if len(rows) != 2 {
+		t.Errorf("CSV export of the completed transactions: %v", rows)
 	}
 	for _, c := range cases {
 		for _, shape := range []struct {
@@ -179,6 +228,60 @@ func TestTheRESTContractInBothShapes(t *testing.T) {
 					t.Errorf("%s, %s shape: %s: %.300s", c.name, shape.name, msg, r.Raw)
 				}
 			}
+		}
+	}
+}
+
+// checkShapedWebhooks: the first shape's worker delivered the finalized
+// transaction's event with the record's statuses; a second-shape worker's
+// delivery of the same event (the activity the worker runs, API_SHAPE=
+// second) reaches the same receiver with the second shape's status and
+// status history.
+func checkShapedWebhooks(t *testing.T, base string, keys projectKeys, hookID string, rcv *receiver, txID string) {
+	t.Helper()
+	ev := rcv.waitFor(t, "transaction.finalized", txID)
+	statuses := func(ev map[string]any) []string {
+		var out []string
+		for _, e := range ev["data"].(map[string]any)["statusHistory"].([]any) {
+			out = append(out, str(e.(map[string]any)["status"]))
+		}
+		return out
+	}
+	if got := statuses(ev); ev["data"].(map[string]any)["status"] != "finalized" || !slices.Contains(got, "confirmed") || got[len(got)-1] != "finalized" {
+		t.Errorf("first-shape webhook: %v", ev["data"])
+	}
+	var deliveryID string
+	for _, d := range get(t, base, "/api/v1/projects/"+keys.id+"/events/"+str(ev["id"])+"/deliveries", keys.key).list() {
+		if d.(map[string]any)["webhookId"] == hookID {
+			deliveryID = str(d.(map[string]any)["id"])
+		}
+	}
+	if deliveryID == "" {
+		t.Fatal("no delivery of the event to the endpoint")
+	}
+	rcv.mu.Lock()
+	before := len(rcv.events)
+	rcv.mu.Unlock()
+	worker := activities.Activities{Store: st, Chains: chains, Webhooks: activities.Webhooks{Temporal: temporal, Sealer: sealer,
+		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true}), Shape: views.ShapeSecond}}
+	res, err := worker.DeliverWebhook(context.Background(), workflows.DeliverInput{DeliveryInput: workflows.DeliveryInput{
+		DeliveryID: deliveryID, EventID: str(ev["id"]), EndpointID: hookID}, Attempt: 2, At: time.Now()})
+	if err != nil || !res.Delivered {
+		t.Fatalf("second-shape delivery: %+v %v", res, err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.events) != before+1 || rcv.rejected != 0 {
+		t.Fatalf("the receiver got %d events, rejected %d", len(rcv.events)-before, rcv.rejected)
+	}
+	second := rcv.events[before]
+	got := statuses(second)
+	if second["id"] != ev["id"] || second["data"].(map[string]any)["status"] != "completed" || got[len(got)-1] != "completed" {
+		t.Errorf("second-shape webhook: %v", second["data"])
+	}
+	for i, status := range got {
+		if !slices.Contains([]string{"pending", "completed", "failed"}, status) || i > 0 && got[i-1] == status {
+			t.Errorf("second-shape webhook statusHistory %v", got)
 		}
 	}
 }
