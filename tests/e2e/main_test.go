@@ -128,6 +128,8 @@ type apiOptions struct {
 	temporal client.Client
 	// shape is the API's shape (empty: the first).
 	shape api.Shape
+	// maxOpenHolds bounds a plan's open holds (zero: the default).
+	maxOpenHolds int
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
@@ -144,6 +146,7 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) 
 	if opts.temporal != nil {
 		d.Temporal = opts.temporal
 	}
+	d.MaxOpenHolds = opts.maxOpenHolds
 	e := service.New(d)
 	limits := opts.limits
 	if limits == nil {
