@@ -285,6 +285,7 @@ func (s *Server) routes() {
 	s.dashboardRoutes()
 	s.accountRoutes()
 	s.memberRoutes()
+	s.recipientRoutes()
 	s.oauthClientRoutes()
 	s.sudoRoutes()
 	s.oauthRoutes()
@@ -475,7 +476,7 @@ func requiredScope(path, method string) string {
 		return ""
 	}
 	segment, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
-	kind := map[string]string{"": "project", "overview": "project", "audit-log": "project", "deposit-addresses": "project", "deposit-key": "project",
+	kind := map[string]string{"": "project", "overview": "project", "audit-log": "project", "deposit-addresses": "project", "deposit-key": "project", "recipients": "project",
 		"payment-plans": "plans", "checkout-sessions": "checkout_sessions", "transactions": "transactions",
 		"webhooks": "webhooks", "events": "webhooks"}[segment]
 	switch {

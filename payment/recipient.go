@@ -43,7 +43,9 @@ func sameUnits(a, b string) bool {
 }
 
 // RecipientOwner is the project a shared recipient's transfers that match
-// no hold are recorded for: the project of its latest hold.
+// no hold are recorded for: the project that verified it in the
+// environment (store.VerifyRecipient), none (ProjectID "") when no
+// project did.
 type RecipientOwner struct {
 	ProjectID string
 	IsLive    bool
@@ -69,9 +71,11 @@ type Recipients struct {
 //   - to a session's own deposit address: that session, whatever the
 //     amount;
 //   - to a shared recipient: the session holding exactly that amount of
-//     that asset when it was mined; when none does, a session with no ID
-//     (the recipient's project): the transfer is recorded as unmatched,
-//     for the merchant to assign by hand. Never by the recipient alone.
+//     that asset when it was mined (only the owner's holds are given);
+//     when none does, a session with no ID of the recipient's owner: the
+//     transfer is recorded as unmatched, for the owner to assign by hand;
+//     not recorded at all when no project owns the recipient. Never by
+//     the recipient alone.
 func (r Recipients) SessionOf(t Transfer, minedAt time.Time) (Session, bool) {
 	to := strings.ToLower(t.To)
 	for _, s := range r.Deposit {
@@ -85,12 +89,17 @@ func (r Recipients) SessionOf(t Transfer, minedAt time.Time) (Session, bool) {
 	}
 	var best *Reservation
 	for i, h := range r.Reserved {
-		if h.Recipient == to && h.holds(t.AssetID, t.AmountBaseUnits, minedAt) && (best == nil || h.From.After(best.From)) {
+		if h.Recipient == to && (owner.ProjectID == "" || h.Session.ProjectID == owner.ProjectID) && h.holds(t.AssetID, t.AmountBaseUnits, minedAt) && (best == nil || h.From.After(best.From)) {
 			best = &r.Reserved[i]
 		}
 	}
 	if best != nil {
 		return best.Session, true
+	}
+	if owner.ProjectID == "" {
+		// Nobody has proven control of the address: its unmatched
+		// transfers are nobody's to see or assign.
+		return Session{}, false
 	}
 	s := Session{ProjectID: owner.ProjectID, IsLive: owner.IsLive, DepositAddress: t.To}
 	if r.Asset != nil {

@@ -40,12 +40,31 @@ func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) erro
 	if err != nil {
 		return fmt.Errorf("deposit key of %s: %w", s.ProjectID, err)
 	}
-	addr, err := key.DeriveAddress(uint32(index))
-	if err != nil {
-		return err
+	// An address that is a verified recipient (of any project) is never a
+	// session's deposit address: its transfers would be the session's. Its
+	// index is skipped; the next is taken.
+	for skipped := 0; ; skipped++ {
+		addr, err := key.DeriveAddress(uint32(index))
+		if err != nil {
+			return err
+		}
+		taken, err := svc.store.IsVerifiedRecipient(ctx, addr.Hex())
+		if err != nil {
+			return fmt.Errorf("deposit address: %w", err)
+		}
+		if !taken {
+			s.DepositAddress, s.DepositIndex = addr.Hex(), &index
+			return nil
+		}
+		slog.WarnContext(ctx, "deposit address skipped: it is a verified recipient, so whoever verified it holds this deposit key",
+			"project", s.ProjectID, "index", index, "address", addr.Hex())
+		if skipped >= 16 {
+			return fmt.Errorf("deposit address: %d derived addresses in a row are verified recipients", skipped+1)
+		}
+		if _, index, err = svc.store.NextDepositIndex(ctx, s.ProjectID, s.IsLive); err != nil {
+			return fmt.Errorf("deposit index: %w", err)
+		}
 	}
-	s.DepositAddress, s.DepositIndex = addr.Hex(), &index
-	return nil
 }
 
 // sharedRecipientOptions gives a session of a plan priced in token amounts
@@ -82,7 +101,10 @@ func (svc *Service) sharedRecipientOptions(ctx context.Context, plan payment.Pla
 		probs.Add("paymentPlanId", "none of the payment plan's assets has a USD price now")
 		return probs.Err()
 	}
-	options, err := svc.store.ReserveAmounts(ctx, *s)
+	options, err := svc.store.ReserveAmounts(ctx, *s, svc.maxOpenHolds)
+	if payment.KindOf(err) != payment.KindInternal {
+		return err // the recipient not verified, or too many holds
+	}
 	if err != nil {
 		return fmt.Errorf("reserve amounts: %w", err)
 	}

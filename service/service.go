@@ -42,6 +42,11 @@ type Deps struct {
 	// SessionLifetime is how long a checkout session stays open; zero is
 	// payment.DefaultSessionLifetime.
 	SessionLifetime time.Duration
+	// MaxOpenHolds bounds the holds on a shared recipient: sessions of one
+	// plan holding amounts at once, and base units asked above the plan's
+	// amount (RECIPIENT_MAX_OPEN_HOLDS); zero is
+	// payment.DefaultMaxOpenHolds.
+	MaxOpenHolds int
 	// Now is the clock; nil is the wall clock.
 	Now func() time.Time
 }
@@ -56,6 +61,7 @@ type Service struct {
 	chains          chainwatch.Chains
 	sealer          *webhook.Sealer
 	sessionLifetime time.Duration
+	maxOpenHolds    int
 	clock           func() time.Time
 	starts          *sessionstart.Starter
 
@@ -70,7 +76,10 @@ type Service struct {
 // New returns the service over d.
 func New(d Deps) *Service {
 	svc := &Service{store: d.Store, temporal: d.Temporal, catalog: d.Catalog, chains: d.Chains, sealer: d.Sealer,
-		sessionLifetime: d.SessionLifetime, clock: d.Now, starts: sessionstart.New(d.Store, d.Temporal)}
+		sessionLifetime: d.SessionLifetime, maxOpenHolds: d.MaxOpenHolds, clock: d.Now, starts: sessionstart.New(d.Store, d.Temporal)}
+	if svc.maxOpenHolds <= 0 {
+		svc.maxOpenHolds = payment.DefaultMaxOpenHolds
+	}
 	if d.Store != nil {
 		svc.oauth = oauth.New(d.Store.Pool())
 	}
@@ -217,6 +226,11 @@ func (svc *Service) CreatePlan(ctx context.Context, p payment.Principal, project
 	plan, err := payment.NewPlan(in, p.ProjectID, p.IsLive, svc.catalog, now)
 	if err != nil {
 		return plan, err
+	}
+	if plan.SharedRecipient() {
+		if err := svc.ownsRecipient(ctx, plan, "recipientAddress"); err != nil {
+			return plan, err
+		}
 	}
 	plan.ID = payment.NewID(payment.PrefixPlan, now)
 	plan.CreatedAt, plan.UpdatedAt = now, now

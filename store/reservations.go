@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"time"
 
@@ -20,11 +22,44 @@ import (
 // them back unchanged. It runs before the session is recorded: a session
 // then refused leaves its holds to nobody until they end, which wastes an
 // amount and never gives one to two sessions.
-func (s *Store) ReserveAmounts(ctx context.Context, cs payment.Session) ([]payment.PaymentOption, error) {
+//
+// Only the recipient's owner holds amounts on it: the session's project
+// must have verified the recipient in its environment (else the 422 of
+// payment.RecipientNotVerified). And holds are bounded (maxOpen, at least
+// 1): a plan has at most maxOpen sessions holding amounts at once, and no
+// amount handed out exceeds the plan's by more than maxOpen base units;
+// past either, the session is refused (ErrTooManyHolds).
+func (s *Store) ReserveAmounts(ctx context.Context, cs payment.Session, maxOpen int) ([]payment.PaymentOption, error) {
 	out := make([]payment.PaymentOption, len(cs.PaymentOptions))
 	copy(out, cs.PaymentOptions)
 	recipient := strings.ToLower(cs.DepositAddress)
+	maxOpen = max(maxOpen, 1)
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
+		// The owner's check and the plan's count under the locks that a
+		// change of owner and the plan's other openings take.
+		if err := lockAddress(ctx, tx, recipient); err != nil {
+			return err
+		}
+		var owner string
+		err := tx.QueryRow(ctx, `SELECT project_id FROM recipients WHERE is_live = $1 AND address = $2 AND verified_at IS NOT NULL`,
+			cs.IsLive, recipient).Scan(&owner)
+		if err != nil && err != pgx.ErrNoRows {
+			return err
+		}
+		if owner != cs.ProjectID {
+			return payment.RecipientNotVerified("paymentPlanId", payment.ChecksumAddress(recipient))
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "reservation-plan/"+cs.PaymentPlanID); err != nil {
+			return err
+		}
+		var open int
+		if err := tx.QueryRow(ctx, `SELECT count(DISTINCT session_id) FROM amount_reservations
+			WHERE plan_id = $1 AND held_until > $2 AND session_id <> $3`, cs.PaymentPlanID, cs.CreatedAt, cs.ID).Scan(&open); err != nil {
+			return err
+		}
+		if open >= maxOpen {
+			return tooManyHolds(maxOpen)
+		}
 		for i, o := range out {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
 				fmt.Sprintf("reservation/%s/%s/%s", o.Network, o.AssetDefinitionID, recipient)); err != nil {
@@ -40,10 +75,14 @@ func (s *Store) ReserveAmounts(ctx context.Context, cs payment.Session) ([]payme
 			if err != pgx.ErrNoRows {
 				return err
 			}
+			// Only the owner's holds take amounts: another project's (from
+			// before the owner verified the address) never match a
+			// transfer to it (payment.Recipients), so they cannot raise
+			// what the owner's customers are asked.
 			rows, err := tx.Query(ctx, `SELECT amount_base_units::text FROM amount_reservations
 				WHERE network = $1 AND asset_id = $2 AND recipient = $3 AND held_until > $4
-				AND amount_base_units >= $5::numeric ORDER BY amount_base_units`,
-				o.Network, o.AssetDefinitionID, recipient, cs.CreatedAt.Add(-payment.ReservationGrace), o.AmountBaseUnits)
+				AND amount_base_units >= $5::numeric AND project_id = $6 ORDER BY amount_base_units`,
+				o.Network, o.AssetDefinitionID, recipient, cs.CreatedAt.Add(-payment.ReservationGrace), o.AmountBaseUnits, cs.ProjectID)
 			if err != nil {
 				return err
 			}
@@ -52,16 +91,37 @@ func (s *Store) ReserveAmounts(ctx context.Context, cs payment.Session) ([]payme
 				return err
 			}
 			out[i].AmountBaseUnits = payment.NextFreeUnits(o.AmountBaseUnits, held)
+			if !withinBound(o.AmountBaseUnits, out[i].AmountBaseUnits, maxOpen) {
+				return tooManyHolds(maxOpen)
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO amount_reservations (session_id, project_id, is_live, network,
-				asset_id, recipient, amount_base_units, held_from, held_until) VALUES ($1,$2,$3,$4,$5,$6,$7::numeric,$8,$9)`,
+				asset_id, recipient, amount_base_units, held_from, held_until, plan_id) VALUES ($1,$2,$3,$4,$5,$6,$7::numeric,$8,$9,$10)`,
 				cs.ID, cs.ProjectID, cs.IsLive, o.Network, o.AssetDefinitionID, recipient, out[i].AmountBaseUnits,
-				cs.CreatedAt, cs.LateUntil); err != nil {
+				cs.CreatedAt, cs.LateUntil, cs.PaymentPlanID); err != nil {
 				return mapErr(err)
 			}
 		}
 		return nil
 	})
 	return out, err
+}
+
+// ErrTooManyHolds marks the refusal of a session past the bound of holds
+// (ReserveAmounts).
+var ErrTooManyHolds = errors.New("too many open holds")
+
+func tooManyHolds(maxOpen int) error {
+	return fmt.Errorf("%w (%w)", &payment.Error{Kind: payment.KindConflict, Message: fmt.Sprintf(
+		"The payment plan has %d checkout sessions holding an amount on its recipient, the most a plan may have open at once "+
+			"(RECIPIENT_MAX_OPEN_HOLDS): retry once one has ended, or use another plan or recipient", maxOpen)}, ErrTooManyHolds)
+}
+
+// withinBound tells whether amount asks at most maxOpen base units more
+// than base.
+func withinBound(base, amount string, maxOpen int) bool {
+	b, ok1 := new(big.Int).SetString(base, 10)
+	a, ok2 := new(big.Int).SetString(amount, 10)
+	return ok1 && ok2 && new(big.Int).Sub(a, b).Cmp(big.NewInt(int64(maxOpen))) <= 0
 }
 
 // SharedRecipientWatch is how long after its last hold ended a shared
@@ -109,8 +169,12 @@ func recipients(ctx context.Context, q querier, network string, isLive bool, tra
 	if out.Deposit, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Session, error) { return scanSession(r) }); err != nil {
 		return out, err
 	}
-	rows, err = q.Query(ctx, `SELECT DISTINCT ON (recipient) recipient, project_id, is_live FROM amount_reservations
-		WHERE network = $1 AND recipient = ANY($2) AND is_live = $3 ORDER BY recipient, held_from DESC`, network, to, isLive)
+	// A recipient with holds is shared; its owner is the project that
+	// verified it in the environment, none when no project did (holds
+	// opened before verification was required).
+	rows, err = q.Query(ctx, `SELECT DISTINCT r.recipient, coalesce(v.project_id, ''), r.is_live FROM amount_reservations r
+		LEFT JOIN recipients v ON v.is_live = r.is_live AND v.address = r.recipient AND v.verified_at IS NOT NULL
+		WHERE r.network = $1 AND r.recipient = ANY($2) AND r.is_live = $3`, network, to, isLive)
 	if err != nil {
 		return out, err
 	}
@@ -131,7 +195,10 @@ func recipients(ctx context.Context, q querier, network string, isLive bool, tra
 				r.recipient AS h_recipient, r.amount_base_units::text AS h_amount, r.held_from AS h_from, r.held_until AS h_until
 			FROM unnest($2::text[], $3::text[], $4::numeric[]) AS t(recipient, asset_id, amount)
 			JOIN amount_reservations r ON r.network = $1 AND r.recipient = t.recipient AND r.asset_id = t.asset_id
-				AND r.amount_base_units = t.amount AND r.is_live = $5)
+				AND r.amount_base_units = t.amount AND r.is_live = $5
+			LEFT JOIN recipients v ON v.is_live = r.is_live AND v.address = r.recipient AND v.verified_at IS NOT NULL
+			-- only the owner's holds count (any, on a recipient nobody owns)
+			WHERE v.project_id IS NULL OR v.project_id = r.project_id)
 		SELECT `+sessionColumns+`, h_network, h_asset, h_recipient, h_amount, h_from, h_until
 		FROM h JOIN checkout_sessions ON id = h_session`, network, to, assets, amounts, isLive)
 	if err != nil {

@@ -37,6 +37,7 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 			CreatedAt: at, PaymentOptions: []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", Decimals: 6, AmountBaseUnits: "4500000"}}}
 	}
 	render := func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }
+	ownRecipient(t, s, pr.ProjectID, false, recipient)
 
 	const n = 12
 	var wg sync.WaitGroup
@@ -45,7 +46,7 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 	for i := range n {
 		sessions[i] = session(now)
 		wg.Go(func() {
-			opts, err := s.ReserveAmounts(ctx, sessions[i])
+			opts, err := s.ReserveAmounts(ctx, sessions[i], 100)
 			if err != nil {
 				t.Error(err)
 				return
@@ -67,7 +68,7 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 	if !slices.Equal(sorted, want) {
 		t.Fatalf("amounts %v, want each of %v once", got, want)
 	}
-	if again, err := s.ReserveAmounts(ctx, sessions[3]); err != nil || again[0].AmountBaseUnits != got[3] {
+	if again, err := s.ReserveAmounts(ctx, sessions[3], 100); err != nil || again[0].AmountBaseUnits != got[3] {
 		t.Fatalf("a retry gets %v (%v), want %s", again, err, got[3])
 	}
 
@@ -92,12 +93,12 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 	// Past the holds' end and the grace after it, the amounts are free.
 	later := now.Add(time.Hour + payment.ReservationGrace + time.Second)
 	next := session(later)
-	if opts, err := s.ReserveAmounts(ctx, next); err != nil || opts[0].AmountBaseUnits != "4500000" {
+	if opts, err := s.ReserveAmounts(ctx, next, 100); err != nil || opts[0].AmountBaseUnits != "4500000" {
 		t.Fatalf("after the holds: %v %v", opts, err)
 	}
 	// Within the grace, not yet.
 	early := session(now.Add(time.Hour + time.Minute))
-	if opts, err := s.ReserveAmounts(ctx, early); err != nil || opts[0].AmountBaseUnits == "4500000" || slices.Contains(want, opts[0].AmountBaseUnits) {
+	if opts, err := s.ReserveAmounts(ctx, early, 100); err != nil || opts[0].AmountBaseUnits == "4500000" || slices.Contains(want, opts[0].AmountBaseUnits) {
 		t.Fatalf("within the grace: %v %v", opts, err)
 	}
 }

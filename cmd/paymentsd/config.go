@@ -51,6 +51,10 @@ type config struct {
 	// ReauthWindow is how long a sign-in opens sensitive actions (sudo
 	// mode, REAUTH_WINDOW, default 10m).
 	ReauthWindow time.Duration
+	// MaxOpenHolds bounds a plan's open holds on its shared recipient, and
+	// the base units a customer is asked above the plan's amount
+	// (RECIPIENT_MAX_OPEN_HOLDS, default payment.DefaultMaxOpenHolds).
+	MaxOpenHolds int
 }
 
 func env(name, def string) string {
@@ -74,6 +78,9 @@ func loadConfig() (config, error) {
 	var err error
 	if c.SessionLifetime, err = time.ParseDuration(env("SESSION_LIFETIME", "30m")); err != nil || c.SessionLifetime < time.Minute {
 		return c, fmt.Errorf("SESSION_LIFETIME: want a duration of at least 1m, such as 30m")
+	}
+	if c.MaxOpenHolds, err = strconv.Atoi(env("RECIPIENT_MAX_OPEN_HOLDS", strconv.Itoa(payment.DefaultMaxOpenHolds))); err != nil || c.MaxOpenHolds < 1 {
+		return c, fmt.Errorf("RECIPIENT_MAX_OPEN_HOLDS: want a positive number of holds, such as %d", payment.DefaultMaxOpenHolds)
 	}
 	for tier := range api.DefaultLimits {
 		name := "RATE_LIMIT_" + upper(string(tier))

@@ -207,7 +207,7 @@ func open(ctx context.Context, c config, tel *telemetry.Telemetry) (deps, error)
 
 func newEngine(c config, st *store.Store, tc client.Client, chains chainwatch.Chains) *service.Service {
 	return service.New(service.Deps{Store: st, Temporal: tc, Catalog: c.Catalog, Chains: chains, Sealer: sealer(c),
-		SessionLifetime: c.SessionLifetime})
+		SessionLifetime: c.SessionLifetime, MaxOpenHolds: c.MaxOpenHolds})
 }
 
 // sealer is the webhook secrets' sealer, nil when no key is configured.

@@ -132,6 +132,8 @@ type apiOptions struct {
 	// proxies are the API's trusted proxies: from them, X-Forwarded-For
 	// names the client (tests from several client addresses).
 	proxies []netip.Prefix
+	// maxOpenHolds bounds a plan's open holds (zero: the default).
+	maxOpenHolds int
 }
 
 // newAPI starts an API server over the shared stack; generous rate limits
@@ -148,6 +150,7 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) 
 	if opts.temporal != nil {
 		d.Temporal = opts.temporal
 	}
+	d.MaxOpenHolds = opts.maxOpenHolds
 	e := service.New(d)
 	limits := opts.limits
 	if limits == nil {

@@ -34,6 +34,7 @@ func TestSecondShapePaymentsToASharedRecipient(t *testing.T) {
 	}
 	recipient := crypto.PubkeyToAddress(key.PublicKey)
 	token := chain.Token.Hex()
+	verifyRecipient(t, e, keys.id, key)
 
 	// Validation names the second shape's fields.
 	bad := post(t, ts.URL, plans, keys.key, map[string]any{
@@ -210,6 +211,7 @@ func TestCheckoutPageAsksTheExactAmountOnASharedRecipient(t *testing.T) {
 		t.Fatal(err)
 	}
 	recipient := crypto.PubkeyToAddress(key.PublicKey).Hex()
+	verifyRecipient(t, e, p.Project.ID, key)
 	plan := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, map[string]any{
 		"name": "Sticker pack", "recipientAddress": recipient,
 		"paymentOptions": []any{map[string]any{"networkId": "devnet", "tokenAddress": chain.Token.Hex(), "amount": "4.5"}}})

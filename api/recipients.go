@@ -1,0 +1,122 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/views"
+)
+
+// recipientRoutes are a project's recipient addresses, proven by a signed
+// challenge (docs/security.md "Tenant isolation of recipients"): read with
+// the project's keys, claimed, verified and removed by its owners.
+func (s *Server) recipientRoutes() {
+	s.route("/api/v1/projects/{projectId}/recipients", map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, s.listRecipients},
+		http.MethodPost: {Moderate, member, s.claimRecipient},
+	})
+	s.route("/api/v1/projects/{projectId}/recipients/{address}", map[string]endpoint{
+		http.MethodGet:    {Relaxed, apiKey, s.getRecipient},
+		http.MethodDelete: {Moderate, member, s.deleteRecipient},
+	})
+	s.route("/api/v1/projects/{projectId}/recipients/{address}/verify", map[string]endpoint{
+		http.MethodPost: {Moderate, member, s.verifyRecipient},
+	})
+}
+
+type recipientView struct {
+	Address     string  `json:"address"`
+	Environment string  `json:"environment"`
+	Status      string  `json:"status"`
+	Method      *string `json:"method"`
+	VerifiedAt  *string `json:"verifiedAt"`
+	// Challenge is the message to sign while the claim is pending.
+	Challenge          *string `json:"challenge"`
+	ChallengeExpiresAt *string `json:"challengeExpiresAt"`
+	CreatedAt          string  `json:"createdAt"`
+}
+
+func recipientOf(rc payment.Recipient) recipientView {
+	v := recipientView{Address: rc.Address, Environment: "sandbox", Status: "pending", CreatedAt: views.Time(rc.CreatedAt)}
+	if rc.IsLive {
+		v.Environment = "live"
+	}
+	if rc.Verified() {
+		at, m := views.Time(*rc.VerifiedAt), rc.Method
+		v.Status, v.VerifiedAt, v.Method = "verified", &at, &m
+	} else {
+		exp, ch := views.Time(rc.ChallengeExpiresAt), rc.Challenge
+		v.Challenge, v.ChallengeExpiresAt = &ch, &exp
+	}
+	return v
+}
+
+func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request) error {
+	rs, err := s.svc.ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Recipients retrieved", mapSlice(rs, recipientOf))
+	return nil
+}
+
+func (s *Server) getRecipient(w http.ResponseWriter, r *http.Request) error {
+	rs, err := s.svc.ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	a, msg := payment.CheckAddress(r.PathValue("address"))
+	for _, rc := range rs {
+		if msg == "" && rc.Address == a {
+			ok(w, r, http.StatusOK, "Recipient retrieved", recipientOf(rc))
+			return nil
+		}
+	}
+	return payment.NotFound("Recipient")
+}
+
+func (s *Server) claimRecipient(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, []string{"address"})
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	host := ""
+	if u, err := url.Parse(s.CheckoutURL); err == nil {
+		host = u.Host
+	}
+	rc, err := s.svc.ClaimRecipient(r.Context(), principal(r), r.PathValue("projectId"), *in["address"], host)
+	if err != nil {
+		return err
+	}
+	if rc.Verified() {
+		ok(w, r, http.StatusOK, "Recipient already verified", recipientOf(rc))
+		return nil
+	}
+	ok(w, r, http.StatusCreated, "Recipient claimed: sign the challenge with the address's wallet and send the signature to …/verify", recipientOf(rc))
+	return nil
+}
+
+func (s *Server) verifyRecipient(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, []string{"signature"})
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	rc, err := s.svc.VerifyRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address"), *in["signature"])
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Recipient verified", recipientOf(rc))
+	return nil
+}
+
+func (s *Server) deleteRecipient(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.DeleteRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address")); err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Recipient removed", map[string]string{"address": r.PathValue("address")})
+	return nil
+}
