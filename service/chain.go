@@ -172,11 +172,13 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 		}
 		first = append(first, a.Hex())
 	}
-	if _, held, err := svc.store.DepositAddressHolder(ctx, projectID, isLive, first); err != nil {
+	_, held, err := svc.store.DepositAddressHolder(ctx, projectID, isLive, first)
+	switch {
+	case err != nil:
 		return fmt.Errorf("deposit addresses: %w", err)
-	} else if held {
+	case held:
 		err = payment.ErrConflict
-	} else {
+	default:
 		err = svc.store.SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
 	}
 	if errors.Is(err, payment.ErrConflict) {
