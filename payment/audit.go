@@ -54,7 +54,7 @@ var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchive
 	AuditTransactionAssigned,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
 	AuditDeliveryRedelivered, AuditDepositKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled,
-	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditProjectUpdated,
+	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditInvitationRevoked, AuditProjectUpdated,
 	AuditOAuthClientCreated, AuditOAuthClientRevoked, AuditOAuthGrantCreated, AuditOAuthGrantRevoked}
 
 // Origin is who makes a change and from where: an API key from a client
