@@ -177,7 +177,8 @@ func TestAnotherProjectCannotTakeAVerifiedRecipient(t *testing.T) {
 				t.Errorf("%s %s by %s: %d %s; want 404", c.method, c.path, who, res.StatusCode, raw)
 			}
 			assertEnvelopeError(t, c.method+" "+c.path, raw)
-			if strings.Contains(strings.ToLower(string(raw)), strings.ToLower(addr[2:])) {
+			answer, _, _ := strings.Cut(string(raw), `"meta"`) // the meta echoes the path
+			if strings.Contains(strings.ToLower(answer), strings.ToLower(addr[2:])) {
 				t.Errorf("%s %s by %s names the recipient: %s", c.method, c.path, who, raw)
 			}
 			tally.add("tenancy: recipients", fmt.Sprintf("%s on another project's recipient, by %s → %d", c.method, who, res.StatusCode))
