@@ -39,6 +39,9 @@ func runDev(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "listen" {
 		return runDevListen(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "verify-recipient" {
+		return runDevVerifyRecipient(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	dataDir := fs.String("data", devDataDir, "folder that keeps Postgres, Temporal and dev state across restarts")
 	pgPort := fs.Int("postgres-port", devPostgresPort, "port of the private Postgres cluster")
