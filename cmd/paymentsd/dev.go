@@ -176,6 +176,9 @@ Sweep the paid sessions' funds to dev account 1 (prints the plan; add --execute 
   PAYMENTSD_API_KEY=%s ./bin/paymentsd-dev sweep --api %s --project %s --network devnet --rpc %s \
     --to %s --key-file %s --relayer-key-file %s
 
+Verify dev account 1's address as the project's recipient (plans of API_SHAPE=second pay it):
+  ./bin/paymentsd-dev dev verify-recipient 1
+
 Press Ctrl-C to stop; data stays in %s.
 `, time.Since(started).Seconds(), base, state.UserEmail, state.UserPassword, base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
