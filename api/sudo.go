@@ -39,6 +39,10 @@ var sensitiveRoutes = map[string]bool{
 	"DELETE /api/v1/projects/{projectId}/members/{userId}":              true, // removing another; leaving is not
 	"POST /api/v1/projects/{projectId}/oauth-clients":                   true,
 	"POST /api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke": true,
+	// Where a second-shape plan's payments go.
+	"POST /api/v1/projects/{projectId}/recipients":                  true,
+	"POST /api/v1/projects/{projectId}/recipients/{address}/verify": true,
+	"DELETE /api/v1/projects/{projectId}/recipients/{address}":      true,
 }
 
 // SensitiveRoute reports whether a route (method and pattern) needs a

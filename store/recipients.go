@@ -19,6 +19,10 @@ var (
 	// ErrRecipientIsDeposit: the address is a deposit address of a
 	// session (any project's, any environment).
 	ErrRecipientIsDeposit = errors.New("the address is a deposit address")
+	// ErrDepositIsRecipient: a session's new deposit address became a
+	// verified recipient after it was derived (store InsertSession).
+	ErrDepositIsRecipient = &payment.Error{Kind: payment.KindConflict,
+		Message: "The session's deposit address has just been verified as a recipient: retry to open the session on the next address"}
 )
 
 const recipientColumns = `project_id, is_live, address, challenge, challenge_expires_at, verified_at, method, created_at`

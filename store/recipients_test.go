@@ -182,3 +182,65 @@ func TestUnownedRecipientRecordsNoUnmatchedTransfer(t *testing.T) {
 		t.Fatalf("an unmatched transfer to an unowned recipient recorded for %+v", cs)
 	}
 }
+
+// A session's deposit address and a verified recipient exclude each other
+// whichever comes second, under the address's lock: a session whose
+// freshly derived address was verified in between (derivation checks, then
+// the session is recorded) is not recorded; recording a session waits for
+// the address's lock (which a verification holds while it checks and
+// writes), and a verification after it is refused.
+func TestDepositAddressAndRecipientAreSerialized(t *testing.T) {
+	s := storetest.NewStore(t)
+	ctx := context.Background()
+	a, b := newProject(t, s), newProject(t, s)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: a.ProjectID, Title: "T", Status: payment.PlanActive, CreatedAt: now}
+	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	render := func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }
+	session := func(address string) payment.Session {
+		return payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(fmt.Sprint(time.Now().UnixNano())),
+			ProjectID: a.ProjectID, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: decimal.RequireFromString("1"),
+			DepositAddress: address, ExpiresAt: now.Add(15 * time.Minute), QuoteExpiresAt: now.Add(15 * time.Minute),
+			LateUntil: now.Add(time.Hour), CreatedAt: now}
+	}
+
+	// Verified after derivation, before the session is recorded.
+	verified := fmt.Sprintf("0x%040x", now.UnixNano()+11)
+	ownRecipient(t, s, b.ProjectID, false, verified)
+	if err := s.InsertSession(ctx, session(verified), render); !errors.Is(err, store.ErrDepositIsRecipient) || payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("a session on a verified recipient's address: %v", err)
+	}
+
+	// Recording a session waits for the address's lock.
+	address := fmt.Sprintf("0x%040x", now.UnixNano()+13)
+	r, err := s.ClaimRecipient(ctx, payment.Recipient{ProjectID: b.ProjectID, Address: address,
+		Challenge: "c " + address, ChallengeExpiresAt: now.Add(time.Minute), CreatedAt: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "recipient/"+address); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.InsertSession(ctx, session(address), render) }()
+	select {
+	case err := <-done:
+		t.Fatalf("a session was recorded while its address's lock was held: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyRecipient(ctx, b.ProjectID, false, address, r.Challenge, "eip191", now); !errors.Is(err, store.ErrRecipientIsDeposit) {
+		t.Fatalf("verifying a session's address: %v", err)
+	}
+}

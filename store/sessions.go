@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,6 +49,22 @@ func insertSession(ctx context.Context, tx pgx.Tx, cs payment.Session, render Re
 			return mapErr(err)
 		}
 		return &payment.Error{Kind: payment.KindConflict, Message: "another checkout session holds this one's token or deposit index"}
+	}
+	if cs.DepositAddress != "" && !cs.SharedRecipient {
+		// A deposit address is never a verified recipient: under the
+		// address's lock, which a claim's verification takes too, so
+		// that of the two only the first to commit stands.
+		if err := lockAddress(ctx, tx, cs.DepositAddress); err != nil {
+			return err
+		}
+		var owned bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM recipients WHERE address = $1 AND verified_at IS NOT NULL)`,
+			strings.ToLower(cs.DepositAddress)).Scan(&owned); err != nil {
+			return err
+		}
+		if owned {
+			return ErrDepositIsRecipient
+		}
 	}
 	cs.Version = 1
 	return insertEvent(ctx, tx, cs.ProjectID, cs.IsLive, payment.EventSessionCreated, cs.ID, 1, render, cs, cs.CreatedAt)

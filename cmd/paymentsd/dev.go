@@ -39,6 +39,9 @@ func runDev(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "listen" {
 		return runDevListen(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "verify-recipient" {
+		return runDevVerifyRecipient(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	dataDir := fs.String("data", devDataDir, "folder that keeps Postgres, Temporal and dev state across restarts")
 	pgPort := fs.Int("postgres-port", devPostgresPort, "port of the private Postgres cluster")
@@ -172,6 +175,9 @@ Sign in as the project's owner (the session cookie works on every /api/v1 route)
 Sweep the paid sessions' funds to dev account 1 (prints the plan; add --execute to send):
   PAYMENTSD_API_KEY=%s ./bin/paymentsd-dev sweep --api %s --project %s --network devnet --rpc %s \
     --to %s --key-file %s --relayer-key-file %s
+
+Verify dev account 1's address as the project's recipient (plans of API_SHAPE=second pay it):
+  ./bin/paymentsd-dev dev verify-recipient 1
 
 Press Ctrl-C to stop; data stays in %s.
 `, time.Since(started).Seconds(), base, state.UserEmail, state.UserPassword, base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),

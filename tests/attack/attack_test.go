@@ -80,6 +80,7 @@ func setup(t *testing.T) world {
 			"clientId":      payment.NewID(payment.PrefixOAuthClient, time.Now()), // the victim has none: a well-formed ID
 			"grantId":       payment.NewID(payment.PrefixOAuthGrant, time.Now()),
 			"file":          "qr.png",
+			"address":       "0x000000000000000000000000000000000000bEEF", // claimed by nobody: a well-formed address
 		}
 		w.victimIDs = []string{str(plan["id"]), str(session["id"]), str(hook["id"]), str(event["id"]), delivery}
 		theWorld = w

@@ -64,7 +64,7 @@ export function day(iso) { return iso ? dateOnly.format(new Date(iso)) : "—"; 
 export function titleCase(s) { return String(s).replace(/_/g, " ").replace(/^\w/, (c) => c.toUpperCase()); }
 
 const tones = {
-  completed: "ok", finalized: "ok", confirmed: "ok", active: "ok", enabled: "ok", succeeded: "ok", delivered: "ok",
+  completed: "ok", verified: "ok", finalized: "ok", confirmed: "ok", active: "ok", enabled: "ok", succeeded: "ok", delivered: "ok",
   processing: "warn", pending: "warn", open: "info", retrying: "warn",
   expired: "muted", canceled: "muted", archived: "muted",
   failed: "bad", disabled: "bad", reorged: "bad",

@@ -1,7 +1,7 @@
 // The project's settings, members, API keys, deposit keys, deposit
 // addresses, OAuth applications and audit log, and creating a project.
 import * as api from "../api.js";
-import { h, add, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, mono, secret, titleCase, dialog } from "../ui.js";
+import { h, add, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, mono, secret, titleCase, dialog, copyButton } from "../ui.js";
 import { state, href, go, isOwner, reloadMe } from "../app.js";
 import * as oauth from "./oauth.js";
 
@@ -172,6 +172,89 @@ export async function settings(main) {
       toast(`Deposit key set for ${state.env}`);
       go(location.pathname, { replace: true });
     }) : ownersOnly()));
+  add(main, await recipients(owner));
+}
+
+// recipients is the environment's recipient addresses, which plans paid to
+// one shared address pay (the second API shape): an owner adds one, its
+// wallet signs the challenge (the browser wallet, EIP-1193 personal_sign,
+// or any wallet, the signature pasted) and the project owns it.
+async function recipients(owner) {
+  const list = await api.get(`${project()}/recipients`);
+  const card = section(`Recipients (${state.env})`,
+    h("p", { class: "muted" }, "A plan paid to a shared recipient address pays only an address this project proved it controls: its wallet signs a challenge naming this project and environment. An address belongs to one project per environment."),
+    table([
+      { label: "Address", cell: (r) => mono(r.address, "address") },
+      { label: "Status", cell: (r) => badge(r.status) },
+      { label: "Verified", cell: (r) => r.verifiedAt ? [time(r.verifiedAt), r.method === "eip1271" ? " (contract wallet)" : ""] : "—" },
+      { label: "", class: "actions-cell", cell: (r) => owner ? [
+        r.status === "pending" ? h("button", { type: "button", class: "small", "data-verify": r.address, onclick: () => verifyRecipient(r) }, "Verify") : null,
+        h("button", { type: "button", class: "small danger", "data-remove": r.address, onclick: async () => {
+          if (!(await confirm("Remove recipient", `Plans paying ${r.address} open no more sessions until it is verified again.`, "Remove", true))) return;
+          try {
+            await api.del(`${project()}/recipients/${r.address}`);
+            toast("Recipient removed");
+          } catch (err) { toast(err.message, "bad"); }
+          go(location.pathname, { replace: true });
+        } }, "Remove")] : null },
+    ], list, { empty: `No ${state.env} recipient yet.`, caption: "Recipients" }));
+  if (!owner) return add(card, ownersOnly());
+  const address = input({ autocomplete: "off", spellcheck: "false", placeholder: "0x…" });
+  return add(card, form({ class: "narrow", id: "add-recipient" }, [field("Address", address, { name: "address", hint: "The address your plans are paid to; you sign a challenge with its wallet next." }),
+    h("button", { type: "submit", class: "primary" }, "Add recipient")], async () => {
+    const r = await api.post(`${project()}/recipients`, { address: address.value.trim() });
+    if (r.status === "verified") {
+      toast("This project has verified this recipient already");
+      return go(location.pathname, { replace: true });
+    }
+    await verifyRecipient(r);
+  }));
+}
+
+// verifyRecipient shows a pending recipient's challenge and takes its
+// signature: from the browser wallet (eth_requestAccounts, then
+// personal_sign of the challenge's bytes by the address), or pasted.
+async function verifyRecipient(r) {
+  const done = await dialog("Verify recipient", (close) => {
+    const signature = input({ autocomplete: "off", spellcheck: "false", placeholder: "0x…" });
+    const walletStatus = h("p", { class: "notice bad", role: "alert", hidden: true });
+    const f = form({ id: "verify-recipient" }, [
+      h("p", {}, "Sign this message with the wallet of ", h("code", {}, r.address), ` before ${new Date(r.challengeExpiresAt).toLocaleTimeString()}:`),
+      h("div", { class: "secret" }, h("code", { id: "recipient-challenge", class: "challenge" }, r.challenge), copyButton(r.challenge, "challenge")),
+      window.ethereum ? h("button", { type: "button", class: "primary", id: "sign-with-wallet", onclick: async (e) => {
+        walletStatus.hidden = true;
+        e.target.disabled = true;
+        try {
+          signature.value = await walletSignature(r);
+          f.requestSubmit();
+        } catch (err) {
+          walletStatus.textContent = err.message || String(err);
+          walletStatus.hidden = false;
+        } finally { e.target.disabled = false; }
+      } }, "Sign with wallet")
+        : h("p", { class: "notice warn", id: "no-wallet" }, "No browser wallet found on this page. Sign the message above with the address's wallet elsewhere (personal_sign, e.g. “cast wallet sign”), and paste the signature below."),
+      walletStatus,
+      field("Signature", signature, { name: "signature", hint: "0x and hex digits, as personal_sign answers. A contract wallet (EIP-1271) approves the message instead." }),
+      h("div", { class: "actions" }, h("button", { type: "submit" }, "Verify"), h("button", { type: "button", onclick: () => close(false) }, "Cancel")),
+    ], async () => {
+      await api.post(`${project()}/recipients/${r.address}/verify`, { signature: signature.value.trim() });
+      close(true);
+    });
+    return f;
+  });
+  if (done) toast("Recipient verified: plans may pay it");
+  go(location.pathname, { replace: true });
+}
+
+// walletSignature asks the browser wallet (EIP-1193) for the address's
+// personal_sign signature of the challenge.
+async function walletSignature(r) {
+  const accounts = await window.ethereum.request({ method: "eth_requestAccounts" });
+  if (!(accounts || []).some((a) => String(a).toLowerCase() === r.address.toLowerCase())) {
+    throw new Error(`The wallet did not offer ${r.address} (it offered ${(accounts || []).join(", ") || "no account"}): choose that account in the wallet and sign again.`);
+  }
+  const hex = "0x" + Array.from(new TextEncoder().encode(r.challenge), (b) => b.toString(16).padStart(2, "0")).join("");
+  return window.ethereum.request({ method: "personal_sign", params: [hex, r.address] });
 }
 
 export async function depositAddresses(main) {
