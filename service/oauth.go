@@ -31,11 +31,11 @@ func (svc *Service) CreateOAuthClient(ctx context.Context, p payment.Principal, 
 		secret = payment.OAuthClientSecretPrefix + base64.RawURLEncoding.EncodeToString(b)
 		c.SecretHash = payment.HashSecret(secret)
 	}
-	if err := svc.store.InsertOAuthClient(ctx, c); err != nil {
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
+		map[string]any{"name": name, "redirectUris": uris, "confidential": confidential},
+		func(ctx context.Context) error { return svc.store.InsertOAuthClient(ctx, c) }); err != nil {
 		return payment.OAuthClient{}, "", err
 	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
-		map[string]any{"name": name, "redirectUris": uris, "confidential": confidential})
 	return c, secret, nil
 }
 
@@ -56,12 +56,17 @@ func (svc *Service) RevokeOAuthClient(ctx context.Context, p payment.Principal, 
 	if !payment.ValidID(payment.PrefixOAuthClient, id) {
 		return payment.OAuthClient{}, payment.NotFound("OAuth client")
 	}
-	c, revoked, err := svc.store.RevokeOAuthClient(ctx, projectID, id, svc.now())
+	var c payment.OAuthClient
+	err := svc.store.InTx(ctx, func(ctx context.Context) error {
+		var revoked bool
+		var err error
+		if c, revoked, err = svc.store.RevokeOAuthClient(ctx, projectID, id, svc.now()); err != nil || !revoked {
+			return err // revoked already: nothing changed
+		}
+		return svc.auditIn(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
+	})
 	if errors.Is(err, payment.ErrNotFound) {
 		return c, payment.NotFound("OAuth client")
-	}
-	if revoked {
-		svc.audit(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
 	}
 	return c, err
 }
