@@ -8,6 +8,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/oauth"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 )
 
 // CreateOAuthClient registers a third-party application for the project
@@ -100,11 +101,16 @@ func (svc *Service) OAuthClientForConsent(ctx context.Context, id string) (payme
 	return c, err
 }
 
-// RecordOAuthConsent records a member's authorization of an application
-// in the project's audit log.
-func (svc *Service) RecordOAuthConsent(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string) {
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
-		map[string]any{"clientId": clientID, "scopes": scopes})
+// ConsentOAuth records a member's authorization of an application: issue
+// stores what the authorization server issues for it (its code), in one
+// transaction with the project's audit entry.
+func (svc *Service) ConsentOAuth(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string,
+	issue func(ctx context.Context) error) error {
+	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
+		map[string]any{"clientId": clientID, "scopes": scopes}, func(ctx context.Context) error {
+			tx, _ := store.TxOf(ctx)
+			return issue(oauth.WithTx(ctx, tx))
+		})
 }
 
 // ProjectOAuthGrants lists the applications the project's members have

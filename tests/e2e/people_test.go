@@ -307,8 +307,8 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 		t.Fatalf("%d API keys made without their audit entries", n)
 	}
 
-	// A plan, a webhook endpoint, a deposit key, a recipient's claim: each
-	// refused with its entry, none made.
+	// A plan, a webhook endpoint, a deposit key, a recipient's claim, an
+	// OAuth application: each refused with its entry, none made.
 	base := "/api/v1/projects/" + projectID
 	_, xpub := walletOf(t, projectID, false)
 	recipient, _ := crypto.GenerateKey()
@@ -321,6 +321,7 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 		{"a webhook endpoint", base + "/webhooks", map[string]any{"url": newReceiver(t).URL, "enabledEvents": []string{"*"}}},
 		{"a deposit key", base + "/deposit-key", map[string]any{"xpub": xpub}},
 		{"a recipient's claim", base + "/recipients", map[string]any{"address": crypto.PubkeyToAddress(recipient.PublicKey).Hex()}},
+		{"an OAuth application", base + "/oauth-clients", map[string]any{"name": "Unrecorded", "redirectUris": []any{"https://app.example/cb"}, "confidential": true}},
 	} {
 		if r := owner.call(t, ts.URL, http.MethodPost, c.path, c.body); r.Status != 500 {
 			t.Fatalf("%s whose audit entry is refused: %d %s", c.what, r.Status, r.Raw)
@@ -333,6 +334,7 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 		"deposit_key_identities": `SELECT count(*) FROM deposit_key_identities WHERE project_id = $1`,
 		"recipients":             `SELECT count(*) FROM recipients WHERE project_id = $1`,
 		"events":                 `SELECT count(*) FROM events WHERE project_id = $1`,
+		"oauth_clients":          `SELECT count(*) FROM oauth_clients WHERE project_id = $1`,
 	} {
 		var n int
 		if err := st.Pool().QueryRow(ctx, q, projectID).Scan(&n); err != nil || n != 0 {
