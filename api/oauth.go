@@ -277,12 +277,15 @@ func (s *Server) decideAuthorization(w http.ResponseWriter, r *http.Request) err
 	for _, sc := range ar.GetRequestedScopes() {
 		ar.GrantScope(sc)
 	}
-	resp, err := provider.NewAuthorizeResponse(ctx, ar, &oauth.Session{UserID: in.user.ID, ProjectID: p.ProjectID, IsLive: p.IsLive})
-	if err != nil {
+	// The code and the audit entry of the consent commit together.
+	var resp fosite.AuthorizeResponder
+	if err := s.svc.ConsentOAuth(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes(), func(ctx context.Context) (err error) {
+		resp, err = provider.NewAuthorizeResponse(ctx, ar, &oauth.Session{UserID: in.user.ID, ProjectID: p.ProjectID, IsLive: p.IsLive})
+		return err
+	}); err != nil {
 		return oauthError(err)
 	}
 	provider.WriteAuthorizeResponse(ctx, rec, ar, resp)
-	s.svc.RecordOAuthConsent(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes())
 	ok(w, r, http.StatusOK, "Authorization granted", map[string]string{"redirectTo": authorizationRedirect(rec.header.Get("Location"), s.issuer(r))})
 	return nil
 }

@@ -123,11 +123,12 @@ var (
 		Name: "paymentsd_session_start_oldest_seconds",
 		Help: "How long the oldest checkout session whose workflow is not started yet has waited.",
 	})
-	// AuditFailures counts management changes made but not recorded in the
-	// audit log (the database refused the entry).
+	// AuditFailures counts management changes whose audit entry the
+	// database refused: refused with it, or, for a change a session's
+	// workflow made, made without it.
 	AuditFailures = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "paymentsd_audit_failures_total",
-		Help: "Management changes made but not recorded in the audit log.",
+		Help: "Management changes whose audit log entry the database refused (the change refused with it, or made without it when a workflow made it).",
 	})
 )
 

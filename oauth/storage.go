@@ -57,6 +57,12 @@ func (s *storage) q(ctx context.Context) querier {
 	return s.pool
 }
 
+// WithTx has the storage write in tx for ctx: an authorization's codes
+// and its audit entry commit together.
+func WithTx(ctx context.Context, tx pgx.Tx) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
 func (s *storage) BeginTX(ctx context.Context) (context.Context, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {

@@ -20,12 +20,23 @@ func (svc *Service) audited(ctx context.Context, projectID string, isLive bool, 
 		if err := change(ctx); err != nil {
 			return err
 		}
-		if err := svc.store.RecordAudit(ctx, a); err != nil {
-			metrics.AuditFailures.Inc()
-			return fmt.Errorf("audit log: %s not recorded, so not made: %w", action, err)
-		}
-		return nil
+		return svc.recordAudit(ctx, a)
 	})
+}
+
+// auditIn records a change's audit entry in ctx's transaction
+// (store.InTx), for a change whose entry depends on what it did: a
+// failure is returned, so that the transaction, and the change, roll back.
+func (svc *Service) auditIn(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) error {
+	return svc.recordAudit(ctx, svc.auditEntry(ctx, projectID, isLive, action, targetType, targetID, details))
+}
+
+func (svc *Service) recordAudit(ctx context.Context, a payment.AuditEntry) error {
+	if err := svc.store.RecordAudit(ctx, a); err != nil {
+		metrics.AuditFailures.Inc()
+		return fmt.Errorf("audit log: %s not recorded, so not made: %w", a.Action, err)
+	}
+	return nil
 }
 
 // accountEvent records an entry of the user's security log, in ctx's

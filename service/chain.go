@@ -179,18 +179,18 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 	case held:
 		err = payment.ErrConflict
 	default:
-		err = svc.store.SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
+		// The key reveals every address it derives: the log names it by
+		// its ends and its fingerprint only.
+		err = svc.audited(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
+			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:], "fingerprint": key.Identity()},
+			func(ctx context.Context) error {
+				return svc.store.SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
+			})
 	}
 	if errors.Is(err, payment.ErrConflict) {
 		return payment.Conflict("This deposit key derives the addresses of a key another project or environment has set " +
 			"(the same public key and chain code, whatever its version, depth, parent fingerprint or child number): " +
 			"give each project environment a key of its own, e.g. another account (m/44'/60'/1')")
-	}
-	if err == nil {
-		// The key reveals every address it derives: the log names it by
-		// its ends and its fingerprint only.
-		svc.audit(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
-			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:], "fingerprint": key.Identity()})
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/oauth"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 )
 
 // CreateOAuthClient registers a third-party application for the project
@@ -31,11 +32,11 @@ func (svc *Service) CreateOAuthClient(ctx context.Context, p payment.Principal, 
 		secret = payment.OAuthClientSecretPrefix + base64.RawURLEncoding.EncodeToString(b)
 		c.SecretHash = payment.HashSecret(secret)
 	}
-	if err := svc.store.InsertOAuthClient(ctx, c); err != nil {
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
+		map[string]any{"name": name, "redirectUris": uris, "confidential": confidential},
+		func(ctx context.Context) error { return svc.store.InsertOAuthClient(ctx, c) }); err != nil {
 		return payment.OAuthClient{}, "", err
 	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
-		map[string]any{"name": name, "redirectUris": uris, "confidential": confidential})
 	return c, secret, nil
 }
 
@@ -56,12 +57,17 @@ func (svc *Service) RevokeOAuthClient(ctx context.Context, p payment.Principal, 
 	if !payment.ValidID(payment.PrefixOAuthClient, id) {
 		return payment.OAuthClient{}, payment.NotFound("OAuth client")
 	}
-	c, revoked, err := svc.store.RevokeOAuthClient(ctx, projectID, id, svc.now())
+	var c payment.OAuthClient
+	err := svc.store.InTx(ctx, func(ctx context.Context) error {
+		var revoked bool
+		var err error
+		if c, revoked, err = svc.store.RevokeOAuthClient(ctx, projectID, id, svc.now()); err != nil || !revoked {
+			return err // revoked already: nothing changed
+		}
+		return svc.auditIn(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
+	})
 	if errors.Is(err, payment.ErrNotFound) {
 		return c, payment.NotFound("OAuth client")
-	}
-	if revoked {
-		svc.audit(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
 	}
 	return c, err
 }
@@ -95,11 +101,16 @@ func (svc *Service) OAuthClientForConsent(ctx context.Context, id string) (payme
 	return c, err
 }
 
-// RecordOAuthConsent records a member's authorization of an application
-// in the project's audit log.
-func (svc *Service) RecordOAuthConsent(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string) {
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
-		map[string]any{"clientId": clientID, "scopes": scopes})
+// ConsentOAuth records a member's authorization of an application: issue
+// stores what the authorization server issues for it (its code), in one
+// transaction with the project's audit entry.
+func (svc *Service) ConsentOAuth(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string,
+	issue func(ctx context.Context) error) error {
+	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
+		map[string]any{"clientId": clientID, "scopes": scopes}, func(ctx context.Context) error {
+			tx, _ := store.TxOf(ctx)
+			return issue(oauth.WithTx(ctx, tx))
+		})
 }
 
 // ProjectOAuthGrants lists the applications the project's members have

@@ -48,12 +48,15 @@ func (svc *Service) ClaimRecipient(ctx context.Context, p payment.Principal, pro
 	expires := now.Add(payment.RecipientChallengeTTL)
 	r := payment.Recipient{ProjectID: projectID, IsLive: p.IsLive, Address: a, CreatedAt: now, ChallengeExpiresAt: expires,
 		Challenge: payment.RecipientChallenge(host, projectID, p.IsLive, a, hex.EncodeToString(nonce), now, expires)}
-	out, err := svc.store.ClaimRecipient(ctx, r)
+	var out payment.Recipient
+	err = svc.store.InTx(ctx, func(ctx context.Context) (err error) {
+		if out, err = svc.store.ClaimRecipient(ctx, r); err != nil || out.Verified() {
+			return err // a verified recipient is answered as it is: nothing changed
+		}
+		return svc.auditIn(ctx, projectID, p.IsLive, payment.AuditRecipientClaimed, "recipient", a, map[string]any{"address": a})
+	})
 	if err != nil {
 		return out, claimErr(err)
-	}
-	if !out.Verified() {
-		svc.audit(ctx, projectID, p.IsLive, payment.AuditRecipientClaimed, "recipient", a, map[string]any{"address": a})
 	}
 	return out, nil
 }
@@ -123,14 +126,18 @@ func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 		return r, fmt.Errorf("%w (%v)", &payment.Error{Kind: payment.KindUnavailable,
 			Message: "The address's contract could not be asked on a network of this environment; retry shortly"}, err)
 	}
-	out, err := svc.store.VerifyRecipient(ctx, projectID, p.IsLive, a, r.Challenge, method, svc.now())
+	var out payment.Recipient
+	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditRecipientVerified, "recipient", a, map[string]any{"address": a, "method": method},
+		func(ctx context.Context) (err error) {
+			out, err = svc.store.VerifyRecipient(ctx, projectID, p.IsLive, a, r.Challenge, method, svc.now())
+			return err
+		})
 	if errors.Is(err, payment.ErrNotFound) {
 		return r, payment.Conflict("The challenge changed while it was checked (claimed again): sign the new one")
 	}
 	if err != nil {
 		return out, claimErr(err)
 	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditRecipientVerified, "recipient", a, map[string]any{"address": a, "method": method})
 	return out, nil
 }
 
@@ -153,17 +160,17 @@ func (svc *Service) DeleteRecipient(ctx context.Context, p payment.Principal, pr
 	if err != nil {
 		return err
 	}
-	err = svc.store.DeleteRecipient(ctx, projectID, p.IsLive, a, svc.now())
+	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditRecipientRemoved, "recipient", a, map[string]any{"address": a},
+		func(ctx context.Context) error {
+			return svc.store.DeleteRecipient(ctx, projectID, p.IsLive, a, svc.now())
+		})
 	switch {
 	case errors.Is(err, payment.ErrNotFound):
 		return payment.NotFound("Recipient")
 	case errors.Is(err, payment.ErrConflict):
 		return payment.Conflict("Checkout sessions still hold amounts on this recipient: remove it once they have ended")
-	case err != nil:
-		return err
 	}
-	svc.audit(ctx, projectID, p.IsLive, payment.AuditRecipientRemoved, "recipient", a, map[string]any{"address": a})
-	return nil
+	return err
 }
 
 // ownsRecipient refuses a plan paying an address its project has not

@@ -234,10 +234,10 @@ func (svc *Service) CreatePlan(ctx context.Context, p payment.Principal, project
 	}
 	plan.ID = payment.NewID(payment.PrefixPlan, now)
 	plan.CreatedAt, plan.UpdatedAt = now, now
-	if err := svc.store.CreatePlan(ctx, plan, renderPlan); err != nil {
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title},
+		func(ctx context.Context) error { return svc.store.CreatePlan(ctx, plan, renderPlan) }); err != nil {
 		return plan, fmt.Errorf("create plan: %w", err)
 	}
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title})
 	return plan, nil
 }
 
@@ -321,13 +321,20 @@ func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, 
 		if err != nil {
 			return t, fmt.Errorf("load project: %w", err)
 		}
-		t, err = svc.store.AssignTransaction(ctx, id, sessionID, in.At, views.TransactionEvent,
-			func(s *payment.Session, txs []payment.Transaction) []payment.EventType {
-				return s.Progress(endedSettlement(*s, txs, project))
-			}, views.SessionEvent)
-		if err != nil {
-			return t, err
-		}
+		// The records alone change: with their audit entry, in one
+		// transaction.
+		err = svc.store.InTx(ctx, func(ctx context.Context) (err error) {
+			t, err = svc.store.AssignTransaction(ctx, id, sessionID, in.At, views.TransactionEvent,
+				func(s *payment.Session, txs []payment.Transaction) []payment.EventType {
+					return s.Progress(endedSettlement(*s, txs, project))
+				}, views.SessionEvent)
+			if err != nil {
+				return err
+			}
+			return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
+				"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
+		})
+		return t, err
 	case errors.As(err, &app):
 		return t, payment.Conflict(app.Message())
 	case isUnknownUpdate(err):
@@ -335,6 +342,8 @@ func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, 
 	case err != nil:
 		return t, fmt.Errorf("assign transaction: %w", err)
 	}
+	// The workflow recorded the change in its own transaction: the entry
+	// follows it (see audit).
 	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
 		"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
 	return t, nil
@@ -608,15 +617,17 @@ func (svc *Service) UpdatePlan(ctx context.Context, p payment.Principal, project
 		return payment.Plan{}, err
 	}
 	now := svc.now()
-	plan, err := svc.store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (payment.EventType, error) {
-		if plan.Status == payment.PlanArchived {
-			return "", payment.Conflict("An archived payment plan cannot change")
-		}
-		return payment.EventPlanUpdated, payment.ChangePlan(plan, in, now)
-	}, renderPlan)
-	if err == nil {
-		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)})
-	}
+	var plan payment.Plan
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)},
+		func(ctx context.Context) (err error) {
+			plan, err = svc.store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (payment.EventType, error) {
+				if plan.Status == payment.PlanArchived {
+					return "", payment.Conflict("An archived payment plan cannot change")
+				}
+				return payment.EventPlanUpdated, payment.ChangePlan(plan, in, now)
+			}, renderPlan)
+			return err
+		})
 	return plan, err
 }
 
@@ -640,16 +651,17 @@ func (svc *Service) ArchivePlan(ctx context.Context, p payment.Principal, projec
 	if _, err := svc.GetPlan(ctx, p, projectID, id); err != nil {
 		return payment.Plan{}, err
 	}
-	plan, err := svc.store.UpdatePlan(ctx, p, id, svc.now(), func(plan *payment.Plan) (payment.EventType, error) {
-		if plan.Status == payment.PlanArchived {
-			return "", payment.Conflict("The payment plan is archived already")
-		}
-		plan.Status = payment.PlanArchived
-		return payment.EventPlanArchived, nil
-	}, renderPlan)
-	if err == nil {
-		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil)
-	}
+	var plan payment.Plan
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil, func(ctx context.Context) (err error) {
+		plan, err = svc.store.UpdatePlan(ctx, p, id, svc.now(), func(plan *payment.Plan) (payment.EventType, error) {
+			if plan.Status == payment.PlanArchived {
+				return "", payment.Conflict("The payment plan is archived already")
+			}
+			plan.Status = payment.PlanArchived
+			return payment.EventPlanArchived, nil
+		}, renderPlan)
+		return err
+	})
 	return plan, err
 }
 
@@ -676,6 +688,8 @@ func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, proj
 	case err != nil:
 		return SessionView{}, fmt.Errorf("cancel session: %w", err)
 	}
+	// The workflow recorded the cancellation in its own transaction: the
+	// entry follows it (see audit).
 	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
 	return svc.GetSession(ctx, p, projectID, id)
 }
@@ -710,18 +724,23 @@ func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, pro
 	switch {
 	case errors.As(err, &gone):
 		// The workflow has ended: nothing else changes the session now.
-		var refused error
-		err = svc.store.UpdateSession(ctx, id, in.At, func(s *payment.Session) []payment.EventType {
-			events, err := s.Resolve(r, in.At)
-			refused = err
-			return events
-		}, views.SessionEvent)
-		if err == nil {
-			err = refused
-		}
+		err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r},
+			func(ctx context.Context) error {
+				var refused error
+				err := svc.store.UpdateSession(ctx, id, in.At, func(s *payment.Session) []payment.EventType {
+					events, err := s.Resolve(r, in.At)
+					refused = err
+					return events
+				}, views.SessionEvent)
+				if err == nil {
+					err = refused
+				}
+				return err
+			})
 		if err != nil {
 			return SessionView{}, err
 		}
+		return svc.GetSession(ctx, p, projectID, id)
 	case errors.As(err, &app):
 		return SessionView{}, payment.Conflict(app.Message())
 	case isUnknownUpdate(err):
@@ -729,6 +748,8 @@ func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, pro
 	case err != nil:
 		return SessionView{}, fmt.Errorf("resolve session: %w", err)
 	}
+	// The workflow recorded the resolution in its own transaction: the
+	// entry follows it (see audit).
 	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
 	return svc.GetSession(ctx, p, projectID, id)
 }

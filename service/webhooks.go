@@ -64,11 +64,12 @@ func (svc *Service) CreateWebhook(ctx context.Context, p payment.Principal, proj
 	if err != nil {
 		return Endpoint{}, err
 	}
-	if err := svc.store.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed}); err != nil {
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
+		map[string]any{"url": w.URL, "enabledEvents": w.EnabledEvents}, func(ctx context.Context) error {
+			return svc.store.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed})
+		}); err != nil {
 		return Endpoint{}, fmt.Errorf("create webhook: %w", err)
 	}
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
-		map[string]any{"url": w.URL, "enabledEvents": w.EnabledEvents})
 	return Endpoint{WebhookEndpoint: w, Secret: secret}, nil
 }
 
@@ -97,20 +98,24 @@ func (svc *Service) UpdateWebhook(ctx context.Context, p payment.Principal, proj
 	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return Endpoint{}, err
 	}
-	ep, err := svc.store.UpdateEndpoint(ctx, id, svc.now(), func(s *store.StoredEndpoint) error {
-		if err := payment.ApplyWebhook(&s.WebhookEndpoint, in, false); err != nil {
+	var ep store.StoredEndpoint
+	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
+		ep, err = svc.store.UpdateEndpoint(ctx, id, svc.now(), func(s *store.StoredEndpoint) error {
+			if err := payment.ApplyWebhook(&s.WebhookEndpoint, in, false); err != nil {
+				return err
+			}
+			if s.Status == payment.WebhookEnabled {
+				s.FailingSince = nil
+			}
+			svc.resealSecrets(s)
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		if s.Status == payment.WebhookEnabled {
-			s.FailingSince = nil
-		}
-		svc.resealSecrets(s)
-		return nil
-	})
-	if err == nil {
-		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
+		return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
 			map[string]any{"url": ep.URL, "enabledEvents": ep.EnabledEvents, "status": ep.Status})
-	}
+	})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
 }
 
@@ -127,11 +132,8 @@ func (svc *Service) DeleteWebhook(ctx context.Context, p payment.Principal, proj
 	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return err
 	}
-	if err := svc.store.DeleteEndpoint(ctx, p, id, svc.now()); err != nil {
-		return err
-	}
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil)
-	return nil
+	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil,
+		func(ctx context.Context) error { return svc.store.DeleteEndpoint(ctx, p, id, svc.now()) })
 }
 
 // RotateWebhookSecret gives an endpoint a new secret, shown this once; the
@@ -151,14 +153,15 @@ func (svc *Service) RotateWebhookSecret(ctx context.Context, p payment.Principal
 	}
 	now := svc.now()
 	until := now.Add(SecretOverlap)
-	ep, err := svc.store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
-		ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
-		return nil
-	})
-	if err == nil {
-		svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
-			map[string]any{"previousSecretValidUntil": until})
-	}
+	var ep store.StoredEndpoint
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
+		map[string]any{"previousSecretValidUntil": until}, func(ctx context.Context) (err error) {
+			ep, err = svc.store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
+				ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
+				return nil
+			})
+			return err
+		})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint, Secret: secret}, err
 }
 
@@ -173,14 +176,19 @@ func (svc *Service) SendTestEvent(ctx context.Context, p payment.Principal, proj
 	data, _ := json.Marshal(map[string]any{"webhookId": ep.ID, "message": "This is a test event from paymentsd."})
 	ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: ep.ProjectID, IsLive: ep.IsLive,
 		Type: payment.EventWebhookTest, ObjectID: payment.NewID("test_", now), Version: 1, Data: data, CreatedAt: now}
-	if err := svc.store.InsertTestEvent(ctx, ev); err != nil {
+	// The event, its delivery and the audit entry commit together; the
+	// delivery's workflow starts after.
+	var d store.Dispatch
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID},
+		func(ctx context.Context) (err error) {
+			if err := svc.store.InsertTestEvent(ctx, ev); err != nil {
+				return err
+			}
+			d, err = svc.store.CreateDelivery(ctx, ev, ep.ID, now)
+			return err
+		}); err != nil {
 		return ev, err
 	}
-	d, err := svc.store.CreateDelivery(ctx, ev, ep.ID, now)
-	if err != nil {
-		return ev, err
-	}
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID})
 	return ev, svc.startDelivery(ctx, d, 1)
 }
 
@@ -270,11 +278,12 @@ func (svc *Service) Redeliver(ctx context.Context, p payment.Principal, projectI
 	if err != nil {
 		return Redelivery{}, err
 	}
-	if err := svc.store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, svc.now()); err != nil {
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditDeliveryRedelivered, "webhook_delivery", d.ID,
+		map[string]any{"webhookId": endpointID, "eventId": d.EventID}, func(ctx context.Context) error {
+			return svc.store.SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, svc.now())
+		}); err != nil {
 		return Redelivery{}, err
 	}
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditDeliveryRedelivered, "webhook_delivery", d.ID,
-		map[string]any{"webhookId": endpointID, "eventId": d.EventID})
 	in := workflows.DeliveryInput{DeliveryID: d.ID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: len(d.Attempts) + 1}
 	start := svc.temporal.NewWithStartWorkflowOperation(workflows.WebhookDeliveryStartOptions(in, p.ProjectID, p.IsLive), workflows.WebhookDelivery, in)
 	h, err := svc.temporal.UpdateWithStartWorkflow(ctx, workflows.AttemptNowOptions(start))

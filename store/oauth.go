@@ -16,7 +16,7 @@ const oauthClientColumns = `id, project_id, name, redirect_uris, confidential, s
 // InsertOAuthClient records a registered OAuth client.
 func (s *Store) InsertOAuthClient(ctx context.Context, c payment.OAuthClient) error {
 	uris, _ := json.Marshal(c.RedirectURIs)
-	_, err := s.pool.Exec(ctx, `INSERT INTO oauth_clients (`+oauthClientColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO oauth_clients (`+oauthClientColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
 		c.ID, c.ProjectID, c.Name, uris, c.Confidential, c.SecretHash, c.CreatedAt, c.RevokedAt)
 	return mapErr(err)
 }
@@ -40,12 +40,12 @@ func (s *Store) OAuthClient(ctx context.Context, id string) (payment.OAuthClient
 // RevokeOAuthClient ends a project's client and reports whether this call
 // ended it; revoking it again changes nothing.
 func (s *Store) RevokeOAuthClient(ctx context.Context, projectID, id string, at time.Time) (payment.OAuthClient, bool, error) {
-	c, err := scanOAuthClient(s.pool.QueryRow(ctx, `UPDATE oauth_clients SET revoked_at = $3
+	c, err := scanOAuthClient(s.db(ctx).QueryRow(ctx, `UPDATE oauth_clients SET revoked_at = $3
 		WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL RETURNING `+oauthClientColumns, id, projectID, at))
 	if err == nil || !errors.Is(err, payment.ErrNotFound) {
 		return c, err == nil, err
 	}
-	c, err = scanOAuthClient(s.pool.QueryRow(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients
+	c, err = scanOAuthClient(s.db(ctx).QueryRow(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients
 		WHERE id = $1 AND project_id = $2`, id, projectID))
 	return c, false, err
 }

@@ -26,6 +26,13 @@ func (s *Store) db(ctx context.Context) dbQuerier {
 	return s.pool
 }
 
+// TxOf is the transaction InTx runs ctx in, for a store of its own (the
+// OAuth server's) to write in it too.
+func TxOf(ctx context.Context) (pgx.Tx, bool) {
+	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
+	return tx, ok
+}
+
 // InTx runs fn in one transaction, committed if fn returns nil: the
 // store's methods called with fn's context (those that use db) run in it.
 // A change and its audit entry are written this way, so that both are

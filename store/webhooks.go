@@ -37,7 +37,7 @@ func scanEndpoint(row pgx.Row) (StoredEndpoint, error) {
 // CreateEndpoint records a webhook endpoint.
 func (s *Store) CreateEndpoint(ctx context.Context, e StoredEndpoint) error {
 	events, _ := json.Marshal(e.EnabledEvents)
-	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (id, project_id, is_live, url, description, enabled_events,
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO webhook_endpoints (id, project_id, is_live, url, description, enabled_events,
 		secret, status, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$9)`,
 		e.ID, e.ProjectID, e.IsLive, e.URL, e.Description, events, e.Secret, e.Status, e.CreatedAt)
 	return mapErr(err)
@@ -139,7 +139,7 @@ func (s *Store) updateEndpoint(ctx context.Context, id string, at time.Time, cha
 
 // DeleteEndpoint removes an endpoint; its deliveries stay on record.
 func (s *Store) DeleteEndpoint(ctx context.Context, p payment.Principal, id string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = $4, status = 'disabled', updated_at = $4
+	tag, err := s.db(ctx).Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = $4, status = 'disabled', updated_at = $4
 		WHERE id = $1 AND project_id = $2 AND is_live = $3 AND deleted_at IS NULL`, id, p.ProjectID, p.IsLive, at)
 	if err == nil && tag.RowsAffected() == 0 {
 		return payment.ErrNotFound
@@ -176,7 +176,7 @@ func (s *Store) EventByID(ctx context.Context, id string) (payment.Event, error)
 // InsertTestEvent records a test event, dispatched already: it goes to one
 // endpoint only.
 func (s *Store) InsertTestEvent(ctx context.Context, e payment.Event) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at, dispatched_at)
+	_, err := s.db(ctx).Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at, dispatched_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$8)`, e.ID, e.ProjectID, e.IsLive, e.Type, e.ObjectID, e.Version, e.Data, e.CreatedAt)
 	return mapErr(err)
 }
@@ -278,7 +278,7 @@ func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a payment.
 // SetDeliveryStatus sets a delivery's status (failed once its schedule ran
 // out, pending again when redelivered).
 func (s *Store) SetDeliveryStatus(ctx context.Context, deliveryID, status string, at time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET status = $2, updated_at = $3 WHERE id = $1`, deliveryID, status, at)
+	_, err := s.db(ctx).Exec(ctx, `UPDATE webhook_deliveries SET status = $2, updated_at = $3 WHERE id = $1`, deliveryID, status, at)
 	return err
 }
 

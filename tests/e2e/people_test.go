@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/crypto"
+
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/payment"
 )
@@ -303,5 +305,40 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 	}
 	if n := len(owner.call(t, ts.URL, http.MethodGet, "/api/v1/projects/"+projectID+"/api-keys", nil).list()); n != 0 {
 		t.Fatalf("%d API keys made without their audit entries", n)
+	}
+
+	// A plan, a webhook endpoint, a deposit key, a recipient's claim, an
+	// OAuth application: each refused with its entry, none made.
+	base := "/api/v1/projects/" + projectID
+	_, xpub := walletOf(t, projectID, false)
+	recipient, _ := crypto.GenerateKey()
+	for _, c := range []struct {
+		what, path string
+		body       any
+	}{
+		{"a plan", base + "/payment-plans", map[string]any{"title": "Unrecorded", "amountUsd": "5",
+			"acceptedAssetPolicies": []any{map[string]any{"policyType": "any"}}}},
+		{"a webhook endpoint", base + "/webhooks", map[string]any{"url": newReceiver(t).URL, "enabledEvents": []string{"*"}}},
+		{"a deposit key", base + "/deposit-key", map[string]any{"xpub": xpub}},
+		{"a recipient's claim", base + "/recipients", map[string]any{"address": crypto.PubkeyToAddress(recipient.PublicKey).Hex()}},
+		{"an OAuth application", base + "/oauth-clients", map[string]any{"name": "Unrecorded", "redirectUris": []any{"https://app.example/cb"}, "confidential": true}},
+	} {
+		if r := owner.call(t, ts.URL, http.MethodPost, c.path, c.body); r.Status != 500 {
+			t.Fatalf("%s whose audit entry is refused: %d %s", c.what, r.Status, r.Raw)
+		}
+	}
+	for table, q := range map[string]string{
+		"payment_plans":          `SELECT count(*) FROM payment_plans WHERE project_id = $1`,
+		"webhook_endpoints":      `SELECT count(*) FROM webhook_endpoints WHERE project_id = $1`,
+		"project_deposit_keys":   `SELECT count(*) FROM project_deposit_keys WHERE project_id = $1`,
+		"deposit_key_identities": `SELECT count(*) FROM deposit_key_identities WHERE project_id = $1`,
+		"recipients":             `SELECT count(*) FROM recipients WHERE project_id = $1`,
+		"events":                 `SELECT count(*) FROM events WHERE project_id = $1`,
+		"oauth_clients":          `SELECT count(*) FROM oauth_clients WHERE project_id = $1`,
+	} {
+		var n int
+		if err := st.Pool().QueryRow(ctx, q, projectID).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%d rows of %s made without their audit entries (%v)", n, table, err)
+		}
 	}
 }
