@@ -7,12 +7,14 @@ package activities
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/views"
@@ -47,25 +49,58 @@ func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.Exp
 
 // CancelCheckoutSession records that the merchant canceled an open session.
 func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.CancelSessionInput) error {
-	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Cancel, renderSession))
+	return classify(a.audited(ctx, in.Audit, func(ctx context.Context) error {
+		return a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Cancel, renderSession)
+	}))
 }
 
 // ResolveCheckoutSession records a merchant's resolution of a session's
 // exception; a session that no longer has the exception (the resolution
 // was recorded before) is left as it is.
 func (a *Activities) ResolveCheckoutSession(ctx context.Context, in workflows.ResolveInput) error {
-	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
-		events, _ := s.Resolve(in.Resolution, in.At)
-		return events
-	}, renderSession))
+	return classify(a.audited(ctx, in.Audit, func(ctx context.Context) error {
+		return a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
+			events, _ := s.Resolve(in.Resolution, in.At)
+			return events
+		}, renderSession)
+	}))
 }
 
 // AssignTransfer records a merchant's assignment of an unexpected transfer
 // to a session, whose workflow then counts it; recording it again changes
 // nothing.
 func (a *Activities) AssignTransfer(ctx context.Context, in workflows.AssignInput) (payment.Transaction, error) {
-	t, err := a.Store.AssignTransaction(ctx, in.TransactionID, in.SessionID, in.At, renderTransaction, nil, renderSession)
+	var t payment.Transaction
+	err := a.audited(ctx, in.Audit, func(ctx context.Context) (err error) {
+		t, err = a.Store.AssignTransaction(ctx, in.TransactionID, in.SessionID, in.At, renderTransaction, nil, renderSession)
+		return err
+	})
 	return t, classify(err)
+}
+
+// audited makes a merchant's change and records its audit entry (made by
+// the service, with the merchant as actor) in one transaction, or neither.
+// The entry's ID is the service's, so a retry after a commit whose answer
+// was lost records it once. An entry-less input (a history from before
+// entries were carried) makes the change alone.
+func (a *Activities) audited(ctx context.Context, entry *payment.AuditEntry, change func(ctx context.Context) error) error {
+	if entry == nil {
+		return change(ctx)
+	}
+	return a.Store.InTx(ctx, func(ctx context.Context) error {
+		if err := change(ctx); err != nil {
+			return err
+		}
+		if err := a.Store.RecordAudit(ctx, *entry); err != nil {
+			metrics.AuditFailures.Inc()
+			msg := fmt.Sprintf("audit log: %s not recorded, so not made", entry.Action)
+			if store.Refused(err) {
+				return temporal.NewNonRetryableApplicationError(msg, workflows.ErrorAuditRefused, err)
+			}
+			return fmt.Errorf("%s: %w", msg, err) // an outage: retried
+		}
+		return nil
+	})
 }
 
 // RecordSessionProgress records a session's status, amount paid and

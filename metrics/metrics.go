@@ -124,11 +124,10 @@ var (
 		Help: "How long the oldest checkout session whose workflow is not started yet has waited.",
 	})
 	// AuditFailures counts management changes whose audit entry the
-	// database refused: refused with it, or, for a change a session's
-	// workflow made, made without it.
+	// database refused, and that were refused with it.
 	AuditFailures = promauto.NewCounter(prometheus.CounterOpts{
 		Name: "paymentsd_audit_failures_total",
-		Help: "Management changes whose audit log entry the database refused (the change refused with it, or made without it when a workflow made it).",
+		Help: "Management changes whose audit log entry the database refused, and so refused with it.",
 	})
 )
 

@@ -3,29 +3,9 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 
-	"github.com/paymentsd/paymentsd/metrics"
 	"github.com/paymentsd/paymentsd/payment"
 )
-
-// audit records a management change in the audit log once it is made:
-// who and from where (the origin the API or the admin command put in ctx),
-// the action and its target. details must hold no secret. It is for the
-// changes a session's workflow makes (cancel, resolve, assign while the
-// workflow runs): the workflow records them in its own transaction, which
-// this process cannot join, so the entry follows the workflow's answer and
-// a failure to record it is logged and counted
-// (paymentsd_audit_failures_total), not returned. Every change this
-// process writes itself takes its entry in its transaction (audited,
-// auditIn).
-func (svc *Service) audit(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) {
-	a := svc.auditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
-	if err := svc.store.RecordAudit(context.WithoutCancel(ctx), a); err != nil {
-		metrics.AuditFailures.Inc()
-		slog.ErrorContext(ctx, "audit log: the change is made but not recorded", "action", action, "target", targetID, "err", err)
-	}
-}
 
 // ListAudit lists the principal's audit log, newest first; q.Status
 // filters by action.

@@ -309,6 +309,12 @@ func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, 
 		return t, err
 	}
 	in := workflows.AssignInput{TransactionID: id, SessionID: sessionID, At: svc.now()}
+	// The workflow records the assignment and this entry in one
+	// transaction; its details name the session the transfer was sent to
+	// once the record is read.
+	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
+		"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
+	in.Audit = &entry
 	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.AssignTransferUpdateOptions(in))
 	if err == nil {
 		err = h.Get(ctx, &t)
@@ -335,6 +341,8 @@ func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, 
 				"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
 		})
 		return t, err
+	case auditRefused(err):
+		return t, fmt.Errorf("assign transaction: %w", err)
 	case errors.As(err, &app):
 		return t, payment.Conflict(app.Message())
 	case isUnknownUpdate(err):
@@ -342,16 +350,19 @@ func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, 
 	case err != nil:
 		return t, fmt.Errorf("assign transaction: %w", err)
 	}
-	// The workflow recorded the change in its own transaction: the entry
-	// follows it (see audit).
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
-		"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
 	return t, nil
 }
 
 // olderWorkflow answers a change that a session's workflow, started by an
 // earlier release, does not take while it runs.
 const olderWorkflow = "This checkout session's workflow was started by an earlier release and does not take this change while it runs; make it once the session has ended"
+
+// auditRefused tells whether a session's workflow refused a change because
+// the database refused its audit entry (the change is not made either).
+func auditRefused(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == workflows.ErrorAuditRefused
+}
 
 // isUnknownUpdate tells whether a workflow refused an update it has no
 // handler for.
@@ -674,7 +685,10 @@ func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, proj
 	if err := svc.sessionWorkflow(ctx, id); err != nil {
 		return SessionView{}, err
 	}
-	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.CancelSessionUpdateOptions(id))
+	// The workflow records the cancelation and this entry in one
+	// transaction.
+	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
+	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.CancelSessionUpdateOptions(id, workflows.CancelRequest{Audit: &entry}))
 	if err == nil {
 		err = h.Get(ctx, nil)
 	}
@@ -683,14 +697,13 @@ func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, proj
 	switch {
 	case errors.As(err, &gone):
 		return SessionView{}, payment.Conflict("Only an open session can be canceled")
+	case auditRefused(err):
+		return SessionView{}, fmt.Errorf("cancel session: %w", err)
 	case errors.As(err, &app):
 		return SessionView{}, payment.Conflict(app.Message())
 	case err != nil:
 		return SessionView{}, fmt.Errorf("cancel session: %w", err)
 	}
-	// The workflow recorded the cancellation in its own transaction: the
-	// entry follows it (see audit).
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
 	return svc.GetSession(ctx, p, projectID, id)
 }
 
@@ -714,7 +727,10 @@ func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, pro
 	if err := svc.sessionWorkflow(ctx, id); err != nil {
 		return SessionView{}, err
 	}
-	in := workflows.ResolveInput{SessionID: id, Resolution: r, At: svc.now()}
+	// While the workflow runs, it records the resolution and this entry in
+	// one transaction.
+	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
+	in := workflows.ResolveInput{SessionID: id, Resolution: r, At: svc.now(), Audit: &entry}
 	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.ResolveExceptionUpdateOptions(in))
 	if err == nil {
 		err = h.Get(ctx, nil)
@@ -741,6 +757,8 @@ func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, pro
 			return SessionView{}, err
 		}
 		return svc.GetSession(ctx, p, projectID, id)
+	case auditRefused(err):
+		return SessionView{}, fmt.Errorf("resolve session: %w", err)
 	case errors.As(err, &app):
 		return SessionView{}, payment.Conflict(app.Message())
 	case isUnknownUpdate(err):
@@ -748,8 +766,5 @@ func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, pro
 	case err != nil:
 		return SessionView{}, fmt.Errorf("resolve session: %w", err)
 	}
-	// The workflow recorded the resolution in its own transaction: the
-	// entry follows it (see audit).
-	svc.audit(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
 	return svc.GetSession(ctx, p, projectID, id)
 }

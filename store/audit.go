@@ -24,11 +24,12 @@ type execer interface {
 // transaction of the change it records, where it has one.
 func recordAudit(ctx context.Context, db execer, a payment.AuditEntry) error {
 	details := []byte(a.Details)
-	if len(details) == 0 {
+	if len(details) == 0 || string(details) == "null" { // none, or none sent through a workflow
 		details = []byte(`{}`)
 	}
 	_, err := db.Exec(ctx, `INSERT INTO audit_log (id, project_id, is_live, created_at, actor_kind, actor_id, ip,
-		user_agent, action, target_type, target_id, details) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+		user_agent, action, target_type, target_id, details) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)
+		ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.ProjectID, a.IsLive, a.OccurredAt, a.ActorKind, a.ActorID, a.IP, a.UserAgent, a.Action, a.TargetType,
 		a.TargetID, details)
 	return mapErr(err)

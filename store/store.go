@@ -9,6 +9,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -96,6 +97,14 @@ func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) error {
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+// Refused tells whether the database refused a statement for good: an
+// integrity constraint (class 23) or a function or trigger that raised
+// (class P0), which no retry changes.
+func Refused(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "23") || strings.HasPrefix(pe.Code, "P0"))
 }
 
 // mapErr turns pgx errors into the domain's sentinels.

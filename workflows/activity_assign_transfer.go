@@ -18,6 +18,9 @@ type AssignInput struct {
 	TransactionID string
 	SessionID     string
 	At            time.Time
+	// Audit is the merchant's audit entry, recorded in the assignment's
+	// transaction (nil in histories from before it was carried).
+	Audit *payment.AuditEntry `json:",omitempty"`
 }
 
 // assignTransfer runs AssignTransfer as a local activity; it returns the

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // ActivityCancelCheckoutSession records that the merchant canceled an open
@@ -16,6 +18,16 @@ const ActivityCancelCheckoutSession = "CancelCheckoutSession"
 type CancelSessionInput struct {
 	SessionID string
 	At        time.Time
+	// Audit is the merchant's audit entry, recorded in the cancelation's
+	// transaction (nil in histories from before it was carried).
+	Audit *payment.AuditEntry `json:",omitempty"`
+}
+
+// CancelRequest is the argument of the cancel update. Updates recorded
+// before it had one decode to its zero value (the SDK leaves an argument
+// with no payload at its zero value), so replay is unchanged.
+type CancelRequest struct {
+	Audit *payment.AuditEntry `json:",omitempty"`
 }
 
 // cancelCheckoutSession runs CancelCheckoutSession as a local activity.

@@ -17,6 +17,9 @@ type ResolveInput struct {
 	SessionID  string
 	Resolution payment.Resolution
 	At         time.Time
+	// Audit is the merchant's audit entry, recorded in the resolution's
+	// transaction (nil in histories from before it was carried).
+	Audit *payment.AuditEntry `json:",omitempty"`
 }
 
 // resolveCheckoutSession runs ResolveCheckoutSession as a local activity.

@@ -45,10 +45,10 @@ func CheckoutSessionStartOptions(s payment.Session, planTitle string) client.Sta
 
 // CancelSessionUpdateOptions send a session's workflow the merchant's
 // cancel and wait for its answer.
-func CancelSessionUpdateOptions(sessionID string) client.UpdateWorkflowOptions {
+func CancelSessionUpdateOptions(sessionID string, in CancelRequest) client.UpdateWorkflowOptions {
 	return client.UpdateWorkflowOptions{
 		WorkflowID: CheckoutSessionWorkflowID(sessionID), UpdateName: UpdateCancelSession,
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{in}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
 }
 
@@ -124,6 +124,9 @@ func SubmitPaymentUpdateOptions(sessionID string, in SubmitInput) client.UpdateW
 const (
 	ErrorInvalid  = "invalid"
 	ErrorConflict = "conflict"
+	// ErrorAuditRefused: the database refused the change's audit entry
+	// for good, so the change was not made either.
+	ErrorAuditRefused = "audit_refused"
 )
 
 // CheckoutSessionInput starts a checkout session's workflow.
@@ -272,18 +275,18 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancelSession, func(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancelSession, func(ctx workflow.Context, in CancelRequest) error {
 		ctx = withLocalActivityOptions(ctx)
 		if err := payment.AdvanceSession(status, payment.SessionCanceled); err != nil {
 			return err
 		}
-		if err := cancelCheckoutSession(ctx, CancelSessionInput{SessionID: s.ID, At: workflow.Now(ctx)}); err != nil {
+		if err := cancelCheckoutSession(ctx, CancelSessionInput{SessionID: s.ID, At: workflow.Now(ctx), Audit: in.Audit}); err != nil {
 			return err
 		}
 		status = payment.SessionCanceled
 		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
 		return nil
-	}, workflow.UpdateHandlerOptions{Validator: func() error {
+	}, workflow.UpdateHandlerOptions{Validator: func(CancelRequest) error {
 		if status != payment.SessionOpen {
 			return fmt.Errorf("only an open session can be canceled; this one is %s", status)
 		}

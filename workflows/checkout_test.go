@@ -333,3 +333,53 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 			paidBefore, s.Status, s.AmountPaidUSD, s.Exception)
 	}
 }
+
+// A cancel sent as the previous release sent it, with no argument, still
+// cancels (updates recorded then replay the same way); one carrying the
+// merchant's audit entry records it with the cancelation, once, however
+// often the activity runs.
+func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
+	for _, withEntry := range []bool{false, true} {
+		st := storetest.NewStore(t)
+		start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+		cs := fixture(t, st, start)
+		env := newEnv(t, st)
+		env.SetStartTime(start)
+		entry := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, start), ProjectID: cs.ProjectID, OccurredAt: start,
+			Origin: payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: "key_1", IP: "192.0.2.1"},
+			Action: payment.AuditSessionCanceled, TargetType: "checkout_session", TargetID: cs.ID}
+		env.RegisterDelayedCallback(func() {
+			env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
+		}, 0)
+		canceled := false
+		env.RegisterDelayedCallback(func() {
+			var args []any
+			if withEntry {
+				args = append(args, workflows.CancelRequest{Audit: &entry})
+			}
+			env.UpdateWorkflow(workflows.UpdateCancelSession, "cancel", &testsuite.TestUpdateCallback{
+				OnAccept: func() {}, OnReject: func(err error) { t.Error(err) },
+				OnComplete: func(_ any, err error) { canceled = err == nil }}, args...)
+		}, time.Minute)
+		env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
+		if err := env.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.SessionByID(context.Background(), cs.ID)
+		if err != nil || !canceled || s.Status != payment.SessionCanceled {
+			t.Fatalf("with an entry %v: canceled %v, session %s (%v)", withEntry, canceled, s.Status, err)
+		}
+		// The activity run again, as after a commit whose answer was lost.
+		acts := &activities.Activities{Store: st}
+		if withEntry {
+			if err := acts.CancelCheckoutSession(context.Background(), workflows.CancelSessionInput{SessionID: cs.ID, At: start, Audit: &entry}); err != nil {
+				t.Fatalf("the cancel run again: %v", err)
+			}
+		}
+		_, n, err := st.ListAudit(context.Background(), payment.Principal{ProjectID: cs.ProjectID}, payment.ListQuery{Page: 1, Limit: 20})
+		if want := map[bool]int{false: 0, true: 1}[withEntry]; err != nil || n != want {
+			t.Fatalf("with an entry %v: %d audit entries (%v), want %d", withEntry, n, err, want)
+		}
+	}
+}

@@ -279,21 +279,7 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 	owner := signup(t, ts.URL)
 	projectID := str(owner.call(t, ts.URL, http.MethodPost, "/api/v1/projects", map[string]any{"name": "Atomic"}).data()["id"])
 	ctx := context.Background()
-	// The database refuses this project's audit entries.
-	fn, trigger := "refuse_audit_"+projectID, "refuse_audit_"+projectID
-	for _, q := range []string{
-		`CREATE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-			IF NEW.project_id = '` + projectID + `' THEN RAISE EXCEPTION 'audit refused'; END IF; RETURN NEW; END $$`,
-		`CREATE TRIGGER ` + trigger + ` BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION ` + fn + `()`,
-	} {
-		if _, err := st.Pool().Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		_, _ = st.Pool().Exec(ctx, `DROP TRIGGER IF EXISTS `+trigger+` ON audit_log`)
-		_, _ = st.Pool().Exec(ctx, `DROP FUNCTION IF EXISTS `+fn+`()`)
-	})
+	refuseAuditEntries(t, projectID)
 	if r := owner.call(t, ts.URL, http.MethodPatch, "/api/v1/projects/"+projectID, map[string]any{"name": "Renamed"}); r.Status != 500 {
 		t.Fatalf("a change whose audit entry is refused: %d %s", r.Status, r.Raw)
 	}
@@ -340,5 +326,61 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 		if err := st.Pool().QueryRow(ctx, q, projectID).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("%d rows of %s made without their audit entries (%v)", n, table, err)
 		}
+	}
+}
+
+// refuseAuditEntries makes the database refuse the project's audit entries
+// until the returned function (or the test's end) stops it.
+func refuseAuditEntries(t *testing.T, projectID string) (stop func()) {
+	t.Helper()
+	ctx := context.Background()
+	fn, trigger := "refuse_audit_"+projectID, "refuse_audit_"+projectID
+	for _, q := range []string{
+		`CREATE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+			IF NEW.project_id = '` + projectID + `' THEN RAISE EXCEPTION 'audit refused'; END IF; RETURN NEW; END $$`,
+		`CREATE TRIGGER ` + trigger + ` BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION ` + fn + `()`,
+	} {
+		if _, err := st.Pool().Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop = func() {
+		_, _ = st.Pool().Exec(ctx, `DROP TRIGGER IF EXISTS `+trigger+` ON audit_log`)
+		_, _ = st.Pool().Exec(ctx, `DROP FUNCTION IF EXISTS `+fn+`()`)
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// A change a running session's workflow records (here a cancel) commits
+// with its audit entry too: refused with it, then made with exactly one.
+func TestARunningSessionsChangeAndItsAuditEntryTogether(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	base := "/api/v1/projects/" + p.Project.ID
+	call := func(method, path string, body any) response {
+		return do(t, ts.URL, request{method: method, path: path, key: p.SandboxKey, body: body})
+	}
+	plan := call("POST", base+"/payment-plans", map[string]any{"title": "Canceled once", "amountUsd": "5"})
+	mustStatus(t, plan, http.StatusCreated)
+	session := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": str(plan.data()["id"])})
+	mustStatus(t, session, http.StatusCreated)
+	id := str(session.data()["id"])
+
+	stop := refuseAuditEntries(t, p.Project.ID)
+	if r := call("POST", base+"/checkout-sessions/"+id+"/cancel", map[string]any{}); r.Status != http.StatusInternalServerError {
+		t.Fatalf("a cancel whose audit entry is refused: %d %s", r.Status, r.Raw)
+	}
+	if s := call("GET", base+"/checkout-sessions/"+id, nil); str(s.data()["status"]) != "open" {
+		t.Fatalf("the session changed without its audit entry: %s", s.Raw)
+	}
+	stop()
+	mustStatus(t, call("POST", base+"/checkout-sessions/"+id+"/cancel", map[string]any{}), http.StatusOK)
+	if s := call("GET", base+"/checkout-sessions/"+id, nil); str(s.data()["status"]) != "canceled" {
+		t.Fatalf("after the refusal ended, the cancel = %s", s.Raw)
+	}
+	log := call("GET", base+"/audit-log?action=checkout_session.canceled", nil)
+	if n := len(log.list()); n != 1 {
+		t.Fatalf("%d checkout_session.canceled entries; want 1: %s", n, log.Raw)
 	}
 }
