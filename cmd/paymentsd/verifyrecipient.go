@@ -80,7 +80,7 @@ func runDevVerifyRecipient(ctx context.Context, args []string) error {
 			return err
 		}
 		sig[64] += 27
-		if claim, err = c.call(ctx, http.MethodPost, path+"/"+address+"/verify", map[string]string{"signature": hexutil.Encode(sig)}); err != nil {
+		if _, err := c.call(ctx, http.MethodPost, path+"/"+address+"/verify", map[string]string{"signature": hexutil.Encode(sig)}); err != nil {
 			return fmt.Errorf("verify %s: %w", address, err)
 		}
 	}
