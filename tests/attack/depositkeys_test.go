@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -174,27 +175,7 @@ func TestTheDepositKeyIsReadByTheSignedInOwnerOnly(t *testing.T) {
 	readers := map[string]map[string]string{
 		"the project's API key": {"Authorization": "Bearer " + victim.SandboxKey},
 	}
-	owner := payment.Principal{ProjectID: victim.Project.ID, UserID: victim.userID, Role: payment.RoleOwner, SessionID: victim.userSessionID}
-	for _, role := range []string{"viewer", "developer"} {
-		email := role + "@" + strings.ToLower(victim.Project.ID) + ".attack.test"
-		_, token, err := eng.Invite(ctx, owner, victim.Project.ID, email, role)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := eng.CreateUser(ctx, email, "the member's long password")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := eng.AcceptInvitation(ctx, u, token); err != nil {
-			t.Fatal(err)
-		}
-		in, err := eng.Login(ctx, email, "the member's long password", service.Client{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		secrets.add(in.Token)
-		readers["a "+role+"'s session"] = map[string]string{"Cookie": api.SessionCookie + "=" + in.Token}
-	}
+	maps.Copy(readers, victim.memberSessions(t, "viewer", "developer"))
 	for who, h := range readers {
 		got := mustJSON(t, http.StatusOK)(call(t, "GET", path, "", nil, h))
 		if got["xpub"] != nil || got["fingerprint"] != key.Identity() || got["firstAddress"] != first.Hex() {
@@ -206,8 +187,8 @@ func TestTheDepositKeyIsReadByTheSignedInOwnerOnly(t *testing.T) {
 		tally.add("tenancy: reading a deposit key", who+" → fingerprint and first address, no key")
 	}
 	// An OAuth application with project:read, acting for the owner.
-	app := owner
-	app.SessionID, app.GrantID, app.ClientID, app.Scopes = "", payment.NewID(payment.PrefixOAuthGrant, time.Now()), "", []string{"project:read"}
+	app := payment.Principal{ProjectID: victim.Project.ID, UserID: victim.userID, Role: payment.RoleOwner}
+	app.GrantID, app.Scopes = payment.NewID(payment.PrefixOAuthGrant, time.Now()), []string{"project:read"}
 	if k, err := eng.DepositKey(ctx, app, victim.Project.ID); err != nil || k.Xpub != "" || k.Fingerprint != key.Identity() {
 		t.Errorf("an OAuth application reads %+v, %v; want no key, its fingerprint", k, err)
 	}

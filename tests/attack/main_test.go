@@ -26,6 +26,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -241,4 +242,34 @@ func call(t *testing.T, method, path, key string, body []byte, headers map[strin
 	var out bytes.Buffer
 	_, _ = out.ReadFrom(res.Body)
 	return res, out.Bytes()
+}
+
+// memberSessions makes a member of the tenant's project for each role,
+// signed in, and returns their session cookies by "a <role>'s session".
+func (v tenant) memberSessions(t *testing.T, roles ...string) map[string]map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	owner := payment.Principal{ProjectID: v.Project.ID, UserID: v.userID, Role: payment.RoleOwner, SessionID: v.userSessionID}
+	out := map[string]map[string]string{}
+	for _, role := range roles {
+		email := role + "@" + strings.ToLower(v.Project.ID) + ".attack.test"
+		_, token, err := eng.Invite(ctx, owner, v.Project.ID, email, role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := eng.CreateUser(ctx, email, "the member's long password")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.AcceptInvitation(ctx, u, token); err != nil {
+			t.Fatal(err)
+		}
+		in, err := eng.Login(ctx, email, "the member's long password", service.Client{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets.add(in.Token)
+		out["a "+role+"'s session"] = map[string]string{"Cookie": api.SessionCookie + "=" + in.Token}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/service"
 )
 
 // secondShape starts an API of the second shape (plans paid to a shared
@@ -387,27 +387,7 @@ func TestOnlyOwnersChangeRecipients(t *testing.T) {
 		"the project's sandbox key": {"Authorization": "Bearer " + p.SandboxKey},
 		"the project's live key":    {"Authorization": "Bearer " + p.LiveKey},
 	}
-	owner := payment.Principal{ProjectID: p.Project.ID, UserID: p.userID, Role: payment.RoleOwner, SessionID: p.userSessionID}
-	for _, role := range []string{"viewer", "developer"} {
-		email := role + "@" + strings.ToLower(p.Project.ID) + ".recipients.attack.test"
-		_, token, err := eng.Invite(ctx, owner, p.Project.ID, email, role)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u, err := eng.CreateUser(ctx, email, "the member's long password")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := eng.AcceptInvitation(ctx, u, token); err != nil {
-			t.Fatal(err)
-		}
-		in, err := eng.Login(ctx, email, "the member's long password", service.Client{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		secrets.add(in.Token)
-		callers["a "+role+"'s session"] = map[string]string{"Cookie": api.SessionCookie + "=" + in.Token}
-	}
+	maps.Copy(callers, p.memberSessions(t, "viewer", "developer"))
 	stale, tok := signedIn(t, strings.ToLower(strings.ReplaceAll("Recipient roles", " ", "-"))+"@attack.test", "the owner's long password")
 	if _, err := stack.Store.Pool().Exec(ctx, `UPDATE user_sessions SET authenticated_at = now() - interval '1 hour' WHERE token_hash = $1`,
 		payment.HashSecret(tok)); err != nil {
