@@ -432,7 +432,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 			if p != nil && p.ProjectID != "" {
 				// A project route acts in the environment the request
 				// names: a key used in sandbox is not the same key in live.
-				scope += "|" + p.ProjectID + "|" + environmentName(p.IsLive)
+				scope += "|" + p.ProjectID + "|" + payment.EnvironmentName(p.IsLive)
 			}
 		case p != nil:
 			scope = credentialCounter(*p)

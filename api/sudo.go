@@ -78,13 +78,6 @@ func (s *Server) reauthenticationRefused(w http.ResponseWriter, r *http.Request,
 	return true
 }
 
-func environmentName(isLive bool) string {
-	if isLive {
-		return "live"
-	}
-	return "sandbox"
-}
-
 func (s *Server) sudoRoutes() {
 	s.route("/api/v1/auth/reauthenticate", map[string]endpoint{http.MethodPost: {Strict, user, s.reauthenticate}})
 	s.route("/api/v1/auth/security-log", map[string]endpoint{http.MethodGet: {Relaxed, user, s.securityLog}})

@@ -72,3 +72,11 @@ func HashSecret(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
 }
+
+// EnvironmentName is an environment's name: live or sandbox.
+func EnvironmentName(isLive bool) string {
+	if isLive {
+		return "live"
+	}
+	return "sandbox"
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 )
 
@@ -24,14 +25,6 @@ const (
 	// is a payment plan's recipient address, of its project or another.
 	FindingDepositAddressIsRecipient = "deposit-address-is-recipient"
 )
-
-// envName is an environment's name.
-func envName(isLive bool) string {
-	if isLive {
-		return "live"
-	}
-	return "sandbox"
-}
 
 // tenantCollisions reports the deposit keys two project environments share
 // and the deposit addresses that are a plan's recipient.
@@ -67,24 +60,24 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 			var others []string
 			for _, h := range holders {
 				if h != c {
-					others = append(others, h.ProjectID+" "+envName(h.IsLive))
+					others = append(others, h.ProjectID+" "+payment.EnvironmentName(h.IsLive))
 				}
 			}
 			mine := claimed && claim.ProjectID == c.ProjectID && claim.IsLive == c.IsLive
 			if len(others) == 0 && (mine || !claimed) {
 				continue
 			}
-			detail := fmt.Sprintf("the %s deposit key (fingerprint %s) derives the same addresses as", envName(c.IsLive), id)
+			detail := fmt.Sprintf("the %s deposit key (fingerprint %s) derives the same addresses as", payment.EnvironmentName(c.IsLive), id)
 			if len(others) > 0 {
 				detail += " the key of " + strings.Join(others, ", ")
 			} else {
-				detail += " a key " + claim.ProjectID + " " + envName(claim.IsLive) + " set before"
+				detail += " a key " + claim.ProjectID + " " + payment.EnvironmentName(claim.IsLive) + " set before"
 			}
 			switch {
 			case mine:
 				detail += "; it was set here first"
 			case claimed:
-				detail += "; " + claim.ProjectID + " " + envName(claim.IsLive) + " set it first: this environment must set a key of its own"
+				detail += "; " + claim.ProjectID + " " + payment.EnvironmentName(claim.IsLive) + " set it first: this environment must set a key of its own"
 			}
 			f := Finding{Kind: FindingDepositKeyShared, ObjectID: c.ProjectID, Detail: detail}
 			if o.Repair {
@@ -100,7 +93,7 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 	for _, r := range recipients {
 		f := Finding{Kind: FindingDepositAddressIsRecipient, ObjectID: r.SessionID,
 			Detail: fmt.Sprintf("its deposit address %s (%s %s) is the recipient address of payment plan %s (%s %s)",
-				r.Address, r.SessionProjectID, envName(r.SessionIsLive), r.PlanID, r.PlanProjectID, envName(r.PlanIsLive))}
+				r.Address, r.SessionProjectID, payment.EnvironmentName(r.SessionIsLive), r.PlanID, r.PlanProjectID, payment.EnvironmentName(r.PlanIsLive))}
 		if o.Repair {
 			f.Error = "not repaired: a transfer to the address is both the session's and the plan's; settle it by hand (docs/security.md, \"Tenant isolation of deposit keys\")"
 		}
