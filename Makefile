@@ -3,10 +3,10 @@
 .PHONY: dev test build lint generate contracts bench fuzz record-histories
 
 dev:
-	./scripts/dev.sh
+	./dev/scripts/dev.sh
 
 test:
-	./scripts/test.sh
+	./dev/scripts/test.sh
 
 build:
 	go build -o bin/paymentsd ./cmd/paymentsd
@@ -25,34 +25,34 @@ lint:
 	go run $(STATICCHECK) ./...
 	go run $(STATICCHECK) -tags devstack ./cmd/paymentsd
 	go run $(WORKFLOWCHECK) -show-pos ./workflows/...
-	./scripts/lint-openapi.sh
+	./dev/scripts/lint-openapi.sh
 
-# generate regenerates the Connect and protobuf code from proto/ with protoc
+# generate regenerates the Connect and protobuf code from api/proto/ with protoc
 # and the Go plugins pinned in go.mod, and the TypeScript client's with the
-# protoc-gen-es pinned in clients/typescript (when npm is there; its
+# protoc-gen-es pinned in client/typescript (when npm is there; its
 # node_modules is installed again when package-lock.json is newer).
 generate:
 	go install google.golang.org/protobuf/cmd/protoc-gen-go connectrpc.com/connect/cmd/protoc-gen-connect-go
-	PATH="$$(go env GOPATH)/bin:$$PATH" protoc -I proto \
+	PATH="$$(go env GOPATH)/bin:$$PATH" protoc -I api/proto \
 		--go_out=. --go_opt=module=github.com/paymentsd/paymentsd \
 		--connect-go_out=. --connect-go_opt=module=github.com/paymentsd/paymentsd \
-		proto/paymentsd/v1/payments.proto
+		api/proto/paymentsd/v1/payments.proto
 	@if command -v npm >/dev/null; then \
-		cd clients/typescript && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null; } && npm run --silent generate; \
-	else echo "npm not found: clients/typescript/src/gen is not regenerated"; fi
+		cd client/typescript && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --ignore-scripts --no-audit --no-fund >/dev/null; } && npm run --silent generate; \
+	else echo "npm not found: client/typescript/src/gen is not regenerated"; fi
 
 # contracts recompiles the dev chain's Solidity contracts and regenerates
 # their Go bindings.
 contracts:
-	./scripts/contracts.sh
+	./dev/scripts/contracts.sh
 
 bench:
-	./scripts/bench.sh
+	./dev/scripts/bench.sh
 
 # record-histories keeps a release's workflow histories for every later
 # release to replay: make record-histories RELEASE=2026-11-24
 record-histories:
-	./scripts/record-histories.sh $(RELEASE)
+	./dev/scripts/record-histories.sh $(RELEASE)
 
 fuzz:
 	go test ./api -run '^$$' -fuzz FuzzDecodePlanInput -fuzztime 30s
@@ -70,4 +70,4 @@ fuzz:
 .PHONY: chaos
 chaos:
 	go build -o bin/paymentsd ./cmd/paymentsd
-	go run ./chaos/cmd/chaos -n $(or $(N),50) -paymentsd bin/paymentsd $(CHAOS_FLAGS)
+	go run ./tests/chaos/cmd/chaos -n $(or $(N),50) -paymentsd bin/paymentsd $(CHAOS_FLAGS)

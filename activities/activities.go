@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -92,7 +92,7 @@ func (a *Activities) audited(ctx context.Context, entry *payment.AuditEntry, cha
 			return err
 		}
 		if err := a.Store.RecordAudit(ctx, *entry); err != nil {
-			metrics.AuditFailures.Inc()
+			observability.AuditFailures.Inc()
 			msg := fmt.Sprintf("audit log: %s not recorded, so not made", entry.Action)
 			if store.Refused(err) {
 				return temporal.NewNonRetryableApplicationError(msg, workflows.ErrorAuditRefused, err)

@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -52,18 +52,18 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	started := time.Now()
 	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.lookup)
 	if polled.Head > 0 {
-		metrics.ChainHead.WithLabelValues(in.Network).Set(float64(polled.Head))
-		metrics.ScanLag.WithLabelValues(in.Network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
+		observability.ChainHead.WithLabelValues(in.Network).Set(float64(polled.Head))
+		observability.ScanLag.WithLabelValues(in.Network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
 	}
 	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
 		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
 	if err != nil {
 		return out, err
 	}
-	metrics.ScannedBlock.WithLabelValues(in.Network).Set(float64(polled.Cursor.Number))
+	observability.ScannedBlock.WithLabelValues(in.Network).Set(float64(polled.Cursor.Number))
 	if polled.Cursor.Number != in.Cursor.Number {
 		// A poll that found no new block measured a wait, not a scan.
-		metrics.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
+		observability.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
 	}
 	if out.Payments, err = sessions.payments(ctx, c, polled.Transfers); err != nil {
 		return out, err
@@ -318,7 +318,7 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 	}
 	if in.ReportIgnored {
 		for _, t := range unexpected {
-			metrics.TransfersUnexpected.WithLabelValues(obs.Network).Inc()
+			observability.TransfersUnexpected.WithLabelValues(obs.Network).Inc()
 			slog.WarnContext(ctx, "transfer no session takes recorded as unexpected", "network",
 				obs.Network, "txHash", obs.TxHash, "logIndex", t.LogIndex, "address", t.To, "asset", t.AssetID,
 				"amountBaseUnits", t.AmountBaseUnits)

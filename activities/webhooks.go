@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -197,13 +197,13 @@ func observe(o webhook.Outcome, recorded time.Time) {
 	switch {
 	case o.Delivered:
 		outcome = "delivered"
-		metrics.WebhookDelay.Observe(time.Since(recorded).Seconds())
+		observability.WebhookDelay.Observe(time.Since(recorded).Seconds())
 	case o.Stop:
 		outcome = "gone"
 	case o.Attempt.StatusCode == nil:
 		outcome = "error"
 	}
-	metrics.WebhookAttempts.WithLabelValues(outcome).Inc()
+	observability.WebhookAttempts.WithLabelValues(outcome).Inc()
 }
 
 // endpointHealth keeps track of failing endpoints: a 410 disables one at

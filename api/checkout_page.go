@@ -7,8 +7,8 @@ import (
 
 	"rsc.io/qr"
 
+	"github.com/paymentsd/paymentsd/api/web"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/web"
 )
 
 // checkoutRoutes serve the hosted checkout page and its QR codes, outside

@@ -10,8 +10,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 	"github.com/paymentsd/paymentsd/service"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"connectrpc.com/connect"
 
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/views"
 )
 
 // procedureTiers puts each Connect procedure in the rate-limit tier of its

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/paymentsd/paymentsd/api/web"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/web"
 )
 
 // dashboardRoutes serve the merchant dashboard's files at /dashboard/ (no

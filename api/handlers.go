@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
-	"github.com/paymentsd/paymentsd/views"
 )
 
 var (

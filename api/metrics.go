@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
 )
 
 // withMetrics counts each request by the route that served it (its
@@ -25,8 +25,8 @@ func withMetrics(next http.Handler) http.Handler {
 		default:
 			method = "other"
 		}
-		metrics.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(sw.status)).Inc()
-		metrics.HTTPDuration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+		observability.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(sw.status)).Inc()
+		observability.HTTPDuration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	})
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -29,10 +29,10 @@ func TestRequestsAreCountedByRouteAndStatus(t *testing.T) {
 		return rec.Code
 	}
 	count := func(route, status string) float64 {
-		return testutil.ToFloat64(metrics.HTTPRequests.WithLabelValues(route, http.MethodGet, status))
+		return testutil.ToFloat64(observability.HTTPRequests.WithLabelValues(route, http.MethodGet, status))
 	}
 	ok, limited, unmatched := count("/api/v1/assets", "200"), count("/api/v1/assets", "429"), count("unmatched", "404")
-	refused := testutil.ToFloat64(metrics.RateLimited.WithLabelValues(string(Relaxed)))
+	refused := testutil.ToFloat64(observability.RateLimited.WithLabelValues(string(Relaxed)))
 
 	if a, b, c := get("/api/v1/assets"), get("/api/v1/assets"), get("/no/such/path/x1"); a != 200 || b != 429 || c != 404 {
 		t.Fatalf("statuses = %d, %d, %d; want 200, 429, 404", a, b, c)
@@ -43,7 +43,7 @@ func TestRequestsAreCountedByRouteAndStatus(t *testing.T) {
 	if d := count("/api/v1/assets", "429") - limited; d != 1 {
 		t.Errorf("429s on /api/v1/assets counted %v times, want 1", d)
 	}
-	if d := testutil.ToFloat64(metrics.RateLimited.WithLabelValues(string(Relaxed))) - refused; d != 1 {
+	if d := testutil.ToFloat64(observability.RateLimited.WithLabelValues(string(Relaxed))) - refused; d != 1 {
 		t.Errorf("rate-limit refusals of tier %s counted %v times, want 1", Relaxed, d)
 	}
 	if d := count("unmatched", "404") - unmatched; d != 1 {

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
@@ -144,7 +144,7 @@ func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter str
 		h.Set(prefix+"Reset", strconv.FormatInt(secs, 10))
 	}
 	if !allowed {
-		metrics.RateLimited.WithLabelValues(string(tier)).Inc()
+		observability.RateLimited.WithLabelValues(string(tier)).Inc()
 		h.Set("Retry-After", strconv.FormatInt(secs, 10))
 		return &payment.Error{Kind: payment.KindRateLimited,
 			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded; retry in %d s", limit, secs)}

@@ -12,8 +12,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )

@@ -1,9 +1,9 @@
 package api
 
 import (
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/views"
 )
 
 // The Connect records are built from the REST views, so both transports

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
-	"github.com/paymentsd/paymentsd/views"
 )
 
 // DefaultReauthWindow is how long after the last sign-in or

@@ -1,9 +1,9 @@
 package api
 
 import (
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
-	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 

@@ -5,9 +5,9 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
-	"github.com/paymentsd/paymentsd/views"
 )
 
 func (s *Server) webhookRoutes() {

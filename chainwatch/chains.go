@@ -1,6 +1,8 @@
 package chainwatch
 
 import (
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -16,7 +18,7 @@ import (
 // Chain is one configured network with its client and its assets.
 type Chain struct {
 	Network Network
-	Client  Client
+	Client  evmrpc.Client
 	Assets  []payment.Asset
 }
 
@@ -41,11 +43,11 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 			return nil, fmt.Errorf("networks %q and %q have the same chainId %d", other, n.Key, n.ChainID)
 		}
 		byChainID[n.ChainID] = n.Key
-		c, err := Dial(ctx, n.ChainID, n.RPCURLs, transport)
+		c, err := evmrpc.Dial(ctx, n.ChainID, n.RPCURLs, transport)
 		if err != nil {
 			return nil, fmt.Errorf("network %q: %w", n.Key, err)
 		}
-		c.network = n.Key
+		c.Network = n.Key
 		if err := c.CheckChainIDs(ctx); err != nil {
 			return nil, fmt.Errorf("network %q: %w", n.Key, err)
 		}

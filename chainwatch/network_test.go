@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/payment"
 )
 

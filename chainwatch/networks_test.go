@@ -1,6 +1,8 @@
 package chainwatch
 
 import (
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"context"
 	"fmt"
 	"math/big"
@@ -20,7 +22,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 	for _, name := range stubNetworks {
 		t.Run(name, func(t *testing.T) {
 			url, fx := startStubNode(t, name)
-			client, err := Dial(ctx, int64(fx.ChainID), []string{url}, nil)
+			client, err := evmrpc.Dial(ctx, int64(fx.ChainID), []string{url}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +120,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 func TestScannerWithoutNativeReadsHeadersAndLogs(t *testing.T) {
 	ctx := context.Background()
 	url, fx := startStubNode(t, "ethereum")
-	client, err := Dial(ctx, int64(fx.ChainID), []string{url}, nil)
+	client, err := evmrpc.Dial(ctx, int64(fx.ChainID), []string{url}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

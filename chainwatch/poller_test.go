@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/dev/devchain"
 )
 
 // memBlocks is a BlockStore in memory, oldest block first. It records
@@ -62,7 +64,7 @@ type watcher struct {
 	deposit common.Address // the one watched address
 }
 
-func newWatcher(t *testing.T, client chainwatch.Client, chain *devchain.Chain, keep, freshDepth uint64) *watcher {
+func newWatcher(t *testing.T, client evmrpc.Client, chain *devchain.Chain, keep, freshDepth uint64) *watcher {
 	w := &watcher{t: t, chain: chain, blocks: &memBlocks{}, deposit: common.HexToAddress("0x00000000000000000000000000000000DeadBeef")}
 	w.poller = &chainwatch.Poller{
 		Scanner: chainwatch.Scanner{Client: client, Tokens: []common.Address{chain.Token}, Native: true},
@@ -87,14 +89,14 @@ func (w *watcher) watch(_ context.Context, recipients []common.Address) (map[com
 }
 
 // nodeClient is a chainwatch client of the dev chain's node over HTTP.
-func nodeClient(t *testing.T, chain *devchain.Chain) chainwatch.Client {
+func nodeClient(t *testing.T, chain *devchain.Chain) evmrpc.Client {
 	t.Helper()
 	ec, err := ethclient.Dial(chain.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ec.Close)
-	return chainwatch.RPC(ec)
+	return evmrpc.RPC(ec)
 }
 
 // pollToHead polls until caught up and returns the transfers reported. Each
@@ -332,7 +334,7 @@ func TestPollerFollowsReorgs(t *testing.T) {
 // forkingClient runs fork once, right before the first eth_getLogs: a
 // reorg in the middle of a scan.
 type forkingClient struct {
-	chainwatch.Client
+	evmrpc.Client
 	fork func()
 }
 

@@ -1,6 +1,8 @@
 package chainwatch
 
 import (
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"bytes"
 	"context"
 	"errors"
@@ -34,7 +36,7 @@ type TxState struct {
 // CheckTransaction reads a transaction's receipt, its confirmations and,
 // with useFinalized, whether its block is final. With traces, the native
 // coin its internal calls moved is among its transfers.
-func CheckTransaction(ctx context.Context, c Client, hash common.Hash, useFinalized, traces bool) (TxState, error) {
+func CheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, useFinalized, traces bool) (TxState, error) {
 	r, err := receipt(ctx, c, hash)
 	if errors.Is(err, ethereum.NotFound) {
 		return TxState{}, nil
@@ -110,7 +112,7 @@ var transferSelector = []byte{0xa9, 0x05, 0x9c, 0xbb}
 // ERC-20 transfer call. It serves for a transaction that is not mined yet
 // or that reverted, whose receipt has no Transfer log. found is false when
 // no node knows the hash.
-func IntendedTransfer(ctx context.Context, c Client, hash common.Hash) (t *Transfer, found bool, err error) {
+func IntendedTransfer(ctx context.Context, c evmrpc.Client, hash common.Hash) (t *Transfer, found bool, err error) {
 	tx, err := transaction(ctx, c, hash)
 	if errors.Is(err, ethereum.NotFound) {
 		return nil, false, nil

@@ -1,18 +1,17 @@
 package chainwatch
 
 import (
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"strings"
 
-	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 )
 
@@ -90,7 +89,7 @@ func blockArg(n *big.Int) string {
 }
 
 // call makes one raw call; a null answer is ethereum.NotFound.
-func call[T any](ctx context.Context, c Client, method string, args ...any) (*T, error) {
+func call[T any](ctx context.Context, c evmrpc.Client, method string, args ...any) (*T, error) {
 	v := new(T)
 	if err := c.Call(ctx, v, method, args...); err != nil {
 		return nil, err
@@ -98,39 +97,23 @@ func call[T any](ctx context.Context, c Client, method string, args ...any) (*T,
 	return v, nil
 }
 
-// rawCall makes a JSON-RPC call on c and decodes its answer into result;
-// a null answer is ethereum.NotFound.
-func rawCall(ctx context.Context, c *rpc.Client, result any, method string, args ...any) error {
-	var raw json.RawMessage
-	if err := c.CallContext(ctx, &raw, method, args...); err != nil {
-		return err
-	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return ethereum.NotFound
-	}
-	if err := json.Unmarshal(raw, result); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	return nil
-}
-
 // header reads a block's header: number, hash, parent and time.
-func header(ctx context.Context, c Client, n *big.Int) (*rpcHeader, error) {
+func header(ctx context.Context, c evmrpc.Client, n *big.Int) (*rpcHeader, error) {
 	return call[rpcHeader](ctx, c, "eth_getBlockByNumber", blockArg(n), false)
 }
 
 // fullBlock reads a block with its transactions.
-func fullBlock(ctx context.Context, c Client, n uint64) (*rpcBlock, error) {
+func fullBlock(ctx context.Context, c evmrpc.Client, n uint64) (*rpcBlock, error) {
 	return call[rpcBlock](ctx, c, "eth_getBlockByNumber", hexutil.EncodeUint64(n), true)
 }
 
 // transaction reads a transaction by its hash.
-func transaction(ctx context.Context, c Client, hash common.Hash) (*rpcTx, error) {
+func transaction(ctx context.Context, c evmrpc.Client, hash common.Hash) (*rpcTx, error) {
 	return call[rpcTx](ctx, c, "eth_getTransactionByHash", hash)
 }
 
 // receipt reads a transaction's receipt.
-func receipt(ctx context.Context, c Client, hash common.Hash) (*rpcReceipt, error) {
+func receipt(ctx context.Context, c evmrpc.Client, hash common.Hash) (*rpcReceipt, error) {
 	return call[rpcReceipt](ctx, c, "eth_getTransactionReceipt", hash)
 }
 
@@ -203,33 +186,14 @@ type internalTransfer struct {
 func InternalIndex(n int) int { return -2 - n }
 
 // traceTransaction reads a transaction's calls.
-func traceTransaction(ctx context.Context, c Client, hash common.Hash) (*callFrame, error) {
+func traceTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash) (*callFrame, error) {
 	f, err := call[callFrame](ctx, c, "debug_traceTransaction", hash, callTracer)
 	return f, traceErr(err)
 }
 
 // traceBlock reads the calls of every transaction of a block.
-func traceBlock(ctx context.Context, c Client, n uint64) ([]txTrace, error) {
+func traceBlock(ctx context.Context, c evmrpc.Client, n uint64) ([]txTrace, error) {
 	var out []txTrace
 	err := c.Call(ctx, &out, "debug_traceBlockByNumber", hexutil.EncodeUint64(n), callTracer)
 	return out, traceErr(err)
-}
-
-// RPC makes a Client of a go-ethereum client (the simulated backend's, in
-// tests): its raw calls go to the client's connection.
-func RPC(c *ethclient.Client) Client { return ethRPC{c} }
-
-type ethRPC struct{ *ethclient.Client }
-
-func (c ethRPC) Call(ctx context.Context, result any, method string, args ...any) error {
-	return rawCall(ctx, c.Client.Client(), result, method, args...)
-}
-
-// Call makes a raw JSON-RPC call on the endpoint that last worked (see
-// Client).
-func (f *Failover) Call(ctx context.Context, result any, method string, args ...any) error {
-	_, err := try(ctx, f, func(c *ethclient.Client) (struct{}, error) {
-		return struct{}{}, rawCall(ctx, c.Client(), result, method, args...)
-	})
-	return err
 }

@@ -6,6 +6,8 @@
 package chainwatch
 
 import (
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
 )
 
 // TransferTopic is the topic of ERC-20 Transfer(address,address,uint256).
@@ -73,7 +75,7 @@ var ErrReorged = errors.New("the cursor's block is no longer canonical")
 // thousand token contracts and two head checks: none depend on how many
 // addresses are watched, which are looked up once per range.
 type Scanner struct {
-	Client Client
+	Client evmrpc.Client
 	// Tokens are the ERC-20 contracts whose Transfer logs count.
 	Tokens []common.Address
 	// Native says whether native coin transfers count.
@@ -212,7 +214,7 @@ func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (Block, []Transf
 		// A node without the block's state (older than its state window,
 		// past an outage) cannot trace it: the scan goes on without its
 		// internal transfers, loudly, rather than stop every payment.
-		metrics.TraceFailures.WithLabelValues(s.network()).Inc()
+		observability.TraceFailures.WithLabelValues(s.network()).Inc()
 		slog.ErrorContext(ctx, "block not traced: its internal native transfers are not read (rescan it against an archive node)",
 			"block", n, "err", err)
 		return b, out, nil

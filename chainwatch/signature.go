@@ -1,6 +1,8 @@
 package chainwatch
 
 import (
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"bytes"
 	"context"
 	"errors"
@@ -74,7 +76,7 @@ func RecoverEIP191(message string, sig []byte) (common.Address, error) {
 //
 // A node that cannot be asked is an error other than ErrBadSignature
 // (retry later).
-func VerifySignature(ctx context.Context, clients map[string]Client, address common.Address, message string, sig []byte) (string, error) {
+func VerifySignature(ctx context.Context, clients map[string]evmrpc.Client, address common.Address, message string, sig []byte) (string, error) {
 	if a, err := RecoverEIP191(message, sig); err == nil && a == address {
 		return SignedEIP191, nil
 	}

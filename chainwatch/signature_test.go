@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -77,7 +79,7 @@ func TestVerifySignatureEIP1271OnTheDevChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := map[string]chainwatch.Client{"devnet": nodeClient(t, chain)}
+	clients := map[string]evmrpc.Client{"devnet": nodeClient(t, chain)}
 	msg := "prove control of " + wallet.Hex()
 	sig := []byte{1, 2, 3} // an approved-hash wallet reads no signature
 	if _, err := chainwatch.VerifySignature(ctx, clients, wallet, msg, sig); !errors.Is(err, chainwatch.ErrBadSignature) {

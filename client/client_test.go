@@ -8,9 +8,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	paymentsdv1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 	"github.com/paymentsd/paymentsd/client"
-	paymentsdv1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
 )
 
 // authEcho answers GetProject and ListAssets with the Authorization header

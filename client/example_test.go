@@ -8,8 +8,8 @@ import (
 
 	"connectrpc.com/connect"
 
+	paymentsdv1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/client"
-	paymentsdv1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
 )
 
 // A merchant's server creates a plan, opens a checkout session for it and

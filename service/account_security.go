@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/paymentsd/paymentsd/identity"
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -33,7 +33,7 @@ func (svc *Service) auditIn(ctx context.Context, projectID string, isLive bool, 
 
 func (svc *Service) recordAudit(ctx context.Context, a payment.AuditEntry) error {
 	if err := svc.store.RecordAudit(ctx, a); err != nil {
-		metrics.AuditFailures.Inc()
+		observability.AuditFailures.Inc()
 		return fmt.Errorf("audit log: %s not recorded, so not made: %w", a.Action, err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (svc *Service) Reauthenticate(ctx context.Context, u payment.User, us payme
 	case proof.CurrentPassword != nil:
 		if hash == "" {
 			probs.Add("password", "this account has no password: answer with a passkey (challengeId and credential)")
-		} else if !identity.CheckPassword(hash, *proof.CurrentPassword) {
+		} else if !auth.CheckPassword(hash, *proof.CurrentPassword) {
 			probs.Add("password", "is not the account's password")
 		}
 	case proof.ChallengeID != "" && proof.Credential != nil:

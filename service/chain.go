@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -36,7 +36,7 @@ func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) erro
 	if err != nil {
 		return fmt.Errorf("deposit index: %w", err)
 	}
-	key, err := deposit.ParseKey(xpub)
+	key, err := keys.ParseKey(xpub)
 	if err != nil {
 		return fmt.Errorf("deposit key of %s: %w", s.ProjectID, err)
 	}
@@ -144,7 +144,7 @@ func (svc *Service) rate(ctx context.Context, a payment.Asset) (decimal.Decimal,
 const depositAddressesChecked = 5
 
 // SetDepositKey sets a project's extended public key for an environment.
-// A key is known by its identity (deposit.Key.Identity: its public key
+// A key is known by its identity (keys.Key.Identity: its public key
 // and chain code, what derives its addresses), not by its string: one
 // whose identity another project, or the project's other environment, has
 // ever set derives that one's addresses and is refused (409), whatever
@@ -152,7 +152,7 @@ const depositAddressesChecked = 5
 // first addresses another environment's sessions hold (a key replaced
 // before identities were recorded).
 func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
-	key, err := deposit.ParseKey(xpub)
+	key, err := keys.ParseKey(xpub)
 	if err != nil {
 		var probs payment.Problems
 		probs.Add("xpub", err.Error())

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paymentsd/paymentsd/identity"
+	"github.com/paymentsd/paymentsd/internal/auth"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -45,7 +45,7 @@ func checkCredentials(email, password string) (string, error) {
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
 		probs.Add("email", "must be an email address")
 	}
-	if msg := identity.CheckPasswordRules(password); msg != "" {
+	if msg := auth.CheckPasswordRules(password); msg != "" {
 		probs.Add("password", msg)
 	}
 	return email, probs.Err()
@@ -76,7 +76,7 @@ func (svc *Service) CreateUser(ctx context.Context, email, password string) (pay
 	if err != nil {
 		return payment.User{}, err
 	}
-	hash, err := identity.HashPassword(password)
+	hash, err := auth.HashPassword(password)
 	if err != nil {
 		return payment.User{}, err
 	}
@@ -107,7 +107,7 @@ func (svc *Service) Login(ctx context.Context, email, password string, c Client)
 	if err != nil && !errors.Is(err, payment.ErrNotFound) {
 		return SignedIn{}, err
 	}
-	if !identity.CheckPassword(hash, password) || err != nil {
+	if !auth.CheckPassword(hash, password) || err != nil {
 		return SignedIn{}, ErrBadLogin
 	}
 	return svc.startSession(ctx, u, c)
@@ -115,7 +115,7 @@ func (svc *Service) Login(ctx context.Context, email, password string, c Client)
 
 func (svc *Service) startSession(ctx context.Context, u payment.User, c Client) (SignedIn, error) {
 	now := svc.now()
-	token := payment.UserSessionTokenPrefix + identity.NewToken()
+	token := payment.UserSessionTokenPrefix + auth.NewToken()
 	us := payment.UserSession{ID: payment.NewID(payment.PrefixUserSession, now), UserID: u.ID, UserAgent: truncate(c.UserAgent, 512),
 		IP: c.IP, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SessionAbsolute)}
 	if err := svc.store.CreateUserSession(ctx, us, payment.HashSecret(token)); err != nil {
@@ -195,12 +195,12 @@ func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Pro
 		return SignedIn{}, err
 	}
 	var probs payment.Problems
-	if msg := identity.CheckPasswordRules(next); msg != "" {
+	if msg := auth.CheckPasswordRules(next); msg != "" {
 		probs.Add("newPassword", msg)
 	}
 	switch {
 	case proof.CurrentPassword != nil:
-		if !identity.CheckPassword(hash, *proof.CurrentPassword) {
+		if !auth.CheckPassword(hash, *proof.CurrentPassword) {
 			probs.Add("currentPassword", "is not the account's password")
 		}
 	case hash != "":
@@ -219,7 +219,7 @@ func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Pro
 	if err := probs.Err(); err != nil {
 		return SignedIn{}, err
 	}
-	newHash, err := identity.HashPassword(next)
+	newHash, err := auth.HashPassword(next)
 	if err != nil {
 		return SignedIn{}, err
 	}

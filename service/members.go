@@ -9,8 +9,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/identity"
+	"github.com/paymentsd/paymentsd/internal/auth"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -60,7 +60,7 @@ func (svc *Service) Invite(ctx context.Context, p payment.Principal, projectID, 
 		return payment.Invitation{}, "", err
 	}
 	now := svc.now()
-	token := identity.NewToken()
+	token := auth.NewToken()
 	inv := payment.Invitation{ID: payment.NewID(payment.PrefixInvitation, now), ProjectID: projectID, Email: email,
 		Role: payment.Role(role), InvitedBy: p.UserID, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
 	err := svc.audited(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role},
@@ -258,7 +258,7 @@ type DepositKeyInfo struct {
 	// Xpub is the key as it was set; "" when none is set or the principal
 	// may not read it.
 	Xpub string
-	// Fingerprint is the key's identity (deposit.Key.Identity); "" when
+	// Fingerprint is the key's identity (keys.Key.Identity); "" when
 	// none is set.
 	Fingerprint string
 	// FirstAddress is <key>/0/0, for a wallet to confirm the key; "" when
@@ -278,7 +278,7 @@ func (svc *Service) DepositKey(ctx context.Context, p payment.Principal, project
 	if err != nil || xpub == "" {
 		return DepositKeyInfo{Issued: issued}, err
 	}
-	key, err := deposit.ParseKey(xpub)
+	key, err := keys.ParseKey(xpub)
 	if err != nil {
 		return DepositKeyInfo{}, fmt.Errorf("deposit key of %s: %w", projectID, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 
-	"github.com/paymentsd/paymentsd/oauth"
+	"github.com/paymentsd/paymentsd/internal/auth/oauth"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 )

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
@@ -109,7 +111,7 @@ func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 		probs.Add("signature", "the challenge has expired: claim the address again (POST …/recipients) for a new one")
 		return r, probs.Err()
 	}
-	clients := map[string]chainwatch.Client{}
+	clients := map[string]evmrpc.Client{}
 	for key, c := range svc.chains {
 		if c.Network.IsLive == p.IsLive {
 			clients[key] = c.Client

@@ -22,10 +22,10 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -204,7 +204,7 @@ func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOption
 // and returns the highest index used (-1: none). An address is used when
 // it has sent a transaction or holds any of the network's assets.
 func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, from int64) (int64, error) {
-	key, err := deposit.ParseKey(c.Xpub)
+	key, err := keys.ParseKey(c.Xpub)
 	if err != nil {
 		return -1, err
 	}

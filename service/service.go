@@ -23,11 +23,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/oauth"
+	"github.com/paymentsd/paymentsd/internal/auth/oauth"
+	"github.com/paymentsd/paymentsd/internal/sessionstart"
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/views"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -38,7 +38,7 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 	for _, c := range counters {
 		// The identity is computed again, not read from the column: a row
 		// written around SetDepositKey is found as well.
-		k, err := deposit.ParseKey(c.Xpub)
+		k, err := keys.ParseKey(c.Xpub)
 		if err != nil {
 			continue // no address derives from it
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
-	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -34,11 +34,11 @@ func keyVariant(t *testing.T, xpub string, n uint8) string {
 
 func devKey(t *testing.T, seed string) (xpub, identity string) {
 	t.Helper()
-	_, xpub, err := deposit.NewDevKey([]byte(fmt.Sprintf("%-32s", seed)))
+	_, xpub, err := keys.NewDevKey([]byte(fmt.Sprintf("%-32s", seed)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := deposit.ParseKey(xpub)
+	k, err := keys.ParseKey(xpub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func devKey(t *testing.T, seed string) (xpub, identity string) {
 
 func identityOf(t *testing.T, xpub string) string {
 	t.Helper()
-	k, err := deposit.ParseKey(xpub)
+	k, err := keys.ParseKey(xpub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestDepositKeyVariantsRaceOneWinner(t *testing.T) {
 }
 
 // Migration 00022 gives the keys stored before it their identity, computed
-// in SQL as deposit.Key.Identity does, and binds each identity to the
+// in SQL as keys.Key.Identity does, and binds each identity to the
 // environment that set it first; a collision already stored keeps both
 // rows (neither's sessions stop) and is refused from then on.
 func TestDepositKeyIdentityMigration(t *testing.T) {

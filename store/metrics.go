@@ -5,12 +5,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
 )
 
 // CountByStatus counts the checkout sessions and transactions by
 // environment and status, for the metrics.
-func (s *Store) CountByStatus(ctx context.Context) ([]metrics.RecordCount, error) {
+func (s *Store) CountByStatus(ctx context.Context) ([]observability.RecordCount, error) {
 	// The counts the lists keep (migration 00009), not a count of the rows.
 	rows, err := s.pool.Query(ctx, `SELECT CASE kind WHEN 'checkout_sessions' THEN 'checkout_session' ELSE 'transaction' END,
 		is_live, status, sum(n)::bigint FROM list_counts WHERE kind IN ('checkout_sessions', 'transactions')
@@ -18,8 +18,8 @@ func (s *Store) CountByStatus(ctx context.Context) ([]metrics.RecordCount, error
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (metrics.RecordCount, error) {
-		var c metrics.RecordCount
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (observability.RecordCount, error) {
+		var c observability.RecordCount
 		err := r.Scan(&c.Kind, &c.IsLive, &c.Status, &c.Count)
 		return c, err
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -134,7 +134,7 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	}
 	// The metrics read the counts the lists keep.
 	counts, err := s.CountByStatus(ctx)
-	if err != nil || len(counts) != 1 || counts[0] != (metrics.RecordCount{Kind: "checkout_session", IsLive: false, Status: "expired", Count: 1}) {
+	if err != nil || len(counts) != 1 || counts[0] != (observability.RecordCount{Kind: "checkout_session", IsLive: false, Status: "expired", Count: 1}) {
 		t.Fatalf("counts = %+v, %v; want the one expired sandbox session", counts, err)
 	}
 }

@@ -22,9 +22,9 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/devchain"
-	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -244,7 +244,7 @@ func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainUR
 	if _, err := rand.Read(seed); err != nil {
 		return s, err
 	}
-	xprv, xpub, err := deposit.NewDevKey(seed)
+	xprv, xpub, err := keys.NewDevKey(seed)
 	if err != nil {
 		return s, err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/dev/devchain"
 )
 
 // runDevchain runs a development EVM chain (`paymentsd devchain`) until ctx

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/paymentsd/paymentsd/devstack/postgres"
+	"github.com/paymentsd/paymentsd/internal/postgres"
 )
 
 // The dev stack's data folder and its database, which the admin commands

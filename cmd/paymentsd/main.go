@@ -29,13 +29,12 @@ import (
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/metrics"
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/ratelimit"
+	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/ratelimit"
 	"github.com/paymentsd/paymentsd/service"
-	"github.com/paymentsd/paymentsd/sessionstart"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/telemetry"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
 )
@@ -182,7 +181,7 @@ func (d deps) Close() {
 
 // open connects to Postgres, Temporal (with tel's metrics and traces) and
 // the configured chains.
-func open(ctx context.Context, c config, tel *telemetry.Telemetry) (deps, error) {
+func open(ctx context.Context, c config, tel *observability.Telemetry) (deps, error) {
 	if err := needDatabase(c); err != nil {
 		return deps{}, err
 	}
@@ -275,19 +274,19 @@ func runAPI(ctx context.Context) error {
 }
 
 // startTelemetry starts the process's metrics and traces (docs/observability.md).
-func startTelemetry(ctx context.Context, service string) (*telemetry.Telemetry, error) {
-	tel, err := telemetry.Start(ctx, service)
+func startTelemetry(ctx context.Context, service string) (*observability.Telemetry, error) {
+	tel, err := observability.Start(ctx, service)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	if telemetry.TracingConfigured() {
+	if observability.TracingConfigured() {
 		slog.Info("exporting traces over OTLP", "service", service)
 	}
 	return tel, nil
 }
 
 // closeTelemetry flushes the spans still buffered.
-func closeTelemetry(tel *telemetry.Telemetry) {
+func closeTelemetry(tel *observability.Telemetry) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := tel.Close(ctx); err != nil {
@@ -366,12 +365,12 @@ func runWorker(ctx context.Context) error {
 	// Sessions whose workflow's start an API process did not make (it
 	// died, Temporal was unreachable) are started here once due.
 	go sessionstart.New(st, tc).RunSweeper(ctx, time.Second)
-	if err := metrics.RegisterRecords(st.CountByStatus, time.Minute); err != nil {
+	if err := observability.RegisterRecords(st.CountByStatus, time.Minute); err != nil {
 		return err
 	}
 	if c.MetricsAddr != "" {
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metrics.Handler())
+		mux.Handle("GET /metrics", observability.Handler())
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 		go func() {
 			if err := serveHTTP(ctx, c.MetricsAddr, mux); err != nil {

@@ -17,8 +17,8 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/contracts/bindings"
-	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
+	"github.com/paymentsd/paymentsd/dev/devchain"
 )
 
 // runDevPay pays a checkout session from a funded dev account

@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/shopspring/decimal"
 
-	"github.com/paymentsd/paymentsd/sweep"
+	"github.com/paymentsd/paymentsd/internal/sweep"
 )
 
 const sweepUsage = `usage: PAYMENTSD_API_KEY=sk_… paymentsd sweep --project ID --network KEY --rpc URL --to ADDRESS --key-file FILE [flags]

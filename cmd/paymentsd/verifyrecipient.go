@@ -20,7 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/dev/devchain"
 )
 
 // devAccountsSearched is how many dev accounts an address is looked up

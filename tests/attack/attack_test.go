@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/paymentsd/paymentsd/api"
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/payment"
 )
 

@@ -16,21 +16,21 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
 
 // depositKeyOf is the deposit key tests/stacktest.Project set for a
 // project's environment.
-func depositKeyOf(t *testing.T, projectID string, live bool) (string, deposit.Key) {
+func depositKeyOf(t *testing.T, projectID string, live bool) (string, keys.Key) {
 	t.Helper()
 	seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", projectID, live)))
-	_, xpub, err := deposit.NewDevKey(seed[:])
+	_, xpub, err := keys.NewDevKey(seed[:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := deposit.ParseKey(xpub)
+	k, err := keys.ParseKey(xpub)
 	if err != nil {
 		t.Fatal(err)
 	}

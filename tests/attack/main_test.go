@@ -25,7 +25,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/tests/stacktest"

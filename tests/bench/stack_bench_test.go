@@ -19,9 +19,9 @@ import (
 	sdkworkflow "go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/devchain"
-	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -55,7 +55,7 @@ func newBenchProject(b *testing.B) (*service.Service, service.CreatedProject) {
 		b.Fatal(err)
 	}
 	seed := sha256.Sum256([]byte(p.Project.ID))
-	_, xpub, err := deposit.NewDevKey(seed[:])
+	_, xpub, err := keys.NewDevKey(seed[:])
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paymentsd/paymentsd/api"
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 	"github.com/paymentsd/paymentsd/store"
 )
 

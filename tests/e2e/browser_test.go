@@ -18,7 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
-	"github.com/paymentsd/paymentsd/devchain"
+	"github.com/paymentsd/paymentsd/dev/devchain"
 )
 
 // browser is a headless Chromium at a phone's width, with the helpers the

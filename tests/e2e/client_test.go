@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -135,7 +135,7 @@ func newProject(t *testing.T, e *service.Service) service.CreatedProject {
 // for one project environment.
 func walletOf(t testing.TB, projectID string, live bool) (xprv, xpub string) {
 	seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", projectID, live)))
-	xprv, xpub, err := deposit.NewDevKey(seed[:])
+	xprv, xpub, err := keys.NewDevKey(seed[:])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/deposit"
+	"github.com/paymentsd/paymentsd/internal/keys"
 )
 
 // csvExport reads a list's CSV export (Accept: text/csv).
@@ -53,30 +53,30 @@ func column(rows [][]string, row int, name string) string {
 func TestTheRoutesTheDashboardReads(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
-	base := "/api/v1/projects/" + keys.id
+	pk := projectKeys{p.Project.ID, p.SandboxKey}
+	base := "/api/v1/projects/" + pk.id
 	hooks := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
-	mustStatus(t, post(t, ts.URL, base+"/webhooks", keys.key, map[string]any{"url": hooks + "/h", "enabledEvents": []string{"*"}}), http.StatusCreated)
+	mustStatus(t, post(t, ts.URL, base+"/webhooks", pk.key, map[string]any{"url": hooks + "/h", "enabledEvents": []string{"*"}}), http.StatusCreated)
 
-	empty := get(t, ts.URL, base+"/overview?timeZone=Pacific/Auckland", keys.key)
+	empty := get(t, ts.URL, base+"/overview?timeZone=Pacific/Auckland", pk.key)
 	mustStatus(t, empty, http.StatusOK)
 	if o := empty.data(); o["timeZone"] != "Pacific/Auckland" || o["today"].(map[string]any)["paidUsd"] != "0.00" ||
 		len(o["sessionsByStatus"].(map[string]any)) != 5 || !strings.HasSuffix(str(o["today"].(map[string]any)["from"]), "Z") {
 		t.Fatalf("a new project's overview = %v", o)
 	}
 
-	paid := openSession(t, ts.URL, keys, "6", "usdc-devnet")
-	paidTx := waitTx(t, ts.URL, keys, payToken(t, 2, str(paid["depositAddress"]), units("6000000")), "finalized")
-	under := openSession(t, ts.URL, keys, "6", "usdc-devnet")
+	paid := openSession(t, ts.URL, pk, "6", "usdc-devnet")
+	paidTx := waitTx(t, ts.URL, pk, payToken(t, 2, str(paid["depositAddress"]), units("6000000")), "finalized")
+	under := openSession(t, ts.URL, pk, "6", "usdc-devnet")
 	payToken(t, 2, str(under["depositAddress"]), units("4500000"))
 	waitSession(t, ts.URL, str(under["token"]), "underpaid", func(s map[string]any) bool { return s["exception"] == "underpaid" })
 	short, _ := newAPI(t, apiOptions{lifetime: 2 * time.Second})
-	shortLateWindow(t, keys.id)
-	ended := openSession(t, short.URL, keys, "5", "usdc-devnet")
+	shortLateWindow(t, pk.id)
+	ended := openSession(t, short.URL, pk, "5", "usdc-devnet")
 	waitWorkflowEnded(t, str(ended["id"]))
-	stray := waitTx(t, ts.URL, keys, payToken(t, 2, str(ended["depositAddress"]), units("5000000")), "finalized")
+	stray := waitTx(t, ts.URL, pk, payToken(t, 2, str(ended["depositAddress"]), units("5000000")), "finalized")
 
-	o := get(t, ts.URL, base+"/overview", keys.key).data()
+	o := get(t, ts.URL, base+"/overview", pk.key).data()
 	today, attention, byStatus := o["today"].(map[string]any), o["needsAttention"].(map[string]any), o["sessionsByStatus"].(map[string]any)
 	if o["timeZone"] != "UTC" || today["paidUsd"] != "10.50" || today["payments"] != float64(2) ||
 		o["thisMonth"].(map[string]any)["paidUsd"] != "10.50" || attention["exceptions"] != float64(1) ||
@@ -85,27 +85,27 @@ func TestTheRoutesTheDashboardReads(t *testing.T) {
 		t.Fatalf("overview = %v; want 10.50 paid in 2 payments (the stray transfer counts for no session), 1 exception, 1 unexpected", o)
 	}
 	for _, bad := range []string{"?timeZone=Mars/Olympus_Mons", "?timeZone=", "?tz=UTC"} {
-		if r := get(t, ts.URL, base+"/overview"+bad, keys.key); r.Status != http.StatusUnprocessableEntity {
+		if r := get(t, ts.URL, base+"/overview"+bad, pk.key); r.Status != http.StatusUnprocessableEntity {
 			t.Fatalf("overview%s = %d %s", bad, r.Status, r.Raw)
 		}
 	}
 
 	// The attention filters and the network.
-	if l := get(t, ts.URL, base+"/transactions?unexpected=true", keys.key).list(); len(l) != 1 || l[0].(map[string]any)["id"] != stray["id"] {
+	if l := get(t, ts.URL, base+"/transactions?unexpected=true", pk.key).list(); len(l) != 1 || l[0].(map[string]any)["id"] != stray["id"] {
 		t.Fatalf("unexpected transactions = %v", l)
 	}
-	if l := get(t, ts.URL, base+"/checkout-sessions?exception=true", keys.key).list(); len(l) != 1 || l[0].(map[string]any)["id"] != under["id"] {
+	if l := get(t, ts.URL, base+"/checkout-sessions?exception=true", pk.key).list(); len(l) != 1 || l[0].(map[string]any)["id"] != under["id"] {
 		t.Fatalf("sessions with an exception = %v", l)
 	}
-	if r := get(t, ts.URL, base+"/transactions?network=devnet", keys.key); r.pagination()["total"] != float64(3) {
+	if r := get(t, ts.URL, base+"/transactions?network=devnet", pk.key); r.pagination()["total"] != float64(3) {
 		t.Fatalf("devnet's transactions = %s", r.Raw)
 	}
-	if r := get(t, ts.URL, base+"/transactions?network=moonnet", keys.key); r.Status != http.StatusUnprocessableEntity || !slices.Contains(r.detailFields(), "network") {
+	if r := get(t, ts.URL, base+"/transactions?network=moonnet", pk.key); r.Status != http.StatusUnprocessableEntity || !slices.Contains(r.detailFields(), "network") {
 		t.Fatalf("an unknown network = %d %s", r.Status, r.Raw)
 	}
 
 	// The CSV exports.
-	res, rows := csvExport(t, ts.URL, base+"/transactions", keys.key)
+	res, rows := csvExport(t, ts.URL, base+"/transactions", pk.key)
 	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/csv") ||
 		!strings.Contains(res.Header.Get("Content-Disposition"), `filename="transactions-sandbox-`+time.Now().UTC().Format("2006-01-02")+`.csv"`) {
 		t.Fatalf("export headers = %v", res.Header)
@@ -120,26 +120,26 @@ func TestTheRoutesTheDashboardReads(t *testing.T) {
 		column(rows, 1, "unexpected") != "true" {
 		t.Fatalf("the transactions export: %v", rows)
 	}
-	if _, only := csvExport(t, ts.URL, base+"/transactions?unexpected=true", keys.key); len(only) != 2 || column(only, 1, "id") != stray["id"] {
+	if _, only := csvExport(t, ts.URL, base+"/transactions?unexpected=true", pk.key); len(only) != 2 || column(only, 1, "id") != stray["id"] {
 		t.Fatalf("the filtered export: %v", only)
 	}
-	_, srows := csvExport(t, ts.URL, base+"/checkout-sessions?status=completed", keys.key)
+	_, srows := csvExport(t, ts.URL, base+"/checkout-sessions?status=completed", pk.key)
 	if len(srows) != 2 || column(srows, 1, "id") != paid["id"] || column(srows, 1, "paid") != "6 USDC on devnet" ||
 		column(srows, 1, "amount_paid_usd") != "6.00" || column(srows, 1, "metadata") != "{}" {
 		t.Fatalf("the completed sessions' export: %v", srows)
 	}
-	r := do(t, ts.URL, request{method: http.MethodGet, path: base + "/transactions?page=2", key: keys.key, headers: map[string]string{"Accept": "text/csv"}})
+	r := do(t, ts.URL, request{method: http.MethodGet, path: base + "/transactions?page=2", key: pk.key, headers: map[string]string{"Accept": "text/csv"}})
 	if r.Status != http.StatusUnprocessableEntity || !slices.Contains(r.detailFields(), "page") {
 		t.Fatalf("a paginated export = %d %s", r.Status, r.Raw)
 	}
 	other := newProject(t, e)
-	r = do(t, ts.URL, request{method: http.MethodGet, path: "/api/v1/projects/" + other.Project.ID + "/transactions", key: keys.key, headers: map[string]string{"Accept": "text/csv"}})
+	r = do(t, ts.URL, request{method: http.MethodGet, path: "/api/v1/projects/" + other.Project.ID + "/transactions", key: pk.key, headers: map[string]string{"Accept": "text/csv"}})
 	if r.Status != http.StatusNotFound || r.Header.Get("Content-Disposition") != "" {
 		t.Fatalf("another project's export = %d %v %s", r.Status, r.Header, r.Raw)
 	}
 
 	// A session's events are its history; an event's deliveries.
-	evs := get(t, ts.URL, base+"/events?objectId="+str(paid["id"])+"&limit=100", keys.key).list()
+	evs := get(t, ts.URL, base+"/events?objectId="+str(paid["id"])+"&limit=100", pk.key).list()
 	var types []string
 	for _, ev := range evs {
 		m := ev.(map[string]any)
@@ -154,7 +154,7 @@ func TestTheRoutesTheDashboardReads(t *testing.T) {
 	completed := evs[slices.Index(types, "checkout.session.completed")].(map[string]any)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		d := get(t, ts.URL, base+"/events/"+str(completed["id"])+"/deliveries", keys.key).list()
+		d := get(t, ts.URL, base+"/events/"+str(completed["id"])+"/deliveries", pk.key).list()
 		if len(d) == 1 && d[0].(map[string]any)["status"] == "delivered" && len(d[0].(map[string]any)["attempts"].([]any)) == 1 {
 			break
 		}
@@ -168,18 +168,18 @@ func TestTheRoutesTheDashboardReads(t *testing.T) {
 	}
 
 	// Workflow IDs, the explorer link (none on the dev chain), the deposit key.
-	s := get(t, ts.URL, base+"/checkout-sessions/"+str(paid["id"]), keys.key).data()
-	tx := get(t, ts.URL, base+"/transactions/"+str(paidTx["id"]), keys.key).data()
+	s := get(t, ts.URL, base+"/checkout-sessions/"+str(paid["id"]), pk.key).data()
+	tx := get(t, ts.URL, base+"/transactions/"+str(paidTx["id"]), pk.key).data()
 	if s["workflowId"] != "checkout-session/"+str(paid["id"]) || tx["workflowId"] != "transaction/1337/"+strings.ToLower(str(paidTx["txHash"])) ||
 		tx["explorerUrl"] != nil {
 		t.Fatalf("session workflow %v, transaction workflow %v, explorer %v", s["workflowId"], tx["workflowId"], tx["explorerUrl"])
 	}
-	_, xpub := walletOf(t, keys.id, false)
+	_, xpub := walletOf(t, pk.id, false)
 	// An API key reads the key's fingerprint and first address, never
 	// the key (docs/security.md "Tenant isolation of deposit keys").
-	dk, _ := deposit.ParseKey(xpub)
+	dk, _ := keys.ParseKey(xpub)
 	first, _ := dk.DeriveAddress(0)
-	if k := get(t, ts.URL, base+"/deposit-key", keys.key).data(); k["xpub"] != nil || k["fingerprint"] != dk.Identity() || k["firstAddress"] != first.Hex() ||
+	if k := get(t, ts.URL, base+"/deposit-key", pk.key).data(); k["xpub"] != nil || k["fingerprint"] != dk.Identity() || k["firstAddress"] != first.Hex() ||
 		k["environment"] != "sandbox" || k["addressesIssued"] != float64(3) {
 		t.Fatalf("deposit key = %v", k)
 	}

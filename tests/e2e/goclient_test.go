@@ -6,8 +6,8 @@ import (
 
 	"connectrpc.com/connect"
 
+	paymentsdv1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/client"
-	paymentsdv1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
 )
 
 // The Go client, as another module imports it: the key set once, a plan

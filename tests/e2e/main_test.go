@@ -18,13 +18,13 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/chaos/rpcproxy"
-	"github.com/paymentsd/paymentsd/devchain"
-	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/rpcproxy"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 	"github.com/paymentsd/paymentsd/webhook"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/paymentsd/paymentsd/contracts/bindings"
+	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 

@@ -17,8 +17,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/paymentsd/paymentsd/api"
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 )
 
 // oauthApp is a third-party application under test: registered in a

@@ -19,7 +19,7 @@ import (
 var publicSessionFields = []string{"amountPaidUsd", "amountUsd", "completedAt", "depositAddress", "exception", "expiresAt",
 	"id", "isLive", "paymentOptions", "paymentPlan", "quoteExpiresAt", "status", "token", "transactions", "url"}
 
-func keys(m map[string]any) []string {
+func fieldNames(m map[string]any) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -73,12 +73,12 @@ func TestPublicSessionViewShowsNoPrivateData(t *testing.T) {
 	mustStatus(t, byToken, http.StatusOK)
 	hidden(t, "the public lookup", byToken.Raw)
 	d := byToken.data()
-	if got := keys(d); !slices.Equal(got, publicSessionFields) {
+	if got := fieldNames(d); !slices.Equal(got, publicSessionFields) {
 		t.Errorf("public fields = %v, want %v", got, publicSessionFields)
 	}
 	plan := d["paymentPlan"].(map[string]any)
 	if plan["title"] != "Private" || plan["redirectUrl"] != "https://shop.example/thanks" ||
-		!slices.Equal(keys(plan["merchantInfo"].(map[string]any)), []string{"logoUrl", "name"}) {
+		!slices.Equal(fieldNames(plan["merchantInfo"].(map[string]any)), []string{"logoUrl", "name"}) {
 		t.Errorf("plan summary = %v", plan)
 	}
 	txs := d["transactions"].([]any)

@@ -12,8 +12,8 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/devstack/postgres"
+	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/internal/postgres"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -56,13 +56,13 @@ func kinds(findings []service.Finding, objectID string) []string {
 func TestReconcileAfterARestore(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	pk := projectKeys{p.Project.ID, p.SandboxKey}
 	ctx := context.Background()
 
 	// The database restored behind Temporal: two sessions it lost, one
 	// paid.
-	lostOpen := openSession(t, ts.URL, keys, "3", "usdc-devnet")
-	lostPaid := openSession(t, ts.URL, keys, "5", "usdc-devnet")
+	lostOpen := openSession(t, ts.URL, pk, "3", "usdc-devnet")
+	lostPaid := openSession(t, ts.URL, pk, "5", "usdc-devnet")
 	payToken(t, 3, str(lostPaid["depositAddress"]), units("5000000"))
 	waitSession(t, ts.URL, str(lostPaid["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	waitStarted(t, str(lostOpen["id"]))
@@ -71,14 +71,14 @@ func TestReconcileAfterARestore(t *testing.T) {
 
 	// Temporal restored behind the database: an open session's workflow
 	// and a confirming transaction's are gone.
-	orphan := openSession(t, ts.URL, keys, "2", "usdc-devnet")
+	orphan := openSession(t, ts.URL, pk, "2", "usdc-devnet")
 	waitStarted(t, str(orphan["id"]))
 	if err := temporal.TerminateWorkflow(ctx, workflows.CheckoutSessionWorkflowID(str(orphan["id"])), "", "restore test"); err != nil {
 		t.Fatal(err)
 	}
-	confirming := openSession(t, ts.URL, keys, "4", "usdc-devnet")
+	confirming := openSession(t, ts.URL, pk, "4", "usdc-devnet")
 	hash, _ := payInOneBlock(t, 4, str(confirming["depositAddress"]), units("4000000"))
-	tx := waitTx(t, ts.URL, keys, hash, "confirmed")
+	tx := waitTx(t, ts.URL, pk, hash, "confirmed")
 	if err := temporal.TerminateWorkflow(ctx, workflows.TransactionWorkflowID(1337, hash.Hex()), "", "restore test"); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 	if s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(lostOpen["token"]), "").data(); s["status"] != "open" {
 		t.Fatalf("the lost open session, recorded again = %v", s)
 	}
-	paid := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/checkout-sessions/"+str(lostPaid["id"]), keys.key).data()
+	paid := get(t, ts.URL, "/api/v1/projects/"+pk.id+"/checkout-sessions/"+str(lostPaid["id"]), pk.key).data()
 	if paid["status"] != "completed" || paid["amountPaidUsd"] != "5.00" || paid["completedAt"] == nil {
 		t.Fatalf("the lost paid session, recorded again from its workflow = %v", paid)
 	}
@@ -154,12 +154,12 @@ func TestReconcileAfterARestore(t *testing.T) {
 func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	pk := projectKeys{p.Project.ID, p.SandboxKey}
 	ctx := context.Background()
 
-	kept := openSession(t, ts.URL, keys, "1", "usdc-devnet") // index 0
-	lost := openSession(t, ts.URL, keys, "2", "usdc-devnet") // index 1
-	gone := openSession(t, ts.URL, keys, "3", "usdc-devnet") // index 2
+	kept := openSession(t, ts.URL, pk, "1", "usdc-devnet") // index 0
+	lost := openSession(t, ts.URL, pk, "2", "usdc-devnet") // index 1
+	gone := openSession(t, ts.URL, pk, "3", "usdc-devnet") // index 2
 	payToken(t, 3, str(lost["depositAddress"]), units("2000000"))
 	waitSession(t, ts.URL, str(lost["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	waitStarted(t, str(gone["id"]))
@@ -177,11 +177,11 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 	if _, err := chain.WaitMined(ctx, payToken(t, 3, str(gone["depositAddress"]), units("3000000"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Pool().Exec(ctx, `UPDATE project_deposit_keys SET next_index = 1 WHERE project_id = $1 AND NOT is_live`, keys.id); err != nil {
+	if _, err := st.Pool().Exec(ctx, `UPDATE project_deposit_keys SET next_index = 1 WHERE project_id = $1 AND NOT is_live`, pk.id); err != nil {
 		t.Fatal(err)
 	}
 
-	found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
+	found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 		t.Fatalf("findings %+v; want the sandbox counter behind index 2, used on chain", found)
 	}
 
-	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id, Repair: true})
+	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +204,9 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 			t.Fatalf("not repaired: %+v", f)
 		}
 	}
-	next := openSession(t, ts.URL, keys, "4", "usdc-devnet")
-	_, xpub := walletOf(t, keys.id, false)
-	key, err := deposit.ParseKey(xpub)
+	next := openSession(t, ts.URL, pk, "4", "usdc-devnet")
+	_, xpub := walletOf(t, pk.id, false)
+	key, err := keys.ParseKey(xpub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 		t.Fatalf("the next session's address %s; want index 3's, %s", next["depositAddress"], want.Hex())
 	}
 	waitStarted(t, str(next["id"]))
-	if again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id}); err != nil || len(again) != 0 {
+	if again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id}); err != nil || len(again) != 0 {
 		t.Fatalf("findings after the repair: %+v, %v", again, err)
 	}
 }
@@ -266,10 +266,10 @@ func pgTool(t *testing.T, name string, args ...string) {
 func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	pk := projectKeys{p.Project.ID, p.SandboxKey}
 	ctx := context.Background()
 
-	before := openSession(t, ts.URL, keys, "5", "usdc-devnet")
+	before := openSession(t, ts.URL, pk, "5", "usdc-devnet")
 	payToken(t, 3, str(before["depositAddress"]), units("5000000"))
 	waitSession(t, ts.URL, str(before["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	dump := filepath.Join(t.TempDir(), "engine.dump")
@@ -279,10 +279,10 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 	}
 	pgTool(t, "pg_dump", "--format=custom", "--file="+dump, dbURL)
 
-	paid := openSession(t, ts.URL, keys, "2", "usdc-devnet")
+	paid := openSession(t, ts.URL, pk, "2", "usdc-devnet")
 	hash := payToken(t, 3, str(paid["depositAddress"]), units("2000000"))
 	waitSession(t, ts.URL, str(paid["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
-	open := openSession(t, ts.URL, keys, "3", "usdc-devnet")
+	open := openSession(t, ts.URL, pk, "3", "usdc-devnet")
 	waitStarted(t, str(open["id"]))
 
 	stack.Worker.Stop()
@@ -294,13 +294,13 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 		t.Fatalf("the restore kept a session opened after the backup: %s", r.Raw)
 	}
 
-	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id, Repair: true})
+	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{str(paid["id"]): service.FindingWorkflowWithoutRecord,
 		str(open["id"]): service.FindingWorkflowWithoutRecord, hash.Hex(): service.FindingTransactionWithoutRecord,
-		keys.id: service.FindingDepositIndexBehind} {
+		pk.id: service.FindingDepositIndexBehind} {
 		if got := kinds(repaired, id); !slices.Equal(got, []string{want}) {
 			t.Fatalf("findings on %s = %v, want %s; all: %+v", id, got, want, repaired)
 		}
@@ -315,14 +315,14 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 	}
 	// Their plans, made after the backup, were lost too: each is recorded
 	// again as an archived stand-in at the session's amount.
-	lostPlan := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/checkout-sessions/"+str(paid["id"]), keys.key).data()["paymentPlanId"]
-	plan := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/payment-plans/"+str(lostPlan), keys.key).data()
+	lostPlan := get(t, ts.URL, "/api/v1/projects/"+pk.id+"/checkout-sessions/"+str(paid["id"]), pk.key).data()["paymentPlanId"]
+	plan := get(t, ts.URL, "/api/v1/projects/"+pk.id+"/payment-plans/"+str(lostPlan), pk.key).data()
 	if plan["status"] != "archived" || plan["amountUsd"] != "2.00" || !strings.Contains(str(plan["title"]), "after a restore") {
 		t.Fatalf("the paid session's lost plan, recorded again = %v", plan)
 	}
 	// The paid session's transaction is recorded again by its workflow run
 	// once more, and counts once.
-	tx := waitTx(t, ts.URL, keys, hash, "finalized")
+	tx := waitTx(t, ts.URL, pk, hash, "finalized")
 	if tx["checkoutSessionId"] != paid["id"] || tx["amountBaseUnits"] != "2000000" {
 		t.Fatalf("the paid session's transaction recorded again = %v", tx)
 	}
@@ -339,14 +339,14 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 		t.Fatalf("the paid session recorded again = %v", s)
 	}
 	recordHistory(t, workflows.CheckoutSessionWorkflowID(str(paid["id"])), "checkout_session_transfer_recorded_again")
-	next := openSession(t, ts.URL, keys, "1", "usdc-devnet")
+	next := openSession(t, ts.URL, pk, "1", "usdc-devnet")
 	for _, cs := range []map[string]any{before, paid, open} {
 		if next["depositAddress"] == cs["depositAddress"] {
 			t.Fatalf("a session after the restore got the address of %s", cs["id"])
 		}
 	}
 	waitStarted(t, str(next["id"]))
-	if again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id}); err != nil || len(again) != 0 {
+	if again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id}); err != nil || len(again) != 0 {
 		t.Fatalf("findings after the repair: %+v, %v", again, err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/paymentsd/paymentsd/api"
-	v1 "github.com/paymentsd/paymentsd/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/gen/paymentsd/v1/paymentsdv1connect"
+	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 )
 
 // A merchant's server creates checkout sessions with its API key: counted

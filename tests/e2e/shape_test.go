@@ -10,7 +10,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/views"
+	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )

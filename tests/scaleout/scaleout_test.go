@@ -30,11 +30,11 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/devchain"
-	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/internal/ratelimit/redistest"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/ratelimit/redistest"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -242,7 +242,7 @@ func startShape(t testing.TB, ctx context.Context, strict, accounts int) *shape 
 		t.Fatal(err)
 	}
 	seed := sha256.Sum256([]byte("scale-out deposit wallet"))
-	_, xpub, err := deposit.NewDevKey(seed[:])
+	_, xpub, err := keys.NewDevKey(seed[:])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/examples/shop/shop"
+	"github.com/paymentsd/paymentsd/client/examples/shop/shop"
+	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 

@@ -19,8 +19,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/deposit"
-	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
@@ -85,7 +85,7 @@ func Project(e *service.Service, name string) (service.CreatedProject, error) {
 	}
 	for _, live := range []bool{false, true} {
 		seed := sha256.Sum256([]byte(fmt.Sprintf("%s/%v", p.Project.ID, live)))
-		_, xpub, err := deposit.NewDevKey(seed[:])
+		_, xpub, err := keys.NewDevKey(seed[:])
 		if err != nil {
 			return p, err
 		}

@@ -28,8 +28,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/paymentsd/paymentsd/devstack"
-	"github.com/paymentsd/paymentsd/devstack/postgres"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/postgres"
 	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/devstack"
+	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
@@ -18,7 +18,7 @@ func TestTypeScriptClient(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm is not installed: the TypeScript client is tested where Node.js is (.ci/run installs it)")
 	}
-	dir, err := filepath.Abs("../../clients/typescript")
+	dir, err := filepath.Abs("../../client/typescript")
 	if err != nil {
 		t.Fatal(err)
 	}

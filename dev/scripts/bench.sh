@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Benchmarks against the real PostgreSQL (see docs/performance.md).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+if [ -z "${TEST_DATABASE_URL:-}" ]; then
+  ./dev/scripts/ensure-postgres.sh
+  trap './dev/scripts/stop-postgres.sh .data/test-postgres' EXIT
+fi
+go test ./tests/bench -run '^$' -bench 'Transaction|ScanRPC|Overview' -benchtime "${BENCHTIME:-3s}" "$@"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# record-histories.sh RELEASE records a history of every workflow type from
+# real runs of this checkout's code (the end-to-end tests that record, on
+# the dev chain and an embedded Temporal server) into
+# workflows/testdata/releases/RELEASE, and pins the files in SHA256SUMS.
+# Run it on the commit being released; commit the folder with it. From then
+# on every later change must replay them (go test ./workflows), so a
+# deploy never strands the executions that release left running.
+set -euo pipefail
+release=${1:?usage: dev/scripts/record-histories.sh RELEASE   (a name that sorts after the earlier ones, e.g. the date: 2026-11-24)}
+cd "$(dirname "$0")/../.."
+case $release in */* | .* | earlier) echo "bad release name: $release" >&2; exit 2 ;; esac
+dir=workflows/testdata/releases/$release
+if [ -e "$dir" ]; then
+	echo "$dir exists: a release's histories are recorded once, never again" >&2
+	exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+RECORD_HISTORIES="$tmp" go test ./tests/e2e -count=1 -run \
+	'^(TestPayInDevToken|TestHashSubmittedBeforeTheNodeSawItCountsWhenMined|TestOneTransactionPaysTwoSessionsAndOneOfThemTwice|TestARescanRunTwiceCountsEachTransferOnce|TestWebhooksDeliverAPaymentsEvents|TestAFailedFirstAttemptIsRetriedByItsWorkflow|TestAcceptAnUnderpayment|TestAssignAnUnexpectedTransfer|TestEngineDatabaseRestoredFromABackup)$'
+mkdir -p "$dir"
+cp "$tmp"/*.json "$dir"/
+(cd workflows/testdata/releases && sha256sum "$release"/*.json >> SHA256SUMS)
+go test ./workflows -count=1 -run 'TestReplayRecordedHistories|TestRecordedHistoriesAreNeverRewritten'
+echo "recorded $(ls "$dir" | wc -l) histories in $dir; commit it with SHA256SUMS"

@@ -1,0 +1,64 @@
+// Package evmrpc is the engine's connection to EVM nodes: a Client is what
+// the engine asks of a chain, and Failover is one over several RPC
+// endpoints of a network that absorbs what public and paid providers do
+// differently (failover, head tracking, rate limits, log range limits).
+package evmrpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Client is what the engine asks of a chain: go-ethereum's small
+// interfaces where their types read every chain, and raw calls for blocks,
+// transactions and receipts (chainwatch reads them into the few fields a payment needs). RPC adapts a go-ethereum client,
+// such as the simulated backend's.
+type Client interface {
+	ethereum.BlockNumberReader
+	ethereum.ContractCaller
+	FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error)
+	// Call makes a JSON-RPC call and decodes its answer into result; a
+	// null answer is ethereum.NotFound.
+	Call(ctx context.Context, result any, method string, args ...any) error
+}
+
+// RPC makes a Client of a go-ethereum client (the simulated backend's, in
+// tests): its raw calls go to the client's connection.
+func RPC(c *ethclient.Client) Client { return ethRPC{c} }
+
+type ethRPC struct{ *ethclient.Client }
+
+func (c ethRPC) Call(ctx context.Context, result any, method string, args ...any) error {
+	return rawCall(ctx, c.Client.Client(), result, method, args...)
+}
+
+// Call makes a raw JSON-RPC call on the endpoint that last worked (see
+// Client).
+func (f *Failover) Call(ctx context.Context, result any, method string, args ...any) error {
+	_, err := try(ctx, f, func(c *ethclient.Client) (struct{}, error) {
+		return struct{}{}, rawCall(ctx, c.Client(), result, method, args...)
+	})
+	return err
+}
+
+// rawCall makes a JSON-RPC call on c and decodes its answer into result;
+// a null answer is ethereum.NotFound.
+func rawCall(ctx context.Context, c *rpc.Client, result any, method string, args ...any) error {
+	var raw json.RawMessage
+	if err := c.CallContext(ctx, &raw, method, args...); err != nil {
+		return err
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ethereum.NotFound
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+// Package sessionstart opens checkout sessions without making the
+// customer wait for Temporal: a session is recorded with its workflow's
+// pending start in one database transaction, and the start is made right
+// after, in the background. A start left behind (the process died, Temporal
+// was unreachable) is made by a worker's sweep once it is due, or at once
+// by the first call that needs the session's workflow (a payment found on
+// the chain, a payer's submission, a cancel), so a recorded session always
+// gets its workflow and never gets two.
+package sessionstart
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// Grace is how long a start is left to the process that recorded it
+// before a sweep makes it.
+const Grace = 5 * time.Second
+
+// startTimeout bounds one start.
+const startTimeout = 10 * time.Second
+
+// backgroundStarts is how many starts one process makes at once; more wait
+// in its queue, and past the queue's room, for a sweep.
+const (
+	backgroundStarts = 8
+	queueRoom        = 4096
+)
+
+// Starter records sessions and starts their workflows.
+type Starter struct {
+	store    *store.Store
+	temporal client.Client
+
+	mu      sync.Mutex
+	queue   []pending
+	running int
+}
+
+type pending struct {
+	start store.SessionStart
+	input workflows.CheckoutSessionInput
+}
+
+// New returns a starter over the store and a Temporal client.
+func New(st *store.Store, c client.Client) *Starter {
+	return &Starter{store: st, temporal: c}
+}
+
+// Open records a new session, its created event and its workflow's
+// pending start, then starts the workflow in the background. Once it
+// returns the session is readable, and its workflow will run.
+func (s *Starter) Open(ctx context.Context, in workflows.CheckoutSessionInput, planTitle string) error {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode workflow input: %w", err)
+	}
+	st := store.SessionStart{SessionID: in.Session.ID, PlanTitle: planTitle, Input: raw, CreatedAt: in.Session.CreatedAt}
+	if err := s.store.InsertSessionToStart(ctx, in.Session, views.SessionEvent, st, Grace); err != nil {
+		return fmt.Errorf("record session: %w", err)
+	}
+	s.enqueue(pending{st, in})
+	return nil
+}
+
+// enqueue hands a start to the background starters; with no room left it
+// is the sweep's.
+func (s *Starter) enqueue(p pending) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) >= queueRoom {
+		return
+	}
+	s.queue = append(s.queue, p)
+	if s.running < backgroundStarts {
+		s.running++
+		go s.drain()
+	}
+}
+
+func (s *Starter) drain() {
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.running--
+			s.mu.Unlock()
+			return
+		}
+		p := s.queue[0]
+		s.queue[0] = pending{}
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		if err := s.start(ctx, p); err != nil {
+			slog.Warn("session workflow not started; a sweep will start it", "session", p.start.SessionID, "err", err)
+		}
+		cancel()
+	}
+}
+
+// start starts a session's workflow, unless it runs or ran, and deletes
+// its pending start.
+func (s *Starter) start(ctx context.Context, p pending) error {
+	started := time.Now()
+	_, err := s.temporal.ExecuteWorkflow(ctx, workflows.CheckoutSessionStartOptions(p.input.Session, p.start.PlanTitle),
+		workflows.CheckoutSession, p.input)
+	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return fmt.Errorf("start session workflow: %w", err)
+	}
+	observability.SessionStartDelay.Observe(started.Sub(p.start.CreatedAt).Seconds())
+	return s.store.SessionStarted(ctx, p.start.SessionID)
+}
+
+func decode(st store.SessionStart) (pending, error) {
+	p := pending{start: st}
+	if err := json.Unmarshal(st.Input, &p.input); err != nil {
+		return p, fmt.Errorf("decode workflow input of %s: %w", st.SessionID, err)
+	}
+	return p, nil
+}
+
+// Ensure starts now the workflows of these sessions whose starts are still
+// pending. A session without a pending start is left as it is: its
+// workflow runs or ran.
+func (s *Starter) Ensure(ctx context.Context, sessionIDs ...string) error {
+	if len(sessionIDs) == 0 {
+		return nil
+	}
+	starts, err := s.store.PendingSessionStarts(ctx, sessionIDs)
+	if err != nil {
+		return fmt.Errorf("load pending starts: %w", err)
+	}
+	var errs []error
+	for _, st := range starts {
+		p, err := decode(st)
+		if err == nil {
+			err = s.start(ctx, p)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Sweep starts the workflows of up to limit due pending starts and returns
+// how many it started. It stops at the first start that fails (Temporal is
+// unreachable, most likely) and gives the rest back, due again shortly.
+func (s *Starter) Sweep(ctx context.Context, limit int) (int, error) {
+	starts, err := s.store.ClaimSessionStarts(ctx, limit, time.Minute)
+	if err != nil {
+		return 0, fmt.Errorf("claim pending starts: %w", err)
+	}
+	n := 0
+	var errs []error
+	for i, st := range starts {
+		p, err := decode(st)
+		if err != nil {
+			// Not a start that could succeed later: it waits for an
+			// operator, an hour at a time, and the others go on.
+			errs = append(errs, err, s.store.DelaySessionStarts(ctx, []string{st.SessionID}, time.Hour))
+			continue
+		}
+		one, cancel := context.WithTimeout(ctx, startTimeout)
+		err = s.start(one, p)
+		cancel()
+		if err != nil {
+			rest := make([]string, 0, len(starts)-i)
+			for _, st := range starts[i:] {
+				rest = append(rest, st.SessionID)
+			}
+			errs = append(errs, err, s.store.DelaySessionStarts(context.WithoutCancel(ctx), rest, Grace))
+			break
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+// RunSweeper sweeps every interval until ctx ends, and at once again when
+// a sweep was full.
+func (s *Starter) RunSweeper(ctx context.Context, every time.Duration) {
+	const batch = 100
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		n, err := s.Sweep(ctx, batch)
+		if err != nil && ctx.Err() == nil {
+			slog.Warn("session start sweep", "started", n, "err", err)
+		} else if n > 0 {
+			slog.Info("session workflows started by a sweep", "started", n)
+		}
+		if n == batch {
+			continue
+		}
+		if pending, oldest, err := s.store.CountSessionStarts(ctx); err == nil {
+			observability.SessionStartsPending.Set(float64(pending))
+			observability.SessionStartOldest.Set(oldest.Seconds())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,9 +1,0 @@
-#!/usr/bin/env bash
-# Benchmarks against the real PostgreSQL (see docs/performance.md).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-if [ -z "${TEST_DATABASE_URL:-}" ]; then
-  ./scripts/ensure-postgres.sh
-  trap './scripts/stop-postgres.sh .data/test-postgres' EXIT
-fi
-go test ./tests/bench -run '^$' -bench 'Transaction|ScanRPC|Overview' -benchtime "${BENCHTIME:-3s}" "$@"

@@ -1,0 +1,72 @@
+// Command chaos runs the randomized reconciliation run (docs/reconciliation.md): N
+// randomized payments against the engine with faults injected, then a
+// reconciliation of the engine's records against the chain. It exits 1 on
+// any discrepancy. Run it from the repository root: make chaos N=50.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/paymentsd/paymentsd/tests/chaos"
+)
+
+func main() {
+	o := chaos.DefaultOptions()
+	classes := flag.String("classes", "all", "payment classes, comma-separated, or a preset (happy, all): "+strings.Join(chaos.AllClasses, ", "))
+	faults := flag.String("faults", "all", "fault classes, comma-separated, or a preset (none, happy, all): "+strings.Join(chaos.AllFaults, ", "))
+	flag.IntVar(&o.N, "n", o.N, "number of randomized payments (scenarios)")
+	flag.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the scenarios and the faults (default: the time)")
+	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "payer accounts, so payments in flight at once")
+	flag.DurationVar(&o.PayPhase, "phase", 0, "how long payments start and faults happen (default: a second per payment, at least 1m, and room for the outages)")
+	flag.DurationVar(&o.BlockInterval, "block-interval", o.BlockInterval, "the dev chain's block interval")
+	flag.IntVar(&o.Confirmations, "confirmations", o.Confirmations, "confirmations before a payment is final")
+	flag.DurationVar(&o.ShortLifetime, "short-lifetime", o.ShortLifetime, "lifetime of the sessions that expire during the run")
+	flag.DurationVar(&o.Margin, "margin", o.Margin, "uncertainty accepted between a block's time and a session's expiry")
+	flag.DurationVar(&o.PendingTimeout, "pending-timeout", o.PendingTimeout, "the network's pending timeout")
+	flag.Float64Var(&o.RPCErrorRate, "rpc-error-rate", o.RPCErrorRate, "share of JSON-RPC requests answered with an error (rpc-errors)")
+	flag.Float64Var(&o.RPCTimeoutRate, "rpc-timeout-rate", o.RPCTimeoutRate, "share of JSON-RPC requests held unanswered (rpc-timeouts)")
+	flag.DurationVar(&o.RPCHold, "rpc-hold", o.RPCHold, "how long a held request is held before its connection is dropped")
+	flag.IntVar(&o.Outages, "outages", o.Outages, "node outages (outage)")
+	flag.DurationVar(&o.OutageLength, "outage", o.OutageLength, "length of each node outage")
+	flag.IntVar(&o.Reorgs, "reorgs", o.Reorgs, "reorgs (reorg)")
+	flag.IntVar(&o.MaxReorgDepth, "max-reorg-depth", o.MaxReorgDepth, "deepest reorg, in blocks")
+	flag.IntVar(&o.Kills, "kills", o.Kills, "worker kills (kill)")
+	flag.DurationVar(&o.Settle, "settle", o.Settle, "longest wait for the engine to settle after the payments")
+	flag.DurationVar(&o.Stall, "stall", o.Stall, "stop waiting when nothing has been recorded for this long")
+	flag.StringVar(&o.Paymentsd, "paymentsd", "", "the production paymentsd binary (default: built into the run's folder)")
+	flag.StringVar(&o.Dir, "dir", "", "folder for the run's logs (default .data/chaos/<time>)")
+	flag.Parse()
+
+	var err error
+	if o.Classes, err = chaos.ParseClasses(*classes); err != nil {
+		fail(fmt.Errorf("-classes: %w", err))
+	}
+	if o.Faults, err = chaos.ParseFaults(*faults); err != nil {
+		fail(fmt.Errorf("-faults: %w", err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "chaos %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+	rep, err := chaos.Run(ctx, o, logf)
+	if err != nil {
+		fail(err)
+	}
+	rep.Print(os.Stdout)
+	if rep.Failed() {
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "chaos:", err)
+	os.Exit(2)
+}

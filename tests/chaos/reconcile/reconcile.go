@@ -1,0 +1,461 @@
+package reconcile
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// Kinds of discrepancy.
+const (
+	// KindSum: the chain's total to a deposit address in an asset differs
+	// from what the engine counted for its session.
+	KindSum = "sum"
+	// KindMissing: a transfer on the canonical chain has no transactions row.
+	KindMissing = "missing"
+	// KindDuplicate: a transfer has more than one row.
+	KindDuplicate = "duplicate"
+	// KindMisplaced: a transfer's row is on another session, or records
+	// another asset or amount.
+	KindMisplaced = "misplaced"
+	// KindNotCounted: a transfer's row ended failed.
+	KindNotCounted = "not-counted"
+	// KindNotFinal: a row is still pending or confirmed at the end.
+	KindNotFinal = "not-final"
+	// KindPhantom: a counted row matches no transfer on the canonical chain.
+	KindPhantom = "phantom"
+	// KindStaleBlock: a counted row names a block that is not the transfer's
+	// canonical block.
+	KindStaleBlock = "stale-block"
+	// KindUnseenInflow: an address's balance differs from the transfers the
+	// reconciler found to it.
+	KindUnseenInflow = "unseen-inflow"
+	// KindOutcome: a session's status or exception does not follow from
+	// what was paid and when.
+	KindOutcome = "outcome"
+	// KindPaidUSD: a session's amount paid is not the sum of its counted rows.
+	KindPaidUSD = "paid-usd"
+	// KindEvents: an object's events do not match its state changes one to
+	// one, or their versions have gaps.
+	KindEvents = "events"
+)
+
+// Discrepancy is one thing the engine's records get wrong.
+type Discrepancy struct {
+	Kind      string
+	SessionID string // the session concerned, if any
+	Detail    string
+}
+
+func (d Discrepancy) String() string {
+	if d.SessionID == "" {
+		return fmt.Sprintf("%-13s %s", d.Kind, d.Detail)
+	}
+	return fmt.Sprintf("%-13s %s: %s", d.Kind, d.SessionID, d.Detail)
+}
+
+// Settings are what the checks need besides the chain and the records.
+type Settings struct {
+	ChainID int64
+	// Now is when the records were read: sessions whose expiry is later
+	// are expected to be still open or processing.
+	Now time.Time
+	// Margin is the uncertainty of a block's time against a session's
+	// expiry: a payment mined within Margin of expiresAt may count as in
+	// time or late, and both outcomes are accepted.
+	Margin time.Duration
+}
+
+// Result is what Reconcile found.
+type Result struct {
+	Discrepancies []Discrepancy
+	// Transfers counts the canonical transfers to deposit addresses;
+	// Internal those of them made by a contract's internal call.
+	Transfers, Internal int
+	// Expected and Actual count sessions by outcome ("completed",
+	// "expired/paid_late", ...).
+	Expected, Actual map[string]int
+	// Ambiguous counts sessions whose expected outcome depended on a
+	// payment mined within Margin of their expiry.
+	Ambiguous int
+}
+
+// Outcome is a session's status and exception.
+type Outcome struct{ Status, Exception string }
+
+func (o Outcome) String() string {
+	if o.Exception == "" {
+		return o.Status
+	}
+	return o.Status + "/" + o.Exception
+}
+
+// Reconcile checks the records against the chain.
+func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
+	r := &Result{Expected: map[string]int{}, Actual: map[string]int{}}
+	add := func(kind, session, format string, args ...any) {
+		r.Discrepancies = append(r.Discrepancies, Discrepancy{Kind: kind, SessionID: session, Detail: fmt.Sprintf(format, args...)})
+	}
+	counted := func(status string) bool {
+		return status == "finalized" || status == "confirmed" && rec.CompleteOn == "confirmed"
+	}
+
+	sessions := make(map[common.Address]*Session, len(rec.Sessions))
+	for i := range rec.Sessions {
+		sessions[rec.Sessions[i].DepositAddress] = &rec.Sessions[i]
+	}
+	rows := map[string][]*Tx{}
+	for i := range rec.Transactions {
+		t := &rec.Transactions[i]
+		if t.ChainID == set.ChainID {
+			rows[t.Key()] = append(rows[t.Key()], t)
+		}
+	}
+	onChain := map[string]bool{}
+	paidTo := map[common.Address][]Transfer{}
+
+	// Every transfer on the canonical chain: recorded once, on its session,
+	// for its amount, and counted.
+	for _, t := range ch.Transfers {
+		s, ok := sessions[t.To]
+		if !ok {
+			continue
+		}
+		r.Transfers++
+		paidTo[t.To] = append(paidTo[t.To], t)
+		if t.Internal {
+			// The engine has no identity for an internal payment; the
+			// sums below still hold it to the balance.
+			r.Internal++
+			continue
+		}
+		onChain[t.Key()] = true
+		opt, accepted := s.option(t.Token)
+		what := fmt.Sprintf("%s %s of %s in block %d", t.TxHash.Hex(), logName(t.LogIndex), amountName(t.Amount, opt, accepted), t.Block)
+		found := rows[t.Key()]
+		switch {
+		case len(found) == 0:
+			add(KindMissing, s.ID, "%s is not recorded", what)
+			continue
+		case len(found) > 1:
+			add(KindDuplicate, s.ID, "%s is recorded %d times", what, len(found))
+		}
+		row := found[0]
+		switch {
+		case row.SessionID != s.ID:
+			add(KindMisplaced, s.ID, "%s is recorded on session %s", what, row.SessionID)
+		case !accepted || row.AssetID != opt.AssetID || row.Amount.Cmp(t.Amount) != 0:
+			add(KindMisplaced, s.ID, "%s is recorded as %s %s", what, row.Amount, row.AssetID)
+		}
+		switch {
+		case row.Status == "failed":
+			add(KindNotCounted, s.ID, "%s is recorded as failed (%s)", what, row.ID)
+		case counted(row.Status) && !strings.EqualFold(row.BlockHash, t.BlockHash.Hex()):
+			add(KindStaleBlock, s.ID, "%s is recorded in block %s", what, row.BlockHash)
+		}
+	}
+
+	// Every row: final, and counted only for a transfer on the chain.
+	for i := range rec.Transactions {
+		t := &rec.Transactions[i]
+		if t.Status != "finalized" && t.Status != "failed" {
+			add(KindNotFinal, t.SessionID, "%s (%s %s) is still %s", t.ID, t.TxHash, logName(t.LogIndex), t.Status)
+		}
+		if counted(t.Status) && !onChain[t.Key()] {
+			add(KindPhantom, t.SessionID, "%s counts %s %s of %s, which is not on the canonical chain",
+				t.ID, t.Amount, t.AssetID, t.TxHash)
+		}
+	}
+
+	// Per session and asset: what the chain holds equals what was counted.
+	for i := range rec.Sessions {
+		s := &rec.Sessions[i]
+		var paidUSD big.Rat
+		for _, t := range rec.Transactions {
+			if t.SessionID == s.ID && counted(t.Status) {
+				paidUSD.Add(&paidUSD, t.AmountUSD)
+			}
+		}
+		if paidUSD.Cmp(s.PaidUSD) != 0 {
+			add(KindPaidUSD, s.ID, "amount paid is %s USD, its counted transactions make %s USD",
+				s.PaidUSD.FloatString(6), paidUSD.FloatString(6))
+		}
+		for _, o := range s.Options {
+			seen := new(big.Int)
+			for _, t := range paidTo[s.DepositAddress] {
+				if t.Token == o.Token {
+					seen.Add(seen, t.Amount)
+				}
+			}
+			held := ch.Native[s.DepositAddress]
+			if o.Token != (common.Address{}) {
+				held = ch.Tokens[o.Token][s.DepositAddress]
+			}
+			if held == nil {
+				held = new(big.Int)
+			}
+			if held.Cmp(seen) != 0 {
+				add(KindUnseenInflow, s.ID, "%s holds %s %s, the transfers found to it make %s",
+					s.DepositAddress.Hex(), held, o.AssetID, seen)
+			}
+			engine := new(big.Int)
+			for _, t := range rec.Transactions {
+				if t.SessionID == s.ID && t.AssetID == o.AssetID && counted(t.Status) {
+					engine.Add(engine, t.Amount)
+				}
+			}
+			if held.Cmp(engine) != 0 {
+				add(KindSum, s.ID, "%s: the chain holds %s, the engine counted %s", o.AssetID, held, engine)
+			}
+		}
+
+		want, ambiguous := Expect(*s, paidTo[s.DepositAddress], set.Now, set.Margin, rec.Tolerance)
+		if ambiguous {
+			r.Ambiguous++
+		}
+		got := Outcome{s.Status, s.Exception}
+		r.Actual[got.String()]++
+		r.Expected[want[0].String()]++
+		if !slices.Contains(want, got) {
+			names := make([]string, len(want))
+			for i, w := range want {
+				names[i] = w.String()
+			}
+			add(KindOutcome, s.ID, "is %s, want %s (%s)", got, strings.Join(names, " or "),
+				describePayments(*s, paidTo[s.DepositAddress]))
+		}
+	}
+
+	checkEvents(rec, add)
+	sort.SliceStable(r.Discrepancies, func(i, j int) bool { return r.Discrepancies[i].Kind < r.Discrepancies[j].Kind })
+	return r
+}
+
+func logName(i int) string {
+	if i < 0 {
+		return "(value)"
+	}
+	return fmt.Sprintf("log %d", i)
+}
+
+func amountName(amount *big.Int, o Option, accepted bool) string {
+	if !accepted {
+		return amount.String() + " of an asset the session does not accept"
+	}
+	return amount.String() + " " + o.AssetID
+}
+
+// describePayments says what was paid to a session and when, against its
+// expiry, for a discrepancy's reader.
+func describePayments(s Session, paid []Transfer) string {
+	if len(paid) == 0 {
+		return "nothing paid"
+	}
+	parts := make([]string, 0, len(paid))
+	for _, t := range paid {
+		o, _ := s.option(t.Token)
+		when := time.Unix(int64(t.Time), 0).Sub(s.ExpiresAt).Round(time.Second)
+		parts = append(parts, fmt.Sprintf("%s/%s %s at expiry%+v", t.Amount, o.Due, o.AssetID, when))
+	}
+	return "paid " + strings.Join(parts, ", ")
+}
+
+// Expect works out the outcomes a session may have, given the transfers to
+// its address on the canonical chain (docs/reconciliation.md):
+//
+//   - completed once what was paid before expiresAt reaches the amount due
+//     (less the project's tolerance), whenever it is confirmed; overpaid if
+//     everything paid exceeds the amount due;
+//   - before expiresAt otherwise: open with nothing paid, processing and
+//     underpaid with part of it;
+//   - after expiresAt otherwise: expired, with overpaid if more than the
+//     amount due arrived, else paid_late if any payment arrived after
+//     expiry, else underpaid if part of it arrived.
+//
+// Amounts are compared exactly, as fractions of the amount due in each
+// payment's own asset. A payment mined within margin of expiresAt counts
+// both ways, and ambiguous says whether that happened.
+func Expect(s Session, paid []Transfer, now time.Time, margin time.Duration, tolerance *big.Rat) (outcomes []Outcome, ambiguous bool) {
+	threshold := big.NewRat(1, 1)
+	if tolerance != nil {
+		threshold.Sub(threshold, new(big.Rat).Quo(tolerance, big.NewRat(100, 1)))
+	}
+	type payment struct {
+		share *big.Rat
+		when  time.Time
+	}
+	var pays []payment
+	var unsure []int
+	for _, t := range paid {
+		o, ok := s.option(t.Token)
+		if !ok {
+			continue // an asset the session does not accept is worth nothing to it
+		}
+		when := time.Unix(int64(t.Time), 0)
+		if when.After(s.LateUntil) && !s.LateUntil.IsZero() {
+			continue // after the late window: the engine no longer watches
+		}
+		if near(when, s.ExpiresAt, margin) && len(unsure) < 8 {
+			unsure = append(unsure, len(pays))
+		}
+		pays = append(pays, payment{new(big.Rat).SetFrac(t.Amount, o.Due), when})
+	}
+	expiredNow := []bool{!now.Before(s.ExpiresAt)}
+	if near(now, s.ExpiresAt, margin) {
+		expiredNow = []bool{false, true}
+	}
+	ambiguous = len(unsure) > 0 || len(expiredNow) > 1
+	for combo := 0; combo < 1<<len(unsure); combo++ {
+		late := make([]bool, len(pays))
+		for i, p := range pays {
+			late[i] = !p.when.Before(s.ExpiresAt)
+		}
+		for bit, i := range unsure {
+			late[i] = combo&(1<<bit) != 0
+		}
+		for _, expired := range expiredNow {
+			onTime, all := new(big.Rat), new(big.Rat)
+			anyLate := false
+			for i, p := range pays {
+				all.Add(all, p.share)
+				if late[i] {
+					anyLate = true
+				} else {
+					onTime.Add(onTime, p.share)
+				}
+			}
+			if anyLate && !expired {
+				continue // a late payment means the session has expired
+			}
+			one := big.NewRat(1, 1)
+			var o Outcome
+			switch {
+			case onTime.Cmp(threshold) >= 0:
+				o.Status = "completed"
+				if all.Cmp(one) > 0 {
+					o.Exception = "overpaid"
+				}
+			case !expired:
+				o.Status = "open"
+				if all.Sign() > 0 {
+					o.Status, o.Exception = "processing", "underpaid"
+				}
+			default:
+				o.Status = "expired"
+				switch {
+				case all.Cmp(one) > 0:
+					o.Exception = "overpaid"
+				case anyLate:
+					o.Exception = "paid_late"
+				case all.Sign() > 0:
+					o.Exception = "underpaid"
+				}
+			}
+			if !slices.Contains(outcomes, o) {
+				outcomes = append(outcomes, o)
+			}
+		}
+	}
+	return outcomes, ambiguous
+}
+
+func near(a, b time.Time, margin time.Duration) bool {
+	d := a.Sub(b)
+	return d > -margin && d < margin
+}
+
+var sessionMoves = map[string][]string{
+	"open":       {"processing", "completed", "expired", "canceled"},
+	"processing": {"completed", "expired", "open"},
+}
+
+var txMoves = map[string][]string{
+	"pending":   {"confirmed", "failed"},
+	"confirmed": {"finalized", "pending"},
+}
+
+// checkEvents checks that each object's events have versions 1..n without
+// gaps, n being the object's version, and that they match its state
+// changes one to one.
+func checkEvents(rec *Records, add func(kind, session, format string, args ...any)) {
+	byObject := map[string][]Event{}
+	for _, e := range rec.Events {
+		byObject[e.ObjectID] = append(byObject[e.ObjectID], e)
+	}
+	known := map[string]bool{}
+	versions := func(id, session string, version int) []Event {
+		known[id] = true
+		evs := byObject[id]
+		if len(evs) != version {
+			add(KindEvents, session, "%s is at version %d with %d events", id, version, len(evs))
+		}
+		for i, e := range evs {
+			if e.Version != i+1 {
+				add(KindEvents, session, "%s: event %d of %d has version %d", id, i+1, len(evs), e.Version)
+				break
+			}
+			if e.DataVersion != e.Version {
+				add(KindEvents, session, "%s: event %s (version %d) carries version %d", id, e.ID, e.Version, e.DataVersion)
+			}
+		}
+		return evs
+	}
+
+	for _, s := range rec.Sessions {
+		evs := versions(s.ID, s.ID, s.Version)
+		if len(evs) == 0 {
+			continue
+		}
+		if evs[0].Type != "checkout.session.created" {
+			add(KindEvents, s.ID, "first event is %s", evs[0].Type)
+		}
+		prev := evs[0].DataStatus
+		for _, e := range evs[1:] {
+			switch {
+			case e.DataStatus != prev && e.Type != "checkout.session."+e.DataStatus:
+				add(KindEvents, s.ID, "the move from %s to %s has event %s", prev, e.DataStatus, e.Type)
+			case e.DataStatus != prev && !slices.Contains(sessionMoves[prev], e.DataStatus):
+				add(KindEvents, s.ID, "moved from %s to %s, which the state machine does not allow", prev, e.DataStatus)
+			case e.DataStatus == prev && e.Type != "checkout.session.exception" && e.Type != "checkout.session.updated":
+				add(KindEvents, s.ID, "event %s (version %d) changes no status", e.Type, e.Version)
+			}
+			prev = e.DataStatus
+		}
+		if prev != s.Status {
+			add(KindEvents, s.ID, "last event says %s, the session is %s", prev, s.Status)
+		}
+	}
+
+	for _, t := range rec.Transactions {
+		evs := versions(t.ID, t.SessionID, t.Version)
+		if len(t.History) != t.Version {
+			add(KindEvents, t.SessionID, "%s is at version %d with %d status changes", t.ID, t.Version, len(t.History))
+		}
+		for i, st := range t.History {
+			want := "transaction." + st
+			if i > 0 && t.History[i-1] == "confirmed" && st == "pending" {
+				want = "transaction.reorged"
+			}
+			if i > 0 && !slices.Contains(txMoves[t.History[i-1]], st) {
+				add(KindEvents, t.SessionID, "%s moved from %s to %s, which the state machine does not allow", t.ID, t.History[i-1], st)
+			}
+			if i < len(evs) && (evs[i].Type != want || evs[i].DataStatus != st) {
+				add(KindEvents, t.SessionID, "%s: change %d to %s has event %s (%s)", t.ID, i+1, st, evs[i].Type, evs[i].DataStatus)
+			}
+		}
+	}
+
+	for id, v := range rec.PlanVersions {
+		versions(id, "", v)
+	}
+	for id, evs := range byObject {
+		if !known[id] {
+			add(KindEvents, "", "%d events of %s, which is not a session, transaction or plan of the project", len(evs), id)
+		}
+	}
+}

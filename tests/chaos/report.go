@@ -1,0 +1,239 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/paymentsd/paymentsd/tests/chaos/reconcile"
+)
+
+// faultsMet tells, for each session, the faults its payments met: a node
+// outage or a dead worker while a payment was in flight or in the minute
+// after (the engine catching up), or while the session expired; a reorg
+// that replaced its payment's block.
+func (rep *Report) faultsMet() map[string][]string {
+	o := rep.Options
+	inFlight := time.Duration(o.Confirmations)*o.BlockInterval + 10*time.Second
+	const catchUp = time.Minute
+	abandoned := map[common.Hash]bool{}
+	for _, rg := range rep.Faults.reorgs {
+		for _, h := range rg.Abandoned {
+			abandoned[h] = true
+		}
+	}
+	met := map[string]map[string]bool{}
+	tag := func(id, fault string) {
+		if met[id] == nil {
+			met[id] = map[string]bool{}
+		}
+		met[id][fault] = true
+	}
+	windows := map[string][]window{FaultOutage: rep.Faults.outages, FaultKill: rep.Faults.workerDown}
+	for _, tx := range rep.Sent {
+		for fault, ws := range windows {
+			for _, w := range ws {
+				if (window{w.From.Add(-inFlight), w.To.Add(catchUp)}).contains(tx.At) {
+					for _, s := range tx.Sessions {
+						tag(s.ID, fault)
+					}
+				}
+			}
+		}
+		if abandoned[tx.Hash] {
+			for _, s := range tx.Sessions {
+				tag(s.ID, FaultReorg)
+			}
+		}
+	}
+	for id, s := range rep.Sessions {
+		if !s.Short {
+			continue
+		}
+		for fault, ws := range windows {
+			for _, w := range ws {
+				if (window{w.From, w.To.Add(catchUp)}).contains(s.ExpiresAt) {
+					tag(id, fault)
+				}
+			}
+		}
+	}
+	out := map[string][]string{}
+	for id, faults := range met {
+		out[id] = slices.Sorted(maps.Keys(faults))
+	}
+	return out
+}
+
+// All returns every discrepancy: the reconciler's and the harness's.
+func (rep *Report) All() []reconcile.Discrepancy {
+	var all []reconcile.Discrepancy
+	if rep.Result != nil {
+		all = append(all, rep.Result.Discrepancies...)
+	}
+	return append(all, rep.Problems...)
+}
+
+// Print writes the report: counts, then every discrepancy.
+func (rep *Report) Print(w io.Writer) {
+	o := rep.Options
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("")
+	p("reconciliation run: seed %d, %d scenarios", o.Seed, o.N)
+	p("  classes: %s", strings.Join(o.Classes, ", "))
+	p("  faults:  %s", strings.Join(append([]string{}, o.Faults...), ", "))
+	stackFor := rep.Total - rep.PayPhase - rep.SettleFor - rep.ReconcileFor
+	p("duration: %s (start-up %s, payments %s, settle %s: %s, reconcile %s)", rep.Total.Round(time.Second),
+		stackFor.Round(time.Second), rep.PayPhase.Round(time.Second), rep.SettleFor.Round(time.Second), rep.Settled,
+		rep.ReconcileFor.Round(time.Second))
+
+	submits := []string{}
+	for _, k := range slices.Sorted(maps.Keys(rep.Submits)) {
+		submits = append(submits, fmt.Sprintf("%s %d", k, rep.Submits[k]))
+	}
+	p("payments: %d scenarios, %d sessions, %d transactions sent; hashes posted: %s", len(rep.Scenarios), len(rep.Sessions),
+		len(rep.Sent), orNone(strings.Join(submits, ", ")))
+	if rep.Chain != nil && rep.Result != nil {
+		p("chain: blocks %d..%d read, %d transfers to deposit addresses (%d by internal calls); chain clock %s ahead",
+			rep.Chain.From, rep.Chain.Head, rep.Result.Transfers, rep.Result.Internal, rep.Drift)
+	}
+	f := rep.Faults
+	var down time.Duration
+	for _, w := range f.outages {
+		down += w.To.Sub(w.From)
+	}
+	depths, drops, abandoned := []string{}, 0, 0
+	for _, rg := range f.reorgs {
+		depths = append(depths, fmt.Sprint(rg.Depth))
+		if rg.Drop {
+			drops++
+		}
+		abandoned += len(rg.Abandoned)
+	}
+	p("faults: %d RPC errors and %d held requests of %d requests; %d node outages (%s down); %d reorgs (depths %s; %d dropping; %d transactions replaced, %d never mined again); %d worker kills, %d restarts after the worker exited by itself",
+		rep.Proxy.Errors, rep.Proxy.Timeouts, rep.Proxy.Requests, len(f.outages), down.Round(time.Second), len(f.reorgs),
+		orNone(strings.Join(depths, ",")), drops, abandoned, rep.Dropped, rep.Worker.Kills, rep.Worker.Crashes)
+	if len(f.resumed) > 0 {
+		var took []string
+		for _, d := range f.resumed {
+			if d < 0 {
+				took = append(took, "not within 2m")
+			} else {
+				took = append(took, d.Round(100*time.Millisecond).String())
+			}
+		}
+		p("after each worker kill, the new worker followed the chain again after: %s", strings.Join(took, ", "))
+	}
+	if rep.Result != nil {
+		p("sessions by expected outcome: %s", counts(rep.Result.Expected))
+		p("sessions by engine's outcome: %s", counts(rep.Result.Actual))
+		if rep.Result.Ambiguous > 0 {
+			p("  (%d sessions had a payment within %s of expiry; both outcomes accepted)", rep.Result.Ambiguous, o.Margin)
+		}
+	}
+
+	all := rep.All()
+	classOf := map[string]string{}
+	for id, s := range rep.Sessions {
+		classOf[id] = s.Class
+	}
+	met := rep.faultsMet()
+	type tally struct{ scenarios, sessions, wrong, discrepancies int }
+	byClass := map[string]*tally{}
+	byFault := map[string]*tally{}
+	for _, c := range o.Classes {
+		byClass[c] = &tally{}
+	}
+	for _, sc := range rep.Scenarios {
+		byClass[sc.Class].scenarios++
+	}
+	wrongSessions := map[string]bool{}
+	for _, d := range all {
+		if d.SessionID != "" {
+			wrongSessions[d.SessionID] = true
+		}
+	}
+	for id, s := range rep.Sessions {
+		byClass[s.Class].sessions++
+		faults := met[id]
+		if len(faults) == 0 {
+			faults = []string{"none"}
+		}
+		for _, fault := range faults {
+			if byFault[fault] == nil {
+				byFault[fault] = &tally{}
+			}
+			byFault[fault].sessions++
+			if wrongSessions[id] {
+				byFault[fault].wrong++
+			}
+		}
+		if wrongSessions[id] {
+			byClass[s.Class].wrong++
+		}
+	}
+	for _, d := range all {
+		if c, ok := byClass[classOf[d.SessionID]]; ok {
+			c.discrepancies++
+		}
+		for _, fault := range met[d.SessionID] {
+			byFault[fault].discrepancies++
+		}
+		if d.SessionID != "" && len(met[d.SessionID]) == 0 && byFault["none"] != nil {
+			byFault["none"].discrepancies++
+		}
+	}
+	p("")
+	p("%-18s %9s %9s %15s %14s", "class", "scenarios", "sessions", "sessions wrong", "discrepancies")
+	for _, c := range o.Classes {
+		t := byClass[c]
+		p("%-18s %9d %9d %15d %14d", c, t.scenarios, t.sessions, t.wrong, t.discrepancies)
+	}
+	p("")
+	p("%-18s %9s %15s %14s", "fault met", "sessions", "sessions wrong", "discrepancies")
+	for _, fault := range slices.Sorted(maps.Keys(byFault)) {
+		t := byFault[fault]
+		p("%-18s %9d %15d %14d", fault, t.sessions, t.wrong, t.discrepancies)
+	}
+	p("")
+	if len(all) == 0 {
+		p("discrepancies: 0")
+		return
+	}
+	kinds := map[string]int{}
+	for _, d := range all {
+		kinds[d.Kind]++
+	}
+	p("discrepancies: %d (%s)", len(all), counts(kinds))
+	for _, d := range all {
+		class := classOf[d.SessionID]
+		if class == "" {
+			class = "-"
+		}
+		tags := ""
+		if f := met[d.SessionID]; len(f) > 0 {
+			tags = " [" + strings.Join(f, ",") + "]"
+		}
+		p("  %-17s %s%s", class, d, tags)
+	}
+}
+
+func counts(m map[string]int) string {
+	parts := []string{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return orNone(strings.Join(parts, ", "))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

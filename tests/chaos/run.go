@@ -1,0 +1,352 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/tests/chaos/reconcile"
+)
+
+// errReported is a scenario error already recorded as a problem.
+var errReported = errors.New("reported")
+
+// run is one reconciliation run in progress.
+type run struct {
+	o     Options
+	s     *stack
+	start time.Time
+	logf  func(string, ...any)
+
+	// chainMu is held for reading by every send and for writing by a
+	// reorg.
+	chainMu  sync.RWMutex
+	accounts chan devchain.Account
+	// minerMu is held by whoever pauses the interval miner (a reorg, the
+	// clock keeper), so that one does not resume it under the other.
+	minerMu sync.Mutex
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	txs      []sentTx
+	submits  map[string]int
+	problems []reconcile.Discrepancy // the API's failures and leaks
+	faults   faultLog
+}
+
+func (r *run) problem(kind, session, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.problems = append(r.problems, reconcile.Discrepancy{Kind: kind, SessionID: session, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Report is a run's outcome.
+type Report struct {
+	Options   Options
+	Dir       string
+	Scenarios []*scenario
+	Sessions  map[string]*session
+	Sent      []sentTx
+	Submits   map[string]int
+	Result    *reconcile.Result
+	Chain     *reconcile.Chain
+	// Problems are the harness's own findings: API failures, answers that
+	// show another session's data, and scenario errors.
+	Problems []reconcile.Discrepancy
+	Faults   *faultLog
+	Proxy    proxyStats
+	Worker   workerStats
+	// Settled says how the wait for the engine ended.
+	Settled             string
+	Started             time.Time
+	PayPhase, SettleFor time.Duration
+	ReconcileFor, Total time.Duration
+	// Dropped counts the reorged transactions that are not on the chain
+	// in the end.
+	Dropped int
+	// Drift is how far the chain's clock ran ahead of the wall clock.
+	Drift time.Duration
+}
+
+type proxyStats struct {
+	Requests, Errors, Timeouts int64
+	Outages                    int
+	Down                       time.Duration
+}
+
+// Failed reports whether the run found anything wrong.
+func (rep *Report) Failed() bool {
+	return rep.Result == nil || len(rep.Result.Discrepancies) > 0 || len(rep.Problems) > 0
+}
+
+// Run runs the scenarios against a fresh stack, injects the faults,
+// waits for the engine to settle, and reconciles. logf receives progress.
+func Run(ctx context.Context, o Options, logf func(string, ...any)) (*Report, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		o.Dir = filepath.Join(".data", "chaos", time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	logf("seed %d: %d scenarios of %v; faults %v; payment phase %s; logs in %s", o.Seed, o.N, o.Classes, o.Faults, o.PayPhase, o.Dir)
+	s, err := startStack(ctx, o, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	logf("stack ready in %s: chain %s behind proxy %s, Temporal %s, worker pid log %s",
+		time.Since(began).Round(time.Second), s.chain.URL, s.proxy.URL, s.temporal.Address, filepath.Join(o.Dir, "worker.log"))
+
+	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
+	r := &run{o: o, s: s, logf: logf, accounts: make(chan devchain.Account, len(s.chain.Accounts)),
+		sessions: map[string]*session{}, submits: map[string]int{}}
+	for _, a := range s.chain.Accounts {
+		r.accounts <- a
+	}
+	scenarios := plan(o, rng)
+	// The set-up mined blocks faster than one a second, which put the
+	// chain's clock ahead; expiry is judged by block times, so let the wall
+	// clock catch up first, and keep it caught up.
+	r.keepClock(ctx)
+	keeperCtx, stopKeeper := context.WithCancel(ctx)
+	defer stopKeeper()
+	go func() {
+		for sleep(keeperCtx, 5*time.Second) == nil {
+			r.keepClock(keeperCtx)
+		}
+	}()
+	r.start = time.Now()
+	rep := &Report{Options: o, Dir: o.Dir, Scenarios: scenarios, Started: began, Faults: &r.faults}
+
+	// The scenarios and the faults run together; the run is bounded: the
+	// phase, then the slowest scenario (a late payment after a short
+	// session's expiry), then the settle wait.
+	limit := o.PayPhase + o.ShortLifetime + o.Margin + 2*time.Minute
+	playCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, sc := range scenarios {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.play(playCtx, sc); err != nil && !errors.Is(err, errReported) {
+				r.problem("harness", "", "scenario %d (%s): %v", sc.N, sc.Class, err)
+			}
+		}()
+	}
+	faultsDone := make(chan struct{})
+	go func() {
+		defer close(faultsDone)
+		r.injectFaults(playCtx, rng)
+	}()
+	progress := time.NewTicker(15 * time.Second)
+	defer progress.Stop()
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); <-faultsDone; close(allDone) }()
+wait:
+	for {
+		select {
+		case <-allDone:
+			break wait
+		case <-progress.C:
+			r.mu.Lock()
+			logf("%s: %d sessions opened, %d transactions sent", time.Since(r.start).Round(time.Second), len(r.sessions), len(r.txs))
+			r.mu.Unlock()
+		}
+	}
+	rep.PayPhase = time.Since(r.start)
+	logf("payments done in %s: %d sessions, %d transactions; waiting for the engine to settle", rep.PayPhase.Round(time.Second),
+		len(r.sessions), len(r.txs))
+
+	settleStart := time.Now()
+	rep.Settled = r.settle(ctx)
+	rep.SettleFor = time.Since(settleStart)
+	logf("settle: %s after %s", rep.Settled, rep.SettleFor.Round(time.Second))
+
+	reconcileStart := time.Now()
+	rec, err := reconcile.ReadRecords(ctx, s.db, s.projectID)
+	if err != nil {
+		return nil, err
+	}
+	readAt := time.Now()
+	watched := make([]common.Address, len(rec.Sessions))
+	for i, cs := range rec.Sessions {
+		watched[i] = cs.DepositAddress
+	}
+	ch, err := reconcile.ReadChain(ctx, s.chain.URL, 0, watched, []common.Address{s.chain.Token})
+	if err != nil {
+		return nil, err
+	}
+	rep.Result = reconcile.Reconcile(ch, rec, reconcile.Settings{ChainID: s.chain.ChainID.Int64(), Now: readAt, Margin: o.Margin})
+	rep.Chain = ch
+	rep.ReconcileFor = time.Since(reconcileStart)
+
+	r.mu.Lock()
+	for id, cs := range r.sessions {
+		if !hasSession(rec, id) {
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: "api", SessionID: id,
+				Detail: fmt.Sprintf("opened (%s) but not recorded", cs.Class)})
+		}
+	}
+	rep.Sessions, rep.Sent, rep.Submits, rep.Problems = r.sessions, r.txs, r.submits, r.problems
+	r.mu.Unlock()
+	rep.Problems = append(rep.Problems, r.failedWorkflows(ctx)...)
+	for _, f := range r.faults.failures {
+		rep.Problems = append(rep.Problems, reconcile.Discrepancy{Kind: "harness", Detail: "fault not injected: " + f})
+	}
+	ps := s.proxy.Stats()
+	rep.Proxy = proxyStats{ps.Requests, ps.Errors, ps.Timeouts, ps.Outages, ps.Down}
+	rep.Worker = s.worker.Stats()
+	rep.Dropped = r.dropped(ctx)
+	if h, err := s.chain.Client().HeaderByNumber(ctx, nil); err == nil {
+		rep.Drift = time.Until(time.Unix(int64(h.Time), 0)).Round(time.Second)
+	}
+	rep.Total = time.Since(began)
+	return rep, nil
+}
+
+// keepClock holds the interval miner while the chain's clock is ahead of
+// the wall clock. Block times have one-second resolution and each block's
+// must be later than its parent's, so every block mined off the interval
+// (set-up, reorgs) moves the chain's clock a second ahead for good.
+func (r *run) keepClock(ctx context.Context) {
+	h, err := r.s.chain.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		return
+	}
+	ahead := time.Until(time.Unix(int64(h.Time), 0))
+	if ahead < 2*time.Second {
+		return
+	}
+	r.minerMu.Lock()
+	defer r.minerMu.Unlock()
+	r.s.chain.Pause()
+	defer r.s.chain.Resume()
+	_ = sleep(ctx, ahead)
+}
+
+// failedWorkflows lists the engine's workflows that ended abnormally
+// (failed, timed out, terminated): none should, whatever the chain or the
+// worker did.
+func (r *run) failedWorkflows(ctx context.Context) []reconcile.Discrepancy {
+	var out []reconcile.Discrepancy
+	var token []byte
+	for {
+		resp, err := r.s.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "ExecutionStatus = 'Failed' OR ExecutionStatus = 'TimedOut' OR ExecutionStatus = 'Terminated'", NextPageToken: token})
+		if err != nil {
+			return append(out, reconcile.Discrepancy{Kind: "harness", Detail: "list failed workflows: " + err.Error()})
+		}
+		for _, e := range resp.Executions {
+			var session string
+			if p := e.GetSearchAttributes().GetIndexedFields()["CheckoutSessionId"]; p != nil {
+				_ = converter.GetDefaultDataConverter().FromPayload(p, &session)
+			}
+			id, runID := e.GetExecution().GetWorkflowId(), e.GetExecution().GetRunId()
+			detail := fmt.Sprintf("%s ended %s", id, strings.ToLower(strings.TrimPrefix(e.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_")))
+			if err := r.s.tc.GetWorkflow(ctx, id, runID).Get(ctx, nil); err != nil {
+				if cause := errors.Unwrap(err); cause != nil {
+					err = cause // the failure, without the execution's IDs
+				}
+				why := err.Error()
+				if len(why) > 240 {
+					why = why[:240] + "…"
+				}
+				detail += ": " + why
+			}
+			out = append(out, reconcile.Discrepancy{Kind: "workflow", SessionID: session, Detail: detail})
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			return out
+		}
+	}
+}
+
+func hasSession(rec *reconcile.Records, id string) bool {
+	for _, s := range rec.Sessions {
+		if s.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// dropped counts the reorged transactions that never made it back.
+func (r *run) dropped(ctx context.Context) int {
+	n := 0
+	for _, rg := range r.faults.reorgs {
+		for _, h := range rg.Abandoned {
+			if _, err := r.s.chain.Client().TransactionReceipt(ctx, h); err != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// settle waits until the engine has finished with the run's payments:
+// every short session past its expiry and decided (not open or processing
+// with nothing left to confirm), every transaction final, the scanner at
+// the head, and nothing recorded for a few seconds. It gives
+// up when nothing has changed for Stall (something is stuck), or after
+// Settle.
+func (r *run) settle(ctx context.Context) string {
+	var lastExpiry time.Time
+	r.mu.Lock()
+	for _, s := range r.sessions {
+		if s.Short && s.ExpiresAt.After(lastExpiry) {
+			lastExpiry = s.ExpiresAt
+		}
+	}
+	r.mu.Unlock()
+	lastExpiry = lastExpiry.Add(r.o.Margin)
+	deadline := time.Now().Add(r.o.Settle)
+	var lastMark int64 = -1
+	lastChange := time.Now()
+	quiet := 3*r.o.BlockInterval + 2*time.Second
+	for {
+		var open, undecided, mark int64
+		err := r.s.db.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM transactions WHERE project_id = $1 AND status IN ('pending', 'confirmed')),
+			(SELECT count(*) FROM checkout_sessions WHERE project_id = $1 AND status IN ('open', 'processing')
+				AND expires_at < $2),
+			(SELECT count(*) FROM events WHERE project_id = $1) + (SELECT count(*) FROM transactions WHERE project_id = $1)`,
+			r.s.projectID, lastExpiry).Scan(&open, &undecided, &mark)
+		if err != nil {
+			return "could not read the records: " + err.Error()
+		}
+		if mark != lastMark {
+			lastMark, lastChange = mark, time.Now()
+		}
+		head, scanned, known, _ := r.s.scanProgress(ctx)
+		caughtUp := !known || scanned+2 >= head
+		now := time.Now()
+		past := now.After(lastExpiry)
+		switch {
+		case past && open == 0 && undecided == 0 && caughtUp && now.Sub(lastChange) >= quiet:
+			return "settled"
+		case past && now.Sub(lastChange) >= r.o.Stall:
+			return fmt.Sprintf("stalled: nothing recorded for %s, %d transactions not final", r.o.Stall, open)
+		case now.After(deadline):
+			return fmt.Sprintf("gave up after %s, %d transactions not final", r.o.Settle, open)
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return "canceled"
+		}
+	}
+}

@@ -1,0 +1,307 @@
+package chaos
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
+	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/rpcproxy"
+)
+
+const (
+	network   = "devnet"
+	assetUSDC = "usdc-devnet"
+	assetETH  = "eth-devnet"
+	// longLifetime outlives any run: only the short sessions expire in it.
+	longLifetime = 6 * time.Hour
+)
+
+// stack is everything a run needs: a database, the dev chain behind the
+// flaky proxy, Temporal, the worker process and two API servers (one
+// opening long sessions, one short ones), with a sandbox project and a plan.
+type stack struct {
+	dir       string
+	dbURL     string
+	db        *pgxpool.Pool
+	chain     *devchain.Chain
+	multisend common.Address
+	proxy     *rpcproxy.Proxy
+	temporal  *devstack.Temporal
+	tc        client.Client
+	worker    *workerProcess
+	longAPI   string
+	shortAPI  string
+	projectID string
+	key       string
+	planID    string
+	api       apiClient
+
+	closers []func()
+}
+
+func (s *stack) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+func (s *stack) onClose(f func()) { s.closers = append(s.closers, f) }
+
+// startStack starts the stack; on error it closes what it started.
+func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *stack, err error) {
+	s := &stack{dir: o.Dir, api: apiClient{http: &http.Client{Timeout: 60 * time.Second}}}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	bin := o.Paymentsd
+	if bin == "" {
+		bin = filepath.Join(s.dir, "paymentsd")
+		logf("building the production binary (go build ./cmd/paymentsd)")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/paymentsd")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("build paymentsd (run from the repository root, or pass -paymentsd): %w", err)
+		}
+	}
+
+	url, drop, err := storetest.CreateDB()
+	if err != nil {
+		return nil, err
+	}
+	s.dbURL = url
+	s.onClose(drop)
+	if s.db, err = pgxpool.New(ctx, url); err != nil {
+		return nil, err
+	}
+	s.onClose(s.db.Close)
+
+	if s.chain, err = devchain.Start(ctx, devchain.Config{BlockInterval: o.BlockInterval, Accounts: o.Concurrency}); err != nil {
+		return nil, err
+	}
+	s.onClose(func() { _ = s.chain.Close() })
+	if err := s.deployMultisend(ctx); err != nil {
+		return nil, err
+	}
+	if s.proxy, err = rpcproxy.Start(s.chain.URL, "", o.Seed); err != nil {
+		return nil, err
+	}
+	s.onClose(func() { _ = s.proxy.Close() })
+
+	if s.temporal, err = devstack.StartTemporal(devstack.TemporalConfig{}); err != nil {
+		return nil, err
+	}
+	s.onClose(s.temporal.Stop)
+	if s.tc, err = client.Dial(client.Options{HostPort: s.temporal.Address, Namespace: s.temporal.Namespace, Logger: quietLogger{}}); err != nil {
+		return nil, err
+	}
+	s.onClose(s.tc.Close)
+
+	catalog := payment.Catalog{Assets: []payment.Asset{
+		{ID: assetUSDC, Symbol: "USDC", Name: "Dev USD Coin", Decimals: devchain.USDCDecimals, Network: network,
+			ChainID: s.chain.ChainID.Int64(), TokenAddress: s.chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		{ID: assetETH, Symbol: "ETH", Name: "Dev Ether", Decimals: 18, Network: network, ChainID: s.chain.ChainID.Int64(),
+			Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: s.chain.PriceFeed.Hex()}},
+	}}
+	net := func(url string) chainwatch.Network {
+		return chainwatch.Network{Key: network, ChainID: s.chain.ChainID.Int64(), RPCURLs: []string{url},
+			BlockTime: chainwatch.Duration(o.BlockInterval), Confirmations: o.Confirmations,
+			PollInterval: chainwatch.Duration(o.BlockInterval / 2), PendingTimeout: chainwatch.Duration(o.PendingTimeout)}
+	}
+
+	// The API runs in this process and reads the chain directly: the faults
+	// are aimed at the worker, which follows the payments.
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	s.onClose(st.Close)
+	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{net(s.chain.URL)}, catalog, nil)
+	if err != nil {
+		return nil, err
+	}
+	limits := map[api.Tier]uint64{api.Relaxed: 1e6, api.SemiRelaxed: 1e6, api.Standard: 1e6, api.Moderate: 1e6, api.Strict: 1e6}
+	serve := func(lifetime time.Duration) (*service.Service, string, error) {
+		e := service.New(service.Deps{Store: st, Temporal: s.tc, Catalog: catalog, Chains: chains, SessionLifetime: lifetime})
+		a, err := api.New(e, api.Config{Limits: limits, PublicURL: "http://127.0.0.1"})
+		if err != nil {
+			return nil, "", err
+		}
+		ts := httptest.NewServer(a.Handler())
+		s.onClose(func() { ts.Close(); a.Close() })
+		return e, ts.URL, nil
+	}
+	e, longURL, err := serve(longLifetime)
+	if err != nil {
+		return nil, err
+	}
+	if _, s.shortAPI, err = serve(o.ShortLifetime); err != nil {
+		return nil, err
+	}
+	s.longAPI = longURL
+	if err := s.setUpProject(ctx, e, o.Seed); err != nil {
+		return nil, err
+	}
+
+	networks, _ := json.Marshal([]chainwatch.Network{net(s.proxy.URL)})
+	assets, _ := json.Marshal(catalog.Assets)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"DATABASE_URL=" + url, "TEMPORAL_ADDRESS=" + s.temporal.Address, "TEMPORAL_NAMESPACE=" + s.temporal.Namespace,
+		"NETWORKS=" + string(networks), "ASSETS=" + string(assets)}
+	if s.worker, err = startWorker(bin, env, filepath.Join(s.dir, "worker.log")); err != nil {
+		return nil, err
+	}
+	s.onClose(s.worker.Stop)
+	if err := s.waitScanning(ctx, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// deployMultisend deploys the dev multisend and lets every payer account
+// spend its tokens through it.
+func (s *stack) deployMultisend(ctx context.Context) error {
+	addr, h, err := s.chain.Deploy(ctx, s.chain.Deployer, common.FromHex(bindings.DevMultisendMetaData.Bin))
+	if err != nil {
+		return err
+	}
+	s.multisend = addr
+	hashes := []common.Hash{h}
+	usdc := bindings.NewDevUSDC()
+	unlimited := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+	for _, a := range s.chain.Accounts {
+		h, err := s.chain.Transact(ctx, a, s.chain.Token, nil, usdc.PackApprove(addr, unlimited))
+		if err != nil {
+			return err
+		}
+		hashes = append(hashes, h)
+	}
+	for _, h := range hashes {
+		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+		r, err := s.chain.WaitMined(wait, h)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if r.Status != 1 {
+			return fmt.Errorf("set-up transaction %s reverted", h)
+		}
+	}
+	return nil
+}
+
+// setUpProject creates the sandbox project, its deposit key and a plan
+// priced by the customer (any amount) in the dev token or the native coin.
+func (s *stack) setUpProject(ctx context.Context, e *service.Service, seed uint64) error {
+	p, err := e.CreateProject(ctx, "Reconciliation run")
+	if err != nil {
+		return err
+	}
+	s.projectID, s.key = p.Project.ID, p.SandboxKey
+	walletSeed := sha256.Sum256([]byte("chaos deposit wallet " + strconv.FormatUint(seed, 10)))
+	_, xpub, err := keys.NewDevKey(walletSeed[:])
+	if err != nil {
+		return err
+	}
+	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+		return err
+	}
+	r, err := s.api.post(ctx, s.longAPI+"/api/v1/projects/"+s.projectID+"/payment-plans", s.key, map[string]any{
+		"title": "Any amount", "pricingModel": "variable_usd", "minAmountUsd": "1", "maxAmountUsd": "1000",
+		"acceptedAssetPolicies": []any{
+			map[string]any{"policyType": "asset_definition", "assetDefinitionId": assetUSDC},
+			map[string]any{"policyType": "asset_definition", "assetDefinitionId": assetETH},
+		}})
+	if err != nil {
+		return err
+	}
+	var plan struct {
+		ID string `json:"id"`
+	}
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Data, &plan) != nil || plan.ID == "" {
+		return fmt.Errorf("create plan: %d %s", r.Status, r.Raw)
+	}
+	s.planID = plan.ID
+	return nil
+}
+
+// waitScanning waits until the worker's scanner has reached the chain's
+// head (or, if the engine keeps no scanned blocks, until its workflow runs).
+func (s *stack) waitScanning(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		head, scanned, known, err := s.scanProgress(ctx)
+		if err == nil && (!known && s.scannerRunning(ctx) || known && scanned+2 >= head) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the worker's scanner did not reach the head in %s (scanned %d of %d, %v); see %s",
+				limit, scanned, head, err, filepath.Join(s.dir, "worker.log"))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// scanProgress returns the chain's head and the last block the engine's
+// scanner recorded; known is false when the engine keeps no such record.
+func (s *stack) scanProgress(ctx context.Context) (head, scanned uint64, known bool, err error) {
+	if head, err = s.chain.Client().BlockNumber(ctx); err != nil {
+		return 0, 0, false, err
+	}
+	var n *int64
+	if err := s.db.QueryRow(ctx, `SELECT max(number) FROM scanned_blocks WHERE network = $1`, network).Scan(&n); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined table
+			return head, 0, false, nil
+		}
+		return head, 0, false, err
+	}
+	if n == nil {
+		return head, 0, true, errors.New("nothing scanned yet")
+	}
+	return head, uint64(*n), true, nil
+}
+
+// scannerRunning reports whether the network's scanner workflow runs.
+func (s *stack) scannerRunning(ctx context.Context) bool {
+	d, err := s.tc.DescribeWorkflowExecution(ctx, "chainwatch/"+network, "")
+	return err == nil && d.WorkflowExecutionInfo.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
