@@ -72,19 +72,12 @@ func (k Key) Canonical() string {
 		[]byte{0, 0, 0, 0}, 0, 0, false).String()
 }
 
-// DeriveAddress returns the EIP-55 address of external child index of
-// the key: <key>/0/<index>. Every EVM network shares it.
+// DeriveAddress returns the EIP-55 address of deposit address index of
+// the key (see Child). Every EVM network shares it.
 func (k Key) DeriveAddress(index uint32) (common.Address, error) {
-	if index >= hdkeychain.HardenedKeyStart {
-		return common.Address{}, fmt.Errorf("index %d out of range", index)
-	}
-	external, err := k.key.Derive(0)
+	child, err := Child(k.key, index)
 	if err != nil {
-		return common.Address{}, fmt.Errorf("derive external chain: %w", err)
-	}
-	child, err := external.Derive(index)
-	if err != nil {
-		return common.Address{}, fmt.Errorf("derive child %d: %w", index, err)
+		return common.Address{}, err
 	}
 	pub, err := child.ECPubKey()
 	if err != nil {
@@ -95,6 +88,26 @@ func (k Key) DeriveAddress(index uint32) (common.Address, error) {
 		return common.Address{}, err
 	}
 	return crypto.PubkeyToAddress(*ecdsa), nil
+}
+
+// Child derives the key of deposit address index, <k>/0/<index>: the
+// external chain's child, as wallets number receiving addresses. It is the
+// one derivation the engine's addresses, the sweep's signing keys and the
+// dev tooling share, so that they can never disagree about which key an
+// address is.
+func Child(k *hdkeychain.ExtendedKey, index uint32) (*hdkeychain.ExtendedKey, error) {
+	if index >= hdkeychain.HardenedKeyStart {
+		return nil, fmt.Errorf("index %d out of range", index)
+	}
+	external, err := k.Derive(0)
+	if err != nil {
+		return nil, fmt.Errorf("derive the external chain: %w", err)
+	}
+	child, err := external.Derive(index)
+	if err != nil {
+		return nil, fmt.Errorf("derive index %d: %w", index, err)
+	}
+	return child, nil
 }
 
 // NewDevKey makes a fresh BIP-32 wallet from seed and returns its
@@ -125,10 +138,8 @@ func DerivePrivateKey(xprv string, index uint32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range []uint32{0, index} {
-		if k, err = k.Derive(i); err != nil {
-			return nil, err
-		}
+	if k, err = Child(k, index); err != nil {
+		return nil, err
 	}
 	priv, err := k.ECPrivKey()
 	if err != nil {

@@ -422,3 +422,33 @@ func TestSweepSendsNoTopUpInsideTheLateWindow(t *testing.T) {
 		t.Fatalf("skipped %+v; want the plain token inside its window", plan.Skipped)
 	}
 }
+
+// The sweep signs for exactly the addresses the engine hands out: the
+// wallet's key of index i has the address the project's xpub derives at i.
+func TestWalletKeysAreTheDepositAddresses(t *testing.T) {
+	seed := sha256.Sum256([]byte("deposit wallet"))
+	xprv, xpub, err := keys.NewDevKey(seed[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ParseWallet(xprv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := keys.ParseKey(xpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []uint32{0, 1, 2, 1000, 1<<31 - 1} {
+		_, signs, err := w.Key(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deposit, err := k.DeriveAddress(i); err != nil || deposit != signs {
+			t.Fatalf("index %d: the engine's address %s (%v), the sweep's %s", i, deposit.Hex(), err, signs.Hex())
+		}
+	}
+	if _, _, err := w.Key(1 << 31); err == nil {
+		t.Fatal("a hardened index was derived")
+	}
+}

@@ -15,18 +15,18 @@ package sweep
 import (
 	"crypto/ecdsa"
 	"errors"
-	"fmt"
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/paymentsd/paymentsd/internal/keys"
 )
 
 // Wallet holds the account-level extended private key (usually
 // m/44'/60'/0') whose extended public key the project's deposit addresses
 // are derived from: address i is <key>/0/i.
 type Wallet struct {
-	external *hdkeychain.ExtendedKey
+	key *hdkeychain.ExtendedKey
 }
 
 // ParseWallet parses an extended private key ("xprv…"). An extended public
@@ -39,21 +39,14 @@ func ParseWallet(s string) (Wallet, error) {
 	if !k.IsPrivate() {
 		return Wallet{}, errors.New("an extended public key was given: the sweep needs the extended private key (xprv…) of the project's deposit key")
 	}
-	external, err := k.Derive(0)
-	if err != nil {
-		return Wallet{}, fmt.Errorf("derive the external chain: %w", err)
-	}
-	return Wallet{external: external}, nil
+	return Wallet{key: k}, nil
 }
 
 // Key returns deposit address index's private key and address.
 func (w Wallet) Key(index uint32) (*ecdsa.PrivateKey, common.Address, error) {
-	if index >= hdkeychain.HardenedKeyStart {
-		return nil, common.Address{}, fmt.Errorf("index %d out of range", index)
-	}
-	child, err := w.external.Derive(index)
+	child, err := keys.Child(w.key, index)
 	if err != nil {
-		return nil, common.Address{}, fmt.Errorf("derive index %d: %w", index, err)
+		return nil, common.Address{}, err
 	}
 	priv, err := child.ECPrivKey()
 	if err != nil {
