@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/keys"
@@ -236,34 +234,17 @@ func (svc *Service) SubmitPayment(ctx context.Context, token, network, txHash st
 	in := workflows.SubmitInput{Network: network, ChainID: c.Network.ChainID, TxHash: strings.ToLower(txHash)}
 	ctx, cancel := context.WithTimeout(ctx, submitPatience)
 	defer cancel()
-	h, err := svc.temporal.UpdateWorkflow(ctx, workflows.SubmitPaymentUpdateOptions(s.ID, in))
 	var t payment.Transaction
-	if err == nil {
-		err = h.Get(ctx, &t)
-	}
-	var gone *serviceerror.NotFound
-	var app *temporal.ApplicationError
+	err = svc.update(ctx, "submit payment", "network", workflows.SubmitPaymentUpdateOptions(s.ID, in), &t)
 	switch {
-	case errors.As(err, &gone):
+	case errors.Is(err, errWorkflowEnded):
 		return nil, payment.Conflict("The checkout session no longer takes payments")
-	case errors.As(err, &app) && app.Type() == workflows.ErrorInvalid:
-		probs.Add("network", app.Message())
-		return nil, probs.Err()
-	case errors.As(err, &app) && app.Type() == workflows.ErrorConflict:
-		return nil, payment.Conflict(app.Message())
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, nil
-	case err != nil && strings.Contains(err.Error(), "unknown update"):
-		// A session started before claims existed takes the hash as a
-		// signal.
-		p := workflows.Payment{SessionID: s.ID, Network: network, ChainID: c.Network.ChainID, TxHash: in.TxHash,
-			LogIndex: payment.LogIndexNative, To: s.DepositAddress, Source: "payer"}
-		if err := svc.temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(s.ID), "", workflows.SignalPayment, p); err != nil {
-			return nil, fmt.Errorf("signal session: %w", err)
-		}
+		// The workflow has it and has not recorded it yet: the answer
+		// says the submission was accepted.
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("submit payment: %w", err)
+		return nil, err
 	}
 	return &t, nil
 }
@@ -335,3 +316,18 @@ func (svc *Service) Rescan(ctx context.Context, network string, from, to uint64)
 	}
 	return res, nil
 }
+
+// Assets lists the deployment's asset definitions.
+func (svc *Service) Assets() []payment.Asset { return svc.catalog.Assets }
+
+// ExplorerTxURL is a transaction's page on its network's block explorer,
+// "" when the network has none.
+func (svc *Service) ExplorerTxURL(network, hash string) string {
+	if c, ok := svc.chains[network]; ok {
+		return c.Network.TxURL(hash)
+	}
+	return ""
+}
+
+// Catalog returns the deployment's asset catalog.
+func (svc *Service) Catalog() payment.Catalog { return svc.catalog }
