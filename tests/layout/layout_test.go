@@ -1,0 +1,150 @@
+// Package layout holds the tree to the shape docs/decisions.md describes
+// ("The layout of the tree"): imports point one way, from the processes
+// down to the domain, and production code never reaches into what only
+// development and the tests run.
+package layout
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/paymentsd/paymentsd/"
+
+// tiers orders the module's packages: a package imports only packages of
+// a lower tier, except the top tier (the binaries, the dev stack and the
+// tests), whose parts may use each other. A folder's entry covers the
+// packages under it unless a longer entry names them.
+var tiers = map[string]int{
+	"payment":                0,
+	"internal/keys":          0,
+	"internal/observability": 0,
+	"internal/auth":          0,
+	"internal/version":       0,
+	"internal/postgres":      0,
+	"api/gen":                0,
+	"api/web":                0,
+
+	"internal/evmrpc":    1,
+	"internal/views":     1,
+	"internal/sweep":     1,
+	"internal/ratelimit": 1,
+	"webhook":            1,
+	"workflows":          1,
+
+	"chainwatch": 2,
+
+	"store": 3,
+
+	"internal/auth/oauth":   4,
+	"internal/sessionstart": 4,
+	"activities":            4,
+
+	"service": 5,
+
+	"api":    6,
+	"worker": 6,
+
+	"cmd":    7,
+	"dev":    7,
+	"tests":  7,
+	"client": 7,
+}
+
+const top = 7
+
+// tierOf finds a package's tier by its longest listed folder.
+func tierOf(pkg string) (int, bool) {
+	for p := pkg; p != "." && p != ""; p = filepath.Dir(p) {
+		if t, ok := tiers[p]; ok {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
+func TestImportsPointOneWay(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		from, ok := tierOf(rel)
+		if !ok {
+			t.Errorf("%s: package %s has no tier: add it to the tiers of this test and to docs/decisions.md", rel, rel)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(p, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(p, module)
+			to, ok := tierOf(dep)
+			switch {
+			case !ok:
+				t.Errorf("%s imports %s, which has no tier", rel, dep)
+			case strings.HasPrefix(dep+"/", rel+"/") || strings.HasPrefix(rel+"/", dep+"/"):
+				// a package and the packages in its own folder
+			case to > from || (to == from && from != top):
+				t.Errorf("%s/%s imports %s: an import runs back up (tier %d imports tier %d; docs/decisions.md, \"The layout of the tree\")",
+					rel, name, dep, from, to)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 {
+		t.Fatalf("read %d files: the walk missed the tree", files)
+	}
+}
+
+// The top level stays a map: the entries a newcomer sees there are these.
+func TestTheTopLevelIsAMap(t *testing.T) {
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"CHANGELOG.md": true, "Makefile": true, "README.md": true, "docker-compose.yml": true,
+		"go.mod": true, "go.sum": true, "activities": true, "api": true, "chainwatch": true, "client": true, "cmd": true,
+		"deploy": true, "dev": true, "docs": true, "internal": true, "payment": true, "service": true, "store": true,
+		"tests": true, "webhook": true, "worker": true, "workflows": true}
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || n == "bin" || n == "paymentsd" {
+			continue // hidden, and the build's outputs (.gitignore)
+		}
+		if !want[n] {
+			t.Errorf("%s at the top level: give it a place under one of the folders there (docs/decisions.md, \"The layout of the tree\")", n)
+		}
+	}
+}
