@@ -46,6 +46,6 @@ func TestFailureBudgetRefillsEachWindow(t *testing.T) {
 		if k := call(); k != payment.KindRateLimited {
 			t.Fatalf("round %d, over budget: %v, want rate limited", round, k)
 		}
-		time.Sleep(window + 50*time.Millisecond)
+		time.Sleep(window + 50*time.Millisecond) // not a wait: the window has to pass for the budget to refill
 	}
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -61,7 +63,8 @@ func TestEventsSinceAndCursor(t *testing.T) {
 	get := func(query url.Values, wantEvents int) feedAnswer {
 		t.Helper()
 		var out feedAnswer
-		for range 100 { // an event is readable once older transactions on the cluster have ended
+		// An event is readable once older transactions on the cluster have ended.
+		testwait.Until(t, 10*time.Second, func() (bool, string) {
 			req, _ := http.NewRequest(http.MethodGet, base+"?"+query.Encode(), nil)
 			req.Header.Set("Authorization", "Bearer "+p.SandboxKey)
 			res, err := http.DefaultClient.Do(req)
@@ -74,11 +77,9 @@ func TestEventsSinceAndCursor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if out.StatusCode != http.StatusOK || len(out.Data) >= wantEvents {
-				return out
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return out.StatusCode != http.StatusOK || len(out.Data) >= wantEvents,
+				fmt.Sprintf("%v: %d events, want %d", query, len(out.Data), wantEvents)
+		})
 		return out
 	}
 	ids := func(a feedAnswer) []string {

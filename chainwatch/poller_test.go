@@ -18,6 +18,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // memBlocks is a BlockStore in memory, oldest block first. It records
@@ -167,14 +168,10 @@ func (w *watcher) pay() (txs []common.Hash, r *types.Receipt) {
 		w.t.Fatal(err)
 	}
 	// The pool takes sent transactions in the background: wait for both.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if n, err := w.chain.Client().PendingNonceAt(ctx, payer.Address); err == nil && n == nonce+2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatal("the payments never reached the pool")
-		}
-	}
+	testwait.Until(w.t, 10*time.Second, func() (bool, string) {
+		n, err := w.chain.Client().PendingNonceAt(ctx, payer.Address)
+		return err == nil && n == nonce+2, fmt.Sprintf("the pool's next nonce is %d (%v), want %d", n, err, nonce+2)
+	})
 	w.chain.Commit()
 	txs = []common.Hash{token, native}
 	var blocks []common.Hash
@@ -235,7 +232,7 @@ func TestPollerFollowsTheChain(t *testing.T) {
 	// A block mined while it waits is scanned by the same poll.
 	w.poller.HeadWait = 10 * time.Second
 	go func() {
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // not a wait: the block must come while the poll is waiting for one
 		chain.Commit()
 	}()
 	out, err = w.poller.Poll(context.Background(), at, w.watch)

@@ -23,6 +23,9 @@ import (
 // lowercase, uppercase or checksummed; never the zero address.
 func recipientAddress(field, s string) (string, error) {
 	a, msg := payment.CheckAddress(s)
+	if msg == "" && a == payment.ZeroAddress {
+		msg = "must not be the zero address"
+	}
 	if msg != "" {
 		var probs payment.Problems
 		probs.Add(field, msg)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -71,7 +72,7 @@ func TestFeedEventsNeverSkipsOrRepeats(t *testing.T) {
 				}
 				// Hold the transaction open a while: others that started
 				// after it commit first.
-				time.Sleep(time.Duration(rand.IntN(15)) * time.Millisecond)
+				time.Sleep(time.Duration(rand.IntN(15)) * time.Millisecond) // not a wait: the point is the overlap
 				if i%9 == 4 {
 					_ = tx.Rollback(ctx)
 					continue
@@ -91,9 +92,9 @@ func TestFeedEventsNeverSkipsOrRepeats(t *testing.T) {
 
 	seen := map[string]int{}
 	q := payment.FeedQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 7}, Since: &since}
-	pages, writing := 0, true
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	pages := 0
+	// readPage reads the next page and says whether the feed had more.
+	readPage := func() bool {
 		page, err := s.FeedEvents(ctx, p, q)
 		if err != nil {
 			t.Fatal(err)
@@ -107,30 +108,33 @@ func TestFeedEventsNeverSkipsOrRepeats(t *testing.T) {
 		}
 		next := page.Next
 		q.After = &next
-		if page.HasMore {
-			continue
-		}
-		if !writing {
-			// Every writer had ended before this read: once every
-			// committed event is read, the feed is complete.
-			total := 0
-			committed.Range(func(any, any) bool { total++; return true })
-			if len(seen) >= total {
-				break
-			}
-			time.Sleep(20 * time.Millisecond) // a transaction elsewhere on the cluster holds the horizon back
+		return page.HasMore
+	}
+	// Read along while the writers work.
+	for writing := true; writing; {
+		if readPage() {
 			continue
 		}
 		select {
 		case <-done:
 			writing = false
-			// The horizon is the cluster's: other tests' transactions on
-			// the same server (creating and dropping their databases) may
-			// hold it back a while after the writers here have ended.
-			deadline = time.Now().Add(3 * time.Minute)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	committedCount := func() int {
+		n := 0
+		committed.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	// Every writer has ended: once every committed event is read, the feed
+	// is complete. The horizon is the cluster's: other tests' transactions
+	// on the same server (creating and dropping their databases) may hold
+	// it back a while after the writers here have ended.
+	testwait.Until(t, 3*time.Minute, func() (bool, string) {
+		for readPage() {
+		}
+		return len(seen) >= committedCount(), fmt.Sprintf("read %d of %d committed events", len(seen), committedCount())
+	})
 	total := 0
 	committed.Range(func(k, _ any) bool {
 		total++
@@ -180,10 +184,7 @@ func TestFeedEventsSinceAndEnd(t *testing.T) {
 	q := payment.FeedQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 1}, Since: &since}
 	var got []string
 	for range 5 {
-		page, err := waitFeed(t, s, p, q, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		page := waitFeed(t, s, p, q, 1)
 		if len(got) == 0 && page.Remaining != 2 {
 			t.Errorf("first page: %d remaining, want 2", page.Remaining)
 		}
@@ -204,8 +205,8 @@ func TestFeedEventsSinceAndEnd(t *testing.T) {
 		t.Fatalf("at the end: %+v, %v", page, err)
 	}
 	write("evt_e", t0.Add(2*time.Minute))
-	page, err = waitFeed(t, s, p, q, 1)
-	if err != nil || len(page.Events) != 1 || page.Events[0].ID != "evt_e" {
+	page = waitFeed(t, s, p, q, 1)
+	if len(page.Events) != 1 || page.Events[0].ID != "evt_e" {
 		t.Fatalf("polled from the end: %+v, %v", page, err)
 	}
 }
@@ -213,14 +214,15 @@ func TestFeedEventsSinceAndEnd(t *testing.T) {
 // waitFeed reads a page until it holds at least n events: an event is
 // readable once every transaction older than its own has ended on the
 // cluster, which other tests' transactions can delay a moment.
-func waitFeed(t *testing.T, s *store.Store, p payment.Principal, q payment.FeedQuery, n int) (payment.EventFeedPage, error) {
+func waitFeed(t *testing.T, s *store.Store, p payment.Principal, q payment.FeedQuery, n int) payment.EventFeedPage {
 	t.Helper()
-	for range 200 {
-		page, err := s.FeedEvents(context.Background(), p, q)
-		if err != nil || len(page.Events) >= n {
-			return page, err
+	var page payment.EventFeedPage
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
+		var err error
+		if page, err = s.FeedEvents(context.Background(), p, q); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return s.FeedEvents(context.Background(), p, q)
+		return len(page.Events) >= n, fmt.Sprintf("%d events, want %d", len(page.Events), n)
+	})
+	return page
 }

@@ -71,7 +71,7 @@ func TestTakeUpToTokensThenRefillAfterInterval(t *testing.T) {
 		t.Fatalf("another key: remaining %d, ok %v, err %v; want %d, true", remaining, ok, err, tokens-1)
 	}
 
-	time.Sleep(time.Until(end) + 10*time.Millisecond)
+	time.Sleep(time.Until(end) + 10*time.Millisecond) // not a wait: the window has to end for the bucket to refill
 	_, remaining, r, ok, err = st.Take(ctx, "ip:192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +263,7 @@ func TestDocumentedSemanticsWhereMemorystoreDiffers(t *testing.T) {
 	if _, remaining, err := st.Get(ctx, "spent"); err != nil || remaining != 0 {
 		t.Fatalf("spent bucket: remaining %d, err %v; want 0", remaining, err)
 	}
-	time.Sleep(interval + 20*time.Millisecond)
+	time.Sleep(interval + 20*time.Millisecond) // not a wait: a window has to pass
 	if _, remaining, err := st.Get(ctx, "spent"); err != nil || remaining != tokens {
 		t.Fatalf("a window later: remaining %d, err %v; want %d", remaining, err, tokens)
 	}
@@ -294,7 +294,7 @@ func TestIdleBucketsExpire(t *testing.T) {
 		t.Fatalf("bucket set for an hour: TTL %s, err %v; want about an hour", ttl, err)
 	}
 
-	time.Sleep(interval + 50*time.Millisecond)
+	time.Sleep(interval + 50*time.Millisecond) // not a wait: the bucket has to sit idle past its TTL
 	if n, err := client.Exists(ctx, "rl:strict:ip:203.0.113.9").Result(); err != nil || n != 0 {
 		t.Fatalf("idle bucket still there after its TTL: exists %d, err %v", n, err)
 	}

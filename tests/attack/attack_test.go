@@ -18,6 +18,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -52,17 +53,15 @@ func setup(t *testing.T) world {
 		secrets.add(str(session["token"]), str(hook["secret"]))
 		event := mustJSON(t, http.StatusAccepted)(call(t, "POST", proj+"/webhooks/"+str(hook["id"])+"/test", key, nil, nil))
 		var delivery string
-		for deadline := time.Now().Add(20 * time.Second); delivery == ""; time.Sleep(50 * time.Millisecond) {
+		testwait.Until(t, 20*time.Second, func() (bool, string) {
 			_, raw := call(t, "GET", proj+"/webhooks/"+str(hook["id"])+"/deliveries", key, nil, nil)
 			var env struct{ Data []map[string]any }
 			_ = json.Unmarshal(raw, &env)
 			if len(env.Data) > 0 {
 				delivery = str(env.Data[0]["id"])
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the victim's test event has no delivery")
-			}
-		}
+			return delivery != "", fmt.Sprintf("the victim's test event has no delivery: %s", raw)
+		})
 		w.params = map[string]string{
 			"projectId":     w.victim.Project.ID,
 			"planId":        str(plan["id"]),

@@ -2,6 +2,7 @@ package attack
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // Webhook URLs that point inside the engine's network — loopback, private,
@@ -58,7 +61,7 @@ func TestWebhooksNeverReachInternalAddresses(t *testing.T) {
 			t.Fatalf("test event to %s: %d %s", u, res.StatusCode, raw)
 		}
 		attemptErr := ""
-		for deadline := time.Now().Add(30 * time.Second); attemptErr == ""; time.Sleep(100 * time.Millisecond) {
+		testwait.Until(t, 30*time.Second, func() (bool, string) {
 			_, raw := call(t, "GET", proj+"/webhooks/"+id+"/deliveries", w.victim.SandboxKey, nil, nil)
 			var list struct {
 				Data []struct {
@@ -76,10 +79,8 @@ func TestWebhooksNeverReachInternalAddresses(t *testing.T) {
 				}
 				attemptErr = a.Error
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no attempt recorded", u)
-			}
-		}
+			return attemptErr != "", fmt.Sprintf("%s: no attempt recorded", u)
+		})
 		if !strings.Contains(attemptErr, "destination refused") {
 			t.Errorf("%s: the attempt failed with %q; want the destination guard's refusal", u, attemptErr)
 		}

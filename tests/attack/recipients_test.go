@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -286,7 +287,7 @@ func TestAnotherProjectCannotHoldOrSeeTheOwnersTransfers(t *testing.T) {
 	}
 	txs := "/api/v1/projects/" + owner.Project.ID + "/transactions"
 	var stray map[string]any
-	for deadline := time.Now().Add(60 * time.Second); stray == nil; time.Sleep(100 * time.Millisecond) {
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
 		status, raw := callAt(t, second, "GET", txs+"?unexpected=true", owner.SandboxKey, nil, nil)
 		var env struct{ Data []map[string]any }
 		_ = json.Unmarshal(raw, &env)
@@ -295,10 +296,8 @@ func TestAnotherProjectCannotHoldOrSeeTheOwnersTransfers(t *testing.T) {
 				stray = tx
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the unmatched transfer is not the owner's: %d %s", status, raw)
-		}
-	}
+		return stray != nil, fmt.Sprintf("the unmatched transfer is not the owner's: %d %s", status, raw)
+	})
 	if stray["checkoutSessionId"] != nil {
 		t.Fatalf("the unmatched transfer: %v", stray)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // BenchmarkWebhookDeliveries queues BENCH_EVENTS events (default 1,000)
@@ -80,18 +83,11 @@ func BenchmarkWebhookDeliveries(b *testing.B) {
 		}()
 	}
 	want := events * endpoints
-	for {
+	testwait.Until(b, 20*time.Minute, func() (bool, string) {
 		mu.Lock()
-		n := len(delays)
-		mu.Unlock()
-		if n >= want {
-			break
-		}
-		if time.Since(start) > 20*time.Minute {
-			b.Fatalf("%d of %d deliveries", n, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(delays) >= want, fmt.Sprintf("%d of %d deliveries", len(delays), want)
+	})
 	elapsed := time.Since(start)
 	b.ReportMetric(float64(want)/elapsed.Seconds(), "deliveries/s")
 	mu.Lock()

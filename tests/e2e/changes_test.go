@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 func eventTypes(t *testing.T, objectID string) []string {
@@ -114,11 +117,8 @@ func TestCancelOpenSession(t *testing.T) {
 	if again.Status != http.StatusConflict {
 		t.Fatalf("second cancel = %s", again.Raw)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.Join(eventTypes(t, str(cs["id"])), ",") != "checkout.session.created,checkout.session.canceled" {
-		if time.Now().After(deadline) {
-			t.Fatalf("session events = %v", eventTypes(t, str(cs["id"])))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
+		types := eventTypes(t, str(cs["id"]))
+		return strings.Join(types, ",") == "checkout.session.created,checkout.session.canceled", fmt.Sprintf("session events = %v", types)
+	})
 }

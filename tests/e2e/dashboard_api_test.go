@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // csvExport reads a list's CSV export (Accept: text/csv).
@@ -152,17 +154,11 @@ func TestTheRoutesTheDashboardReads(t *testing.T) {
 		t.Fatalf("the paid session's events = %v", types)
 	}
 	completed := evs[slices.Index(types, "checkout.session.completed")].(map[string]any)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		d := get(t, ts.URL, base+"/events/"+str(completed["id"])+"/deliveries", pk.key).list()
-		if len(d) == 1 && d[0].(map[string]any)["status"] == "delivered" && len(d[0].(map[string]any)["attempts"].([]any)) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the completed event's deliveries = %v", d)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(d) == 1 && d[0].(map[string]any)["status"] == "delivered" && len(d[0].(map[string]any)["attempts"].([]any)) == 1,
+			fmt.Sprintf("the completed event's deliveries = %v", d)
+	})
 	if r := get(t, ts.URL, "/api/v1/projects/"+other.Project.ID+"/events/"+str(completed["id"])+"/deliveries", other.SandboxKey); r.Status != http.StatusNotFound {
 		t.Fatalf("another project's event's deliveries = %d", r.Status)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -568,13 +569,10 @@ func TestDashboardResolvesExceptions(t *testing.T) {
 	mustStatus(t, hook, http.StatusCreated)
 	d.open(page("webhooks/" + str(hook.data()["id"])))
 	d.click("Send a test event")
-	deadline := time.Now().Add(30 * time.Second)
-	for get(t, d.base, "/api/v1/projects/"+projectID+"/webhooks/"+str(hook.data()["id"]), keys.key).data()["status"] != "disabled" {
-		if time.Now().After(deadline) {
-			t.Fatal("the endpoint answering 410 was not disabled")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		status := get(t, d.base, "/api/v1/projects/"+projectID+"/webhooks/"+str(hook.data()["id"]), keys.key).data()["status"]
+		return status == "disabled", fmt.Sprintf("the endpoint answering 410 is %v, want disabled", status)
+	})
 	d.open(page("webhooks/" + str(hook.data()["id"])))
 	d.waitText("#disabled-notice", "webhook_endpoint.disabled", 10*time.Second)
 	d.waitText("#disabled-notice", "410", time.Second)

@@ -69,7 +69,7 @@ func TestHashSubmittedBeforeTheNodeSawItCountsWhenMined(t *testing.T) {
 	}
 	// The receipt is checked every block; several go by with no node
 	// knowing the hash, and the claim stays pending.
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // not a wait: blocks have to go by
 	if txs := sessionTransactions(t, ts.URL, cs); len(txs) != 1 || txs[0]["status"] != "pending" {
 		t.Fatalf("before broadcast: %v", txs)
 	}

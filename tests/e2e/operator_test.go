@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/sdk/v1"
 
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -65,12 +67,10 @@ func TestOperatorsReadWorkflowsAtAGlance(t *testing.T) {
 	hash := payToken(t, 0, str(cs["depositAddress"]), units("4200000"))
 	waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	var details string
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
 		details = currentDetails(t, sessionWF)
-		if strings.Contains(details, "**completed** · paid 4.20 of 4.20 USD") || time.Now().After(deadline) {
-			break
-		}
-	}
+		return strings.Contains(details, "**completed** · paid 4.20 of 4.20 USD"), fmt.Sprintf("completed session's details = %q", details)
+	})
 	for _, want := range []string{"**completed** · paid 4.20 of 4.20 USD", "payments: 1 finalized", "still records late payments until"} {
 		if !strings.Contains(details, want) {
 			t.Fatalf("completed session's details = %q; want %q", details, want)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/workflows"
 	"go.temporal.io/api/workflowservice/v1"
 )
@@ -37,17 +38,12 @@ type projectKeys struct{ id, key string }
 // waitSession polls the public session until ok says so.
 func waitSession(t *testing.T, base, token string, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		r := get(t, base, "/api/v1/checkout/sessions/"+token, "")
-		if ok(r.data()) {
-			return r.data()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session never became %s: %s", what, r.Raw)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var r response
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
+		r = get(t, base, "/api/v1/checkout/sessions/"+token, "")
+		return ok(r.data()), fmt.Sprintf("session never became %s: %s", what, r.Raw)
+	})
+	return r.data()
 }
 
 func option(t *testing.T, cs map[string]any, asset string) map[string]any {
@@ -137,8 +133,7 @@ func TestPayInDevToken(t *testing.T) {
 	}
 	// An operator finds the payment's workflows in the Temporal UI by its
 	// search attributes.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
 		q := fmt.Sprintf("CheckoutSessionId = '%s' AND ProjectId = '%s' AND IsLive = false", cs["id"], p.Project.ID)
 		runs, err := temporal.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: q})
 		if err != nil {
@@ -149,14 +144,9 @@ func TestPayInDevToken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs.Executions) == 2 && len(fin.Executions) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("workflows by search attributes: %d (finalized: %d), want 2 (1)", len(runs.Executions), len(fin.Executions))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(runs.Executions) == 2 && len(fin.Executions) == 1,
+			fmt.Sprintf("workflows by search attributes: %d (finalized: %d), want 2 (1)", len(runs.Executions), len(fin.Executions))
+	})
 	recordHistory(t, "checkout-session/"+str(cs["id"]), "checkout_session_paid")
 	recordHistory(t, "transaction/1337/"+hash.Hex(), "transaction_finalized")
 }
@@ -231,23 +221,17 @@ func TestSubmittedRevertedTransferFails(t *testing.T) {
 	if r.Status != http.StatusCreated && r.Status != http.StatusAccepted {
 		t.Fatalf("submit = %s", r.Raw)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		txs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions?status=failed", p.SandboxKey)
-		if len(txs.list()) == 1 {
-			tx := txs.list()[0].(map[string]any)
-			if tx["failureReason"] != "reverted" || tx["txHash"] != hash.Hex() {
-				t.Fatalf("failed transaction = %v", tx)
-			}
-			if got := statuses(tx); len(got) != 2 || got[0] != "pending" || got[1] != "failed" {
-				t.Fatalf("status history = %v", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed transaction: %s", txs.Raw)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var txs response
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
+		txs = get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions?status=failed", p.SandboxKey)
+		return len(txs.list()) == 1, fmt.Sprintf("no failed transaction: %s", txs.Raw)
+	})
+	tx := txs.list()[0].(map[string]any)
+	if tx["failureReason"] != "reverted" || tx["txHash"] != hash.Hex() {
+		t.Fatalf("failed transaction = %v", tx)
+	}
+	if got := statuses(tx); len(got) != 2 || got[0] != "pending" || got[1] != "failed" {
+		t.Fatalf("status history = %v", got)
 	}
 	s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "")
 	if s.data()["status"] == "completed" || s.data()["amountPaidUsd"] != "0.00" {
@@ -264,20 +248,18 @@ func TestSubmittedRevertedTransferFails(t *testing.T) {
 // status, and returns it.
 func waitTx(t *testing.T, base string, p projectKeys, hash common.Hash, status string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var found map[string]any
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
 		txs := get(t, base, "/api/v1/projects/"+p.id+"/transactions", p.key)
 		for _, it := range txs.list() {
-			tx := it.(map[string]any)
-			if tx["txHash"] == hash.Hex() && tx["status"] == status {
-				return tx
+			if tx := it.(map[string]any); tx["txHash"] == hash.Hex() && tx["status"] == status {
+				found = tx
+				return true, ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("transaction %s never became %s: %s", hash.Hex(), status, txs.Raw)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("transaction %s never became %s: %s", hash.Hex(), status, txs.Raw)
+	})
+	return found
 }
 
 // A reorg that drops the payment's block sends the transaction back to
@@ -377,7 +359,7 @@ func TestPaymentConfirmingAtExpiryCompletesTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(expires) + time.Second)
+	time.Sleep(time.Until(expires) + time.Second) // not a wait: the expiry has to pass
 	if s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data(); s["status"] != "processing" {
 		t.Fatalf("at expiry, with its payment confirming, the session is %v", s["status"])
 	}
@@ -440,28 +422,26 @@ func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
 	if err := node.Down(); err != nil {
 		t.Fatal(err)
 	}
+	outageEnds := time.Now().Add(20 * time.Second)
 	chain.Resume()
-	time.Sleep(5 * time.Second)
-	if m := metricsText(t, ts.URL); !strings.Contains(m, `paymentsd_network_up{network="devnet"} 0`) ||
-		!strings.Contains(m, `paymentsd_rpc_requests_total{network="devnet",outcome="error"}`) {
-		t.Fatalf("during the outage, /metrics shows:\n%s", grepLines(m, "devnet"))
-	}
-	time.Sleep(15 * time.Second)
+	testwait.Until(t, 15*time.Second, func() (bool, string) {
+		m := metricsText(t, ts.URL)
+		return strings.Contains(m, `paymentsd_network_up{network="devnet"} 0`) &&
+				strings.Contains(m, `paymentsd_rpc_requests_total{network="devnet",outcome="error"}`),
+			fmt.Sprintf("during the outage, /metrics shows:\n%s", grepLines(m, "devnet"))
+	})
+	time.Sleep(time.Until(outageEnds)) // not a wait: the outage lasts its 20 s
 	if err := node.Up(); err != nil {
 		t.Fatal(err)
 	}
 	final := waitTx(t, ts.URL, keys, hash, "finalized")
 	// The gauge turns back with the next call that reaches the node, which
 	// the transaction's own look need not have been.
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	testwait.Until(t, 15*time.Second, func() (bool, string) {
 		m := metricsText(t, ts.URL)
-		if strings.Contains(m, `paymentsd_network_up{network="devnet"} 1`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the outage, /metrics shows:\n%s", grepLines(m, "devnet"))
-		}
-	}
+		return strings.Contains(m, `paymentsd_network_up{network="devnet"} 1`),
+			fmt.Sprintf("after the outage, /metrics shows:\n%s", grepLines(m, "devnet"))
+	})
 	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	if final["status"] != "finalized" || done["amountPaidUsd"] != "11.00" {
 		t.Fatalf("after the outage: transaction %v, session %v", final["status"], done)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/internal/postgres"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -129,20 +131,13 @@ func TestReconcileAfterARestore(t *testing.T) {
 		t.Fatalf("the session of the resumed transaction = %v", done)
 	}
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(again) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("findings after the repair: %+v", again)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(again) == 0, fmt.Sprintf("findings after the repair: %+v", again)
+	})
 }
 
 // The database restored behind the chain has its deposit counter set
@@ -229,18 +224,12 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 func waitDeleted(t *testing.T, workflowID string) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		_, err := temporal.DescribeWorkflowExecution(ctx, workflowID, "")
 		listed, lerr := temporal.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowId = '" + workflowID + "'"})
-		if err != nil && lerr == nil && len(listed.GetExecutions()) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("workflow %s not deleted: %v", workflowID, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err != nil && lerr == nil && len(listed.GetExecutions()) == 0,
+			fmt.Sprintf("workflow %s not deleted: describe %v, listed %d (%v)", workflowID, err, len(listed.GetExecutions()), lerr)
+	})
 }
 
 // pgTool runs a PostgreSQL client tool.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -62,7 +64,7 @@ func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
 		}
 	}
 	recordClosedHistory(t, workflows.RescanStartOptions(workflows.RescanInput{Network: "devnet", From: block - 1, To: block + 1}).ID, "rescan")
-	time.Sleep(time.Second) // the sessions take the reports
+	time.Sleep(time.Second) // not a wait: time for the sessions to count the reports again, were they to
 	txs := sessionTransactions(t, ts.URL, cs)
 	s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data()
 	if len(txs) != 1 || s["status"] != "completed" || s["amountPaidUsd"] != "6.00" || s["exception"] != nil {
@@ -116,19 +118,13 @@ func TestAContractWalletsNativePaymentIsDetected(t *testing.T) {
 // waitReceipt waits until a transaction is mined.
 func waitReceipt(t *testing.T, h common.Hash) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if r, err := chain.Client().TransactionReceipt(context.Background(), h); err == nil {
-			if r.Status != 1 {
-				t.Fatalf("%s reverted", h)
-			}
-			return
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		r, err := chain.Client().TransactionReceipt(context.Background(), h)
+		if err == nil && r.Status != 1 {
+			t.Fatalf("%s reverted", h)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not mined", h)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil, fmt.Sprintf("%s not mined: %v", h, err)
+	})
 }
 
 // On a network whose nodes serve no call traces, the native option says

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -142,7 +144,7 @@ func TestCheckoutSessionValidation(t *testing.T) {
 	if ok.data()["amountUsd"] != "42.50" {
 		t.Fatalf("variable amount = %v", ok.data()["amountUsd"])
 	}
-	time.Sleep(time.Until(time.Now().Add(1600 * time.Millisecond)))
+	time.Sleep(1600 * time.Millisecond) // not a wait: the plan's expiry has to pass
 	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": expiring})
 	if r.Status != 422 || r.detailFields()[0] != "paymentPlanId" {
 		t.Fatalf("expired plan: %s", r.Raw)
@@ -161,17 +163,10 @@ func TestCheckoutSessionExpires(t *testing.T) {
 	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 	mustStatus(t, r, http.StatusCreated)
 	token := str(r.data()["token"])
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	testwait.Until(t, 15*time.Second, func() (bool, string) {
 		got := get(t, ts.URL, "/api/v1/checkout/sessions/"+token, "")
-		if got.data()["status"] == "expired" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session did not expire: %s", got.Raw)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return got.data()["status"] == "expired", fmt.Sprintf("session did not expire: %s", got.Raw)
+	})
 	expired := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/checkout-sessions?status=expired", p.SandboxKey)
 	if expired.pagination()["total"] != float64(1) {
 		t.Fatalf("expired list = %s", expired.Raw)
@@ -215,21 +210,15 @@ func TestSessionOpenRetriedIsOneSession(t *testing.T) {
 func waitStarted(t *testing.T, sessionID string) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		pending, err := st.PendingSessionStarts(ctx, []string{sessionID})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = temporal.DescribeWorkflowExecution(ctx, workflows.CheckoutSessionWorkflowID(sessionID), "")
-		if err == nil && len(pending) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session %s: workflow not started (pending starts %d, describe: %v)", sessionID, len(pending), err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && len(pending) == 0,
+			fmt.Sprintf("session %s: workflow not started (pending starts %d, describe: %v)", sessionID, len(pending), err)
+	})
 }
 
 // unreachableTemporal is a Temporal client whose every call fails: an API

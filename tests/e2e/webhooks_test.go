@@ -18,6 +18,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -73,23 +74,20 @@ func (r *receiver) setSecrets(s ...string) {
 // waitFor waits until the receiver has an event of type typ for object id.
 func (r *receiver) waitFor(t *testing.T, typ, objectID string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var found map[string]any
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
 		r.mu.Lock()
+		defer r.mu.Unlock()
 		for _, ev := range r.events {
 			data, _ := ev["data"].(map[string]any)
 			if ev["type"] == typ && (objectID == "" || data["id"] == objectID) {
-				r.mu.Unlock()
-				return ev
+				found = ev
+				return true, ""
 			}
 		}
-		n := len(r.events)
-		r.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s event for %s among %d received", typ, objectID, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("no %s event for %s among %d received", typ, objectID, len(r.events))
+	})
+	return found
 }
 
 func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
@@ -243,29 +241,17 @@ func TestRedeliverSendsTheSameEvent(t *testing.T) {
 	if re.data()["status"] != "delivered" || len(re.data()["attempts"].([]any)) != 2 || !strings.HasPrefix(str(re.Body["message"]), "Delivered now (attempt 2)") {
 		t.Fatalf("redelivery answered %s", re.Raw)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
 		n := rcv.ids[str(test.data()["id"])]
-		rcv.mu.Unlock()
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the event arrived %d times, want 2", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return n == 2, fmt.Sprintf("the event arrived %d times, want 2", n)
+	})
 	// The receiver answers before the engine records the attempt.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
 		d := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()[0].(map[string]any)
-		if d["status"] == "delivered" && len(d["attempts"].([]any)) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("delivery after redelivery = %v", d)
-		}
-	}
+		return d["status"] == "delivered" && len(d["attempts"].([]any)) == 2, fmt.Sprintf("delivery after redelivery = %v", d)
+	})
 }
 
 // legacySeal seals a secret the way it was sealed before secrets were bound
@@ -340,22 +326,17 @@ func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
 	if ev := rcvA.waitFor(t, "webhook.test", ""); ev["id"] != test.data()["id"] {
 		t.Fatalf("delivered %v", ev)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var sealed string
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
 		row, err := st.EndpointByID(ctx, idA)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(row.Secret, "v2:") {
-			if got, err := sealer.Open(idA, row.Secret); err != nil || got != secretA {
-				t.Fatalf("resealed secret: %q, %v", got, err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the legacy secret was not bound after a delivery: %.3s…", row.Secret)
-		}
-		time.Sleep(50 * time.Millisecond)
+		sealed = row.Secret
+		return strings.HasPrefix(sealed, "v2:"), fmt.Sprintf("the legacy secret was not bound after a delivery: %.3s…", sealed)
+	})
+	if got, err := sealer.Open(idA, sealed); err != nil || got != secretA {
+		t.Fatalf("resealed secret: %q, %v", got, err)
 	}
 }
 
@@ -476,16 +457,14 @@ func TestAFailedFirstAttemptIsRetriedByItsWorkflow(t *testing.T) {
 	createPlan(t, ts.URL, p, map[string]any{"title": "Hooked", "amountUsd": "3"})
 
 	var d map[string]any
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		list := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()
 		if len(list) == 1 && list[0].(map[string]any)["status"] == "delivered" {
 			d = list[0].(map[string]any)
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deliveries = %v; want one delivered at the second attempt", list)
-		}
-	}
+		return false, fmt.Sprintf("deliveries = %v; want one delivered at the second attempt", list)
+	})
 	attempts := d["attempts"].([]any)
 	mu.Lock()
 	defer mu.Unlock()
@@ -523,16 +502,14 @@ func TestRedeliverAttemptsNow(t *testing.T) {
 	// Attempts 1 (at once) and 2 (about 5 s later) fail; the next is
 	// minutes away.
 	var deliveryID string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		list := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()
 		if len(list) == 1 && len(list[0].(map[string]any)["attempts"].([]any)) == 2 {
 			deliveryID = str(list[0].(map[string]any)["id"])
-			break
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("deliveries = %v; want one with two failed attempts", list)
-		}
-	}
+		return false, fmt.Sprintf("deliveries = %v; want one with two failed attempts", list)
+	})
 	path := base + "/" + id + "/deliveries/" + deliveryID + "/redeliver"
 
 	// Still failing: attempt 3 is made now and fails; the schedule goes on.
@@ -579,7 +556,7 @@ func TestSlowReceiversDoNotStallTheDispatcher(t *testing.T) {
 		first := seen[key] == 1
 		mu.Unlock()
 		if first {
-			time.Sleep(6 * time.Second) // past the dispatcher's 5 s
+			time.Sleep(6 * time.Second) // not a wait: a receiver slower than the dispatcher's 5 s
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -593,19 +570,13 @@ func TestSlowReceiversDoNotStallTheDispatcher(t *testing.T) {
 	for i := range plans {
 		createPlan(t, ts.URL, p, map[string]any{"title": fmt.Sprintf("Slow %d", i), "amountUsd": "3"})
 	}
-	for {
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
 		var delivered int
 		if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM webhook_deliveries
 			WHERE project_id = $1 AND status = 'delivered'`, p.Project.ID).Scan(&delivered); err != nil {
 			t.Fatal(err)
 		}
-		if delivered == endpoints*plans {
-			break
-		}
-		if time.Since(start) > 60*time.Second {
-			t.Fatalf("%d of %d deliveries delivered after a minute", delivered, endpoints*plans)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return delivered == endpoints*plans, fmt.Sprintf("%d of %d deliveries delivered", delivered, endpoints*plans)
+	})
 	t.Logf("%d deliveries to slow receivers delivered in %v", endpoints*plans, time.Since(start).Round(time.Millisecond))
 }

@@ -28,6 +28,7 @@ var tiers = map[string]int{
 	"internal/auth":          0,
 	"internal/version":       0,
 	"internal/postgres":      0,
+	"internal/testwait":      0,
 	"api/gen":                0,
 	"api/web":                0,
 

@@ -34,6 +34,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/internal/ratelimit/redistest"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
@@ -463,13 +464,12 @@ func (r *receiver) deliveries() int {
 
 func waitFor(t testing.TB, ctx context.Context, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(4 * time.Minute)
-	for !ok() {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("timed out waiting for %s", what)
+	testwait.Until(t, 4*time.Minute, func() (bool, string) {
+		if ctx.Err() != nil {
+			t.Fatalf("gave up waiting for %s: %v", what, ctx.Err())
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return ok(), "waiting for " + what
+	})
 }
 
 func freeAddr(t testing.TB) string {

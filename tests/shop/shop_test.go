@@ -23,6 +23,7 @@ import (
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/client/examples/shop/shop"
 	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
@@ -180,15 +181,11 @@ func TestTheExampleShopSellsAndIsPaid(t *testing.T) {
 	if _, err := stack.Chain.TransferToken(ctx, stack.Chain.Accounts[0], common.HexToAddress(sess.Data.DepositAddress), units); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
 		page := get(t, orderURL)
-		if strings.Contains(page, `<strong id="status">paid</strong>`) && strings.Contains(page, "Paid: 25.00 USD") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the order never became paid:\n%s", page)
-		}
-	}
+		return strings.Contains(page, `<strong id="status">paid</strong>`) && strings.Contains(page, "Paid: 25.00 USD"),
+			fmt.Sprintf("the order never became paid:\n%s", page)
+	})
 
 	// A genuine but older event arriving late (as a retry would) is
 	// answered and ignored: its version is below the one applied.

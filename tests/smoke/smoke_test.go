@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 func freePort(t *testing.T) int {
@@ -181,8 +183,7 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	if out, err := pay.CombinedOutput(); err != nil {
 		t.Fatalf("dev pay: %v\n%s", err, out)
 	}
-	status := ""
-	for wait := time.Now().Add(90 * time.Second); status != "completed" && time.Now().Before(wait); time.Sleep(500 * time.Millisecond) {
+	testwait.Until(t, 90*time.Second, func() (bool, string) {
 		res, err := http.Get(url + "/" + session.Data.Token)
 		if err != nil {
 			t.Fatal(err)
@@ -192,11 +193,8 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 		}
 		_ = json.NewDecoder(res.Body).Decode(&got)
 		res.Body.Close()
-		status = got.Data.Status
-	}
-	if status != "completed" {
-		t.Fatalf("the session paid with dev pay is %q", status)
-	}
+		return got.Data.Status == "completed", fmt.Sprintf("the session paid with dev pay is %q", got.Data.Status)
+	})
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

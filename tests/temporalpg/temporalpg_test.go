@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/postgres"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -138,24 +140,19 @@ func (s *server) begin(tb testing.TB, id, projectID string) client.WorkflowRun {
 // and returns their IDs.
 func (s *server) list(tb testing.TB, query string, want int) []string {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var ids []string
+	testwait.Until(tb, 30*time.Second, func() (bool, string) {
 		resp, err := s.client.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
 		if err != nil {
 			tb.Fatalf("list %q: %v", query, err)
 		}
-		if len(resp.Executions) == want || time.Now().After(deadline) {
-			ids := make([]string, 0, len(resp.Executions))
-			for _, e := range resp.Executions {
-				ids = append(ids, e.GetExecution().GetWorkflowId())
-			}
-			if len(ids) != want {
-				tb.Fatalf("list %q: found %v, want %d workflows", query, ids, want)
-			}
-			return ids
+		ids = make([]string, 0, len(resp.Executions))
+		for _, e := range resp.Executions {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(ids) == want, fmt.Sprintf("list %q: found %v, want %d workflows", query, ids, want)
+	})
+	return ids
 }
 
 func TestWorkflowsSurviveARestartOnPostgres(t *testing.T) {
