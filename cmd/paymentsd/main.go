@@ -43,6 +43,7 @@ commands:
                                address, signing here with the deposit key's xprv
                                (PAYMENTSD_API_KEY; a dry run without --execute;
                                docs/operations.md)
+  version                      print the release and the revision built
   devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
   dev listen --forward-to URL  receive webhooks and forward them unchanged to URL
@@ -72,6 +73,8 @@ func main() {
 		err = runDev(ctx, args)
 	case "devchain":
 		err = runDevchain(ctx, args)
+	case "version":
+		err = runVersion(os.Stdout)
 	case "sweep":
 		err = runSweep(ctx, args, os.Stdin, os.Stdout)
 	case "help", "-h", "--help":

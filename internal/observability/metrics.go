@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/paymentsd/paymentsd/internal/version"
 )
 
 var (
@@ -134,6 +136,15 @@ var (
 		Help: "Management changes whose audit log entry the database refused, and so refused with it.",
 	})
 )
+
+// buildInfo is 1, labelled with the build's release and VCS revision: a
+// dashboard tells which build each process runs.
+var buildInfo = promauto.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "paymentsd_build_info",
+	Help: "Always 1, labelled with the build's version and VCS revision.",
+}, []string{"version", "revision"})
+
+func init() { buildInfo.WithLabelValues(version.Version, version.Revision()).Set(1) }
 
 // Handler serves the metrics in Prometheus' text format.
 func Handler() http.Handler { return promhttp.Handler() }
