@@ -31,6 +31,10 @@ commands:
   admin rescan --network KEY --from B --to B
                                scan blocks B..B of a network again for transfers
                                to deposit addresses (safe to run twice)
+  admin reconcile [--project ID] [--repair] [--json]
+                               compare the records with the workflows after a
+                               restore; --repair makes the safe repairs
+                               (docs/operations.md)
   admin create-user --email E [--owner-of proj_…]
                                make a merchant account (the password read from
                                stdin), optionally the owner of a project
