@@ -136,9 +136,11 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 		// died, Temporal was unreachable) are started here once due.
 		sessionstart.New(d.Store, d.Temporal).RunSweeper(runCtx, orDefault(d.SweepInterval, time.Second))
 	})
-	if r.unregister, err = observability.RegisterRecords(d.Store.CountByStatus, time.Minute); err != nil {
+	unregister, err := observability.RegisterRecords(d.Store.CountByStatus, time.Minute)
+	if err != nil {
 		return nil, err
 	}
+	r.unregister = unregister
 	if d.MetricsAddr != "" {
 		r.goBackground(func() {
 			if err := observability.ServeMetrics(runCtx, d.MetricsAddr); err != nil {
