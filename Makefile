@@ -8,8 +8,17 @@ dev:
 test:
 	./dev/scripts/test.sh
 
+# VERSION names a release's build (make build VERSION=v0.2.0); without it
+# the binary is the version internal/version names. REVISION is the
+# clone's commit, set here since Go records none from a git worktree or
+# under GOFLAGS=-buildvcs=false.
+VERSION ?=
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS = $(if $(VERSION),-X github.com/paymentsd/paymentsd/internal/version.Version=$(VERSION)) \
+	$(if $(REVISION),-X github.com/paymentsd/paymentsd/internal/version.revision=$(REVISION))
+
 build:
-	go build -o bin/paymentsd ./cmd/paymentsd
+	go build -ldflags "$(LDFLAGS)" -o bin/paymentsd ./cmd/paymentsd
 
 # The linters are pinned here and built by `go run` on first use.
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -69,5 +78,5 @@ fuzz:
 # classes and faults with CHAOS_FLAGS, e.g. CHAOS_FLAGS='-classes happy -faults happy'.
 .PHONY: chaos
 chaos:
-	go build -o bin/paymentsd ./cmd/paymentsd
+	go build -ldflags "$(LDFLAGS)" -o bin/paymentsd ./cmd/paymentsd
 	go run ./tests/chaos/cmd/chaos -n $(or $(N),50) -paymentsd bin/paymentsd $(CHAOS_FLAGS)

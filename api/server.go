@@ -18,6 +18,7 @@ import (
 	"github.com/sethvargo/go-limiter/memorystore"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/version"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
@@ -322,7 +323,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		}
 		networks[n.Key] = map[string]any{"status": "ok", "head": n.Head}
 	}
-	ok(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks})
+	ok(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
 }
 
 // serve runs the cross-cutting steps of every API call in order:

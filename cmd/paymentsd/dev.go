@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -89,6 +90,11 @@ func runDev(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("TEMPORAL_PERSISTENCE: want sqlite or postgres, not %q", *temporalStore)
 	}
+	tel, err := startTelemetry(ctx, "paymentsd-dev")
+	if err != nil {
+		return err
+	}
+	defer closeTelemetry(tel)
 	stack, err := devstack.StartStack(ctx, devstack.StackConfig{
 		DatabaseURL: c.DatabaseURL,
 		Temporal:    temporalCfg,
@@ -97,7 +103,7 @@ func runDev(ctx context.Context, args []string) error {
 			PollInterval: chainwatch.Duration(*blockInterval / 2)},
 		Networks: c.Networks, Assets: c.Catalog.Assets,
 		WebhookKeys: c.WebhookKeys, WebhookDisableAfter: c.WebhookDisableAfter,
-		Logger: slogAdapter{}, Shape: c.Shape,
+		Logger: slogAdapter{}, Shape: c.Shape, Telemetry: tel,
 	})
 	if err != nil {
 		return err
@@ -112,17 +118,17 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	go func() {
-		if err := serveHTTP(ctx, *receiverAddr, logReceiver(state.WebhookSecret)); err != nil {
+		if err := serveReceiver(ctx, *receiverAddr, logReceiver(state.WebhookSecret)); err != nil {
 			slog.Error("webhook receiver", "err", err)
 		}
 	}()
-	srv, err := api.New(e, api.Config{Limits: c.Limits, PublicURL: c.PublicURL, Shape: c.Shape})
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
+	// The API as `paymentsd api` serves it, over the stack.
 	errc := make(chan error, 1)
-	go func() { errc <- serveHTTP(ctx, c.HTTPAddr, srv.Handler()) }()
+	go func() {
+		d := stack.Deps(c.SessionLifetime)
+		d.MaxOpenHolds = c.MaxOpenHolds
+		errc <- api.Run(ctx, api.Deps{Service: d, Config: apiConfig(c), Addr: c.HTTPAddr, Telemetry: tel})
+	}()
 
 	base := "http://" + c.HTTPAddr
 	xprvFile, relayerFile, err := writeSweepKeys(*dataDir, state.DepositXprv, chain.Accounts[0].Key)
@@ -189,6 +195,15 @@ Press Ctrl-C to stop; data stays in %s.
 	err = <-errc
 	slog.Info("dev stack stopping")
 	return err
+}
+
+// serveReceiver serves the built-in webhook receiver on addr until ctx ends.
+func serveReceiver(ctx context.Context, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return api.Serve(ctx, ln, h)
 }
 
 // writeSweepKeys writes the files `paymentsd sweep` reads in the dev

@@ -9,12 +9,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
-	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/devchain"
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -53,6 +51,9 @@ type StackConfig struct {
 	WebhookClient *http.Client
 	// Shape is the API's shape, which webhook payloads follow.
 	Shape views.Shape
+	// Telemetry is the Temporal client's metrics and traces; nil: the
+	// SDK's metrics alone, on /metrics as in production.
+	Telemetry *observability.Telemetry
 }
 
 // Stack is the whole engine on embedded parts: a database, a Temporal
@@ -67,11 +68,13 @@ type Stack struct {
 	Chains   chainwatch.Chains
 	Catalog  payment.Catalog
 	Sealer   *webhook.Sealer
-	// Worker is the running worker; StartWorker replaces it.
-	Worker sdkworker.Worker
+	// Worker is the running worker (with the scanners' and the
+	// dispatcher's starts and the sweeper of session starts); StartWorker
+	// replaces it.
+	Worker *worker.Running
 
-	activities *activities.Activities
-	closers    []func()
+	worker  worker.Deps
+	closers []func()
 }
 
 // DevAssets are the dev chain's assets: its USDC, and its native coin
@@ -86,12 +89,13 @@ func DevAssets(c *devchain.Chain) []payment.Asset {
 	}
 }
 
-// StartStack starts every part and the worker. Close stops them.
-func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
+// StartStack starts every part and the worker. Close stops them. On an
+// error what was started is stopped, and the error says what failed.
+func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.DatabaseURL == "" {
 		return nil, errors.New("devstack: no database URL")
 	}
-	s = &Stack{}
+	s := &Stack{}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -109,35 +113,26 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 	}
 	s.closers = append(s.closers, func() { _ = s.Chain.Close() })
 	s.Catalog = payment.Catalog{Assets: append(append([]payment.Asset{}, cfg.Assets...), DevAssets(s.Chain)...)}
-	devnet := cfg.Devnet
-	devnet.Key, devnet.ChainID = "devnet", s.Chain.ChainID.Int64()
-	devnet.TraceInternalTransfers = true // the dev chain serves debug_trace*
-	if cfg.DevnetURL == nil {
-		devnet.RPCURLs = []string{s.Chain.URL}
-	} else {
-		devnet.RPCURLs = []string{cfg.DevnetURL(s.Chain.URL)}
-	}
-	if s.Chains, err = chainwatch.Connect(ctx, append(append([]chainwatch.Network{}, cfg.Networks...), devnet), s.Catalog, nil); err != nil {
+	if s.Chains, err = chainwatch.Connect(ctx, append(append([]chainwatch.Network{}, cfg.Networks...), devnet(cfg, s.Chain)), s.Catalog, nil); err != nil {
 		return nil, err
 	}
 	if s.Server, err = StartTemporal(cfg.Temporal); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, s.Server.Stop)
-	if s.Temporal, err = client.DialContext(ctx, client.Options{HostPort: s.Server.Address, Namespace: s.Server.Namespace,
-		Logger: cfg.Logger}); err != nil {
+	tel := cfg.Telemetry
+	if tel == nil {
+		if tel, err = observability.Metrics(); err != nil {
+			return nil, err
+		}
+	}
+	// The client reports the SDK's series on /metrics, as production's do.
+	if s.Temporal, err = client.DialContext(ctx, tel.Temporal(client.Options{HostPort: s.Server.Address,
+		Namespace: s.Server.Namespace, Logger: cfg.Logger})); err != nil {
 		return nil, fmt.Errorf("temporal client: %w", err)
 	}
 	s.closers = append(s.closers, s.Temporal.Close)
-	keys := cfg.WebhookKeys
-	if keys == nil {
-		key := cfg.WebhookKey
-		if key == nil {
-			key = make([]byte, webhook.KeySize)
-		}
-		keys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
-	}
-	if s.Sealer, err = webhook.NewKeyring(keys); err != nil {
+	if s.Sealer, err = webhook.NewKeyring(webhookKeys(cfg)); err != nil {
 		return nil, err
 	}
 	hooks := cfg.WebhookClient
@@ -145,39 +140,51 @@ func StartStack(ctx context.Context, cfg StackConfig) (s *Stack, err error) {
 		// The dev stack's receivers live on loopback.
 		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})
 	}
-	s.activities = &activities.Activities{Store: s.Store, Chains: s.Chains, Webhooks: activities.Webhooks{
-		Temporal: s.Temporal, Sealer: s.Sealer, DisableAfter: cfg.WebhookDisableAfter, Client: hooks, Shape: cfg.Shape}}
+	// The embedded server has the search attributes already (Namespace
+	// is left empty).
+	s.worker = worker.Deps{Store: s.Store, Temporal: s.Temporal, Chains: s.Chains, Webhooks: worker.Webhooks{
+		Sealer: s.Sealer, Client: hooks, DisableAfter: cfg.WebhookDisableAfter, Shape: cfg.Shape}}
 	if err := s.StartWorker(); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, func() { s.Worker.Stop() })
-	networks := make([]string, 0, len(s.Chains))
-	for k := range s.Chains {
-		networks = append(networks, k)
-	}
-	if err := worker.StartScanners(ctx, s.Temporal, networks); err != nil {
-		return nil, err
-	}
-	if err := worker.StartDispatcher(ctx, s.Temporal); err != nil {
-		return nil, err
-	}
-	sweep, stopSweep := context.WithCancel(context.Background())
-	swept := make(chan struct{})
-	go func() {
-		defer close(swept)
-		sessionstart.New(s.Store, s.Temporal).RunSweeper(sweep, time.Second)
-	}()
-	s.closers = append(s.closers, func() { stopSweep(); <-swept })
 	return s, nil
 }
 
-// StartWorker starts a new worker (after the running one was stopped, to
-// test a restart).
-func (s *Stack) StartWorker() error {
-	s.Worker = worker.New(s.Temporal, s.activities)
-	if err := s.Worker.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+// devnet is the dev chain's network: cfg.Devnet's settings, the chain's
+// key and ID, at the chain's URL or cfg.DevnetURL's.
+func devnet(cfg StackConfig, chain *devchain.Chain) chainwatch.Network {
+	n := cfg.Devnet
+	n.Key, n.ChainID = "devnet", chain.ChainID.Int64()
+	n.TraceInternalTransfers = true // the dev chain serves debug_trace*
+	if cfg.DevnetURL == nil {
+		n.RPCURLs = []string{chain.URL}
+	} else {
+		n.RPCURLs = []string{cfg.DevnetURL(chain.URL)}
 	}
+	return n
+}
+
+// webhookKeys are the keys that seal webhook secrets: cfg's, or a zero key.
+func webhookKeys(cfg StackConfig) []webhook.Key {
+	if cfg.WebhookKeys != nil {
+		return cfg.WebhookKeys
+	}
+	key := cfg.WebhookKey
+	if key == nil {
+		key = make([]byte, webhook.KeySize)
+	}
+	return []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
+}
+
+// StartWorker starts the worker again (after Worker.Stop, to test a
+// restart): worker.Start, as `paymentsd worker` runs it.
+func (s *Stack) StartWorker() error {
+	w, err := worker.Start(context.Background(), s.worker)
+	if err != nil {
+		return err
+	}
+	s.Worker = w
 	return nil
 }
 
@@ -193,7 +200,7 @@ func (s *Stack) Service(sessionLifetime time.Duration) *service.Service {
 	return service.New(s.Deps(sessionLifetime))
 }
 
-// Close stops every part, the last started first.
+// Close stops every part that was started, the last started first.
 func (s *Stack) Close() {
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i]()

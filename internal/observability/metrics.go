@@ -8,6 +8,7 @@ package observability
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -17,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/paymentsd/paymentsd/internal/version"
 )
 
 var (
@@ -134,6 +137,15 @@ var (
 	})
 )
 
+// buildInfo is 1, labelled with the build's release and VCS revision: a
+// dashboard tells which build each process runs.
+var buildInfo = promauto.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "paymentsd_build_info",
+	Help: "Always 1, labelled with the build's version and VCS revision.",
+}, []string{"version", "revision"})
+
+func init() { buildInfo.WithLabelValues(version.Version, version.Revision()).Set(1) }
+
 // Handler serves the metrics in Prometheus' text format.
 func Handler() http.Handler { return promhttp.Handler() }
 
@@ -162,9 +174,40 @@ type records struct {
 }
 
 // RegisterRecords registers the gauge of records by status, read through
-// count at most once per interval.
-func RegisterRecords(count func(context.Context) ([]RecordCount, error), interval time.Duration) error {
-	return prometheus.Register(&records{count: count, interval: interval})
+// count at most once per interval; unregister removes it, so that a worker
+// started again in the same process registers its own. While another
+// worker of the process has it registered, that one's gauge stays and
+// unregister does nothing.
+func RegisterRecords(count func(context.Context) ([]RecordCount, error), interval time.Duration) (unregister func(), err error) {
+	r := &records{count: count, interval: interval}
+	if err := prometheus.Register(r); err != nil {
+		if errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return func() {}, nil
+		}
+		return nil, err
+	}
+	return func() { prometheus.Unregister(r) }, nil
+}
+
+// ServeMetrics serves /metrics and /healthz on addr until ctx ends: the
+// listener of a process that serves no API (the worker's METRICS_ADDR).
+func ServeMetrics(ctx context.Context, addr string) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.ListenAndServe() }()
+	slog.Info("listening", "addr", addr)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return hs.Shutdown(shutdown)
 }
 
 func (r *records) Describe(ch chan<- *prometheus.Desc) { ch <- recordsDesc }

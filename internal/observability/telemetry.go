@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
@@ -36,22 +37,43 @@ func TracingConfigured() bool {
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
+// sdkMetrics is the process's Temporal SDK metrics handler: one exporter
+// into the default Prometheus registry, however many clients a process
+// makes (the tests' stacks make several).
+var sdkMetrics = sync.OnceValues(func() (client.MetricsHandler, error) {
+	exporter, err := otelprom.New(otelprom.WithoutScopeInfo())
+	if err != nil {
+		return nil, err
+	}
+	// The exporter is read at each scrape: there is nothing to flush, and
+	// the provider lives as long as the process.
+	meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+	return temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{
+		Meter:   meters.Meter("temporal-sdk-go"),
+		OnError: func(err error) { slog.Warn("temporal sdk metric", "err", err) },
+	}), nil
+})
+
+// Metrics is a Telemetry with the Temporal SDK's metrics and no traces:
+// an in-process stack's (the dev stack, the tests'), whose process may
+// already trace through Start.
+func Metrics() (*Telemetry, error) {
+	m, err := sdkMetrics()
+	if err != nil {
+		return nil, err
+	}
+	return &Telemetry{metrics: m}, nil
+}
+
 // Start sets the process up: the Temporal SDK's metrics exported to the
 // default Prometheus registry, and traces to the configured OTLP endpoint
 // (none when TracingConfigured is false). service names the process in
 // traces (paymentsd-api, paymentsd-worker).
 func Start(ctx context.Context, service string) (*Telemetry, error) {
-	t := &Telemetry{}
-	exporter, err := otelprom.New(otelprom.WithoutScopeInfo())
+	t, err := Metrics()
 	if err != nil {
 		return nil, err
 	}
-	meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
-	t.closers = append(t.closers, meters.Shutdown)
-	t.metrics = temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{
-		Meter:   meters.Meter("temporal-sdk-go"),
-		OnError: func(err error) { slog.Warn("temporal sdk metric", "err", err) },
-	})
 	if !TracingConfigured() {
 		return t, nil
 	}

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,7 +130,7 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 		{ID: assetETH, Symbol: "ETH", Name: "Dev Ether", Decimals: 18, Network: network, ChainID: s.chain.ChainID.Int64(),
 			Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: s.chain.PriceFeed.Hex()}},
 	}}
-	net := func(url string) chainwatch.Network {
+	devnetAt := func(url string) chainwatch.Network {
 		return chainwatch.Network{Key: network, ChainID: s.chain.ChainID.Int64(), RPCURLs: []string{url},
 			BlockTime: chainwatch.Duration(o.BlockInterval), Confirmations: o.Confirmations,
 			PollInterval: chainwatch.Duration(o.BlockInterval / 2), PendingTimeout: chainwatch.Duration(o.PendingTimeout)}
@@ -143,34 +143,42 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 		return nil, err
 	}
 	s.onClose(st.Close)
-	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{net(s.chain.URL)}, catalog, nil)
+	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{devnetAt(s.chain.URL)}, catalog, nil)
 	if err != nil {
 		return nil, err
 	}
 	limits := map[api.Tier]uint64{api.Relaxed: 1e6, api.SemiRelaxed: 1e6, api.Standard: 1e6, api.Moderate: 1e6, api.Strict: 1e6}
-	serve := func(lifetime time.Duration) (*service.Service, string, error) {
-		e := service.New(service.Deps{Store: st, Temporal: s.tc, Catalog: catalog, Chains: chains, SessionLifetime: lifetime})
-		a, err := api.New(e, api.Config{Limits: limits, PublicURL: "http://127.0.0.1"})
+	// Each API is served as `paymentsd api` serves it (api.Run), on a
+	// loopback port of its own.
+	serve := func(lifetime time.Duration) (string, error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
-		ts := httptest.NewServer(a.Handler())
-		s.onClose(func() { ts.Close(); a.Close() })
-		return e, ts.URL, nil
+		served, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := api.Run(served, api.Deps{Listener: ln, Config: api.Config{Limits: limits, PublicURL: "http://127.0.0.1"},
+				Service: service.Deps{Store: st, Temporal: s.tc, Catalog: catalog, Chains: chains, SessionLifetime: lifetime}}); err != nil {
+				logf("api on %s: %v", ln.Addr(), err)
+			}
+		}()
+		s.onClose(func() { stop(); <-done })
+		return "http://" + ln.Addr().String(), nil
 	}
-	e, longURL, err := serve(longLifetime)
-	if err != nil {
+	if s.longAPI, err = serve(longLifetime); err != nil {
 		return nil, err
 	}
-	if _, s.shortAPI, err = serve(o.ShortLifetime); err != nil {
+	if s.shortAPI, err = serve(o.ShortLifetime); err != nil {
 		return nil, err
 	}
-	s.longAPI = longURL
+	e := service.New(service.Deps{Store: st, Temporal: s.tc, Catalog: catalog, Chains: chains, SessionLifetime: longLifetime})
 	if err := s.setUpProject(ctx, e, o.Seed); err != nil {
 		return nil, err
 	}
 
-	networks, _ := json.Marshal([]chainwatch.Network{net(s.proxy.URL)})
+	networks, _ := json.Marshal([]chainwatch.Network{devnetAt(s.proxy.URL)})
 	assets, _ := json.Marshal(catalog.Assets)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + url, "TEMPORAL_ADDRESS=" + s.temporal.Address, "TEMPORAL_NAMESPACE=" + s.temporal.Namespace,

@@ -63,7 +63,7 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 	// default (make test runs the other test packages' Temporal on
 	// Postgres, through TEMPORAL_PERSISTENCE).
 	env := append(os.Environ(), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", api), "DATABASE_URL=", "TEMPORAL_PERSISTENCE=")
-	cmd := exec.Command("./scripts/dev.sh",
+	cmd := exec.Command("./dev/scripts/dev.sh",
 		"--postgres-port", fmt.Sprint(freePort(t)), "--temporal-port", fmt.Sprint(freePort(t)),
 		"--ui-port", fmt.Sprint(freePort(t)), "--chain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		"--receiver-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--block-interval", "500ms")

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/store"
+)
+
+const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
+       paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
+       paymentsd admin deposit-addresses --project ID --env sandbox|live [--format csv|json]
+       paymentsd admin resume-transaction --chain-id ID --hash 0x…
+       paymentsd admin rescan --network KEY --from B --to B
+       paymentsd admin reseal-webhook-secrets [--batch N]
+       paymentsd admin reconcile [--project ID] [--repair] [--json]
+       paymentsd admin create-user --email E [--owner-of proj_…]   (the password from stdin)`
+
+// runAdmin runs the admin command args name; each lives in a file of its
+// own (admin_*.go).
+func runAdmin(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New(adminUsage)
+	}
+	switch cmd, args := args[0], args[1:]; cmd {
+	case "create-project":
+		return runCreateProject(ctx, args)
+	case "set-deposit-key":
+		return runSetDepositKey(ctx, args)
+	case "deposit-addresses":
+		return runDepositAddresses(ctx, os.Stdout, args)
+	case "resume-transaction":
+		return runResumeTransaction(ctx, args)
+	case "rescan":
+		return runRescan(ctx, args)
+	case "reconcile":
+		return runReconcile(ctx, os.Stdout, args)
+	case "create-user":
+		return runCreateUser(ctx, os.Stdin, os.Stdout, args)
+	case "reseal-webhook-secrets":
+		return runResealWebhookSecrets(ctx, os.Stdout, args)
+	default:
+		return errors.New(adminUsage)
+	}
+}
+
+// adminEngine is the engine of the admin commands: the database only, the
+// dev stack's (in .data/) when DATABASE_URL is unset.
+func adminEngine(ctx context.Context) (*service.Service, func(), error) {
+	d, closeDeps, err := adminDeps(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return service.New(d), closeDeps, nil
+}
+
+// adminDeps are the service's dependencies for adminEngine: the store and
+// the catalog.
+func adminDeps(ctx context.Context) (service.Deps, func(), error) {
+	c, err := loadConfig()
+	if err != nil {
+		return service.Deps{}, nil, err
+	}
+	stopDev := func() {}
+	if c.DatabaseURL == "" {
+		dbURL, stop, ok, err := devDatabaseFromData(ctx)
+		if err != nil {
+			return service.Deps{}, nil, err
+		}
+		if ok {
+			c.DatabaseURL, stopDev = dbURL, stop
+		}
+	}
+	if c.DatabaseURL == "" {
+		return service.Deps{}, nil, errors.New("DATABASE_URL is not set, and this folder has no dev stack data (.data/postgres) to use instead")
+	}
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		stopDev()
+		return service.Deps{}, nil, err
+	}
+	return service.Deps{Store: st, Catalog: c.Catalog, Sealer: sealer(c)}, func() { st.Close(); stopDev() }, nil
+}
+
+// adminOrigin marks the changes an admin command makes for the audit log:
+// made by the operator's OS user, on this host.
+func adminOrigin(ctx context.Context) context.Context {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorAdmin, ActorID: name, IP: host,
+		UserAgent: "paymentsd admin"})
+}
+
+// adminTemporalEngine is adminEngine with a Temporal client, for the admin
+// commands that start workflows.
+func adminTemporalEngine(ctx context.Context) (*service.Service, func(), error) {
+	d, closeStore, err := adminDeps(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := loadConfig()
+	if err != nil {
+		closeStore()
+		return nil, nil, err
+	}
+	tc, err := client.Dial(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace, Logger: slogAdapter{}})
+	if err != nil {
+		closeStore()
+		return nil, nil, fmt.Errorf("temporal at %s: %w", c.TemporalAddress, err)
+	}
+	d.Temporal = tc
+	return service.New(d), func() { tc.Close(); closeStore() }, nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// runDepositAddresses prints every used deposit index of a project's
+// environment, in index order, with the largest run of unused indexes
+// before a used one: a wallet needs a gap limit above it.
+func runDepositAddresses(ctx context.Context, out io.Writer, args []string) error {
+	fs := flag.NewFlagSet("deposit-addresses", flag.ContinueOnError)
+	project := fs.String("project", "", "project ID")
+	env := fs.String("env", "sandbox", "environment: sandbox or live")
+	format := fs.String("format", "csv", "csv or json (one object per line)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *env != "sandbox" && *env != "live" {
+		return errors.New("--env must be sandbox or live")
+	}
+	if *format != "csv" && *format != "json" {
+		return errors.New("--format must be csv or json")
+	}
+	e, closeStore, err := adminEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	p := payment.Principal{ProjectID: *project, IsLive: *env == "live"}
+	w := csv.NewWriter(out)
+	if *format == "csv" {
+		_ = w.Write([]string{"index", "derivation_path", "address", "checkout_session_id", "session_status", "created_at", "gap_before"})
+	}
+	enc := json.NewEncoder(out)
+	var count, largestGap int64
+	for page := 1; ; page++ {
+		q := payment.DepositQuery{ListQuery: payment.ListQuery{Page: page, Limit: payment.MaxLimit}}
+		items, err := e.ListDepositAddresses(ctx, p, *project, q)
+		if err != nil {
+			return err
+		}
+		for _, d := range items.Items {
+			count++
+			largestGap = max(largestGap, d.GapBefore)
+			path := fmt.Sprintf("0/%d", d.Index)
+			if *format == "json" {
+				err = enc.Encode(map[string]any{"index": d.Index, "derivationPath": path, "address": d.Address,
+					"checkoutSessionId": d.SessionID, "sessionStatus": d.Status, "createdAt": d.CreatedAt, "gapBefore": d.GapBefore})
+			} else {
+				err = w.Write([]string{strconv.FormatInt(d.Index, 10), path, d.Address, d.SessionID, string(d.Status),
+					d.CreatedAt.Format(time.RFC3339), strconv.FormatInt(d.GapBefore, 10)})
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if len(items.Items) < q.Limit {
+			break
+		}
+	}
+	w.Flush()
+	fmt.Fprintf(os.Stderr, "%d used deposit addresses; largest run of unused indexes before a used one: %d (a wallet's gap limit must be above it)\n", count, largestGap)
+	return w.Error()
+}

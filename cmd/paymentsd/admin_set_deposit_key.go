@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+)
+
+func runSetDepositKey(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("set-deposit-key", flag.ContinueOnError)
+	project := fs.String("project", "", "project ID")
+	env := fs.String("env", "sandbox", "environment: sandbox or live")
+	xpub := fs.String("xpub", "", "extended public key (xpub…) of the account, e.g. m/44'/60'/0'")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *env != "sandbox" && *env != "live" {
+		return errors.New("--env must be sandbox or live")
+	}
+	e, closeStore, err := adminEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	if err := e.SetDepositKey(adminOrigin(ctx), *project, *env == "live", *xpub); err != nil {
+		return err
+	}
+	fmt.Printf("deposit key set for %s (%s)\n", *project, *env)
+	return nil
+}

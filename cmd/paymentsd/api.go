@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+
+	"github.com/paymentsd/paymentsd/api"
+)
+
+// runAPI is `paymentsd api`: the REST and Connect API on HTTP_ADDR.
+func runAPI(ctx context.Context) error {
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	tel, err := startTelemetry(ctx, "paymentsd-api")
+	if err != nil {
+		return err
+	}
+	defer closeTelemetry(tel)
+	d, err := open(ctx, c, tel)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return api.Run(ctx, api.Deps{
+		Service:   serviceDeps(c, d),
+		Config:    apiConfig(c),
+		Addr:      c.HTTPAddr,
+		RedisURL:  c.RedisURL,
+		Telemetry: tel,
+	})
+}
+
+// apiConfig is the API's configuration, for `paymentsd api` and the dev
+// stack alike.
+func apiConfig(c config) api.Config {
+	return api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies,
+		SignupDisabled: c.SignupDisabled, Shape: c.Shape, ReauthWindow: c.ReauthWindow}
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhook"
+)
+
+// deps are a process's connections: Postgres, Temporal and the chains.
+type deps struct {
+	store    *store.Store
+	temporal client.Client
+	chains   chainwatch.Chains
+}
+
+func (d deps) Close() {
+	d.temporal.Close()
+	d.store.Close()
+}
+
+// open connects to Postgres, Temporal (with tel's metrics and traces) and
+// the configured chains.
+func open(ctx context.Context, c config, tel *observability.Telemetry) (deps, error) {
+	if err := needDatabase(c); err != nil {
+		return deps{}, err
+	}
+	st, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return deps{}, err
+	}
+	tc, err := client.NewLazyClient(tel.Temporal(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace,
+		Logger: slogAdapter{}}))
+	if err != nil {
+		st.Close()
+		return deps{}, fmt.Errorf("temporal client: %w", err)
+	}
+	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
+	if err != nil {
+		tc.Close()
+		st.Close()
+		return deps{}, err
+	}
+	return deps{st, tc, chains}, nil
+}
+
+// serviceDeps are the engine's dependencies over a process's connections.
+func serviceDeps(c config, d deps) service.Deps {
+	return service.Deps{Store: d.store, Temporal: d.temporal, Catalog: c.Catalog, Chains: d.chains, Sealer: sealer(c),
+		SessionLifetime: c.SessionLifetime, MaxOpenHolds: c.MaxOpenHolds}
+}
+
+// sealer is the webhook secrets' sealer, nil when no key is configured.
+func sealer(c config) *webhook.Sealer {
+	if c.WebhookKeys == nil {
+		return nil
+	}
+	s, err := webhook.NewKeyring(c.WebhookKeys)
+	if err != nil {
+		panic(err) // ParseKeys checked the IDs and sizes
+	}
+	return s
+}
+
+// startTelemetry starts the process's metrics and traces (docs/observability.md).
+func startTelemetry(ctx context.Context, service string) (*observability.Telemetry, error) {
+	tel, err := observability.Start(ctx, service)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	if observability.TracingConfigured() {
+		slog.Info("exporting traces over OTLP", "service", service)
+	}
+	return tel, nil
+}
+
+// closeTelemetry flushes the spans still buffered.
+func closeTelemetry(tel *observability.Telemetry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := tel.Close(ctx); err != nil {
+		slog.Warn("telemetry shutdown", "err", err)
+	}
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/paymentsd/paymentsd/worker"
+)
+
+// runWorker is `paymentsd worker`: the Temporal worker with the scanners,
+// the webhook dispatcher and the sweeper of session starts.
+func runWorker(ctx context.Context) error {
+	c, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	tel, err := startTelemetry(ctx, "paymentsd-worker")
+	if err != nil {
+		return err
+	}
+	defer closeTelemetry(tel)
+	d, err := open(ctx, c, tel)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	slog.Info("worker starting", "temporal", c.TemporalAddress, "namespace", c.TemporalNamespace)
+	return worker.Run(ctx, worker.Deps{
+		Store: d.store, Temporal: d.temporal, Chains: d.chains,
+		Webhooks: worker.Webhooks{Sealer: sealer(c), AllowPrivate: c.WebhookAllowPrivate,
+			DisableAfter: c.WebhookDisableAfter, Shape: c.Shape},
+		Namespace:   c.TemporalNamespace,
+		MetricsAddr: c.MetricsAddr,
+	})
+}

@@ -1,0 +1,81 @@
+package stacktest
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+)
+
+// A stack that cannot start returns the error that stopped it, having
+// closed what it had started (no panic on the parts it had not).
+func TestAFailingStartReturnsItsError(t *testing.T) {
+	other := func(key string, chainID int64) chainwatch.Network {
+		return chainwatch.Network{Key: key, ChainID: chainID, RPCURLs: []string{"http://127.0.0.1:1"}}
+	}
+	for name, c := range map[string]struct {
+		networks []chainwatch.Network
+		want     string
+	}{
+		"two networks of one chain": {[]chainwatch.Network{other("a", 5), other("b", 5)}, `networks "a" and "b" have the same chainId 5`},
+		"the dev chain's ID taken":  {[]chainwatch.Network{other("c", 1337)}, `networks "c" and "devnet" have the same chainId 1337`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, stop, err := Start(devstack.StackConfig{Networks: c.networks})
+			if err == nil {
+				stop()
+				t.Fatal("the stack started")
+			}
+			if s != nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Start = %v, %v; want the error %q", s, err, c.want)
+			}
+		})
+	}
+	// Nothing started, nothing to close.
+	(&devstack.Stack{}).Close()
+}
+
+// The dev stack's /metrics has the Temporal SDK's series beside the
+// engine's, as production's processes do.
+func TestTheStacksMetricsHaveTheTemporalSDKs(t *testing.T) {
+	s, stop, err := Start(devstack.StackConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	a, err := api.New(s.Service(0), api.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ts := httptest.NewServer(a.Handler())
+	defer ts.Close()
+	var metrics string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		metrics = scrape(t, ts.URL+"/metrics")
+		if strings.Contains(metrics, "\ntemporal_request") && strings.Contains(metrics, "\ntemporal_workflow_task_") {
+			return
+		}
+	}
+	t.Fatalf("no temporal_request and temporal_workflow_task_ series on /metrics:\n%s", metrics)
+}
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", url, res.StatusCode, err)
+	}
+	return string(b)
+}

@@ -1,0 +1,191 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/sessionstart"
+	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/webhook"
+)
+
+// Deps are what a worker process runs on: its connections and settings.
+// `paymentsd worker`, the dev stack and the tests' stacks all start the
+// worker through Start or Run, so they run the same thing.
+type Deps struct {
+	Store *store.Store
+	// Temporal is the worker's client; its options carry the SDK's metrics
+	// and traces (observability.Telemetry.Temporal).
+	Temporal client.Client
+	Chains   chainwatch.Chains
+	Webhooks Webhooks
+	// Namespace, when set, is the namespace whose custom search attributes
+	// Start registers (a failure is only logged: an operator can register
+	// them). Empty: they are registered already, as on the dev stack's
+	// embedded server.
+	Namespace string
+	// MetricsAddr, when set, is where the worker serves /metrics and
+	// /healthz (METRICS_ADDR).
+	MetricsAddr string
+	// SweepInterval is how often the sweeper starts the workflows of the
+	// sessions whose start no API process made; zero is a second.
+	SweepInterval time.Duration
+	// Logger logs the worker's start and its troubles; nil is slog's
+	// default.
+	Logger *slog.Logger
+}
+
+// Webhooks are the settings of webhook deliveries.
+type Webhooks struct {
+	// Sealer opens the endpoints' secrets; nil when no key is configured
+	// (webhooks are off).
+	Sealer *webhook.Sealer
+	// Client delivers; nil is webhook.NewClient with AllowPrivate.
+	Client *http.Client
+	// AllowPrivate lets deliveries reach loopback and private addresses
+	// (WEBHOOK_ALLOW_PRIVATE); only read when Client is nil.
+	AllowPrivate bool
+	// DisableAfter disables an endpoint that has failed every delivery for
+	// this long (WEBHOOK_DISABLE_AFTER).
+	DisableAfter time.Duration
+	// Shape is the API's shape, which payloads follow.
+	Shape views.Shape
+}
+
+// Activities builds the engine's activities over d.
+func (d Deps) Activities() *activities.Activities {
+	hooks := d.Webhooks.Client
+	if hooks == nil {
+		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: d.Webhooks.AllowPrivate})
+	}
+	return &activities.Activities{Store: d.Store, Chains: d.Chains, Webhooks: activities.Webhooks{Temporal: d.Temporal,
+		Sealer: d.Webhooks.Sealer, Client: hooks, DisableAfter: d.Webhooks.DisableAfter, Shape: d.Webhooks.Shape}}
+}
+
+func (d Deps) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.Default()
+	}
+	return d.Logger
+}
+
+// Running is a started worker; Stop stops it.
+type Running struct {
+	worker     sdkworker.Worker
+	cancel     context.CancelFunc
+	background sync.WaitGroup // the sweeper and the metrics listener
+	unregister func()
+	stopOnce   sync.Once
+}
+
+// Run starts the worker and runs it until ctx ends: see Start.
+func Run(ctx context.Context, d Deps) error {
+	r, err := Start(ctx, d)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	r.Stop()
+	return nil
+}
+
+// Start registers the search attributes (when d.Namespace is set), starts
+// a worker with the engine's workflows and activities on the engine's
+// task queue, the scanner of each network and the webhook dispatcher
+// (unless they run already), the sweeper of session starts, the records
+// gauge and, when d.MetricsAddr is set, the metrics listener. They run
+// until ctx ends or Stop is called; on an error nothing is left running.
+func Start(ctx context.Context, d Deps) (_ *Running, err error) {
+	log := d.logger()
+	if d.Namespace != "" {
+		if err := RegisterSearchAttributes(ctx, d.Temporal, d.Namespace); err != nil {
+			log.Warn("search attributes not registered; register them with the Temporal operator CLI", "err", err)
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	r := &Running{worker: New(d.Temporal, d.Activities()), cancel: cancel, unregister: func() {}}
+	if err := r.worker.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			r.Stop()
+		}
+	}()
+	if err := StartScanners(ctx, d.Temporal, networkKeys(d.Chains)); err != nil {
+		return nil, err
+	}
+	if err := StartDispatcher(ctx, d.Temporal); err != nil {
+		return nil, err
+	}
+	r.goBackground(func() {
+		// Sessions whose workflow's start an API process did not make (it
+		// died, Temporal was unreachable) are started here once due.
+		sessionstart.New(d.Store, d.Temporal).RunSweeper(runCtx, orDefault(d.SweepInterval, time.Second))
+	})
+	unregister, err := observability.RegisterRecords(d.Store.CountByStatus, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	r.unregister = unregister
+	if d.MetricsAddr != "" {
+		r.goBackground(func() {
+			if err := observability.ServeMetrics(runCtx, d.MetricsAddr); err != nil {
+				log.Error("metrics listener stopped", "addr", d.MetricsAddr, "err", err)
+			}
+		})
+	}
+	log.Info("worker running", "namespace", d.Namespace, "networks", networkKeys(d.Chains))
+	return r, nil
+}
+
+func (r *Running) goBackground(f func()) {
+	r.background.Add(1)
+	go func() {
+		defer r.background.Done()
+		f()
+	}()
+}
+
+// Stop stops the worker (its running activities are given the SDK's
+// grace period), the sweeper and the metrics listener, and waits for
+// them. Later calls do nothing.
+func (r *Running) Stop() {
+	r.stopOnce.Do(func() {
+		r.cancel()
+		r.worker.Stop()
+		r.background.Wait()
+		r.unregister()
+	})
+}
+
+// networkKeys lists the networks, in key order.
+func networkKeys(chains chainwatch.Chains) []string {
+	keys := make([]string, 0, len(chains))
+	for k := range chains {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// orDefault is d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
