@@ -8,10 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityAdvanceTransaction records one status transition of a
-// transaction, with its event.
-const ActivityAdvanceTransaction = "AdvanceTransaction"
-
 // AdvanceInput records one status transition of a transaction.
 type AdvanceInput struct {
 	TransactionID string

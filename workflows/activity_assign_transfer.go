@@ -8,10 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityAssignTransfer records an unexpected transfer's assignment to a
-// session.
-const ActivityAssignTransfer = "AssignTransfer"
-
 // AssignInput is a merchant's assignment of an unexpected transfer (a
 // transaction record) to a session.
 type AssignInput struct {

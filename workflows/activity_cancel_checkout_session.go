@@ -8,10 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityCancelCheckoutSession records that the merchant canceled an open
-// session.
-const ActivityCancelCheckoutSession = "CancelCheckoutSession"
-
 // CancelSessionInput asks to record a session's cancelation. Its fields
 // are those of ExpireSessionInput, which cancelations were once recorded
 // with, so those payloads still decode into it.

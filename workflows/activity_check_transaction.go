@@ -8,10 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityCheckTransaction reads a transaction's receipt and confirmations,
-// and the transfer it makes to the deposit address.
-const ActivityCheckTransaction = "CheckTransaction"
-
 // CheckInput asks what the chain says of a transaction.
 type CheckInput struct {
 	Network string

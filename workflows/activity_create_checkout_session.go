@@ -6,10 +6,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityCreateCheckoutSession records a new checkout session; recording
-// it again changes nothing.
-const ActivityCreateCheckoutSession = "CreateCheckoutSession"
-
 // createCheckoutSession runs CreateCheckoutSession as a local activity.
 func createCheckoutSession(ctx workflow.Context, s payment.Session) error {
 	return workflow.ExecuteLocalActivity(ctx, ActivityCreateCheckoutSession, s).Get(ctx, nil)

@@ -4,10 +4,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityDispatchEvents waits for recorded events not dispatched yet and
-// starts a delivery workflow for each endpoint that wants one.
-const ActivityDispatchEvents = "DispatchEvents"
-
 // dispatchEvents runs DispatchEvents as a (normal) activity: it waits for
 // events for a few seconds, longer than a local activity should hold a
 // workflow task.

@@ -6,10 +6,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityRecordTransaction records a transaction when first seen, with its
-// event.
-const ActivityRecordTransaction = "RecordTransaction"
-
 // RecordInput records a transaction when it is first seen.
 type RecordInput struct {
 	Transaction payment.Transaction

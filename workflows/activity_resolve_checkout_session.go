@@ -8,10 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityResolveCheckoutSession records a merchant's resolution of a
-// session's exception.
-const ActivityResolveCheckoutSession = "ResolveCheckoutSession"
-
 // ResolveInput is a merchant's resolution of a session's exception.
 type ResolveInput struct {
 	SessionID  string

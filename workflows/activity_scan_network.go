@@ -6,10 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityScanNetwork scans the next blocks of a network for payments to
-// watched deposit addresses.
-const ActivityScanNetwork = "ScanNetwork"
-
 // ScanCursor is a scanner's position: the last scanned block.
 type ScanCursor struct {
 	Number uint64

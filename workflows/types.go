@@ -8,21 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// Signals of the on-chain part.
-const (
-	// SignalPayment tells a session's workflow of a payment to its deposit
-	// address, found by the scanner or submitted by the payer.
-	SignalPayment = "payment"
-	// SignalTxStatus tells a session's workflow that one of its
-	// transactions changed status.
-	SignalTxStatus = "transaction-status"
-	// SignalWatch asks a transaction's workflow, from the session whose ID
-	// it carries, to look at the transaction's records again (the session
-	// added a claim, or the scanner reported a transfer to it) and to tell
-	// the session when it ends.
-	SignalWatch = "watch"
-)
-
 // Payment is a transfer to a session's deposit address.
 type Payment struct {
 	SessionID string

@@ -70,13 +70,6 @@ func WebhookDispatcherStartOptions() client.StartWorkflowOptions {
 	}
 }
 
-// UpdateAttemptNow asks a running delivery for an attempt now (a
-// merchant's redelivery, after fixing their endpoint): it ends the wait
-// before the next attempt, or joins the attempt under way, and answers
-// with that attempt's outcome. If the attempt fails, the retry schedule
-// goes on from there.
-const UpdateAttemptNow = "attempt-now"
-
 // AttemptNowResult is the outcome of the attempt an UpdateAttemptNow got.
 type AttemptNowResult struct {
 	Attempt int
