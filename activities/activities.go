@@ -81,8 +81,8 @@ func (a *Activities) AssignTransfer(ctx context.Context, in workflows.AssignInpu
 // audited makes a merchant's change and records its audit entry (made by
 // the service, with the merchant as actor) in one transaction, or neither.
 // The entry's ID is the service's, so a retry after a commit whose answer
-// was lost records it once. An entry-less input (a history from before
-// entries were carried) makes the change alone.
+// was lost records it once. An entry-less input makes the change
+// alone.
 func (a *Activities) audited(ctx context.Context, entry *payment.AuditEntry, change func(ctx context.Context) error) error {
 	if entry == nil {
 		return change(ctx)

@@ -223,9 +223,8 @@ func hashString(h common.Hash) string {
 	return h.Hex()
 }
 
-// CheckTransaction reads a transaction's receipt and confirmations, its
-// transfers of the network's assets and, if asked, the transfer it makes
-// (or would make) to one deposit address.
+// CheckTransaction reads a transaction's receipt and confirmations, and
+// its transfers of the network's assets.
 func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInput) (workflows.CheckOutput, error) {
 	c, err := a.chain(in.Network)
 	if err != nil {
@@ -249,51 +248,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 			}
 		}
 	}
-	if in.DepositAddress == "" {
-		return out, nil
-	}
-	transfers := st.Transfers
-	if !st.Mined || !st.Succeeded {
-		// Not mined (or reverted): what the transaction would pay, from
-		// the transaction itself.
-		if t, found, err := chainwatch.IntendedTransfer(ctx, c.Client, hash); err != nil {
-			return out, err
-		} else if found && t != nil {
-			transfers = []chainwatch.Transfer{*t}
-		}
-	}
-	for _, t := range transfers {
-		if !strings.EqualFold(t.To.Hex(), in.DepositAddress) {
-			continue
-		}
-		asset, ok := c.AssetOf(t)
-		if !ok {
-			continue
-		}
-		out.Payment = &workflows.Payment{Network: in.Network, ChainID: n.ChainID, TxHash: in.TxHash, LogIndex: t.LogIndex,
-			From: t.From.Hex(), To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String()}
-		break
-	}
 	return out, nil
-}
-
-// RecordTransaction records a transaction when first seen, with its event.
-func (a *Activities) RecordTransaction(ctx context.Context, in workflows.RecordInput) (payment.Transaction, error) {
-	t, err := a.Store.RecordTransaction(ctx, in.Transaction, renderTransaction)
-	return t, classify(err)
-}
-
-// AdvanceTransaction records a transaction's status change with its event.
-func (a *Activities) AdvanceTransaction(ctx context.Context, in workflows.AdvanceInput) error {
-	var block *int64
-	if in.Check.Mined {
-		n := int64(in.Check.BlockNumber)
-		block = &n
-	}
-	err := a.Store.AdvanceTransaction(ctx, in.TransactionID, store.TxChange{From: in.From, To: in.To, At: in.At,
-		Reason: in.Reason, BlockNumber: block, BlockHash: in.Check.BlockHash, Confirmations: in.Check.Confirmations,
-		RequiredConfirmations: in.Check.RequiredConfirmations, Version: in.Version, EventType: payment.TransactionEvent(in.From, in.To)}, renderTransaction)
-	return classify(err)
 }
 
 // SyncTransaction records what the chain says of a transaction: the

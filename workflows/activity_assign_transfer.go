@@ -15,7 +15,7 @@ type AssignInput struct {
 	SessionID     string
 	At            time.Time
 	// Audit is the merchant's audit entry, recorded in the assignment's
-	// transaction (nil in histories from before it was carried).
+	// transaction; without one (nil) the change is made alone.
 	Audit *payment.AuditEntry `json:",omitempty"`
 }
 

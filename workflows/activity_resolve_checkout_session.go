@@ -14,7 +14,7 @@ type ResolveInput struct {
 	Resolution payment.Resolution
 	At         time.Time
 	// Audit is the merchant's audit entry, recorded in the resolution's
-	// transaction (nil in histories from before it was carried).
+	// transaction; without one (nil) the change is made alone.
 	Audit *payment.AuditEntry `json:",omitempty"`
 }
 

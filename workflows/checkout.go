@@ -132,10 +132,7 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 type checkoutSession struct {
 	s        payment.Session
 	settings SessionSettings
-	// perTransfer: one line per transaction record, and the payer's
-	// hashes as claims (changeTransfers).
-	perTransfer bool
-	created     bool
+	created  bool
 
 	status      payment.SessionStatus
 	paid        string
@@ -147,9 +144,9 @@ type checkoutSession struct {
 	resolvedPaid decimal.Decimal
 
 	// lines are the session's payments, and order their keys in arrival
-	// order, for deterministic iteration. With perTransfer, a line is a
-	// transaction record (by its ID); a transfer the scanner reported has
-	// a line under its transfer key until its record is told.
+	// order, for deterministic iteration. A line is a transaction record
+	// (by its ID); a transfer the scanner reported has a line under its
+	// transfer key until its record is told.
 	lines map[string]*payment.PaymentLine
 	order []string
 	// seenLate holds, by line, whether its payment was first seen late.
@@ -163,13 +160,12 @@ type checkoutSession struct {
 	// were still confirming: the session then completes if they reach the
 	// amount due, and expires once they are final if they do not.
 	expiryWaits bool
-	pastExpiry  bool // the expiry timer fired (perTransfer)
+	pastExpiry  bool // the expiry timer fired
 	expired     bool // expiry is decided
 	// unsettled is set by an assignment not settled yet.
 	unsettled bool
 	lateTimer bool
-	// lateScan is set once the session is done: since changeEveryTransfer
-	// it then waits until every network it takes has been scanned past the
+	// lateScan is set once the session is done: it then waits until every network it takes has been scanned past the
 	// late-payment window (up to ScanWaitLimit), so that no transfer mined
 	// inside the window reaches it after it has ended.
 	lateScan, lateScanned bool
@@ -185,19 +181,18 @@ type checkoutSession struct {
 
 func newCheckoutSession(ctx workflow.Context, in CheckoutSessionInput) *checkoutSession {
 	return &checkoutSession{
-		s:           in.Session,
-		settings:    in.Settings,
-		perTransfer: workflow.GetVersion(ctx, changeTransfers, workflow.DefaultVersion, 1) == 1,
-		status:      payment.SessionOpen,
-		paid:        "0",
-		lines:       map[string]*payment.PaymentLine{},
-		seenLate:    map[string]bool{},
-		seen:        map[string]bool{},
-		reported:    map[string][]string{},
-		rowOf:       map[string]string{},
-		restarts:    workflow.NewChannel(ctx),
-		claims:      workflow.NewBufferedChannel(ctx, 1),
-		pauses:      map[string]time.Duration{},
+		s:        in.Session,
+		settings: in.Settings,
+		status:   payment.SessionOpen,
+		paid:     "0",
+		lines:    map[string]*payment.PaymentLine{},
+		seenLate: map[string]bool{},
+		seen:     map[string]bool{},
+		reported: map[string][]string{},
+		rowOf:    map[string]string{},
+		restarts: workflow.NewChannel(ctx),
+		claims:   workflow.NewBufferedChannel(ctx, 1),
+		pauses:   map[string]time.Duration{},
 	}
 }
 
@@ -222,9 +217,6 @@ func (cs *checkoutSession) setHandlers(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: cs.validateCancel}); err != nil {
 		return err
 	}
-	if !cs.perTransfer {
-		return nil
-	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSubmitPayment, cs.onSubmitPayment,
 		workflow.UpdateHandlerOptions{Validator: cs.validateSubmission})
 }
@@ -236,14 +228,11 @@ func (cs *checkoutSession) run(ctx workflow.Context) error {
 	cs.listen(ctx)
 	for {
 		if cs.done(ctx) {
-			if !cs.perTransfer || cs.lateScanned {
+			if cs.lateScanned {
 				break
 			}
 			if !cs.lateScan {
 				cs.lateScan = true
-				if workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-					break
-				}
 				cs.waitLateScan(ctx)
 			}
 		}
@@ -442,20 +431,15 @@ func (cs *checkoutSession) onSubmitPayment(ctx workflow.Context, in SubmitInput)
 // node outage, a worker restart). So the session waits until every
 // network has been scanned past expiresAt, then decides.
 func (cs *checkoutSession) onExpiry(ctx workflow.Context) error {
-	if !cs.perTransfer || !cs.takesPayments() {
+	if !cs.takesPayments() {
 		cs.expired = true
 		return cs.decideExpiry(ctx)
 	}
 	cs.pastExpiry = true
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		// Not past the late-payment window (or, since
-		// changeEveryTransfer, ScanWaitLimit after it), though: a network
-		// that stopped for good does not hold the session for ever.
-		limit := cs.s.LateUntil
-		if workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == 1 {
-			limit = cs.s.LateUntil.Add(ScanWaitLimit)
-		}
-		waitScanned(ctx, sessionNetworks(cs.s), cs.s.ExpiresAt, limit)
+		// Not past ScanWaitLimit after the late-payment window, though: a
+		// network that stopped for good does not hold the session for ever.
+		waitScanned(ctx, sessionNetworks(cs.s), cs.s.ExpiresAt, cs.s.LateUntil.Add(ScanWaitLimit))
 		cs.scanned.Send(ctx, nil)
 	})
 	return nil
@@ -477,7 +461,7 @@ func (cs *checkoutSession) decideExpiry(ctx workflow.Context) error {
 	if !cs.takesPayments() {
 		return nil
 	}
-	if cs.confirming() && workflow.GetVersion(ctx, changeExpiryWaitsForPayments, workflow.DefaultVersion, 1) == 1 {
+	if cs.confirming() {
 		cs.expiryWaits = true
 		return nil
 	}
@@ -499,31 +483,14 @@ func (cs *checkoutSession) waitLateScan(ctx workflow.Context) {
 }
 
 // onPayment takes a payment the scanner or a rescan reported
-// (SignalPayment).
+// (SignalPayment): it has a line until its record is told, and its
+// transaction's workflow follows it.
 func (cs *checkoutSession) onPayment(ctx workflow.Context, p Payment) error {
-	if cs.perTransfer {
-		return cs.reportTransfer(ctx, p)
-	}
-	key := p.Key()
-	if _, seen := cs.lines[key]; seen {
-		return nil // the scanner and the payer both report it, or a rescan
-	}
-	cs.addLine(key, &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
-		Late: cs.late()})
-	if err := startTransaction(ctx, TransactionInput{Payment: p, Session: cs.s}); err != nil {
-		return err
-	}
-	return cs.settle(ctx) // processing from the first payment seen
-}
-
-// reportTransfer adds a line for a transfer the scanner reported, until
-// its record is told, and has its transaction's workflow follow it.
-func (cs *checkoutSession) reportTransfer(ctx workflow.Context, p Payment) error {
 	key := p.TransferKey()
 	if cs.seen[key] {
 		return nil // a rescan, or the record is told already
 	}
-	if cs.afterWindow(ctx, p.BlockTime) && workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == 1 {
+	if cs.afterWindow(ctx, p.BlockTime) {
 		// Mined and seen after the late-payment window: its
 		// transaction's workflow records it as unexpected.
 		cs.seen[key] = true
@@ -541,27 +508,8 @@ func (cs *checkoutSession) reportTransfer(ctx workflow.Context, p Payment) error
 }
 
 // onTxStatus takes a transaction workflow's news of one of its records,
-// or of its end (SignalTxStatus).
+// or of its end (SignalTxStatus), and brings the record's line in line.
 func (cs *checkoutSession) onTxStatus(ctx workflow.Context, u TxStatus) error {
-	if cs.perTransfer {
-		return cs.recordStatus(ctx, u)
-	}
-	if u.Ended {
-		return nil
-	}
-	l, ok := cs.lines[u.Key]
-	if !ok {
-		return nil
-	}
-	l.Status = u.Status
-	if u.AssetID != "" {
-		l.AssetID, l.AmountBaseUnits = u.AssetID, u.AmountBaseUnits
-	}
-	return cs.settle(ctx)
-}
-
-// recordStatus brings a record's line in line with its record.
-func (cs *checkoutSession) recordStatus(ctx workflow.Context, u TxStatus) error {
 	if u.Unexpected {
 		// Recorded for no session: not a line of this one.
 		cs.seen[u.TransferKey] = true
@@ -580,8 +528,7 @@ func (cs *checkoutSession) recordStatus(ctx workflow.Context, u TxStatus) error 
 		delete(cs.reported, u.Key)
 		return cs.settle(ctx)
 	}
-	if prev := cs.rowOf[u.TransferKey]; u.TransferKey != "" && prev != "" && prev != u.RowID && cs.lines[prev] != nil && cs.lines[u.RowID] == nil &&
-		workflow.GetVersion(ctx, changeOneLinePerTransfer, workflow.DefaultVersion, 1) == 1 {
+	if prev := cs.rowOf[u.TransferKey]; u.TransferKey != "" && prev != "" && prev != u.RowID && cs.lines[prev] != nil && cs.lines[u.RowID] == nil {
 		// The transfer recorded again under another ID: its line moves
 		// to the new record rather than counting twice.
 		cs.moveLine(prev, u.RowID)
@@ -675,7 +622,7 @@ func (cs *checkoutSession) settleOver(ctx workflow.Context, onTimeOnly bool) err
 	if cs.resolution != "" {
 		out = cs.resolution.Keep(out, cs.resolvedPaid)
 	}
-	if cs.perTransfer && out.Status == payment.SessionProcessing && !out.SeenUSD.IsPositive() {
+	if out.Status == payment.SessionProcessing && !out.SeenUSD.IsPositive() {
 		out.Status = payment.SessionOpen // every payment it saw failed
 	}
 	if out.Status == cs.status && out.PaidUSD.String() == cs.paid && out.Exception == cs.exception {

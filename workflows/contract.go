@@ -43,9 +43,8 @@ const (
 // Updates of a session's workflow.
 const (
 	// UpdateSessionCreated returns once the session's row is recorded by
-	// the workflow. The API no longer waits on it (it records the row
-	// itself once the workflow has started); the handler stays for callers
-	// that want to wait for the workflow's own record.
+	// the workflow. The API does not wait on it (it records the row itself
+	// before the workflow starts).
 	UpdateSessionCreated = "session-created"
 	// UpdateCancelSession is the merchant's cancel of an open session.
 	UpdateCancelSession = "cancel"
@@ -114,15 +113,9 @@ const (
 	// ActivityScanBehind returns the networks whose scanner has not yet
 	// reported to their sessions the transfers mined before a time.
 	ActivityScanBehind = "ScanBehind"
-	// ActivityCheckTransaction reads a transaction's receipt and
-	// confirmations, and the transfer it makes to the deposit address.
+	// ActivityCheckTransaction reads a transaction's receipt,
+	// confirmations and transfers.
 	ActivityCheckTransaction = "CheckTransaction"
-	// ActivityRecordTransaction records a transaction when first seen,
-	// with its event.
-	ActivityRecordTransaction = "RecordTransaction"
-	// ActivityAdvanceTransaction records one status transition of a
-	// transaction, with its event.
-	ActivityAdvanceTransaction = "AdvanceTransaction"
 	// ActivitySyncTransaction brings the records of one on-chain
 	// transaction in line with what the chain says of it
 	// (payment.MatchTransfers), with their events, and returns them.
@@ -183,8 +176,6 @@ type Activities interface {
 	ScanNetwork(context.Context, ScanInput) (ScanOutput, error)
 	ScanRange(context.Context, ScanRangeInput) (ScanOutput, error)
 	CheckTransaction(context.Context, CheckInput) (CheckOutput, error)
-	RecordTransaction(context.Context, RecordInput) (payment.Transaction, error)
-	AdvanceTransaction(context.Context, AdvanceInput) error
 	SyncTransaction(context.Context, SyncInput) (SyncOutput, error)
 	RecordClaim(context.Context, ClaimInput) (payment.Transaction, error)
 	ScanBehind(context.Context, ScanBehindInput) ([]string, error)
@@ -209,8 +200,6 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityScanNetwork, a.ScanNetwork},
 		{ActivityScanRange, a.ScanRange},
 		{ActivityCheckTransaction, a.CheckTransaction},
-		{ActivityRecordTransaction, a.RecordTransaction},
-		{ActivityAdvanceTransaction, a.AdvanceTransaction},
 		{ActivitySyncTransaction, a.SyncTransaction},
 		{ActivityRecordClaim, a.RecordClaim},
 		{ActivityScanBehind, a.ScanBehind},

@@ -70,19 +70,6 @@ func TransactionStartOptions(s payment.Session, p Payment) client.StartWorkflowO
 	}
 }
 
-// startTransaction starts a transaction's workflow as a child and waits
-// until it has started; one running already is no error. (Executions from
-// before changeTransfers call it; new ones call watchTransaction.)
-func startTransaction(ctx workflow.Context, in TransactionInput) error {
-	child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
-	fut := workflow.ExecuteChildWorkflow(child, Transaction, in)
-	var started workflow.Execution
-	if err := fut.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		return err
-	}
-	return nil
-}
-
 // watchTransaction makes sure a transaction's workflow runs and will tell
 // the session of its records and of its end: it starts the workflow as a
 // child, or signals the running one. It returns the child's future when
@@ -117,9 +104,6 @@ func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.Child
 // or mined with no record left to follow, and then tells the sessions that
 // asked it to watch.
 func Transaction(ctx workflow.Context, in TransactionInput) error {
-	if workflow.GetVersion(ctx, changeTransfers, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return transactionOneTransfer(ctx, in)
-	}
 	ctx = withLocalActivityOptions(ctx)
 	p := in.Payment
 	watchers := []string{in.Session.ID}

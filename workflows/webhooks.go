@@ -106,27 +106,24 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	attempt := max(in.FirstAttempt, 1)
-	attemptNow := workflow.GetVersion(ctx, changeAttemptNow, workflow.DefaultVersion, 1) == 1
-	// With attemptNow: the outcome of each attempt made, for the updates
-	// waiting on it, and whether one asked to end the wait.
+	// The outcome of each attempt made, for the updates waiting on it, and
+	// whether one asked to end the wait.
 	outcomes := map[int]AttemptNowResult{}
 	inFlight, wake := false, false
-	if attemptNow {
-		if err := workflow.SetUpdateHandler(ctx, UpdateAttemptNow, func(ctx workflow.Context) (AttemptNowResult, error) {
-			want := attempt // the attempt under way, or the next one
-			if !inFlight {
-				wake = true
-			}
-			err := workflow.Await(ctx, func() bool { _, done := outcomes[want]; return done })
-			return outcomes[want], err
-		}); err != nil {
-			return err
+	if err := workflow.SetUpdateHandler(ctx, UpdateAttemptNow, func(ctx workflow.Context) (AttemptNowResult, error) {
+		want := attempt // the attempt under way, or the next one
+		if !inFlight {
+			wake = true
 		}
+		err := workflow.Await(ctx, func() bool { _, done := outcomes[want]; return done })
+		return outcomes[want], err
+	}); err != nil {
+		return err
 	}
 	// finish ends the delivery once the updates waiting on its last
 	// attempt have their answer.
 	finish := func(err error) error {
-		if err == nil && attemptNow {
+		if err == nil {
 			err = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		}
 		return err
@@ -134,11 +131,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	if in.Wait > 0 {
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("The first attempt failed; attempt %d is due at %s", attempt,
 			workflow.Now(ctx).Add(in.Wait).UTC().Format(time.RFC3339)))
-		if !attemptNow {
-			if err := workflow.Sleep(ctx, in.Wait); err != nil {
-				return err
-			}
-		} else if _, err := workflow.AwaitWithTimeout(ctx, in.Wait, func() bool { return wake }); err != nil {
+		if _, err := workflow.AwaitWithTimeout(ctx, in.Wait, func() bool { return wake }); err != nil {
 			return err
 		}
 	}
@@ -167,12 +160,6 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		outcomes[attempt] = outcome
 		workflow.SetCurrentDetails(ctx, deliveryDetails(attempt, r, next))
 		attempt++
-		if !attemptNow {
-			if err := workflow.Sleep(ctx, wait); err != nil {
-				return err
-			}
-			continue
-		}
 		if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return wake }); err != nil {
 			return err
 		}
