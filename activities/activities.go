@@ -36,12 +36,6 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	workflows.RegisterActivities(r, a)
 }
 
-// CreateCheckoutSession records a new checkout session; recording it again
-// changes nothing.
-func (a *Activities) CreateCheckoutSession(ctx context.Context, s payment.Session) error {
-	return classify(a.Store.InsertSession(ctx, s, renderSession))
-}
-
 // ExpireCheckoutSession records that an open or processing session expired.
 func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.ExpireSessionInput) error {
 	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Expire, renderSession))

@@ -105,8 +105,8 @@ type CheckoutSessionInput struct {
 	Settings SessionSettings
 }
 
-// CheckoutSession drives one checkout session: it records the session,
-// makes sure a transaction workflow follows each payment to its deposit
+// CheckoutSession drives one checkout session, whose row the API recorded
+// before starting it (package internal/sessionstart): it makes sure a transaction workflow follows each payment to its deposit
 // address (reported by the scanner, or claimed by the payer's hash, an
 // update), settles the session as their records change, expires it at
 // expiresAt with a durable timer once its networks are read that far, and
@@ -118,10 +118,6 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	if err := cs.setHandlers(ctx); err != nil {
 		return err
 	}
-	if err := createCheckoutSession(ctx, cs.s); err != nil {
-		return err
-	}
-	cs.created = true
 	return cs.run(ctx)
 }
 
@@ -132,7 +128,6 @@ func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 type checkoutSession struct {
 	s        payment.Session
 	settings SessionSettings
-	created  bool
 
 	status      payment.SessionStatus
 	paid        string
@@ -206,11 +201,6 @@ func (cs *checkoutSession) setHandlers(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, UpdateAssignTransfer, cs.onAssignTransfer); err != nil {
-		return err
-	}
-	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
-		return cs.awaitCreated(ctx)
-	}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancelSession, cs.onCancel,
@@ -299,10 +289,6 @@ func (cs *checkoutSession) finishUpdates(ctx workflow.Context) error {
 	}
 }
 
-func (cs *checkoutSession) awaitCreated(ctx workflow.Context) error {
-	return workflow.Await(ctx, func() bool { return cs.created })
-}
-
 // state answers QuerySessionState.
 func (cs *checkoutSession) state() (SessionState, error) {
 	return SessionState{Status: cs.status, PaidUSD: cs.paid, Exception: cs.exception, CompletedAt: cs.completedAt,
@@ -322,9 +308,6 @@ func (cs *checkoutSession) validateResolution(in ResolveInput) error {
 // onResolveException records a merchant's resolution (UpdateResolveException).
 func (cs *checkoutSession) onResolveException(ctx workflow.Context, in ResolveInput) error {
 	ctx = withLocalActivityOptions(ctx)
-	if err := cs.awaitCreated(ctx); err != nil {
-		return err
-	}
 	// The session as the workflow knows it decides, as it will decide
 	// every later settlement.
 	view := payment.Session{Status: cs.status, Exception: cs.exception, CompletedAt: cs.completedAt}
@@ -344,9 +327,6 @@ func (cs *checkoutSession) onResolveException(ctx workflow.Context, in ResolveIn
 // transfer (UpdateAssignTransfer) and leaves its settling to the main loop.
 func (cs *checkoutSession) onAssignTransfer(ctx workflow.Context, in AssignInput) (payment.Transaction, error) {
 	ctx = withLocalActivityOptions(ctx)
-	if err := cs.awaitCreated(ctx); err != nil {
-		return payment.Transaction{}, err
-	}
 	t, err := assignTransfer(ctx, in)
 	if err != nil {
 		return t, err
@@ -400,9 +380,6 @@ func (cs *checkoutSession) validateSubmission(ctx workflow.Context, in SubmitInp
 // and has its transaction's workflow follow it.
 func (cs *checkoutSession) onSubmitPayment(ctx workflow.Context, in SubmitInput) (payment.Transaction, error) {
 	ctx = withLocalActivityOptions(ctx)
-	if err := cs.awaitCreated(ctx); err != nil {
-		return payment.Transaction{}, err
-	}
 	if !slices.Contains(cs.claimed, in.TxHash) {
 		cs.claimed = append(cs.claimed, in.TxHash)
 	}

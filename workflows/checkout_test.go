@@ -2,14 +2,12 @@ package workflows_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/paymentsd/paymentsd/activities"
@@ -21,7 +19,7 @@ import (
 )
 
 // fixture records a project and a plan and returns a session for it that
-// is not recorded yet: the workflow records it.
+// is not recorded yet (execute records it).
 func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 	t.Helper()
 	ctx := context.Background()
@@ -39,6 +37,16 @@ func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 		ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, Metadata: payment.EmptyMetadata,
 		PaymentOptions: []payment.PaymentOption{}, ExpiresAt: now.Add(30 * time.Minute), QuoteExpiresAt: now.Add(30 * time.Minute),
 		CreatedAt: now, UpdatedAt: now}
+}
+
+// execute records the session, as the API does before it starts the
+// session's workflow, and runs the workflow.
+func execute(t *testing.T, st *store.Store, env *testsuite.TestWorkflowEnvironment, in workflows.CheckoutSessionInput) {
+	t.Helper()
+	if err := st.InsertSession(context.Background(), in.Session, nil); err != nil {
+		t.Fatal(err)
+	}
+	env.ExecuteWorkflow(workflows.CheckoutSession, in)
 }
 
 func newEnv(t *testing.T, st *store.Store) *testsuite.TestWorkflowEnvironment {
@@ -68,20 +76,10 @@ func TestCheckoutSessionExpiresAtExpiresAt(t *testing.T) {
 		}
 		statusBefore = s.Status
 	}, 29*time.Minute)
-	created := false
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) },
-			OnComplete: func(_ any, err error) { created = err == nil },
-		})
-	}, 0)
 
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
-	}
-	if !created {
-		t.Fatal("the created update did not complete")
 	}
 	if statusBefore != payment.SessionOpen {
 		t.Fatalf("status a minute before expiry = %q, want open", statusBefore)
@@ -95,43 +93,6 @@ func TestCheckoutSessionExpiresAtExpiresAt(t *testing.T) {
 	}
 	if env.Now().Before(cs.ExpiresAt) {
 		t.Fatalf("workflow ended at %v, before expiry %v", env.Now(), cs.ExpiresAt)
-	}
-}
-
-// Creation retried twice, each time after the row was written but before
-// the worker could report success, still yields one session.
-func TestCheckoutSessionCreationRetriedYieldsOneSession(t *testing.T) {
-	st := storetest.NewStore(t)
-	start := time.Now().UTC().Truncate(time.Microsecond)
-	cs := fixture(t, st, start)
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(workflows.CheckoutSession)
-	acts := &activities.Activities{Store: st}
-	attempts := 0
-	env.RegisterActivityWithOptions(func(ctx context.Context, s payment.Session) error {
-		attempts++
-		if err := acts.CreateCheckoutSession(ctx, s); err != nil {
-			return err
-		}
-		if attempts <= 2 {
-			return errors.New("worker lost before reporting success")
-		}
-		return nil
-	}, activity.RegisterOptions{Name: workflows.ActivityCreateCheckoutSession})
-	env.RegisterActivityWithOptions(acts.ExpireCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityExpireCheckoutSession})
-	env.SetStartTime(start)
-
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	if attempts != 3 {
-		t.Fatalf("attempts = %d, want 3", attempts)
-	}
-	_, total, err := st.ListSessions(context.Background(), payment.Principal{ProjectID: cs.ProjectID}, payment.ListQuery{Page: 1, Limit: 20})
-	if err != nil || total != 1 {
-		t.Fatalf("sessions = %d (%v), want 1", total, err)
 	}
 }
 
@@ -163,7 +124,7 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	}, 36*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 38*time.Minute)
 
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -208,7 +169,7 @@ func TestAScannerBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 			t.Error(err)
 		}
 	}, 2*time.Hour+time.Minute)
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -248,7 +209,7 @@ func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 	env.RegisterDelayedCallback(read(&during), 2*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFailed)) }, 5*time.Minute)
 	env.RegisterDelayedCallback(read(&after), 6*time.Minute)
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -278,10 +239,6 @@ func newPaidSession(t *testing.T, start, lateUntil, minedAt time.Time) paidSessi
 	env.RegisterWorkflow(workflows.Transaction)
 	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
 	env.SetStartTime(start)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
-	}, 0)
 	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
 		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
 		BlockTime: uint64(minedAt.Unix()), Source: "scanner"}
@@ -319,7 +276,7 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 		env.SignalWorkflow(workflows.SignalTxStatus, again)
 	}, 3*time.Minute)
 
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -348,10 +305,6 @@ func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 		entry := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, start), ProjectID: cs.ProjectID, OccurredAt: start,
 			Origin: payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: "key_1", IP: "192.0.2.1"},
 			Action: payment.AuditSessionCanceled, TargetType: "checkout_session", TargetID: cs.ID}
-		env.RegisterDelayedCallback(func() {
-			env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-				OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
-		}, 0)
 		canceled := false
 		env.RegisterDelayedCallback(func() {
 			var args []any
@@ -362,7 +315,7 @@ func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 				OnAccept: func() {}, OnReject: func(err error) { t.Error(err) },
 				OnComplete: func(_ any, err error) { canceled = err == nil }}, args...)
 		}, time.Minute)
-		env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
+		execute(t, st, env, workflows.CheckoutSessionInput{Session: cs})
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}

@@ -42,10 +42,6 @@ const (
 
 // Updates of a session's workflow.
 const (
-	// UpdateSessionCreated returns once the session's row is recorded by
-	// the workflow. The API does not wait on it (it records the row itself
-	// before the workflow starts).
-	UpdateSessionCreated = "session-created"
 	// UpdateCancelSession is the merchant's cancel of an open session.
 	UpdateCancelSession = "cancel"
 	// UpdateResolveException is a merchant's resolution of the session's
@@ -85,9 +81,6 @@ const (
 // Activity names; each activity's input, output and the typed call the
 // workflows use are in its activity_*.go file.
 const (
-	// ActivityCreateCheckoutSession records a new checkout session;
-	// recording it again changes nothing.
-	ActivityCreateCheckoutSession = "CreateCheckoutSession"
 	// ActivityExpireCheckoutSession records that an open or processing
 	// session expired.
 	ActivityExpireCheckoutSession = "ExpireCheckoutSession"
@@ -167,7 +160,6 @@ func Register(r worker.WorkflowRegistry) {
 // activity the workflows call, with the input and output of the
 // activity's file here.
 type Activities interface {
-	CreateCheckoutSession(context.Context, payment.Session) error
 	ExpireCheckoutSession(context.Context, ExpireSessionInput) error
 	CancelCheckoutSession(context.Context, CancelSessionInput) error
 	ResolveCheckoutSession(context.Context, ResolveInput) error
@@ -191,7 +183,6 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		name string
 		fn   any
 	}{
-		{ActivityCreateCheckoutSession, a.CreateCheckoutSession},
 		{ActivityExpireCheckoutSession, a.ExpireCheckoutSession},
 		{ActivityCancelCheckoutSession, a.CancelCheckoutSession},
 		{ActivityResolveCheckoutSession, a.ResolveCheckoutSession},
