@@ -14,7 +14,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -65,10 +64,8 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		// A poll that found no new block measured a wait, not a scan.
 		observability.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
 	}
-	if out.Payments, err = sessions.payments(ctx, c, polled.Transfers); err != nil {
-		return out, err
-	}
-	return out, startSessions(ctx, a.Store, out.Payments)
+	out.Payments, err = sessions.payments(ctx, c, polled.Transfers)
+	return out, err
 }
 
 // ScanRange scans a range of blocks for transfers to deposit addresses,
@@ -97,8 +94,7 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	out := workflows.ScanOutput{Payments: payments}
-	return out, startSessions(ctx, a.Store, out.Payments)
+	return workflows.ScanOutput{Payments: payments}, nil
 }
 
 // payments are the transfers of the chain's assets, for their sessions: a
@@ -298,23 +294,11 @@ func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInpu
 	return behind, classify(err)
 }
 
-// startSessions makes sure the sessions these payments go to have their
-// workflows before the scanner hands the payments over: a session recorded
-// a moment ago may have its workflow's start still pending (package
-// sessionstart), and a payment must never find it missing.
-func startSessions(ctx context.Context, st *store.Store, payments []workflows.Payment) error {
-	ids := make([]string, 0, len(payments))
-	for _, p := range payments {
-		if p.SessionID != "" && !slices.Contains(ids, p.SessionID) {
-			ids = append(ids, p.SessionID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	pending, err := st.PendingSessionStarts(ctx, ids)
-	if err != nil || len(pending) == 0 {
-		return err
-	}
-	return sessionstart.New(st, activity.GetClient(ctx)).Ensure(ctx, ids...)
+// HurrySessionStart tells whether a session's workflow's start is still
+// pending, and makes it due now: the scanner's workflow then waits for a
+// sweep (package sessionstart) to start it before it hands the session a
+// payment.
+func (a *Activities) HurrySessionStart(ctx context.Context, sessionID string) (bool, error) {
+	pending, err := a.Store.HurrySessionStart(ctx, sessionID)
+	return pending, classify(err)
 }

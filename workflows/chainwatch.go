@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
@@ -48,20 +50,54 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
 }
 
-// reportPayments hands transfers found on the chain to their sessions. A
-// session whose workflow has ended no longer takes payments: the
-// transaction's workflow is then started here, and records the transfer
-// (as unexpected, unless it was mined while the session took payments).
+// reportPayments hands transfers found on the chain to their sessions, in
+// order.
 func reportPayments(ctx workflow.Context, payments []Payment) error {
 	for _, p := range payments {
-		err := workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalPayment, p).Get(ctx, nil)
-		if err == nil {
-			continue
-		}
-		s := payment.Session{ID: p.SessionID, ProjectID: p.ProjectID, IsLive: p.IsLive}
-		if _, err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
+		if err := handOver(ctx, p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// handOver hands one transfer to its session's workflow. A session
+// recorded a moment ago may have its workflow's start still pending
+// (package sessionstart owns the start): the transfer then waits for the
+// workflow, having asked for the start to be made now, so that it never
+// finds its session missing. A session whose workflow has ended no longer
+// takes payments, and a transfer to a shared recipient may be no
+// session's: the transaction's workflow is then started here, and records
+// the transfer (as unexpected, unless it was mined while the session took
+// payments).
+func handOver(ctx workflow.Context, p Payment) error {
+	for wait := time.Second; p.SessionID != ""; wait = min(2*wait, time.Minute) {
+		if signalPayment(ctx, p) == nil {
+			return nil
+		}
+		pending, err := hurrySessionStart(ctx, p.SessionID)
+		if err != nil {
+			return err
+		}
+		if !pending {
+			// Started since the signal failed, or ended: one more
+			// signal tells which.
+			if signalPayment(ctx, p) == nil {
+				return nil
+			}
+			break
+		}
+		if err := workflow.Sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+	s := payment.Session{ID: p.SessionID, ProjectID: p.ProjectID, IsLive: p.IsLive}
+	_, err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s})
+	return err
+}
+
+// signalPayment tells a session's running workflow of a transfer; it fails
+// when there is none.
+func signalPayment(ctx workflow.Context, p Payment) error {
+	return workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalPayment, p).Get(ctx, nil)
 }

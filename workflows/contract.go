@@ -106,6 +106,9 @@ const (
 	// ActivityScanBehind returns the networks whose scanner has not yet
 	// reported to their sessions the transfers mined before a time.
 	ActivityScanBehind = "ScanBehind"
+	// ActivityHurrySessionStart tells whether a session's workflow's start
+	// is still pending, and makes it due now for the next sweep.
+	ActivityHurrySessionStart = "HurrySessionStart"
 	// ActivityCheckTransaction reads a transaction's receipt,
 	// confirmations and transfers.
 	ActivityCheckTransaction = "CheckTransaction"
@@ -117,9 +120,14 @@ const (
 	// a session, unless the session has a record of that transaction
 	// already.
 	ActivityRecordClaim = "RecordClaim"
-	// ActivityDispatchEvents waits for recorded events not dispatched yet
-	// and starts a delivery workflow for each endpoint that wants one.
+	// ActivityDispatchEvents waits for recorded events not dispatched yet,
+	// records a delivery for each endpoint that wants one and makes its
+	// first attempt; it returns the deliveries whose workflows are to
+	// start.
 	ActivityDispatchEvents = "DispatchEvents"
+	// ActivityMarkDispatched records that events' deliveries are made or
+	// started.
+	ActivityMarkDispatched = "MarkDispatched"
 	// ActivityDeliverWebhook makes one attempt to deliver an event to an
 	// endpoint, and records it.
 	ActivityDeliverWebhook = "DeliverWebhook"
@@ -171,7 +179,9 @@ type Activities interface {
 	SyncTransaction(context.Context, SyncInput) (SyncOutput, error)
 	RecordClaim(context.Context, ClaimInput) (payment.Transaction, error)
 	ScanBehind(context.Context, ScanBehindInput) ([]string, error)
-	DispatchEvents(context.Context) error
+	HurrySessionStart(context.Context, string) (bool, error)
+	DispatchEvents(context.Context) (DispatchOutput, error)
+	MarkDispatched(context.Context, MarkInput) error
 	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
 	FinishDelivery(context.Context, FinishInput) error
 }
@@ -194,7 +204,9 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivitySyncTransaction, a.SyncTransaction},
 		{ActivityRecordClaim, a.RecordClaim},
 		{ActivityScanBehind, a.ScanBehind},
+		{ActivityHurrySessionStart, a.HurrySessionStart},
 		{ActivityDispatchEvents, a.DispatchEvents},
+		{ActivityMarkDispatched, a.MarkDispatched},
 		{ActivityDeliverWebhook, a.DeliverWebhook},
 		{ActivityFinishDelivery, a.FinishDelivery},
 	} {
