@@ -6,8 +6,7 @@
 // by the first API call that needs the session's workflow (a payer's
 // submission, a cancel); a payment found on the chain makes it due now
 // (store.HurrySessionStart) and waits for the sweep. A recorded session so
-// always gets its workflow, never two, and this package is its only
-// starter.
+// always gets its workflow, and never two.
 package sessionstart
 
 import (
