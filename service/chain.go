@@ -256,9 +256,9 @@ func (svc *Service) SubmitPayment(ctx context.Context, token, network, txHash st
 	case err != nil && strings.Contains(err.Error(), "unknown update"):
 		// A session started before claims existed takes the hash as a
 		// signal.
-		p := workflows.Payment{SessionID: s.ID, Network: network, ChainID: c.Network.ChainID, TxHash: in.TxHash,
+		p := workflows.SessionTransfer{SessionID: s.ID, Network: network, ChainID: c.Network.ChainID, TxHash: in.TxHash,
 			LogIndex: payment.LogIndexNative, To: s.DepositAddress, Source: "payer"}
-		if err := svc.temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(s.ID), "", workflows.SignalPayment, p); err != nil {
+		if err := svc.temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(s.ID), "", workflows.SignalTransfer, p); err != nil {
 			return nil, fmt.Errorf("signal session: %w", err)
 		}
 		return nil, nil
@@ -299,10 +299,10 @@ func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash
 			return "", err
 		}
 	}
-	p := workflows.Payment{SessionID: s.ID, Network: r.Network, ChainID: chainID, TxHash: r.TxHash, LogIndex: r.LogIndex,
+	p := workflows.SessionTransfer{SessionID: s.ID, Network: r.Network, ChainID: chainID, TxHash: r.TxHash, LogIndex: r.LogIndex,
 		To: r.ToAddress, Source: "operator"}
 	run, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(s, p), workflows.WorkflowTransaction,
-		workflows.TransactionInput{Payment: p, Session: s})
+		workflows.TransactionInput{Transfer: p, Session: s})
 	if err != nil {
 		return "", fmt.Errorf("start transaction workflow: %w", err)
 	}

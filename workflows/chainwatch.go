@@ -10,10 +10,10 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ChainwatchWorkflowID is the workflow ID of a network's scanner.
+// ChainwatchWorkflowID is the workflow ID of a network's chainwatch.
 func ChainwatchWorkflowID(network string) string { return "chainwatch/" + network }
 
-// ChainwatchStartOptions are the options a network's scanner starts with:
+// ChainwatchStartOptions are the options a network's chainwatch starts with:
 // one per network, so starting it again finds the running one.
 func ChainwatchStartOptions(network string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
@@ -25,7 +25,7 @@ func ChainwatchStartOptions(network string) client.StartWorkflowOptions {
 	}
 }
 
-// scansPerRun bounds a scanner run's history; then it continues as new
+// scansPerRun bounds a chainwatch run's history; then it continues as new
 // with its cursor.
 const scansPerRun = 300
 
@@ -41,7 +41,7 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 		if err != nil {
 			return err
 		}
-		if err := reportPayments(ctx, out.Payments); err != nil {
+		if err := reportTransfers(ctx, out.Transfers); err != nil {
 			return err
 		}
 		in.Cursor = out.Cursor
@@ -50,10 +50,10 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
 }
 
-// reportPayments hands transfers found on the chain to their sessions, in
+// reportTransfers hands transfers found on the chain to their sessions, in
 // order.
-func reportPayments(ctx workflow.Context, payments []Payment) error {
-	for _, p := range payments {
+func reportTransfers(ctx workflow.Context, transfers []SessionTransfer) error {
+	for _, p := range transfers {
 		if err := handOver(ctx, p); err != nil {
 			return err
 		}
@@ -70,9 +70,9 @@ func reportPayments(ctx workflow.Context, payments []Payment) error {
 // session's: the transaction's workflow is then started here, and records
 // the transfer (as unexpected, unless it was mined while the session took
 // payments).
-func handOver(ctx workflow.Context, p Payment) error {
+func handOver(ctx workflow.Context, p SessionTransfer) error {
 	for wait := time.Second; p.SessionID != ""; wait = min(2*wait, time.Minute) {
-		if signalPayment(ctx, p) == nil {
+		if signalTransfer(ctx, p) == nil {
 			return nil
 		}
 		pending, err := hurrySessionStart(ctx, p.SessionID)
@@ -82,7 +82,7 @@ func handOver(ctx workflow.Context, p Payment) error {
 		if !pending {
 			// Started since the signal failed, or ended: one more
 			// signal tells which.
-			if signalPayment(ctx, p) == nil {
+			if signalTransfer(ctx, p) == nil {
 				return nil
 			}
 			break
@@ -92,12 +92,12 @@ func handOver(ctx workflow.Context, p Payment) error {
 		}
 	}
 	s := payment.Session{ID: p.SessionID, ProjectID: p.ProjectID, IsLive: p.IsLive}
-	_, err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s})
+	_, err := watchTransaction(ctx, TransactionInput{Transfer: p, Session: s})
 	return err
 }
 
-// signalPayment tells a session's running workflow of a transfer; it fails
+// signalTransfer tells a session's running workflow of a transfer; it fails
 // when there is none.
-func signalPayment(ctx workflow.Context, p Payment) error {
-	return workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalPayment, p).Get(ctx, nil)
+func signalTransfer(ctx workflow.Context, p SessionTransfer) error {
+	return workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalTransfer, p).Get(ctx, nil)
 }

@@ -107,7 +107,7 @@ type CheckoutSessionInput struct {
 
 // CheckoutSession drives one checkout session, whose row the API recorded
 // before starting it (package internal/sessionstart): it makes sure a transaction workflow follows each payment to its deposit
-// address (reported by the scanner, or claimed by the payer's hash, an
+// address (reported by chainwatch, or claimed by the payer's hash, an
 // update), settles the session as their records change, expires it at
 // expiresAt with a durable timer once its networks are read that far, and
 // keeps taking (late) payments until the end of the late-payment window
@@ -140,7 +140,7 @@ type checkoutSession struct {
 
 	// lines are the session's payments, and order their keys in arrival
 	// order, for deterministic iteration. A line is a transaction record
-	// (by its ID); a transfer the scanner reported has a line under its
+	// (by its ID); a transfer chainwatch reported has a line under its
 	// transfer key until its record is told.
 	lines map[string]*payment.PaymentLine
 	order []string
@@ -243,7 +243,7 @@ func (cs *checkoutSession) run(ctx workflow.Context) error {
 // transactions' workflows, claims and assignments to settle, the expiry
 // timer, and the transactions' signals.
 func (cs *checkoutSession) listen(ctx workflow.Context) {
-	payments := workflow.GetSignalChannel(ctx, SignalPayment)
+	transfers := workflow.GetSignalChannel(ctx, SignalTransfer)
 	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
 	expiry := workflow.NewTimer(ctx, cs.s.ExpiresAt.Sub(workflow.Now(ctx)))
 	cs.scanned = workflow.NewChannel(ctx)
@@ -263,10 +263,10 @@ func (cs *checkoutSession) listen(ctx workflow.Context) {
 		c.Receive(ctx, nil)
 		cs.stepErr = cs.onScannedPastExpiry(ctx)
 	})
-	cs.sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
-		var p Payment
+	cs.sel.AddReceive(transfers, func(c workflow.ReceiveChannel, _ bool) {
+		var p SessionTransfer
 		c.Receive(ctx, &p)
-		cs.stepErr = cs.onPayment(ctx, p)
+		cs.stepErr = cs.onTransfer(ctx, p)
 	})
 	cs.sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) {
 		var u TxStatus
@@ -394,9 +394,9 @@ func (cs *checkoutSession) onSubmitPayment(ctx workflow.Context, in SubmitInput)
 		cs.seenLate[t.ID] = cs.late()
 		cs.addLine(t.ID, &payment.PaymentLine{Status: payment.TxPending, Late: cs.seenLate[t.ID]})
 	}
-	p := Payment{SessionID: cs.s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
+	p := SessionTransfer{SessionID: cs.s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
 		LogIndex: payment.LogIndexClaim, To: cs.s.DepositAddress, Source: "payer"}
-	if err := cs.follow(ctx, TransactionInput{Payment: p, Session: cs.s}); err != nil {
+	if err := cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s}); err != nil {
 		return payment.Transaction{}, err
 	}
 	cs.claims.SendAsync(t.ID)
@@ -404,7 +404,7 @@ func (cs *checkoutSession) onSubmitPayment(ctx workflow.Context, in SubmitInput)
 }
 
 // onExpiry handles the expiry timer. Lateness is the chain's: a payment
-// mined before expiresAt is in time however late the scanner sees it (a
+// mined before expiresAt is in time however late chainwatch sees it (a
 // node outage, a worker restart). So the session waits until every
 // network has been scanned past expiresAt, then decides.
 func (cs *checkoutSession) onExpiry(ctx workflow.Context) error {
@@ -459,10 +459,10 @@ func (cs *checkoutSession) waitLateScan(ctx workflow.Context) {
 	})
 }
 
-// onPayment takes a payment the scanner or a rescan reported
-// (SignalPayment): it has a line until its record is told, and its
+// onTransfer takes a payment chainwatch or a rescan reported
+// (SignalTransfer): it has a line until its record is told, and its
 // transaction's workflow follows it.
-func (cs *checkoutSession) onPayment(ctx workflow.Context, p Payment) error {
+func (cs *checkoutSession) onTransfer(ctx workflow.Context, p SessionTransfer) error {
 	key := p.TransferKey()
 	if cs.seen[key] {
 		return nil // a rescan, or the record is told already
@@ -471,14 +471,14 @@ func (cs *checkoutSession) onPayment(ctx workflow.Context, p Payment) error {
 		// Mined and seen after the late-payment window: its
 		// transaction's workflow records it as unexpected.
 		cs.seen[key] = true
-		return cs.follow(ctx, TransactionInput{Payment: p, Session: cs.s})
+		return cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s})
 	}
 	cs.seen[key] = true
 	cs.seenLate[key] = cs.late()
 	cs.addLine(key, &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
 		Late: cs.lateAt(cs.seenLate[key], p.BlockTime)})
 	cs.reported[p.Key()] = append(cs.reported[p.Key()], key)
-	if err := cs.follow(ctx, TransactionInput{Payment: p, Session: cs.s}); err != nil {
+	if err := cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s}); err != nil {
 		return err
 	}
 	return cs.settle(ctx) // processing from the first payment seen
@@ -551,7 +551,7 @@ func (cs *checkoutSession) follow(ctx workflow.Context, in TransactionInput) err
 		if err == nil {
 			return
 		}
-		key := in.Payment.Key()
+		key := in.Transfer.Key()
 		cs.pauses[key] = min(max(2*cs.pauses[key], 10*time.Second), time.Hour)
 		workflow.GetLogger(ctx).Warn("a transaction's workflow ended abnormally; it starts again",
 			"transaction", key, "after", cs.pauses[key], "error", err)
@@ -714,7 +714,7 @@ func (cs *checkoutSession) done(ctx workflow.Context) bool {
 }
 
 // ScanWaitLimit bounds how long past its late-payment window a session
-// waits for its networks' scanners (a node down for days): a transfer
+// waits for its networks' chainwatch (a node down for days): a transfer
 // reported after that is recorded as unexpected.
 const ScanWaitLimit = 7 * 24 * time.Hour
 

@@ -53,7 +53,7 @@ func newEnv(t *testing.T, st *store.Store) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.CheckoutSession)
-	// devnet is configured: a session waits for its scanner.
+	// devnet is configured: a session waits for its chainwatch.
 	chains := chainwatch.Chains{"devnet": {Network: chainwatch.Network{Key: "devnet", ChainID: 1337}}}
 	(&activities.Activities{Store: st, Chains: chains}).Register(env)
 	return env
@@ -105,12 +105,12 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	ps := newPaidSession(t, start, start.Add(24*time.Hour), start.Add(29*time.Minute))
 	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
-	// The scanner stopped a minute before expiresAt.
+	// Chainwatch stopped a minute before expiresAt.
 	if err := st.RecordScanProgress(ctx, "devnet", 100, start.Add(29*time.Minute), start); err != nil {
 		t.Fatal(err)
 	}
 	var before payment.SessionStatus
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, 35*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, 35*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxConfirmed)) }, 35*time.Minute+time.Second)
 	env.RegisterDelayedCallback(func() {
 		s, err := st.SessionByID(ctx, cs.ID)
@@ -141,11 +141,11 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	}
 }
 
-// A scanner held behind for longer than the late-payment window still
+// Chainwatch held behind for longer than the late-payment window still
 // counts a payment made while the session was open: the session waits for
 // its network to be scanned past expiresAt, and past the window before it
 // ends.
-func TestAScannerBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
+func TestChainwatchBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	ps := newPaidSession(t, start, start.Add(40*time.Minute), start.Add(29*time.Minute))
@@ -161,8 +161,8 @@ func TestAScannerBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 		}
 		atWindowEnd = s.Status
 	}, 50*time.Minute)
-	// Two hours later the scanner catches up and finds the payment.
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, 2*time.Hour)
+	// Two hours later chainwatch catches up and finds the payment.
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, 2*time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Hour+time.Second)
 	env.RegisterDelayedCallback(func() {
 		if err := st.RecordScanProgress(ctx, "devnet", 900, start.Add(2*time.Hour), start.Add(2*time.Hour)); err != nil {
@@ -204,7 +204,7 @@ func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 			*into = s.Status
 		}
 	}
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxConfirmed)) }, time.Minute+time.Second)
 	env.RegisterDelayedCallback(read(&during), 2*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFailed)) }, 5*time.Minute)
@@ -221,12 +221,12 @@ func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 
 // paidSession is a session paid 25 USDC on devnet, about to start, whose
 // transaction workflows are mocked: the test tells the session what they
-// would (status), for the payment p the scanner reports, mined at minedAt.
+// would (status), for the payment p chainwatch reports, mined at minedAt.
 type paidSession struct {
 	st  *store.Store
 	cs  payment.Session
 	env *testsuite.TestWorkflowEnvironment
-	p   workflows.Payment
+	p   workflows.SessionTransfer
 }
 
 func newPaidSession(t *testing.T, start, lateUntil, minedAt time.Time) paidSession {
@@ -239,9 +239,9 @@ func newPaidSession(t *testing.T, start, lateUntil, minedAt time.Time) paidSessi
 	env.RegisterWorkflow(workflows.Transaction)
 	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
 	env.SetStartTime(start)
-	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
+	p := workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
 		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
-		BlockTime: uint64(minedAt.Unix()), Source: "scanner"}
+		BlockTime: uint64(minedAt.Unix()), Source: "chainwatch"}
 	return paidSession{st: st, cs: cs, env: env, p: p}
 }
 
@@ -265,7 +265,7 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 	again := status(payment.TxFinalized)
 	again.RowID = "tx_2"
 	var paidBefore string
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		s, err := st.SessionByID(ctx, cs.ID)

@@ -27,15 +27,15 @@ const (
 
 // Signals.
 const (
-	// SignalPayment tells a session's workflow of a payment to its deposit
-	// address, found by the scanner or submitted by the payer.
-	SignalPayment = "payment"
+	// SignalTransfer tells a session's workflow of a payment to its deposit
+	// address, found by chainwatch or submitted by the payer.
+	SignalTransfer = "transfer"
 	// SignalTxStatus tells a session's workflow that one of its
 	// transactions changed status.
 	SignalTxStatus = "transaction-status"
 	// SignalWatch asks a transaction's workflow, from the session whose ID
 	// it carries, to look at the transaction's records again (the session
-	// added a claim, or the scanner reported a transfer to it) and to tell
+	// added a claim, or chainwatch reported a transfer to it) and to tell
 	// the session when it ends.
 	SignalWatch = "watch"
 )
@@ -100,10 +100,10 @@ const (
 	// to watched deposit addresses.
 	ActivityScanNetwork = "ScanNetwork"
 	// ActivityScanRange scans a range of a network's blocks for transfers
-	// to deposit addresses, apart from the network's scanner (an
+	// to deposit addresses, apart from the network's chainwatch (an
 	// operator's rescan).
 	ActivityScanRange = "ScanRange"
-	// ActivityScanBehind returns the networks whose scanner has not yet
+	// ActivityScanBehind returns the networks whose chainwatch has not yet
 	// reported to their sessions the transfers mined before a time.
 	ActivityScanBehind = "ScanBehind"
 	// ActivityHurrySessionStart tells whether a session's workflow's start

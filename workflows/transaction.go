@@ -21,8 +21,8 @@ func TransactionWorkflowID(chainID int64, txHash string) string {
 
 // TransactionInput starts a transaction's workflow.
 type TransactionInput struct {
-	Payment Payment
-	Session payment.Session
+	Transfer SessionTransfer
+	Session  payment.Session
 	// Resume carries where a run stood into the next (continue-as-new).
 	Resume *TransactionState `json:",omitempty"`
 }
@@ -43,10 +43,10 @@ const looksPerRun = 500
 // TransactionChildOptions are the options a session's workflow starts a
 // transaction's workflow with. One workflow runs per chain and hash at a
 // time, whichever sessions it pays: a second report of a running one (the
-// scanner and the payer, two sessions, or a rescan) finds it running, and
+// chainwatch and the payer, two sessions, or a rescan) finds it running, and
 // a report after it ended (a claim that timed out, then mined) starts it
 // again, from the records. The transaction outlives its session's workflow.
-func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflowOptions {
+func TransactionChildOptions(s payment.Session, p SessionTransfer) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            p.Key(),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -59,7 +59,7 @@ func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflo
 // TransactionStartOptions start a transaction's workflow from outside a
 // session (an operator resuming it): a running one is left as it is, an
 // ended one starts again from the transaction's records.
-func TransactionStartOptions(s payment.Session, p Payment) client.StartWorkflowOptions {
+func TransactionStartOptions(s payment.Session, p SessionTransfer) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       p.Key(),
 		TaskQueue:                TaskQueue,
@@ -76,7 +76,7 @@ func TransactionStartOptions(s payment.Session, p Payment) client.StartWorkflowO
 // this call started it.
 func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.ChildWorkflowFuture, error) {
 	for {
-		child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
+		child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Transfer))
 		fut := workflow.ExecuteChildWorkflow(child, Transaction, in)
 		var started workflow.Execution
 		err := fut.GetChildWorkflowExecution().Get(ctx, &started)
@@ -86,7 +86,7 @@ func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.Child
 		if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			return nil, err
 		}
-		err = workflow.SignalExternalWorkflow(ctx, in.Payment.Key(), "", SignalWatch, in.Session.ID).Get(ctx, nil)
+		err = workflow.SignalExternalWorkflow(ctx, in.Transfer.Key(), "", SignalWatch, in.Session.ID).Get(ctx, nil)
 		if err == nil {
 			return nil, nil
 		}
@@ -105,7 +105,7 @@ func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.Child
 // asked it to watch.
 func Transaction(ctx workflow.Context, in TransactionInput) error {
 	ctx = withLocalActivityOptions(ctx)
-	p := in.Payment
+	p := in.Transfer
 	watchers := []string{in.Session.ID}
 	watch := workflow.GetSignalChannel(ctx, SignalWatch)
 	addWatcher := func(id string) {
