@@ -24,9 +24,8 @@ import (
 // Webhooks holds what webhook delivery needs besides the store.
 type Webhooks struct {
 	// Temporal is not used: activities start no workflows (the
-	// dispatcher's workflow starts the deliveries' own).
-	//
-	// Deprecated: leave it unset; it goes once nothing sets it.
+	// dispatcher's workflow starts the deliveries' own). It goes once the
+	// processes that assemble the activities stop setting it.
 	Temporal client.Client
 	Sealer   *webhook.Sealer
 	Client   *http.Client
