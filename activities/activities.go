@@ -7,6 +7,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -116,10 +117,12 @@ var (
 	renderTransaction = views.TransactionEvent
 )
 
-// classify marks errors that no retry can fix as non-retryable.
+// classify marks errors that no retry can fix as non-retryable. An error
+// classified already (an audit entry refused) keeps its type.
 func classify(err error) error {
-	if err == nil {
-		return nil
+	var classified *temporal.ApplicationError
+	if err == nil || errors.As(err, &classified) {
+		return err
 	}
 	switch payment.KindOf(err) {
 	case payment.KindValidation, payment.KindNotFound, payment.KindConflict:
