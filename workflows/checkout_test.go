@@ -291,10 +291,9 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 	}
 }
 
-// A cancel sent as the previous release sent it, with no argument, still
-// cancels (updates recorded then replay the same way); one carrying the
-// merchant's audit entry records it with the cancelation, once, however
-// often the activity runs.
+// A cancel with no argument cancels without an audit entry; one carrying
+// the merchant's audit entry records it with the cancelation, once,
+// however often the activity runs.
 func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 	for _, withEntry := range []bool{false, true} {
 		st := storetest.NewStore(t)
