@@ -59,7 +59,7 @@ bench:
 	./dev/scripts/bench.sh
 
 # record-histories keeps a release's workflow histories for every later
-# release to replay: make record-histories RELEASE=2026-11-24
+# release to replay: make record-histories RELEASE=v0.1.0
 record-histories:
 	./dev/scripts/record-histories.sh $(RELEASE)
 

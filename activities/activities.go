@@ -7,6 +7,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/shopspring/decimal"
@@ -34,12 +35,6 @@ var _ workflows.Activities = (*Activities)(nil)
 // Register registers every activity under the name the workflows use.
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	workflows.RegisterActivities(r, a)
-}
-
-// CreateCheckoutSession records a new checkout session; recording it again
-// changes nothing.
-func (a *Activities) CreateCheckoutSession(ctx context.Context, s payment.Session) error {
-	return classify(a.Store.InsertSession(ctx, s, renderSession))
 }
 
 // ExpireCheckoutSession records that an open or processing session expired.
@@ -81,8 +76,8 @@ func (a *Activities) AssignTransfer(ctx context.Context, in workflows.AssignInpu
 // audited makes a merchant's change and records its audit entry (made by
 // the service, with the merchant as actor) in one transaction, or neither.
 // The entry's ID is the service's, so a retry after a commit whose answer
-// was lost records it once. An entry-less input (a history from before
-// entries were carried) makes the change alone.
+// was lost records it once. An entry-less input makes the change
+// alone.
 func (a *Activities) audited(ctx context.Context, entry *payment.AuditEntry, change func(ctx context.Context) error) error {
 	if entry == nil {
 		return change(ctx)
@@ -122,10 +117,12 @@ var (
 	renderTransaction = views.TransactionEvent
 )
 
-// classify marks errors that no retry can fix as non-retryable.
+// classify marks errors that no retry can fix as non-retryable. An error
+// classified already (an audit entry refused) keeps its type.
 func classify(err error) error {
-	if err == nil {
-		return nil
+	var classified *temporal.ApplicationError
+	if err == nil || errors.As(err, &classified) {
+		return err
 	}
 	switch payment.KindOf(err) {
 	case payment.KindValidation, payment.KindNotFound, payment.KindConflict:

@@ -14,7 +14,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -31,7 +30,7 @@ func (a *Activities) chain(key string) (*chainwatch.Chain, error) {
 // ScanNetwork polls a network for payments to watched deposit addresses:
 // the blocks after the cursor, or a wait at the head for the next one (see
 // chainwatch.Poller, which also rewinds a cursor a reorg left behind). It
-// does not move the cursor itself: the scanner workflow does, with the
+// does not move the cursor itself: chainwatch does, with the
 // result, so a retried scan rescans the same range.
 func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (workflows.ScanOutput, error) {
 	c, err := a.chain(in.Network)
@@ -41,7 +40,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	defer heartbeat(ctx, 2*time.Second)()
 	cursor := chainwatch.Cursor{Number: in.Cursor.Number, Hash: common.HexToHash(in.Cursor.Hash), Time: in.Cursor.Time}
 	if in.Cursor.Time > 0 {
-		// The scanner workflow scans again only once it has handed the
+		// Chainwatch scans again only once it has handed the
 		// previous scan's transfers to their sessions.
 		if err := a.Store.RecordScanProgress(ctx, in.Network, in.Cursor.Number, time.Unix(int64(in.Cursor.Time), 0),
 			time.Now()); err != nil {
@@ -65,14 +64,12 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		// A poll that found no new block measured a wait, not a scan.
 		observability.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
 	}
-	if out.Payments, err = sessions.payments(ctx, c, polled.Transfers); err != nil {
-		return out, err
-	}
-	return out, startSessions(ctx, a.Store, out.Payments)
+	out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers)
+	return out, err
 }
 
 // ScanRange scans a range of blocks for transfers to deposit addresses,
-// for an operator's rescan: the network's scanner and its cursor are left
+// for an operator's rescan: the network's chainwatch and its cursor are left
 // as they are.
 func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput) (workflows.ScanOutput, error) {
 	c, err := a.chain(in.Network)
@@ -89,24 +86,23 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 			fmt.Sprintf("blocks %d to %d are not on the chain (its head is %d)", in.From, in.To, head), "invalid", nil)
 	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
-	_, transfers, err := c.Scanner().Scan(ctx, in.From, in.To, common.Hash{}, sessions.lookup)
+	_, found, err := c.Scanner().Scan(ctx, in.From, in.To, common.Hash{}, sessions.lookup)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	payments, err := sessions.payments(ctx, c, transfers)
+	transfers, err := sessions.transfers(ctx, c, found)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	out := workflows.ScanOutput{Payments: payments}
-	return out, startSessions(ctx, a.Store, out.Payments)
+	return workflows.ScanOutput{Transfers: transfers}, nil
 }
 
-// payments are the transfers of the chain's assets, for their sessions: a
+// transfers are the transfers of the chain's assets, for their sessions: a
 // transfer to a shared recipient goes to the session holding its exact
 // amount (payment.Recipients), or to none (SessionID ""; its
 // transaction's workflow records it as unmatched).
-func (d *depositSessions) payments(ctx context.Context, c *chainwatch.Chain, transfers []chainwatch.Transfer) ([]workflows.Payment, error) {
-	var out []workflows.Payment
+func (d *depositSessions) transfers(ctx context.Context, c *chainwatch.Chain, transfers []chainwatch.Transfer) ([]workflows.SessionTransfer, error) {
+	var out []workflows.SessionTransfer
 	var shared []int // the payments to shared recipients, by index in out
 	for _, t := range transfers {
 		asset, ok := c.AssetOf(t)
@@ -117,11 +113,11 @@ func (d *depositSessions) payments(ctx context.Context, c *chainwatch.Chain, tra
 		if session.SessionID == "" && d.shared[chainwatch.Normalize(t.To)] {
 			shared = append(shared, len(out))
 		}
-		out = append(out, workflows.Payment{
+		out = append(out, workflows.SessionTransfer{
 			SessionID: session.SessionID, ProjectID: session.ProjectID, IsLive: session.IsLive, Network: c.Network.Key,
 			ChainID: c.Network.ChainID, TxHash: hashString(t.TxHash), LogIndex: t.LogIndex, From: t.From.Hex(),
 			To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String(), BlockNumber: t.BlockNumber,
-			BlockHash: t.BlockHash.Hex(), BlockTime: t.BlockTime, Source: "scanner",
+			BlockHash: t.BlockHash.Hex(), BlockTime: t.BlockTime, Source: "chainwatch",
 		})
 	}
 	if len(shared) == 0 {
@@ -223,9 +219,8 @@ func hashString(h common.Hash) string {
 	return h.Hex()
 }
 
-// CheckTransaction reads a transaction's receipt and confirmations, its
-// transfers of the network's assets and, if asked, the transfer it makes
-// (or would make) to one deposit address.
+// CheckTransaction reads a transaction's receipt and confirmations, and
+// its transfers of the network's assets.
 func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInput) (workflows.CheckOutput, error) {
 	c, err := a.chain(in.Network)
 	if err != nil {
@@ -249,51 +244,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 			}
 		}
 	}
-	if in.DepositAddress == "" {
-		return out, nil
-	}
-	transfers := st.Transfers
-	if !st.Mined || !st.Succeeded {
-		// Not mined (or reverted): what the transaction would pay, from
-		// the transaction itself.
-		if t, found, err := chainwatch.IntendedTransfer(ctx, c.Client, hash); err != nil {
-			return out, err
-		} else if found && t != nil {
-			transfers = []chainwatch.Transfer{*t}
-		}
-	}
-	for _, t := range transfers {
-		if !strings.EqualFold(t.To.Hex(), in.DepositAddress) {
-			continue
-		}
-		asset, ok := c.AssetOf(t)
-		if !ok {
-			continue
-		}
-		out.Payment = &workflows.Payment{Network: in.Network, ChainID: n.ChainID, TxHash: in.TxHash, LogIndex: t.LogIndex,
-			From: t.From.Hex(), To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String()}
-		break
-	}
 	return out, nil
-}
-
-// RecordTransaction records a transaction when first seen, with its event.
-func (a *Activities) RecordTransaction(ctx context.Context, in workflows.RecordInput) (payment.Transaction, error) {
-	t, err := a.Store.RecordTransaction(ctx, in.Transaction, renderTransaction)
-	return t, classify(err)
-}
-
-// AdvanceTransaction records a transaction's status change with its event.
-func (a *Activities) AdvanceTransaction(ctx context.Context, in workflows.AdvanceInput) error {
-	var block *int64
-	if in.Check.Mined {
-		n := int64(in.Check.BlockNumber)
-		block = &n
-	}
-	err := a.Store.AdvanceTransaction(ctx, in.TransactionID, store.TxChange{From: in.From, To: in.To, At: in.At,
-		Reason: in.Reason, BlockNumber: block, BlockHash: in.Check.BlockHash, Confirmations: in.Check.Confirmations,
-		RequiredConfirmations: in.Check.RequiredConfirmations, Version: in.Version, EventType: payment.TransactionEvent(in.From, in.To)}, renderTransaction)
-	return classify(err)
 }
 
 // SyncTransaction records what the chain says of a transaction: the
@@ -334,7 +285,7 @@ func (a *Activities) RecordClaim(ctx context.Context, in workflows.ClaimInput) (
 	return t, classify(err)
 }
 
-// ScanBehind returns the networks whose scanner has not reported the
+// ScanBehind returns the networks whose chainwatch has not reported the
 // blocks mined before a time.
 func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInput) ([]string, error) {
 	// A network no longer configured is not scanned any more: not waited for.
@@ -343,23 +294,11 @@ func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInpu
 	return behind, classify(err)
 }
 
-// startSessions makes sure the sessions these payments go to have their
-// workflows before the scanner hands the payments over: a session recorded
-// a moment ago may have its workflow's start still pending (package
-// sessionstart), and a payment must never find it missing.
-func startSessions(ctx context.Context, st *store.Store, payments []workflows.Payment) error {
-	ids := make([]string, 0, len(payments))
-	for _, p := range payments {
-		if p.SessionID != "" && !slices.Contains(ids, p.SessionID) {
-			ids = append(ids, p.SessionID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	pending, err := st.PendingSessionStarts(ctx, ids)
-	if err != nil || len(pending) == 0 {
-		return err
-	}
-	return sessionstart.New(st, activity.GetClient(ctx)).Ensure(ctx, ids...)
+// HurrySessionStart tells whether a session's workflow's start is still
+// pending, and makes it due now: chainwatch then waits for a
+// sweep (package sessionstart) to start it before it hands the session a
+// payment.
+func (a *Activities) HurrySessionStart(ctx context.Context, sessionID string) (bool, error) {
+	pending, err := a.Store.HurrySessionStart(ctx, sessionID)
+	return pending, classify(err)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
-// When the dev chain restarts as a new chain, the scanner's cursor points
+// When the dev chain restarts as a new chain, chainwatch's cursor points
 // at a block the new chain does not have: the scan starts again near the
 // new head instead of waiting for a block that will never come.
 func TestScanAfterTheChainWasReplaced(t *testing.T) {

@@ -280,10 +280,10 @@ func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash
 			return "", err
 		}
 	}
-	p := workflows.Payment{SessionID: s.ID, Network: r.Network, ChainID: chainID, TxHash: r.TxHash, LogIndex: r.LogIndex,
+	p := workflows.SessionTransfer{SessionID: s.ID, Network: r.Network, ChainID: chainID, TxHash: r.TxHash, LogIndex: r.LogIndex,
 		To: r.ToAddress, Source: "operator"}
 	run, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(s, p), workflows.WorkflowTransaction,
-		workflows.TransactionInput{Payment: p, Session: s})
+		workflows.TransactionInput{Transfer: p, Session: s})
 	if err != nil {
 		return "", fmt.Errorf("start transaction workflow: %w", err)
 	}

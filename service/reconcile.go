@@ -424,10 +424,10 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 		} else if err != nil {
 			return err
 		}
-		if records, err := svc.store.TransactionRecords(ctx, in.Payment.ChainID, in.Payment.TxHash); err != nil || len(records) > 0 {
+		if records, err := svc.store.TransactionRecords(ctx, in.Transfer.ChainID, in.Transfer.TxHash); err != nil || len(records) > 0 {
 			return err
 		}
-		f := Finding{Kind: FindingTransactionWithoutRecord, ObjectID: in.Payment.TxHash,
+		f := Finding{Kind: FindingTransactionWithoutRecord, ObjectID: in.Transfer.TxHash,
 			Detail: fmt.Sprintf("its workflow %s is %s; the records lack the transaction of session %s", ex.GetWorkflowId(), statusName(e.GetStatus()), in.Session.ID)}
 		switch {
 		case !o.Repair:
@@ -438,7 +438,7 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 			// has no session to look for.
 			if _, err := svc.store.SessionByID(ctx, in.Session.ID); err != nil && in.Session.ID != "" {
 				f.Error = "not repaired: its session " + in.Session.ID + " is not in the records either: " + err.Error()
-			} else if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(in.Session, in.Payment),
+			} else if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(in.Session, in.Transfer),
 				workflows.WorkflowTransaction, in); err != nil {
 				f.Error = err.Error()
 			} else {

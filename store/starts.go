@@ -66,6 +66,18 @@ func (s *Store) DelaySessionStarts(ctx context.Context, sessionIDs []string, del
 	return mapErr(err)
 }
 
+// HurrySessionStart makes a session's pending start due now, for the next
+// sweep to make, and tells whether there is one. No pending start means
+// the session's workflow was started (or the session was never recorded
+// with one).
+func (s *Store) HurrySessionStart(ctx context.Context, sessionID string) (pending bool, err error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE session_starts SET due_at = least(due_at, now()) WHERE session_id = $1`, sessionID)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
 // SessionStarted deletes a session's pending start: its workflow runs.
 func (s *Store) SessionStarted(ctx context.Context, sessionID string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM session_starts WHERE session_id = $1`, sessionID)

@@ -99,11 +99,16 @@ func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-// Refused tells whether the database refused a statement for good: an
+// Refused tells whether the database refused a write for good: an
 // integrity constraint (class 23) or a function or trigger that raised
-// (class P0), which no retry changes.
+// (class P0), which no retry changes. The unique and foreign key
+// violations that mapErr turned into ErrConflict and ErrNotFound count
+// too (a write reads no row, so those come from no missing row).
 func Refused(err error) bool {
 	var pe *pgconn.PgError
+	if errors.Is(err, payment.ErrConflict) || errors.Is(err, payment.ErrNotFound) {
+		return true
+	}
 	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "23") || strings.HasPrefix(pe.Code, "P0"))
 }
 

@@ -70,7 +70,7 @@ func (d Deps) Activities() *activities.Activities {
 	if hooks == nil {
 		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: d.Webhooks.AllowPrivate})
 	}
-	return &activities.Activities{Store: d.Store, Chains: d.Chains, Webhooks: activities.Webhooks{Temporal: d.Temporal,
+	return &activities.Activities{Store: d.Store, Chains: d.Chains, Webhooks: activities.Webhooks{
 		Sealer: d.Webhooks.Sealer, Client: hooks, DisableAfter: d.Webhooks.DisableAfter, Shape: d.Webhooks.Shape}}
 }
 
@@ -125,7 +125,7 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 			r.Stop()
 		}
 	}()
-	if err := StartScanners(ctx, d.Temporal, networkKeys(d.Chains)); err != nil {
+	if err := StartChainwatch(ctx, d.Temporal, networkKeys(d.Chains)); err != nil {
 		return nil, err
 	}
 	if err := StartDispatcher(ctx, d.Temporal); err != nil {

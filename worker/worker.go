@@ -33,14 +33,14 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	acts.Register(r)
 }
 
-// StartScanners starts the scanner workflow of each network unless it is
+// StartChainwatch starts the chainwatch workflow of each network unless it is
 // running already.
-func StartScanners(ctx context.Context, c client.Client, networks []string) error {
+func StartChainwatch(ctx context.Context, c client.Client, networks []string) error {
 	sort.Strings(networks)
 	for _, n := range networks {
 		_, err := c.ExecuteWorkflow(ctx, workflows.ChainwatchStartOptions(n), workflows.Chainwatch, workflows.ScanInput{Network: n})
 		if err != nil {
-			return fmt.Errorf("start scanner of %s: %w", n, err)
+			return fmt.Errorf("start chainwatch of %s: %w", n, err)
 		}
 	}
 	return nil

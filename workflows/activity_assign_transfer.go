@@ -8,10 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityAssignTransfer records an unexpected transfer's assignment to a
-// session.
-const ActivityAssignTransfer = "AssignTransfer"
-
 // AssignInput is a merchant's assignment of an unexpected transfer (a
 // transaction record) to a session.
 type AssignInput struct {
@@ -19,7 +15,7 @@ type AssignInput struct {
 	SessionID     string
 	At            time.Time
 	// Audit is the merchant's audit entry, recorded in the assignment's
-	// transaction (nil in histories from before it was carried).
+	// transaction; without one (nil) the change is made alone.
 	Audit *payment.AuditEntry `json:",omitempty"`
 }
 

@@ -8,24 +8,17 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityCancelCheckoutSession records that the merchant canceled an open
-// session.
-const ActivityCancelCheckoutSession = "CancelCheckoutSession"
-
-// CancelSessionInput asks to record a session's cancelation. Its fields
-// are those of ExpireSessionInput, which cancelations were once recorded
-// with, so those payloads still decode into it.
+// CancelSessionInput asks to record a session's cancelation.
 type CancelSessionInput struct {
 	SessionID string
 	At        time.Time
 	// Audit is the merchant's audit entry, recorded in the cancelation's
-	// transaction (nil in histories from before it was carried).
+	// transaction; without one (nil) the change is made alone.
 	Audit *payment.AuditEntry `json:",omitempty"`
 }
 
-// CancelRequest is the argument of the cancel update. Updates recorded
-// before it had one decode to its zero value (the SDK leaves an argument
-// with no payload at its zero value), so replay is unchanged.
+// CancelRequest is the argument of the cancel update: the merchant's
+// audit entry, made by the API.
 type CancelRequest struct {
 	Audit *payment.AuditEntry `json:",omitempty"`
 }

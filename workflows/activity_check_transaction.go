@@ -8,16 +8,10 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityCheckTransaction reads a transaction's receipt and confirmations,
-// and the transfer it makes to the deposit address.
-const ActivityCheckTransaction = "CheckTransaction"
-
 // CheckInput asks what the chain says of a transaction.
 type CheckInput struct {
 	Network string
 	TxHash  string
-	// DepositAddress asks for the transfer to that address as Payment.
-	DepositAddress string
 }
 
 // CheckOutput is what the chain says of a transaction, with the network's
@@ -33,9 +27,6 @@ type CheckOutput struct {
 	InternalUnknown bool `json:",omitempty"`
 	Confirmations   int
 	Final           bool
-	// Payment is the transfer to the deposit address the transaction
-	// makes (or, not mined yet, would make), if one is found.
-	Payment *Payment
 	// Transfers are the transaction's transfers of the network's assets,
 	// when it is mined and succeeded.
 	Transfers             []payment.Transfer

@@ -6,10 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityDeliverWebhook makes one attempt to deliver an event to an
-// endpoint, and records it.
-const ActivityDeliverWebhook = "DeliverWebhook"
-
 // DeliverInput is one attempt.
 type DeliverInput struct {
 	DeliveryInput

@@ -4,13 +4,27 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityDispatchEvents waits for recorded events not dispatched yet and
-// starts a delivery workflow for each endpoint that wants one.
-const ActivityDispatchEvents = "DispatchEvents"
+// DispatchOutput is one dispatch: the events it took, and the deliveries
+// whose first attempt failed (or was not made in time), for the
+// dispatcher to start their workflows.
+type DispatchOutput struct {
+	Events  []string
+	Retries []DeliveryStart
+}
+
+// DeliveryStart is a delivery's workflow to start, for the project and
+// environment its event belongs to.
+type DeliveryStart struct {
+	Input     DeliveryInput
+	ProjectID string
+	IsLive    bool
+}
 
 // dispatchEvents runs DispatchEvents as a (normal) activity: it waits for
 // events for a few seconds, longer than a local activity should hold a
 // workflow task.
-func dispatchEvents(ctx workflow.Context) error {
-	return workflow.ExecuteActivity(ctx, ActivityDispatchEvents).Get(ctx, nil)
+func dispatchEvents(ctx workflow.Context) (DispatchOutput, error) {
+	var out DispatchOutput
+	err := workflow.ExecuteActivity(ctx, ActivityDispatchEvents).Get(ctx, &out)
+	return out, err
 }

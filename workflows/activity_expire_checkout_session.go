@@ -6,10 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityExpireCheckoutSession records that an open or processing session
-// expired.
-const ActivityExpireCheckoutSession = "ExpireCheckoutSession"
-
 // ExpireSessionInput asks to record a session's expiry.
 type ExpireSessionInput struct {
 	SessionID string

@@ -4,9 +4,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityFinishDelivery records a delivery's final status.
-const ActivityFinishDelivery = "FinishDelivery"
-
 // FinishInput records a delivery's final status.
 type FinishInput struct {
 	DeliveryID string

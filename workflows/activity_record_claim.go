@@ -6,10 +6,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityRecordClaim records a payer's claim that a transaction pays a
-// session, unless the session has a record of that transaction already.
-const ActivityRecordClaim = "RecordClaim"
-
 // ClaimInput is a claim to record (payment.Claim).
 type ClaimInput struct {
 	Claim payment.Transaction

@@ -8,10 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityRecordSessionProgress records a session's status, amount paid and
-// exception, with an event for each change.
-const ActivityRecordSessionProgress = "RecordSessionProgress"
-
 // ProgressInput records a session's status, amount paid and exception.
 type ProgressInput struct {
 	SessionID   string

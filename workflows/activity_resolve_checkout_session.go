@@ -8,17 +8,13 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivityResolveCheckoutSession records a merchant's resolution of a
-// session's exception.
-const ActivityResolveCheckoutSession = "ResolveCheckoutSession"
-
 // ResolveInput is a merchant's resolution of a session's exception.
 type ResolveInput struct {
 	SessionID  string
 	Resolution payment.Resolution
 	At         time.Time
 	// Audit is the merchant's audit entry, recorded in the resolution's
-	// transaction (nil in histories from before it was carried).
+	// transaction; without one (nil) the change is made alone.
 	Audit *payment.AuditEntry `json:",omitempty"`
 }
 

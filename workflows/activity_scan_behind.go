@@ -6,10 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityScanBehind returns the networks whose scanner has not yet
-// reported to their sessions the transfers mined before a time.
-const ActivityScanBehind = "ScanBehind"
-
 // ScanBehindInput asks which of the networks are not scanned up to Before.
 type ScanBehindInput struct {
 	Networks []string

@@ -6,11 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityScanNetwork scans the next blocks of a network for payments to
-// watched deposit addresses.
-const ActivityScanNetwork = "ScanNetwork"
-
-// ScanCursor is a scanner's position: the last scanned block.
+// ScanCursor is chainwatch's position: the last scanned block.
 type ScanCursor struct {
 	Number uint64
 	Hash   string
@@ -26,8 +22,8 @@ type ScanInput struct {
 
 // ScanOutput is one scan's result.
 type ScanOutput struct {
-	Cursor   ScanCursor
-	Payments []Payment
+	Cursor    ScanCursor
+	Transfers []SessionTransfer
 	// CaughtUp is true when the scan reached the chain's head.
 	CaughtUp bool
 }

@@ -6,11 +6,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ActivityScanRange scans a range of a network's blocks for transfers to
-// deposit addresses, apart from the network's scanner (an operator's
-// rescan).
-const ActivityScanRange = "ScanRange"
-
 // ScanRangeInput asks to scan blocks From..To (inclusive) of a network.
 type ScanRangeInput struct {
 	Network  string

@@ -6,11 +6,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ActivitySyncTransaction brings the records of one on-chain transaction in
-// line with what the chain says of it (payment.MatchTransfers), with their
-// events, and returns them.
-const ActivitySyncTransaction = "SyncTransaction"
-
 // SyncInput is an observation of a transaction to record.
 type SyncInput struct {
 	Observation payment.Observation

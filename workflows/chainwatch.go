@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
@@ -8,10 +10,10 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// ChainwatchWorkflowID is the workflow ID of a network's scanner.
+// ChainwatchWorkflowID is the workflow ID of a network's chainwatch.
 func ChainwatchWorkflowID(network string) string { return "chainwatch/" + network }
 
-// ChainwatchStartOptions are the options a network's scanner starts with:
+// ChainwatchStartOptions are the options a network's chainwatch starts with:
 // one per network, so starting it again finds the running one.
 func ChainwatchStartOptions(network string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
@@ -23,7 +25,7 @@ func ChainwatchStartOptions(network string) client.StartWorkflowOptions {
 	}
 }
 
-// scansPerRun bounds a scanner run's history; then it continues as new
+// scansPerRun bounds a chainwatch run's history; then it continues as new
 // with its cursor.
 const scansPerRun = 300
 
@@ -39,7 +41,7 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 		if err != nil {
 			return err
 		}
-		if err := reportPayments(ctx, out.Payments); err != nil {
+		if err := reportTransfers(ctx, out.Transfers); err != nil {
 			return err
 		}
 		in.Cursor = out.Cursor
@@ -48,20 +50,54 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
 }
 
-// reportPayments hands transfers found on the chain to their sessions. A
-// session whose workflow has ended no longer takes payments: the
-// transaction's workflow is then started here, and records the transfer
-// (as unexpected, unless it was mined while the session took payments).
-func reportPayments(ctx workflow.Context, payments []Payment) error {
-	for _, p := range payments {
-		err := workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalPayment, p).Get(ctx, nil)
-		if err == nil || workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-			continue
-		}
-		s := payment.Session{ID: p.SessionID, ProjectID: p.ProjectID, IsLive: p.IsLive}
-		if _, err := watchTransaction(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
+// reportTransfers hands transfers found on the chain to their sessions, in
+// order.
+func reportTransfers(ctx workflow.Context, transfers []SessionTransfer) error {
+	for _, p := range transfers {
+		if err := handOver(ctx, p); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// handOver hands one transfer to its session's workflow. A session
+// recorded a moment ago may have its workflow's start still pending
+// (package sessionstart owns the start): the transfer then waits for the
+// workflow, having asked for the start to be made now, so that it never
+// finds its session missing. A session whose workflow has ended no longer
+// takes payments, and a transfer to a shared recipient may be no
+// session's: the transaction's workflow is then started here, and records
+// the transfer (as unexpected, unless it was mined while the session took
+// payments).
+func handOver(ctx workflow.Context, p SessionTransfer) error {
+	for wait := time.Second; p.SessionID != ""; wait = min(2*wait, time.Minute) {
+		if signalTransfer(ctx, p) == nil {
+			return nil
+		}
+		pending, err := hurrySessionStart(ctx, p.SessionID)
+		if err != nil {
+			return err
+		}
+		if !pending {
+			// Started since the signal failed, or ended: one more
+			// signal tells which.
+			if signalTransfer(ctx, p) == nil {
+				return nil
+			}
+			break
+		}
+		if err := workflow.Sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+	s := payment.Session{ID: p.SessionID, ProjectID: p.ProjectID, IsLive: p.IsLive}
+	_, err := watchTransaction(ctx, TransactionInput{Transfer: p, Session: s})
+	return err
+}
+
+// signalTransfer tells a session's running workflow of a transfer; it fails
+// when there is none.
+func signalTransfer(ctx workflow.Context, p SessionTransfer) error {
+	return workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalTransfer, p).Get(ctx, nil)
 }

@@ -17,15 +17,6 @@ import (
 // CheckoutSessionWorkflowID is the workflow ID of a checkout session.
 func CheckoutSessionWorkflowID(sessionID string) string { return "checkout-session/" + sessionID }
 
-// UpdateSessionCreated is the update that returns once the session's row is
-// recorded by the workflow. The API no longer waits on it (it records the
-// row itself once the workflow has started); the handler stays for callers
-// that want to wait for the workflow's own record.
-const UpdateSessionCreated = "session-created"
-
-// UpdateCancelSession is the merchant's cancel of an open session.
-const UpdateCancelSession = "cancel"
-
 // CheckoutSessionStartOptions are the options a session's workflow starts
 // with: its ID names the session, so a repeated start finds the running
 // workflow instead of starting a second one.
@@ -52,11 +43,6 @@ func CancelSessionUpdateOptions(sessionID string, in CancelRequest) client.Updat
 	}
 }
 
-// UpdateResolveException is a merchant's resolution of the session's
-// exception (payment.Resolution): the workflow records it and settles the
-// session's later payment changes around it.
-const UpdateResolveException = "resolve-exception"
-
 // ResolveExceptionUpdateOptions send a session's workflow a merchant's
 // resolution and wait for it to be recorded.
 func ResolveExceptionUpdateOptions(in ResolveInput) client.UpdateWorkflowOptions {
@@ -65,12 +51,6 @@ func ResolveExceptionUpdateOptions(in ResolveInput) client.UpdateWorkflowOptions
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
 }
-
-// UpdateAssignTransfer is a merchant's assignment of an unexpected transfer
-// to the session (payment.Transaction.Assign): the workflow records it and
-// counts the transfer as a payment, late unless the session still takes
-// payments. It answers with the transaction as recorded.
-const UpdateAssignTransfer = "assign-transfer"
 
 // AssignTransferUpdateOptions send a session's workflow a merchant's
 // assignment and wait for it to be recorded and settled.
@@ -81,11 +61,6 @@ func AssignTransferUpdateOptions(in AssignInput) client.UpdateWorkflowOptions {
 	}
 }
 
-// QuerySessionState answers a session's state as its workflow knows it
-// (SessionState): what an operator's reconciliation records again when the
-// database lost it.
-const QuerySessionState = "session-state"
-
 // SessionState is a session's state as its workflow knows it.
 type SessionState struct {
 	Status      payment.SessionStatus
@@ -94,11 +69,6 @@ type SessionState struct {
 	CompletedAt *time.Time
 	Resolution  payment.Resolution
 }
-
-// UpdateSubmitPayment is the payer's submission of a transaction hash to a
-// session: the session records it as a claim and returns the session's
-// record of that transaction.
-const UpdateSubmitPayment = "submit-payment"
 
 // MaxSubmittedHashes is how many transaction hashes a session takes from
 // its (public) payer endpoint.
@@ -135,551 +105,616 @@ type CheckoutSessionInput struct {
 	Settings SessionSettings
 }
 
-// CheckoutSession drives one checkout session: it records the session,
-// makes sure a transaction workflow follows each payment to its deposit
-// address (reported by the scanner, or claimed by the payer's hash, an
+// CheckoutSession drives one checkout session, whose row the API recorded
+// before starting it (package internal/sessionstart): it makes sure a transaction workflow follows each payment to its deposit
+// address (reported by chainwatch, or claimed by the payer's hash, an
 // update), settles the session as their records change, expires it at
 // expiresAt with a durable timer once its networks are read that far, and
 // keeps taking (late) payments until the end of the late-payment window
 // and until every transaction is final.
 func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	ctx = withLocalActivityOptions(ctx)
-	s := in.Session
-	// perTransfer: one line per transaction record, and the payer's
-	// hashes as claims (changeTransfers).
-	perTransfer := workflow.GetVersion(ctx, changeTransfers, workflow.DefaultVersion, 1) == 1
-	created := false
-	status := payment.SessionOpen
-	lines := map[string]*payment.PaymentLine{}
-	var order []string // lines in arrival order, for deterministic iteration
+	cs := newCheckoutSession(ctx, in)
+	if err := cs.setHandlers(ctx); err != nil {
+		return err
+	}
+	return cs.run(ctx)
+}
+
+// checkoutSession is what a session's workflow knows: where the session
+// stands, and a line per payment it has seen. Its methods are the
+// workflow's handlers (one per signal, update, query and timer); the
+// workflow's main loop (run) is the only one to settle the session.
+type checkoutSession struct {
+	s        payment.Session
+	settings SessionSettings
+
+	status      payment.SessionStatus
+	paid        string
+	exception   string
+	completedAt *time.Time
+	// resolution is the merchant's resolution of an exception, made with
+	// resolvedPaid paid; later settlements keep it (Resolution.Keep).
+	resolution   payment.Resolution
+	resolvedPaid decimal.Decimal
+
+	// lines are the session's payments, and order their keys in arrival
+	// order, for deterministic iteration. A line is a transaction record
+	// (by its ID); a transfer chainwatch reported has a line under its
+	// transfer key until its record is told.
+	lines map[string]*payment.PaymentLine
+	order []string
+	// seenLate holds, by line, whether its payment was first seen late.
+	seenLate map[string]bool
+	seen     map[string]bool     // transfer keys reported
+	reported map[string][]string // transfer keys reported, by transaction
+	rowOf    map[string]string   // the record's ID of a transfer, by transfer key
+	claimed  []string            // hashes the payer submitted
+
 	// expiryWaits is set when expiresAt passed while payments made in time
 	// were still confirming: the session then completes if they reach the
 	// amount due, and expires once they are final if they do not.
-	expiryWaits := false
-	pastExpiry := false // the expiry timer fired (perTransfer)
-	// late tells whether a payment first seen now is seen late.
-	late := func() bool {
-		return status == payment.SessionExpired || status == payment.SessionCanceled || expiryWaits || pastExpiry
-	}
-	// afterWindow tells whether a transfer mined at blockTime (Unix
-	// seconds, 0 before it is mined) and seen now is past the late-payment
-	// window on both counts, so no longer the session's
-	// (payment.MatchTransfers decides the same).
-	afterWindow := func(blockTime uint64) bool {
-		return status != payment.SessionOpen && status != payment.SessionProcessing && !workflow.Now(ctx).Before(s.LateUntil) &&
-			(blockTime == 0 || !time.Unix(int64(blockTime), 0).Before(s.LateUntil))
-	}
-	// seenLate holds, by line, whether its payment was first seen late.
-	seenLate := map[string]bool{}
-	// lateAt tells whether a payment is late: seen late, and, once mined
-	// (blockTime in Unix seconds, 0 before), mined at or after expiresAt.
-	// So a payment mined in time is in time however late the engine sees
-	// it, and one seen in time stays in time on a chain whose clock runs
-	// ahead.
-	lateAt := func(seenLate bool, blockTime uint64) bool {
-		return seenLate && (blockTime == 0 || !time.Unix(int64(blockTime), 0).Before(s.ExpiresAt))
-	}
-	// follow makes sure a transaction's workflow runs for the session
-	// (watchTransaction). When one it started ends abnormally (failed,
-	// terminated, timed out), it is started again from its records after
-	// a pause (10 s, doubling up to an hour), for as long as the session
-	// runs.
-	restarts := workflow.NewChannel(ctx)
-	pauses := map[string]time.Duration{}
-	follow := func(ctx workflow.Context, in TransactionInput) error {
-		fut, err := watchTransaction(ctx, in)
-		if err != nil || fut == nil {
-			return err
-		}
-		workflow.Go(ctx, func(ctx workflow.Context) {
-			err := fut.Get(ctx, nil)
-			if err == nil {
-				return
-			}
-			key := in.Payment.Key()
-			pauses[key] = min(max(2*pauses[key], 10*time.Second), time.Hour)
-			workflow.GetLogger(ctx).Warn("a transaction's workflow ended abnormally; it starts again",
-				"transaction", key, "after", pauses[key], "error", err)
-			if workflow.Sleep(ctx, pauses[key]) == nil {
-				restarts.Send(ctx, in)
-			}
-		})
-		return nil
-	}
-	paid, exception := "0", ""
-	var completedAt *time.Time
-	// resolution is the merchant's resolution of an exception, made with
-	// resolvedPaid paid; later settlements keep it (Resolution.Keep).
-	var resolution payment.Resolution
-	var resolvedPaid decimal.Decimal
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResolveException, func(ctx workflow.Context, in ResolveInput) error {
-		ctx = withLocalActivityOptions(ctx)
-		if err := workflow.Await(ctx, func() bool { return created }); err != nil {
-			return err
-		}
-		// The session as the workflow knows it decides, as it will decide
-		// every later settlement.
-		view := payment.Session{Status: status, Exception: exception, CompletedAt: completedAt}
-		if _, err := view.Resolve(in.Resolution, in.At); err != nil {
-			return temporal.NewApplicationError(err.Error(), ErrorConflict)
-		}
-		if err := resolveCheckoutSession(ctx, in); err != nil {
-			return err
-		}
-		status, exception, completedAt, resolution = view.Status, view.Exception, view.CompletedAt, in.Resolution
-		resolvedPaid, _ = decimal.NewFromString(paid)
-		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		return nil
-	}, workflow.UpdateHandlerOptions{Validator: func(in ResolveInput) error {
-		view := payment.Session{Status: status, Exception: exception}
-		if _, err := view.Resolve(in.Resolution, in.At); err != nil {
-			return temporal.NewApplicationError(err.Error(), ErrorConflict)
-		}
-		return nil
-	}}); err != nil {
-		return err
-	}
-	var claimed []string                          // hashes the payer submitted
-	claims := workflow.NewBufferedChannel(ctx, 1) // a claim added a line: settle
-	if err := workflow.SetQueryHandler(ctx, QuerySessionState, func() (SessionState, error) {
-		return SessionState{Status: status, PaidUSD: paid, Exception: exception, CompletedAt: completedAt, Resolution: resolution}, nil
-	}); err != nil {
-		return err
-	}
+	expiryWaits bool
+	pastExpiry  bool // the expiry timer fired
+	expired     bool // expiry is decided
 	// unsettled is set by an assignment not settled yet.
-	unsettled := false
-	if err := workflow.SetUpdateHandler(ctx, UpdateAssignTransfer, func(ctx workflow.Context, in AssignInput) (payment.Transaction, error) {
-		ctx = withLocalActivityOptions(ctx)
-		if err := workflow.Await(ctx, func() bool { return created }); err != nil {
-			return payment.Transaction{}, err
-		}
-		t, err := assignTransfer(ctx, in)
-		if err != nil {
-			return t, err
-		}
-		if lines[t.ID] == nil {
-			lines[t.ID] = &payment.PaymentLine{AssetID: t.AssetDefinitionID, AmountBaseUnits: t.AmountBaseUnits, Status: t.Status,
-				Late: late()}
-			order = append(order, t.ID)
-		}
-		// The main loop settles (it owns the session's records), or the
-		// end of the workflow does, when the loop has finished.
-		unsettled = true
-		claims.SendAsync(t.ID)
-		return t, nil
-	}); err != nil {
-		return err
-	}
-	if err := workflow.SetUpdateHandler(ctx, UpdateSessionCreated, func(ctx workflow.Context) error {
-		return workflow.Await(ctx, func() bool { return created })
-	}); err != nil {
-		return err
-	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancelSession, func(ctx workflow.Context, in CancelRequest) error {
-		ctx = withLocalActivityOptions(ctx)
-		if err := payment.AdvanceSession(status, payment.SessionCanceled); err != nil {
-			return err
-		}
-		if err := cancelCheckoutSession(ctx, CancelSessionInput{SessionID: s.ID, At: workflow.Now(ctx), Audit: in.Audit}); err != nil {
-			return err
-		}
-		status = payment.SessionCanceled
-		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		return nil
-	}, workflow.UpdateHandlerOptions{Validator: func(CancelRequest) error {
-		if status != payment.SessionOpen {
-			return fmt.Errorf("only an open session can be canceled; this one is %s", status)
-		}
-		return nil
-	}}); err != nil {
-		return err
-	}
-
-	if perTransfer {
-		if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateSubmitPayment, func(ctx workflow.Context, in SubmitInput) (payment.Transaction, error) {
-			ctx = withLocalActivityOptions(ctx)
-			if err := workflow.Await(ctx, func() bool { return created }); err != nil {
-				return payment.Transaction{}, err
-			}
-			if !slices.Contains(claimed, in.TxHash) {
-				claimed = append(claimed, in.TxHash)
-			}
-			now := workflow.Now(ctx)
-			var id string
-			_ = workflow.SideEffect(ctx, func(workflow.Context) any { return payment.NewID(payment.PrefixTx, now) }).Get(&id)
-			t, err := recordClaim(ctx, ClaimInput{Claim: payment.Claim(s, in.Network, in.ChainID, in.TxHash, id, now)})
-			if err != nil || !t.IsClaim() || t.Status.Terminal() {
-				return t, err // a transfer recorded before: its workflow tells the session
-			}
-			if lines[t.ID] == nil {
-				seenLate[t.ID] = late()
-				lines[t.ID] = &payment.PaymentLine{Status: payment.TxPending, Late: seenLate[t.ID]}
-				order = append(order, t.ID)
-			}
-			p := Payment{SessionID: s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
-				LogIndex: payment.LogIndexClaim, To: s.DepositAddress, Source: "payer"}
-			if err := follow(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
-				return payment.Transaction{}, err
-			}
-			claims.SendAsync(t.ID)
-			return t, nil
-		}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, in SubmitInput) error {
-			if !slices.ContainsFunc(s.PaymentOptions, func(o payment.PaymentOption) bool { return o.Network == in.Network }) {
-				return temporal.NewApplicationError("must be one of the session's networks", ErrorInvalid)
-			}
-			switch {
-			case status == payment.SessionCanceled || status == payment.SessionExpired && !workflow.Now(ctx).Before(s.LateUntil):
-				return temporal.NewApplicationError("The checkout session no longer takes payments", ErrorConflict)
-			case !slices.Contains(claimed, in.TxHash) && len(claimed) >= MaxSubmittedHashes:
-				return temporal.NewApplicationError(fmt.Sprintf("The checkout session takes at most %d submitted transaction hashes", MaxSubmittedHashes), ErrorConflict)
-			}
-			return nil
-		}}); err != nil {
-			return err
-		}
-	}
-
-	if err := createCheckoutSession(ctx, s); err != nil {
-		return err
-	}
-	created = true
-
-	payments := workflow.GetSignalChannel(ctx, SignalPayment)
-	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
-	expiry := workflow.NewTimer(ctx, s.ExpiresAt.Sub(workflow.Now(ctx)))
-	expired := false
-	// scanned tells that every network of the session has been scanned
-	// past expiresAt (perTransfer): expiry is then decided.
-	scanned := workflow.NewChannel(ctx)
-
-	settleOver := func(onTimeOnly bool) error {
-		list := make([]payment.PaymentLine, 0, len(order))
-		for _, k := range order {
-			if !onTimeOnly || !lines[k].Late {
-				list = append(list, *lines[k])
-			}
-		}
-		out := payment.Settle(s, status, list, in.Settings.CompleteOn, in.Settings.TolerancePercent)
-		if resolution != "" {
-			out = resolution.Keep(out, resolvedPaid)
-		}
-		if perTransfer && out.Status == payment.SessionProcessing && !out.SeenUSD.IsPositive() {
-			out.Status = payment.SessionOpen // every payment it saw failed
-		}
-		if out.Status == status && out.PaidUSD.String() == paid && out.Exception == exception {
-			return nil
-		}
-		if out.Status != status {
-			if err := payment.AdvanceSession(status, out.Status); err != nil {
-				return err
-			}
-		}
-		now := workflow.Now(ctx)
-		if out.Status == payment.SessionCompleted && completedAt == nil {
-			completedAt = &now
-		}
-		status, paid, exception = out.Status, out.PaidUSD.String(), out.Exception
-		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		return recordSessionProgress(ctx, ProgressInput{SessionID: s.ID, Status: status,
-			PaidUSD: paid, Exception: exception, CompletedAt: completedAt, At: now})
-	}
-	expire := func() error {
-		if err := payment.AdvanceSession(status, payment.SessionExpired); err != nil {
-			return err
-		}
-		if err := expireCheckoutSession(ctx, ExpireSessionInput{SessionID: s.ID, At: s.ExpiresAt}); err != nil {
-			return err
-		}
-		status = payment.SessionExpired
-		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		return settleOver(false)
-	}
-	// confirming reports a payment seen before expiresAt that may still
-	// count (not failed, not yet at completeOn).
-	confirming := func() bool {
-		for _, k := range order {
-			l := lines[k]
-			if !l.Late && l.Status != payment.TxFailed && !payment.Counts(l.Status, in.Settings.CompleteOn) {
-				return true
-			}
-		}
-		return false
-	}
-	settle := func() error {
-		if pastExpiry && !expired && (status == payment.SessionOpen || status == payment.SessionProcessing) {
-			// Past expiresAt, before the chain has been read that far:
-			// only payments made in time may complete the session.
-			return settleOver(true)
-		}
-		if !expiryWaits {
-			return settleOver(false)
-		}
-		if err := settleOver(true); err != nil || status == payment.SessionCompleted {
-			expiryWaits = false
-			if err == nil {
-				err = settleOver(false) // late payments made while it waited count too, flagged
-			}
-			return err
-		}
-		if !confirming() {
-			expiryWaits = false
-			return expire()
-		}
-		return nil
-	}
-
-	// With perTransfer, a line is a transaction record (by its ID); a
-	// transfer the scanner reported has a line under its transfer key until
-	// its record is told.
-	seen := map[string]bool{}         // transfer keys reported
-	reported := map[string][]string{} // transfer keys reported, by transaction
-	rowOf := map[string]string{}      // the record's ID of a transfer, by transfer key
-	drop := func(key string) {
-		delete(lines, key)
-		delete(seenLate, key)
-		order = slices.DeleteFunc(order, func(k string) bool { return k == key })
-	}
-	reportTransfer := func(p Payment) error {
-		key := p.TransferKey()
-		if seen[key] {
-			return nil // a rescan, or the record is told already
-		}
-		if afterWindow(p.BlockTime) && workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == 1 {
-			// Mined and seen after the late-payment window: its
-			// transaction's workflow records it as unexpected.
-			seen[key] = true
-			return follow(ctx, TransactionInput{Payment: p, Session: s})
-		}
-		seen[key] = true
-		seenLate[key] = late()
-		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
-			Late: lateAt(seenLate[key], p.BlockTime)}
-		order = append(order, key)
-		reported[p.Key()] = append(reported[p.Key()], key)
-		if err := follow(ctx, TransactionInput{Payment: p, Session: s}); err != nil {
-			return err
-		}
-		return settle() // processing from the first payment seen
-	}
-	recordStatus := func(u TxStatus) error {
-		if u.Unexpected {
-			// Recorded for no session: not a line of this one.
-			seen[u.TransferKey] = true
-			if lines[u.TransferKey] != nil {
-				drop(u.TransferKey)
-			}
-			return settle()
-		}
-		if u.Ended {
-			// Transfers it was told of and did not record will not be.
-			for _, k := range reported[u.Key] {
-				if lines[k] != nil {
-					drop(k)
-				}
-			}
-			delete(reported, u.Key)
-			return settle()
-		}
-		if prev := rowOf[u.TransferKey]; u.TransferKey != "" && prev != "" && prev != u.RowID && lines[prev] != nil && lines[u.RowID] == nil &&
-			workflow.GetVersion(ctx, changeOneLinePerTransfer, workflow.DefaultVersion, 1) == 1 {
-			// The transfer recorded again under another ID: its line
-			// moves to the new record rather than counting twice.
-			lines[u.RowID], seenLate[u.RowID] = lines[prev], seenLate[prev]
-			order[slices.Index(order, prev)] = u.RowID
-			delete(lines, prev)
-			delete(seenLate, prev)
-		}
-		if u.TransferKey != "" {
-			rowOf[u.TransferKey] = u.RowID
-		}
-		l := lines[u.RowID]
-		if u.TransferKey != "" {
-			seen[u.TransferKey] = true
-			if reportedLine := lines[u.TransferKey]; reportedLine != nil {
-				if l == nil {
-					l = reportedLine
-					lines[u.RowID], seenLate[u.RowID] = l, seenLate[u.TransferKey]
-					order[slices.Index(order, u.TransferKey)] = u.RowID
-				} else {
-					seenLate[u.RowID] = seenLate[u.RowID] && seenLate[u.TransferKey]
-				}
-				drop(u.TransferKey)
-			}
-		}
-		if l == nil {
-			l = &payment.PaymentLine{}
-			lines[u.RowID], seenLate[u.RowID] = l, late()
-			order = append(order, u.RowID)
-		}
-		l.Late = lateAt(seenLate[u.RowID], u.MinedAt)
-		l.Status, l.AssetID, l.AmountBaseUnits = u.Status, u.AssetID, u.AmountBaseUnits
-		return settle()
-	}
-
-	sel := workflow.NewSelector(ctx)
-	var stepErr error
-	sel.AddReceive(restarts, func(c workflow.ReceiveChannel, _ bool) {
-		var in TransactionInput
-		c.Receive(ctx, &in)
-		stepErr = follow(ctx, in)
-	})
-	sel.AddReceive(claims, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		unsettled = false
-		stepErr = settle()
-	})
-	decideExpiry := func() {
-		if status != payment.SessionOpen && status != payment.SessionProcessing {
-			return
-		}
-		if confirming() && workflow.GetVersion(ctx, changeExpiryWaitsForPayments, workflow.DefaultVersion, 1) == 1 {
-			expiryWaits = true
-			return
-		}
-		stepErr = expire()
-	}
-	sel.AddFuture(expiry, func(workflow.Future) {
-		if !perTransfer || status != payment.SessionOpen && status != payment.SessionProcessing {
-			expired = true
-			decideExpiry()
-			return
-		}
-		pastExpiry = true
-		// Lateness is the chain's: a payment mined before expiresAt is in
-		// time however late the scanner sees it (a node outage, a worker
-		// restart). Wait until every network has been scanned past
-		// expiresAt, then decide.
-		workflow.Go(ctx, func(ctx workflow.Context) {
-			// Not past the late-payment window (or, since
-			// changeEveryTransfer, ScanWaitLimit after it), though: a
-			// network that stopped for good does not hold the session for
-			// ever.
-			limit := s.LateUntil
-			if workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == 1 {
-				limit = s.LateUntil.Add(ScanWaitLimit)
-			}
-			waitScanned(ctx, sessionNetworks(s), s.ExpiresAt, limit)
-			scanned.Send(ctx, nil)
-		})
-	})
-	sel.AddReceive(scanned, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		expired = true
-		if decideExpiry(); stepErr == nil && !expiryWaits {
-			stepErr = settle() // the late payments seen while it waited
-		}
-	})
-	sel.AddReceive(payments, func(c workflow.ReceiveChannel, _ bool) {
-		var p Payment
-		c.Receive(ctx, &p)
-		if perTransfer {
-			stepErr = reportTransfer(p)
-			return
-		}
-		key := p.Key()
-		if _, seen := lines[key]; seen {
-			return // the scanner and the payer both report it, or a rescan
-		}
-		lines[key] = &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
-			Late: late()}
-		order = append(order, key)
-		if stepErr = startTransaction(ctx, TransactionInput{Payment: p, Session: s}); stepErr != nil {
-			return
-		}
-		stepErr = settle() // processing from the first payment seen
-	})
-	sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) {
-		var u TxStatus
-		c.Receive(ctx, &u)
-		if perTransfer {
-			stepErr = recordStatus(u)
-			return
-		}
-		if u.Ended {
-			return
-		}
-		l, ok := lines[u.Key]
-		if !ok {
-			return
-		}
-		l.Status = u.Status
-		if u.AssetID != "" {
-			l.AssetID, l.AmountBaseUnits = u.AssetID, u.AmountBaseUnits
-		}
-		stepErr = settle()
-	})
-
-	// The session ends once its late-payment window has passed and every
-	// transaction it started is final.
-	closed := func() bool {
-		return expired || status == payment.SessionCompleted || status == payment.SessionCanceled
-	}
-	done := func() bool {
-		if !closed() {
-			return false
-		}
-		if workflow.Now(ctx).Before(s.LateUntil) {
-			return false
-		}
-		for _, k := range order {
-			if !lines[k].Status.Terminal() {
-				return false
-			}
-		}
-		return true
-	}
-	lateTimer := false
-	// lateScan is set once the session is done: since changeEveryTransfer
-	// it then waits until every network it takes has been scanned past the
+	unsettled bool
+	lateTimer bool
+	// lateScan is set once the session is done: it then waits until every network it takes has been scanned past the
 	// late-payment window (up to ScanWaitLimit), so that no transfer mined
 	// inside the window reaches it after it has ended.
-	lateScan, lateScanned := false, false
+	lateScan, lateScanned bool
+
+	claims   workflow.Channel // a claim or an assignment added a line: settle
+	restarts workflow.Channel // a transaction's workflow to start again
+	scanned  workflow.Channel // every network was scanned past expiresAt
+	pauses   map[string]time.Duration
+	sel      workflow.Selector
+	// stepErr is the error of the handler the main loop last ran.
+	stepErr error
+}
+
+func newCheckoutSession(ctx workflow.Context, in CheckoutSessionInput) *checkoutSession {
+	return &checkoutSession{
+		s:        in.Session,
+		settings: in.Settings,
+		status:   payment.SessionOpen,
+		paid:     "0",
+		lines:    map[string]*payment.PaymentLine{},
+		seenLate: map[string]bool{},
+		seen:     map[string]bool{},
+		reported: map[string][]string{},
+		rowOf:    map[string]string{},
+		restarts: workflow.NewChannel(ctx),
+		claims:   workflow.NewBufferedChannel(ctx, 1),
+		pauses:   map[string]time.Duration{},
+	}
+}
+
+// setHandlers sets the handlers of the session's updates and query.
+func (cs *checkoutSession) setHandlers(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResolveException, cs.onResolveException,
+		workflow.UpdateHandlerOptions{Validator: cs.validateResolution}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QuerySessionState, cs.state); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, UpdateAssignTransfer, cs.onAssignTransfer); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateCancelSession, cs.onCancel,
+		workflow.UpdateHandlerOptions{Validator: cs.validateCancel}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateSubmitPayment, cs.onSubmitPayment,
+		workflow.UpdateHandlerOptions{Validator: cs.validateSubmission})
+}
+
+// run is the session's main loop: it takes one signal, timer or settling
+// at a time until the session is done, then lets the updates still
+// running finish.
+func (cs *checkoutSession) run(ctx workflow.Context) error {
+	cs.listen(ctx)
 	for {
-		if done() {
-			if !perTransfer || lateScanned {
+		if cs.done(ctx) {
+			if cs.lateScanned {
 				break
 			}
-			if !lateScan {
-				lateScan = true
-				if workflow.GetVersion(ctx, changeEveryTransfer, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-					break
-				}
-				scannedLate := workflow.NewChannel(ctx)
-				workflow.Go(ctx, func(ctx workflow.Context) {
-					waitScanned(ctx, sessionNetworks(s), s.LateUntil, s.LateUntil.Add(ScanWaitLimit))
-					scannedLate.Send(ctx, nil)
-				})
-				sel.AddReceive(scannedLate, func(c workflow.ReceiveChannel, _ bool) {
-					c.Receive(ctx, nil)
-					lateScanned = true
-				})
+			if !cs.lateScan {
+				cs.lateScan = true
+				cs.waitLateScan(ctx)
 			}
 		}
-		if !lateTimer && closed() && workflow.Now(ctx).Before(s.LateUntil) {
-			lateTimer = true
-			sel.AddFuture(workflow.NewTimer(ctx, s.LateUntil.Sub(workflow.Now(ctx))), func(workflow.Future) {})
+		if !cs.lateTimer && cs.closed() && workflow.Now(ctx).Before(cs.s.LateUntil) {
+			cs.lateTimer = true
+			cs.sel.AddFuture(workflow.NewTimer(ctx, cs.s.LateUntil.Sub(workflow.Now(ctx))), func(workflow.Future) {})
 		}
-		workflow.SetCurrentDetails(ctx, sessionDetails(workflow.Now(ctx), s, status, paid, exception, lines, order, lateScan))
-		sel.Select(ctx)
-		if stepErr != nil {
-			return stepErr
+		workflow.SetCurrentDetails(ctx, sessionDetails(workflow.Now(ctx), cs.s, cs.status, cs.paid, cs.exception, cs.lines, cs.order, cs.lateScan))
+		cs.sel.Select(ctx)
+		if cs.stepErr != nil {
+			return cs.stepErr
 		}
 	}
-	// Let a caller still waiting on the update see its answer, and settle
-	// an assignment accepted while the loop ended.
+	return cs.finishUpdates(ctx)
+}
+
+// listen sets up what the main loop waits for: the restarts of
+// transactions' workflows, claims and assignments to settle, the expiry
+// timer, and the transactions' signals.
+func (cs *checkoutSession) listen(ctx workflow.Context) {
+	transfers := workflow.GetSignalChannel(ctx, SignalTransfer)
+	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
+	expiry := workflow.NewTimer(ctx, cs.s.ExpiresAt.Sub(workflow.Now(ctx)))
+	cs.scanned = workflow.NewChannel(ctx)
+	cs.sel = workflow.NewSelector(ctx)
+	cs.sel.AddReceive(cs.restarts, func(c workflow.ReceiveChannel, _ bool) {
+		var in TransactionInput
+		c.Receive(ctx, &in)
+		cs.stepErr = cs.follow(ctx, in)
+	})
+	cs.sel.AddReceive(cs.claims, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		cs.unsettled = false
+		cs.stepErr = cs.settle(ctx)
+	})
+	cs.sel.AddFuture(expiry, func(workflow.Future) { cs.stepErr = cs.onExpiry(ctx) })
+	cs.sel.AddReceive(cs.scanned, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		cs.stepErr = cs.onScannedPastExpiry(ctx)
+	})
+	cs.sel.AddReceive(transfers, func(c workflow.ReceiveChannel, _ bool) {
+		var p SessionTransfer
+		c.Receive(ctx, &p)
+		cs.stepErr = cs.onTransfer(ctx, p)
+	})
+	cs.sel.AddReceive(updates, func(c workflow.ReceiveChannel, _ bool) {
+		var u TxStatus
+		c.Receive(ctx, &u)
+		cs.stepErr = cs.onTxStatus(ctx, u)
+	})
+}
+
+// finishUpdates lets a caller still waiting on an update see its answer,
+// and settles an assignment accepted while the main loop ended.
+func (cs *checkoutSession) finishUpdates(ctx workflow.Context) error {
 	for {
-		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil || !unsettled {
+		if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil || !cs.unsettled {
 			return err
 		}
-		unsettled = false
-		if err := settle(); err != nil {
+		cs.unsettled = false
+		if err := cs.settle(ctx); err != nil {
 			return err
 		}
 	}
 }
 
+// state answers QuerySessionState.
+func (cs *checkoutSession) state() (SessionState, error) {
+	return SessionState{Status: cs.status, PaidUSD: cs.paid, Exception: cs.exception, CompletedAt: cs.completedAt,
+		Resolution: cs.resolution}, nil
+}
+
+// validateResolution refuses a resolution the session as the workflow
+// knows it does not take.
+func (cs *checkoutSession) validateResolution(in ResolveInput) error {
+	view := payment.Session{Status: cs.status, Exception: cs.exception}
+	if _, err := view.Resolve(in.Resolution, in.At); err != nil {
+		return temporal.NewApplicationError(err.Error(), ErrorConflict)
+	}
+	return nil
+}
+
+// onResolveException records a merchant's resolution (UpdateResolveException).
+func (cs *checkoutSession) onResolveException(ctx workflow.Context, in ResolveInput) error {
+	ctx = withLocalActivityOptions(ctx)
+	// The session as the workflow knows it decides, as it will decide
+	// every later settlement.
+	view := payment.Session{Status: cs.status, Exception: cs.exception, CompletedAt: cs.completedAt}
+	if _, err := view.Resolve(in.Resolution, in.At); err != nil {
+		return temporal.NewApplicationError(err.Error(), ErrorConflict)
+	}
+	if err := resolveCheckoutSession(ctx, in); err != nil {
+		return err
+	}
+	cs.status, cs.exception, cs.completedAt, cs.resolution = view.Status, view.Exception, view.CompletedAt, in.Resolution
+	cs.resolvedPaid, _ = decimal.NewFromString(cs.paid)
+	cs.upsertStatus(ctx)
+	return nil
+}
+
+// onAssignTransfer records a merchant's assignment of an unexpected
+// transfer (UpdateAssignTransfer) and leaves its settling to the main loop.
+func (cs *checkoutSession) onAssignTransfer(ctx workflow.Context, in AssignInput) (payment.Transaction, error) {
+	ctx = withLocalActivityOptions(ctx)
+	t, err := assignTransfer(ctx, in)
+	if err != nil {
+		return t, err
+	}
+	if cs.lines[t.ID] == nil {
+		cs.addLine(t.ID, &payment.PaymentLine{AssetID: t.AssetDefinitionID, AmountBaseUnits: t.AmountBaseUnits, Status: t.Status,
+			Late: cs.late()})
+	}
+	// The main loop settles (it owns the session's records), or the end
+	// of the workflow does, when the loop has finished.
+	cs.unsettled = true
+	cs.claims.SendAsync(t.ID)
+	return t, nil
+}
+
+func (cs *checkoutSession) validateCancel(CancelRequest) error {
+	if cs.status != payment.SessionOpen {
+		return fmt.Errorf("only an open session can be canceled; this one is %s", cs.status)
+	}
+	return nil
+}
+
+// onCancel records the merchant's cancel (UpdateCancelSession).
+func (cs *checkoutSession) onCancel(ctx workflow.Context, in CancelRequest) error {
+	ctx = withLocalActivityOptions(ctx)
+	if err := payment.AdvanceSession(cs.status, payment.SessionCanceled); err != nil {
+		return err
+	}
+	if err := cancelCheckoutSession(ctx, CancelSessionInput{SessionID: cs.s.ID, At: workflow.Now(ctx), Audit: in.Audit}); err != nil {
+		return err
+	}
+	cs.status = payment.SessionCanceled
+	cs.upsertStatus(ctx)
+	return nil
+}
+
+func (cs *checkoutSession) validateSubmission(ctx workflow.Context, in SubmitInput) error {
+	if !slices.ContainsFunc(cs.s.PaymentOptions, func(o payment.PaymentOption) bool { return o.Network == in.Network }) {
+		return temporal.NewApplicationError("must be one of the session's networks", ErrorInvalid)
+	}
+	switch {
+	case cs.status == payment.SessionCanceled || cs.status == payment.SessionExpired && !workflow.Now(ctx).Before(cs.s.LateUntil):
+		return temporal.NewApplicationError("The checkout session no longer takes payments", ErrorConflict)
+	case !slices.Contains(cs.claimed, in.TxHash) && len(cs.claimed) >= MaxSubmittedHashes:
+		return temporal.NewApplicationError(fmt.Sprintf("The checkout session takes at most %d submitted transaction hashes", MaxSubmittedHashes), ErrorConflict)
+	}
+	return nil
+}
+
+// onSubmitPayment records a payer's hash as a claim (UpdateSubmitPayment)
+// and has its transaction's workflow follow it.
+func (cs *checkoutSession) onSubmitPayment(ctx workflow.Context, in SubmitInput) (payment.Transaction, error) {
+	ctx = withLocalActivityOptions(ctx)
+	if !slices.Contains(cs.claimed, in.TxHash) {
+		cs.claimed = append(cs.claimed, in.TxHash)
+	}
+	now := workflow.Now(ctx)
+	var id string
+	_ = workflow.SideEffect(ctx, func(workflow.Context) any { return payment.NewID(payment.PrefixTx, now) }).Get(&id)
+	t, err := recordClaim(ctx, ClaimInput{Claim: payment.Claim(cs.s, in.Network, in.ChainID, in.TxHash, id, now)})
+	if err != nil || !t.IsClaim() || t.Status.Terminal() {
+		return t, err // a transfer recorded before: its workflow tells the session
+	}
+	if cs.lines[t.ID] == nil {
+		cs.seenLate[t.ID] = cs.late()
+		cs.addLine(t.ID, &payment.PaymentLine{Status: payment.TxPending, Late: cs.seenLate[t.ID]})
+	}
+	p := SessionTransfer{SessionID: cs.s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
+		LogIndex: payment.LogIndexClaim, To: cs.s.DepositAddress, Source: "payer"}
+	if err := cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s}); err != nil {
+		return payment.Transaction{}, err
+	}
+	cs.claims.SendAsync(t.ID)
+	return t, nil
+}
+
+// onExpiry handles the expiry timer. Lateness is the chain's: a payment
+// mined before expiresAt is in time however late chainwatch sees it (a
+// node outage, a worker restart). So the session waits until every
+// network has been scanned past expiresAt, then decides.
+func (cs *checkoutSession) onExpiry(ctx workflow.Context) error {
+	if !cs.takesPayments() {
+		cs.expired = true
+		return cs.decideExpiry(ctx)
+	}
+	cs.pastExpiry = true
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		// Not past ScanWaitLimit after the late-payment window, though: a
+		// network that stopped for good does not hold the session for ever.
+		waitScanned(ctx, sessionNetworks(cs.s), cs.s.ExpiresAt, cs.s.LateUntil.Add(ScanWaitLimit))
+		cs.scanned.Send(ctx, nil)
+	})
+	return nil
+}
+
+// onScannedPastExpiry decides the expiry once the networks have been
+// scanned past expiresAt.
+func (cs *checkoutSession) onScannedPastExpiry(ctx workflow.Context) error {
+	cs.expired = true
+	if err := cs.decideExpiry(ctx); err != nil || cs.expiryWaits {
+		return err
+	}
+	return cs.settle(ctx) // the late payments seen while it waited
+}
+
+// decideExpiry expires a session still taking payments, unless payments
+// made in time are still confirming: it then waits for them.
+func (cs *checkoutSession) decideExpiry(ctx workflow.Context) error {
+	if !cs.takesPayments() {
+		return nil
+	}
+	if cs.confirming() {
+		cs.expiryWaits = true
+		return nil
+	}
+	return cs.expire(ctx)
+}
+
+// waitLateScan has the main loop wait until every network the session
+// takes has been scanned past the late-payment window.
+func (cs *checkoutSession) waitLateScan(ctx workflow.Context) {
+	scannedLate := workflow.NewChannel(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		waitScanned(ctx, sessionNetworks(cs.s), cs.s.LateUntil, cs.s.LateUntil.Add(ScanWaitLimit))
+		scannedLate.Send(ctx, nil)
+	})
+	cs.sel.AddReceive(scannedLate, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		cs.lateScanned = true
+	})
+}
+
+// onTransfer takes a payment chainwatch or a rescan reported
+// (SignalTransfer): it has a line until its record is told, and its
+// transaction's workflow follows it.
+func (cs *checkoutSession) onTransfer(ctx workflow.Context, p SessionTransfer) error {
+	key := p.TransferKey()
+	if cs.seen[key] {
+		return nil // a rescan, or the record is told already
+	}
+	if cs.afterWindow(ctx, p.BlockTime) {
+		// Mined and seen after the late-payment window: its
+		// transaction's workflow records it as unexpected.
+		cs.seen[key] = true
+		return cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s})
+	}
+	cs.seen[key] = true
+	cs.seenLate[key] = cs.late()
+	cs.addLine(key, &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
+		Late: cs.lateAt(cs.seenLate[key], p.BlockTime)})
+	cs.reported[p.Key()] = append(cs.reported[p.Key()], key)
+	if err := cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s}); err != nil {
+		return err
+	}
+	return cs.settle(ctx) // processing from the first payment seen
+}
+
+// onTxStatus takes a transaction workflow's news of one of its records,
+// or of its end (SignalTxStatus), and brings the record's line in line.
+func (cs *checkoutSession) onTxStatus(ctx workflow.Context, u TxStatus) error {
+	if u.Unexpected {
+		// Recorded for no session: not a line of this one.
+		cs.seen[u.TransferKey] = true
+		if cs.lines[u.TransferKey] != nil {
+			cs.drop(u.TransferKey)
+		}
+		return cs.settle(ctx)
+	}
+	if u.Ended {
+		// Transfers it was told of and did not record will not be.
+		for _, k := range cs.reported[u.Key] {
+			if cs.lines[k] != nil {
+				cs.drop(k)
+			}
+		}
+		delete(cs.reported, u.Key)
+		return cs.settle(ctx)
+	}
+	if prev := cs.rowOf[u.TransferKey]; u.TransferKey != "" && prev != "" && prev != u.RowID && cs.lines[prev] != nil && cs.lines[u.RowID] == nil {
+		// The transfer recorded again under another ID: its line moves
+		// to the new record rather than counting twice.
+		cs.moveLine(prev, u.RowID)
+	}
+	if u.TransferKey != "" {
+		cs.rowOf[u.TransferKey] = u.RowID
+	}
+	l := cs.lines[u.RowID]
+	if u.TransferKey != "" {
+		cs.seen[u.TransferKey] = true
+		if reportedLine := cs.lines[u.TransferKey]; reportedLine != nil {
+			if l == nil {
+				l = reportedLine
+				cs.lines[u.RowID], cs.seenLate[u.RowID] = l, cs.seenLate[u.TransferKey]
+				cs.order[slices.Index(cs.order, u.TransferKey)] = u.RowID
+			} else {
+				cs.seenLate[u.RowID] = cs.seenLate[u.RowID] && cs.seenLate[u.TransferKey]
+			}
+			cs.drop(u.TransferKey)
+		}
+	}
+	if l == nil {
+		l = &payment.PaymentLine{}
+		cs.seenLate[u.RowID] = cs.late()
+		cs.addLine(u.RowID, l)
+	}
+	l.Late = cs.lateAt(cs.seenLate[u.RowID], u.MinedAt)
+	l.Status, l.AssetID, l.AmountBaseUnits = u.Status, u.AssetID, u.AmountBaseUnits
+	return cs.settle(ctx)
+}
+
+// follow makes sure a transaction's workflow runs for the session
+// (watchTransaction). When one it started ends abnormally (failed,
+// terminated, timed out), it is started again from its records after a
+// pause (10 s, doubling up to an hour), for as long as the session runs.
+func (cs *checkoutSession) follow(ctx workflow.Context, in TransactionInput) error {
+	fut, err := watchTransaction(ctx, in)
+	if err != nil || fut == nil {
+		return err
+	}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		err := fut.Get(ctx, nil)
+		if err == nil {
+			return
+		}
+		key := in.Transfer.Key()
+		cs.pauses[key] = min(max(2*cs.pauses[key], 10*time.Second), time.Hour)
+		workflow.GetLogger(ctx).Warn("a transaction's workflow ended abnormally; it starts again",
+			"transaction", key, "after", cs.pauses[key], "error", err)
+		if workflow.Sleep(ctx, cs.pauses[key]) == nil {
+			cs.restarts.Send(ctx, in)
+		}
+	})
+	return nil
+}
+
+// settle settles the session over its lines, as far as its expiry allows.
+func (cs *checkoutSession) settle(ctx workflow.Context) error {
+	if cs.pastExpiry && !cs.expired && cs.takesPayments() {
+		// Past expiresAt, before the chain has been read that far: only
+		// payments made in time may complete the session.
+		return cs.settleOver(ctx, true)
+	}
+	if !cs.expiryWaits {
+		return cs.settleOver(ctx, false)
+	}
+	if err := cs.settleOver(ctx, true); err != nil || cs.status == payment.SessionCompleted {
+		cs.expiryWaits = false
+		if err == nil {
+			err = cs.settleOver(ctx, false) // late payments made while it waited count too, flagged
+		}
+		return err
+	}
+	if !cs.confirming() {
+		cs.expiryWaits = false
+		return cs.expire(ctx)
+	}
+	return nil
+}
+
+// settleOver settles the session over its lines (only those in time, if
+// onTimeOnly) and records what changed.
+func (cs *checkoutSession) settleOver(ctx workflow.Context, onTimeOnly bool) error {
+	list := make([]payment.PaymentLine, 0, len(cs.order))
+	for _, k := range cs.order {
+		if !onTimeOnly || !cs.lines[k].Late {
+			list = append(list, *cs.lines[k])
+		}
+	}
+	out := payment.Settle(cs.s, cs.status, list, cs.settings.CompleteOn, cs.settings.TolerancePercent)
+	if cs.resolution != "" {
+		out = cs.resolution.Keep(out, cs.resolvedPaid)
+	}
+	if out.Status == payment.SessionProcessing && !out.SeenUSD.IsPositive() {
+		out.Status = payment.SessionOpen // every payment it saw failed
+	}
+	if out.Status == cs.status && out.PaidUSD.String() == cs.paid && out.Exception == cs.exception {
+		return nil
+	}
+	if out.Status != cs.status {
+		if err := payment.AdvanceSession(cs.status, out.Status); err != nil {
+			return err
+		}
+	}
+	now := workflow.Now(ctx)
+	if out.Status == payment.SessionCompleted && cs.completedAt == nil {
+		cs.completedAt = &now
+	}
+	cs.status, cs.paid, cs.exception = out.Status, out.PaidUSD.String(), out.Exception
+	cs.upsertStatus(ctx)
+	return recordSessionProgress(ctx, ProgressInput{SessionID: cs.s.ID, Status: cs.status,
+		PaidUSD: cs.paid, Exception: cs.exception, CompletedAt: cs.completedAt, At: now})
+}
+
+// expire records the session's expiry, then settles its late payments.
+func (cs *checkoutSession) expire(ctx workflow.Context) error {
+	if err := payment.AdvanceSession(cs.status, payment.SessionExpired); err != nil {
+		return err
+	}
+	if err := expireCheckoutSession(ctx, ExpireSessionInput{SessionID: cs.s.ID, At: cs.s.ExpiresAt}); err != nil {
+		return err
+	}
+	cs.status = payment.SessionExpired
+	cs.upsertStatus(ctx)
+	return cs.settleOver(ctx, false)
+}
+
+func (cs *checkoutSession) upsertStatus(ctx workflow.Context) {
+	_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(cs.status)))
+}
+
+func (cs *checkoutSession) takesPayments() bool {
+	return cs.status == payment.SessionOpen || cs.status == payment.SessionProcessing
+}
+
+// confirming reports a payment seen before expiresAt that may still count
+// (not failed, not yet at completeOn).
+func (cs *checkoutSession) confirming() bool {
+	for _, k := range cs.order {
+		l := cs.lines[k]
+		if !l.Late && l.Status != payment.TxFailed && !payment.Counts(l.Status, cs.settings.CompleteOn) {
+			return true
+		}
+	}
+	return false
+}
+
+// late tells whether a payment first seen now is seen late.
+func (cs *checkoutSession) late() bool {
+	return cs.status == payment.SessionExpired || cs.status == payment.SessionCanceled || cs.expiryWaits || cs.pastExpiry
+}
+
+// lateAt tells whether a payment is late: seen late, and, once mined
+// (blockTime in Unix seconds, 0 before), mined at or after expiresAt. So
+// a payment mined in time is in time however late the engine sees it, and
+// one seen in time stays in time on a chain whose clock runs ahead.
+func (cs *checkoutSession) lateAt(seenLate bool, blockTime uint64) bool {
+	return seenLate && (blockTime == 0 || !time.Unix(int64(blockTime), 0).Before(cs.s.ExpiresAt))
+}
+
+// afterWindow tells whether a transfer mined at blockTime (Unix seconds, 0
+// before it is mined) and seen now is past the late-payment window on both
+// counts, so no longer the session's (payment.MatchTransfers decides the
+// same).
+func (cs *checkoutSession) afterWindow(ctx workflow.Context, blockTime uint64) bool {
+	return cs.status != payment.SessionOpen && cs.status != payment.SessionProcessing && !workflow.Now(ctx).Before(cs.s.LateUntil) &&
+		(blockTime == 0 || !time.Unix(int64(blockTime), 0).Before(cs.s.LateUntil))
+}
+
+func (cs *checkoutSession) addLine(key string, l *payment.PaymentLine) {
+	cs.lines[key] = l
+	cs.order = append(cs.order, key)
+}
+
+// moveLine moves a line to another key, keeping its place.
+func (cs *checkoutSession) moveLine(from, to string) {
+	cs.lines[to], cs.seenLate[to] = cs.lines[from], cs.seenLate[from]
+	cs.order[slices.Index(cs.order, from)] = to
+	delete(cs.lines, from)
+	delete(cs.seenLate, from)
+}
+
+func (cs *checkoutSession) drop(key string) {
+	delete(cs.lines, key)
+	delete(cs.seenLate, key)
+	cs.order = slices.DeleteFunc(cs.order, func(k string) bool { return k == key })
+}
+
+// closed tells that the session takes no more payments in time.
+func (cs *checkoutSession) closed() bool {
+	return cs.expired || cs.status == payment.SessionCompleted || cs.status == payment.SessionCanceled
+}
+
+// done tells that the session may end: its late-payment window has passed
+// and every transaction it started is final.
+func (cs *checkoutSession) done(ctx workflow.Context) bool {
+	if !cs.closed() || workflow.Now(ctx).Before(cs.s.LateUntil) {
+		return false
+	}
+	for _, k := range cs.order {
+		if !cs.lines[k].Status.Terminal() {
+			return false
+		}
+	}
+	return true
+}
+
 // ScanWaitLimit bounds how long past its late-payment window a session
-// waits for its networks' scanners (a node down for days): a transfer
+// waits for its networks' chainwatch (a node down for days): a transfer
 // reported after that is recorded as unexpected.
 const ScanWaitLimit = 7 * 24 * time.Hour
 

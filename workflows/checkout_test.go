@@ -2,14 +2,12 @@ package workflows_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/paymentsd/paymentsd/activities"
@@ -21,7 +19,7 @@ import (
 )
 
 // fixture records a project and a plan and returns a session for it that
-// is not recorded yet: the workflow records it.
+// is not recorded yet (execute records it).
 func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 	t.Helper()
 	ctx := context.Background()
@@ -41,11 +39,21 @@ func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 		CreatedAt: now, UpdatedAt: now}
 }
 
+// execute records the session, as the API does before it starts the
+// session's workflow, and runs the workflow.
+func execute(t *testing.T, st *store.Store, env *testsuite.TestWorkflowEnvironment, in workflows.CheckoutSessionInput) {
+	t.Helper()
+	if err := st.InsertSession(context.Background(), in.Session, nil); err != nil {
+		t.Fatal(err)
+	}
+	env.ExecuteWorkflow(workflows.CheckoutSession, in)
+}
+
 func newEnv(t *testing.T, st *store.Store) *testsuite.TestWorkflowEnvironment {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(workflows.CheckoutSession)
-	// devnet is configured: a session waits for its scanner.
+	// devnet is configured: a session waits for its chainwatch.
 	chains := chainwatch.Chains{"devnet": {Network: chainwatch.Network{Key: "devnet", ChainID: 1337}}}
 	(&activities.Activities{Store: st, Chains: chains}).Register(env)
 	return env
@@ -68,20 +76,10 @@ func TestCheckoutSessionExpiresAtExpiresAt(t *testing.T) {
 		}
 		statusBefore = s.Status
 	}, 29*time.Minute)
-	created := false
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) },
-			OnComplete: func(_ any, err error) { created = err == nil },
-		})
-	}, 0)
 
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
-	}
-	if !created {
-		t.Fatal("the created update did not complete")
 	}
 	if statusBefore != payment.SessionOpen {
 		t.Fatalf("status a minute before expiry = %q, want open", statusBefore)
@@ -98,43 +96,6 @@ func TestCheckoutSessionExpiresAtExpiresAt(t *testing.T) {
 	}
 }
 
-// Creation retried twice, each time after the row was written but before
-// the worker could report success, still yields one session.
-func TestCheckoutSessionCreationRetriedYieldsOneSession(t *testing.T) {
-	st := storetest.NewStore(t)
-	start := time.Now().UTC().Truncate(time.Microsecond)
-	cs := fixture(t, st, start)
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	env.RegisterWorkflow(workflows.CheckoutSession)
-	acts := &activities.Activities{Store: st}
-	attempts := 0
-	env.RegisterActivityWithOptions(func(ctx context.Context, s payment.Session) error {
-		attempts++
-		if err := acts.CreateCheckoutSession(ctx, s); err != nil {
-			return err
-		}
-		if attempts <= 2 {
-			return errors.New("worker lost before reporting success")
-		}
-		return nil
-	}, activity.RegisterOptions{Name: workflows.ActivityCreateCheckoutSession})
-	env.RegisterActivityWithOptions(acts.ExpireCheckoutSession, activity.RegisterOptions{Name: workflows.ActivityExpireCheckoutSession})
-	env.SetStartTime(start)
-
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	if attempts != 3 {
-		t.Fatalf("attempts = %d, want 3", attempts)
-	}
-	_, total, err := st.ListSessions(context.Background(), payment.Principal{ProjectID: cs.ProjectID}, payment.ListQuery{Page: 1, Limit: 20})
-	if err != nil || total != 1 {
-		t.Fatalf("sessions = %d (%v), want 1", total, err)
-	}
-}
-
 // Lateness is the chain's: a payment mined a minute before expiresAt but
 // seen only five minutes after it (the node was down) completes the
 // session, not paid_late; until the network is scanned past expiresAt the
@@ -144,12 +105,12 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	ps := newPaidSession(t, start, start.Add(24*time.Hour), start.Add(29*time.Minute))
 	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
-	// The scanner stopped a minute before expiresAt.
+	// Chainwatch stopped a minute before expiresAt.
 	if err := st.RecordScanProgress(ctx, "devnet", 100, start.Add(29*time.Minute), start); err != nil {
 		t.Fatal(err)
 	}
 	var before payment.SessionStatus
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, 35*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, 35*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxConfirmed)) }, 35*time.Minute+time.Second)
 	env.RegisterDelayedCallback(func() {
 		s, err := st.SessionByID(ctx, cs.ID)
@@ -163,7 +124,7 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	}, 36*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 38*time.Minute)
 
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -180,11 +141,11 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	}
 }
 
-// A scanner held behind for longer than the late-payment window still
+// Chainwatch held behind for longer than the late-payment window still
 // counts a payment made while the session was open: the session waits for
 // its network to be scanned past expiresAt, and past the window before it
 // ends.
-func TestAScannerBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
+func TestChainwatchBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	ps := newPaidSession(t, start, start.Add(40*time.Minute), start.Add(29*time.Minute))
@@ -200,15 +161,15 @@ func TestAScannerBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 		}
 		atWindowEnd = s.Status
 	}, 50*time.Minute)
-	// Two hours later the scanner catches up and finds the payment.
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, 2*time.Hour)
+	// Two hours later chainwatch catches up and finds the payment.
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, 2*time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Hour+time.Second)
 	env.RegisterDelayedCallback(func() {
 		if err := st.RecordScanProgress(ctx, "devnet", 900, start.Add(2*time.Hour), start.Add(2*time.Hour)); err != nil {
 			t.Error(err)
 		}
 	}, 2*time.Hour+time.Minute)
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -243,12 +204,12 @@ func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 			*into = s.Status
 		}
 	}
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxConfirmed)) }, time.Minute+time.Second)
 	env.RegisterDelayedCallback(read(&during), 2*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFailed)) }, 5*time.Minute)
 	env.RegisterDelayedCallback(read(&after), 6*time.Minute)
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -260,12 +221,12 @@ func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 
 // paidSession is a session paid 25 USDC on devnet, about to start, whose
 // transaction workflows are mocked: the test tells the session what they
-// would (status), for the payment p the scanner reports, mined at minedAt.
+// would (status), for the payment p chainwatch reports, mined at minedAt.
 type paidSession struct {
 	st  *store.Store
 	cs  payment.Session
 	env *testsuite.TestWorkflowEnvironment
-	p   workflows.Payment
+	p   workflows.SessionTransfer
 }
 
 func newPaidSession(t *testing.T, start, lateUntil, minedAt time.Time) paidSession {
@@ -278,13 +239,9 @@ func newPaidSession(t *testing.T, start, lateUntil, minedAt time.Time) paidSessi
 	env.RegisterWorkflow(workflows.Transaction)
 	env.OnWorkflow(workflows.Transaction, mock.Anything, mock.Anything).Return(nil)
 	env.SetStartTime(start)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-			OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
-	}, 0)
-	p := workflows.Payment{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
+	p := workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
 		LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
-		BlockTime: uint64(minedAt.Unix()), Source: "scanner"}
+		BlockTime: uint64(minedAt.Unix()), Source: "chainwatch"}
 	return paidSession{st: st, cs: cs, env: env, p: p}
 }
 
@@ -308,7 +265,7 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 	again := status(payment.TxFinalized)
 	again.RowID = "tx_2"
 	var paidBefore string
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalPayment, p) }, time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		s, err := st.SessionByID(ctx, cs.ID)
@@ -319,7 +276,7 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 		env.SignalWorkflow(workflows.SignalTxStatus, again)
 	}, 3*time.Minute)
 
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+	execute(t, st, env, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -334,10 +291,9 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 	}
 }
 
-// A cancel sent as the previous release sent it, with no argument, still
-// cancels (updates recorded then replay the same way); one carrying the
-// merchant's audit entry records it with the cancelation, once, however
-// often the activity runs.
+// A cancel with no argument cancels without an audit entry; one carrying
+// the merchant's audit entry records it with the cancelation, once,
+// however often the activity runs.
 func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 	for _, withEntry := range []bool{false, true} {
 		st := storetest.NewStore(t)
@@ -348,10 +304,6 @@ func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 		entry := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, start), ProjectID: cs.ProjectID, OccurredAt: start,
 			Origin: payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: "key_1", IP: "192.0.2.1"},
 			Action: payment.AuditSessionCanceled, TargetType: "checkout_session", TargetID: cs.ID}
-		env.RegisterDelayedCallback(func() {
-			env.UpdateWorkflow(workflows.UpdateSessionCreated, "created", &testsuite.TestUpdateCallback{
-				OnAccept: func() {}, OnReject: func(err error) { t.Error(err) }, OnComplete: func(any, error) {}})
-		}, 0)
 		canceled := false
 		env.RegisterDelayedCallback(func() {
 			var args []any
@@ -362,7 +314,7 @@ func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 				OnAccept: func() {}, OnReject: func(err error) { t.Error(err) },
 				OnComplete: func(_ any, err error) { canceled = err == nil }}, args...)
 		}, time.Minute)
-		env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs})
+		execute(t, st, env, workflows.CheckoutSessionInput{Session: cs})
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,9 +19,10 @@ import (
 )
 
 // releases holds the histories recorded from real runs of each release's
-// workflow code, a folder per release (scripts/record-histories.sh), and
-// SHA256SUMS, which pins every file: a release's histories are added, never
-// changed or removed.
+// workflow code, a folder per release named by its version (v0.1.0, the
+// replay floor, first; dev/scripts/record-histories.sh), and SHA256SUMS,
+// which pins every file: a release's histories are added, never changed or
+// removed.
 const releases = "testdata/releases"
 
 // The workflows replay every history of every release: a change that
@@ -28,52 +30,95 @@ const releases = "testdata/releases"
 // must go through workflow.GetVersion (docs/operations.md, "Deploying
 // while workflows run").
 func TestReplayRecordedHistories(t *testing.T) {
-	files := releaseFiles(t)
-	if len(files) == 0 {
-		t.Fatal("no recorded histories in " + releases)
+	versions := releaseVersions(t)
+	if len(versions) == 0 {
+		t.Fatalf("no release folder in %s: record the current release's histories with "+
+			"make record-histories RELEASE=v0.1.0 (or the version being released)", releases)
 	}
 	r := worker.NewWorkflowReplayer()
 	workflows.Register(r)
-	byRelease := map[string]map[string]bool{}
-	for _, f := range files {
-		b, err := os.Open(filepath.Join(releases, f))
+	for _, release := range versions {
+		types := map[string]bool{}
+		files, err := filepath.Glob(filepath.Join(releases, release, "*.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := client.HistoryFromJSON(b, client.HistoryJSONOptions{})
-		b.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+		for _, f := range files {
+			types[replay(t, r, f)] = true
 		}
-		release := filepath.Dir(f)
-		if byRelease[release] == nil {
-			byRelease[release] = map[string]bool{}
+		// Every release recorded every workflow type it had; the newest
+		// one has every type there is.
+		if release != versions[len(versions)-1] {
+			continue
 		}
-		byRelease[release][h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName()] = true
-		if err := r.ReplayWorkflowHistory(nil, h); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-	// The newest release recorded every workflow type there is; together
-	// the releases cover them all.
-	all := map[string]bool{}
-	var newest string
-	for release, types := range byRelease {
-		for name := range types {
-			all[name] = true
-		}
-		if release != "earlier" && release > newest {
-			newest = release
+		for _, d := range workflows.Definitions() {
+			if !types[d.Name] {
+				t.Errorf("the newest release, %s, has no recorded history of %s", release, d.Name)
+			}
 		}
 	}
-	for _, d := range workflows.Definitions() {
-		if !all[d.Name] {
-			t.Errorf("no recorded history of %s in %s", d.Name, releases)
-		}
-		if newest != "" && !byRelease[newest][d.Name] {
-			t.Errorf("the newest release, %s, has no recorded history of %s", newest, d.Name)
-		}
+}
+
+// replay replays one recorded history and returns its workflow type.
+func replay(t *testing.T, r worker.WorkflowReplayer, file string) string {
+	t.Helper()
+	b, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer b.Close()
+	h, err := client.HistoryFromJSON(b, client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if err := r.ReplayWorkflowHistory(nil, h); err != nil {
+		t.Errorf("%s: %v", file, err)
+	}
+	return h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName()
+}
+
+// releaseVersions lists the release folders, oldest first. Every folder
+// there is a release named by its version: anything else fails the test,
+// so that no release's histories are skipped.
+func releaseVersions(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(releases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var versions []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, ok := parseVersion(e.Name()); !ok {
+			t.Fatalf("%s/%s: a release folder is named by its version, like v0.1.0", releases, e.Name())
+		}
+		versions = append(versions, e.Name())
+	}
+	slices.SortFunc(versions, func(a, b string) int {
+		va, _ := parseVersion(a)
+		vb, _ := parseVersion(b)
+		return slices.Compare(va, vb)
+	})
+	return versions
+}
+
+// parseVersion reads vMAJOR.MINOR.PATCH.
+func parseVersion(name string) ([]int, bool) {
+	parts := strings.Split(strings.TrimPrefix(name, "v"), ".")
+	if !strings.HasPrefix(name, "v") || len(parts) != 3 {
+		return nil, false
+	}
+	v := make([]int, 3)
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || strconv.Itoa(n) != p {
+			return nil, false
+		}
+		v[i] = n
+	}
+	return v, true
 }
 
 // Every history file is pinned by SHA256SUMS, and every pinned file is
@@ -104,7 +149,7 @@ func TestRecordedHistoriesAreNeverRewritten(t *testing.T) {
 		want, ok := pinned[name]
 		switch {
 		case !ok:
-			t.Errorf("%s is not in SHA256SUMS: add a release's histories with scripts/record-histories.sh", name)
+			t.Errorf("%s is not in SHA256SUMS: add a release's histories with dev/scripts/record-histories.sh", name)
 		case want != hex.EncodeToString(sum[:]):
 			t.Errorf("%s was changed after its release; record the new shape as a new release instead", name)
 		}

@@ -37,9 +37,9 @@ func RescanStartOptions(in RescanInput) client.StartWorkflowOptions {
 }
 
 // Rescan scans a range of a network's blocks again, apart from the
-// network's scanner and without moving its cursor, and hands every
-// transfer to a deposit address it finds to its session the way the
-// scanner does. Running it twice is safe: a session counts a transfer
+// network's chainwatch and without moving its cursor, and hands every
+// transfer to a deposit address it finds to its session the way
+// chainwatch does. Running it twice is safe: a session counts a transfer
 // once, and a transfer is recorded once.
 func Rescan(ctx workflow.Context, in RescanInput) (RescanResult, error) {
 	ctx = withActivityOptions(ctx)
@@ -51,11 +51,11 @@ func Rescan(ctx workflow.Context, in RescanInput) (RescanResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := reportPayments(ctx, out.Payments); err != nil {
+		if err := reportTransfers(ctx, out.Transfers); err != nil {
 			return res, err
 		}
 		res.Blocks += to - from + 1
-		res.Transfers += len(out.Payments)
+		res.Transfers += len(out.Transfers)
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("through block %d of %d · %d transfer(s) found", to, in.To, res.Transfers))
 		if to == in.To {
 			break // to+1 could wrap

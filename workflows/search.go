@@ -23,12 +23,12 @@ func sessionSearchAttributes(s payment.Session) temporal.SearchAttributes {
 		PaymentStatus.ValueSet(string(s.Status)), IsLive.ValueSet(s.IsLive))
 }
 
-func transactionSearchAttributes(s payment.Session, p Payment) temporal.SearchAttributes {
+func transactionSearchAttributes(s payment.Session, p SessionTransfer) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(ProjectID.ValueSet(s.ProjectID), CheckoutSessionID.ValueSet(s.ID),
 		PaymentStatus.ValueSet(string(payment.TxPending)), Network.ValueSet(p.Network), IsLive.ValueSet(s.IsLive))
 }
 
-// networkSearchAttributes are a scanner workflow's attributes.
+// networkSearchAttributes are a chainwatch workflow's attributes.
 func networkSearchAttributes(network string) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(Network.ValueSet(network))
 }

@@ -69,7 +69,7 @@ func sessionDetails(now time.Time, s payment.Session, status payment.SessionStat
 	case now.Before(s.LateUntil):
 		b.WriteString(fmt.Sprintf("\n\nclosed; still records late payments until %s, then ends", s.LateUntil.UTC().Format(time.RFC3339)))
 	case waitingForScan:
-		b.WriteString("\n\nclosed; waits for the scanners to read past the late-payment window, then ends")
+		b.WriteString("\n\nclosed; waits for chainwatch to read past the late-payment window, then ends")
 	default:
 		b.WriteString("\n\nclosed; waits for its payments to be final, then ends")
 	}
@@ -77,7 +77,7 @@ func sessionDetails(now time.Time, s payment.Session, status payment.SessionStat
 }
 
 // TransactionSummary is the one-line summary of a transaction's workflow.
-func TransactionSummary(s payment.Session, p Payment) string {
+func TransactionSummary(s payment.Session, p SessionTransfer) string {
 	return fmt.Sprintf("Transaction %s on %s · for checkout %s · project %s", p.TxHash, p.Network, s.ID, s.ProjectID)
 }
 
@@ -114,8 +114,8 @@ func deliveryDetails(attempt int, r DeliverResult, next time.Time) string {
 	return fmt.Sprintf("**retrying** · attempt %d failed (%s); attempt %d at %s", attempt, answer, attempt+1, next.UTC().Format(time.RFC3339))
 }
 
-// chainwatchDetails says how far a scanner has read.
-// The scanner continues as new every few hundred scans, and a run started
+// chainwatchDetails says how far chainwatch has read.
+// Chainwatch continues as new every few hundred scans, and a run started
 // so has no static summary: its details say what it is too.
 func chainwatchDetails(network string, c ScanCursor, caughtUp bool) string {
 	where := "catching up"
@@ -125,9 +125,9 @@ func chainwatchDetails(network string, c ScanCursor, caughtUp bool) string {
 	return fmt.Sprintf("**scanning %s** · through block %d (%s)", network, c.Number, where)
 }
 
-// ChainwatchSummary is the one-line summary of a network's scanner.
+// ChainwatchSummary is the one-line summary of a network's chainwatch.
 func ChainwatchSummary(network string) string {
-	return "Scanner of network " + network + ": hands every transfer to a deposit address to its session"
+	return "Chainwatch of network " + network + ": hands every transfer to a deposit address to its session"
 }
 
 // RescanSummary is the one-line summary of an operator's rescan.

@@ -21,8 +21,8 @@ func TransactionWorkflowID(chainID int64, txHash string) string {
 
 // TransactionInput starts a transaction's workflow.
 type TransactionInput struct {
-	Payment Payment
-	Session payment.Session
+	Transfer SessionTransfer
+	Session  payment.Session
 	// Resume carries where a run stood into the next (continue-as-new).
 	Resume *TransactionState `json:",omitempty"`
 }
@@ -43,10 +43,10 @@ const looksPerRun = 500
 // TransactionChildOptions are the options a session's workflow starts a
 // transaction's workflow with. One workflow runs per chain and hash at a
 // time, whichever sessions it pays: a second report of a running one (the
-// scanner and the payer, two sessions, or a rescan) finds it running, and
+// chainwatch and the payer, two sessions, or a rescan) finds it running, and
 // a report after it ended (a claim that timed out, then mined) starts it
 // again, from the records. The transaction outlives its session's workflow.
-func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflowOptions {
+func TransactionChildOptions(s payment.Session, p SessionTransfer) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            p.Key(),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -59,7 +59,7 @@ func TransactionChildOptions(s payment.Session, p Payment) workflow.ChildWorkflo
 // TransactionStartOptions start a transaction's workflow from outside a
 // session (an operator resuming it): a running one is left as it is, an
 // ended one starts again from the transaction's records.
-func TransactionStartOptions(s payment.Session, p Payment) client.StartWorkflowOptions {
+func TransactionStartOptions(s payment.Session, p SessionTransfer) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       p.Key(),
 		TaskQueue:                TaskQueue,
@@ -70,26 +70,13 @@ func TransactionStartOptions(s payment.Session, p Payment) client.StartWorkflowO
 	}
 }
 
-// startTransaction starts a transaction's workflow as a child and waits
-// until it has started; one running already is no error. (Executions from
-// before changeTransfers call it; new ones call watchTransaction.)
-func startTransaction(ctx workflow.Context, in TransactionInput) error {
-	child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
-	fut := workflow.ExecuteChildWorkflow(child, Transaction, in)
-	var started workflow.Execution
-	if err := fut.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		return err
-	}
-	return nil
-}
-
 // watchTransaction makes sure a transaction's workflow runs and will tell
 // the session of its records and of its end: it starts the workflow as a
 // child, or signals the running one. It returns the child's future when
 // this call started it.
 func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.ChildWorkflowFuture, error) {
 	for {
-		child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Payment))
+		child := workflow.WithChildOptions(ctx, TransactionChildOptions(in.Session, in.Transfer))
 		fut := workflow.ExecuteChildWorkflow(child, Transaction, in)
 		var started workflow.Execution
 		err := fut.GetChildWorkflowExecution().Get(ctx, &started)
@@ -99,7 +86,7 @@ func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.Child
 		if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			return nil, err
 		}
-		err = workflow.SignalExternalWorkflow(ctx, in.Payment.Key(), "", SignalWatch, in.Session.ID).Get(ctx, nil)
+		err = workflow.SignalExternalWorkflow(ctx, in.Transfer.Key(), "", SignalWatch, in.Session.ID).Get(ctx, nil)
 		if err == nil {
 			return nil, nil
 		}
@@ -117,11 +104,8 @@ func watchTransaction(ctx workflow.Context, in TransactionInput) (workflow.Child
 // or mined with no record left to follow, and then tells the sessions that
 // asked it to watch.
 func Transaction(ctx workflow.Context, in TransactionInput) error {
-	if workflow.GetVersion(ctx, changeTransfers, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return transactionOneTransfer(ctx, in)
-	}
 	ctx = withLocalActivityOptions(ctx)
-	p := in.Payment
+	p := in.Transfer
 	watchers := []string{in.Session.ID}
 	watch := workflow.GetSignalChannel(ctx, SignalWatch)
 	addWatcher := func(id string) {

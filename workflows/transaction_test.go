@@ -47,7 +47,7 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 	if _, err := st.RecordClaim(ctx, payment.Claim(cs, "devnet", 1337, hash, "tx_claim", start), nil); err != nil {
 		t.Fatal(err)
 	}
-	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
+	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Transfer: workflows.SessionTransfer{
 		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash, LogIndex: payment.LogIndexClaim, To: cs.DepositAddress, Source: "payer"}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -87,8 +87,8 @@ func TestPendingTimeoutRunsFromTheReorg(t *testing.T) {
 		chain.Rollback() // the transaction is not mined again
 		chain.Commit()
 	}, 20*time.Minute)
-	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
-		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(), LogIndex: -1, To: cs.DepositAddress, Source: "scanner"}})
+	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Transfer: workflows.SessionTransfer{
+		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(), LogIndex: -1, To: cs.DepositAddress, Source: "chainwatch"}})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +143,8 @@ func TestATransactionFollowedForLongContinuesAsNew(t *testing.T) {
 	st, chain, chains, cs, start := transactionFixture(t, 1000)
 	hash := payAndMine(t, chain, cs)
 	env := transactionEnv(st, chains, cs, start)
-	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Payment: workflows.Payment{
-		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, Source: "scanner"}})
+	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Transfer: workflows.SessionTransfer{
+		SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, Source: "chainwatch"}})
 	if err := env.GetWorkflowError(); !workflow.IsContinueAsNewError(err) {
 		t.Fatalf("after 500 looks the workflow ended with %v, want to continue as new", err)
 	}

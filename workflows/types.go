@@ -8,23 +8,11 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// Signals of the on-chain part.
-const (
-	// SignalPayment tells a session's workflow of a payment to its deposit
-	// address, found by the scanner or submitted by the payer.
-	SignalPayment = "payment"
-	// SignalTxStatus tells a session's workflow that one of its
-	// transactions changed status.
-	SignalTxStatus = "transaction-status"
-	// SignalWatch asks a transaction's workflow, from the session whose ID
-	// it carries, to look at the transaction's records again (the session
-	// added a claim, or the scanner reported a transfer to it) and to tell
-	// the session when it ends.
-	SignalWatch = "watch"
-)
-
-// Payment is a transfer to a session's deposit address.
-type Payment struct {
+// SessionTransfer is a transfer to a session, as its workflow is told of
+// it: found on the chain by chainwatch (to the session's deposit address,
+// or to a shared recipient, SessionID "" when it matches no session), or a
+// hash the payer submitted before it was mined.
+type SessionTransfer struct {
 	SessionID string
 	Network   string
 	ChainID   int64
@@ -40,21 +28,21 @@ type Payment struct {
 	BlockHash       string
 	// BlockTime is the block's timestamp (Unix seconds; 0 when not mined).
 	BlockTime uint64
-	// Source is "scanner" (seen in a block) or "payer" (hash submitted
-	// before it was mined).
+	// Source is "chainwatch" (seen in a block) or "payer" (hash
+	// submitted before it was mined).
 	Source string
-	// ProjectID and IsLive are the session's, for the scanner to start the
+	// ProjectID and IsLive are the session's, for chainwatch to start the
 	// transaction's workflow when the session's has ended.
 	ProjectID string `json:",omitempty"`
 	IsLive    bool   `json:",omitempty"`
 }
 
-// Key identifies a payment's transaction: one workflow per chain and hash.
-func (p Payment) Key() string { return TransactionWorkflowID(p.ChainID, p.TxHash) }
+// Key identifies a transfer's transaction: one workflow per chain and
+// hash.
+func (p SessionTransfer) Key() string { return TransactionWorkflowID(p.ChainID, p.TxHash) }
 
-// TransferKey identifies a payment's transfer: its chain, hash and log
-// index.
-func (p Payment) TransferKey() string { return transferKey(p.ChainID, p.TxHash, p.LogIndex) }
+// TransferKey identifies the transfer: its chain, hash and log index.
+func (p SessionTransfer) TransferKey() string { return transferKey(p.ChainID, p.TxHash, p.LogIndex) }
 
 func transferKey(chainID int64, txHash string, logIndex int) string {
 	return fmt.Sprintf("%s/%d", TransactionWorkflowID(chainID, txHash), logIndex)

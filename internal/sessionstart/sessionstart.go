@@ -3,9 +3,10 @@
 // pending start in one database transaction, and the start is made right
 // after, in the background. A start left behind (the process died, Temporal
 // was unreachable) is made by a worker's sweep once it is due, or at once
-// by the first call that needs the session's workflow (a payment found on
-// the chain, a payer's submission, a cancel), so a recorded session always
-// gets its workflow and never gets two.
+// by the first API call that needs the session's workflow (a payer's
+// submission, a cancel); a payment found on the chain makes it due now
+// (store.HurrySessionStart) and waits for the sweep. A recorded session so
+// always gets its workflow, and never two.
 package sessionstart
 
 import (

@@ -476,6 +476,8 @@ func TestAFailedFirstAttemptIsRetriedByItsWorkflow(t *testing.T) {
 		t.Fatalf("attempt 2 came %v after the first; want the schedule's 5 s (±10%%)", wait)
 	}
 	recordClosedHistory(t, workflows.WebhookDeliveryWorkflowID(str(d["eventId"]), id), "webhook_delivery_retried")
+	// The dispatcher started that delivery's workflow.
+	recordHistory(t, workflows.WebhookDispatcherWorkflowID, "webhook_dispatcher_retry_started")
 }
 
 func TestRedeliverAttemptsNow(t *testing.T) {

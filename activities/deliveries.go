@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
@@ -24,9 +22,8 @@ import (
 
 // Webhooks holds what webhook delivery needs besides the store.
 type Webhooks struct {
-	Temporal client.Client
-	Sealer   *webhook.Sealer
-	Client   *http.Client
+	Sealer *webhook.Sealer
+	Client *http.Client
 	// DisableAfter disables an endpoint that has failed every delivery
 	// for this long (default 5 days).
 	DisableAfter time.Duration
@@ -37,40 +34,43 @@ type Webhooks struct {
 // dispatchWait is how long one dispatch waits for new events.
 const dispatchWait = 5 * time.Second
 
-// DispatchEvents waits for recorded events not dispatched yet, makes the
-// first attempt of each one's delivery to every endpoint that wants it,
-// starts a delivery workflow for each attempt that failed (it retries on
-// the schedule), then marks the events dispatched. Most receivers answer
-// 2xx at once, so most deliveries cost no workflow. A crash before the
-// events are marked makes their first attempts again (deliveries are at
-// least once; receivers tell repeats by webhook-id), and starting is
-// idempotent (the workflow ID names the event and the endpoint).
-func (a *Activities) DispatchEvents(ctx context.Context) error {
+// DispatchEvents waits for recorded events not dispatched yet, records a
+// delivery of each to every endpoint that wants it and makes its first
+// attempt, and returns the events with the deliveries whose attempt
+// failed: the dispatcher's workflow starts a workflow for each (it retries
+// on the schedule), then marks the events dispatched (MarkDispatched).
+// Most receivers answer 2xx at once, so most deliveries cost no workflow.
+// A crash before the events are marked makes their first attempts again
+// (deliveries are at least once; receivers tell repeats by webhook-id).
+func (a *Activities) DispatchEvents(ctx context.Context) (workflows.DispatchOutput, error) {
 	deadline := time.Now().Add(dispatchWait)
 	for {
 		events, dispatches, err := a.Store.DispatchEvents(ctx, dispatchBatch, time.Now())
 		if err != nil {
-			return err
+			return workflows.DispatchOutput{}, err
 		}
-		if err := a.firstAttempts(ctx, dispatches); err != nil {
-			return err
+		retries, err := a.firstAttempts(ctx, dispatches)
+		if err != nil {
+			return workflows.DispatchOutput{}, err
 		}
-		if len(events) > 0 {
-			return a.Store.MarkDispatched(ctx, events, time.Now())
-		}
-		if time.Now().After(deadline) {
-			return nil
+		if len(events) > 0 || time.Now().After(deadline) {
+			return workflows.DispatchOutput{Events: events, Retries: retries}, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return workflows.DispatchOutput{}, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
-// dispatchBatch bounds the events one dispatch takes, so that starting
-// their deliveries fits well within the activity's timeout.
+// MarkDispatched records that events' deliveries are made or started.
+func (a *Activities) MarkDispatched(ctx context.Context, in workflows.MarkInput) error {
+	return a.Store.MarkDispatched(ctx, in.Events, time.Now())
+}
+
+// dispatchBatch bounds the events one dispatch takes, so that their first
+// attempts fit well within the activity's timeout.
 const dispatchBatch = 25
 
 // firstAttemptTimeout bounds a first attempt made by the dispatcher, so that
@@ -86,16 +86,22 @@ const firstAttemptTimeout = 5 * time.Second
 const firstAttemptsFor = 10 * time.Second
 
 // firstAttempts makes the first attempt of each delivery, many at a time,
-// and starts the workflow of each that failed.
-func (a *Activities) firstAttempts(ctx context.Context, ds []store.Dispatch) error {
+// and returns the deliveries whose workflows are to retry them, in the
+// order of ds.
+func (a *Activities) firstAttempts(ctx context.Context, ds []store.Dispatch) ([]workflows.DeliveryStart, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(32)
 	until := time.Now().Add(firstAttemptsFor)
-	for _, d := range ds {
+	retry := make([]*workflows.DeliveryStart, len(ds))
+	for i, d := range ds {
 		g.Go(func() error {
 			in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: 1}
+			start := func(in workflows.DeliveryInput) error {
+				retry[i] = &workflows.DeliveryStart{Input: in, ProjectID: d.ProjectID, IsLive: d.IsLive}
+				return nil
+			}
 			if time.Now().After(until) {
-				return a.startDelivery(ctx, d, in) // its workflow makes the first attempt at once
+				return start(in) // its workflow makes the first attempt at once
 			}
 			r, err := a.deliver(ctx, workflows.DeliverInput{DeliveryInput: in, Attempt: 1, At: time.Now()}, firstAttemptTimeout)
 			if err == nil && (r.Delivered || r.Stop) {
@@ -113,26 +119,24 @@ func (a *Activities) firstAttempts(ctx context.Context, ds []store.Dispatch) err
 			} else {
 				in.FirstAttempt, in.Retried = 1, 0
 			}
-			return a.startDelivery(ctx, d, in)
+			return start(in)
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []workflows.DeliveryStart
+	for _, r := range retry {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
 }
 
 // jitter spreads a wait by up to 10% either way, as the workflow does.
 func jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
-}
-
-// startDelivery starts a delivery's workflow unless it runs already.
-func (a *Activities) startDelivery(ctx context.Context, d store.Dispatch, in workflows.DeliveryInput) error {
-	_, err := a.Webhooks.Temporal.ExecuteWorkflow(ctx, workflows.WebhookDeliveryStartOptions(in, d.ProjectID, d.IsLive),
-		workflows.WebhookDelivery, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return nil
-	}
-	return err
 }
 
 // DeliverWebhook makes one attempt: load the endpoint and the event,

@@ -59,6 +59,20 @@ func WebhookDeliveryStartOptions(in DeliveryInput, projectID string, isLive bool
 	}
 }
 
+// WebhookDeliveryChildOptions are the options the dispatcher starts a
+// delivery's workflow with: the same ID as WebhookDeliveryStartOptions, so
+// a start while the delivery runs is refused (and taken as done), and one
+// after it ended runs it again. The delivery outlives the dispatcher's run.
+func WebhookDeliveryChildOptions(d DeliveryStart) workflow.ChildWorkflowOptions {
+	return workflow.ChildWorkflowOptions{
+		WorkflowID:            WebhookDeliveryWorkflowID(d.Input.EventID, d.Input.EndpointID),
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: deliverySearchAttributes(d.ProjectID, d.IsLive),
+		StaticSummary:         DeliverySummary(d.Input, d.ProjectID),
+	}
+}
+
 // WebhookDispatcherStartOptions are the options the event dispatcher starts
 // with: there is one, so starting it again finds the running one.
 func WebhookDispatcherStartOptions() client.StartWorkflowOptions {
@@ -69,13 +83,6 @@ func WebhookDispatcherStartOptions() client.StartWorkflowOptions {
 		StaticSummary:            WebhookDispatcherSummary,
 	}
 }
-
-// UpdateAttemptNow asks a running delivery for an attempt now (a
-// merchant's redelivery, after fixing their endpoint): it ends the wait
-// before the next attempt, or joins the attempt under way, and answers
-// with that attempt's outcome. If the attempt fails, the retry schedule
-// goes on from there.
-const UpdateAttemptNow = "attempt-now"
 
 // AttemptNowResult is the outcome of the attempt an UpdateAttemptNow got.
 type AttemptNowResult struct {
@@ -113,27 +120,24 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	attempt := max(in.FirstAttempt, 1)
-	attemptNow := workflow.GetVersion(ctx, changeAttemptNow, workflow.DefaultVersion, 1) == 1
-	// With attemptNow: the outcome of each attempt made, for the updates
-	// waiting on it, and whether one asked to end the wait.
+	// The outcome of each attempt made, for the updates waiting on it, and
+	// whether one asked to end the wait.
 	outcomes := map[int]AttemptNowResult{}
 	inFlight, wake := false, false
-	if attemptNow {
-		if err := workflow.SetUpdateHandler(ctx, UpdateAttemptNow, func(ctx workflow.Context) (AttemptNowResult, error) {
-			want := attempt // the attempt under way, or the next one
-			if !inFlight {
-				wake = true
-			}
-			err := workflow.Await(ctx, func() bool { _, done := outcomes[want]; return done })
-			return outcomes[want], err
-		}); err != nil {
-			return err
+	if err := workflow.SetUpdateHandler(ctx, UpdateAttemptNow, func(ctx workflow.Context) (AttemptNowResult, error) {
+		want := attempt // the attempt under way, or the next one
+		if !inFlight {
+			wake = true
 		}
+		err := workflow.Await(ctx, func() bool { _, done := outcomes[want]; return done })
+		return outcomes[want], err
+	}); err != nil {
+		return err
 	}
 	// finish ends the delivery once the updates waiting on its last
 	// attempt have their answer.
 	finish := func(err error) error {
-		if err == nil && attemptNow {
+		if err == nil {
 			err = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		}
 		return err
@@ -141,11 +145,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 	if in.Wait > 0 {
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("The first attempt failed; attempt %d is due at %s", attempt,
 			workflow.Now(ctx).Add(in.Wait).UTC().Format(time.RFC3339)))
-		if !attemptNow {
-			if err := workflow.Sleep(ctx, in.Wait); err != nil {
-				return err
-			}
-		} else if _, err := workflow.AwaitWithTimeout(ctx, in.Wait, func() bool { return wake }); err != nil {
+		if _, err := workflow.AwaitWithTimeout(ctx, in.Wait, func() bool { return wake }); err != nil {
 			return err
 		}
 	}
@@ -174,12 +174,6 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		outcomes[attempt] = outcome
 		workflow.SetCurrentDetails(ctx, deliveryDetails(attempt, r, next))
 		attempt++
-		if !attemptNow {
-			if err := workflow.Sleep(ctx, wait); err != nil {
-				return err
-			}
-			continue
-		}
 		if _, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return wake }); err != nil {
 			return err
 		}
@@ -195,17 +189,57 @@ func jitter(ctx workflow.Context, d time.Duration) time.Duration {
 	return time.Duration(float64(d) * f)
 }
 
-// dispatchesPerRun bounds the dispatcher's history.
-const dispatchesPerRun = 500
+// dispatchesPerRun and dispatcherHistory bound the dispatcher's history:
+// a run continues as new after that many dispatches, or sooner once its
+// history has that many events (many deliveries' workflows started).
+const (
+	dispatchesPerRun  = 500
+	dispatcherHistory = 10_000
+)
 
-// WebhookDispatcher starts a delivery workflow for every recorded event and
-// every endpoint that wants it, in the order the events were recorded.
+// WebhookDispatcher delivers every recorded event to every endpoint that
+// wants it, in the order the events were recorded: a dispatch records the
+// deliveries and makes their first attempts, the dispatcher starts a
+// workflow for each delivery whose first attempt failed, and then marks
+// the events dispatched. A crash before the mark dispatches them again
+// (first attempts are at least once; receivers tell repeats by
+// webhook-id), and a delivery's workflow is started once: its ID names
+// the event and the endpoint.
 func WebhookDispatcher(ctx workflow.Context) error {
 	ctx = withActivityOptions(ctx)
 	for range dispatchesPerRun {
-		if err := dispatchEvents(ctx); err != nil {
+		out, err := dispatchEvents(ctx)
+		if err != nil {
 			return err
+		}
+		if err := startDeliveries(ctx, out.Retries); err != nil {
+			return err
+		}
+		if len(out.Events) > 0 {
+			if err := markDispatched(ctx, MarkInput{Events: out.Events}); err != nil {
+				return err
+			}
+		}
+		if workflow.GetInfo(ctx).GetCurrentHistoryLength() >= dispatcherHistory {
+			break
 		}
 	}
 	return workflow.NewContinueAsNewError(ctx, WebhookDispatcher)
+}
+
+// startDeliveries starts the deliveries' workflows as children, all at
+// once, and waits until each has started; one running already is no
+// error.
+func startDeliveries(ctx workflow.Context, starts []DeliveryStart) error {
+	futures := make([]workflow.ChildWorkflowFuture, len(starts))
+	for i, d := range starts {
+		futures[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, WebhookDeliveryChildOptions(d)), WebhookDelivery, d.Input)
+	}
+	for _, f := range futures {
+		var started workflow.Execution
+		if err := f.GetChildWorkflowExecution().Get(ctx, &started); err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,72 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// handOverEnv runs a rescan of one block that finds a transfer to session
+// cs_1; the session's workflow takes the transfer's signal once it has
+// failed `missing` times, and hurry tells whether its start is pending.
+func handOverEnv(t *testing.T, missing int, pending bool) (*testsuite.TestWorkflowEnvironment, workflows.SessionTransfer) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	env.RegisterActivityWithOptions(func(context.Context, workflows.ScanRangeInput) (workflows.ScanOutput, error) {
+		return workflows.ScanOutput{}, nil
+	}, activity.RegisterOptions{Name: workflows.ActivityScanRange})
+	env.RegisterActivityWithOptions(func(context.Context, string) (bool, error) { return false, nil },
+		activity.RegisterOptions{Name: workflows.ActivityHurrySessionStart})
+	p := workflows.SessionTransfer{SessionID: "cs_1", Network: "devnet", ChainID: 1337, TxHash: "0xab", LogIndex: 0,
+		AssetID: "usdc-devnet", AmountBaseUnits: "1", Source: "chainwatch"}
+	env.OnActivity(workflows.ActivityScanRange, mock.Anything, mock.Anything).Return(workflows.ScanOutput{Transfers: []workflows.SessionTransfer{p}}, nil)
+	sessionID := workflows.CheckoutSessionWorkflowID("cs_1")
+	if missing > 0 {
+		env.OnSignalExternalWorkflow(mock.Anything, sessionID, "", workflows.SignalTransfer, p).Return(errors.New("workflow not found")).Times(missing)
+	}
+	env.OnSignalExternalWorkflow(mock.Anything, sessionID, "", workflows.SignalTransfer, p).Return(nil)
+	env.OnActivity(workflows.ActivityHurrySessionStart, mock.Anything, "cs_1").Return(pending, nil)
+	return env, p
+}
+
+// A transfer to a session whose workflow's start is still pending waits
+// for the workflow (the start hurried), and is then handed to it: no
+// transaction's workflow is started in its place.
+func TestATransferWaitsForItsSessionsPendingStart(t *testing.T) {
+	env, _ := handOverEnv(t, 2, true)
+	env.OnWorkflow(workflows.WorkflowTransaction, mock.Anything, mock.Anything).Return(nil).Run(func(mock.Arguments) {
+		t.Error("a transaction's workflow was started for a session about to start")
+	}).Maybe()
+	env.ExecuteWorkflow(workflows.WorkflowRescan, workflows.RescanInput{Network: "devnet", From: 1, To: 1, Step: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 2)
+}
+
+// A transfer to a session whose workflow has ended (no start pending, and
+// the signal fails again) goes to its transaction's workflow, which
+// records it.
+func TestATransferToAnEndedSessionGoesToItsTransaction(t *testing.T) {
+	env, p := handOverEnv(t, 1000, false)
+	started := false
+	env.OnWorkflow(workflows.WorkflowTransaction, mock.Anything, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		started = args.Get(1).(workflows.TransactionInput).Transfer == p
+	})
+	env.ExecuteWorkflow(workflows.WorkflowRescan, workflows.RescanInput{Network: "devnet", From: 1, To: 1, Step: 1})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if !started {
+		t.Fatal("the transaction's workflow was not started")
+	}
+	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 1)
+}

@@ -1,0 +1,215 @@
+package workflows
+
+import (
+	"context"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// The workflows' contract with the rest of the engine: the names of the
+// workflow types, signals, updates, queries and activities, as Temporal
+// records them in histories. Renaming one strands the running executions
+// that carry it.
+
+// Workflow type names.
+const (
+	WorkflowCheckoutSession   = "CheckoutSession"
+	WorkflowTransaction       = "Transaction"
+	WorkflowChainwatch        = "Chainwatch"
+	WorkflowWebhookDelivery   = "WebhookDelivery"
+	WorkflowWebhookDispatcher = "WebhookDispatcher"
+	WorkflowRescan            = "Rescan"
+)
+
+// Signals.
+const (
+	// SignalTransfer tells a session's workflow of a payment to its deposit
+	// address, found by chainwatch or submitted by the payer.
+	SignalTransfer = "transfer"
+	// SignalTxStatus tells a session's workflow that one of its
+	// transactions changed status.
+	SignalTxStatus = "transaction-status"
+	// SignalWatch asks a transaction's workflow, from the session whose ID
+	// it carries, to look at the transaction's records again (the session
+	// added a claim, or chainwatch reported a transfer to it) and to tell
+	// the session when it ends.
+	SignalWatch = "watch"
+)
+
+// Updates of a session's workflow.
+const (
+	// UpdateCancelSession is the merchant's cancel of an open session.
+	UpdateCancelSession = "cancel"
+	// UpdateResolveException is a merchant's resolution of the session's
+	// exception (payment.Resolution): the workflow records it and settles
+	// the session's later payment changes around it.
+	UpdateResolveException = "resolve-exception"
+	// UpdateAssignTransfer is a merchant's assignment of an unexpected
+	// transfer to the session (payment.Transaction.Assign): the workflow
+	// records it and counts the transfer as a payment, late unless the
+	// session still takes payments. It answers with the transaction as
+	// recorded.
+	UpdateAssignTransfer = "assign-transfer"
+	// UpdateSubmitPayment is the payer's submission of a transaction hash
+	// to a session: the session records it as a claim and returns the
+	// session's record of that transaction.
+	UpdateSubmitPayment = "submit-payment"
+)
+
+// Updates of a webhook delivery's workflow.
+const (
+	// UpdateAttemptNow asks a running delivery for an attempt now (a
+	// merchant's redelivery, after fixing their endpoint): it ends the
+	// wait before the next attempt, or joins the attempt under way, and
+	// answers with that attempt's outcome. If the attempt fails, the retry
+	// schedule goes on from there.
+	UpdateAttemptNow = "attempt-now"
+)
+
+// Queries.
+const (
+	// QuerySessionState answers a session's state as its workflow knows it
+	// (SessionState): what an operator's reconciliation records again when
+	// the database lost it.
+	QuerySessionState = "session-state"
+)
+
+// Activity names; each activity's input, output and the typed call the
+// workflows use are in its activity_*.go file.
+const (
+	// ActivityExpireCheckoutSession records that an open or processing
+	// session expired.
+	ActivityExpireCheckoutSession = "ExpireCheckoutSession"
+	// ActivityCancelCheckoutSession records that the merchant canceled an
+	// open session.
+	ActivityCancelCheckoutSession = "CancelCheckoutSession"
+	// ActivityResolveCheckoutSession records a merchant's resolution of a
+	// session's exception.
+	ActivityResolveCheckoutSession = "ResolveCheckoutSession"
+	// ActivityAssignTransfer records an unexpected transfer's assignment
+	// to a session.
+	ActivityAssignTransfer = "AssignTransfer"
+	// ActivityRecordSessionProgress records a session's status, amount
+	// paid and exception, with an event for each change.
+	ActivityRecordSessionProgress = "RecordSessionProgress"
+	// ActivityScanNetwork scans the next blocks of a network for payments
+	// to watched deposit addresses.
+	ActivityScanNetwork = "ScanNetwork"
+	// ActivityScanRange scans a range of a network's blocks for transfers
+	// to deposit addresses, apart from the network's chainwatch (an
+	// operator's rescan).
+	ActivityScanRange = "ScanRange"
+	// ActivityScanBehind returns the networks whose chainwatch has not yet
+	// reported to their sessions the transfers mined before a time.
+	ActivityScanBehind = "ScanBehind"
+	// ActivityHurrySessionStart tells whether a session's workflow's start
+	// is still pending, and makes it due now for the next sweep.
+	ActivityHurrySessionStart = "HurrySessionStart"
+	// ActivityCheckTransaction reads a transaction's receipt,
+	// confirmations and transfers.
+	ActivityCheckTransaction = "CheckTransaction"
+	// ActivitySyncTransaction brings the records of one on-chain
+	// transaction in line with what the chain says of it
+	// (payment.MatchTransfers), with their events, and returns them.
+	ActivitySyncTransaction = "SyncTransaction"
+	// ActivityRecordClaim records a payer's claim that a transaction pays
+	// a session, unless the session has a record of that transaction
+	// already.
+	ActivityRecordClaim = "RecordClaim"
+	// ActivityDispatchEvents waits for recorded events not dispatched yet,
+	// records a delivery for each endpoint that wants one and makes its
+	// first attempt; it returns the deliveries whose workflows are to
+	// start.
+	ActivityDispatchEvents = "DispatchEvents"
+	// ActivityMarkDispatched records that events' deliveries are made or
+	// started.
+	ActivityMarkDispatched = "MarkDispatched"
+	// ActivityDeliverWebhook makes one attempt to deliver an event to an
+	// endpoint, and records it.
+	ActivityDeliverWebhook = "DeliverWebhook"
+	// ActivityFinishDelivery records a delivery's final status.
+	ActivityFinishDelivery = "FinishDelivery"
+)
+
+// Definition is a workflow type: the name it is registered under and its
+// function.
+type Definition struct {
+	Name string
+	Func any
+}
+
+// Definitions lists every workflow type of the engine. The worker
+// registers them all, and the replay test replays a recorded history of
+// each.
+func Definitions() []Definition {
+	return []Definition{
+		{WorkflowCheckoutSession, CheckoutSession},
+		{WorkflowTransaction, Transaction},
+		{WorkflowChainwatch, Chainwatch},
+		{WorkflowWebhookDelivery, WebhookDelivery},
+		{WorkflowWebhookDispatcher, WebhookDispatcher},
+		{WorkflowRescan, Rescan},
+	}
+}
+
+// Register registers every workflow under its name on a worker, a replayer
+// or a test environment.
+func Register(r worker.WorkflowRegistry) {
+	for _, d := range Definitions() {
+		r.RegisterWorkflowWithOptions(d.Func, workflow.RegisterOptions{Name: d.Name})
+	}
+}
+
+// Activities is what package activities implements: one method per
+// activity the workflows call, with the input and output of the
+// activity's file here.
+type Activities interface {
+	ExpireCheckoutSession(context.Context, ExpireSessionInput) error
+	CancelCheckoutSession(context.Context, CancelSessionInput) error
+	ResolveCheckoutSession(context.Context, ResolveInput) error
+	AssignTransfer(context.Context, AssignInput) (payment.Transaction, error)
+	RecordSessionProgress(context.Context, ProgressInput) error
+	ScanNetwork(context.Context, ScanInput) (ScanOutput, error)
+	ScanRange(context.Context, ScanRangeInput) (ScanOutput, error)
+	CheckTransaction(context.Context, CheckInput) (CheckOutput, error)
+	SyncTransaction(context.Context, SyncInput) (SyncOutput, error)
+	RecordClaim(context.Context, ClaimInput) (payment.Transaction, error)
+	ScanBehind(context.Context, ScanBehindInput) ([]string, error)
+	HurrySessionStart(context.Context, string) (bool, error)
+	DispatchEvents(context.Context) (DispatchOutput, error)
+	MarkDispatched(context.Context, MarkInput) error
+	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
+	FinishDelivery(context.Context, FinishInput) error
+}
+
+// RegisterActivities registers each of a's activities under the name the
+// workflows call it by.
+func RegisterActivities(r worker.ActivityRegistry, a Activities) {
+	for _, act := range []struct {
+		name string
+		fn   any
+	}{
+		{ActivityExpireCheckoutSession, a.ExpireCheckoutSession},
+		{ActivityCancelCheckoutSession, a.CancelCheckoutSession},
+		{ActivityResolveCheckoutSession, a.ResolveCheckoutSession},
+		{ActivityAssignTransfer, a.AssignTransfer},
+		{ActivityRecordSessionProgress, a.RecordSessionProgress},
+		{ActivityScanNetwork, a.ScanNetwork},
+		{ActivityScanRange, a.ScanRange},
+		{ActivityCheckTransaction, a.CheckTransaction},
+		{ActivitySyncTransaction, a.SyncTransaction},
+		{ActivityRecordClaim, a.RecordClaim},
+		{ActivityScanBehind, a.ScanBehind},
+		{ActivityHurrySessionStart, a.HurrySessionStart},
+		{ActivityDispatchEvents, a.DispatchEvents},
+		{ActivityMarkDispatched, a.MarkDispatched},
+		{ActivityDeliverWebhook, a.DeliverWebhook},
+		{ActivityFinishDelivery, a.FinishDelivery},
+	} {
+		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
+	}
+}
