@@ -262,7 +262,7 @@ func checkShapedWebhooks(t *testing.T, base string, keys projectKeys, hookID str
 	rcv.mu.Lock()
 	before := len(rcv.events)
 	rcv.mu.Unlock()
-	worker := activities.Activities{Store: st, Chains: chains, Webhooks: activities.Webhooks{Temporal: temporal, Sealer: sealer,
+	worker := activities.Activities{Store: st, Chains: chains, Webhooks: activities.Webhooks{Sealer: sealer,
 		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true}), Shape: views.ShapeSecond}}
 	res, err := worker.DeliverWebhook(context.Background(), workflows.DeliverInput{DeliveryInput: workflows.DeliveryInput{
 		DeliveryID: deliveryID, EventID: str(ev["id"]), EndpointID: hookID}, Attempt: 2, At: time.Now()})

@@ -22,43 +22,44 @@ const module = "github.com/paymentsd/paymentsd/"
 // tests), whose parts may use each other. A folder's entry covers the
 // packages under it unless a longer entry names them.
 var tiers = map[string]int{
-	"payment":                0,
-	"internal/keys":          0,
-	"internal/observability": 0,
-	"internal/auth":          0,
-	"internal/version":       0,
-	"internal/postgres":      0,
-	"internal/testwait":      0,
-	"api/gen":                0,
-	"api/web":                0,
+	"internal/version": 0,
 
-	"internal/evmrpc":    1,
-	"internal/views":     1,
-	"internal/sweep":     1,
-	"internal/ratelimit": 1,
-	"webhook":            1,
-	"workflows":          1,
+	"payment":                1,
+	"internal/keys":          1,
+	"internal/observability": 1,
+	"internal/auth":          1,
+	"internal/postgres":      1,
+	"internal/testwait":      1,
+	"api/gen":                1,
+	"api/web":                1,
 
-	"chainwatch": 2,
+	"internal/evmrpc":    2,
+	"internal/views":     2,
+	"internal/sweep":     2,
+	"internal/ratelimit": 2,
+	"webhook":            2,
+	"workflows":          2,
 
-	"store": 3,
+	"chainwatch": 3,
 
-	"internal/auth/oauth":   4,
-	"internal/sessionstart": 4,
-	"activities":            4,
+	"store": 4,
 
-	"service": 5,
+	"internal/auth/oauth":   5,
+	"internal/sessionstart": 5,
+	"activities":            5,
 
-	"api":    6,
-	"worker": 6,
+	"service": 6,
 
-	"cmd":    7,
-	"dev":    7,
-	"tests":  7,
-	"client": 7,
+	"api":    7,
+	"worker": 7,
+
+	"cmd":    8,
+	"dev":    8,
+	"tests":  8,
+	"client": 8,
 }
 
-const top = 7
+const top = 8
 
 // tierOf finds a package's tier by its longest listed folder.
 func tierOf(pkg string) (int, bool) {
