@@ -104,8 +104,8 @@ type Route struct {
 func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
 // New returns the API server over a service.
-func New(e *service.Service, cfg Config) (*Server, error) {
-	s := &Server{svc: e, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
+func New(svc *service.Service, cfg Config) (*Server, error) {
+	s := &Server{svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
 		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
 		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape,
 		reauthWindow: cfg.ReauthWindow}
@@ -135,16 +135,16 @@ func New(e *service.Service, cfg Config) (*Server, error) {
 		}
 		s.limiters[tier], s.limits[tier] = st, n
 	}
-	if e != nil && cfg.PublicURL != "" {
+	if svc != nil && cfg.PublicURL != "" {
 		// Passkeys need a domain name in PUBLIC_URL (localhost will do).
-		if err := e.SetRelyingParty(cfg.PublicURL); err != nil {
+		if err := svc.SetRelyingParty(cfg.PublicURL); err != nil {
 			slog.Warn("passkeys are off", "err", err)
 		}
 	}
 	s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPurge = cancel
-	if e != nil {
+	if svc != nil {
 		go s.purgeIdempotency(ctx)
 	}
 	return s, nil

@@ -3,7 +3,6 @@ package chainwatch
 import (
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
 
-	"bytes"
 	"context"
 	"errors"
 	"math/big"
@@ -102,34 +101,4 @@ func CheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, us
 		}
 	}
 	return st, nil
-}
-
-// transferSelector is the selector of ERC-20 transfer(address,uint256).
-var transferSelector = []byte{0xa9, 0x05, 0x9c, 0xbb}
-
-// IntendedTransfer reads what a transaction asks to pay, from the
-// transaction itself: its native value, or the recipient and amount of an
-// ERC-20 transfer call. It serves for a transaction that is not mined yet
-// or that reverted, whose receipt has no Transfer log. found is false when
-// no node knows the hash.
-func IntendedTransfer(ctx context.Context, c evmrpc.Client, hash common.Hash) (t *Transfer, found bool, err error) {
-	tx, err := transaction(ctx, c, hash)
-	if errors.Is(err, ethereum.NotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if tx.To == nil {
-		return nil, true, nil
-	}
-	if tx.value().Sign() > 0 {
-		return &Transfer{TxHash: hash, LogIndex: -1, From: tx.From, To: *tx.To, Amount: tx.value()}, true, nil
-	}
-	data := tx.Input
-	if len(data) == 4+64 && bytes.Equal(data[:4], transferSelector) {
-		return &Transfer{TxHash: hash, LogIndex: 0, From: tx.From, To: common.BytesToAddress(data[4:36]),
-			Token: *tx.To, Amount: new(big.Int).SetBytes(data[36:68])}, true, nil
-	}
-	return nil, true, nil
 }

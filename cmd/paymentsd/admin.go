@@ -51,9 +51,9 @@ func runAdmin(ctx context.Context, args []string) error {
 	}
 }
 
-// adminEngine is the engine of the admin commands: the database only, the
+// adminService is the service of the admin commands: the database only, the
 // dev stack's (in .data/) when DATABASE_URL is unset.
-func adminEngine(ctx context.Context) (*service.Service, func(), error) {
+func adminService(ctx context.Context) (*service.Service, func(), error) {
 	d, closeDeps, err := adminDeps(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -61,7 +61,7 @@ func adminEngine(ctx context.Context) (*service.Service, func(), error) {
 	return service.New(d), closeDeps, nil
 }
 
-// adminDeps are the service's dependencies for adminEngine: the store and
+// adminDeps are the service's dependencies for adminService: the store and
 // the catalog.
 func adminDeps(ctx context.Context) (service.Deps, func(), error) {
 	c, err := loadConfig()
@@ -101,9 +101,9 @@ func adminOrigin(ctx context.Context) context.Context {
 		UserAgent: "paymentsd admin"})
 }
 
-// adminTemporalEngine is adminEngine with a Temporal client, for the admin
+// adminTemporalService is adminService with a Temporal client, for the admin
 // commands that start workflows.
-func adminTemporalEngine(ctx context.Context) (*service.Service, func(), error) {
+func adminTemporalService(ctx context.Context) (*service.Service, func(), error) {
 	d, closeStore, err := adminDeps(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -19,7 +19,7 @@ func runCreateProject(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, closeStore, err := adminEngine(ctx)
+	e, closeStore, err := adminService(ctx)
 	if err != nil {
 		return err
 	}

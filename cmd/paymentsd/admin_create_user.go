@@ -24,7 +24,7 @@ func runCreateUser(ctx context.Context, stdin io.Reader, out io.Writer, args []s
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
-	e, closeStore, err := adminEngine(ctx)
+	e, closeStore, err := adminService(ctx)
 	if err != nil {
 		return err
 	}

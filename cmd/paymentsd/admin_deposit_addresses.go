@@ -32,7 +32,7 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 	if *format != "csv" && *format != "json" {
 		return errors.New("--format must be csv or json")
 	}
-	e, closeStore, err := adminEngine(ctx)
+	e, closeStore, err := adminService(ctx)
 	if err != nil {
 		return err
 	}

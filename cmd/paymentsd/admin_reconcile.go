@@ -21,7 +21,7 @@ func runReconcile(ctx context.Context, out io.Writer, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, closeEngine, err := adminTemporalEngine(ctx)
+	e, closeEngine, err := adminTemporalService(ctx)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ func runRescan(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, closeEngine, err := adminTemporalEngine(ctx)
+	e, closeEngine, err := adminTemporalService(ctx)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func runResealWebhookSecrets(ctx context.Context, out io.Writer, args []string) 
 	if *batch < 1 || *batch > 10_000 {
 		return errors.New("--batch must be from 1 to 10000")
 	}
-	e, closeStore, err := adminEngine(ctx)
+	e, closeStore, err := adminService(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ func runResumeTransaction(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, closeEngine, err := adminTemporalEngine(ctx)
+	e, closeEngine, err := adminTemporalService(ctx)
 	if err != nil {
 		return err
 	}

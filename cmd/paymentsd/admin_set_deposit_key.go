@@ -18,7 +18,7 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 	if *env != "sandbox" && *env != "live" {
 		return errors.New("--env must be sandbox or live")
 	}
-	e, closeStore, err := adminEngine(ctx)
+	e, closeStore, err := adminService(ctx)
 	if err != nil {
 		return err
 	}

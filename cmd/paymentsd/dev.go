@@ -238,12 +238,12 @@ func devWebhookKey(path string) ([]byte, error) {
 
 // seed creates the sandbox project and a sample plan on the first run and
 // reads them back on later runs; it records this run's chain URL.
-func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainURL string) (devState, error) {
+func seed(ctx context.Context, svc *service.Service, dataDir, receiverURL, chainURL string) (devState, error) {
 	if s, err := readDevState(dataDir); err == nil {
-		if _, err := e.GetProject(ctx, payment.Principal{ProjectID: s.ProjectID}, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
+		if _, err := svc.GetProject(ctx, payment.Principal{ProjectID: s.ProjectID}, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
 			s.ChainURL = chainURL
 			if s.UserEmail == "" { // a data folder from before accounts
-				if err := seedUser(ctx, e, &s); err != nil {
+				if err := seedUser(ctx, svc, &s); err != nil {
 					return s, err
 				}
 			}
@@ -251,7 +251,7 @@ func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainUR
 		}
 	}
 	var s devState
-	p, err := e.CreateProject(ctx, "Dev shop")
+	p, err := svc.CreateProject(ctx, "Dev shop")
 	if err != nil {
 		return s, err
 	}
@@ -263,25 +263,25 @@ func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainUR
 	if err != nil {
 		return s, err
 	}
-	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+	if err := svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		return s, err
 	}
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
 	title, amount, anyAsset := "Sample plan", "25.00", payment.PolicyAny
-	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
+	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
 		MerchantInfo:          &payment.MerchantInfo{Name: "Dev shop"},
 		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &anyAsset, ChainScope: []string{"devnet"}}}})
 	if err != nil {
 		return s, err
 	}
 	url := receiverURL
-	hook, err := e.CreateWebhook(ctx, pr, p.Project.ID, payment.WebhookInput{URL: &url, EnabledEvents: []string{"*"}})
+	hook, err := svc.CreateWebhook(ctx, pr, p.Project.ID, payment.WebhookInput{URL: &url, EnabledEvents: []string{"*"}})
 	if err != nil {
 		return s, err
 	}
 	s = devState{ProjectID: p.Project.ID, SandboxKey: p.SandboxKey, LiveKey: p.LiveKey, PlanID: plan.ID,
 		DepositXpub: xpub, DepositXprv: xprv, WebhookID: hook.ID, WebhookSecret: hook.Secret, ChainURL: chainURL}
-	if err := seedUser(ctx, e, &s); err != nil {
+	if err := seedUser(ctx, svc, &s); err != nil {
 		return s, err
 	}
 	return s, writeDevState(dataDir, s)
@@ -289,17 +289,17 @@ func seed(ctx context.Context, e *service.Service, dataDir, receiverURL, chainUR
 
 // seedUser makes the dev user, owner of the dev project, with a random
 // password kept in the dev state.
-func seedUser(ctx context.Context, e *service.Service, s *devState) error {
+func seedUser(ctx context.Context, svc *service.Service, s *devState) error {
 	pw := make([]byte, 12)
 	if _, err := rand.Read(pw); err != nil {
 		return err
 	}
 	s.UserEmail, s.UserPassword = "dev@paymentsd.localhost", hex.EncodeToString(pw)
-	u, err := e.CreateUser(ctx, s.UserEmail, s.UserPassword)
+	u, err := svc.CreateUser(ctx, s.UserEmail, s.UserPassword)
 	if err != nil {
 		return fmt.Errorf("dev user: %w", err)
 	}
-	return e.AddOwner(ctx, s.ProjectID, u.ID)
+	return svc.AddOwner(ctx, s.ProjectID, u.ID)
 }
 
 // logReceiver is the dev stack's webhook receiver: it verifies each

@@ -144,10 +144,10 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 
 // seed records a plan, a session and seedRows transactions of the sandbox,
 // one a second back from now, cycling through the statuses.
-func seed(ctx context.Context, e *service.Service, st *store.Store, p service.CreatedProject) ([]string, error) {
+func seed(ctx context.Context, svc *service.Service, st *store.Store, p service.CreatedProject) ([]string, error) {
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
 	assetID, policy := "usdc-devnet", "asset_definition"
-	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Bench"), AmountUSD: ptr("10"),
+	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Bench"), AmountUSD: ptr("10"),
 		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &policy, AssetDefinitionID: &assetID}}})
 	if err != nil {
 		return nil, fmt.Errorf("create plan: %w", err)

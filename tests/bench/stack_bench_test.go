@@ -30,17 +30,17 @@ import (
 )
 
 // benchSession opens a session for a fresh USDC plan of project p.
-func benchSession(b *testing.B, e *service.Service, p service.CreatedProject, planID string) payment.Session {
-	v, err := e.CreateSession(context.Background(), nil, payment.SessionInput{PaymentPlanID: &planID})
+func benchSession(b *testing.B, svc *service.Service, p service.CreatedProject, planID string) payment.Session {
+	v, err := svc.CreateSession(context.Background(), nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return v.Session
 }
 
-func benchPlan(b *testing.B, e *service.Service, p service.CreatedProject, amount string) string {
+func benchPlan(b *testing.B, svc *service.Service, p service.CreatedProject, amount string) string {
 	asset, title := "usdc-devnet", "Bench"
-	plan, err := e.CreatePlan(context.Background(), payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
+	plan, err := svc.CreatePlan(context.Background(), payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
 		Title: &title, AmountUSD: &amount, AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionID: &asset}}})
 	if err != nil {
 		b.Fatal(err)

@@ -227,8 +227,8 @@ func (s *stack) deployMultisend(ctx context.Context) error {
 
 // setUpProject creates the sandbox project, its deposit key and a plan
 // priced by the customer (any amount) in the dev token or the native coin.
-func (s *stack) setUpProject(ctx context.Context, e *service.Service, seed uint64) error {
-	p, err := e.CreateProject(ctx, "Reconciliation run")
+func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uint64) error {
+	p, err := svc.CreateProject(ctx, "Reconciliation run")
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (s *stack) setUpProject(ctx context.Context, e *service.Service, seed uint6
 	if err != nil {
 		return err
 	}
-	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+	if err := svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		return err
 	}
 	r, err := s.api.post(ctx, s.longAPI+"/api/v1/projects/"+s.projectID+"/payment-plans", s.key, map[string]any{

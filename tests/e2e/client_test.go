@@ -115,16 +115,16 @@ func post(t *testing.T, base, path, key string, body any) response {
 
 // newProject creates a project with its two API keys and a deposit key for
 // each environment.
-func newProject(t *testing.T, e *service.Service) service.CreatedProject {
+func newProject(t *testing.T, svc *service.Service) service.CreatedProject {
 	t.Helper()
 	ctx := context.Background()
-	p, err := e.CreateProject(ctx, "Shop "+t.Name())
+	p, err := svc.CreateProject(ctx, "Shop "+t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, live := range []bool{false, true} {
 		_, xpub := walletOf(t, p.Project.ID, live)
-		if err := e.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
+		if err := svc.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
 			t.Fatal(err)
 		}
 	}

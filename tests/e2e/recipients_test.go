@@ -30,16 +30,16 @@ func personalSign(t *testing.T, key *ecdsa.PrivateKey, msg string) string {
 
 // verifyRecipient makes the sandbox of a project the verified owner of
 // key's address, as its owner would: claim, sign, verify.
-func verifyRecipient(t *testing.T, e *service.Service, projectID string, key *ecdsa.PrivateKey) {
+func verifyRecipient(t *testing.T, svc *service.Service, projectID string, key *ecdsa.PrivateKey) {
 	t.Helper()
 	ctx := context.Background()
 	owner := payment.Principal{ProjectID: projectID, UserID: "usr_test", Role: payment.RoleOwner}
 	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
-	r, err := e.ClaimRecipient(ctx, owner, projectID, addr, "test")
+	r, err := svc.ClaimRecipient(ctx, owner, projectID, addr, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.VerifyRecipient(ctx, owner, projectID, addr, personalSign(t, key, r.Challenge)); err != nil {
+	if _, err := svc.VerifyRecipient(ctx, owner, projectID, addr, personalSign(t, key, r.Challenge)); err != nil {
 		t.Fatal(err)
 	}
 }

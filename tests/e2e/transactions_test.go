@@ -16,7 +16,7 @@ import (
 
 // seedTransactions records n transactions of a sandbox project, one a
 // minute back from start, cycling through the statuses.
-func seedTransactions(t *testing.T, e *service.Service, p service.CreatedProject, isLive bool, start time.Time, n int) []payment.Transaction {
+func seedTransactions(t *testing.T, svc *service.Service, p service.CreatedProject, isLive bool, start time.Time, n int) []payment.Transaction {
 	t.Helper()
 	ctx := context.Background()
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: isLive}
@@ -24,7 +24,7 @@ func seedTransactions(t *testing.T, e *service.Service, p service.CreatedProject
 	if isLive {
 		assetID = "usdc-base"
 	}
-	plan, err := e.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Seed"), AmountUSD: ptr("10"),
+	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Seed"), AmountUSD: ptr("10"),
 		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionID: &assetID}}})
 	if err != nil {
 		t.Fatal(err)

@@ -77,9 +77,9 @@ func Temporal(engineURL string) (cfg devstack.TemporalConfig, drop func(), err e
 }
 
 // Project creates a project with a deposit key for each environment.
-func Project(e *service.Service, name string) (service.CreatedProject, error) {
+func Project(svc *service.Service, name string) (service.CreatedProject, error) {
 	ctx := context.Background()
-	p, err := e.CreateProject(ctx, name)
+	p, err := svc.CreateProject(ctx, name)
 	if err != nil {
 		return p, err
 	}
@@ -89,7 +89,7 @@ func Project(e *service.Service, name string) (service.CreatedProject, error) {
 		if err != nil {
 			return p, err
 		}
-		if err := e.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
+		if err := svc.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
 			return p, err
 		}
 	}
