@@ -22,7 +22,7 @@ type Network struct {
 	IsLive          bool  `json:"isLive"`
 	// MaxBlockRange bounds one scan (default 100 blocks).
 	MaxBlockRange int `json:"maxBlockRange"`
-	// PollInterval is how long the scanner waits at the head (default: the
+	// PollInterval is how long chainwatch waits at the head (default: the
 	// block time).
 	PollInterval Duration `json:"pollInterval"`
 	// PendingTimeout fails a submitted transaction not mined in time

@@ -11,7 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 )
 
-// The scanner reads the blocks of every network in its own published
+// Chainwatch reads the blocks of every network in its own published
 // format (OP-stack deposits, Arbitrum's system transactions, blob and
 // set-code transactions, Polygon's state-sync transactions), finds every
 // payment to a watched address and skips the rest; the transaction check

@@ -54,7 +54,7 @@ func (m *memBlocks) Reset(context.Context) error {
 	return nil
 }
 
-// watcher drives a Poller over a dev chain the way the scanner workflow
+// watcher drives a Poller over a dev chain the way the chainwatch workflow
 // does: it holds the cursor and polls until caught up.
 type watcher struct {
 	t       *testing.T

@@ -56,7 +56,7 @@ type stubFixture struct {
 	traces map[uint64]json.RawMessage
 }
 
-// stubExpect is a transfer the scanner must find: an ERC-20 Transfer log
+// stubExpect is a transfer chainwatch must find: an ERC-20 Transfer log
 // (Token set, LogIndex ≥ 0) or native value (Token zero, LogIndex -1).
 // Internal native transfers are seen only in call traces.
 type stubExpect struct {
@@ -912,7 +912,7 @@ func checkStubLogs(ctx context.Context, t *testing.T, c *rpc.Client, fx *stubFix
 	first, last := fx.blocks[0], fx.head()
 	client := ethclient.NewClient(c)
 
-	// The scanner's query: Transfer logs of the listed tokens to watched addresses.
+	// Chainwatch's query: Transfer logs of the listed tokens to watched addresses.
 	var watchedTopics []common.Hash
 	for _, w := range fx.Watched {
 		watchedTopics = append(watchedTopics, common.BytesToHash(w.Bytes()))

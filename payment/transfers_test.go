@@ -145,7 +145,7 @@ func TestAReorgThatMovesTheLogsKeepsTheRecords(t *testing.T) {
 
 // A transfer to a session that no longer takes payments is recorded as
 // unexpected; one mined while the session took payments counts, however
-// late it is seen (a scanner held behind).
+// late it is seen (a chainwatch workflow held behind).
 func TestATransferToAClosedSessionIsRecordedUnexpected(t *testing.T) {
 	a, _, at, newID := matchFixture()
 	a.Status, a.LateUntil = SessionExpired, at.Add(-time.Second)

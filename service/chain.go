@@ -291,7 +291,7 @@ func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash
 }
 
 // Rescan scans blocks from..to of a network again for transfers to deposit
-// addresses, hands them to their sessions the way the scanner does, and
+// addresses, hands them to their sessions the way chainwatch does, and
 // waits for the result. It is safe to run twice, or while the network's
 // scanner runs: every transfer counts once.
 func (svc *Service) Rescan(ctx context.Context, network string, from, to uint64) (workflows.RescanResult, error) {

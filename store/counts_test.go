@@ -80,7 +80,7 @@ func (c *counting) transaction(cs payment.Session) payment.Transaction {
 }
 
 // sync records an observation of a transaction through SyncTransaction,
-// deciding as the scanner's activity does (payment.MatchTransfers).
+// deciding as chainwatch's activity does (payment.MatchTransfers).
 func (c *counting) sync(obs payment.Observation, isLive bool) error {
 	obs.Network, obs.ChainID, obs.At = "devnet", 1337, c.now
 	_, err := c.s.SyncTransaction(context.Background(), obs.Network, obs.ChainID, obs.TxHash, obs.Transfers, isLive,
@@ -94,7 +94,7 @@ func (c *counting) sync(obs payment.Observation, isLive bool) error {
 }
 
 // payments writes the records of a few payments to an open session
-// through every write path the engine has: a payer's claim, the scanner's
+// through every write path the engine has: a payer's claim, chainwatch's
 // transfers (one to a session that no longer takes payments: unexpected),
 // a reorg back to pending, the transaction mined again at other log
 // indexes and finalized or reverted, and the confirmation workflow's

@@ -126,7 +126,7 @@ func withinBound(base, amount string, maxOpen int) bool {
 
 // SharedRecipientWatch is how long after its last hold ended a shared
 // recipient stays watched: its transfers are recorded (as unmatched) that
-// long, for a scanner that runs late.
+// long, for a chainwatch workflow that runs late.
 const SharedRecipientWatch = 7 * 24 * time.Hour
 
 // SharedRecipients returns which of addresses (lowercase) are shared

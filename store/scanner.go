@@ -11,7 +11,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 )
 
-// ScannedBlocks are the blocks one network's scanner has read: its poller's
+// ScannedBlocks are the blocks one network's chainwatch has read: its poller's
 // chainwatch.BlockStore, durable across restarts.
 type ScannedBlocks struct {
 	store   *Store
@@ -85,7 +85,7 @@ func (s *Store) RecordScanProgress(ctx context.Context, network string, number u
 	return mapErr(err)
 }
 
-// ScanBehind returns those of the networks whose scanner has not yet
+// ScanBehind returns those of the networks whose chainwatch has not yet
 // reported the blocks mined before t; a network that was never scanned is
 // not waited for.
 func (s *Store) ScanBehind(ctx context.Context, networks []string, t time.Time) ([]string, error) {

@@ -188,7 +188,7 @@ func nullTime(t time.Time) *time.Time {
 	return &t
 }
 
-// WatchedAddress is a deposit address the scanners must watch.
+// WatchedAddress is a deposit address the chainwatch workflows must watch.
 type WatchedAddress struct {
 	Address   string
 	SessionID string

@@ -43,7 +43,7 @@ func (s *Store) TransactionRecords(ctx context.Context, chainID int64, hash stri
 
 // RecordClaim records a payer's claim that a transaction pays a session,
 // with its event, and returns it. When the session already has a record of
-// that transaction (a transfer the scanner found, or an open claim), that
+// that transaction (a transfer chainwatch found, or an open claim), that
 // record is returned instead and nothing is written.
 func (s *Store) RecordClaim(ctx context.Context, claim payment.Transaction, render Render[payment.Transaction]) (payment.Transaction, error) {
 	var out payment.Transaction

@@ -103,7 +103,7 @@ func Run(ctx context.Context, d Deps) error {
 
 // Start registers the search attributes (when d.Namespace is set), starts
 // a worker with the engine's workflows and activities on the engine's
-// task queue, the scanner of each network and the webhook dispatcher
+// task queue, chainwatch of each network and the webhook dispatcher
 // (unless they run already), the sweeper of session starts, the records
 // gauge and, when d.MetricsAddr is set, the metrics listener. They run
 // until ctx ends or Stop is called; on an error nothing is left running.

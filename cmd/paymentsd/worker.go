@@ -7,7 +7,7 @@ import (
 	"github.com/paymentsd/paymentsd/worker"
 )
 
-// runWorker is `paymentsd worker`: the Temporal worker with the scanners,
+// runWorker is `paymentsd worker`: the Temporal worker with the chainwatch workflows,
 // the webhook dispatcher and the sweeper of session starts.
 func runWorker(ctx context.Context) error {
 	c, err := loadConfig()

@@ -179,7 +179,7 @@ func TestTokenPaymentOverHTTP(t *testing.T) {
 		t.Errorf("payer balance = %v, %v", bal, err)
 	}
 
-	// The Transfer log, found the way a scanner finds deposits: by the
+	// The Transfer log, found the way a chainwatch workflow finds deposits: by the
 	// event's topic and the recipient's address.
 	transferTopic := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
 	logs, err := ec.FilterLogs(ctx, ethereum.FilterQuery{

@@ -57,7 +57,7 @@ type StackConfig struct {
 }
 
 // Stack is the whole engine on embedded parts: a database, a Temporal
-// server, the dev chain, and a worker with the engine's scanners and
+// server, the dev chain, and a worker with the engine's chainwatch workflows and
 // webhook dispatcher running. `paymentsd dev` and the end-to-end tests
 // assemble the system through it, so both run the same thing.
 type Stack struct {
@@ -68,7 +68,7 @@ type Stack struct {
 	Chains   chainwatch.Chains
 	Catalog  payment.Catalog
 	Sealer   *webhook.Sealer
-	// Worker is the running worker (with the scanners' and the
+	// Worker is the running worker (with the chainwatch workflows' and the
 	// dispatcher's starts and the sweeper of session starts); StartWorker
 	// replaces it.
 	Worker *worker.Running

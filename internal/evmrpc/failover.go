@@ -808,7 +808,7 @@ func parseCount(s string) (uint64, bool) {
 
 // BlockNumber returns the chain's head. It never returns a head lower
 // than one it returned before because the call moved to an endpoint that
-// lags: the scanner would wait for blocks it has already read, and a
+// lags: chainwatch would wait for blocks it has already read, and a
 // transaction's confirmations would go down. When the endpoint that
 // answered is more than MaxLag blocks behind another's last head, the
 // others are asked too and the calls move to the highest, so that they go
@@ -939,7 +939,7 @@ func (f *Failover) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Heade
 //
 // An endpoint is asked for logs up to a block only once it is known to
 // have that block: a node behind would answer without the logs of the
-// blocks it lacks, and the scanner would miss their payments.
+// blocks it lacks, and chainwatch would miss their payments.
 func (f *Failover) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
 	if q.BlockHash != nil || q.FromBlock == nil || q.ToBlock == nil || q.FromBlock.Sign() < 0 || q.ToBlock.Sign() < 0 ||
 		!q.ToBlock.IsUint64() || q.ToBlock.Cmp(q.FromBlock) < 0 {

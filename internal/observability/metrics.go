@@ -39,10 +39,10 @@ var (
 		Name: "paymentsd_network_up",
 		Help: "1 when the last JSON-RPC call to the network's nodes was answered, 0 when it failed on every node.",
 	}, []string{"network"})
-	// ScannedBlock is the last block a network's scanner has read.
+	// ScannedBlock is the last block a network's chainwatch has read.
 	ScannedBlock = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "paymentsd_scanned_block",
-		Help: "The number of the last block the network's scanner has read.",
+		Help: "The number of the last block the network's chainwatch has read.",
 	}, []string{"network"})
 	// TraceFailures counts blocks a network's nodes could not trace: their
 	// internal native transfers were not read.
@@ -63,16 +63,16 @@ var (
 		Name: "paymentsd_rpc_failovers_total",
 		Help: "JSON-RPC calls answered by another node after the first one tried failed or was behind.",
 	}, []string{"network"})
-	// ChainHead is a network's head block as its scanner last read it.
+	// ChainHead is a network's head block as its chainwatch last read it.
 	ChainHead = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "paymentsd_chain_head_block",
-		Help: "The network's head block as its scanner last read it.",
+		Help: "The network's head block as its chainwatch last read it.",
 	}, []string{"network"})
-	// ScanLag is how many blocks a network's scanner is behind the head:
+	// ScanLag is how many blocks a network's chainwatch is behind the head:
 	// payments in those blocks are not seen yet.
 	ScanLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "paymentsd_scan_lag_blocks",
-		Help: "Blocks between the network's head and the last block its scanner read.",
+		Help: "Blocks between the network's head and the last block its chainwatch read.",
 	}, []string{"network"})
 	// ScanDuration is the time one poll of a network that read new blocks
 	// took.

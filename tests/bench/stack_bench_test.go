@@ -68,7 +68,7 @@ func newBenchProject(b *testing.B) (*service.Service, service.CreatedProject) {
 
 // BenchmarkDetectionLatency measures, over 100 payments, the time from the
 // block that holds a payment being mined to its transaction row at
-// confirmed. Target: below one block time plus the scanner's poll interval
+// confirmed. Target: below one block time plus chainwatch's poll interval
 // (250 ms + 100 ms on the test network).
 func BenchmarkDetectionLatency(b *testing.B) {
 	chain, st := fullStack(b).Chain, fullStack(b).Store

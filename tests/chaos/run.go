@@ -301,7 +301,7 @@ func (r *run) dropped(ctx context.Context) int {
 
 // settle waits until the engine has finished with the run's payments:
 // every short session past its expiry and decided (not open or processing
-// with nothing left to confirm), every transaction final, the scanner at
+// with nothing left to confirm), every transaction final, chainwatch at
 // the head, and nothing recorded for a few seconds. It gives
 // up when nothing has changed for Stall (something is stuck), or after
 // Settle.

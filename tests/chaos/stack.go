@@ -260,7 +260,7 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 	return nil
 }
 
-// waitScanning waits until the worker's scanner has reached the chain's
+// waitScanning waits until the worker's chainwatch has reached the chain's
 // head (or, if the engine keeps no scanned blocks, until its workflow runs).
 func (s *stack) waitScanning(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
@@ -301,7 +301,7 @@ func (s *stack) scanProgress(ctx context.Context) (head, scanned uint64, known b
 	return head, uint64(*n), true, nil
 }
 
-// scannerRunning reports whether the network's scanner workflow runs.
+// scannerRunning reports whether the network's chainwatch workflow runs.
 func (s *stack) scannerRunning(ctx context.Context) bool {
 	d, err := s.tc.DescribeWorkflowExecution(ctx, "chainwatch/"+network, "")
 	return err == nil && d.WorkflowExecutionInfo.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
