@@ -122,12 +122,18 @@ func runDev(ctx context.Context, args []string) error {
 			slog.Error("webhook receiver", "err", err)
 		}
 	}()
-	// The API as `paymentsd api` serves it, over the stack.
+	// The API as `paymentsd api` serves it, over the stack. Its port is
+	// taken before the banner says it is ready: what the banner prints
+	// must work when pasted at once.
+	ln, err := net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("the API's address: %w", err)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		d := stack.Deps(c.SessionLifetime)
 		d.MaxOpenHolds = c.MaxOpenHolds
-		errc <- api.Run(ctx, api.Deps{Service: d, Config: apiConfig(c), Addr: c.HTTPAddr, Telemetry: tel})
+		errc <- api.Run(ctx, api.Deps{Service: d, Config: apiConfig(c), Listener: ln, Telemetry: tel})
 	}()
 
 	base := "http://" + c.HTTPAddr
