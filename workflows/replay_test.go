@@ -27,8 +27,8 @@ const releases = "testdata/releases"
 
 // The workflows replay every history of every release: a change that
 // would break executions a running deployment still has fails here, and
-// must go through workflow.GetVersion (docs/operations.md, "Deploying
-// while workflows run").
+// must go through workflow.GetVersion (docs/operations.md, "Releases and
+// upgrades").
 func TestReplayRecordedHistories(t *testing.T) {
 	versions := releaseVersions(t)
 	if len(versions) == 0 {
