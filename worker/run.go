@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -125,16 +126,20 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 			r.Stop()
 		}
 	}()
-	if err := StartChainwatch(ctx, d.Temporal, networkKeys(d.Chains)); err != nil {
+	if err := StartChainwatch(ctx, d.Temporal, slices.Sorted(maps.Keys(d.Chains))); err != nil {
 		return nil, err
 	}
 	if err := StartDispatcher(ctx, d.Temporal); err != nil {
 		return nil, err
 	}
+	sweep := d.SweepInterval
+	if sweep <= 0 {
+		sweep = time.Second
+	}
 	r.goBackground(func() {
 		// Sessions whose workflow's start an API process did not make (it
 		// died, Temporal was unreachable) are started here once due.
-		sessionstart.New(d.Store, d.Temporal).RunSweeper(runCtx, orDefault(d.SweepInterval, time.Second))
+		sessionstart.New(d.Store, d.Temporal).RunSweeper(runCtx, sweep)
 	})
 	unregister, err := observability.RegisterRecords(d.Store.CountByStatus, time.Minute)
 	if err != nil {
@@ -148,7 +153,7 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 			}
 		})
 	}
-	log.Info("worker running", "namespace", d.Namespace, "networks", networkKeys(d.Chains))
+	log.Info("worker running", "namespace", d.Namespace, "networks", slices.Sorted(maps.Keys(d.Chains)))
 	return r, nil
 }
 
@@ -170,22 +175,4 @@ func (r *Running) Stop() {
 		r.background.Wait()
 		r.unregister()
 	})
-}
-
-// networkKeys lists the networks, in key order.
-func networkKeys(chains chainwatch.Chains) []string {
-	keys := make([]string, 0, len(chains))
-	for k := range chains {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// orDefault is d, or def when d is zero.
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }

@@ -23,10 +23,3 @@ func TestActivitiesCarryTheWebhookSettings(t *testing.T) {
 		t.Fatal("the given client is not the one that delivers")
 	}
 }
-
-func TestNetworkKeysAreInOrder(t *testing.T) {
-	got := networkKeys(chainwatch.Chains{"base": nil, "arbitrum": nil, "devnet": nil})
-	if len(got) != 3 || got[0] != "arbitrum" || got[1] != "base" || got[2] != "devnet" {
-		t.Fatalf("networkKeys = %v", got)
-	}
-}

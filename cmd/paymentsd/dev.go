@@ -111,9 +111,9 @@ func runDev(ctx context.Context, args []string) error {
 	defer stack.Close()
 	chain, tsrv := stack.Chain, stack.Server
 
-	e := stack.Service(c.SessionLifetime)
+	svc := stack.Service(c.SessionLifetime)
 	receiverURL := "http://" + *receiverAddr + "/webhooks"
-	state, err := seed(ctx, e, *dataDir, receiverURL, chain.URL)
+	state, err := seed(ctx, svc, *dataDir, receiverURL, chain.URL)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	planID := state.PlanID
-	fresh, err := e.CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
+	fresh, err := svc.CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
 		return fmt.Errorf("open a sample session: %w", err)
 	}

@@ -135,15 +135,11 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.Sealer, err = webhook.NewKeyring(webhookKeys(cfg)); err != nil {
 		return nil, err
 	}
-	hooks := cfg.WebhookClient
-	if hooks == nil {
-		// The dev stack's receivers live on loopback.
-		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})
-	}
 	// The embedded server has the search attributes already (Namespace
-	// is left empty).
+	// is left empty). The dev stack's receivers live on loopback
+	// (AllowPrivate, unless the caller delivers with its own client).
 	s.worker = worker.Deps{Store: s.Store, Temporal: s.Temporal, Chains: s.Chains, Webhooks: worker.Webhooks{
-		Sealer: s.Sealer, Client: hooks, DisableAfter: cfg.WebhookDisableAfter, Shape: cfg.Shape}}
+		Sealer: s.Sealer, Client: cfg.WebhookClient, AllowPrivate: true, DisableAfter: cfg.WebhookDisableAfter, Shape: cfg.Shape}}
 	if err := s.StartWorker(); err != nil {
 		return nil, err
 	}
