@@ -64,8 +64,33 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		// A poll that found no new block measured a wait, not a scan.
 		observability.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
 	}
-	out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers)
-	return out, err
+	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
+		return out, err
+	}
+	workflows.MarkSolo(out.Transfers)
+	out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time)
+	return out, classify(err)
+}
+
+// maxDue bounds how many sessions of each kind (expiry, late-payment
+// window) one scan tells that it passed their time: the rest are told by
+// the next scans, or read the scan's progress themselves (a session waits
+// for the word a minute at most before it looks).
+const maxDue = 200
+
+// due returns the sessions on network whose expiry or late-payment window
+// ends after told and no later than the scan's new cursor (block time
+// cursor): chainwatch tells them once it has handed over the transfers the
+// scan found. A first scan (told 0) tells none: it starts where the
+// sessions read the progress for themselves.
+func (a *Activities) due(ctx context.Context, network string, told, cursor uint64) ([]string, uint64, error) {
+	if cursor == 0 || told == 0 || told >= cursor {
+		return nil, max(told, cursor), nil
+	}
+	ids, until, err := a.Store.SessionsDue(ctx, network, time.Unix(int64(told), 0), time.Unix(int64(cursor), 0), maxDue)
+	// More than maxDue sessions of one second: the rest read for
+	// themselves, and the next scan goes on from the next second.
+	return ids, max(uint64(until.Unix()), told+1), err
 }
 
 // ScanRange scans a range of blocks for transfers to deposit addresses,
@@ -94,6 +119,7 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
+	workflows.MarkSolo(transfers)
 	return workflows.ScanOutput{Transfers: transfers}, nil
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -95,4 +96,46 @@ func (s *Store) ScanBehind(ctx context.Context, networks []string, t time.Time) 
 		return nil, err
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// SessionsDue returns the sessions taking payments on network whose expiry
+// (while they are open or processing) or late-payment window ends after
+// after and no later than upTo, earliest first: those a chainwatch that
+// has handed over the transfers mined before upTo tells so. It returns at
+// most limit of each kind; until is how far the answer goes (upTo, or the
+// last time returned of a kind that reached the limit).
+func (s *Store) SessionsDue(ctx context.Context, network string, after, upTo time.Time, limit int) (ids []string, until time.Time, err error) {
+	until = upTo
+	on := fmt.Sprintf(`[{"network": %q}]`, network)
+	for _, q := range []string{
+		`SELECT id, expires_at FROM checkout_sessions WHERE expires_at > $1 AND expires_at <= $2
+			AND status IN ('open', 'processing') AND payment_options @> $3::jsonb ORDER BY expires_at LIMIT $4`,
+		`SELECT id, late_until FROM checkout_sessions WHERE late_until > $1 AND late_until <= $2
+			AND payment_options @> $3::jsonb ORDER BY late_until LIMIT $4`,
+	} {
+		rows, err := s.pool.Query(ctx, q, after, upTo, on, limit)
+		if err != nil {
+			return nil, upTo, err
+		}
+		var n int
+		var last time.Time
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id, &last); err != nil {
+				rows.Close()
+				return nil, upTo, err
+			}
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return nil, upTo, err
+		}
+		if n == limit && last.Before(until) {
+			until = last
+		}
+	}
+	return ids, until, nil
 }

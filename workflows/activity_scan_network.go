@@ -18,6 +18,9 @@ type ScanCursor struct {
 type ScanInput struct {
 	Network string
 	Cursor  ScanCursor
+	// Told is the block time (Unix seconds) up to which the sessions whose
+	// expiry or late-payment window it passed have been told so.
+	Told uint64 `json:",omitempty"`
 }
 
 // ScanOutput is one scan's result.
@@ -26,6 +29,11 @@ type ScanOutput struct {
 	Transfers []SessionTransfer
 	// CaughtUp is true when the scan reached the chain's head.
 	CaughtUp bool
+	// Due are the sessions whose expiry or late-payment window the input's
+	// cursor has passed since Told, for chainwatch to tell once it has
+	// handed over the transfers; Told is how far they go.
+	Due  []string `json:",omitempty"`
+	Told uint64   `json:",omitempty"`
 }
 
 // scanNetwork runs ScanNetwork as a (normal) activity: a scan may wait at

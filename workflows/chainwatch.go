@@ -36,6 +36,7 @@ const scansPerRun = 300
 // continue-as-new.
 func Chainwatch(ctx workflow.Context, in ScanInput) error {
 	ctx = withActivityOptions(ctx)
+	v := workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1)
 	for range scansPerRun {
 		out, err := scanNetwork(ctx, in)
 		if err != nil {
@@ -44,10 +45,28 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 		if err := reportTransfers(ctx, out.Transfers); err != nil {
 			return err
 		}
-		in.Cursor = out.Cursor
+		if v >= 1 {
+			tellProgress(ctx, in.Network, out)
+		}
+		in.Cursor, in.Told = out.Cursor, out.Told
 		workflow.SetCurrentDetails(ctx, chainwatchDetails(in.Network, out.Cursor, out.CaughtUp))
 	}
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
+}
+
+// tellProgress tells the sessions a scan passed the expiry or late-payment
+// window of that it has handed over every transfer mined before its
+// cursor's block. A session whose workflow has ended or not started yet
+// does not hear it (it reads the progress for itself if it waits).
+func tellProgress(ctx workflow.Context, network string, out ScanOutput) {
+	word := ScanProgress{Network: network, BlockTime: out.Cursor.Time}
+	sent := make([]workflow.Future, len(out.Due))
+	for i, id := range out.Due {
+		sent[i] = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(id), "", SignalScanned, word)
+	}
+	for _, f := range sent {
+		_ = f.Get(ctx, nil)
+	}
 }
 
 // reportTransfers hands transfers found on the chain to their sessions, in

@@ -165,6 +165,18 @@ type checkoutSession struct {
 	// inside the window reaches it after it has ended.
 	lateScan, lateScanned bool
 
+	// v is the workflow's version of ChangeOneWorkflowPerPayment.
+	v workflow.Version
+	// inline holds the transactions the workflow follows itself
+	// (followInline), by transaction key; news carries their looks' news.
+	inline map[string]bool
+	news   workflow.Channel
+	// scannedTo is how far each network's chainwatch has told the session
+	// it has handed over transfers (block time, Unix seconds).
+	scannedTo map[string]uint64
+	// cancelExpiry stops the expiry timer of a session that closed first.
+	cancelExpiry workflow.CancelFunc
+
 	claims   workflow.Channel // a claim or an assignment added a line: settle
 	restarts workflow.Channel // a transaction's workflow to start again
 	scanned  workflow.Channel // every network was scanned past expiresAt
@@ -188,6 +200,11 @@ func newCheckoutSession(ctx workflow.Context, in CheckoutSessionInput) *checkout
 		restarts: workflow.NewChannel(ctx),
 		claims:   workflow.NewBufferedChannel(ctx, 1),
 		pauses:   map[string]time.Duration{},
+		v:        workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1),
+		inline:   map[string]bool{},
+		news:     workflow.NewChannel(ctx),
+
+		scannedTo: map[string]uint64{},
 	}
 }
 
@@ -245,7 +262,11 @@ func (cs *checkoutSession) run(ctx workflow.Context) error {
 func (cs *checkoutSession) listen(ctx workflow.Context) {
 	transfers := workflow.GetSignalChannel(ctx, SignalTransfer)
 	updates := workflow.GetSignalChannel(ctx, SignalTxStatus)
-	expiry := workflow.NewTimer(ctx, cs.s.ExpiresAt.Sub(workflow.Now(ctx)))
+	expiryCtx, cancelExpiry := workflow.WithCancel(ctx)
+	if cs.v >= 1 {
+		cs.cancelExpiry = cancelExpiry
+	}
+	expiry := workflow.NewTimer(expiryCtx, cs.s.ExpiresAt.Sub(workflow.Now(ctx)))
 	cs.scanned = workflow.NewChannel(ctx)
 	cs.sel = workflow.NewSelector(ctx)
 	cs.sel.AddReceive(cs.restarts, func(c workflow.ReceiveChannel, _ bool) {
@@ -258,7 +279,11 @@ func (cs *checkoutSession) listen(ctx workflow.Context) {
 		cs.unsettled = false
 		cs.stepErr = cs.settle(ctx)
 	})
-	cs.sel.AddFuture(expiry, func(workflow.Future) { cs.stepErr = cs.onExpiry(ctx) })
+	cs.sel.AddFuture(expiry, func(f workflow.Future) {
+		if f.Get(ctx, nil) == nil {
+			cs.stepErr = cs.onExpiry(ctx)
+		}
+	})
 	cs.sel.AddReceive(cs.scanned, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(ctx, nil)
 		cs.stepErr = cs.onScannedPastExpiry(ctx)
@@ -272,6 +297,21 @@ func (cs *checkoutSession) listen(ctx workflow.Context) {
 		var u TxStatus
 		c.Receive(ctx, &u)
 		cs.stepErr = cs.onTxStatus(ctx, u)
+	})
+	cs.sel.AddReceive(cs.news, func(c workflow.ReceiveChannel, _ bool) {
+		var u TxStatus
+		c.Receive(ctx, &u)
+		cs.stepErr = cs.onTxStatus(ctx, u)
+	})
+	// The word of the networks' chainwatch is taken as it comes, apart
+	// from the main loop: a wait for it (waitScanned) may be under way.
+	scanned := workflow.GetSignalChannel(ctx, SignalScanned)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var word ScanProgress
+			scanned.Receive(ctx, &word)
+			cs.scannedTo[word.Network] = max(cs.scannedTo[word.Network], word.BlockTime)
+		}
 	})
 }
 
@@ -396,8 +436,10 @@ func (cs *checkoutSession) onSubmitPayment(ctx workflow.Context, in SubmitInput)
 	}
 	p := SessionTransfer{SessionID: cs.s.ID, Network: in.Network, ChainID: in.ChainID, TxHash: in.TxHash,
 		LogIndex: payment.LogIndexClaim, To: cs.s.DepositAddress, Source: "payer"}
-	if err := cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s}); err != nil {
-		return payment.Transaction{}, err
+	if !cs.inline[p.Key()] { // if it is, its next look takes the claim
+		if err := cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s}); err != nil {
+			return payment.Transaction{}, err
+		}
 	}
 	cs.claims.SendAsync(t.ID)
 	return t, nil
@@ -416,7 +458,7 @@ func (cs *checkoutSession) onExpiry(ctx workflow.Context) error {
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		// Not past ScanWaitLimit after the late-payment window, though: a
 		// network that stopped for good does not hold the session for ever.
-		waitScanned(ctx, sessionNetworks(cs.s), cs.s.ExpiresAt, cs.s.LateUntil.Add(ScanWaitLimit))
+		cs.waitScanned(ctx, cs.s.ExpiresAt, cs.s.LateUntil.Add(ScanWaitLimit))
 		cs.scanned.Send(ctx, nil)
 	})
 	return nil
@@ -450,7 +492,7 @@ func (cs *checkoutSession) decideExpiry(ctx workflow.Context) error {
 func (cs *checkoutSession) waitLateScan(ctx workflow.Context) {
 	scannedLate := workflow.NewChannel(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		waitScanned(ctx, sessionNetworks(cs.s), cs.s.LateUntil, cs.s.LateUntil.Add(ScanWaitLimit))
+		cs.waitScanned(ctx, cs.s.LateUntil, cs.s.LateUntil.Add(ScanWaitLimit))
 		scannedLate.Send(ctx, nil)
 	})
 	cs.sel.AddReceive(scannedLate, func(c workflow.ReceiveChannel, _ bool) {
@@ -478,8 +520,15 @@ func (cs *checkoutSession) onTransfer(ctx workflow.Context, p SessionTransfer) e
 	cs.addLine(key, &payment.PaymentLine{AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits, Status: payment.TxPending,
 		Late: cs.lateAt(cs.seenLate[key], p.BlockTime)})
 	cs.reported[p.Key()] = append(cs.reported[p.Key()], key)
-	if err := cs.follow(ctx, TransactionInput{Transfer: p, Session: cs.s}); err != nil {
-		return err
+	switch in := (TransactionInput{Transfer: p, Session: cs.s}); {
+	case cs.inline[p.Key()]:
+		// Followed here already: its next look records this transfer too.
+	case cs.v >= 1 && p.Solo && !slices.Contains(cs.claimed, p.TxHash):
+		cs.followInline(ctx, in)
+	default:
+		if err := cs.follow(ctx, in); err != nil {
+			return err
+		}
 	}
 	return cs.settle(ctx) // processing from the first payment seen
 }
@@ -635,6 +684,9 @@ func (cs *checkoutSession) expire(ctx workflow.Context) error {
 
 func (cs *checkoutSession) upsertStatus(ctx workflow.Context) {
 	_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(cs.status)))
+	if cs.cancelExpiry != nil && (cs.status == payment.SessionCompleted || cs.status == payment.SessionCanceled) {
+		cs.cancelExpiry() // nothing left for the expiry to decide
+	}
 }
 
 func (cs *checkoutSession) takesPayments() bool {
@@ -729,11 +781,46 @@ func sessionNetworks(s payment.Session) []string {
 	return networks
 }
 
-// waitScanned waits until every one of the networks has been scanned past
-// before, or until limit. It looks every few seconds at first, and less
+// waitScanned waits until every network the session takes has been
+// scanned past before (its chainwatch has handed over every transfer mined
+// before), or until limit. Each network's chainwatch tells the session when
+// it passes the session's expiry and late-payment window (SignalScanned);
+// without that word for a minute (the session's workflow was not running
+// when it was sent, a network with no chainwatch any more), it reads the
+// scan's progress itself, then again less and less often (up to every 10
+// minutes). A workflow before ChangeOneWorkflowPerPayment reads it from
+// the start (waitScanRecorded).
+func (cs *checkoutSession) waitScanned(ctx workflow.Context, before, limit time.Time) {
+	networks := sessionNetworks(cs.s)
+	if cs.v < 1 {
+		waitScanRecorded(ctx, networks, before, limit)
+		return
+	}
+	told := func() bool {
+		for _, n := range networks {
+			if time.Unix(int64(cs.scannedTo[n]), 0).Before(before) {
+				return false
+			}
+		}
+		return true
+	}
+	for wait := time.Minute; workflow.Now(ctx).Before(limit); wait = min(2*wait, 10*time.Minute) {
+		ok, err := workflow.AwaitWithTimeout(ctx, min(wait, limit.Sub(workflow.Now(ctx))), told)
+		if err != nil || ok {
+			return
+		}
+		behind, err := scanBehind(ctx, ScanBehindInput{Networks: networks, Before: before})
+		if err != nil || len(behind) == 0 {
+			return
+		}
+	}
+}
+
+// waitScanRecorded waits until every one of the networks has been scanned past
+// before, or until limit, reading the scan's progress. It looks every few seconds at first, and less
 // often the longer it waits (a tenth of the time waited, up to 10 minutes),
 // so that a network down for days does not fill the history.
-func waitScanned(ctx workflow.Context, networks []string, before, limit time.Time) {
+func waitScanRecorded(ctx workflow.Context, networks []string, before, limit time.Time) {
 	started := workflow.Now(ctx)
 	next := func(wait time.Duration) time.Duration {
 		return min(2*wait, max(10*time.Second, min(workflow.Now(ctx).Sub(started)/10, 10*time.Minute)))

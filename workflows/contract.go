@@ -38,6 +38,11 @@ const (
 	// added a claim, or chainwatch reported a transfer to it) and to tell
 	// the session when it ends.
 	SignalWatch = "watch"
+	// SignalScanned tells a session's workflow that a network's chainwatch
+	// has handed over every transfer mined before a block time
+	// (ScanProgress), when that time passes the session's expiry or its
+	// late-payment window.
+	SignalScanned = "scanned"
 )
 
 // Updates of a session's workflow.

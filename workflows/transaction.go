@@ -113,78 +113,24 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			watchers = append(watchers, id)
 		}
 	}
-	status := payment.TxPending
-	var blockHash string
-	// pendingSince is when the transaction last entered pending: its
-	// start, or the reorg that took its block away.
-	pendingSince := workflow.Now(ctx)
+	w := newTxWatch(ctx, p)
+	w.upsert = true
 	if r := in.Resume; r != nil {
-		status, blockHash, pendingSince, watchers = r.Status, r.BlockHash, r.PendingSince, r.Watchers
+		w.status, w.blockHash, w.pendingSince, watchers = r.Status, r.BlockHash, r.PendingSince, r.Watchers
 	}
-	told := map[string]TxStatus{}
 	for looks := 1; ; looks++ {
-		st, err := checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash})
+		st, records, err := w.look(ctx)
 		if err != nil {
 			return err
 		}
-		next, reason := status, ""
-		switch status {
-		case payment.TxPending:
-			switch {
-			case st.Mined && !st.Succeeded:
-				next, reason = payment.TxFailed, "reverted"
-			case st.Mined:
-				next, blockHash = payment.TxConfirmed, st.BlockHash
-			case workflow.Now(ctx).Sub(pendingSince) >= st.PendingTimeout:
-				next, reason = payment.TxFailed, "not mined within "+st.PendingTimeout.String()
-			}
-		case payment.TxConfirmed:
-			switch {
-			case !st.Mined || st.BlockHash != blockHash:
-				next, reason = payment.TxPending, "its block left the canonical chain"
-				pendingSince = workflow.Now(ctx)
-			case st.Final || st.Confirmations >= st.RequiredConfirmations:
-				next = payment.TxFinalized
+		workflow.SetCurrentDetails(ctx, transactionDetails(w.status, st, len(records)))
+		for _, r := range records {
+			if u, isNews := w.news(r, st); isNews {
+				// A session whose workflow has ended takes no news.
+				_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(r.CheckoutSessionID), "", SignalTxStatus, u).Get(ctx, nil)
 			}
 		}
-		justMined := next == payment.TxConfirmed && status != payment.TxConfirmed
-		if next != status {
-			status = next
-			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
-		}
-		obs := payment.Observation{Network: p.Network, ChainID: p.ChainID, TxHash: p.TxHash, Status: status,
-			Reason: reason, Mined: st.Mined, Succeeded: st.Succeeded, BlockHash: st.BlockHash,
-			Confirmations: st.Confirmations, RequiredConfirmations: st.RequiredConfirmations, At: workflow.Now(ctx)}
-		if st.Mined {
-			n := int64(st.BlockNumber)
-			obs.BlockNumber = &n
-			obs.Transfers, obs.InternalUnknown = st.Transfers, st.InternalUnknown
-			obs.BlockTime = time.Unix(int64(st.MinedAt), 0).UTC()
-		}
-		synced, err := syncTransaction(ctx, SyncInput{Observation: obs, ReportIgnored: justMined})
-		if err != nil {
-			return err
-		}
-		workflow.SetCurrentDetails(ctx, transactionDetails(status, st, len(synced.Transactions)))
-		following := false
-		for _, r := range synced.Transactions {
-			following = following || !r.Status.Terminal()
-			u := TxStatus{Key: p.Key(), RowID: r.ID, Status: r.Status, AssetID: r.AssetDefinitionID,
-				AmountBaseUnits: r.AmountBaseUnits, Unexpected: r.Unexpected}
-			if st.Mined {
-				u.MinedAt = st.MinedAt
-			}
-			if !r.IsClaim() {
-				u.TransferKey = transferKey(r.ChainID, r.TxHash, r.LogIndex)
-			}
-			if told[r.ID] == u {
-				continue
-			}
-			told[r.ID] = u
-			// A session whose workflow has ended takes no news.
-			_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(r.CheckoutSessionID), "", SignalTxStatus, u).Get(ctx, nil)
-		}
-		if !following && (status.Terminal() || st.Mined) {
+		if w.ended(st, records) {
 			// Done, unless a session asked to watch in the meantime (it
 			// may have added a claim): then look once more.
 			var id string
@@ -199,7 +145,7 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			for watch.ReceiveAsync(&id) {
 				addWatcher(id)
 			}
-			in.Resume = &TransactionState{Status: status, BlockHash: blockHash, PendingSince: pendingSince, Watchers: watchers}
+			in.Resume = &TransactionState{Status: w.status, BlockHash: w.blockHash, PendingSince: w.pendingSince, Watchers: watchers}
 			return workflow.NewContinueAsNewError(ctx, Transaction, in)
 		}
 		timerCtx, cancel := workflow.WithCancel(ctx)

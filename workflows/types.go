@@ -35,6 +35,36 @@ type SessionTransfer struct {
 	// transaction's workflow when the session's has ended.
 	ProjectID string `json:",omitempty"`
 	IsLive    bool   `json:",omitempty"`
+	// Solo says the transfer's transaction pays this session alone, as far
+	// as the scan saw it (every transfer of the transaction it found is
+	// to the session): the session's workflow may follow it itself.
+	Solo bool `json:",omitempty"`
+}
+
+// MarkSolo sets Solo on the transfers whose transaction pays one session
+// and nothing else among transfers (one scan's, which holds every transfer
+// of the blocks it read).
+func MarkSolo(transfers []SessionTransfer) {
+	sessions := map[string]string{}
+	shared := map[string]bool{}
+	for _, p := range transfers {
+		k := p.Key()
+		if id, ok := sessions[k]; ok && id != p.SessionID || p.SessionID == "" {
+			shared[k] = true
+		}
+		sessions[k] = p.SessionID
+	}
+	for i := range transfers {
+		transfers[i].Solo = !shared[transfers[i].Key()]
+	}
+}
+
+// ScanProgress is a network's chainwatch telling a session how far it has
+// handed over transfers: every transfer mined before BlockTime (Unix
+// seconds).
+type ScanProgress struct {
+	Network   string
+	BlockTime uint64
 }
 
 // Key identifies a transfer's transaction: one workflow per chain and

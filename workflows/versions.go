@@ -1,8 +1,15 @@
 package workflows
 
 // Change IDs for workflow.GetVersion live here, one constant per change to
-// a workflow's logic that running executions must replay around.
-//
-// There is none: v0.1.0 is the replay floor, and every execution started
-// before it has ended. A change that the recorded histories of a release
-// (testdata/releases) cannot replay adds its ID here.
+// a workflow's logic that running executions must replay around. v0.1.0 is
+// the replay floor: every execution started before it has ended. A change
+// that the recorded histories of a release (testdata/releases) cannot
+// replay adds its ID here.
+
+// ChangeOneWorkflowPerPayment (version 1): a session's workflow follows a
+// transfer that pays it alone to its end itself, with no transaction
+// workflow (followInline); chainwatch tells sessions when its scan has
+// passed their expiry or late-payment window (SignalScanned), and a session
+// waits for that word instead of reading the scan's progress from the
+// database; a session that completes or is canceled stops its expiry timer.
+const ChangeOneWorkflowPerPayment = "one-workflow-per-payment"

@@ -1,0 +1,165 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// inlineEnv runs a session's workflow with the real activities on the dev
+// chain, and no other workflow type: a transaction's workflow started for
+// a payment would fail the test.
+func inlineEnv(st *store.Store, chains chainwatch.Chains, start time.Time) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(workflows.CheckoutSession)
+	(&activities.Activities{Store: st, Chains: chains}).Register(env)
+	env.SetStartTime(start)
+	return env
+}
+
+// A payment that pays its session alone is followed to finalized by the
+// session's workflow itself: no transaction workflow, and the session
+// completes on its records.
+func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
+	ctx := context.Background()
+	st, chain, chains, cs, start := transactionFixture(t, 3)
+	hash := payAndMine(t, chain, cs)
+	env := inlineEnv(st, chains, start)
+	// Two more blocks 20 s after the payment is seen: its third
+	// confirmation.
+	env.RegisterDelayedCallback(func() { chain.Commit(); chain.Commit() }, 20*time.Second)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalTransfer, workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337,
+			TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
+			Source: "chainwatch", Solo: true})
+	}, time.Second)
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Status != payment.TxFinalized || len(tx.StatusHistory) != 2 || tx.CheckoutSessionID != cs.ID {
+		t.Fatalf("transaction = %s %v for %s", tx.Status, tx.StatusHistory, tx.CheckoutSessionID)
+	}
+	s, err := st.SessionByID(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != payment.SessionCompleted || !s.AmountPaidUSD.Equal(cs.AmountUSD) {
+		t.Fatalf("session = %s, paid %s", s.Status, s.AmountPaidUSD)
+	}
+	// Finalized at the look after the missing confirmations' blocks (two
+	// of 15 s), not block by block.
+	if took := tx.FinalizedAt.Sub(*tx.ConfirmedAt); took < 30*time.Second || took > 31*time.Second {
+		t.Fatalf("finalized %v after confirmed, want the 30 s of the two missing blocks", took)
+	}
+}
+
+// A reorg that takes a followed payment's block away moves it back to
+// pending; not mined again, it fails at the pending timeout, and the
+// session, whose only payment it was, expires once it has.
+func TestAReorgMovesAPaymentFollowedInlineBackToPending(t *testing.T) {
+	ctx := context.Background()
+	st, chain, chains, cs, start := transactionFixture(t, 3)
+	parent, err := chain.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := payAndMine(t, chain, cs)
+	env := inlineEnv(st, chains, start)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalTransfer, workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337,
+			TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
+			Source: "chainwatch", Solo: true})
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		if err := chain.Fork(parent.Hash()); err != nil {
+			t.Error(err)
+		}
+		chain.Rollback() // the transaction is not mined again
+		chain.Commit()
+		chain.Commit()
+	}, 10*time.Second)
+	var during payment.SessionStatus
+	env.RegisterDelayedCallback(func() {
+		s, err := st.SessionByID(ctx, cs.ID)
+		if err != nil {
+			t.Error(err)
+		}
+		during = s.Status
+	}, 5*time.Second)
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tx.StatusHistory
+	if tx.Status != payment.TxFailed || len(h) != 3 || h[0].Status != payment.TxConfirmed || h[1].Status != payment.TxPending {
+		t.Fatalf("transaction = %s %q %v", tx.Status, tx.FailureReason, h)
+	}
+	s, err := st.SessionByID(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != payment.SessionProcessing || s.Status != payment.SessionExpired || !s.AmountPaidUSD.IsZero() {
+		t.Fatalf("session = %s while confirming, then %s, paid %s", during, s.Status, s.AmountPaidUSD)
+	}
+}
+
+// At its expiry a session waits for its network's chainwatch to say it has
+// handed over the transfers mined before, and expires on that word, not
+// by reading the scan's progress over and over.
+func TestASessionExpiresOnChainwatchsWord(t *testing.T) {
+	ctx := context.Background()
+	st, _, chains, cs, start := transactionFixture(t, 3)
+	cs.PaymentOptions[0].Network = "devnet"
+	cs.LateUntil = cs.ExpiresAt.Add(time.Hour)
+	// The scan's recorded progress is behind the expiry throughout.
+	if err := st.RecordScanProgress(ctx, "devnet", 1, start, start); err != nil {
+		t.Fatal(err)
+	}
+	env := inlineEnv(st, chains, start)
+	statusAt := map[time.Duration]payment.SessionStatus{}
+	for _, after := range []time.Duration{10 * time.Second, 30 * time.Second} {
+		env.RegisterDelayedCallback(func() {
+			s, err := st.SessionByID(ctx, cs.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			statusAt[after] = s.Status
+		}, cs.ExpiresAt.Sub(start)+after)
+	}
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalScanned, workflows.ScanProgress{Network: "devnet", BlockTime: uint64(cs.ExpiresAt.Unix() + 1)})
+	}, cs.ExpiresAt.Sub(start)+20*time.Second)
+	// And of its late-payment window, for the workflow to end.
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalScanned, workflows.ScanProgress{Network: "devnet", BlockTime: uint64(cs.LateUntil.Unix() + 1)})
+	}, cs.LateUntil.Sub(start)+time.Second)
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if statusAt[10*time.Second] != payment.SessionOpen || statusAt[30*time.Second] != payment.SessionExpired {
+		t.Fatalf("session 10 s after expiresAt: %s, 30 s after (10 s after the word): %s; want open, then expired",
+			statusAt[10*time.Second], statusAt[30*time.Second])
+	}
+}
