@@ -40,7 +40,8 @@ const (
 	// workflow terminated.
 	FindingSessionWithoutWorkflow = "session-without-workflow"
 	// FindingTransactionWithoutWorkflow: a transaction not final whose
-	// workflow is not running.
+	// workflow is not running, nor its session's (which follows a payment
+	// to it alone itself).
 	FindingTransactionWithoutWorkflow = "transaction-without-workflow"
 	// FindingWorkflowWithoutRecord: a session's workflow (running, or
 	// completed within Temporal's retention) whose session is not in the
@@ -121,6 +122,16 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 		}
 		if state == "running" {
 			continue
+		}
+		if t.CheckoutSessionID != "" {
+			// A transaction that pays one session alone is followed by
+			// the session's workflow itself (docs/decisions.md "One
+			// workflow per payment").
+			if state, err := svc.workflowState(ctx, workflows.CheckoutSessionWorkflowID(t.CheckoutSessionID)); err != nil {
+				return out, err
+			} else if state == "running" {
+				continue
+			}
 		}
 		f := Finding{Kind: FindingTransactionWithoutWorkflow, ObjectID: t.ID,
 			Detail: fmt.Sprintf("%s on chain %d is %s; its workflow %s is %s", t.TxHash, t.ChainID, t.Status, id, state)}

@@ -784,12 +784,14 @@ func sessionNetworks(s payment.Session) []string {
 // waitScanned waits until every network the session takes has been
 // scanned past before (its chainwatch has handed over every transfer mined
 // before), or until limit. Each network's chainwatch tells the session when
-// it passes the session's expiry and late-payment window (SignalScanned);
-// without that word for a minute (the session's workflow was not running
-// when it was sent, a network with no chainwatch any more), it reads the
-// scan's progress itself, then again less and less often (up to every 10
-// minutes). A workflow before ChangeOneWorkflowPerPayment reads it from
-// the start (waitScanRecorded).
+// it passes the session's expiry and late-payment window (SignalScanned).
+// Without that word, the session reads the scan's progress once (a chain
+// whose clock runs ahead passed the time before the session existed), then
+// waits for the word; without it for a minute (the session's workflow was
+// not running when it was sent, a network with no chainwatch any more), it
+// reads again, less and less often (up to every 10 minutes). A workflow
+// before ChangeOneWorkflowPerPayment polls the progress instead
+// (waitScanRecorded).
 func (cs *checkoutSession) waitScanned(ctx workflow.Context, before, limit time.Time) {
 	networks := sessionNetworks(cs.s)
 	if cs.v < 1 {
@@ -805,12 +807,14 @@ func (cs *checkoutSession) waitScanned(ctx workflow.Context, before, limit time.
 		return true
 	}
 	for wait := time.Minute; workflow.Now(ctx).Before(limit); wait = min(2*wait, 10*time.Minute) {
-		ok, err := workflow.AwaitWithTimeout(ctx, min(wait, limit.Sub(workflow.Now(ctx))), told)
-		if err != nil || ok {
+		if told() {
 			return
 		}
 		behind, err := scanBehind(ctx, ScanBehindInput{Networks: networks, Before: before})
 		if err != nil || len(behind) == 0 {
+			return
+		}
+		if ok, err := workflow.AwaitWithTimeout(ctx, min(wait, limit.Sub(workflow.Now(ctx))), told); err != nil || ok {
 			return
 		}
 	}

@@ -155,7 +155,8 @@ func BenchmarkThroughput(b *testing.B) {
 		return done == n, fmt.Sprintf("%d of %d sessions completed", done, n)
 	})
 	elapsed := time.Since(start)
-	b.ReportMetric(float64(n)/elapsed.Seconds(), "sessions/s")
+	paidPerSecond = float64(n) / elapsed.Seconds()
+	b.ReportMetric(paidPerSecond, "sessions/s")
 	b.ReportMetric(elapsed.Seconds(), "total-s")
 	fmt.Fprintf(os.Stderr, "%d sessions completed in %s\n", n, elapsed.Round(time.Millisecond))
 }
@@ -308,8 +309,21 @@ func BenchmarkWorkflowCeiling(b *testing.B) {
 	close(work)
 	wg.Wait()
 	elapsed := time.Since(start)
-	b.ReportMetric(float64(n)/elapsed.Seconds(), "workflows/s")
+	ceiling := float64(n) / elapsed.Seconds()
+	b.ReportMetric(ceiling, "workflows/s")
+	if paidPerSecond > 0 {
+		// Run after BenchmarkThroughput in the same process: the figure
+		// the issue judges, paid sessions as a fraction of the ceiling
+		// (goal ≥ 0.4: a paid session at no more than 2.5 trivial
+		// workflows).
+		b.ReportMetric(paidPerSecond/ceiling, "paid/ceiling")
+		b.ReportMetric(ceiling/paidPerSecond, "trivial-per-paid")
+	}
 }
+
+// paidPerSecond is BenchmarkThroughput's result, for BenchmarkWorkflowCeiling
+// to report the ratio of the two when both run in one process.
+var paidPerSecond float64
 
 func trivialWorkflow(ctx sdkworkflow.Context) error {
 	ctx = sdkworkflow.WithLocalActivityOptions(ctx, sdkworkflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second})

@@ -89,6 +89,29 @@ func payInOneBlock(t *testing.T, from int, to string, amount *big.Int) (common.H
 	return hash, receipt
 }
 
+// claimInOneBlock has the payer submit a token payment's hash to the
+// session before sending it (a claim: the session's workflow starts the
+// transaction's), then mines it alone in a block and pauses the chain.
+func claimInOneBlock(t *testing.T, base string, cs map[string]any, from int, amount *big.Int) common.Hash {
+	t.Helper()
+	ctx := context.Background()
+	chain.Pause()
+	t.Cleanup(chain.Resume)
+	signed, err := chain.SignTransact(ctx, chain.Accounts[from], chain.Token, nil,
+		usdcABI.PackTransfer(common.HexToAddress(str(cs["depositAddress"])), amount))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStatus(t, submit(t, base, cs, signed.Hash()), http.StatusCreated)
+	if err := chain.SendSigned(ctx, signed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chain.Mine(ctx, signed.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	return signed.Hash()
+}
+
 func statuses(tx map[string]any) []string {
 	var out []string
 	for _, h := range tx["statusHistory"].([]any) {
@@ -448,17 +471,18 @@ func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
 	}
 }
 
-// A transaction's workflow that ends abnormally while its payment confirms
-// (here an operator terminates it) strands nothing: an operator resumes it
-// from its records (paymentsd admin resume-transaction), and the session,
-// which notices its child's end, starts it again too. The payment
-// finalizes once, the session completes.
+// A transaction's workflow (here one a payer's claim started) that ends
+// abnormally while its payment confirms (an operator terminates it)
+// strands nothing: an operator resumes it from its records (paymentsd
+// admin resume-transaction), and the session, which notices its child's
+// end, starts it again too. The payment finalizes once, the session
+// completes.
 func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p := newProject(t, e)
 	keys := projectKeys{p.Project.ID, p.SandboxKey}
 	cs := openSession(t, ts.URL, keys, "7", "usdc-devnet")
-	hash, _ := payInOneBlock(t, 0, str(cs["depositAddress"]), units("7000000"))
+	hash := claimInOneBlock(t, ts.URL, cs, 0, units("7000000"))
 	waitTx(t, ts.URL, keys, hash, "confirmed")
 	ctx := context.Background()
 	id := workflows.TransactionWorkflowID(1337, hash.Hex())
@@ -482,7 +506,7 @@ func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
 	// Terminated again after it ended: the session starts it again by
 	// itself (after 10 s), and the new run changes nothing.
 	cs2 := openSession(t, ts.URL, keys, "2", "usdc-devnet")
-	hash2, _ := payInOneBlock(t, 1, str(cs2["depositAddress"]), units("2000000"))
+	hash2 := claimInOneBlock(t, ts.URL, cs2, 1, units("2000000"))
 	waitTx(t, ts.URL, keys, hash2, "confirmed")
 	if err := temporal.TerminateWorkflow(ctx, workflows.TransactionWorkflowID(1337, hash2.Hex()), "", "operator test"); err != nil {
 		t.Fatal(err)
