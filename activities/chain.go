@@ -120,6 +120,9 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 		return workflows.ScanOutput{}, err
 	}
 	workflows.MarkSolo(transfers)
+	for i := range transfers {
+		transfers[i].Source = workflows.SourceRescan
+	}
 	return workflows.ScanOutput{Transfers: transfers}, nil
 }
 

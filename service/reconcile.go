@@ -40,8 +40,8 @@ const (
 	// workflow terminated.
 	FindingSessionWithoutWorkflow = "session-without-workflow"
 	// FindingTransactionWithoutWorkflow: a transaction not final whose
-	// workflow is not running, nor its session's (which follows a payment
-	// to it alone itself).
+	// workflow is not running, and that its session's workflow does not
+	// follow itself either (a payment to that session alone).
 	FindingTransactionWithoutWorkflow = "transaction-without-workflow"
 	// FindingWorkflowWithoutRecord: a session's workflow (running, or
 	// completed within Temporal's retention) whose session is not in the
@@ -123,15 +123,8 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 		if state == "running" {
 			continue
 		}
-		if t.CheckoutSessionID != "" {
-			// A transaction that pays one session alone is followed by
-			// the session's workflow itself (docs/decisions.md "One
-			// workflow per payment").
-			if state, err := svc.workflowState(ctx, workflows.CheckoutSessionWorkflowID(t.CheckoutSessionID)); err != nil {
-				return out, err
-			} else if state == "running" {
-				continue
-			}
+		if svc.followedInline(ctx, t.CheckoutSessionID, id) {
+			continue
 		}
 		f := Finding{Kind: FindingTransactionWithoutWorkflow, ObjectID: t.ID,
 			Detail: fmt.Sprintf("%s on chain %d is %s; its workflow %s is %s", t.TxHash, t.ChainID, t.Status, id, state)}
@@ -328,6 +321,21 @@ func (svc *Service) reconcileSession(ctx context.Context, s payment.Session, rep
 		f.Repaired = true
 	}
 	return f, nil
+}
+
+// followedInline tells whether a session's running workflow follows a
+// transaction itself (docs/decisions.md "One workflow per payment"), as
+// its state query says.
+func (svc *Service) followedInline(ctx context.Context, sessionID, txWorkflowID string) bool {
+	if sessionID == "" {
+		return false
+	}
+	v, err := svc.temporal.QueryWorkflow(ctx, workflows.CheckoutSessionWorkflowID(sessionID), "", workflows.QuerySessionState)
+	var state workflows.SessionState
+	if err != nil || v.Get(&state) != nil {
+		return false // no workflow, or one that cannot answer: not followed
+	}
+	return slices.Contains(state.FollowedInline, txWorkflowID)
 }
 
 // workflowState is "running", "missing", or the status of the latest run

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -68,6 +69,9 @@ type SessionState struct {
 	Exception   string
 	CompletedAt *time.Time
 	Resolution  payment.Resolution
+	// FollowedInline are the transactions (workflow IDs) the session's
+	// workflow follows itself now (no transaction workflow runs for them).
+	FollowedInline []string `json:",omitempty"`
 }
 
 // MaxSubmittedHashes is how many transaction hashes a session takes from
@@ -332,7 +336,7 @@ func (cs *checkoutSession) finishUpdates(ctx workflow.Context) error {
 // state answers QuerySessionState.
 func (cs *checkoutSession) state() (SessionState, error) {
 	return SessionState{Status: cs.status, PaidUSD: cs.paid, Exception: cs.exception, CompletedAt: cs.completedAt,
-		Resolution: cs.resolution}, nil
+		Resolution: cs.resolution, FollowedInline: slices.Sorted(maps.Keys(cs.inline))}, nil
 }
 
 // validateResolution refuses a resolution the session as the workflow
@@ -507,7 +511,14 @@ func (cs *checkoutSession) waitLateScan(ctx workflow.Context) {
 func (cs *checkoutSession) onTransfer(ctx workflow.Context, p SessionTransfer) error {
 	key := p.TransferKey()
 	if cs.seen[key] {
-		return nil // a rescan, or the record is told already
+		if cs.v >= 1 && p.Source == SourceRescan && p.Solo && !cs.inline[p.Key()] {
+			// An operator's rescan, after the database was restored
+			// behind Temporal: one more look at a payment this workflow
+			// followed records it again if the records lost it (its line
+			// moves to the new record).
+			cs.followInline(ctx, TransactionInput{Transfer: p, Session: cs.s})
+		}
+		return nil // the record is told already
 	}
 	if cs.afterWindow(ctx, p.BlockTime) {
 		// Mined and seen after the late-payment window: its

@@ -28,8 +28,9 @@ type SessionTransfer struct {
 	BlockHash       string
 	// BlockTime is the block's timestamp (Unix seconds; 0 when not mined).
 	BlockTime uint64
-	// Source is "chainwatch" (seen in a block) or "payer" (hash
-	// submitted before it was mined).
+	// Source is "chainwatch" (seen in a block), "rescan" (read again by
+	// an operator's rescan) or "payer" (hash submitted before it was
+	// mined).
 	Source string
 	// ProjectID and IsLive are the session's, for chainwatch to start the
 	// transaction's workflow when the session's has ended.
@@ -107,3 +108,6 @@ type SessionSettings struct {
 	CompleteOn       payment.TransactionStatus
 	TolerancePercent decimal.Decimal
 }
+
+// SourceRescan is the Source of a transfer an operator's rescan read again.
+const SourceRescan = "rescan"

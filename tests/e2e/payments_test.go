@@ -499,7 +499,7 @@ func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
 	chain.Resume()
 	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	tx := waitTx(t, ts.URL, keys, hash, "finalized")
-	if done["amountPaidUsd"] != "7.00" || strings.Join(statuses(tx), ",") != "confirmed,finalized" {
+	if done["amountPaidUsd"] != "7.00" || strings.Join(statuses(tx), ",") != "pending,confirmed,finalized" {
 		t.Fatalf("session %v, transaction %v", done, statuses(tx))
 	}
 
@@ -514,11 +514,12 @@ func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
 	chain.Resume()
 	done2 := waitSession(t, ts.URL, str(cs2["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	tx2 := waitTx(t, ts.URL, keys, hash2, "finalized")
-	if done2["amountPaidUsd"] != "2.00" || strings.Join(statuses(tx2), ",") != "confirmed,finalized" {
+	if done2["amountPaidUsd"] != "2.00" || strings.Join(statuses(tx2), ",") != "pending,confirmed,finalized" {
 		t.Fatalf("session %v, transaction %v", done2, statuses(tx2))
 	}
 	var events int
-	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE object_id = $1`, tx2["id"]).Scan(&events); err != nil || events != 2 {
+	// The claim's, then confirmed and finalized: once each.
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE object_id = $1`, tx2["id"]).Scan(&events); err != nil || events != 3 {
 		t.Fatalf("events = %d (%v)", events, err)
 	}
 }
