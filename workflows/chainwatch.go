@@ -42,7 +42,11 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 		if err != nil {
 			return err
 		}
-		if err := reportTransfers(ctx, out.Transfers); err != nil {
+		report := reportTransfers
+		if v >= 1 {
+			report = reportTransfersAtOnce
+		}
+		if err := report(ctx, out.Transfers); err != nil {
 			return err
 		}
 		if v >= 1 {
@@ -73,6 +77,28 @@ func tellProgress(ctx workflow.Context, network string, out ScanOutput) {
 // order.
 func reportTransfers(ctx workflow.Context, transfers []SessionTransfer) error {
 	for _, p := range transfers {
+		if err := handOver(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportTransfersAtOnce hands transfers found on the chain to their
+// sessions: it signals every session's workflow at once (one workflow
+// task for a whole scan, not one per transfer), then takes those it could
+// not signal one by one as reportTransfers does.
+func reportTransfersAtOnce(ctx workflow.Context, transfers []SessionTransfer) error {
+	sent := make([]workflow.Future, len(transfers))
+	for i, p := range transfers {
+		if p.SessionID != "" {
+			sent[i] = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalTransfer, p)
+		}
+	}
+	for i, p := range transfers {
+		if sent[i] != nil && sent[i].Get(ctx, nil) == nil {
+			continue
+		}
 		if err := handOver(ctx, p); err != nil {
 			return err
 		}
