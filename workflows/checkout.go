@@ -309,11 +309,11 @@ func (cs *checkoutSession) listen(ctx workflow.Context) {
 	})
 	// The word of the networks' chainwatch is taken as it comes, apart
 	// from the main loop: a wait for it (waitScanned) may be under way.
-	scanned := workflow.GetSignalChannel(ctx, SignalScanned)
+	words := workflow.GetSignalChannel(ctx, SignalScanned)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			var word ScanProgress
-			scanned.Receive(ctx, &word)
+			words.Receive(ctx, &word)
 			cs.scannedTo[word.Network] = max(cs.scannedTo[word.Network], word.BlockTime)
 		}
 	})
