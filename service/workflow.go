@@ -36,11 +36,18 @@ func (svc *Service) update(ctx context.Context, what, field string, opts client.
 	}
 	var gone *serviceerror.NotFound
 	var app *temporal.ApplicationError
+	var late *client.WorkflowUpdateServiceTimeoutOrCanceledError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &gone):
 		return errWorkflowEnded
+	case errors.As(err, &late):
+		// No worker took the update in time (one restarting, a Temporal
+		// outage): the caller may try again, and every update is safe to
+		// repeat.
+		return &payment.Error{Kind: payment.KindUnavailable,
+			Message: "The payment engine did not answer in time; the request may still take effect. Try again shortly"}
 	case errors.As(err, &app) && app.Type() == workflows.ErrorAuditRefused:
 		return fmt.Errorf("%s: %w", what, err)
 	case errors.As(err, &app) && app.Type() == workflows.ErrorInvalid:
