@@ -1,6 +1,6 @@
 # The two commands a newcomer needs: `make dev` runs everything, `make test`
 # runs the tests. Both install what a fresh machine lacks.
-.PHONY: dev test build lint generate contracts bench fuzz record-histories
+.PHONY: dev test build lint generate contracts bench bench-temporal fuzz record-histories
 
 dev:
 	./dev/scripts/dev.sh
@@ -57,6 +57,12 @@ contracts:
 
 bench:
 	./dev/scripts/bench.sh
+
+# bench-temporal counts a paid session's Temporal actions and measures paid
+# sessions against Temporal's ceiling (TEMPORAL_PERSISTENCE=postgres for the
+# server on Postgres; docs/performance.md "Throughput").
+bench-temporal:
+	BENCH='PaidSessionCost|Throughput|WorkflowCeiling' BENCHTIME=1x BENCH_SESSIONS=$(or $(N),300) ./dev/scripts/bench.sh
 
 # record-histories keeps a release's workflow histories for every later
 # release to replay: make record-histories RELEASE=v0.1.0
