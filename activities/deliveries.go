@@ -42,30 +42,59 @@ const dispatchWait = 5 * time.Second
 const dispatchPoll = 50 * time.Millisecond
 
 // DispatchEvents takes recorded events not dispatched yet, a batch at a
-// time: it records a delivery of each to every endpoint that wants it,
-// makes its first attempt, and records the attempts and, in the same
-// database transaction, marks dispatched the events whose deliveries all
-// ended (delivered, or their endpoint gone). Most receivers answer 2xx at
-// once, so most events need nothing more. It returns the events left,
-// with the deliveries whose attempt failed: the dispatcher's workflow
-// starts a workflow for each (it retries on the schedule), then marks
-// those events dispatched (MarkDispatched). A crash before an event is
-// marked makes its first attempts again (deliveries are at least once;
-// receivers tell repeats by webhook-id). With a backlog the next batch is
-// taken at once, without going back to the workflow.
+// time, and makes the first attempt of each delivery of an event to an
+// endpoint that wants it; then it records the deliveries with their
+// attempts and, in the same database transaction, marks dispatched the
+// events whose deliveries all ended (delivered, or their endpoint gone).
+// Most receivers answer 2xx at once, so most events need nothing more.
+// It returns the events left, with their deliveries whose attempt failed:
+// the dispatcher's workflow starts a workflow for each (it retries on the
+// schedule), then marks those events dispatched (MarkDispatched). A crash
+// before an event is marked makes its first attempts again (deliveries are
+// at least once; receivers tell repeats by webhook-id).
+//
+// While there are events it goes on, without going back to the workflow,
+// until it has events to return or for dispatchWait; a batch's recording
+// runs while the next batch's attempts are made.
 func (a *Activities) DispatchEvents(ctx context.Context) (workflows.DispatchOutput, error) {
 	deadline := time.Now().Add(dispatchWait)
+	var out workflows.DispatchOutput
+	var rec *recording // the previous batch's, under way
+	finish := func() error {
+		if rec == nil {
+			return nil
+		}
+		err := rec.wait()
+		if err == nil {
+			out.Events, out.Retries = append(out.Events, rec.left...), append(out.Retries, rec.starts...)
+		}
+		rec = nil
+		return err
+	}
 	for {
-		b, err := a.Store.DispatchEvents(ctx, dispatchBatch, dispatchDeliveries, time.Now())
+		var except []string
+		if rec != nil {
+			except = rec.events
+		}
+		b, err := a.Store.DispatchEvents(ctx, dispatchBatch, dispatchDeliveries, except, time.Now())
 		if err != nil {
+			return workflows.DispatchOutput{}, errors.Join(err, finish())
+		}
+		var attempts []firstAttempt
+		if len(b.Events) > 0 {
+			if attempts, err = a.firstAttempts(ctx, b); err != nil {
+				return workflows.DispatchOutput{}, errors.Join(err, finish())
+			}
+		}
+		if err := finish(); err != nil {
 			return workflows.DispatchOutput{}, err
 		}
-		out, err := a.dispatch(ctx, b)
-		if err != nil {
-			return workflows.DispatchOutput{}, err
+		if len(b.Events) > 0 {
+			rec = a.record(ctx, b, attempts)
 		}
 		if len(out.Events) > 0 || time.Now().After(deadline) {
-			return out, nil
+			err := finish()
+			return out, err
 		}
 		if len(b.Events) > 0 {
 			continue
@@ -107,49 +136,64 @@ const firstAttemptTimeout = 5 * time.Second
 // activity's timeout and the next events are not held back.
 const firstAttemptsFor = 10 * time.Second
 
-// firstAttempt is what became of a delivery's first attempt: the attempt
-// made, if one was, and the workflow to start, if one is needed.
+// firstAttempt is what became of a delivery's first attempt: the attempt,
+// if one was made, and the delivery's workflow's input, if it needs one.
 type firstAttempt struct {
-	made   *store.AttemptRecord
-	result workflows.DeliverResult
-	retry  *workflows.DeliveryStart
+	attempt *payment.Attempt
+	status  string
+	result  workflows.DeliverResult
+	retry   *workflows.DeliveryInput
 }
 
-// dispatch makes the first attempts of a batch's deliveries, records them
-// and marks dispatched the events none of whose deliveries has a workflow
-// to start; it returns the other events, with those deliveries.
-func (a *Activities) dispatch(ctx context.Context, b store.DispatchBatch) (workflows.DispatchOutput, error) {
-	if len(b.Events) == 0 {
-		return workflows.DispatchOutput{}, nil
-	}
-	attempts, err := a.firstAttempts(ctx, b)
-	if err != nil {
-		return workflows.DispatchOutput{}, err
-	}
-	var out workflows.DispatchOutput
-	var records []store.AttemptRecord
+// recording is a batch's recording, under way: the batch's events, and
+// once it is done, those left for the workflow with the deliveries to
+// retry (with their recorded IDs).
+type recording struct {
+	events []string
+	done   chan error
+	left   []string
+	starts []workflows.DeliveryStart
+}
+
+func (r *recording) wait() error { return <-r.done }
+
+// record records a batch's deliveries with their first attempts, marks
+// dispatched the events none of whose deliveries has a workflow to start,
+// and keeps the endpoints' failure records, in the background.
+func (a *Activities) record(ctx context.Context, b store.DispatchBatch, attempts []firstAttempt) *recording {
+	r := &recording{done: make(chan error, 1)}
+	ds := make([]store.DispatchedDelivery, len(b.Deliveries))
 	left := map[string]bool{}
-	for _, f := range attempts {
-		if f.made != nil {
-			records = append(records, *f.made)
-		}
-		if f.retry != nil {
-			out.Retries = append(out.Retries, *f.retry)
-			left[f.retry.Input.EventID] = true
+	for i, d := range b.Deliveries {
+		ds[i] = store.DispatchedDelivery{Dispatch: d, Attempt: attempts[i].attempt, Status: attempts[i].status}
+		if attempts[i].retry != nil {
+			left[d.EventID] = true
 		}
 	}
 	var done []string
 	for _, ev := range b.Events {
+		r.events = append(r.events, ev.ID)
 		if left[ev.ID] {
-			out.Events = append(out.Events, ev.ID)
+			r.left = append(r.left, ev.ID)
 		} else {
 			done = append(done, ev.ID)
 		}
 	}
-	if err := a.Store.RecordAttempts(ctx, records, done, time.Now()); err != nil {
-		return workflows.DispatchOutput{}, err
-	}
-	return out, a.batchHealth(ctx, b, attempts)
+	go func() {
+		if err := a.Store.RecordDispatch(ctx, b.At, ds, done, time.Now()); err != nil {
+			r.done <- err
+			return
+		}
+		for i, f := range attempts {
+			if f.retry != nil {
+				in := *f.retry
+				in.DeliveryID = ds[i].DeliveryID // as recorded
+				r.starts = append(r.starts, workflows.DeliveryStart{Input: in, ProjectID: ds[i].ProjectID, IsLive: ds[i].IsLive})
+			}
+		}
+		r.done <- a.batchHealth(ctx, b, attempts)
+	}()
+	return r
 }
 
 // firstAttempts makes the first attempt of each delivery of a batch, many
@@ -177,12 +221,9 @@ func (a *Activities) firstAttempts(ctx context.Context, b store.DispatchBatch) (
 	for i, d := range b.Deliveries {
 		g.Go(func() error {
 			in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: 1}
-			start := func(in workflows.DeliveryInput) {
-				out[i].retry = &workflows.DeliveryStart{Input: in, ProjectID: d.ProjectID, IsLive: d.IsLive}
-			}
 			keys := secrets[d.EndpointID]
 			if keys == nil || time.Now().After(until) {
-				start(in) // its workflow makes the first attempt at once
+				out[i].retry = &in // its workflow makes the first attempt at once
 				return nil
 			}
 			sendCtx, cancel := context.WithTimeout(gctx, firstAttemptTimeout)
@@ -193,12 +234,12 @@ func (a *Activities) firstAttempts(ctx context.Context, b store.DispatchBatch) (
 				return gctx.Err()
 			}
 			if err != nil {
-				start(in) // no attempt could be made: its workflow's fails for good
+				out[i].retry = &in // no attempt could be made: its workflow's fails for good
 				return nil
 			}
 			observe(o, events[d.EventID].CreatedAt)
 			r := resultOf(o)
-			out[i].made, out[i].result = &store.AttemptRecord{DeliveryID: d.DeliveryID, Attempt: o.Attempt, Status: o.Status()}, r
+			out[i].attempt, out[i].status, out[i].result = &o.Attempt, o.Status(), r
 			if r.Delivered || r.Stop {
 				return nil
 			}
@@ -206,7 +247,7 @@ func (a *Activities) firstAttempts(ctx context.Context, b store.DispatchBatch) (
 			// receiver asked for it.
 			in.FirstAttempt, in.Retried = 2, 1
 			in.Wait = max(jitter(workflows.RetrySchedule[0]), min(r.RetryAfter, workflows.RetrySchedule[len(workflows.RetrySchedule)-1]))
-			start(in)
+			out[i].retry = &in
 			return nil
 		})
 	}
@@ -228,20 +269,20 @@ func (a *Activities) batchHealth(ctx context.Context, b store.DispatchBatch, att
 	per := map[string]*summary{}
 	var ids []string
 	for i, f := range attempts {
-		if f.made == nil {
+		if f.attempt == nil {
 			continue
 		}
 		id := b.Deliveries[i].EndpointID
 		s := per[id]
 		if s == nil {
-			s = &summary{at: f.made.Attempt.At}
+			s = &summary{at: f.attempt.At}
 			per[id] = s
 			ids = append(ids, id)
 		}
 		s.result.Stop = s.result.Stop || f.result.Stop
 		s.result.Delivered = s.result.Delivered || f.result.Delivered
-		if f.made.Attempt.At.Before(s.at) {
-			s.at = f.made.Attempt.At
+		if f.attempt.At.Before(s.at) {
+			s.at = f.attempt.At
 		}
 	}
 	slices.Sort(ids)

@@ -13,9 +13,10 @@ import (
 // A dispatch takes events oldest first, with a delivery to each enabled
 // endpoint of their project and environment that wants them, and stops
 // before the event that would take it past its bound on deliveries (one
-// event goes whatever its endpoints). Taken again before they are marked,
-// events keep their deliveries; RecordAttempts records attempts and marks
-// events.
+// event goes whatever its endpoints), leaving out the events it is told
+// to. RecordDispatch records the deliveries with their first attempts and
+// marks events; taken again before they are marked, events keep their
+// deliveries.
 func TestDispatchEventsTakesABatch(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.NewStore(t)
@@ -54,7 +55,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	}
 
 	// Two deliveries an event: a bound of 5 takes two events.
-	b, err := st.DispatchEvents(ctx, 10, 5, now)
+	b, err := st.DispatchEvents(ctx, 10, 5, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,40 +70,69 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 			t.Errorf("delivery %d's endpoint is not in the batch", i)
 		}
 	}
-	// Not marked, the first event is taken again with its deliveries: a
-	// bound below one event's deliveries still takes that event.
-	again, err := st.DispatchEvents(ctx, 10, 1, now)
+	// The next batch leaves out the events taken, and a bound below one
+	// event's deliveries still takes that event.
+	next, err := st.DispatchEvents(ctx, 10, 1, events[:2], now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(again.Events) != 1 || again.Events[0].ID != events[0] || len(again.Deliveries) != 2 ||
-		again.Deliveries[0].DeliveryID != b.Deliveries[0].DeliveryID || again.Deliveries[1].DeliveryID != b.Deliveries[1].DeliveryID {
-		t.Fatalf("taken again: %+v, want the first event's deliveries %+v", again.Deliveries, b.Deliveries[:2])
+	if len(next.Events) != 1 || next.Events[0].ID != events[2] || len(next.Deliveries) != 2 {
+		t.Fatalf("next batch: %+v", next.Deliveries)
 	}
 
+	// The first event's deliveries with an attempt each, the second's
+	// without (their workflows make it): the first event is marked.
 	code := 204
 	at := now.Add(time.Second)
-	if err := st.RecordAttempts(ctx, []store.AttemptRecord{
-		{DeliveryID: b.Deliveries[1].DeliveryID, Attempt: payment.Attempt{Attempt: 1, At: at, StatusCode: &code, LatencyMS: 3}, Status: payment.DeliveryDelivered},
-		{DeliveryID: b.Deliveries[0].DeliveryID, Attempt: payment.Attempt{Attempt: 1, At: at, Error: "refused"}, Status: payment.DeliveryPending},
-	}, events[:1], at); err != nil {
+	ds := make([]store.DispatchedDelivery, len(b.Deliveries))
+	for i, d := range b.Deliveries {
+		ds[i].Dispatch = d
+	}
+	ds[0].Attempt, ds[0].Status = &payment.Attempt{Attempt: 1, At: at, Error: "refused"}, payment.DeliveryPending
+	ds[1].Attempt, ds[1].Status = &payment.Attempt{Attempt: 1, At: at, StatusCode: &code, LatencyMS: 3}, payment.DeliveryDelivered
+	if err := st.RecordDispatch(ctx, now, ds, events[:1], at); err != nil {
 		t.Fatal(err)
 	}
 	p := payment.Principal{ProjectID: pid}
-	for i, want := range []string{payment.DeliveryPending, payment.DeliveryDelivered} {
-		d, err := st.GetDelivery(ctx, p, endpoints[i], b.Deliveries[i].DeliveryID)
+	for i, want := range []struct {
+		status   string
+		attempts int
+	}{{payment.DeliveryPending, 1}, {payment.DeliveryDelivered, 1}, {payment.DeliveryPending, 0}, {payment.DeliveryPending, 0}} {
+		d, err := st.GetDelivery(ctx, p, endpoints[i%2], b.Deliveries[i].DeliveryID)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("delivery %d: %v", i, err)
 		}
-		if d.Status != want || len(d.Attempts) != 1 || (d.DeliveredAt != nil) != (want == payment.DeliveryDelivered) {
+		if d.Status != want.status || len(d.Attempts) != want.attempts || (d.DeliveredAt != nil) != (want.status == payment.DeliveryDelivered) ||
+			!d.CreatedAt.Equal(now) {
 			t.Errorf("delivery %d: %+v", i, d)
 		}
 	}
-	next, err := st.DispatchEvents(ctx, 10, 0, now)
+	// Taken again (not marked), the second event keeps its deliveries:
+	// recorded again with an attempt now, they take it.
+	again, err := st.DispatchEvents(ctx, 1, 0, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(next.Events) != 3 || next.Events[0].ID != events[1] {
-		t.Fatalf("after the first event was marked, the dispatch took %d events", len(next.Events))
+	if len(again.Events) != 1 || again.Events[0].ID != events[1] {
+		t.Fatalf("taken again: %+v", again.Events)
+	}
+	ds = []store.DispatchedDelivery{{Dispatch: again.Deliveries[0], Attempt: &payment.Attempt{Attempt: 1, At: at, StatusCode: &code},
+		Status: payment.DeliveryDelivered}, {Dispatch: again.Deliveries[1]}}
+	if err := st.RecordDispatch(ctx, now, ds, events[1:2], at); err != nil {
+		t.Fatal(err)
+	}
+	if ds[0].DeliveryID != b.Deliveries[2].DeliveryID || ds[1].DeliveryID != b.Deliveries[3].DeliveryID {
+		t.Fatalf("recorded again as %s and %s, want %s and %s", ds[0].DeliveryID, ds[1].DeliveryID,
+			b.Deliveries[2].DeliveryID, b.Deliveries[3].DeliveryID)
+	}
+	if d, err := st.GetDelivery(ctx, p, endpoints[0], ds[0].DeliveryID); err != nil || d.Status != payment.DeliveryDelivered || len(d.Attempts) != 1 {
+		t.Errorf("delivery recorded again: %+v, %v", d, err)
+	}
+	rest, err := st.DispatchEvents(ctx, 10, 0, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rest.Events) != 2 || rest.Events[0].ID != events[2] {
+		t.Fatalf("after two events were marked, the dispatch took %d events", len(rest.Events))
 	}
 }

@@ -57,119 +57,180 @@ type Dispatch struct {
 // DispatchBatch is what one dispatch took: the events, oldest first, the
 // endpoints that want them (by ID) as the dispatch read them, and a
 // delivery of each event to each of those endpoints, in the order of the
-// events. A first attempt made at once needs to read neither again.
+// events, not recorded yet (RecordDispatch records them). A first attempt
+// made at once needs to read neither the event nor the endpoint again.
 type DispatchBatch struct {
 	Events     []payment.Event
 	Endpoints  map[string]StoredEndpoint
 	Deliveries []Dispatch
+	// At is when the batch was taken: its deliveries' creation.
+	At time.Time
 }
 
-// DispatchEvents takes up to limit undispatched events, oldest first, and
-// records a delivery of each to every endpoint that wants it: in one
-// database transaction of four round trips, whatever the number of events
-// and endpoints. maxDeliveries (when positive) stops the batch at the
-// event that would take it past that many deliveries (one event is always
-// taken): the events left stay for the next dispatch. The events stay
-// undispatched until MarkDispatched or RecordAttempts marks them, so a
-// crash in between dispatches them again (deliveries are unique per event
-// and endpoint, so each is recorded once).
-func (s *Store) DispatchEvents(ctx context.Context, limit, maxDeliveries int, now time.Time) (DispatchBatch, error) {
-	var b DispatchBatch
-	err := s.WithTx(ctx, func(tx pgx.Tx) error {
-		b = DispatchBatch{}
-		rows, err := tx.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL
-			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
-		if err != nil {
-			return err
+// DispatchEvents takes up to limit undispatched events, oldest first,
+// leaving out those in except (taken already and not marked yet), with a
+// delivery of each to every enabled endpoint that wants it: two queries,
+// whatever the number of events and endpoints. maxDeliveries (when
+// positive) stops the batch at the event that would take it past that
+// many deliveries (one event is always taken): the events left stay for
+// the next batch. The events stay undispatched until RecordDispatch or
+// MarkDispatched marks them, so a crash in between dispatches them again.
+func (s *Store) DispatchEvents(ctx context.Context, limit, maxDeliveries int, except []string, now time.Time) (DispatchBatch, error) {
+	b := DispatchBatch{At: now}
+	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL AND NOT id = ANY($2)
+		ORDER BY created_at, id LIMIT $1`, limit, append([]string{}, except...))
+	if err != nil {
+		return b, err
+	}
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Event, error) { return scanEvent(r) })
+	if err != nil || len(evs) == 0 {
+		return b, err
+	}
+	// The endpoints of every project and environment of the batch, in one
+	// query.
+	type env struct {
+		project string
+		live    bool
+	}
+	var projects []string
+	var lives []bool
+	seen := map[env]bool{}
+	for _, ev := range evs {
+		if k := (env{ev.ProjectID, ev.IsLive}); !seen[k] {
+			seen[k] = true
+			projects, lives = append(projects, k.project), append(lives, k.live)
 		}
-		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Event, error) { return scanEvent(r) })
-		if err != nil || len(evs) == 0 {
-			return err
-		}
-		// The endpoints of every project and environment of the batch, in
-		// one query.
-		type env struct {
-			project string
-			live    bool
-		}
-		var projects []string
-		var lives []bool
-		seen := map[env]bool{}
-		for _, ev := range evs {
-			if k := (env{ev.ProjectID, ev.IsLive}); !seen[k] {
-				seen[k] = true
-				projects, lives = append(projects, k.project), append(lives, k.live)
+	}
+	eps, err := s.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE (project_id, is_live) IN (SELECT * FROM unnest($1::text[], $2::boolean[]))
+		AND deleted_at IS NULL AND status = 'enabled' ORDER BY id`, projects, lives)
+	if err != nil {
+		return b, err
+	}
+	endpoints, err := pgx.CollectRows(eps, func(r pgx.CollectableRow) (StoredEndpoint, error) { return scanEndpoint(r) })
+	if err != nil {
+		return b, err
+	}
+	byEnv := map[env][]StoredEndpoint{}
+	for _, ep := range endpoints {
+		k := env{ep.ProjectID, ep.IsLive}
+		byEnv[k] = append(byEnv[k], ep)
+	}
+	b.Endpoints = map[string]StoredEndpoint{}
+	for _, ev := range evs {
+		var ds []Dispatch
+		for _, ep := range byEnv[env{ev.ProjectID, ev.IsLive}] {
+			if ep.Wants(ev.Type) {
+				ds = append(ds, Dispatch{DeliveryID: payment.NewID(payment.PrefixDelivery, now), EventID: ev.ID,
+					EndpointID: ep.ID, ProjectID: ev.ProjectID, IsLive: ev.IsLive})
+				b.Endpoints[ep.ID] = ep
 			}
 		}
-		eps, err := tx.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
-			WHERE (project_id, is_live) IN (SELECT * FROM unnest($1::text[], $2::boolean[]))
-			AND deleted_at IS NULL AND status = 'enabled' ORDER BY id`, projects, lives)
-		if err != nil {
-			return err
+		if maxDeliveries > 0 && len(b.Events) > 0 && len(b.Deliveries)+len(ds) > maxDeliveries {
+			break
 		}
-		endpoints, err := pgx.CollectRows(eps, func(r pgx.CollectableRow) (StoredEndpoint, error) { return scanEndpoint(r) })
-		if err != nil {
-			return err
+		b.Events, b.Deliveries = append(b.Events, ev), append(b.Deliveries, ds...)
+	}
+	return b, nil
+}
+
+// DispatchedDelivery is a delivery of a dispatch with its first attempt,
+// when one was made (Attempt nil: none was), and its status after it.
+type DispatchedDelivery struct {
+	Dispatch
+	Attempt *payment.Attempt
+	Status  string
+}
+
+// RecordDispatch records a batch's deliveries (created at) with their
+// first attempts and statuses, and marks events dispatched at now, in one
+// database transaction of one statement each: the attempts and the events
+// they finished commit together, or neither does (and the events are
+// dispatched again). A delivery recorded before (its event dispatched
+// again) keeps its ID, which ds takes, and its status when no attempt was
+// made now.
+func (s *Store) RecordDispatch(ctx context.Context, at time.Time, ds []DispatchedDelivery, dispatched []string, now time.Time) error {
+	// Rows are written in the order of their keys, so that two writers
+	// never wait for each other.
+	order := make([]int, len(ds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		return cmp.Or(strings.Compare(ds[i].EventID, ds[j].EventID), strings.Compare(ds[i].EndpointID, ds[j].EndpointID))
+	})
+	n := len(ds)
+	var (
+		ids, events, endpoints, projects, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		lives                                      = make([]bool, n)
+		attempts, latencies                        = make([]int32, n), make([]int32, n)
+		codes                                      = make([]*int32, n)
+		ats                                        = make([]*time.Time, n)
+		excerpts, errs                             = make([]string, n), make([]string, n)
+	)
+	for k, i := range order {
+		d := ds[i]
+		ids[k], events[k], endpoints[k], projects[k], lives[k] = d.DeliveryID, d.EventID, d.EndpointID, d.ProjectID, d.IsLive
+		statuses[k] = payment.DeliveryPending
+		if a := d.Attempt; a != nil {
+			statuses[k], attempts[k], ats[k], latencies[k] = d.Status, int32(a.Attempt), &a.At, int32(a.LatencyMS)
+			excerpts[k], errs[k] = a.ResponseExcerpt, a.Error
+			if a.StatusCode != nil {
+				code := int32(*a.StatusCode)
+				codes[k] = &code
+			}
 		}
-		byEnv := map[env][]StoredEndpoint{}
-		for _, ep := range endpoints {
-			k := env{ep.ProjectID, ep.IsLive}
-			byEnv[k] = append(byEnv[k], ep)
-		}
-		b.Endpoints = map[string]StoredEndpoint{}
-		for _, ev := range evs {
-			var ds []Dispatch
-			for _, ep := range byEnv[env{ev.ProjectID, ev.IsLive}] {
-				if ep.Wants(ev.Type) {
-					ds = append(ds, Dispatch{DeliveryID: payment.NewID(payment.PrefixDelivery, now), EventID: ev.ID,
-						EndpointID: ep.ID, ProjectID: ev.ProjectID, IsLive: ev.IsLive})
-					b.Endpoints[ep.ID] = ep
+	}
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		if n > 0 {
+			rows, err := tx.Query(ctx, `WITH d AS (
+				INSERT INTO webhook_deliveries AS w (id, event_id, endpoint_id, project_id, is_live, status, attempts,
+					delivered_at, created_at, updated_at)
+				SELECT id, event_id, endpoint_id, project_id, is_live, status, attempt,
+					CASE WHEN status = 'delivered' THEN at END, $13::timestamptz, coalesce(at, $13::timestamptz)
+				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::int[], $8::timestamptz[])
+					AS u(id, event_id, endpoint_id, project_id, is_live, status, attempt, at)
+				ON CONFLICT (event_id, endpoint_id) DO UPDATE SET
+					status = CASE WHEN EXCLUDED.attempts > 0 THEN EXCLUDED.status ELSE w.status END,
+					attempts = GREATEST(w.attempts, EXCLUDED.attempts),
+					updated_at = CASE WHEN EXCLUDED.attempts > 0 THEN EXCLUDED.updated_at ELSE w.updated_at END,
+					delivered_at = CASE WHEN EXCLUDED.status = 'delivered' THEN EXCLUDED.delivered_at ELSE w.delivered_at END
+				RETURNING w.id, w.event_id, w.endpoint_id
+			), a AS (
+				INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
+				SELECT d.id, u.attempt, u.at, u.status_code, u.latency_ms, u.excerpt, u.error
+				FROM d JOIN unnest($2::text[], $3::text[], $7::int[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+					AS u(event_id, endpoint_id, attempt, at, status_code, latency_ms, excerpt, error) USING (event_id, endpoint_id)
+				WHERE u.attempt > 0
+				ON CONFLICT (delivery_id, attempt) DO NOTHING
+			)
+			SELECT id, event_id, endpoint_id FROM d`,
+				ids, events, endpoints, projects, lives, statuses, attempts, ats, codes, latencies, excerpts, errs, at)
+			if err != nil {
+				return err
+			}
+			type key struct{ event, endpoint string }
+			recorded := make(map[key]string, n)
+			var id, event, endpoint string
+			if _, err := pgx.ForEachRow(rows, []any{&id, &event, &endpoint}, func() error {
+				recorded[key{event, endpoint}] = id
+				return nil
+			}); err != nil {
+				return err
+			}
+			for i := range ds {
+				if id, ok := recorded[key{ds[i].EventID, ds[i].EndpointID}]; ok {
+					ds[i].DeliveryID = id
 				}
 			}
-			if maxDeliveries > 0 && len(b.Events) > 0 && len(b.Deliveries)+len(ds) > maxDeliveries {
-				break
+		}
+		if len(dispatched) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = ANY($1)`, dispatched, now); err != nil {
+				return err
 			}
-			b.Events, b.Deliveries = append(b.Events, ev), append(b.Deliveries, ds...)
 		}
-		return insertDeliveries(ctx, tx, b.Deliveries, now)
+		return nil
 	})
-	return b, err
-}
-
-// insertDeliveries records deliveries in one statement; a delivery
-// recorded before (a dispatch made again) keeps its ID, which ds takes.
-func insertDeliveries(ctx context.Context, tx pgx.Tx, ds []Dispatch, now time.Time) error {
-	if len(ds) == 0 {
-		return nil
-	}
-	ids, events, endpoints, projects, lives := make([]string, len(ds)), make([]string, len(ds)), make([]string, len(ds)),
-		make([]string, len(ds)), make([]bool, len(ds))
-	for i, d := range ds {
-		ids[i], events[i], endpoints[i], projects[i], lives[i] = d.DeliveryID, d.EventID, d.EndpointID, d.ProjectID, d.IsLive
-	}
-	rows, err := tx.Query(ctx, `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, project_id, is_live, status, created_at, updated_at)
-		SELECT d.*, 'pending', $6::timestamptz, $6::timestamptz
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[]) AS d
-		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET event_id = EXCLUDED.event_id
-		RETURNING id, event_id, endpoint_id`, ids, events, endpoints, projects, lives, now)
-	if err != nil {
-		return err
-	}
-	type key struct{ event, endpoint string }
-	recorded := make(map[key]string, len(ds))
-	var id, event, endpoint string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &event, &endpoint}, func() error {
-		recorded[key{event, endpoint}] = id
-		return nil
-	}); err != nil {
-		return err
-	}
-	for i, d := range ds {
-		if id, ok := recorded[key{d.EventID, d.EndpointID}]; ok {
-			ds[i].DeliveryID = id
-		}
-	}
-	return nil
 }
 
 // CreateDelivery records the delivery of an event to an endpoint, or
@@ -201,60 +262,16 @@ func (s *Store) MarkDispatched(ctx context.Context, ids []string, now time.Time)
 
 // RecordAttempt records an attempt and the delivery's resulting status.
 func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a payment.Attempt, status string) error {
-	return s.RecordAttempts(ctx, []AttemptRecord{{DeliveryID: deliveryID, Attempt: a, Status: status}}, nil, time.Time{})
-}
-
-// AttemptRecord is an attempt of a delivery and the delivery's status
-// after it.
-type AttemptRecord struct {
-	DeliveryID string
-	Attempt    payment.Attempt
-	Status     string
-}
-
-// RecordAttempts records attempts with their deliveries' statuses, and
-// marks events dispatched at now, in one database transaction: a
-// dispatch's first attempts and the events they finished commit together,
-// or neither does (and the events are dispatched again).
-func (s *Store) RecordAttempts(ctx context.Context, rs []AttemptRecord, dispatched []string, now time.Time) error {
-	rs = slices.Clone(rs)
-	// Rows are locked in the order of their IDs, so that two writers
-	// never wait for each other.
-	slices.SortFunc(rs, func(a, b AttemptRecord) int {
-		return cmp.Or(strings.Compare(a.DeliveryID, b.DeliveryID), cmp.Compare(a.Attempt.Attempt, b.Attempt.Attempt))
-	})
-	n := len(rs)
-	ids, attempts, ats, codes, latencies, excerpts, errs, statuses := make([]string, n), make([]int32, n),
-		make([]time.Time, n), make([]*int32, n), make([]int32, n), make([]string, n), make([]string, n), make([]string, n)
-	for i, r := range rs {
-		ids[i], attempts[i], ats[i], latencies[i] = r.DeliveryID, int32(r.Attempt.Attempt), r.Attempt.At, int32(r.Attempt.LatencyMS)
-		excerpts[i], errs[i], statuses[i] = r.Attempt.ResponseExcerpt, r.Attempt.Error, r.Status
-		if c := r.Attempt.StatusCode; c != nil {
-			code := int32(*c)
-			codes[i] = &code
-		}
-	}
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
-		batch := &pgx.Batch{}
-		if n > 0 {
-			batch.Queue(`INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
-				SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
-				ON CONFLICT (delivery_id, attempt) DO NOTHING`, ids, attempts, ats, codes, latencies, excerpts, errs)
-			// A delivery attempted twice in the batch takes its last
-			// attempt's status.
-			batch.Queue(`UPDATE webhook_deliveries d SET status = u.status, attempts = GREATEST(d.attempts, u.attempt),
-				updated_at = u.at, delivered_at = CASE WHEN u.status = 'delivered' THEN u.at ELSE d.delivered_at END
-				FROM (SELECT DISTINCT ON (id) * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[])
-					AS u(id, status, attempt, at) ORDER BY id, attempt DESC) u
-				WHERE d.id = u.id`, ids, statuses, attempts, ats)
+		_, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
+			VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
+			deliveryID, a.Attempt, a.At, a.StatusCode, a.LatencyMS, a.ResponseExcerpt, a.Error)
+		if err != nil {
+			return err
 		}
-		if len(dispatched) > 0 {
-			batch.Queue(`UPDATE events SET dispatched_at = $2 WHERE id = ANY($1)`, dispatched, now)
-		}
-		if batch.Len() == 0 {
-			return nil
-		}
-		return tx.SendBatch(ctx, batch).Close()
+		_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $2, attempts = GREATEST(attempts, $3), updated_at = $4,
+			delivered_at = CASE WHEN $2 = 'delivered' THEN $4 ELSE delivered_at END WHERE id = $1`, deliveryID, status, a.Attempt, a.At)
+		return err
 	})
 }
 

@@ -201,7 +201,7 @@ func checkDisabledEvent(t *testing.T, st *store.Store, ep store.StoredEndpoint, 
 	if err := st.CreateEndpoint(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	b, err := st.DispatchEvents(ctx, 10, 0, now)
+	b, err := st.DispatchEvents(ctx, 10, 0, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
