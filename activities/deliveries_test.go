@@ -140,3 +140,74 @@ func TestADispatchMarksTheEventsItDelivered(t *testing.T) {
 	}
 	mu.Unlock()
 }
+
+// With more events than a batch takes, a dispatch goes on with the next
+// batch while the first is being recorded, leaving out the events of the
+// batch under way: every event is delivered once and marked.
+func TestADispatchTakesBatchAfterBatch(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	sealer, _ := webhook.NewSealer(make([]byte, webhook.KeySize))
+	var mu sync.Mutex
+	got := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.Header.Get(webhook.HeaderID)]++
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	now := time.Now().UTC()
+	pid := payment.NewID(payment.PrefixProject, now)
+	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	id := payment.NewID(payment.PrefixWebhook, now)
+	sealed, _ := sealer.Seal(id, webhook.NewSecret())
+	if err := st.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid, URL: srv.URL,
+		EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: sealed}); err != nil {
+		t.Fatal(err)
+	}
+	const events = 2500 // three batches of one delivery an event
+	if _, err := st.Pool().Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+		SELECT 'evt_many' || i, $1, false, 'transaction.confirmed', 'tx_many' || i, 1, '{}', $2::timestamptz + i * interval '1 microsecond'
+		FROM generate_series(1, $3::int) AS i`, pid, now, events); err != nil {
+		t.Fatal(err)
+	}
+	acts := &activities.Activities{Store: st, Webhooks: activities.Webhooks{Sealer: sealer,
+		Client: webhook.NewClient(webhook.ClientOptions{AllowPrivate: true})}}
+	for {
+		out, err := acts.DispatchEvents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Events) > 0 || len(out.Retries) > 0 {
+			t.Fatalf("a dispatch to a receiver that takes everything left %d events", len(out.Events))
+		}
+		var left int
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE project_id = $1 AND dispatched_at IS NULL`, pid).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != events {
+		t.Fatalf("the receiver got %d events, want %d", len(got), events)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Fatalf("event %s arrived %d times", id, n)
+		}
+	}
+	var delivered int
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
+		WHERE d.project_id = $1 AND d.status = 'delivered'`, pid).Scan(&delivered); err != nil {
+		t.Fatal(err)
+	}
+	if delivered != events {
+		t.Fatalf("%d deliveries recorded delivered with their attempt, want %d", delivered, events)
+	}
+}
