@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -31,35 +32,77 @@ type Webhooks struct {
 	Shape views.Shape
 }
 
-// dispatchWait is how long one dispatch waits for new events.
+// dispatchWait is how long one dispatch goes on: it takes batch after
+// batch while events come, and returns once it has events whose
+// deliveries' workflows are to start, or after this long.
 const dispatchWait = 5 * time.Second
 
-// DispatchEvents waits for recorded events not dispatched yet, records a
-// delivery of each to every endpoint that wants it and makes its first
-// attempt, and returns the events with the deliveries whose attempt
-// failed: the dispatcher's workflow starts a workflow for each (it retries
-// on the schedule), then marks the events dispatched (MarkDispatched).
-// Most receivers answer 2xx at once, so most deliveries cost no workflow.
-// A crash before the events are marked makes their first attempts again
-// (deliveries are at least once; receivers tell repeats by webhook-id).
+// dispatchPoll is the wait between looks for new events when there are
+// none.
+const dispatchPoll = 50 * time.Millisecond
+
+// DispatchEvents takes recorded events not dispatched yet, a batch at a
+// time, and makes the first attempt of each delivery of an event to an
+// endpoint that wants it; then it records the deliveries with their
+// attempts and, in the same database transaction, marks dispatched the
+// events whose deliveries all ended (delivered, or their endpoint gone).
+// Most receivers answer 2xx at once, so most events need nothing more.
+// It returns the events left, with their deliveries whose attempt failed:
+// the dispatcher's workflow starts a workflow for each (it retries on the
+// schedule), then marks those events dispatched (MarkDispatched). A crash
+// before an event is marked makes its first attempts again (deliveries are
+// at least once; receivers tell repeats by webhook-id).
+//
+// While there are events it goes on, without going back to the workflow,
+// until it has events to return or for dispatchWait; a batch's recording
+// runs while the next batch's attempts are made.
 func (a *Activities) DispatchEvents(ctx context.Context) (workflows.DispatchOutput, error) {
 	deadline := time.Now().Add(dispatchWait)
+	var out workflows.DispatchOutput
+	var rec *recording // the previous batch's, under way
+	finish := func() error {
+		if rec == nil {
+			return nil
+		}
+		err := rec.wait()
+		if err == nil {
+			out.Events, out.Retries = append(out.Events, rec.left...), append(out.Retries, rec.starts...)
+		}
+		rec = nil
+		return err
+	}
 	for {
-		events, dispatches, err := a.Store.DispatchEvents(ctx, dispatchBatch, time.Now())
+		var except []string
+		if rec != nil {
+			except = rec.events
+		}
+		b, err := a.Store.DispatchEvents(ctx, dispatchBatch, dispatchDeliveries, except, time.Now())
 		if err != nil {
+			return workflows.DispatchOutput{}, errors.Join(err, finish())
+		}
+		var attempts []firstAttempt
+		if len(b.Events) > 0 {
+			if attempts, err = a.firstAttempts(ctx, b); err != nil {
+				return workflows.DispatchOutput{}, errors.Join(err, finish())
+			}
+		}
+		if err := finish(); err != nil {
 			return workflows.DispatchOutput{}, err
 		}
-		retries, err := a.firstAttempts(ctx, dispatches)
-		if err != nil {
-			return workflows.DispatchOutput{}, err
+		if len(b.Events) > 0 {
+			rec = a.record(ctx, b, attempts)
 		}
-		if len(events) > 0 || time.Now().After(deadline) {
-			return workflows.DispatchOutput{Events: events, Retries: retries}, nil
+		if len(out.Events) > 0 || time.Now().After(deadline) {
+			err := finish()
+			return out, err
+		}
+		if len(b.Events) > 0 {
+			continue
 		}
 		select {
 		case <-ctx.Done():
 			return workflows.DispatchOutput{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(dispatchPoll):
 		}
 	}
 }
@@ -69,9 +112,17 @@ func (a *Activities) MarkDispatched(ctx context.Context, in workflows.MarkInput)
 	return a.Store.MarkDispatched(ctx, in.Events, time.Now())
 }
 
-// dispatchBatch bounds the events one dispatch takes, so that their first
-// attempts fit well within the activity's timeout.
-const dispatchBatch = 25
+// dispatchBatch bounds the events one batch takes, and dispatchDeliveries
+// its deliveries (events times the endpoints that want them), so that
+// their first attempts fit well within the activity's timeout.
+const (
+	dispatchBatch      = 500
+	dispatchDeliveries = 1000
+)
+
+// firstAttemptsAtOnce bounds the first attempts in flight at once: as
+// many as the webhook client keeps connections to one receiver.
+const firstAttemptsAtOnce = webhook.MaxIdleConnsPerHost
 
 // firstAttemptTimeout bounds a first attempt made by the dispatcher, so that
 // one slow receiver holds the others' deliveries back that long at most; a
@@ -85,53 +136,163 @@ const firstAttemptTimeout = 5 * time.Second
 // activity's timeout and the next events are not held back.
 const firstAttemptsFor = 10 * time.Second
 
-// firstAttempts makes the first attempt of each delivery, many at a time,
-// and returns the deliveries whose workflows are to retry them, in the
-// order of ds.
-func (a *Activities) firstAttempts(ctx context.Context, ds []store.Dispatch) ([]workflows.DeliveryStart, error) {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(32)
-	until := time.Now().Add(firstAttemptsFor)
-	retry := make([]*workflows.DeliveryStart, len(ds))
-	for i, d := range ds {
+// firstAttempt is what became of a delivery's first attempt: the attempt,
+// if one was made, and the delivery's workflow's input, if it needs one.
+type firstAttempt struct {
+	attempt *payment.Attempt
+	status  string
+	result  workflows.DeliverResult
+	retry   *workflows.DeliveryInput
+}
+
+// recording is a batch's recording, under way: the batch's events, and
+// once it is done, those left for the workflow with the deliveries to
+// retry (with their recorded IDs).
+type recording struct {
+	events []string
+	done   chan error
+	left   []string
+	starts []workflows.DeliveryStart
+}
+
+func (r *recording) wait() error { return <-r.done }
+
+// record records a batch's deliveries with their first attempts, marks
+// dispatched the events none of whose deliveries has a workflow to start,
+// and keeps the endpoints' failure records, in the background.
+func (a *Activities) record(ctx context.Context, b store.DispatchBatch, attempts []firstAttempt) *recording {
+	r := &recording{done: make(chan error, 1)}
+	ds := make([]store.DispatchedDelivery, len(b.Deliveries))
+	left := map[string]bool{}
+	for i, d := range b.Deliveries {
+		ds[i] = store.DispatchedDelivery{Dispatch: d, Attempt: attempts[i].attempt, Status: attempts[i].status}
+		if attempts[i].retry != nil {
+			left[d.EventID] = true
+		}
+	}
+	var done []string
+	for _, ev := range b.Events {
+		r.events = append(r.events, ev.ID)
+		if left[ev.ID] {
+			r.left = append(r.left, ev.ID)
+		} else {
+			done = append(done, ev.ID)
+		}
+	}
+	go func() {
+		if err := a.Store.RecordDispatch(ctx, b.At, ds, done, time.Now()); err != nil {
+			r.done <- err
+			return
+		}
+		for i, f := range attempts {
+			if f.retry != nil {
+				in := *f.retry
+				in.DeliveryID = ds[i].DeliveryID // as recorded
+				r.starts = append(r.starts, workflows.DeliveryStart{Input: in, ProjectID: ds[i].ProjectID, IsLive: ds[i].IsLive})
+			}
+		}
+		r.done <- a.batchHealth(ctx, b, attempts)
+	}()
+	return r
+}
+
+// firstAttempts makes the first attempt of each delivery of a batch, many
+// at a time, with the event and the endpoint as the dispatch read them:
+// each event is rendered once and each endpoint's secrets opened once.
+// It returns what became of each, in the order of b.Deliveries.
+func (a *Activities) firstAttempts(ctx context.Context, b store.DispatchBatch) ([]firstAttempt, error) {
+	now := time.Now()
+	events := make(map[string]payment.Event, len(b.Events))
+	bodies := make(map[string][]byte, len(b.Events))
+	for _, ev := range b.Events {
+		events[ev.ID] = ev
+		bodies[ev.ID], _ = json.Marshal(views.ShapedEventOf(a.Webhooks.Shape, ev))
+	}
+	secrets := make(map[string][]string, len(b.Endpoints))
+	for id, ep := range b.Endpoints {
+		// An endpoint whose secret does not open has none here: its
+		// deliveries' workflows try, and fail for good.
+		secrets[id], _ = a.secrets(ep, now)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(firstAttemptsAtOnce)
+	until := now.Add(firstAttemptsFor)
+	out := make([]firstAttempt, len(b.Deliveries))
+	for i, d := range b.Deliveries {
 		g.Go(func() error {
 			in := workflows.DeliveryInput{DeliveryID: d.DeliveryID, EventID: d.EventID, EndpointID: d.EndpointID, FirstAttempt: 1}
-			start := func(in workflows.DeliveryInput) error {
-				retry[i] = &workflows.DeliveryStart{Input: in, ProjectID: d.ProjectID, IsLive: d.IsLive}
+			keys := secrets[d.EndpointID]
+			if keys == nil || time.Now().After(until) {
+				out[i].retry = &in // its workflow makes the first attempt at once
 				return nil
 			}
-			if time.Now().After(until) {
-				return start(in) // its workflow makes the first attempt at once
+			sendCtx, cancel := context.WithTimeout(gctx, firstAttemptTimeout)
+			o, err := webhook.Send(sendCtx, a.Webhooks.Client, b.Endpoints[d.EndpointID].URL,
+				webhook.Message{EventID: d.EventID, Body: bodies[d.EventID], Secrets: keys}, 1, time.Now())
+			cancel()
+			if gctx.Err() != nil {
+				return gctx.Err()
 			}
-			r, err := a.deliver(ctx, workflows.DeliverInput{DeliveryInput: in, Attempt: 1, At: time.Now()}, firstAttemptTimeout)
-			if err == nil && (r.Delivered || r.Stop) {
+			if err != nil {
+				out[i].retry = &in // no attempt could be made: its workflow's fails for good
 				return nil
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
+			observe(o, events[d.EventID].CreatedAt)
+			r := resultOf(o)
+			out[i].attempt, out[i].status, out[i].result = &o.Attempt, o.Status(), r
+			if r.Delivered || r.Stop {
+				return nil
 			}
 			// The schedule goes on: its first wait, or longer if the
-			// receiver asked for it. An attempt that could not be made
-			// (err) is made by the workflow at once.
+			// receiver asked for it.
 			in.FirstAttempt, in.Retried = 2, 1
-			if err == nil {
-				in.Wait = max(jitter(workflows.RetrySchedule[0]), min(r.RetryAfter, workflows.RetrySchedule[len(workflows.RetrySchedule)-1]))
-			} else {
-				in.FirstAttempt, in.Retried = 1, 0
-			}
-			return start(in)
+			in.Wait = max(jitter(workflows.RetrySchedule[0]), min(r.RetryAfter, workflows.RetrySchedule[len(workflows.RetrySchedule)-1]))
+			out[i].retry = &in
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var out []workflows.DeliveryStart
-	for _, r := range retry {
-		if r != nil {
-			out = append(out, *r)
+	return out, nil
+}
+
+// batchHealth keeps the failure record of each endpoint of a batch, once
+// for the batch: an endpoint that answered 410 is disabled; one that took
+// any delivery is not failing; one that took none is failing since the
+// batch's first attempt to it.
+func (a *Activities) batchHealth(ctx context.Context, b store.DispatchBatch, attempts []firstAttempt) error {
+	type summary struct {
+		result workflows.DeliverResult
+		at     time.Time
+	}
+	per := map[string]*summary{}
+	var ids []string
+	for i, f := range attempts {
+		if f.attempt == nil {
+			continue
+		}
+		id := b.Deliveries[i].EndpointID
+		s := per[id]
+		if s == nil {
+			s = &summary{at: f.attempt.At}
+			per[id] = s
+			ids = append(ids, id)
+		}
+		s.result.Stop = s.result.Stop || f.result.Stop
+		s.result.Delivered = s.result.Delivered || f.result.Delivered
+		if f.attempt.At.Before(s.at) {
+			s.at = f.attempt.At
 		}
 	}
-	return out, nil
+	slices.Sort(ids)
+	for _, id := range ids {
+		s := per[id]
+		if err := a.endpointHealth(ctx, b.Endpoints[id], s.result, s.at); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jitter spreads a wait by up to 10% either way, as the workflow does.
@@ -145,12 +306,6 @@ func jitter(d time.Duration) time.Duration {
 // result, not an error; errors are for the engine's own failures, which
 // the activity retries.
 func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
-	return a.deliver(ctx, in, 0)
-}
-
-// deliver is DeliverWebhook with the HTTP exchange bounded by timeout (0:
-// the client's own).
-func (a *Activities) deliver(ctx context.Context, in workflows.DeliverInput, timeout time.Duration) (workflows.DeliverResult, error) {
 	ep, err := a.Store.EndpointByID(ctx, in.EndpointID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && ep.Status != payment.WebhookEnabled {
 		_ = a.Store.SetDeliveryStatus(ctx, in.DeliveryID, payment.DeliveryFailed, time.Now())
@@ -173,25 +328,26 @@ func (a *Activities) deliver(ctx context.Context, in workflows.DeliverInput, tim
 		at = time.Now()
 	}
 
-	sendCtx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		sendCtx, cancel = context.WithTimeout(ctx, timeout)
-	}
-	out, err := webhook.Send(sendCtx, a.Webhooks.Client, ep.URL, webhook.Message{EventID: ev.ID, Body: body, Secrets: secrets}, in.Attempt, at)
-	cancel()
+	out, err := webhook.Send(ctx, a.Webhooks.Client, ep.URL, webhook.Message{EventID: ev.ID, Body: body, Secrets: secrets}, in.Attempt, at)
 	if err != nil {
 		return workflows.DeliverResult{}, temporal.NewNonRetryableApplicationError("cannot send: "+err.Error(), "url", err)
 	}
 
 	observe(out, ev.CreatedAt)
-	result := workflows.DeliverResult{Delivered: out.Delivered, Stop: out.Stop, RetryAfter: out.RetryAfter}
-	if out.Attempt.StatusCode != nil {
-		result.StatusCode = *out.Attempt.StatusCode
-	}
+	result := resultOf(out)
 	if err := a.Store.RecordAttempt(ctx, in.DeliveryID, out.Attempt, out.Status()); err != nil {
 		return result, err
 	}
-	return result, a.endpointHealth(ctx, ep.ID, result, at)
+	return result, a.endpointHealth(ctx, ep, result, at)
+}
+
+// resultOf is an attempt's outcome as the workflows see it.
+func resultOf(o webhook.Outcome) workflows.DeliverResult {
+	r := workflows.DeliverResult{Delivered: o.Delivered, Stop: o.Stop, RetryAfter: o.RetryAfter}
+	if o.Attempt.StatusCode != nil {
+		r.StatusCode = *o.Attempt.StatusCode
+	}
+	return r
 }
 
 // observe counts an attempt by outcome, and a delivery's delay from its
@@ -212,29 +368,21 @@ func observe(o webhook.Outcome, recorded time.Time) {
 
 // endpointHealth keeps track of failing endpoints: a 410 disables one at
 // once; failing every delivery for DisableAfter disables it too; a success
-// clears the record.
-func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.DeliverResult, now time.Time) error {
+// clears the record. ep is the endpoint as last read: an outcome that
+// changes nothing there (a success to an endpoint not failing, a failure
+// of one failing already and not for long enough) writes nothing; any
+// other change is made under the row's lock, on the row as it is then.
+func (a *Activities) endpointHealth(ctx context.Context, ep store.StoredEndpoint, r workflows.DeliverResult, now time.Time) error {
 	disableAfter := a.Webhooks.DisableAfter
 	if disableAfter <= 0 {
 		disableAfter = 5 * 24 * time.Hour
 	}
-	disabling := store.Disabling{
-		Render: func(e store.StoredEndpoint, version int) ([]byte, error) {
-			return views.WebhookDisabledEvent(e.WebhookEndpoint, version)
-		},
-		Audit: func(e store.StoredEndpoint) payment.AuditEntry {
-			details, _ := json.Marshal(map[string]any{"reason": e.DisabledReason})
-			return payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: e.ProjectID, IsLive: e.IsLive,
-				OccurredAt: now, Origin: payment.Origin{ActorKind: payment.AuditActorInternal, ActorID: "webhook-delivery"},
-				Action: payment.AuditWebhookDisabled, TargetType: "webhook_endpoint", TargetID: e.ID, Details: details}
-		},
-	}
-	_, _, err := a.Store.UpdateEndpointHealth(ctx, id, now, func(e *store.StoredEndpoint) error {
-		// The row is written anyway: secrets sealed before they were bound
-		// to their endpoint are bound now.
+	change := func(e *store.StoredEndpoint) error {
+		// A row written anyway has its secrets sealed before they were
+		// bound to their endpoint bound now.
 		e.Secret, e.PreviousSecret = a.Webhooks.Sealer.Reseal(e.ID, e.Secret), a.Webhooks.Sealer.Reseal(e.ID, e.PreviousSecret)
 		switch {
-		case r.Delivered:
+		case r.Delivered && !r.Stop:
 			e.FailingSince = nil
 		case r.Stop:
 			e.Status, e.DisabledReason = payment.WebhookDisabled, "the endpoint answered 410 Gone"
@@ -247,11 +395,36 @@ func (a *Activities) endpointHealth(ctx context.Context, id string, r workflows.
 			}
 		}
 		return nil
-	}, disabling)
+	}
+	after := ep
+	_ = change(&after)
+	if sameHealth(ep, after) {
+		return nil
+	}
+	disabling := store.Disabling{
+		Render: func(e store.StoredEndpoint, version int) ([]byte, error) {
+			return views.WebhookDisabledEvent(e.WebhookEndpoint, version)
+		},
+		Audit: func(e store.StoredEndpoint) payment.AuditEntry {
+			details, _ := json.Marshal(map[string]any{"reason": e.DisabledReason})
+			return payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: e.ProjectID, IsLive: e.IsLive,
+				OccurredAt: now, Origin: payment.Origin{ActorKind: payment.AuditActorInternal, ActorID: "webhook-delivery"},
+				Action: payment.AuditWebhookDisabled, TargetType: "webhook_endpoint", TargetID: e.ID, Details: details}
+		},
+	}
+	_, _, err := a.Store.UpdateEndpointHealth(ctx, ep.ID, now, change, disabling)
 	if errors.Is(err, payment.ErrNotFound) {
 		return nil
 	}
 	return err
+}
+
+// sameHealth reports whether an endpoint's failure record, status and
+// sealed secrets are the same in a and b.
+func sameHealth(a, b store.StoredEndpoint) bool {
+	return a.Status == b.Status && a.DisabledReason == b.DisabledReason && a.Secret == b.Secret &&
+		a.PreviousSecret == b.PreviousSecret && (a.FailingSince == nil) == (b.FailingSince == nil) &&
+		(a.FailingSince == nil || a.FailingSince.Equal(*b.FailingSince))
 }
 
 func (a *Activities) secrets(ep store.StoredEndpoint, now time.Time) ([]string, error) {

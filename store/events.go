@@ -1,8 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,47 +54,183 @@ type Dispatch struct {
 	IsLive     bool
 }
 
+// DispatchBatch is what one dispatch took: the events, oldest first, the
+// endpoints that want them (by ID) as the dispatch read them, and a
+// delivery of each event to each of those endpoints, in the order of the
+// events, not recorded yet (RecordDispatch records them). A first attempt
+// made at once needs to read neither the event nor the endpoint again.
+type DispatchBatch struct {
+	Events     []payment.Event
+	Endpoints  map[string]StoredEndpoint
+	Deliveries []Dispatch
+	// At is when the batch was taken: its deliveries' creation.
+	At time.Time
+}
+
 // DispatchEvents takes up to limit undispatched events, oldest first,
-// records a delivery for each endpoint that wants it, and returns the
-// deliveries. The events stay undispatched until MarkDispatched, so a
-// crash in between dispatches them again (deliveries are unique per event
-// and endpoint, so nothing is delivered twice).
-func (s *Store) DispatchEvents(ctx context.Context, limit int, now time.Time) (events []string, out []Dispatch, err error) {
-	err = s.WithTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL
-			ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
-		if err != nil {
-			return err
+// leaving out those in except (taken already and not marked yet), with a
+// delivery of each to every enabled endpoint that wants it: two queries,
+// whatever the number of events and endpoints. maxDeliveries (when
+// positive) stops the batch at the event that would take it past that
+// many deliveries (one event is always taken): the events left stay for
+// the next batch. The events stay undispatched until RecordDispatch or
+// MarkDispatched marks them, so a crash in between dispatches them again.
+func (s *Store) DispatchEvents(ctx context.Context, limit, maxDeliveries int, except []string, now time.Time) (DispatchBatch, error) {
+	b := DispatchBatch{At: now}
+	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL AND NOT id = ANY($2)
+		ORDER BY created_at, id LIMIT $1`, limit, append([]string{}, except...))
+	if err != nil {
+		return b, err
+	}
+	evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Event, error) { return scanEvent(r) })
+	if err != nil || len(evs) == 0 {
+		return b, err
+	}
+	// The endpoints of every project and environment of the batch, in one
+	// query.
+	type env struct {
+		project string
+		live    bool
+	}
+	var projects []string
+	var lives []bool
+	seen := map[env]bool{}
+	for _, ev := range evs {
+		if k := (env{ev.ProjectID, ev.IsLive}); !seen[k] {
+			seen[k] = true
+			projects, lives = append(projects, k.project), append(lives, k.live)
 		}
-		evs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Event, error) { return scanEvent(r) })
-		if err != nil {
-			return err
+	}
+	eps, err := s.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE (project_id, is_live) IN (SELECT * FROM unnest($1::text[], $2::boolean[]))
+		AND deleted_at IS NULL AND status = 'enabled' ORDER BY id`, projects, lives)
+	if err != nil {
+		return b, err
+	}
+	endpoints, err := pgx.CollectRows(eps, func(r pgx.CollectableRow) (StoredEndpoint, error) { return scanEndpoint(r) })
+	if err != nil {
+		return b, err
+	}
+	byEnv := map[env][]StoredEndpoint{}
+	for _, ep := range endpoints {
+		k := env{ep.ProjectID, ep.IsLive}
+		byEnv[k] = append(byEnv[k], ep)
+	}
+	b.Endpoints = map[string]StoredEndpoint{}
+	for _, ev := range evs {
+		var ds []Dispatch
+		for _, ep := range byEnv[env{ev.ProjectID, ev.IsLive}] {
+			if ep.Wants(ev.Type) {
+				ds = append(ds, Dispatch{DeliveryID: payment.NewID(payment.PrefixDelivery, now), EventID: ev.ID,
+					EndpointID: ep.ID, ProjectID: ev.ProjectID, IsLive: ev.IsLive})
+				b.Endpoints[ep.ID] = ep
+			}
 		}
-		for _, ev := range evs {
-			events = append(events, ev.ID)
-			eps, err := tx.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
-				WHERE project_id = $1 AND is_live = $2 AND deleted_at IS NULL AND status = 'enabled'`, ev.ProjectID, ev.IsLive)
+		if maxDeliveries > 0 && len(b.Events) > 0 && len(b.Deliveries)+len(ds) > maxDeliveries {
+			break
+		}
+		b.Events, b.Deliveries = append(b.Events, ev), append(b.Deliveries, ds...)
+	}
+	return b, nil
+}
+
+// DispatchedDelivery is a delivery of a dispatch with its first attempt,
+// when one was made (Attempt nil: none was), and its status after it.
+type DispatchedDelivery struct {
+	Dispatch
+	Attempt *payment.Attempt
+	Status  string
+}
+
+// RecordDispatch records a batch's deliveries (created at) with their
+// first attempts and statuses, and marks events dispatched at now, in one
+// database transaction of one statement each: the attempts and the events
+// they finished commit together, or neither does (and the events are
+// dispatched again). A delivery recorded before (its event dispatched
+// again) keeps its ID, which ds takes, and its status when no attempt was
+// made now.
+func (s *Store) RecordDispatch(ctx context.Context, at time.Time, ds []DispatchedDelivery, dispatched []string, now time.Time) error {
+	// Rows are written in the order of their keys, so that two writers
+	// never wait for each other.
+	order := make([]int, len(ds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		return cmp.Or(strings.Compare(ds[i].EventID, ds[j].EventID), strings.Compare(ds[i].EndpointID, ds[j].EndpointID))
+	})
+	n := len(ds)
+	var (
+		ids, events, endpoints, projects, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		lives                                      = make([]bool, n)
+		attempts, latencies                        = make([]int32, n), make([]int32, n)
+		codes                                      = make([]*int32, n)
+		ats                                        = make([]*time.Time, n)
+		excerpts, errs                             = make([]string, n), make([]string, n)
+	)
+	for k, i := range order {
+		d := ds[i]
+		ids[k], events[k], endpoints[k], projects[k], lives[k] = d.DeliveryID, d.EventID, d.EndpointID, d.ProjectID, d.IsLive
+		statuses[k] = payment.DeliveryPending
+		if a := d.Attempt; a != nil {
+			statuses[k], attempts[k], ats[k], latencies[k] = d.Status, int32(a.Attempt), &a.At, int32(a.LatencyMS)
+			excerpts[k], errs[k] = a.ResponseExcerpt, a.Error
+			if a.StatusCode != nil {
+				code := int32(*a.StatusCode)
+				codes[k] = &code
+			}
+		}
+	}
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		if n > 0 {
+			rows, err := tx.Query(ctx, `WITH d AS (
+				INSERT INTO webhook_deliveries AS w (id, event_id, endpoint_id, project_id, is_live, status, attempts,
+					delivered_at, created_at, updated_at)
+				SELECT id, event_id, endpoint_id, project_id, is_live, status, attempt,
+					CASE WHEN status = 'delivered' THEN at END, $13::timestamptz, coalesce(at, $13::timestamptz)
+				FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::int[], $8::timestamptz[])
+					AS u(id, event_id, endpoint_id, project_id, is_live, status, attempt, at)
+				ON CONFLICT (event_id, endpoint_id) DO UPDATE SET
+					status = CASE WHEN EXCLUDED.attempts > 0 THEN EXCLUDED.status ELSE w.status END,
+					attempts = GREATEST(w.attempts, EXCLUDED.attempts),
+					updated_at = CASE WHEN EXCLUDED.attempts > 0 THEN EXCLUDED.updated_at ELSE w.updated_at END,
+					delivered_at = CASE WHEN EXCLUDED.status = 'delivered' THEN EXCLUDED.delivered_at ELSE w.delivered_at END
+				RETURNING w.id, w.event_id, w.endpoint_id
+			), a AS (
+				INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
+				SELECT d.id, u.attempt, u.at, u.status_code, u.latency_ms, u.excerpt, u.error
+				FROM d JOIN unnest($2::text[], $3::text[], $7::int[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
+					AS u(event_id, endpoint_id, attempt, at, status_code, latency_ms, excerpt, error) USING (event_id, endpoint_id)
+				WHERE u.attempt > 0
+				ON CONFLICT (delivery_id, attempt) DO NOTHING
+			)
+			SELECT id, event_id, endpoint_id FROM d`,
+				ids, events, endpoints, projects, lives, statuses, attempts, ats, codes, latencies, excerpts, errs, at)
 			if err != nil {
 				return err
 			}
-			endpoints, err := pgx.CollectRows(eps, func(r pgx.CollectableRow) (StoredEndpoint, error) { return scanEndpoint(r) })
-			if err != nil {
+			type key struct{ event, endpoint string }
+			recorded := make(map[key]string, n)
+			var id, event, endpoint string
+			if _, err := pgx.ForEachRow(rows, []any{&id, &event, &endpoint}, func() error {
+				recorded[key{event, endpoint}] = id
+				return nil
+			}); err != nil {
 				return err
 			}
-			for _, ep := range endpoints {
-				if !ep.Wants(ev.Type) {
-					continue
+			for i := range ds {
+				if id, ok := recorded[key{ds[i].EventID, ds[i].EndpointID}]; ok {
+					ds[i].DeliveryID = id
 				}
-				d, err := createDelivery(ctx, tx, ev, ep.ID, now)
-				if err != nil {
-					return err
-				}
-				out = append(out, d)
+			}
+		}
+		if len(dispatched) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = ANY($1)`, dispatched, now); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
-	return events, out, err
 }
 
 // CreateDelivery records the delivery of an event to an endpoint, or

@@ -17,6 +17,12 @@ import (
 // gives slow endpoints further chances.
 const DefaultTimeout = 15 * time.Second
 
+// MaxIdleConnsPerHost is how many idle connections the client keeps to
+// one receiver: as many as the dispatcher has deliveries in flight, so
+// that the connections of one batch of deliveries to a receiver serve the
+// next batch rather than closing (the standard library keeps 2 a host).
+const MaxIdleConnsPerHost = 64
+
 // ErrForbiddenDestination is the error behind a refused connection: the
 // webhook URL resolved to an address inside a private, loopback, link-local
 // or otherwise non-public range. The *url.Error returned by http.Client.Do
@@ -93,7 +99,8 @@ func NewClient(opts ClientOptions) *http.Client {
 		Proxy:                  nil,
 		DialContext:            dial,
 		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           100,
+		MaxIdleConns:           256,
+		MaxIdleConnsPerHost:    MaxIdleConnsPerHost,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ExpectContinueTimeout:  1 * time.Second,

@@ -4,9 +4,11 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// DispatchOutput is one dispatch: the events it took, and the deliveries
-// whose first attempt failed (or was not made in time), for the
-// dispatcher to start their workflows.
+// DispatchOutput is one dispatch: the events it took and left undispatched,
+// and their deliveries whose first attempt failed (or was not made in
+// time), for the dispatcher to start their workflows and then mark the
+// events. (The events whose deliveries all ended the dispatch marks
+// itself.)
 type DispatchOutput struct {
 	Events  []string
 	Retries []DeliveryStart

@@ -199,12 +199,12 @@ const (
 
 // WebhookDispatcher delivers every recorded event to every endpoint that
 // wants it, in the order the events were recorded: a dispatch records the
-// deliveries and makes their first attempts, the dispatcher starts a
-// workflow for each delivery whose first attempt failed, and then marks
-// the events dispatched. A crash before the mark dispatches them again
-// (first attempts are at least once; receivers tell repeats by
-// webhook-id), and a delivery's workflow is started once: its ID names
-// the event and the endpoint.
+// deliveries, makes their first attempts and marks the events whose
+// deliveries all ended; the dispatcher starts a workflow for each delivery
+// whose first attempt failed, and then marks those events dispatched. A
+// crash before the mark dispatches them again (first attempts are at
+// least once; receivers tell repeats by webhook-id), and a delivery's
+// workflow is started once: its ID names the event and the endpoint.
 func WebhookDispatcher(ctx workflow.Context) error {
 	ctx = withActivityOptions(ctx)
 	for range dispatchesPerRun {

@@ -201,12 +201,12 @@ func checkDisabledEvent(t *testing.T, st *store.Store, ep store.StoredEndpoint, 
 	if err := st.CreateEndpoint(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	_, ds, err := st.DispatchEvents(ctx, 10, now)
+	b, err := st.DispatchEvents(ctx, 10, 0, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds) != 1 || ds[0].EventID != events[0].ID || ds[0].EndpointID != other.ID {
-		t.Errorf("dispatches = %+v; want the event to the other endpoint only", ds)
+	if ds := b.Deliveries; len(ds) != 1 || ds[0].EventID != events[0].ID || ds[0].EndpointID != other.ID {
+		t.Errorf("dispatches = %+v; want the event to the other endpoint only", b.Deliveries)
 	}
 }
 

@@ -234,6 +234,14 @@ func TestRedeliverSendsTheSameEvent(t *testing.T) {
 	test := post(t, ts.URL, base+"/"+id+"/test", p.SandboxKey, map[string]any{})
 	mustStatus(t, test, http.StatusAccepted)
 	rcv.waitFor(t, "webhook.test", "")
+	// The receiver answers before the engine records the attempt: the
+	// redelivery comes once the delivery has ended (a redelivery while its
+	// attempt is under way answers with that attempt).
+	wait, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := temporal.GetWorkflow(wait, workflows.WebhookDeliveryWorkflowID(str(test.data()["id"]), id), "").Get(wait, nil); err != nil {
+		t.Fatal(err)
+	}
 	deliveries := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey)
 	deliveryID := str(deliveries.list()[0].(map[string]any)["id"])
 	re := post(t, ts.URL, base+"/"+id+"/deliveries/"+deliveryID+"/redeliver", p.SandboxKey, map[string]any{})

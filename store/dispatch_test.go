@@ -1,0 +1,138 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+)
+
+// A dispatch takes events oldest first, with a delivery to each enabled
+// endpoint of their project and environment that wants them, and stops
+// before the event that would take it past its bound on deliveries (one
+// event goes whatever its endpoints), leaving out the events it is told
+// to. RecordDispatch records the deliveries with their first attempts and
+// marks events; taken again before they are marked, events keep their
+// deliveries.
+func TestDispatchEventsTakesABatch(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	pid := payment.NewID(payment.PrefixProject, now)
+	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var endpoints []string
+	for i, e := range []struct {
+		live   bool
+		events []string
+		status string
+	}{
+		{false, []string{"*"}, payment.WebhookEnabled},
+		{false, []string{"transaction.confirmed"}, payment.WebhookEnabled},
+		{false, []string{"checkout.session.completed"}, payment.WebhookEnabled}, // wants none of them
+		{false, []string{"*"}, payment.WebhookDisabled},
+		{true, []string{"*"}, payment.WebhookEnabled}, // the other environment
+	} {
+		id := payment.NewID(payment.PrefixWebhook, now.Add(time.Duration(i)*time.Millisecond))
+		endpoints = append(endpoints, id)
+		if err := st.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid,
+			IsLive: e.live, URL: "http://127.0.0.1:1/", EnabledEvents: e.events, Status: e.status, CreatedAt: now}, Secret: "v2:x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var events []string
+	for i := range 4 {
+		id := payment.NewID(payment.PrefixEvent, now)
+		events = append(events, id)
+		if _, err := st.Pool().Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+			VALUES ($1, $2, false, 'transaction.confirmed', $1, 1, '{}', $3)`, id, pid, now.Add(time.Duration(i)*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Two deliveries an event: a bound of 5 takes two events.
+	b, err := st.DispatchEvents(ctx, 10, 5, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Events) != 2 || b.Events[0].ID != events[0] || b.Events[1].ID != events[1] || len(b.Deliveries) != 4 || len(b.Endpoints) != 2 {
+		t.Fatalf("batch: %d events, %d deliveries, %d endpoints", len(b.Events), len(b.Deliveries), len(b.Endpoints))
+	}
+	for i, d := range b.Deliveries {
+		if d.EventID != events[i/2] || d.EndpointID != endpoints[i%2] || d.ProjectID != pid || d.IsLive {
+			t.Errorf("delivery %d = %+v", i, d)
+		}
+		if _, ok := b.Endpoints[d.EndpointID]; !ok {
+			t.Errorf("delivery %d's endpoint is not in the batch", i)
+		}
+	}
+	// The next batch leaves out the events taken, and a bound below one
+	// event's deliveries still takes that event.
+	next, err := st.DispatchEvents(ctx, 10, 1, events[:2], now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.Events) != 1 || next.Events[0].ID != events[2] || len(next.Deliveries) != 2 {
+		t.Fatalf("next batch: %+v", next.Deliveries)
+	}
+
+	// The first event's deliveries with an attempt each, the second's
+	// without (their workflows make it): the first event is marked.
+	code := 204
+	at := now.Add(time.Second)
+	ds := make([]store.DispatchedDelivery, len(b.Deliveries))
+	for i, d := range b.Deliveries {
+		ds[i].Dispatch = d
+	}
+	ds[0].Attempt, ds[0].Status = &payment.Attempt{Attempt: 1, At: at, Error: "refused"}, payment.DeliveryPending
+	ds[1].Attempt, ds[1].Status = &payment.Attempt{Attempt: 1, At: at, StatusCode: &code, LatencyMS: 3}, payment.DeliveryDelivered
+	if err := st.RecordDispatch(ctx, now, ds, events[:1], at); err != nil {
+		t.Fatal(err)
+	}
+	p := payment.Principal{ProjectID: pid}
+	for i, want := range []struct {
+		status   string
+		attempts int
+	}{{payment.DeliveryPending, 1}, {payment.DeliveryDelivered, 1}, {payment.DeliveryPending, 0}, {payment.DeliveryPending, 0}} {
+		d, err := st.GetDelivery(ctx, p, endpoints[i%2], b.Deliveries[i].DeliveryID)
+		if err != nil {
+			t.Fatalf("delivery %d: %v", i, err)
+		}
+		if d.Status != want.status || len(d.Attempts) != want.attempts || (d.DeliveredAt != nil) != (want.status == payment.DeliveryDelivered) ||
+			!d.CreatedAt.Equal(now) {
+			t.Errorf("delivery %d: %+v", i, d)
+		}
+	}
+	// Taken again (not marked), the second event keeps its deliveries:
+	// recorded again with an attempt now, they take it.
+	again, err := st.DispatchEvents(ctx, 1, 0, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Events) != 1 || again.Events[0].ID != events[1] {
+		t.Fatalf("taken again: %+v", again.Events)
+	}
+	ds = []store.DispatchedDelivery{{Dispatch: again.Deliveries[0], Attempt: &payment.Attempt{Attempt: 1, At: at, StatusCode: &code},
+		Status: payment.DeliveryDelivered}, {Dispatch: again.Deliveries[1]}}
+	if err := st.RecordDispatch(ctx, now, ds, events[1:2], at); err != nil {
+		t.Fatal(err)
+	}
+	if ds[0].DeliveryID != b.Deliveries[2].DeliveryID || ds[1].DeliveryID != b.Deliveries[3].DeliveryID {
+		t.Fatalf("recorded again as %s and %s, want %s and %s", ds[0].DeliveryID, ds[1].DeliveryID,
+			b.Deliveries[2].DeliveryID, b.Deliveries[3].DeliveryID)
+	}
+	if d, err := st.GetDelivery(ctx, p, endpoints[0], ds[0].DeliveryID); err != nil || d.Status != payment.DeliveryDelivered || len(d.Attempts) != 1 {
+		t.Errorf("delivery recorded again: %+v, %v", d, err)
+	}
+	rest, err := st.DispatchEvents(ctx, 10, 0, nil, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rest.Events) != 2 || rest.Events[0].ID != events[2] {
+		t.Fatalf("after two events were marked, the dispatch took %d events", len(rest.Events))
+	}
+}
