@@ -30,7 +30,7 @@ func main() {
 	sessions := flag.Int("sessions", 1_000_000, "checkout sessions to write")
 	transactions := flag.Int("transactions", 1_000_000, "transactions to write, one per paid session")
 	open := flag.Int("open", seed.DefaultOpen, "the newest sessions to leave open and unpaid (at most a tenth)")
-	events := flag.Bool("events", false, "also write each session's and transaction's events (about 4.5 a payment, most of a real database's size)")
+	events := flag.Bool("events", false, "also write each session's and transaction's events (about 4.3 a payment, most of a real database's size)")
 	flag.Parse()
 	if *url == "" {
 		log.Fatal("seed: -database-url (or DATABASE_URL) is required")
