@@ -1,6 +1,6 @@
 # The two commands a newcomer needs: `make dev` runs everything, `make test`
 # runs the tests. Both install what a fresh machine lacks.
-.PHONY: dev test build lint generate contracts bench bench-temporal fuzz record-histories
+.PHONY: dev test build lint generate contracts bench bench-scale bench-temporal fuzz record-histories
 
 dev:
 	./dev/scripts/dev.sh
@@ -63,6 +63,12 @@ bench:
 # server on Postgres; docs/performance.md "Throughput").
 bench-temporal:
 	BENCH='PaidSessionCost|Throughput|WorkflowCeiling' BENCHTIME=1x BENCH_SESSIONS=$(or $(N),300) ./dev/scripts/bench.sh
+
+# bench-scale runs the benchmarks at scale (docs/performance.md, "Data at
+# scale") over a project of SCALE checkout sessions and as many
+# transactions, a million unless set, seeded first (about 5 minutes).
+bench-scale:
+	BENCH_SCALE=$(or $(SCALE),1000000) ./dev/scripts/bench.sh
 
 # record-histories keeps a release's workflow histories for every later
 # release to replay: make record-histories RELEASE=v0.1.0

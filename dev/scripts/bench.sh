@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks against the real PostgreSQL (see docs/performance.md).
+# With BENCH_SCALE set (make bench-scale), the benchmarks at scale instead:
+# BENCH_SCALE checkout sessions and as many transactions seeded first
+# (docs/performance.md, "Data at scale").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${TEST_DATABASE_URL:-}" ]; then
@@ -8,4 +11,8 @@ if [ -z "${TEST_DATABASE_URL:-}" ]; then
 fi
 # BENCH picks others: make bench-temporal runs the ones of docs/performance.md
 # "Throughput" (what a paid session costs, paid sessions against the ceiling).
-go test ./tests/bench -run '^$' -bench "${BENCH:-Transaction|ScanRPC|Overview}" -benchtime "${BENCHTIME:-3s}" "$@"
+if [ -n "${BENCH_SCALE:-}" ]; then
+  go test ./tests/bench -run '^$' -bench "${BENCH:-^BenchmarkScale}" -benchtime "${BENCHTIME:-3s}" -timeout 3h "$@"
+else
+  go test ./tests/bench -run '^$' -bench "${BENCH:-Transaction|ScanRPC|Overview}" -skip '^BenchmarkScale' -benchtime "${BENCHTIME:-3s}" "$@"
+fi

@@ -70,6 +70,7 @@ func TestMain(m *testing.M) {
 	if fx != nil {
 		fx.close()
 	}
+	closeScale()
 	closeStack()
 	os.Exit(code)
 }
@@ -116,22 +117,12 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ids, err := seed(ctx, e, st, p)
+	ids, err := seedTransactions(ctx, e, st, p)
 	if err != nil {
 		return nil, err
 	}
 
-	// No 429 however long the benchmark runs, through the same in-memory
-	// limiter as in production. Its interval is a day: at each new
-	// interval memorystore sets a bucket to interval/tokens tokens (its
-	// nanoseconds per token, taken as a count) capped at tokens, so 2^40
-	// tokens a minute become none after the first minute.
-	high := uint64(1 << 40)
-	srv, err := api.New(e, api.Config{Limits: map[api.Tier]uint64{api.Relaxed: high, api.SemiRelaxed: high,
-		api.Standard: high, api.Moderate: high, api.Strict: high},
-		LimitStore: func(_ api.Tier, n uint64) (limiter.Store, error) {
-			return memorystore.New(&memorystore.Config{Tokens: n, Interval: 24 * time.Hour})
-		}})
+	srv, err := newAPI(e)
 	if err != nil {
 		return nil, err
 	}
@@ -142,9 +133,9 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 		close: closeAll}, nil
 }
 
-// seed records a plan, a session and seedRows transactions of the sandbox,
+// seedTransactions records a plan, a session and seedRows transactions of the sandbox,
 // one a second back from now, cycling through the statuses.
-func seed(ctx context.Context, svc *service.Service, st *store.Store, p service.CreatedProject) ([]string, error) {
+func seedTransactions(ctx context.Context, svc *service.Service, st *store.Store, p service.CreatedProject) ([]string, error) {
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
 	assetID, policy := "usdc-devnet", "asset_definition"
 	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Bench"), AmountUSD: ptr("10"),
@@ -213,14 +204,30 @@ func seed(ctx context.Context, svc *service.Service, st *store.Store, p service.
 
 func ptr[T any](v T) *T { return &v }
 
+// newAPI is the whole API over e, with rate limits no benchmark reaches:
+// no 429 however long it runs, through the same in-memory limiter as in
+// production. Its interval is a day: at each new interval memorystore
+// sets a bucket to interval/tokens tokens (its nanoseconds per token,
+// taken as a count) capped at tokens, so 2^40 tokens a minute become none
+// after the first minute.
+func newAPI(e *service.Service) (*api.Server, error) {
+	high := uint64(1 << 40)
+	return api.New(e, api.Config{Limits: map[api.Tier]uint64{api.Relaxed: high, api.SemiRelaxed: high,
+		api.Standard: high, api.Moderate: high, api.Strict: high, api.StrictAPIKey: high},
+		LimitStore: func(_ api.Tier, n uint64) (limiter.Store, error) {
+			return memorystore.New(&memorystore.Config{Tokens: n, Interval: 24 * time.Hour})
+		}})
+}
+
 // The bare handler: net/http routing, the SQL of store/transactions.go and
 // store/list.go, pgx scanning into a flat struct and encoding/json.
 
 // txColumns is store.txColumns, copied.
-const txColumns = `id, project_id, checkout_session_id, payment_plan_id, is_live, status, network, chain_id,
+const txColumns = `id, project_id, coalesce(checkout_session_id, ''), coalesce(payment_plan_id, ''), is_live, status, network, chain_id,
 	tx_hash, log_index, from_address, to_address, asset_definition_id, symbol, amount, amount_base_units::text,
 	amount_usd::text, block_number, block_hash, confirmations, required_confirmations, failure_reason,
-	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version`
+	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, version, unexpected,
+	coalesce(assigned_session_id, '')`
 
 const (
 	// store.GetTransaction
@@ -248,7 +255,7 @@ type bareTx struct {
 	Network               string          `json:"network"`
 	ChainID               int64           `json:"chainId"`
 	TxHash                string          `json:"txHash"`
-	LogIndex              int             `json:"logIndex"`
+	LogIndex              *int            `json:"logIndex"`
 	FromAddress           string          `json:"fromAddress"`
 	ToAddress             string          `json:"toAddress"`
 	AssetDefinitionID     string          `json:"assetDefinitionId"`
@@ -268,6 +275,8 @@ type bareTx struct {
 	FinalizedAt           *time.Time      `json:"finalizedAt"`
 	FailedAt              *time.Time      `json:"failedAt"`
 	Version               int             `json:"-"`
+	Unexpected            bool            `json:"unexpected"`
+	AssignedSessionID     string          `json:"assignedSessionId"`
 }
 
 func scanBare(row pgx.Row) (bareTx, error) {
@@ -275,7 +284,8 @@ func scanBare(row pgx.Row) (bareTx, error) {
 	err := row.Scan(&t.ID, &t.ProjectID, &t.CheckoutSessionID, &t.PaymentPlanID, &t.IsLive, &t.Status, &t.Network,
 		&t.ChainID, &t.TxHash, &t.LogIndex, &t.FromAddress, &t.ToAddress, &t.AssetDefinitionID, &t.Symbol, &t.Amount,
 		&t.AmountBaseUnits, &t.AmountUSD, &t.BlockNumber, &t.BlockHash, &t.Confirmations, &t.RequiredConfirmations,
-		&t.FailureReason, &t.StatusHistory, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version)
+		&t.FailureReason, &t.StatusHistory, &t.CreatedAt, &t.UpdatedAt, &t.ConfirmedAt, &t.FinalizedAt, &t.FailedAt, &t.Version,
+		&t.Unexpected, &t.AssignedSessionID)
 	return t, err
 }
 

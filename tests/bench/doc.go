@@ -7,7 +7,10 @@
 //	go test ./tests/bench -run '^$' -bench 'Transaction|ScanRPC' -benchtime 3s
 //
 // and the full-stack ones (detection latency, throughput, webhook
-// deliveries, on devstack.Stack) one at a time with -benchtime 1x.
+// deliveries, on devstack.Stack) one at a time with -benchtime 1x. The
+// benchmarks at scale (BenchmarkScale*, over a million sessions and
+// transactions seeded by package seed) run only with BENCH_SCALE set:
+// make bench-scale.
 //
 // See docs/performance.md for the results.
 package bench

@@ -1,0 +1,655 @@
+package bench
+
+// The benchmarks at scale (docs/performance.md, "Data at scale"): one
+// project of BENCH_SCALE checkout sessions and as many transactions,
+// seeded by package seed (the code of tests/bench/cmd/seed), next to a
+// small database of 1,000 of each. Without BENCH_SCALE they are skipped;
+// `make bench-scale` runs them with a million.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/tests/bench/seed"
+)
+
+// smallScale is the size of the database the big one is compared with.
+const smallScale = 1_000
+
+// scaleFixture is a seeded database and the handlers over it.
+type scaleFixture struct {
+	seed.Result
+	st    *store.Store
+	svc   *service.Service
+	ours  http.Handler
+	bare  http.Handler
+	sizes []seed.TableSize // right after seeding
+	// emptyPlan and emptyKey are a plan and a sandbox key of a second
+	// project, with no session (the small database only).
+	emptyPlan, emptyKey string
+	close               func()
+}
+
+var (
+	scaleMu  sync.Mutex
+	scaleFxs = map[int]*scaleFixture{}
+)
+
+// scale is BENCH_SCALE; without it the benchmark is skipped.
+func scale(b *testing.B) int {
+	b.Helper()
+	n, err := strconv.Atoi(os.Getenv("BENCH_SCALE"))
+	if err != nil || n < 10*smallScale {
+		b.Skipf("set BENCH_SCALE to the sessions and transactions to seed, at least %d (make bench-scale)", 10*smallScale)
+	}
+	return n
+}
+
+// bigFx is the database of BENCH_SCALE sessions and transactions, seeded
+// once per process.
+func bigFx(b *testing.B) *scaleFixture { return scaleFx(b, scale(b), false) }
+
+// smallFx is the database of 1,000, with their events, and an empty
+// project.
+func smallFx(b *testing.B) *scaleFixture { scale(b); return scaleFx(b, smallScale, true) }
+
+// scaleFx is the database of n sessions and transactions, seeded once per
+// process; small adds their events and an empty project.
+func scaleFx(b *testing.B, n int, small bool) *scaleFixture {
+	b.Helper()
+	scaleMu.Lock()
+	defer scaleMu.Unlock()
+	if f := scaleFxs[n]; f != nil {
+		return f
+	}
+	f, err := newScaleFixture(context.Background(), n, small)
+	if err != nil {
+		b.Fatal(err)
+	}
+	scaleFxs[n] = f
+	return f
+}
+
+func closeScale() {
+	scaleMu.Lock()
+	defer scaleMu.Unlock()
+	for n, f := range scaleFxs {
+		f.close()
+		delete(scaleFxs, n)
+	}
+}
+
+// instantTemporal starts every workflow at once, without a server: the
+// session's pending start is then deleted, as after a real start.
+type instantTemporal struct{ client.Client }
+
+func (instantTemporal) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
+	return nil, nil
+}
+
+func newScaleFixture(ctx context.Context, n int, small bool) (f *scaleFixture, err error) {
+	url, drop, err := storetest.CreateDB()
+	if err != nil {
+		return nil, err
+	}
+	f = &scaleFixture{close: drop}
+	defer func() {
+		if err != nil {
+			f.close()
+		}
+	}()
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	if f.st, err = store.Open(ctx, url+sep+fmt.Sprintf("pool_max_conns=%d", poolConns)); err != nil {
+		return nil, err
+	}
+	f.close = func() { f.st.Close(); drop() }
+	f.svc = service.New(service.Deps{Store: f.st, Catalog: seed.Catalog, Temporal: instantTemporal{}})
+	if f.Result, err = seed.Seed(ctx, f.svc, f.st, seed.Options{Sessions: n, Transactions: n, Open: -1, Events: small}); err != nil {
+		return nil, err
+	}
+	if f.sizes, err = seed.Sizes(ctx, f.st.Pool()); err != nil {
+		return nil, err
+	}
+	srv, err := newAPI(f.svc)
+	if err != nil {
+		return nil, err
+	}
+	f.ours, f.bare = srv.Handler(), bareScaleHandler(f.st.Pool())
+	f.close = func() { srv.Close(); f.st.Close(); drop() }
+	if small {
+		p, err := f.svc.CreateProject(ctx, "Empty")
+		if err != nil {
+			return nil, err
+		}
+		title, usd, policy := "Empty", "10", "asset_definition"
+		plan, err := f.svc.CreatePlan(ctx, payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
+			Title: &title, AmountUSD: &usd,
+			AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &policy, AssetDefinitionID: &seed.Asset.ID}}})
+		if err != nil {
+			return nil, err
+		}
+		_, xpub, err := keys.NewDevKey([]byte("paymentsd scale bench, empty project"))
+		if err != nil {
+			return nil, err
+		}
+		if err := f.svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+			return nil, err
+		}
+		f.emptyPlan, f.emptyKey = plan.ID, p.SandboxKey
+	}
+	return f, nil
+}
+
+// side is one of the two things a benchmark compares: do makes its i-th
+// operation.
+type side struct {
+	name string
+	do   func(i int64) error
+}
+
+// compare makes b.N operations of each side, in turns of round operations
+// from clients goroutines, the side that goes first changing each turn so
+// that neither always finds the other's pages cached nor the machine in
+// the same state. It reports each side's rate and the ratio of the first
+// side's to the second's, the figure the benchmark is judged by.
+func compare(b *testing.B, clients, round int, ratio string, a, base side) {
+	b.Helper()
+	sides := []side{a, base}
+	var took [2]time.Duration
+	var counters [2]atomic.Int64
+	b.ResetTimer()
+	for done, turn := 0, 0; done < b.N; turn++ {
+		n := min(round, b.N-done)
+		for j := range 2 {
+			s := (j + turn) % 2
+			start := time.Now()
+			if err := burst(clients, n, &counters[s], sides[s].do); err != nil {
+				b.Fatalf("%s: %v", sides[s].name, err)
+			}
+			took[s] += time.Since(start)
+		}
+		done += n
+	}
+	b.StopTimer()
+	rate := func(s int) float64 { return float64(b.N) / took[s].Seconds() }
+	b.ReportMetric(rate(0), a.name+"/s")
+	b.ReportMetric(rate(1), base.name+"/s")
+	b.ReportMetric(rate(0)/rate(1), ratio)
+}
+
+// burst makes n operations from clients goroutines, each taking the next
+// number from counter.
+func burst(clients, n int, counter *atomic.Int64, do func(int64) error) error {
+	var left atomic.Int64
+	left.Store(int64(n))
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for range min(clients, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				if err := do(counter.Add(1) - 1); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// get makes a GET through h and wants a 200.
+func get(h http.Handler, target, key string) error {
+	if rec := serve(h, target, key); rec.Code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %.300s", target, rec.Code, rec.Body.String())
+	}
+	return nil
+}
+
+// readSides are ours and bare serving the i-th request's target.
+func readSides(f *scaleFixture, target func(i int64) string) (side, side) {
+	return side{"ours", func(i int64) error { return get(f.ours, target(i), f.SandboxKey) }},
+		side{"bare", func(i int64) error { return get(f.bare, target(i), f.SandboxKey) }}
+}
+
+// spread maps the i-th request onto one of n rows, far from the last.
+func spread(i int64, n int) int { return int((i*7919 + 104729) % int64(n)) }
+
+const readRound = 256
+
+// BenchmarkScaleGetTransaction: GET one transaction of the million by ID,
+// a different one each request, through our API and the bare handler
+// (bench_test.go); ours/bare is the ratio judged.
+func BenchmarkScaleGetTransaction(b *testing.B) {
+	f := bigFx(b)
+	base := "/api/v1/projects/" + f.ProjectID + "/transactions/"
+	id := f.TransactionID(f.Transactions / 3)
+	check(b, f.ours, base+id, f.SandboxKey, id)
+	check(b, f.bare, base+id, f.SandboxKey, id)
+	ours, bare := readSides(f, func(i int64) string { return base + f.TransactionID(spread(i, f.Transactions)) })
+	compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+}
+
+// BenchmarkScaleListTransactions: GET the first page (20, newest first,
+// with the total) of the million transactions, and of its confirmed ones.
+func BenchmarkScaleListTransactions(b *testing.B) {
+	for _, query := range []string{"", "status=confirmed"} {
+		b.Run(cmp.Or(query, "all"), func(b *testing.B) {
+			f := bigFx(b)
+			target := "/api/v1/projects/" + f.ProjectID + "/transactions?" + query
+			want := fmt.Sprint(f.Transactions)
+			if query != "" {
+				want = fmt.Sprint(f.Transactions / 4)
+			}
+			check(b, f.ours, target, f.SandboxKey, `"total":`+want)
+			check(b, f.bare, target, f.SandboxKey, `"total":`+want)
+			ours, bare := readSides(f, func(int64) string { return target })
+			compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+		})
+	}
+}
+
+// BenchmarkScaleGetSession: GET one checkout session of the million by ID
+// (with its transactions), a different one each request.
+func BenchmarkScaleGetSession(b *testing.B) {
+	f := bigFx(b)
+	base := "/api/v1/projects/" + f.ProjectID + "/checkout-sessions/"
+	k := f.Transactions / 3 // paid by transaction k
+	id := f.SessionID(f.TxSession(k))
+	check(b, f.ours, base+id, f.SandboxKey, f.TransactionID(k))
+	check(b, f.bare, base+id, f.SandboxKey, f.TransactionID(k))
+	ours, bare := readSides(f, func(i int64) string { return base + f.SessionID(spread(i, f.Sessions)) })
+	compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+}
+
+// BenchmarkScaleListSessions: GET the first page of the million checkout
+// sessions, and of the completed ones.
+func BenchmarkScaleListSessions(b *testing.B) {
+	for _, query := range []string{"", "status=completed"} {
+		b.Run(cmp.Or(query, "all"), func(b *testing.B) {
+			f := bigFx(b)
+			target := "/api/v1/projects/" + f.ProjectID + "/checkout-sessions?" + query
+			var want int64
+			status := strings.TrimPrefix(query, "status=")
+			if err := f.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM checkout_sessions WHERE project_id = $1
+				AND ($2 = '' OR status = $2)`, f.ProjectID, status).Scan(&want); err != nil {
+				b.Fatal(err)
+			}
+			check(b, f.ours, target, f.SandboxKey, fmt.Sprintf(`"total":%d`, want))
+			check(b, f.bare, target, f.SandboxKey, fmt.Sprintf(`"total":%d`, want))
+			ours, bare := readSides(f, func(int64) string { return target })
+			compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+		})
+	}
+}
+
+// BenchmarkScaleExportCSV: the CSV export of every transaction (checkout
+// session) of the project, and of the newest tenth (from=), each in one
+// streamed request into a writer that keeps nothing. What the export
+// holds is read ten times in each, at every tenth of its rows: the writer
+// stops the export there (it is the handler's own call), collects the
+// garbage and reads the heap's live bytes, so what is counted is what the
+// export keeps, not what it has yet to free. held is the most of those
+// above the live heap before the request; exporting ten times the rows
+// must not hold more: all/tenth is the ratio judged, about 1 (what is
+// below heldFloor counts as heldFloor: that is the noise of a collection).
+func BenchmarkScaleExportCSV(b *testing.B) {
+	for _, list := range []string{"transactions", "checkout-sessions"} {
+		b.Run("list="+list, func(b *testing.B) {
+			f := bigFx(b)
+			target := "/api/v1/projects/" + f.ProjectID + "/" + list
+			// The newest tenth: from the tenth of the rows, newest first.
+			rows, from := f.Transactions, f.TxCreated(f.Transactions/10-1)
+			if list == "checkout-sessions" {
+				rows, from = f.Sessions, f.SessionCreated(f.Sessions/10-1)
+			}
+			tenth := target + "?from=" + from.Format(time.RFC3339Nano)
+			var all, part exported
+			b.ResetTimer()
+			for b.Loop() {
+				all = export(b, f, target, rows)
+				part = export(b, f, tenth, rows/10)
+			}
+			b.StopTimer()
+			if part.rows < int64(rows/10) || all.rows < int64(rows) {
+				b.Fatalf("exported %d and %d rows", all.rows, part.rows)
+			}
+			b.ReportMetric(float64(all.rows)/all.took.Seconds(), "rows/s")
+			b.ReportMetric(float64(all.rows), "rows-all")
+			b.ReportMetric(float64(part.rows), "rows-tenth")
+			b.ReportMetric(float64(all.held), "held-all-B")
+			b.ReportMetric(float64(part.held), "held-tenth-B")
+			b.ReportMetric(float64(all.bytes)/float64(all.rows), "csv-B/row")
+			b.ReportMetric(float64(max(all.held, heldFloor))/float64(max(part.held, heldFloor)), "all/tenth")
+		})
+	}
+}
+
+// heldFloor is the least held figure the ratio takes: a collection's
+// noise, one or two pages of the heap.
+const heldFloor = 64 << 10
+
+type exported struct {
+	rows, bytes int64
+	held        uint64 // the most the live heap grew
+	took        time.Duration
+}
+
+// export streams one CSV export of about rows rows through our API,
+// reading what it holds at every tenth of them.
+func export(b *testing.B, f *scaleFixture, target string, rows int) exported {
+	b.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Header.Set("Authorization", "Bearer "+f.SandboxKey)
+	req.Header.Set("Accept", "text/csv")
+	w := &countingWriter{header: http.Header{}, every: int64(max(1, rows/10))}
+	w.next = w.every
+	runtime.GC()
+	w.before = liveHeap()
+	start := time.Now()
+	f.ours.ServeHTTP(w, req)
+	took := time.Since(start)
+	if w.code != http.StatusOK {
+		b.Fatalf("export %s: %d", target, w.code)
+	}
+	return exported{rows: w.lines - 1, bytes: w.bytes, held: w.held, took: took}
+}
+
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// countingWriter is a response writer that counts what it is sent and
+// keeps none of it. Every every lines it collects the garbage and
+// records how far the live heap is above before.
+type countingWriter struct {
+	header       http.Header
+	code         int
+	bytes, lines int64
+	every, next  int64
+	before, held uint64
+}
+
+func (w *countingWriter) Header() http.Header { return w.header }
+func (w *countingWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.bytes += int64(len(p))
+	w.lines += int64(bytes.Count(p, []byte{'\n'}))
+	if w.lines >= w.next {
+		w.next += w.every
+		runtime.GC()
+		if live := liveHeap(); live > w.before {
+			w.held = max(w.held, live-w.before)
+		}
+	}
+	return len(p), nil
+}
+func (w *countingWriter) Flush() {}
+
+// BenchmarkScaleSessionCreation: POST /api/v1/checkout/sessions from 16
+// customers at once, for the project of a million sessions and for an
+// empty project of another database, turn by turn. The workflow's start
+// is made at once (instantTemporal), so what is compared is the API and
+// the database: million/empty is the ratio judged.
+func BenchmarkScaleSessionCreation(b *testing.B) {
+	big, small := bigFx(b), smallFx(b)
+	create := func(f *scaleFixture, plan, key string) func(int64) error {
+		body := `{"paymentPlanId":"` + plan + `","metadata":{"orderId":"bench"}}`
+		return func(int64) error {
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/checkout/sessions", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			f.ours.ServeHTTP(rec, req)
+			if rec.Code != http.StatusCreated {
+				return fmt.Errorf("create: %d %.300s", rec.Code, rec.Body.String())
+			}
+			return nil
+		}
+	}
+	compare(b, 16, 64, "million/empty", side{"million", create(big, big.PlanID, big.SandboxKey)},
+		side{"empty", create(small, small.emptyPlan, small.emptyKey)})
+}
+
+// lookupRecipients is the i-th scanned range's recipients: 500
+// addresses, 10 of them open sessions' deposit addresses, 10 older
+// sessions' and the rest nobody's (lowercase, as chainwatch looks them
+// up); with how many are sessions'.
+func lookupRecipients(l seed.Layout, i int64) ([]string, int) {
+	rng := rand.New(rand.NewPCG(uint64(i), 7))
+	out := make([]string, 0, 500)
+	ours := map[string]bool{}
+	for j := range 20 {
+		n := rng.IntN(l.Open)
+		if j >= 10 {
+			n = l.Open + rng.IntN(l.Sessions-l.Open)
+		}
+		a := strings.ToLower(seed.DepositAddress(n))
+		ours[a] = true
+		out = append(out, a)
+	}
+	for len(out) < 500 {
+		out = append(out, fmt.Sprintf("0x%016x%016x%08x", rng.Uint64(), rng.Uint64(), rng.Uint32()))
+	}
+	return out, len(ours)
+}
+
+// BenchmarkScaleWatchedLookup: the store's part of a scan's lookup of
+// watched addresses (activities' depositSessions.lookup: DepositAddresses,
+// then SharedRecipients) for the 500 recipients of a scanned range, one
+// lookup at a time as one network's scan makes them, among a million
+// sessions and among fewer: million/fewer is the ratio, 1 if flat. The
+// judged one is against 1,000 sessions; 10,000 and 100,000 show the curve
+// (from 10,000 on, both sides probe the index; at 1,000 the table is
+// scanned).
+func BenchmarkScaleWatchedLookup(b *testing.B) {
+	for _, fewer := range []int{smallScale, 10 * smallScale, 100 * smallScale} {
+		b.Run(fmt.Sprintf("fewer=%d", fewer), func(b *testing.B) {
+			big := bigFx(b)
+			if fewer >= big.Sessions {
+				b.Skipf("BENCH_SCALE is not above %d", fewer)
+			}
+			small := smallFx(b)
+			if fewer != smallScale {
+				small = scaleFx(b, fewer, false)
+			}
+			lookup := func(f *scaleFixture) func(int64) error {
+				return func(i int64) error {
+					ctx := context.Background()
+					addresses, want := lookupRecipients(f.Layout, i)
+					sessions, err := f.st.DepositAddresses(ctx, addresses)
+					if err != nil {
+						return err
+					}
+					if len(sessions) != want {
+						return fmt.Errorf("%d of the %d sessions' addresses found", len(sessions), want)
+					}
+					_, err = f.st.SharedRecipients(ctx, seed.Asset.Network, addresses)
+					return err
+				}
+			}
+			compare(b, 1, 20, "million/fewer", side{"million", lookup(big)}, side{"fewer", lookup(small)})
+		})
+	}
+}
+
+// BenchmarkScaleDatabaseSize reports the space a payment takes, in bytes
+// (so MB per million payments): its checkout session and its transaction
+// with their indexes, as seeded and vacuumed, and its events (about 4.3 of
+// them, with the data the engine renders) from the small database,
+// which has them. seed-s is the seeding's time.
+func BenchmarkScaleDatabaseSize(b *testing.B) {
+	big, small := bigFx(b), smallFx(b)
+	for b.Loop() {
+	}
+	size := func(f *scaleFixture, table string) float64 {
+		for _, s := range f.sizes {
+			if s.Table == table {
+				return float64(s.Bytes)
+			}
+		}
+		b.Fatalf("no size of %s", table)
+		return 0
+	}
+	perPayment := func(f *scaleFixture, table string) float64 { return size(f, table) / float64(f.Transactions) }
+	sessions, txs := perPayment(big, "checkout_sessions"), perPayment(big, "transactions")
+	events := perPayment(small, "events")
+	b.ReportMetric(sessions, "sessions-B/payment")
+	b.ReportMetric(txs, "transactions-B/payment")
+	b.ReportMetric(events, "events-B/payment")
+	b.ReportMetric(sessions+txs+events, "B/payment")
+	b.ReportMetric(perPayment(big, "database"), "db-B/payment")
+	b.ReportMetric(big.Took.Seconds(), "seed-s")
+}
+
+// The bare handler's checkout sessions: the SQL of store/sessions.go and
+// store/list.go, pgx scanning into a flat struct and encoding/json. The
+// transaction routes are bareHandler's.
+
+// sessionColumns is store.sessionColumns, copied.
+const sessionColumns = `id, token_hash, project_id, payment_plan_id, is_live, status, email, metadata,
+	amount_usd::text, amount_paid_usd::text, deposit_address, payment_options, quote_expires_at,
+	expires_at, completed_at, exception, created_at, updated_at, late_until, deposit_index, version, resolution, shared_recipient`
+
+const (
+	// store.GetSession, then store.SessionTransactions
+	getSessionSQL = `SELECT ` + sessionColumns + ` FROM checkout_sessions
+		WHERE id = $1 AND project_id = $2 AND is_live = $3`
+	sessionTxSQL = `SELECT ` + txColumns + ` FROM transactions WHERE checkout_session_id = $1 OR assigned_session_id = $1
+		ORDER BY created_at, log_index, id`
+	// store.list for sessions: the total from list_counts, then the page
+	sessionPageSQL       = `SELECT ` + sessionColumns + ` FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`
+	sessionPageStatusSQL = `SELECT ` + sessionColumns + ` FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND status = $3 ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`
+)
+
+type bareSession struct {
+	ID              string          `json:"id"`
+	TokenHash       string          `json:"-"`
+	ProjectID       string          `json:"projectId"`
+	PaymentPlanID   string          `json:"paymentPlanId"`
+	IsLive          bool            `json:"isLive"`
+	Status          string          `json:"status"`
+	Email           string          `json:"email"`
+	Metadata        json.RawMessage `json:"metadata"`
+	AmountUSD       string          `json:"amountUsd"`
+	AmountPaidUSD   string          `json:"amountPaidUsd"`
+	DepositAddress  string          `json:"depositAddress"`
+	PaymentOptions  json.RawMessage `json:"paymentOptions"`
+	QuoteExpiresAt  time.Time       `json:"quoteExpiresAt"`
+	ExpiresAt       time.Time       `json:"expiresAt"`
+	CompletedAt     *time.Time      `json:"completedAt"`
+	Exception       string          `json:"exception"`
+	CreatedAt       time.Time       `json:"createdAt"`
+	UpdatedAt       time.Time       `json:"updatedAt"`
+	LateUntil       *time.Time      `json:"lateUntil"`
+	DepositIndex    *int64          `json:"depositIndex"`
+	Version         int             `json:"-"`
+	Resolution      string          `json:"resolution"`
+	SharedRecipient bool            `json:"sharedRecipient"`
+	Transactions    []bareTx        `json:"transactions,omitempty"`
+}
+
+func scanBareSession(row pgx.Row) (bareSession, error) {
+	var s bareSession
+	err := row.Scan(&s.ID, &s.TokenHash, &s.ProjectID, &s.PaymentPlanID, &s.IsLive, &s.Status, &s.Email, &s.Metadata,
+		&s.AmountUSD, &s.AmountPaidUSD, &s.DepositAddress, &s.PaymentOptions, &s.QuoteExpiresAt, &s.ExpiresAt,
+		&s.CompletedAt, &s.Exception, &s.CreatedAt, &s.UpdatedAt, &s.LateUntil, &s.DepositIndex, &s.Version,
+		&s.Resolution, &s.SharedRecipient)
+	return s, err
+}
+
+// bareScaleHandler serves the transaction routes of bareHandler and the
+// checkout session ones, in the sandbox, with no authentication.
+func bareScaleHandler(pool *pgxpool.Pool) http.Handler {
+	tx := bareHandler(pool, false)
+	mux := http.NewServeMux()
+	mux.Handle("GET /api/v1/projects/{projectId}/transactions", tx)
+	mux.Handle("GET /api/v1/projects/{projectId}/transactions/{transactionId}", tx)
+	fail := func(w http.ResponseWriter, err error) { http.Error(w, err.Error(), http.StatusInternalServerError) }
+	writeJSON := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("GET /api/v1/projects/{projectId}/checkout-sessions/{sessionId}", func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		s, err := scanBareSession(pool.QueryRow(ctx, getSessionSQL, r.PathValue("sessionId"), r.PathValue("projectId"), false))
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		rows, err := pool.Query(ctx, sessionTxSQL, s.ID)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		if s.Transactions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (bareTx, error) { return scanBare(r) }); err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, s)
+	})
+	mux.HandleFunc("GET /api/v1/projects/{projectId}/checkout-sessions", func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		count, page, args := countSQL, sessionPageSQL, []any{r.PathValue("projectId"), false}
+		if status := r.URL.Query().Get("status"); status != "" {
+			count, page, args = countStatusSQL, sessionPageStatusSQL, append(args, status)
+		}
+		var total int
+		if err := pool.QueryRow(ctx, count, append([]any{"checkout_sessions"}, args...)...).Scan(&total); err != nil {
+			fail(w, err)
+			return
+		}
+		rows, err := pool.Query(ctx, page, append(args, 20, 0)...)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bareSession, error) { return scanBareSession(r) })
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, struct {
+			Items []bareSession `json:"items"`
+			Total int           `json:"total"`
+		}{items, total})
+	})
+	return mux
+}
