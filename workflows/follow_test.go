@@ -26,6 +26,13 @@ func inlineEnv(st *store.Store, chains chainwatch.Chains, start time.Time) *test
 	return env
 }
 
+// soloTransfer is chainwatch's report of the fixture's 25 USDC payment,
+// which pays its session alone.
+func soloTransfer(cs payment.Session, hash string) workflows.SessionTransfer {
+	return workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash, LogIndex: 0,
+		To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000", Source: "chainwatch", Solo: true}
+}
+
 // A payment that pays its session alone is followed to finalized by the
 // session's workflow itself: no transaction workflow, and the session
 // completes on its records.
@@ -38,9 +45,7 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	// confirmation.
 	env.RegisterDelayedCallback(func() { chain.Commit(); chain.Commit() }, 20*time.Second)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalTransfer, workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337,
-			TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
-			Source: "chainwatch", Solo: true})
+		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
 	}, time.Second)
 	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
 		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
@@ -81,9 +86,7 @@ func TestAReorgMovesAPaymentFollowedInlineBackToPending(t *testing.T) {
 	hash := payAndMine(t, chain, cs)
 	env := inlineEnv(st, chains, start)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalTransfer, workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337,
-			TxHash: hash.Hex(), LogIndex: 0, To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000",
-			Source: "chainwatch", Solo: true})
+		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
 	}, time.Second)
 	env.RegisterDelayedCallback(func() {
 		if err := chain.Fork(parent.Hash()); err != nil {
