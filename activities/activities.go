@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
@@ -27,6 +28,9 @@ type Activities struct {
 	Store    *store.Store
 	Chains   chainwatch.Chains
 	Webhooks Webhooks
+	// Temporal signals the sessions' workflows of the transfers a scan
+	// finds (ScanInput.SignalSessions); nil leaves them to chainwatch.
+	Temporal client.Client
 }
 
 // The activities are the ones the workflows declare.

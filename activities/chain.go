@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
@@ -48,8 +49,10 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		}
 	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
+	sent := &sentWatch{a: a, network: in.Network}
+	lookup := sent.lookup(sessions.lookup)
 	started := time.Now()
-	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, sessions.lookup)
+	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, lookup)
 	if polled.Head > 0 {
 		observability.ChainHead.WithLabelValues(in.Network).Set(float64(polled.Head))
 		observability.ScanLag.WithLabelValues(in.Network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
@@ -64,12 +67,78 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		// A poll that found no new block measured a wait, not a scan.
 		observability.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
 	}
+	if polled.Transfers, err = sent.take(ctx, c, polled.Transfers); err != nil {
+		return out, err
+	}
 	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
 		return out, err
 	}
 	workflows.MarkSolo(out.Transfers)
-	out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time)
-	return out, classify(err)
+	a.followSent(ctx, c)
+	if out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time); err != nil {
+		return out, classify(err)
+	}
+	if in.SignalSessions && a.Temporal != nil {
+		err = a.signalSessions(ctx, in.Network, &out)
+	}
+	return out, err
+}
+
+// signalsAtOnce bounds the signals one scan has in flight.
+const signalsAtOnce = 16
+
+// signalSessions hands a scan's transfers to their sessions' running
+// workflows, signalling each with the client; once every one is handed
+// over, it tells the due sessions the scan's progress. It leaves in out
+// what it could not hand over (no session's transfer, a session whose
+// workflow is not running, a signal that failed) and, unless all were, the
+// sessions still to tell: chainwatch takes those as it did before. A retried
+// scan signals again, which a session ignores (it knows the transfer, and
+// the progress only grows).
+func (a *Activities) signalSessions(ctx context.Context, network string, out *workflows.ScanOutput) error {
+	left := make([]bool, len(out.Transfers))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(signalsAtOnce)
+	for i, p := range out.Transfers {
+		if p.SessionID == "" {
+			left[i] = true
+			continue
+		}
+		g.Go(func() error {
+			err := a.Temporal.SignalWorkflow(gctx, workflows.CheckoutSessionWorkflowID(p.SessionID), "", workflows.SignalTransfer, p)
+			left[i] = err != nil
+			return ctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var rest []workflows.SessionTransfer
+	for i, p := range out.Transfers {
+		if left[i] {
+			rest = append(rest, p)
+		}
+	}
+	if out.Transfers = rest; len(rest) > 0 {
+		return nil
+	}
+	word := workflows.ScanProgress{Network: network, BlockTime: out.Cursor.Time}
+	g = &errgroup.Group{}
+	g.SetLimit(signalsAtOnce)
+	for _, id := range out.Due {
+		g.Go(func() error {
+			// A session whose workflow has ended or not started yet
+			// does not hear it, as from chainwatch: it reads the
+			// progress for itself if it waits.
+			_ = a.Temporal.SignalWorkflow(ctx, workflows.CheckoutSessionWorkflowID(id), "", workflows.SignalScanned, word)
+			return ctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	out.Due = nil
+	return nil
 }
 
 // maxDue bounds how many sessions of each kind (expiry, late-payment
@@ -214,7 +283,7 @@ func (d *depositSessions) lookup(ctx context.Context, recipients []common.Addres
 	for i, a := range recipients {
 		addresses[i] = chainwatch.Normalize(a)
 	}
-	sessions, err := d.store.DepositAddresses(ctx, addresses)
+	sessions, err := d.store.WatchedDepositAddresses(ctx, addresses)
 	if err != nil {
 		return nil, err
 	}
@@ -266,12 +335,7 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 	out.Mined, out.Succeeded, out.BlockNumber, out.Confirmations, out.Final = st.Mined, st.Succeeded, st.BlockNumber, int(st.Confirmations), st.Final
 	out.BlockHash, out.MinedAt, out.InternalUnknown = hashString(st.BlockHash), st.BlockTime, st.InternalUnknown
 	if st.Mined && st.Succeeded {
-		for _, t := range st.Transfers {
-			if asset, ok := c.AssetOf(t); ok {
-				out.Transfers = append(out.Transfers, payment.Transfer{LogIndex: t.LogIndex, From: t.From.Hex(),
-					To: t.To.Hex(), AssetID: asset.ID, AmountBaseUnits: t.Amount.String()})
-			}
-		}
+		out.Transfers = c.PaymentTransfers(st.Transfers)
 	}
 	return out, nil
 }

@@ -335,9 +335,11 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 
 	observe(out, ev.CreatedAt)
 	result := resultOf(out)
-	if err := a.Store.RecordAttempt(ctx, in.DeliveryID, out.Attempt, out.Status()); err != nil {
+	n, err := a.Store.RecordAttempt(ctx, in.DeliveryID, out.Attempt, out.Status())
+	if err != nil {
 		return result, err
 	}
+	result.Recorded = n
 	return result, a.endpointHealth(ctx, ep, result, at)
 }
 

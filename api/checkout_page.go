@@ -16,6 +16,17 @@ import (
 func (s *Server) checkoutRoutes() {
 	s.route("/checkout/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkoutPage}})
 	s.route("/checkout/{sessionToken}/qr/{file}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkoutQR}})
+	s.route("/refund/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.refundPage}})
+}
+
+// refundPage is a refund's claim link: the page where the customer gives
+// the address.
+func (s *Server) refundPage(w http.ResponseWriter, r *http.Request) error {
+	if !payment.ValidSessionToken(r.PathValue("claimToken")) {
+		return payment.NotFound("Refund")
+	}
+	web.Refund(w, r)
+	return nil
 }
 
 func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) error {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,8 +20,15 @@ import (
 // procedureTiers puts each Connect procedure in the rate-limit tier of its
 // REST twin.
 var procedureTiers = map[string]Tier{
-	paymentsdv1connect.PaymentsServiceCreatePaymentPlanProcedure:     SemiRelaxed,
-	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure: Strict,
+	paymentsdv1connect.PaymentsServiceCreatePaymentPlanProcedure:       SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceCreateRefundProcedure:            SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceSetRefundAddressProcedure:        SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceReportRefundTransactionProcedure: SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceCancelRefundProcedure:            SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceCreatePayoutBatchProcedure:       SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceCancelPayoutBatchProcedure:       SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceReportPayoutTransactionProcedure: SemiRelaxed,
+	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure:   Strict,
 }
 
 // procedureScopes are what an OAuth access token needs on each procedure
@@ -35,6 +43,18 @@ var procedureScopes = map[string]string{
 	paymentsdv1connect.PaymentsServiceListCheckoutSessionsProcedure:      "checkout_sessions:read",
 	paymentsdv1connect.PaymentsServiceGetProjectCheckoutSessionProcedure: "checkout_sessions:read",
 	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure:     "checkout_sessions:write",
+	paymentsdv1connect.PaymentsServiceCreateRefundProcedure:              "refunds:write",
+	paymentsdv1connect.PaymentsServiceListRefundsProcedure:               "refunds:read",
+	paymentsdv1connect.PaymentsServiceGetRefundProcedure:                 "refunds:read",
+	paymentsdv1connect.PaymentsServiceSetRefundAddressProcedure:          "refunds:write",
+	paymentsdv1connect.PaymentsServiceReportRefundTransactionProcedure:   "refunds:write",
+	paymentsdv1connect.PaymentsServiceCancelRefundProcedure:              "refunds:write",
+	paymentsdv1connect.PaymentsServiceCreatePayoutBatchProcedure:         "payouts:write",
+	paymentsdv1connect.PaymentsServiceListPayoutBatchesProcedure:         "payouts:read",
+	paymentsdv1connect.PaymentsServiceGetPayoutBatchProcedure:            "payouts:read",
+	paymentsdv1connect.PaymentsServiceCancelPayoutBatchProcedure:         "payouts:write",
+	paymentsdv1connect.PaymentsServiceGetPayoutProcedure:                 "payouts:read",
+	paymentsdv1connect.PaymentsServiceReportPayoutTransactionProcedure:   "payouts:write",
 }
 
 // connectHandlers mounts the Connect services (Connect JSON and binary,
@@ -281,6 +301,138 @@ func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *co
 		return nil, err
 	}
 	return connect.NewResponse(&v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
+}
+
+func (h *paymentsService) CreateRefund(ctx context.Context, req *connect.Request[v1.CreateRefundRequest]) (*connect.Response[v1.CreateRefundResponse], error) {
+	m := req.Msg
+	in := payment.RefundInput{AssetDefinitionID: m.AssetDefinitionId, Amount: m.Amount, AmountUSD: m.AmountUsd, Address: m.Address, Reason: m.Reason}
+	if m.CheckoutSessionId == nil {
+		in.Problems.Add("checkoutSessionId", "is required")
+	}
+	refund, token, err := h.s.svc.CreateRefund(ctx, principalOf(ctx), m.ProjectId, m.GetCheckoutSessionId(), in)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.CreateRefundResponse{Refund: pbRefund(h.s.createdRefund(refund, token))}), nil
+}
+
+func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error) {
+	q, err := listQuery(req.Msg.Query, refundStatuses)
+	if err != nil {
+		return nil, err
+	}
+	if id := req.Msg.CheckoutSessionId; id != "" && !payment.ValidID(payment.PrefixSession, id) {
+		var probs payment.Problems
+		probs.Add("checkoutSessionId", "is not a checkout session ID")
+		return nil, probs.Err()
+	}
+	page, err := h.s.svc.ListRefunds(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.CheckoutSessionId, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1.ListRefundsResponse{Pagination: pbPagination(q, page.Total)}
+	for _, r := range page.Items {
+		out.Refunds = append(out.Refunds, pbRefund(views.RefundOf(r)))
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (h *paymentsService) GetRefund(ctx context.Context, req *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error) {
+	r, err := h.s.svc.GetRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetRefundResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+}
+
+func (h *paymentsService) SetRefundAddress(ctx context.Context, req *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error) {
+	r, err := h.s.svc.SetRefundAddress(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.Address)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.SetRefundAddressResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+}
+
+func (h *paymentsService) ReportRefundTransaction(ctx context.Context, req *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error) {
+	r, err := h.s.svc.ReportRefundSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.TxHash)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.ReportRefundTransactionResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+}
+
+func (h *paymentsService) CancelRefund(ctx context.Context, req *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error) {
+	r, err := h.s.svc.CancelRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.CancelRefundResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+}
+
+// CreatePayoutBatch takes the batch's JSON form: each payout is labeled
+// payouts[i] as the REST decoder labels it, so that a bad line's problems
+// carry the same names. A batch is approved through REST only, by an
+// owner freshly signed in: no procedure approves.
+func (h *paymentsService) CreatePayoutBatch(ctx context.Context, req *connect.Request[v1.CreatePayoutBatchRequest]) (*connect.Response[v1.CreatePayoutBatchResponse], error) {
+	m := req.Msg
+	in := payment.PayoutBatchInput{FromAddress: m.FromAddress, Reference: m.Reference}
+	for i, l := range m.Payouts {
+		in.Lines = append(in.Lines, payment.PayoutLine{Label: fmt.Sprintf("payouts[%d]", i), Address: l.Address,
+			AssetDefinitionID: l.Asset, Amount: l.Amount, Reference: l.Reference})
+	}
+	rec, err := h.s.svc.CreatePayoutBatch(ctx, principalOf(ctx), m.ProjectId, in)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.CreatePayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}), nil
+}
+
+func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error) {
+	q, err := listQuery(req.Msg.Query, batchStatuses)
+	if err != nil {
+		return nil, err
+	}
+	page, err := h.s.svc.ListPayoutBatches(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1.ListPayoutBatchesResponse{Pagination: pbPagination(q, page.Total)}
+	for _, b := range page.Items {
+		out.PayoutBatches = append(out.PayoutBatches, pbBatch(views.BatchOf(b)))
+	}
+	return connect.NewResponse(out), nil
+}
+
+func (h *paymentsService) GetPayoutBatch(ctx context.Context, req *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error) {
+	rec, err := h.s.svc.PayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}), nil
+}
+
+func (h *paymentsService) CancelPayoutBatch(ctx context.Context, req *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error) {
+	rec, err := h.s.svc.CancelPayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.CancelPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}), nil
+}
+
+func (h *paymentsService) GetPayout(ctx context.Context, req *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error) {
+	p, err := h.s.svc.GetPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.GetPayoutResponse{Payout: pbPayout(views.PayoutOf(p))}), nil
+}
+
+func (h *paymentsService) ReportPayoutTransaction(ctx context.Context, req *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error) {
+	p, err := h.s.svc.ReportPayoutSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId, req.Msg.TxHash)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.ReportPayoutTransactionResponse{Payout: pbPayout(views.PayoutOf(p))}), nil
 }
 
 type checkoutService struct{ s *Server }

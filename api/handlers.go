@@ -161,7 +161,7 @@ func (s *Server) resolveSession(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) assignTransaction(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
-	sessionID, err := decodeAssignment(body)
+	sessionID, err := decodeString(body, "checkoutSessionId")
 	if err != nil {
 		return decodeErr(w, r, err)
 	}

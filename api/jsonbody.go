@@ -415,22 +415,23 @@ func decodeResolution(body []byte) (payment.Resolution, error) {
 	return payment.Resolution(*r), nil
 }
 
-// decodeAssignment reads a merchant's {checkoutSessionId} for an
-// unexpected transfer; a missing one is the service's to refuse, once it
-// has checked the transfer is the caller's.
-func decodeAssignment(body []byte) (string, error) {
+// decodeString reads a payload of one string field ({"checkoutSessionId":
+// …} of an assignment, {"txHash": …}, {"address": …}); a missing one is
+// "", the service's to refuse once it has checked the resource is the
+// caller's.
+func decodeString(body []byte, field string) (string, error) {
 	obj, err := parseObject(body)
 	if err != nil {
 		return "", err
 	}
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
-	id := f.str("checkoutSessionId")
+	v := f.str(field)
 	f.done()
-	if err := probs.Err(); err != nil || id == nil {
+	if err := probs.Err(); err != nil || v == nil {
 		return "", err
 	}
-	return *id, nil
+	return *v, nil
 }
 
 // decodeWebhookInput reads a webhook endpoint's create or update payload.

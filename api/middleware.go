@@ -161,11 +161,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		return []byte{}, true // an action without a body (archive, cancel, rotate)
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
+	if (err != nil || mt != "application/json") && !csvBody(r) {
 		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
 		return nil, false
 	}
-	// REST bodies are small JSON: a compressed one is refused rather than
+	// REST bodies are small JSON (or a payout batch's CSV): a compressed one is refused rather than
 	// read as JSON or expanded (Connect takes gzip, bounded).
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)

@@ -94,3 +94,48 @@ func pbTx(v views.Transaction) *v1.Transaction {
 	}
 	return out
 }
+
+func pbRefund(v views.Refund) *v1.Refund {
+	out := &v1.Refund{Id: v.ID, ProjectId: v.ProjectID, IsLive: v.IsLive, CheckoutSessionId: v.CheckoutSessionID, Status: v.Status,
+		Network: v.Network, ChainId: v.ChainID, AssetDefinitionId: v.AssetDefinitionID, Symbol: v.Symbol, TokenAddress: v.TokenAddress,
+		Amount: v.Amount, AmountBaseUnits: v.AmountBaseUnits, AmountUsd: v.AmountUSD, RateUsd: v.RateUSD, Reason: v.Reason,
+		FromAddress: v.FromAddress, ToAddress: v.ToAddress, AddressSource: v.AddressSource, TxHash: v.TxHash,
+		FailureReason: v.FailureReason, ClaimUrl: v.ClaimURL, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+	out.Transfer = pbTransfer(v.Transfer)
+	return out
+}
+
+func pbTransfer(t *views.PreparedTransfer) *v1.PreparedTransfer {
+	if t == nil {
+		return nil
+	}
+	return &v1.PreparedTransfer{ChainId: t.ChainID, From: t.From, To: t.To, Value: t.Value, Data: t.Data}
+}
+
+func pbBatch(v views.PayoutBatch) *v1.PayoutBatch {
+	out := &v1.PayoutBatch{Id: v.ID, ProjectId: v.ProjectID, IsLive: v.IsLive, Status: v.Status, Reference: v.Reference,
+		FromAddress: v.FromAddress, CreatedBy: v.CreatedBy, ApprovedBy: v.ApprovedBy, ApprovedAt: v.ApprovedAt,
+		PayoutCount: int32(v.PayoutCount), CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+	if r := v.Report; r != nil {
+		out.Report = &v1.PayoutReport{Statuses: make(map[string]int32, len(r.Statuses))}
+		for s, n := range r.Statuses {
+			out.Report.Statuses[s] = int32(n)
+		}
+		for _, t := range r.Totals {
+			out.Report.Totals = append(out.Report.Totals, &v1.PayoutTotal{AssetDefinitionId: t.AssetDefinitionID, Symbol: t.Symbol,
+				Network: t.Network, Requested: t.Requested, Paid: t.Paid, InFlight: t.InFlight, ToSign: t.ToSign, NotPaid: t.NotPaid})
+		}
+	}
+	for _, p := range v.Payouts {
+		out.Payouts = append(out.Payouts, pbPayout(p))
+	}
+	return out
+}
+
+func pbPayout(v views.Payout) *v1.Payout {
+	return &v1.Payout{Id: v.ID, BatchId: v.BatchID, Line: int32(v.Line), Reference: v.Reference, Status: v.Status, Network: v.Network,
+		ChainId: v.ChainID, AssetDefinitionId: v.AssetDefinitionID, Symbol: v.Symbol, Decimals: int32(v.Decimals),
+		TokenAddress: v.TokenAddress, Amount: v.Amount, AmountBaseUnits: v.AmountBaseUnits, FromAddress: v.FromAddress,
+		ToAddress: v.ToAddress, Transfer: pbTransfer(v.Transfer), TxHash: v.TxHash, FailureReason: v.FailureReason,
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+}

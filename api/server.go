@@ -287,6 +287,8 @@ func (s *Server) routes() {
 	s.accountRoutes()
 	s.memberRoutes()
 	s.recipientRoutes()
+	s.refundRoutes()
+	s.payoutRoutes()
 	s.oauthClientRoutes()
 	s.sudoRoutes()
 	s.oauthRoutes()
@@ -479,7 +481,7 @@ func requiredScope(path, method string) string {
 	segment, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
 	kind := map[string]string{"": "project", "overview": "project", "audit-log": "project", "deposit-addresses": "project", "deposit-key": "project", "recipients": "project",
 		"payment-plans": "plans", "checkout-sessions": "checkout_sessions", "transactions": "transactions",
-		"webhooks": "webhooks", "events": "webhooks"}[segment]
+		"refunds": "refunds", "payout-batches": "payouts", "payouts": "payouts", "webhooks": "webhooks", "events": "webhooks"}[segment]
 	switch {
 	case kind == "":
 		return ""

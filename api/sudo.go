@@ -43,6 +43,8 @@ var sensitiveRoutes = map[string]bool{
 	"POST /api/v1/projects/{projectId}/recipients":                  true,
 	"POST /api/v1/projects/{projectId}/recipients/{address}/verify": true,
 	"DELETE /api/v1/projects/{projectId}/recipients/{address}":      true,
+	// Money paid out of the merchant's treasury.
+	"POST /api/v1/projects/{projectId}/payout-batches/{batchId}/approve": true,
 }
 
 // SensitiveRoute reports whether a route (method and pattern) needs a

@@ -12,10 +12,17 @@ import (
 type sessionJSON struct {
 	views.Session
 	WorkflowID string `json:"workflowId"`
+	// Refunds are in the lookup of one session only.
+	Refunds *views.SessionRefunds `json:"refunds,omitempty"`
 }
 
 func (s *Server) sessionJSON(v service.SessionView) sessionJSON {
-	return sessionJSON{s.sessionView(v), workflows.CheckoutSessionWorkflowID(v.Session.ID)}
+	out := sessionJSON{Session: s.sessionView(v), WorkflowID: workflows.CheckoutSessionWorkflowID(v.Session.ID)}
+	if v.Refunds != nil {
+		books := views.SessionRefundsOf(v.Session.ID, v.Transactions, v.Refunds, s.svc.Catalog())
+		out.Refunds = &books
+	}
+	return out
 }
 
 // txJSON is the REST API's transaction: the record, the ID of its

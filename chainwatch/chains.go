@@ -94,6 +94,19 @@ func (c *Chain) AssetOf(t Transfer) (payment.Asset, bool) {
 	return payment.Asset{}, false
 }
 
+// PaymentTransfers are the transfers of the network's assets among ts, as
+// the records name them.
+func (c *Chain) PaymentTransfers(ts []Transfer) []payment.Transfer {
+	var out []payment.Transfer
+	for _, t := range ts {
+		if asset, ok := c.AssetOf(t); ok {
+			out = append(out, payment.Transfer{LogIndex: t.LogIndex, From: t.From.Hex(), To: t.To.Hex(),
+				AssetID: asset.ID, AmountBaseUnits: t.Amount.String()})
+		}
+	}
+	return out
+}
+
 // Asset returns the chain's asset with the given ID.
 func (c *Chain) Asset(id string) (payment.Asset, bool) {
 	return payment.Catalog{Assets: c.Assets}.Asset(id)

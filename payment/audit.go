@@ -15,6 +15,14 @@ const (
 	AuditSessionCanceled       = "checkout_session.canceled"
 	AuditSessionResolved       = "checkout_session.resolved"
 	AuditTransactionAssigned   = "transaction.assigned"
+	AuditRefundCreated         = "refund.created"
+	AuditRefundAddressSet      = "refund.address_set"
+	AuditRefundCanceled        = "refund.canceled"
+	AuditRefundSent            = "refund.transaction_reported"
+	AuditPayoutBatchCreated    = "payout_batch.created"
+	AuditPayoutBatchApproved   = "payout_batch.approved"
+	AuditPayoutBatchCanceled   = "payout_batch.canceled"
+	AuditPayoutSent            = "payout.transaction_reported"
 	AuditWebhookCreated        = "webhook_endpoint.created"
 	AuditWebhookUpdated        = "webhook_endpoint.updated"
 	AuditWebhookDeleted        = "webhook_endpoint.deleted"
@@ -51,7 +59,8 @@ const (
 
 // AuditActions lists every action, for the list's filter.
 var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchived, AuditSessionCanceled, AuditSessionResolved,
-	AuditTransactionAssigned,
+	AuditTransactionAssigned, AuditRefundCreated, AuditRefundAddressSet, AuditRefundCanceled, AuditRefundSent,
+	AuditPayoutBatchCreated, AuditPayoutBatchApproved, AuditPayoutBatchCanceled, AuditPayoutSent,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
 	AuditDeliveryRedelivered, AuditDepositKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled,
 	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditInvitationRevoked, AuditProjectUpdated,

@@ -61,6 +61,10 @@ var EventTypes = []EventType{
 	EventSessionExpired, EventSessionCanceled, EventSessionException,
 	EventSessionUpdated, EventSessionOpen, EventSessionResolved,
 	EventTxPending, EventTxConfirmed, EventTxFinalized, EventTxFailed, EventTxReorged, EventTxAssigned,
+	EventRefundCreated, EventRefundAddressProvided, EventRefundSent, EventRefundConfirmed, EventRefundFinalized,
+	EventRefundFailed, EventRefundException, EventRefundCanceled,
+	EventPayoutBatchCreated, EventPayoutBatchApproved, EventPayoutBatchCanceled, EventPayoutBatchCompleted,
+	EventPayoutSent, EventPayoutConfirmed, EventPayoutFinalized, EventPayoutFailed, EventPayoutException,
 	EventWebhookDisabled,
 }
 

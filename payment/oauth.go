@@ -124,6 +124,10 @@ var OAuthScopes = []Scope{
 	{"checkout_sessions:write", "Open, cancel and resolve checkout sessions"},
 	{"transactions:read", "See transactions"},
 	{"transactions:write", "Assign unexpected transfers to checkout sessions"},
+	{"refunds:read", "See refunds"},
+	{"refunds:write", "Create refunds, give their addresses and cancel them"},
+	{"payouts:read", "See payout batches and payouts"},
+	{"payouts:write", "Upload and cancel payout batches and report their transactions (never approve them)"},
 	{"webhooks:read", "See webhook endpoints, events and deliveries"},
 	{"webhooks:write", "Create, change, test and delete webhook endpoints, and redeliver events"},
 }

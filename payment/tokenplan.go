@@ -72,10 +72,8 @@ func newTokenPlan(in TokenPlanInput, p Plan, catalog Catalog, probs *Problems) P
 	}
 	if in.RecipientAddress == nil || *in.RecipientAddress == "" {
 		probs.Add("recipientAddress", "is required")
-	} else if a, msg := CheckAddress(*in.RecipientAddress); msg != "" {
+	} else if a, msg := CheckPayee(*in.RecipientAddress); msg != "" {
 		probs.Add("recipientAddress", msg)
-	} else if a == ZeroAddress {
-		probs.Add("recipientAddress", "must not be the zero address")
 	} else {
 		p.RecipientAddress = a
 	}
@@ -205,6 +203,15 @@ func ParseTokenAmount(s string, decimals int) (baseUnits string, msg string) {
 	return d.Shift(int32(decimals)).BigInt().String(), ""
 }
 
+var txHashPattern = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
+
+// ValidTxHash reports whether s is a transaction hash: 0x and 64
+// hexadecimal digits; TxHashProblem says so when it is not.
+func ValidTxHash(s string) bool { return txHashPattern.MatchString(s) }
+
+// TxHashProblem is the problem of a txHash that is not one.
+const TxHashProblem = "must be a 0x-prefixed 32-byte hex transaction hash"
+
 // ZeroAddress is the EVM zero address, lowercase.
 const ZeroAddress = "0x0000000000000000000000000000000000000000"
 
@@ -226,6 +233,16 @@ func CheckAddress(s string) (string, string) {
 		return ZeroAddress, ""
 	}
 	return sum, ""
+}
+
+// CheckPayee is CheckAddress for an address that is paid: the zero
+// address, where funds burn, is refused too.
+func CheckPayee(s string) (string, string) {
+	a, msg := CheckAddress(s)
+	if msg == "" && a == ZeroAddress {
+		return "", "must not be the zero address"
+	}
+	return a, msg
 }
 
 // ChecksumAddress returns a 0x-prefixed hex address in its EIP-55 form.

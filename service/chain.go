@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -193,8 +192,6 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 	return err
 }
 
-var txHashPattern = regexp.MustCompile(`^0x[0-9a-fA-F]{64}$`)
-
 // SubmitPayment registers a transaction hash the payer's wallet sent to a
 // session's deposit address, mined or not: the session's workflow records
 // it as a claim, pending until the transaction is mined and its transfers
@@ -218,8 +215,8 @@ func (svc *Service) SubmitPayment(ctx context.Context, token, network, txHash st
 	if !slices.Contains(networks, network) {
 		probs.Add("network", "must be one of the session's networks: "+strings.Join(networks, ", "))
 	}
-	if !txHashPattern.MatchString(txHash) {
-		probs.Add("txHash", "must be a 0x-prefixed 32-byte hex transaction hash")
+	if !payment.ValidTxHash(txHash) {
+		probs.Add("txHash", payment.TxHashProblem)
 	}
 	if err := probs.Err(); err != nil {
 		return nil, err
@@ -259,9 +256,9 @@ const submitPatience = 10 * time.Second
 // editing the database. A running workflow is left as it is. It returns the
 // workflow's ID.
 func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash string) (string, error) {
-	if !txHashPattern.MatchString(txHash) {
+	if !payment.ValidTxHash(txHash) {
 		var probs payment.Problems
-		probs.Add("txHash", "must be a 0x-prefixed 32-byte hex transaction hash")
+		probs.Add("txHash", payment.TxHashProblem)
 		return "", probs.Err()
 	}
 	records, err := svc.store.TransactionRecords(ctx, chainID, txHash)

@@ -155,7 +155,17 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 	}
 	// What one project's records hold of another's addresses.
 	collisions, err := svc.tenantCollisions(ctx, o)
-	return append(out, collisions...), err
+	if out = append(out, collisions...); err != nil {
+		return out, err
+	}
+	// Money out: the refunds against the chain and the books, the payouts
+	// against the chain.
+	refunds, err := svc.reconcileRefunds(ctx, o)
+	if out = append(out, refunds...); err != nil {
+		return out, err
+	}
+	payouts, err := svc.reconcilePayouts(ctx, o)
+	return append(out, payouts...), err
 }
 
 // depositCountersBehind finds deposit keys whose counter is at or below an
@@ -474,7 +484,7 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 // transaction workflow's ID (workflows.TransactionWorkflowID).
 func parseTransactionWorkflowID(id string) (int64, string, bool) {
 	parts := strings.Split(id, "/")
-	if len(parts) != 3 || parts[0] != "transaction" || !txHashPattern.MatchString(parts[2]) {
+	if len(parts) != 3 || parts[0] != "transaction" || !payment.ValidTxHash(parts[2]) {
 		return 0, "", false
 	}
 	chainID, err := strconv.ParseInt(parts[1], 10, 64)

@@ -21,6 +21,9 @@ type SessionView struct {
 	// Plan is set for the customer's lookup by token: the hosted page
 	// shows its title, merchant and redirect.
 	Plan *payment.Plan
+	// Refunds are set for the merchant's lookup of one session (nil
+	// elsewhere): its refunds, oldest first.
+	Refunds []payment.Refund
 }
 
 // CreateSession opens a checkout session for a plan. It needs no
@@ -31,6 +34,7 @@ type SessionView struct {
 // workflow's pending start in one database transaction (OpenSession), so
 // it is readable when this returns; the workflow starts in the background.
 func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, in payment.SessionInput) (SessionView, error) {
+	defer svc.starts.Opening()()
 	metadata, err := payment.CheckSessionInput(in)
 	if err != nil {
 		return SessionView{}, err
@@ -200,7 +204,17 @@ func (svc *Service) GetSession(ctx context.Context, p payment.Principal, project
 	if err != nil {
 		return SessionView{}, err
 	}
-	return svc.withTransactions(ctx, SessionView{Session: s})
+	v, err := svc.withTransactions(ctx, SessionView{Session: s})
+	if err != nil {
+		return v, err
+	}
+	if v.Refunds, err = svc.store.SessionRefunds(ctx, id); err != nil {
+		return v, fmt.Errorf("load refunds: %w", err)
+	}
+	if v.Refunds == nil {
+		v.Refunds = []payment.Refund{}
+	}
+	return v, nil
 }
 
 func (svc *Service) withTransactions(ctx context.Context, v SessionView) (SessionView, error) {

@@ -136,3 +136,76 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 		t.Fatalf("after two events were marked, the dispatch took %d events", len(rest.Events))
 	}
 }
+
+// Attempts made at the same time on one delivery — the dispatch's first
+// attempt, a redelivery's and the delivery workflow's — are all recorded,
+// numbered by the database one after the other, whatever number the
+// attempt was made under.
+func TestAttemptsAtOnceAreAllRecorded(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	pid := payment.NewID(payment.PrefixProject, now)
+	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := payment.NewID(payment.PrefixWebhook, now)
+	if err := st.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: endpoint, ProjectID: pid,
+		URL: "http://127.0.0.1:1/", EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: "v2:x"}); err != nil {
+		t.Fatal(err)
+	}
+	event := payment.NewID(payment.PrefixEvent, now)
+	if _, err := st.Pool().Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at)
+		VALUES ($1, $2, false, 'transaction.confirmed', $1, 1, '{}', $3)`, event, pid, now); err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.DispatchEvents(ctx, 1, 10, nil, now)
+	if err != nil || len(b.Deliveries) != 1 {
+		t.Fatalf("dispatch: %+v, %v", b.Deliveries, err)
+	}
+	// The delivery is recorded without an attempt first, as when its
+	// workflow makes the first one.
+	if err := st.RecordDispatch(ctx, now, []store.DispatchedDelivery{{Dispatch: b.Deliveries[0]}}, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	id := b.Deliveries[0].DeliveryID
+	const each = 8
+	errs := make(chan error, 2*each)
+	for i := range 2 * each {
+		go func() {
+			a := payment.Attempt{Attempt: 1, At: now.Add(time.Duration(i) * time.Millisecond), Error: "refused"}
+			if i%2 == 0 {
+				_, err := st.RecordAttempt(ctx, id, a, payment.DeliveryPending)
+				errs <- err
+				return
+			}
+			d := store.DispatchedDelivery{Dispatch: b.Deliveries[0], Attempt: &a, Status: payment.DeliveryPending}
+			errs <- st.RecordDispatch(ctx, now, []store.DispatchedDelivery{d}, nil, now)
+		}()
+	}
+	for range 2 * each {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := st.GetDelivery(ctx, payment.Principal{ProjectID: pid}, endpoint, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Attempts) != 2*each {
+		t.Fatalf("%d attempts recorded of the %d made", len(d.Attempts), 2*each)
+	}
+	seen := map[int]bool{}
+	for _, a := range d.Attempts {
+		seen[a.Attempt] = true
+	}
+	for n := 1; n <= 2*each; n++ {
+		if !seen[n] {
+			t.Fatalf("attempt %d is missing from %+v", n, d.Attempts)
+		}
+	}
+	n, err := st.RecordAttempt(ctx, id, payment.Attempt{At: now}, payment.DeliveryPending)
+	if err != nil || n != 2*each+1 {
+		t.Fatalf("the next attempt is numbered %d (%v), want %d", n, err, 2*each+1)
+	}
+}

@@ -192,13 +192,13 @@ func (s *Store) RecordDispatch(ctx context.Context, at time.Time, ds []Dispatche
 					AS u(id, event_id, endpoint_id, project_id, is_live, status, attempt, at)
 				ON CONFLICT (event_id, endpoint_id) DO UPDATE SET
 					status = CASE WHEN EXCLUDED.attempts > 0 THEN EXCLUDED.status ELSE w.status END,
-					attempts = GREATEST(w.attempts, EXCLUDED.attempts),
+					attempts = w.attempts + CASE WHEN EXCLUDED.attempts > 0 THEN 1 ELSE 0 END,
 					updated_at = CASE WHEN EXCLUDED.attempts > 0 THEN EXCLUDED.updated_at ELSE w.updated_at END,
 					delivered_at = CASE WHEN EXCLUDED.status = 'delivered' THEN EXCLUDED.delivered_at ELSE w.delivered_at END
-				RETURNING w.id, w.event_id, w.endpoint_id
+				RETURNING w.id, w.event_id, w.endpoint_id, w.attempts
 			), a AS (
 				INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
-				SELECT d.id, u.attempt, u.at, u.status_code, u.latency_ms, u.excerpt, u.error
+				SELECT d.id, d.attempts, u.at, u.status_code, u.latency_ms, u.excerpt, u.error
 				FROM d JOIN unnest($2::text[], $3::text[], $7::int[], $8::timestamptz[], $9::int[], $10::int[], $11::text[], $12::text[])
 					AS u(event_id, endpoint_id, attempt, at, status_code, latency_ms, excerpt, error) USING (event_id, endpoint_id)
 				WHERE u.attempt > 0
@@ -260,19 +260,22 @@ func (s *Store) MarkDispatched(ctx context.Context, ids []string, now time.Time)
 	return err
 }
 
-// RecordAttempt records an attempt and the delivery's resulting status.
-func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a payment.Attempt, status string) error {
-	return s.WithTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
-			VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT (delivery_id, attempt) DO NOTHING`,
-			deliveryID, a.Attempt, a.At, a.StatusCode, a.LatencyMS, a.ResponseExcerpt, a.Error)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $2, attempts = GREATEST(attempts, $3), updated_at = $4,
-			delivered_at = CASE WHEN $2 = 'delivered' THEN $4 ELSE delivered_at END WHERE id = $1`, deliveryID, status, a.Attempt, a.At)
-		return err
-	})
+// RecordAttempt records an attempt and the delivery's resulting status,
+// and returns the attempt's number. The database numbers a delivery's
+// attempts (a.Attempt is not read): the next after the delivery's count,
+// under the delivery row's lock, so that attempts made at the same time (a
+// dispatch's first attempt and an operator's redelivery) are all kept.
+func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a payment.Attempt, status string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `WITH d AS (
+			UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, updated_at = $3,
+				delivered_at = CASE WHEN $2 = 'delivered' THEN $3 ELSE delivered_at END
+			WHERE id = $1 RETURNING id, attempts
+		)
+		INSERT INTO webhook_attempts (delivery_id, attempt, at, status_code, latency_ms, response_excerpt, error)
+		SELECT d.id, d.attempts, $3, $4, $5, $6, $7 FROM d RETURNING attempt`,
+		deliveryID, status, a.At, a.StatusCode, a.LatencyMS, a.ResponseExcerpt, a.Error).Scan(&n)
+	return n, mapErr(err)
 }
 
 // SetDeliveryStatus sets a delivery's status (failed once its schedule ran

@@ -28,6 +28,9 @@ var Migrations embed.FS
 // Store is the engine's Postgres store.
 type Store struct {
 	pool *pgxpool.Pool
+	// watched is the scanning process's set of deposit addresses
+	// (WatchedDepositAddresses).
+	watched watchedSet
 }
 
 // Open connects to the database at url.

@@ -71,7 +71,7 @@ func (d Deps) Activities() *activities.Activities {
 	if hooks == nil {
 		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: d.Webhooks.AllowPrivate})
 	}
-	return &activities.Activities{Store: d.Store, Chains: d.Chains, Webhooks: activities.Webhooks{
+	return &activities.Activities{Store: d.Store, Chains: d.Chains, Temporal: d.Temporal, Webhooks: activities.Webhooks{
 		Sealer: d.Webhooks.Sealer, Client: hooks, DisableAfter: d.Webhooks.DisableAfter, Shape: d.Webhooks.Shape}}
 }
 

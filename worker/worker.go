@@ -22,7 +22,7 @@ import (
 // New returns a worker with the engine's workflows and activities
 // registered; the caller starts and stops it.
 func New(c client.Client, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
+	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{WorkflowTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{})})
 	Register(w, acts)
 	return w
 }

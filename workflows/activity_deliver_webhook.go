@@ -24,6 +24,9 @@ type DeliverResult struct {
 	// Stop ends the delivery: the endpoint answered 410, or is disabled
 	// or deleted.
 	Stop bool
+	// Recorded is the number the attempt was recorded under (0 in
+	// histories from before attempts were numbered by the database).
+	Recorded int `json:",omitempty"`
 }
 
 // deliverWebhook runs DeliverWebhook as a local activity.

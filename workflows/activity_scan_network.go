@@ -21,6 +21,11 @@ type ScanInput struct {
 	// Told is the block time (Unix seconds) up to which the sessions whose
 	// expiry or late-payment window it passed have been told so.
 	Told uint64 `json:",omitempty"`
+	// SignalSessions has the scan hand its transfers to their sessions'
+	// running workflows, and tell the due sessions of its progress once
+	// all are handed over, itself (ChangeSignalsFromScan): its output then
+	// holds only what it could not hand over or tell.
+	SignalSessions bool `json:",omitempty"`
 }
 
 // ScanOutput is one scan's result.

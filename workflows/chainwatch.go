@@ -37,6 +37,7 @@ const scansPerRun = 300
 func Chainwatch(ctx workflow.Context, in ScanInput) error {
 	ctx = withActivityOptions(ctx)
 	v := workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1)
+	in.SignalSessions = workflow.GetVersion(ctx, ChangeSignalsFromScan, workflow.DefaultVersion, 1) >= 1
 	for range scansPerRun {
 		out, err := scanNetwork(ctx, in)
 		if err != nil {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -156,7 +157,7 @@ func WebhookDelivery(ctx workflow.Context, in DeliveryInput) error {
 		if err != nil {
 			return err
 		}
-		outcome := AttemptNowResult{Attempt: attempt, DeliverResult: r}
+		outcome := AttemptNowResult{Attempt: cmp.Or(r.Recorded, attempt), DeliverResult: r}
 		if r.Delivered || r.Stop {
 			outcomes[attempt] = outcome
 			return finish(nil)

@@ -36,6 +36,17 @@ func soloTransfer(cs payment.Session, hash string) workflows.SessionTransfer {
 // A payment that pays its session alone is followed to finalized by the
 // session's workflow itself: no transaction workflow, and the session
 // completes on its records.
+// runSession runs a session's workflow (completing on finalized) to its
+// end.
+func runSession(t *testing.T, env *testsuite.TestWorkflowEnvironment, cs payment.Session) {
+	t.Helper()
+	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	ctx := context.Background()
 	st, chain, chains, cs, start := transactionFixture(t, 3)
@@ -47,11 +58,7 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
 	}, time.Second)
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
-		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runSession(t, env, cs)
 	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
 	if err != nil {
 		t.Fatal(err)
@@ -104,11 +111,7 @@ func TestAReorgMovesAPaymentFollowedInlineBackToPending(t *testing.T) {
 		}
 		during = s.Status
 	}, 5*time.Second)
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
-		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runSession(t, env, cs)
 	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
 	if err != nil {
 		t.Fatal(err)
@@ -156,11 +159,7 @@ func TestASessionExpiresOnChainwatchsWord(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(workflows.SignalScanned, workflows.ScanProgress{Network: "devnet", BlockTime: uint64(cs.LateUntil.Unix() + 1)})
 	}, cs.LateUntil.Sub(start)+time.Second)
-	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
-		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	runSession(t, env, cs)
 	if statusAt[10*time.Second] != payment.SessionOpen || statusAt[30*time.Second] != payment.SessionExpired {
 		t.Fatalf("session 10 s after expiresAt: %s, 30 s after (10 s after the word): %s; want open, then expired",
 			statusAt[10*time.Second], statusAt[30*time.Second])

@@ -13,3 +13,12 @@ package workflows
 // waits for that word instead of reading the scan's progress from the
 // database; a session that completes or is canceled stops its expiry timer.
 const ChangeOneWorkflowPerPayment = "one-workflow-per-payment"
+
+// ChangeSignalsFromScan (version 1): chainwatch's scan activity signals the
+// sessions of the transfers it found, and tells the due sessions its
+// progress, with the client (ScanInput.SignalSessions), instead of the
+// chainwatch workflow signalling each one: a signal sent from a workflow
+// writes to the sender's history twice, and one chainwatch workflow per
+// network cannot take hundreds of those a second. What the scan could not
+// hand over, chainwatch takes as before.
+const ChangeSignalsFromScan = "signals-from-scan"

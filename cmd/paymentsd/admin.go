@@ -113,10 +113,15 @@ func adminTemporalService(ctx context.Context) (*service.Service, func(), error)
 		closeStore()
 		return nil, nil, err
 	}
-	tc, err := client.Dial(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace, Logger: slogAdapter{}})
+	opts, err := c.Temporal.Options(client.Options{Logger: slogAdapter{}})
 	if err != nil {
 		closeStore()
-		return nil, nil, fmt.Errorf("temporal at %s: %w", c.TemporalAddress, err)
+		return nil, nil, err
+	}
+	tc, err := client.Dial(opts)
+	if err != nil {
+		closeStore()
+		return nil, nil, fmt.Errorf("temporal at %s: %w", c.Temporal.Address, err)
 	}
 	d.Temporal = tc
 	return service.New(d), func() { tc.Close(); closeStore() }, nil

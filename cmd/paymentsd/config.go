@@ -12,16 +12,18 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/temporalconn"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/webhook"
 )
 
 // config is the deployment's configuration, read from the environment.
 type config struct {
-	DatabaseURL       string
-	TemporalAddress   string
-	TemporalNamespace string
-	HTTPAddr          string
+	DatabaseURL string
+	// Temporal is where Temporal is and how it is reached (TEMPORAL_*:
+	// address, namespace, TLS, mutual TLS, API key).
+	Temporal temporalconn.Config
+	HTTPAddr string
 	// MetricsAddr is where the worker serves /metrics and /healthz
 	// (METRICS_ADDR; none when empty). The API serves them on HTTPAddr.
 	MetricsAddr     string
@@ -64,18 +66,44 @@ func env(name, def string) string {
 	return def
 }
 
+// secret reads a secret from the environment: NAME, or the file NAME_FILE
+// names (a mounted Kubernetes or Docker secret), trimmed of the newline
+// an editor leaves. Both set is an error.
+func secret(name string) (string, error) {
+	v, path := os.Getenv(name), os.Getenv(name+"_FILE")
+	if path == "" {
+		return v, nil
+	}
+	if v != "" {
+		return "", fmt.Errorf("%s and %s_FILE: give one or the other", name, name)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s_FILE: %w", name, err)
+	}
+	if v = strings.TrimSpace(string(b)); v == "" {
+		return "", fmt.Errorf("%s_FILE: %s is empty", name, path)
+	}
+	return v, nil
+}
+
 func loadConfig() (config, error) {
 	c := config{
-		DatabaseURL:       os.Getenv("DATABASE_URL"),
-		TemporalAddress:   env("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-		TemporalNamespace: env("TEMPORAL_NAMESPACE", "default"),
-		HTTPAddr:          env("HTTP_ADDR", "127.0.0.1:8080"),
-		MetricsAddr:       os.Getenv("METRICS_ADDR"),
-		Limits:            map[api.Tier]uint64{},
-		RedisURL:          os.Getenv("REDIS_URL"),
+		HTTPAddr:    env("HTTP_ADDR", "127.0.0.1:8080"),
+		MetricsAddr: os.Getenv("METRICS_ADDR"),
+		Limits:      map[api.Tier]uint64{},
 	}
 	c.PublicURL = env("PUBLIC_URL", "http://"+c.HTTPAddr)
 	var err error
+	if c.DatabaseURL, err = secret("DATABASE_URL"); err != nil {
+		return c, err
+	}
+	if c.RedisURL, err = secret("REDIS_URL"); err != nil {
+		return c, err
+	}
+	if c.Temporal, err = temporalconn.FromEnv(os.Getenv); err != nil {
+		return c, err
+	}
 	if c.SessionLifetime, err = time.ParseDuration(env("SESSION_LIFETIME", "30m")); err != nil || c.SessionLifetime < time.Minute {
 		return c, fmt.Errorf("SESSION_LIFETIME: want a duration of at least 1m, such as 30m")
 	}
@@ -111,7 +139,11 @@ func loadConfig() (config, error) {
 	if err := checkAssets(c.Catalog.Assets); err != nil {
 		return c, err
 	}
-	if k := os.Getenv("WEBHOOK_SECRET_KEY"); k != "" {
+	webhookKey, err := secret("WEBHOOK_SECRET_KEY")
+	if err != nil {
+		return c, err
+	}
+	if k := webhookKey; k != "" {
 		if c.WebhookKeys, err = webhook.ParseKeys(k); err != nil {
 			return c, fmt.Errorf("WEBHOOK_SECRET_KEY: %w", err)
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +86,43 @@ func TestWebhookSecretKeyConfig(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), "WEBHOOK_SECRET_KEY: ") || strings.Contains(err.Error(), hexKey[:40]) {
 			t.Errorf("%.12s…: error %v", env, err)
 		}
+	}
+}
+
+// The secrets read from files, as Kubernetes and Docker mount them: the
+// file's content (an editor's newline trimmed); a variable and its _FILE
+// both set, or an empty or missing file, are refused by name.
+func TestSecretsFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	t.Setenv("DATABASE_URL_FILE", write("db", "postgres://engine:s3cret@db.internal:5432/paymentsd?sslmode=verify-full\n"))
+	t.Setenv("REDIS_URL_FILE", write("redis", "rediss://:pw@redis.internal:6380/0"))
+	t.Setenv("WEBHOOK_SECRET_KEY_FILE", write("webhook", strings.Repeat("ab", 32)+"\n"))
+	c, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "postgres://engine:s3cret@db.internal:5432/paymentsd?sslmode=verify-full" || c.RedisURL != "rediss://:pw@redis.internal:6380/0" ||
+		len(c.WebhookKeys) != 1 {
+		t.Fatalf("config from files: %q %q %d webhook keys", c.DatabaseURL, c.RedisURL, len(c.WebhookKeys))
+	}
+	for _, bad := range []struct{ name, file, value, says string }{
+		{"DATABASE_URL", write("db2", "postgres://x"), "postgres://y", "DATABASE_URL and DATABASE_URL_FILE: give one or the other"},
+		{"REDIS_URL", write("empty", "\n"), "", "REDIS_URL_FILE: " + filepath.Join(dir, "empty") + " is empty"},
+		{"WEBHOOK_SECRET_KEY", filepath.Join(dir, "missing"), "", "WEBHOOK_SECRET_KEY_FILE: open"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			t.Setenv(bad.name+"_FILE", bad.file)
+			t.Setenv(bad.name, bad.value)
+			if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), bad.says) {
+				t.Errorf("%v; want an error saying %q", err, bad.says)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/dev/freeport"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -76,7 +78,7 @@ func runDev(ctx context.Context, args []string) error {
 		}
 		c.WebhookKeys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
 	}
-	temporalCfg := devstack.TemporalConfig{Namespace: c.TemporalNamespace, Port: *temporalPort, UIPort: *uiPort}
+	temporalCfg := devstack.TemporalConfig{Namespace: c.Temporal.Namespace, Port: *temporalPort, UIPort: *uiPort}
 	temporalData := ""
 	switch *temporalStore {
 	case "sqlite":
@@ -95,6 +97,14 @@ func runDev(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeTelemetry(tel)
+	// The API and the webhook receiver bind their ports once the stack
+	// runs; the ports the stack's Temporal server picks are other ones.
+	for _, addr := range []string{c.HTTPAddr, *receiverAddr} {
+		if _, port, err := net.SplitHostPort(addr); err == nil {
+			p, _ := strconv.Atoi(port)
+			freeport.Reserve(p)
+		}
+	}
 	stack, err := devstack.StartStack(ctx, devstack.StackConfig{
 		DatabaseURL: c.DatabaseURL,
 		Temporal:    temporalCfg,

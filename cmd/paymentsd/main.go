@@ -47,7 +47,19 @@ commands:
                                address, signing here with the deposit key's xprv
                                (PAYMENTSD_API_KEY; a dry run without --execute;
                                docs/operations.md)
+  refund send --project ID --rpc URL --key-file FILE [--execute] REFUND_ID
+                               sign and send a refund's prepared transfer from
+                               its deposit address, here with the deposit key's
+                               xprv, and report it (PAYMENTSD_API_KEY; a dry run
+                               without --execute; docs/refunds.md)
+  payout send --project ID --rpc URL --key-file FILE [--execute] BATCH_ID
+                               sign and send an approved batch's payouts from its
+                               address, here with its hex private key, and report
+                               them (PAYMENTSD_API_KEY; a dry run without
+                               --execute; docs/payouts.md)
   version                      print the release and the revision built
+  probe [--jsonrpc] URL        a container's health check: URL answers 2xx (or
+                               a JSON-RPC node its chain ID) within 3 s
   devchain                     run the development EVM chain alone
   dev                          run everything on embedded defaults (dev build)
   dev listen --forward-to URL  receive webhooks and forward them unchanged to URL
@@ -79,8 +91,14 @@ func main() {
 		err = runDevchain(ctx, args)
 	case "version":
 		err = runVersion(os.Stdout)
+	case "probe":
+		err = runProbe(ctx, args, os.Stderr)
 	case "sweep":
 		err = runSweep(ctx, args, os.Stdin, os.Stdout)
+	case "refund":
+		err = runRefund(ctx, args, os.Stdin, os.Stdout)
+	case "payout":
+		err = runPayout(ctx, args, os.Stdin, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

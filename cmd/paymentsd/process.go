@@ -10,10 +10,15 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/temporalconn"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 )
+
+// temporalStartWait bounds how long a starting process waits for a
+// Temporal server that cannot be reached yet.
+const temporalStartWait = 30 * time.Second
 
 // deps are a process's connections: Postgres, Temporal and the chains.
 type deps struct {
@@ -37,11 +42,23 @@ func open(ctx context.Context, c config, tel *observability.Telemetry) (deps, er
 	if err != nil {
 		return deps{}, err
 	}
-	tc, err := client.NewLazyClient(tel.Temporal(client.Options{HostPort: c.TemporalAddress, Namespace: c.TemporalNamespace,
-		Logger: slogAdapter{}}))
+	opts, err := c.Temporal.Options(tel.Temporal(client.Options{Logger: slogAdapter{}}))
+	if err != nil {
+		st.Close()
+		return deps{}, err
+	}
+	tc, err := client.NewLazyClient(opts)
 	if err != nil {
 		st.Close()
 		return deps{}, fmt.Errorf("temporal client: %w", err)
+	}
+	// A bad certificate, refused credentials or a namespace that does not
+	// exist stop the process at once, saying so; a server still starting
+	// is waited for a while.
+	if err := temporalconn.Check(ctx, tc, c.Temporal, temporalStartWait); err != nil {
+		tc.Close()
+		st.Close()
+		return deps{}, err
 	}
 	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/sweep"
 )
 
-const sweepUsage = `usage: PAYMENTSD_API_KEY=sk_… paymentsd sweep --project ID --network KEY --rpc URL --to ADDRESS --key-file FILE [flags]
+const sweepUsage = `usage: PAYMENTSD_API_KEY=svc_… paymentsd sweep --project ID --network KEY --rpc URL --to ADDRESS --key-file FILE [flags]
 
 Moves the funds of the project's deposit addresses (of the API key's
 environment) to one address, signing on this machine with the deposit
@@ -52,14 +52,8 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 		return err
 	}
 	apiKey := os.Getenv("PAYMENTSD_API_KEY")
-	var missing []string
-	for name, v := range map[string]string{"--project": *project, "--network": *network, "--rpc": *rpcURL, "--to": *to, "--key-file": *keyFile, "PAYMENTSD_API_KEY": apiKey} {
-		if v == "" {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("sweep: missing %s (paymentsd sweep --help)", strings.Join(slices.Sorted(slices.Values(missing)), ", "))
+	if err := requireAll("sweep", fs, "", map[string]string{"--project": *project, "--network": *network, "--rpc": *rpcURL, "--to": *to, "--key-file": *keyFile, "PAYMENTSD_API_KEY": apiKey}); err != nil {
+		return err
 	}
 	if !common.IsHexAddress(*to) || common.HexToAddress(*to) == (common.Address{}) {
 		return fmt.Errorf("sweep: --to %q is not an address", *to)
@@ -68,28 +62,8 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 		*journal = fmt.Sprintf("sweep-%s-%s.journal.json", *project, *network)
 	}
 	cfg := sweep.Config{Destination: common.HexToAddress(*to), Journal: *journal, Wait: *wait}
-	if *gasPrice != "" {
-		gwei, err := decimal.NewFromString(*gasPrice)
-		if err != nil || !gwei.IsPositive() {
-			return fmt.Errorf("sweep: --gas-price-gwei %q is not a positive number", *gasPrice)
-		}
-		cfg.GasPrice = gwei.Shift(9).BigInt()
-	}
-	xprv, err := readSecret(*keyFile, stdin)
-	if err != nil {
-		return fmt.Errorf("sweep: --key-file: %w", err)
-	}
-	if cfg.Wallet, err = sweep.ParseWallet(xprv); err != nil {
-		return fmt.Errorf("sweep: --key-file: %w", err)
-	}
-	if *relayerFile != "" {
-		hexKey, err := readSecret(*relayerFile, stdin)
-		if err != nil {
-			return fmt.Errorf("sweep: --relayer-key-file: %w", err)
-		}
-		if cfg.Relayer, err = crypto.HexToECDSA(strings.TrimPrefix(hexKey, "0x")); err != nil {
-			return errors.New("sweep: --relayer-key-file does not hold a hex private key")
-		}
+	if err := signer(&cfg, *keyFile, *relayerFile, *gasPrice, stdin); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 
 	src, err := sweep.FromAPI(ctx, &http.Client{Timeout: 30 * time.Second}, *apiURL, apiKey, *project, *network)
@@ -157,6 +131,64 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	if failed > 0 {
 		return fmt.Errorf("sweep: %d of %d steps failed (see above); run again to retry them", failed, len(outcomes))
 	}
+	return nil
+}
+
+// signer reads into cfg what signs on the merchant's machine: the deposit
+// key's xprv (keyFile), the relayer's key (relayerFile, optional) and the
+// gas price in gwei (optional).
+func signer(cfg *sweep.Config, keyFile, relayerFile, gasPrice string, stdin io.Reader) error {
+	if err := setGasPrice(cfg, gasPrice); err != nil {
+		return err
+	}
+	xprv, err := readSecret(keyFile, stdin)
+	if err != nil {
+		return fmt.Errorf("--key-file: %w", err)
+	}
+	if cfg.Wallet, err = sweep.ParseWallet(xprv); err != nil {
+		return fmt.Errorf("--key-file: %w", err)
+	}
+	if relayerFile != "" {
+		hexKey, err := readSecret(relayerFile, stdin)
+		if err != nil {
+			return fmt.Errorf("--relayer-key-file: %w", err)
+		}
+		if cfg.Relayer, err = crypto.HexToECDSA(strings.TrimPrefix(hexKey, "0x")); err != nil {
+			return errors.New("--relayer-key-file does not hold a hex private key")
+		}
+	}
+	return nil
+}
+
+// requireAll refuses a signing command (cmd) run without its flags and
+// variables (values, by name) or its one argument (arg, when it takes
+// one), naming every one missing.
+func requireAll(cmd string, fs *flag.FlagSet, arg string, values map[string]string) error {
+	var missing []string
+	for name, v := range values {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if arg != "" && fs.NArg() != 1 {
+		missing = append(missing, arg)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: missing %s (paymentsd %s --help)", cmd, strings.Join(slices.Sorted(slices.Values(missing)), ", "), cmd)
+	}
+	return nil
+}
+
+// setGasPrice sets the gas price of --gas-price-gwei, when given.
+func setGasPrice(cfg *sweep.Config, gasPrice string) error {
+	if gasPrice == "" {
+		return nil
+	}
+	gwei, err := decimal.NewFromString(gasPrice)
+	if err != nil || !gwei.IsPositive() {
+		return fmt.Errorf("--gas-price-gwei %q is not a positive number", gasPrice)
+	}
+	cfg.GasPrice = gwei.Shift(9).BigInt()
 	return nil
 }
 

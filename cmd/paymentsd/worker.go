@@ -24,12 +24,12 @@ func runWorker(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
-	slog.Info("worker starting", "temporal", c.TemporalAddress, "namespace", c.TemporalNamespace)
+	slog.Info("worker starting", "temporal", c.Temporal.Address, "namespace", c.Temporal.Namespace, "security", c.Temporal.Mode())
 	return worker.Run(ctx, worker.Deps{
 		Store: d.store, Temporal: d.temporal, Chains: d.chains,
 		Webhooks: worker.Webhooks{Sealer: sealer(c), AllowPrivate: c.WebhookAllowPrivate,
 			DisableAfter: c.WebhookDisableAfter, Shape: c.Shape},
-		Namespace:   c.TemporalNamespace,
+		Namespace:   c.Temporal.Namespace,
 		MetricsAddr: c.MetricsAddr,
 	})
 }

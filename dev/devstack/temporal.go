@@ -9,17 +9,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
@@ -27,6 +28,8 @@ import (
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+
+	"github.com/paymentsd/paymentsd/dev/freeport"
 )
 
 // SearchAttributes are the custom search attributes operators filter
@@ -57,6 +60,26 @@ type TemporalConfig struct {
 	Port int
 	// UIPort serves the Temporal UI on 127.0.0.1; 0 disables it.
 	UIPort int
+	// TLS, when set, serves the frontend over TLS, as a production
+	// cluster does; the tests of the clients' TLS, mutual TLS and API keys
+	// run against it. The UI is then off.
+	TLS *ServerTLS
+	// APIKey, when set, is the one bearer token the frontend accepts
+	// (Temporal Cloud's API keys): a call without it is refused. It needs
+	// TLS.
+	APIKey string
+}
+
+// ServerTLS is the frontend's TLS: its certificate and key (PEM files);
+// with ClientCAFile, mutual TLS: a client must present a certificate that
+// CA signed. SystemCertFile and SystemKeyFile are the certificate the
+// server's own system worker presents to its frontend (signed by the CA
+// in CAFile, which signed the server's too).
+type ServerTLS struct {
+	CertFile, KeyFile             string
+	CAFile                        string
+	ClientCAFile                  string
+	SystemCertFile, SystemKeyFile string
 }
 
 // Temporal is a running embedded Temporal server.
@@ -73,9 +96,6 @@ func StartTemporal(cfg TemporalConfig) (*Temporal, error) {
 	if cfg.Namespace == "" {
 		cfg.Namespace = "default"
 	}
-	if cfg.Port == 0 {
-		cfg.Port = freePort()
-	}
 	var stores config.Persistence
 	var err error
 	if cfg.PostgresURL != "" {
@@ -87,53 +107,65 @@ func StartTemporal(cfg TemporalConfig) (*Temporal, error) {
 		return nil, err
 	}
 
-	addr := fmt.Sprintf("127.0.0.1:%d", cfg.Port)
-	service := func(port int) config.Service {
-		return config.Service{RPC: config.RPC{GRPCPort: port, MembershipPort: freeMembershipPort(), BindOnIP: "127.0.0.1"}}
-	}
-	conf := &config.Config{
-		Global: config.Global{
-			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
-			PProf:      config.PProf{Port: 0},
-		},
-		Persistence: stores,
-		ClusterMetadata: &cluster.Config{
-			FailoverVersionIncrement: 10, MasterClusterName: "active", CurrentClusterName: "active",
-			ClusterInformation: map[string]cluster.ClusterInformation{
-				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: addr},
+	// The services' ports are picked here, and the frontend's too unless
+	// the caller names it; a port another process took before the server
+	// bound it starts the server again on fresh ones.
+	freeport.Reserve(cfg.Port, cfg.UIPort)
+	var srv temporal.Server
+	var addr string
+	err = freeport.Retry(3, func(pick func() int) error {
+		port := cfg.Port
+		if port == 0 {
+			port = pick()
+		}
+		addr = fmt.Sprintf("127.0.0.1:%d", port)
+		service := func(port int) config.Service {
+			return config.Service{RPC: config.RPC{GRPCPort: port, MembershipPort: pick(), BindOnIP: "127.0.0.1"}}
+		}
+		conf := &config.Config{
+			Global: config.Global{
+				Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+				PProf:      config.PProf{Port: 0},
+				TLS:        rootTLS(cfg.TLS),
 			},
-		},
-		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
-		Services: map[string]config.Service{
-			"frontend": service(cfg.Port), "history": service(freePort()),
-			"matching": service(freePort()), "worker": service(freePort()),
-		},
-		Archival: config.Archival{
-			History:    config.HistoryArchival{State: "disabled"},
-			Visibility: config.VisibilityArchival{State: "disabled"},
-		},
-		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
-			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
-			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
-		}},
-		PublicClient: config.PublicClient{HostPort: addr},
-	}
-	srv, err := temporal.NewServer(
-		temporal.WithConfig(conf),
-		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithLogger(log.NewNoopLogger()),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-		}),
-	)
+			Persistence: stores,
+			ClusterMetadata: &cluster.Config{
+				FailoverVersionIncrement: 10, MasterClusterName: "active", CurrentClusterName: "active",
+				ClusterInformation: map[string]cluster.ClusterInformation{
+					"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: addr},
+				},
+			},
+			DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+			Services: map[string]config.Service{
+				"frontend": service(port), "history": service(pick()),
+				"matching": service(pick()), "worker": service(pick()),
+			},
+			Archival: config.Archival{
+				History:    config.HistoryArchival{State: "disabled"},
+				Visibility: config.VisibilityArchival{State: "disabled"},
+			},
+			NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+				History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+				Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+			}},
+			PublicClient: config.PublicClient{HostPort: addr},
+		}
+		if cfg.APIKey != "" {
+			// The system worker reaches the server through an internal
+			// frontend, which takes no API key (and then names no
+			// public client).
+			conf.Services["internal-frontend"] = service(pick())
+			conf.PublicClient = config.PublicClient{}
+		}
+		var err error
+		srv, err = startServer(conf, cfg.APIKey)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("temporal server: %w", err)
-	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("start temporal server: %w", err)
+		return nil, err
 	}
 	t := &Temporal{Address: addr, Namespace: cfg.Namespace, server: srv}
-	if cfg.UIPort != 0 {
+	if cfg.UIPort != 0 && cfg.TLS == nil {
 		t.ui = uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
 			Host: "127.0.0.1", Port: cfg.UIPort, TemporalGRPCAddress: addr, EnableUI: true,
 			DefaultNamespace: cfg.Namespace, DisableNewsFetch: true, HideLogs: true,
@@ -142,6 +174,87 @@ func StartTemporal(cfg TemporalConfig) (*Temporal, error) {
 		t.UIURL = fmt.Sprintf("http://127.0.0.1:%d", cfg.UIPort)
 	}
 	return t, nil
+}
+
+// startServer builds and starts the server. The server reports what it
+// cannot go on from (a port it cannot bind, above all) through its logger's
+// Fatal and then carries on with what it lacks; the quiet logger here turns
+// that report into the error returned, where the no-op logger would leave a
+// nil-pointer crash in its place.
+func startServer(conf *config.Config, apiKey string) (srv temporal.Server, err error) {
+	defer func() {
+		switch f := recover().(type) {
+		case nil:
+		case fatal:
+			srv, err = nil, fmt.Errorf("start temporal server: %s", f)
+		default:
+			panic(f)
+		}
+	}()
+	services := temporal.DefaultServices
+	if _, ok := conf.Services["internal-frontend"]; ok {
+		services = append(slices.Clone(services), "internal-frontend")
+	}
+	opts := []temporal.ServerOption{
+		temporal.WithConfig(conf),
+		temporal.ForServices(services),
+		temporal.WithLogger(quietLogger{log.NewNoopLogger()}),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		}),
+	}
+	if apiKey != "" {
+		opts = append(opts, temporal.WithAuthorizer(authorization.NewDefaultAuthorizer()),
+			temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return apiKeyClaims(apiKey) }))
+	}
+	srv, err = temporal.NewServer(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	return srv, nil
+}
+
+// rootTLS is the server's TLS configuration for t (none for nil).
+func rootTLS(t *ServerTLS) config.RootTLS {
+	if t == nil {
+		return config.RootTLS{}
+	}
+	server := config.ServerTLS{CertFile: t.CertFile, KeyFile: t.KeyFile}
+	if t.ClientCAFile != "" {
+		server.ClientCAFiles, server.RequireClientAuth = []string{t.ClientCAFile}, true
+	}
+	return config.RootTLS{
+		Frontend: config.GroupTLS{Server: server},
+		SystemWorker: config.WorkerTLS{CertFile: t.SystemCertFile, KeyFile: t.SystemKeyFile,
+			Client: config.ClientTLS{ServerName: "localhost", RootCAFiles: []string{t.CAFile}}},
+	}
+}
+
+// apiKeyClaims lets in the calls that carry the API key; every other call
+// to the frontend is refused.
+type apiKeyClaims string
+
+func (k apiKeyClaims) GetClaims(info *authorization.AuthInfo) (*authorization.Claims, error) {
+	if info.AuthToken == "Bearer "+string(k) {
+		return &authorization.Claims{System: authorization.RoleAdmin}, nil
+	}
+	return nil, errors.New("the API key is missing or wrong")
+}
+
+// quietLogger drops the server's logs but Fatal, which it raises as a
+// fatal panic for startServer to return.
+type quietLogger struct{ log.Logger }
+
+type fatal string
+
+func (quietLogger) Fatal(msg string, tags ...tag.Tag) {
+	for _, t := range tags {
+		msg += fmt.Sprintf(" %s=%v", t.Key(), t.Value())
+	}
+	panic(fatal(msg))
 }
 
 // Stop stops the UI and the server.
@@ -204,30 +317,6 @@ func createNamespace(historyStore *config.SQL, namespace string) error {
 		return fmt.Errorf("temporal namespace: %w", err)
 	}
 	return nil
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// freeMembershipPort picks a free port for a service's membership (ringpop)
-// listener below 32768: the server records it in the cluster_membership
-// table, whose Postgres schema keeps it in a smallint, and the kernel's
-// ephemeral ports that freePort gets are above that.
-func freeMembershipPort() int {
-	for {
-		port := 20000 + rand.IntN(32768-20000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			l.Close()
-			return port
-		}
-	}
 }
 
 // forgetMembers removes the cluster members a previous run of the server

@@ -14,10 +14,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +46,19 @@ func (c *Cluster) URL() string {
 // on port, or reuses the one already running there. It holds a file lock
 // while it works, so concurrent test processes share one cluster.
 func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
+	return StartWith(ctx, dir, port, Options{})
+}
+
+// Options add to a new cluster's start: server settings (-c name=value)
+// and files written into its data folder, readable by the server alone
+// (a TLS certificate and its key, which the settings name).
+type Options struct {
+	Settings map[string]string
+	Files    map[string][]byte
+}
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, dir string, port int, o Options) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -82,6 +97,11 @@ func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	for name, content := range o.Files {
+		if err := c.writeFile(filepath.Join(dir, name), content); err != nil {
+			return nil, err
+		}
+	}
 	if c.run(ctx, "pg_ctl", "-D", dir, "status") == nil {
 		// Already running, perhaps on another port than asked: use its own.
 		if pid, err := os.ReadFile(filepath.Join(dir, "postmaster.pid")); err == nil {
@@ -93,8 +113,11 @@ func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
 		}
 		return c, nil
 	}
-	err = c.run(ctx, "pg_ctl", "-D", dir, "-w", "-t", "60", "-l", filepath.Join(dir, "postgres.log"),
-		"-o", fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", port, dir), "start")
+	settings := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", port, dir)
+	for _, k := range slices.Sorted(maps.Keys(o.Settings)) {
+		settings += fmt.Sprintf(" -c %s=%s", k, o.Settings[k])
+	}
+	err = c.run(ctx, "pg_ctl", "-D", dir, "-w", "-t", "60", "-l", filepath.Join(dir, "postgres.log"), "-o", settings, "start")
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
 		return nil, fmt.Errorf("start postgres: %w\n%s", err, tail(string(log), 2000))
@@ -146,6 +169,24 @@ func (c *Cluster) reachable(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	return target, nil
+}
+
+// writeFile writes a file the server alone reads: owned by the cluster's
+// user, mode 0600.
+func (c *Cluster) writeFile(path string, content []byte) error {
+	if err := os.WriteFile(path, content, 0o600); err != nil {
+		return err
+	}
+	if c.user == "" {
+		return nil
+	}
+	u, err := user.Lookup(c.user)
+	if err != nil {
+		return err
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return os.Chown(path, uid, gid)
 }
 
 func (c *Cluster) initdb(ctx context.Context) error {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -41,6 +42,15 @@ const (
 	queueRoom        = 4096
 )
 
+// A background start gives way to the creations under way in its process
+// for up to yieldFor after its session was recorded (well inside Grace),
+// looking again every yieldPoll: a burst of customers opening sessions is
+// then not slowed by the starts it causes, which follow once it ebbs.
+const (
+	yieldFor  = 2 * time.Second
+	yieldPoll = 20 * time.Millisecond
+)
+
 // Starter records sessions and starts their workflows.
 type Starter struct {
 	store    *store.Store
@@ -49,6 +59,8 @@ type Starter struct {
 	mu      sync.Mutex
 	queue   []pending
 	running int
+	// opening counts the creations under way (Opening).
+	opening atomic.Int64
 }
 
 type pending struct {
@@ -59,6 +71,13 @@ type pending struct {
 // New returns a starter over the store and a Temporal client.
 func New(st *store.Store, c client.Client) *Starter {
 	return &Starter{store: st, temporal: c}
+}
+
+// Opening marks a session's creation under way, from its first step, and
+// returns the call that marks it done: background starts give way to it.
+func (s *Starter) Opening() (done func()) {
+	s.opening.Add(1)
+	return func() { s.opening.Add(-1) }
 }
 
 // Open records a new session, its created event and its workflow's
@@ -104,6 +123,13 @@ func (s *Starter) drain() {
 		s.queue[0] = pending{}
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
+		until := time.Now().Add(yieldFor)
+		if recorded := p.start.CreatedAt.Add(yieldFor); recorded.Before(until) {
+			until = recorded
+		}
+		for s.opening.Load() > 0 && time.Now().Before(until) {
+			time.Sleep(yieldPoll)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		if err := s.start(ctx, p); err != nil {
 			slog.Warn("session workflow not started; a sweep will start it", "session", p.start.SessionID, "err", err)

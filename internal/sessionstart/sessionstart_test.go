@@ -155,6 +155,34 @@ func TestOpenRecordsTheSessionAndStartsItsWorkflow(t *testing.T) {
 	}
 }
 
+// A background start gives way to a creation under way in its process,
+// and is made once the creation is done.
+func TestBackgroundStartsGiveWayToCreations(t *testing.T) {
+	st := storetest.NewStore(t)
+	fake := newFakeTemporal()
+	in := fixture(t, st)
+	s := sessionstart.New(st, fake)
+	done := s.Opening() // another customer's creation, under way
+	if err := s.Open(context.Background(), in, "P"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if _, ok := fake.workflow(in.Session.ID); ok {
+		t.Fatal("the workflow started while a creation was under way")
+	}
+	done()
+	deadline := time.Now().Add(5 * time.Second)
+	for pending(t, st, in.Session.ID) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background start did not follow the creation")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, ok := fake.workflow(in.Session.ID); !ok {
+		t.Fatal("no workflow started")
+	}
+}
+
 // A session Open cannot record (its plan is not there) leaves nothing
 // behind: neither the session nor a pending start of its workflow.
 func TestOpenRecordsBothOrNeither(t *testing.T) {

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,6 +95,12 @@ func getJSON(ctx context.Context, hc *http.Client, u, apiKey string, data any) (
 	if err != nil {
 		return false, err
 	}
+	return do(hc, req, apiKey, data)
+}
+
+// do sends req with the API key and reads its envelope's data into data
+// (unless nil); it tells whether a next page follows.
+func do(hc *http.Client, req *http.Request, apiKey string, data any) (bool, error) {
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	res, err := hc.Do(req)
 	if err != nil {
@@ -110,17 +117,108 @@ func getJSON(ctx context.Context, hc *http.Client, u, apiKey string, data any) (
 			} `json:"pagination"`
 		} `json:"meta"`
 		Error struct {
-			Code string `json:"code"`
+			Code    string `json:"code"`
+			Details []struct {
+				Field   string `json:"field"`
+				Message string `json:"message"`
+			} `json:"details"`
 		} `json:"error"`
 	}
+	u := req.URL.String()
 	if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
-		return false, fmt.Errorf("GET %s: %s, not the API's envelope", u, res.Status)
+		return false, fmt.Errorf("%s %s: %s, not the API's envelope", req.Method, u, res.Status)
 	}
 	if !env.Success {
-		return false, fmt.Errorf("GET %s: %s: %s (%s)", u, res.Status, env.Message, env.Error.Code)
+		msg := env.Message
+		for _, d := range env.Error.Details {
+			msg += "; " + d.Field + " " + d.Message
+		}
+		return false, fmt.Errorf("%s %s: %s: %s (%s)", req.Method, u, res.Status, msg, env.Error.Code)
 	}
-	if err := json.Unmarshal(env.Data, data); err != nil {
-		return false, fmt.Errorf("GET %s: %w", u, err)
+	if data != nil {
+		if err := json.Unmarshal(env.Data, data); err != nil {
+			return false, fmt.Errorf("%s %s: %w", req.Method, u, err)
+		}
 	}
 	return env.Meta.Pagination.HasNextPage, nil
+}
+
+// Refund is what the API tells `paymentsd refund send` of a refund: the
+// prepared transfer, from a deposit address, of one asset.
+type Refund struct {
+	ID                string `json:"id"`
+	Status            string `json:"status"`
+	Network           string `json:"network"`
+	AssetDefinitionID string `json:"assetDefinitionId"`
+	AmountBaseUnits   string `json:"amountBaseUnits"`
+	FromAddress       string `json:"fromAddress"`
+	ToAddress         string `json:"toAddress"`
+	TxHash            string `json:"txHash"`
+}
+
+// RefundFromAPI reads a refund of the project's environment (the API
+// key's).
+func RefundFromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, refundID string) (Refund, error) {
+	var r Refund
+	u := fmt.Sprintf("%s/api/v1/projects/%s/refunds/%s", strings.TrimRight(baseURL, "/"), url.PathEscape(projectID), url.PathEscape(refundID))
+	_, err := getJSON(ctx, hc, u, apiKey, &r)
+	return r, err
+}
+
+// ReportRefund tells the API the hash of the transaction that pays a
+// refund; repeating it changes nothing.
+func ReportRefund(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, refundID string, hash common.Hash) error {
+	u := fmt.Sprintf("%s/api/v1/projects/%s/refunds/%s/transaction", strings.TrimRight(baseURL, "/"), url.PathEscape(projectID), url.PathEscape(refundID))
+	return postHash(ctx, hc, u, apiKey, hash)
+}
+
+// postHash posts {txHash} to u.
+func postHash(ctx context.Context, hc *http.Client, u, apiKey string, hash common.Hash) error {
+	body, _ := json.Marshal(map[string]string{"txHash": hash.Hex()})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	_, err = do(hc, req, apiKey, nil)
+	return err
+}
+
+// Batch is what the API tells `paymentsd payout send` of a payout batch:
+// its address and its payouts' prepared transfers.
+type Batch struct {
+	ID          string        `json:"id"`
+	Status      string        `json:"status"`
+	FromAddress string        `json:"fromAddress"`
+	Payouts     []BatchPayout `json:"payouts"`
+}
+
+// BatchPayout is one payout of a Batch.
+type BatchPayout struct {
+	ID                string `json:"id"`
+	Line              int    `json:"line"`
+	Status            string `json:"status"`
+	ChainID           int64  `json:"chainId"`
+	AssetDefinitionID string `json:"assetDefinitionId"`
+	Symbol            string `json:"symbol"`
+	Decimals          int32  `json:"decimals"`
+	TokenAddress      string `json:"tokenAddress"`
+	AmountBaseUnits   string `json:"amountBaseUnits"`
+	ToAddress         string `json:"toAddress"`
+}
+
+// BatchFromAPI reads a payout batch of the project's environment (the API
+// key's) with its payouts.
+func BatchFromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, batchID string) (Batch, error) {
+	var b Batch
+	u := fmt.Sprintf("%s/api/v1/projects/%s/payout-batches/%s", strings.TrimRight(baseURL, "/"), url.PathEscape(projectID), url.PathEscape(batchID))
+	_, err := getJSON(ctx, hc, u, apiKey, &b)
+	return b, err
+}
+
+// ReportPayout tells the API the hash of the transaction that pays a
+// payout; repeating it changes nothing.
+func ReportPayout(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, payoutID string, hash common.Hash) error {
+	u := fmt.Sprintf("%s/api/v1/projects/%s/payouts/%s/transaction", strings.TrimRight(baseURL, "/"), url.PathEscape(projectID), url.PathEscape(payoutID))
+	return postHash(ctx, hc, u, apiKey, hash)
 }

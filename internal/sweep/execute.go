@@ -152,6 +152,11 @@ func (x *executor) send(ctx context.Context, round int, o *Outcome) (bool, error
 			return false, err
 		}
 		value := new(big.Int).Sub(balance, s.Fee)
+		if s.Exact && value.Cmp(s.Amount) >= 0 {
+			value.Set(s.Amount)
+		} else if s.Exact {
+			return false, fmt.Errorf("the balance (%s wei) no longer covers %s wei and its gas", balance, s.Amount)
+		}
 		if value.Sign() <= 0 {
 			return false, fmt.Errorf("the balance (%s wei) no longer covers its gas", balance)
 		}
@@ -428,4 +433,22 @@ func (j *journal) save() error {
 		return fmt.Errorf("%w: %v", errJournal, err)
 	}
 	return nil
+}
+
+// MinedTransfer returns the hash of the last transfer an earlier run
+// recorded in the journal and saw mined (an authorisation, a
+// transferFrom, an address's own transfer): a transfer made once must
+// not be planned again. Resume first, so that what was sent is settled.
+func MinedTransfer(cfg Config, chainID *big.Int) (common.Hash, bool, error) {
+	j, err := openJournal(cfg.Journal, chainID)
+	if err != nil {
+		return common.Hash{}, false, err
+	}
+	for i := len(j.Entries) - 1; i >= 0; i-- {
+		e := j.Entries[i]
+		if e.Mined && e.Description != "gas top-up" && e.Description != "permit" {
+			return e.Hash, true, nil
+		}
+	}
+	return common.Hash{}, false, nil
 }

@@ -133,6 +133,9 @@ type Step struct {
 	Gas    uint64   // of the step's own transactions (the relayer's: planned, estimated when sent)
 	Fee    *big.Int // Gas at the plan's gas price
 	TopUp  *big.Int // Transfer: what the relayer sends the address first (zero: none)
+	// Exact sends Amount of the native coin as it is, not the balance
+	// less the gas (PlanTransfer's step).
+	Exact bool
 
 	domain common.Hash
 }
@@ -189,31 +192,11 @@ func (p Plan) RelayerCost() *big.Int {
 // the key is then not the project's.
 func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) (Plan, error) {
 	c := cfg.Chain
-	chainID, err := c.ChainID(ctx)
+	p, chainNow, err := newPlan(ctx, cfg)
 	if err != nil {
-		return Plan{}, fmt.Errorf("chain ID: %w", err)
+		return p, err
 	}
-	gasPrice := cfg.GasPrice
-	if gasPrice == nil {
-		suggested, err := c.SuggestGasPrice(ctx)
-		if err != nil {
-			return Plan{}, fmt.Errorf("gas price: %w", err)
-		}
-		gasPrice = new(big.Int).Div(new(big.Int).Mul(suggested, big.NewInt(5)), big.NewInt(4))
-	}
-	head, err := c.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return Plan{}, fmt.Errorf("head: %w", err)
-	}
-	// Lateness is the chain's: a top-up is judged by its block's time.
-	chainNow := time.Unix(int64(head.Time), 0)
-	p := Plan{ChainID: chainID, Destination: cfg.Destination, GasPrice: gasPrice, RelayerBalance: new(big.Int)}
-	if cfg.Relayer != nil {
-		p.Relayer = crypto.PubkeyToAddress(cfg.Relayer.PublicKey)
-		if p.RelayerBalance, err = c.BalanceAt(ctx, p.Relayer, nil); err != nil {
-			return Plan{}, fmt.Errorf("relayer balance: %w", err)
-		}
-	}
+	chainID, gasPrice := p.ChainID, p.GasPrice
 	methods := map[common.Address]Method{}
 	domains := map[common.Address]common.Hash{}
 	var readable []Asset
@@ -323,6 +306,103 @@ func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) 
 			p.Steps = append(p.Steps, step)
 		}
 	}
+	return p, nil
+}
+
+// newPlan starts a plan: the chain's ID, the gas price, the relayer's
+// balance, and the chain's time (lateness is the chain's: a top-up is
+// judged by its block's time).
+func newPlan(ctx context.Context, cfg Config) (Plan, time.Time, error) {
+	c := cfg.Chain
+	chainID, err := c.ChainID(ctx)
+	if err != nil {
+		return Plan{}, time.Time{}, fmt.Errorf("chain ID: %w", err)
+	}
+	gasPrice := cfg.GasPrice
+	if gasPrice == nil {
+		suggested, err := c.SuggestGasPrice(ctx)
+		if err != nil {
+			return Plan{}, time.Time{}, fmt.Errorf("gas price: %w", err)
+		}
+		gasPrice = new(big.Int).Div(new(big.Int).Mul(suggested, big.NewInt(5)), big.NewInt(4))
+	}
+	head, err := c.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return Plan{}, time.Time{}, fmt.Errorf("head: %w", err)
+	}
+	p := Plan{ChainID: chainID, Destination: cfg.Destination, GasPrice: gasPrice, RelayerBalance: new(big.Int)}
+	if cfg.Relayer != nil {
+		p.Relayer = crypto.PubkeyToAddress(cfg.Relayer.PublicKey)
+		if p.RelayerBalance, err = c.BalanceAt(ctx, p.Relayer, nil); err != nil {
+			return Plan{}, time.Time{}, fmt.Errorf("relayer balance: %w", err)
+		}
+	}
+	return p, time.Unix(int64(head.Time), 0), nil
+}
+
+// PlanTransfer plans one transfer of exactly amount of asset from a
+// deposit address to cfg.Destination (a refund's prepared transfer): the
+// address's own transfer, or an authorisation or a permit the relayer
+// sends, as a sweep would move it. It fails, saying why, when the address
+// holds less than amount, or lacks the gas and no relayer may give it.
+func PlanTransfer(ctx context.Context, cfg Config, a Address, asset Asset, amount *big.Int) (Plan, error) {
+	c := cfg.Chain
+	p, chainNow, err := newPlan(ctx, cfg)
+	if err != nil {
+		return p, err
+	}
+	if _, derived, err := cfg.Wallet.Key(a.Index); err != nil {
+		return p, err
+	} else if derived != a.Address {
+		return p, fmt.Errorf("the key derives %s at index %d, not %s: it is not this project's deposit key for this environment (the account key, m/44'/60'/0')", derived, a.Index, a.Address)
+	}
+	native, err := c.BalanceAt(ctx, a.Address, nil)
+	if err != nil {
+		return p, fmt.Errorf("balance of %s: %w", a.Address, err)
+	}
+	step := Step{Index: a.Index, From: a.Address, Asset: asset, Amount: amount, TopUp: new(big.Int), Exact: true}
+	if asset.Native() {
+		gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &cfg.Destination, Value: amount})
+		if err != nil {
+			return p, fmt.Errorf("gas of the transfer to %s: %w", cfg.Destination, err)
+		}
+		step.Method, step.Gas, step.Fee = Native, gas, new(big.Int).Mul(new(big.Int).SetUint64(gas), p.GasPrice)
+		if need := new(big.Int).Add(amount, step.Fee); native.Cmp(need) < 0 {
+			return p, fmt.Errorf("%s holds %s, less than the transfer and its gas (%s)", a.Address, asset.Format(native), asset.Format(need))
+		}
+		p.Steps = []Step{step}
+		return p, nil
+	}
+	balance, err := call[*big.Int](ctx, c, asset.Token, "balanceOf", a.Address)
+	if err != nil {
+		return p, fmt.Errorf("%s balance of %s: %w", asset.Symbol, a.Address, err)
+	}
+	if balance.Cmp(amount) < 0 {
+		return p, fmt.Errorf("%s holds %s, less than the %s to send", a.Address, asset.Format(balance), asset.Format(amount))
+	}
+	gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &asset.Token, Data: pack("transfer", cfg.Destination, amount)})
+	if err != nil {
+		return p, fmt.Errorf("the transfer fails on chain: %w", err)
+	}
+	if m, d := probe(ctx, c, p.ChainID, asset.Token); m != Transfer && cfg.Relayer != nil {
+		step.Method, step.domain, step.Gas = m, d, relayedGas(m, gas)
+		step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(step.Gas), p.GasPrice)
+		p.Steps = []Step{step}
+		return p, nil
+	}
+	step.Method, step.Gas = Transfer, gas
+	step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(gas), p.GasPrice)
+	switch {
+	case native.Cmp(step.Fee) >= 0:
+	case cfg.Relayer == nil:
+		return p, fmt.Errorf("%s needs %s wei of gas it lacks: give a relayer", a.Address, new(big.Int).Sub(step.Fee, native))
+	case chainNow.Before(a.LateUntil):
+		return p, fmt.Errorf("%s needs a gas top-up, which would count as a payment of its session until %s: send it after that, "+
+			"or from a relayer of a token with authorisations or permits", a.Address, a.LateUntil.UTC().Format(time.RFC3339))
+	default:
+		step.TopUp.Sub(step.Fee, native)
+	}
+	p.Steps = []Step{step}
 	return p, nil
 }
 

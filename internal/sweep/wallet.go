@@ -27,7 +27,14 @@ import (
 // are derived from: address i is <key>/0/i.
 type Wallet struct {
 	key *hdkeychain.ExtendedKey
+	// account, when set, is the wallet's one key: a treasury account's,
+	// which pays payouts (AccountWallet).
+	account *ecdsa.PrivateKey
 }
+
+// AccountWallet is the wallet of one account's private key: every index
+// is that account.
+func AccountWallet(key *ecdsa.PrivateKey) Wallet { return Wallet{account: key} }
 
 // ParseWallet parses an extended private key ("xprv…"). An extended public
 // key is refused: it cannot sign.
@@ -44,6 +51,9 @@ func ParseWallet(s string) (Wallet, error) {
 
 // Key returns deposit address index's private key and address.
 func (w Wallet) Key(index uint32) (*ecdsa.PrivateKey, common.Address, error) {
+	if w.account != nil {
+		return w.account, crypto.PubkeyToAddress(w.account.PublicKey), nil
+	}
 	child, err := keys.Child(w.key, index)
 	if err != nil {
 		return nil, common.Address{}, err

@@ -3,6 +3,7 @@ package attack
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/paymentsd/paymentsd/api"
@@ -62,7 +64,29 @@ func setup(t *testing.T) world {
 			}
 			return delivery != "", fmt.Sprintf("the victim's test event has no delivery: %s", raw)
 		})
+		// A refund of the session, paid by a finalized transfer recorded
+		// as the scanner would: the refund's routes then name a real one.
+		now := time.Now().UTC()
+		if err := stack.Store.InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
+			ProjectID: w.victim.Project.ID, CheckoutSessionID: str(session["id"]), PaymentPlanID: str(plan["id"]),
+			Status: payment.TxFinalized, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
+			AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Amount: "10", AmountBaseUnits: "10000000",
+			AmountUSD: decimal.NewFromInt(10), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		refund := mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/refunds", key,
+			[]byte(`{"checkoutSessionId":"`+str(session["id"])+`","amount":"4"}`), nil))
+		claimToken := str(refund["claimUrl"])[strings.LastIndex(str(refund["claimUrl"]), "/")+1:]
+		secrets.add(claimToken)
+		batch := mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/payout-batches", key,
+			[]byte(`{"fromAddress":"0x00000000000000000000000000000000000000aa","payouts":[`+
+				`{"address":"0x000000000000000000000000000000000000bEEF","asset":"usdc-devnet","amount":"1","reference":"victim-supplier"}]}`), nil))
+		payout := batch["payouts"].([]any)[0].(map[string]any)
 		w.params = map[string]string{
+			"refundId":      str(refund["id"]),
+			"batchId":       str(batch["id"]),
+			"payoutId":      str(payout["id"]),
+			"claimToken":    claimToken,
 			"projectId":     w.victim.Project.ID,
 			"planId":        str(plan["id"]),
 			"sessionId":     str(session["id"]),
@@ -81,7 +105,8 @@ func setup(t *testing.T) world {
 			"file":          "qr.png",
 			"address":       "0x000000000000000000000000000000000000bEEF", // claimed by nobody: a well-formed address
 		}
-		w.victimIDs = []string{str(plan["id"]), str(session["id"]), str(hook["id"]), str(event["id"]), delivery}
+		w.victimIDs = []string{str(plan["id"]), str(session["id"]), str(hook["id"]), str(event["id"]), delivery, str(refund["id"]),
+			str(batch["id"]), str(payout["id"])}
 		theWorld = w
 	})
 	if theWorld.params == nil {
@@ -249,7 +274,8 @@ func TestEveryConnectProcedureRefusesOtherCallers(t *testing.T) {
 func connectRequest(w world, in protoreflect.MessageDescriptor) []byte {
 	req := map[string]string{}
 	for field, param := range map[string]string{"project_id": "projectId", "plan_id": "planId",
-		"transaction_id": "transactionId", "session_id": "sessionId"} {
+		"transaction_id": "transactionId", "session_id": "sessionId", "refund_id": "refundId", "checkout_session_id": "sessionId",
+		"batch_id": "batchId", "payout_id": "payoutId"} {
 		if f := in.Fields().ByName(protoreflect.Name(field)); f != nil {
 			req[f.JSONName()] = w.params[param]
 		}
@@ -259,7 +285,7 @@ func connectRequest(w world, in protoreflect.MessageDescriptor) []byte {
 }
 
 func hasResourceField(in protoreflect.MessageDescriptor) bool {
-	for _, f := range []protoreflect.Name{"plan_id", "transaction_id", "session_id"} {
+	for _, f := range []protoreflect.Name{"plan_id", "transaction_id", "session_id", "refund_id", "checkout_session_id", "batch_id", "payout_id"} {
 		if in.Fields().ByName(f) != nil {
 			return true
 		}

@@ -21,11 +21,21 @@ type apiClient struct {
 
 type apiResponse struct {
 	Status int
+	Header http.Header
 	Raw    []byte
 	Data   json.RawMessage
 }
 
 func (c apiClient) post(ctx context.Context, url, key string, body any) (apiResponse, error) {
+	var h map[string]string
+	if key != "" {
+		h = map[string]string{"Authorization": "Bearer " + key}
+	}
+	return c.postWith(ctx, url, h, body)
+}
+
+// postWith posts body with the headers given (a session's cookie).
+func (c apiClient) postWith(ctx context.Context, url string, headers map[string]string, body any) (apiResponse, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return apiResponse{}, err
@@ -35,15 +45,15 @@ func (c apiClient) post(ctx context.Context, url, key string, body any) (apiResp
 		return apiResponse{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return apiResponse{}, err
 	}
 	defer resp.Body.Close()
-	out := apiResponse{Status: resp.StatusCode}
+	out := apiResponse{Status: resp.StatusCode, Header: resp.Header}
 	if out.Raw, err = io.ReadAll(io.LimitReader(resp.Body, 1<<20)); err != nil {
 		return out, err
 	}

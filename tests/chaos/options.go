@@ -33,6 +33,8 @@ const (
 	ClassWrongSession     = "wrong-session"     // another session's payment hash posted to a session
 	ClassExpireConfirming = "expire-confirming" // mined shortly before expiry, confirmed after it
 	ClassInternal         = "internal"          // native payments made by a contract's internal calls
+	ClassRefund           = "refund"            // paid in full, then refunded in part or whole from a treasury, reported by hash
+	ClassPayout           = "payout"            // a batch of 1 to 3 payouts from a treasury, approved by an owner, reported or left to the scanner
 )
 
 // Fault classes.
@@ -48,7 +50,7 @@ const (
 // the fault classes.
 var (
 	AllClasses = []string{ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
-		ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassInternal}
+		ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassInternal, ClassRefund, ClassPayout}
 	AllFaults = []string{FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill}
 )
 
@@ -61,7 +63,7 @@ var (
 	classPresets = map[string][]string{
 		"happy": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate},
 		"all": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
-			ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming},
+			ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassRefund, ClassPayout},
 	}
 	faultPresets = map[string][]string{
 		"none":  {},

@@ -101,6 +101,8 @@ func (rep *Report) Print(w io.Writer) {
 	if rep.Chain != nil && rep.Result != nil {
 		p("chain: blocks %d..%d read, %d transfers to deposit addresses (%d by internal calls); chain clock %s ahead",
 			rep.Chain.From, rep.Chain.Head, rep.Result.Transfers, rep.Result.Internal, rep.Drift)
+		p("money out: %d refunds recorded, %d paid on the canonical chain%s; %d payouts recorded, %d paid on the canonical chain",
+			rep.Result.Refunds, rep.Result.RefundsPaid, refundWaits(rep.RefundWaits), rep.Result.Payouts, rep.Result.PayoutsPaid)
 	}
 	f := rep.Faults
 	var down time.Duration
@@ -236,4 +238,24 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// refundWaits says how long the refund scenarios waited after paying: for
+// the engine to record the payment, and for it to be final (a refund
+// possible), as median and longest.
+func refundWaits(waits [][2]time.Duration) string {
+	if len(waits) == 0 {
+		return ""
+	}
+	median := func(i int) (time.Duration, time.Duration) {
+		d := make([]time.Duration, len(waits))
+		for k, w := range waits {
+			d[k] = w[i]
+		}
+		slices.Sort(d)
+		return d[len(d)/2].Round(time.Second), d[len(d)-1].Round(time.Second)
+	}
+	rm, rx := median(0)
+	fm, fx := median(1)
+	return fmt.Sprintf("; after its payment a refund's session had it recorded in %s (longest %s) and final in %s (longest %s)", rm, rx, fm, fx)
 }

@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/jackc/pgx/v5"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
@@ -40,9 +42,17 @@ type run struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	txs      []sentTx
-	submits  map[string]int
-	problems []reconcile.Discrepancy // the API's failures and leaks
-	faults   faultLog
+	refunds  []sentRefund
+	payouts  []sentPayout
+	// ownerCookie is the owner's session, which approves payout batches.
+	ownerCookie string
+	// refundWaits are, per refund, how long after its payment was sent
+	// the engine had recorded it (zero: before the first look) and the
+	// API took a refund of it (the payment final).
+	refundWaits [][2]time.Duration
+	submits     map[string]int
+	problems    []reconcile.Discrepancy // the API's failures and leaks
+	faults      faultLog
 }
 
 func (r *run) problem(kind, session, format string, args ...any) {
@@ -59,8 +69,11 @@ type Report struct {
 	Sessions  map[string]*session
 	Sent      []sentTx
 	Submits   map[string]int
-	Result    *reconcile.Result
-	Chain     *reconcile.Chain
+	// RefundWaits are the refund scenarios' waits after their payment:
+	// until the engine recorded it, and until it was final.
+	RefundWaits [][2]time.Duration
+	Result      *reconcile.Result
+	Chain       *reconcile.Chain
 	// Problems are the harness's own findings: API failures, answers that
 	// show another session's data, and scenario errors.
 	Problems []reconcile.Discrepancy
@@ -184,9 +197,12 @@ wait:
 		return nil, err
 	}
 	readAt := time.Now()
-	watched := make([]common.Address, len(rec.Sessions))
-	for i, cs := range rec.Sessions {
-		watched[i] = cs.DepositAddress
+	watched := make([]common.Address, 0, len(rec.Sessions)+len(rec.Refunds))
+	for _, cs := range rec.Sessions {
+		watched = append(watched, cs.DepositAddress)
+	}
+	for _, f := range append(rec.Refunds, rec.Payouts...) {
+		watched = append(watched, f.To) // money out
 	}
 	ch, err := reconcile.ReadChain(ctx, s.chain.URL, 0, watched, []common.Address{s.chain.Token})
 	if err != nil {
@@ -203,7 +219,35 @@ wait:
 				Detail: fmt.Sprintf("opened (%s) but not recorded", cs.Class)})
 		}
 	}
+	for _, f := range r.refunds {
+		i := slices.IndexFunc(rec.Refunds, func(x reconcile.Refund) bool { return x.ID == f.ID })
+		switch {
+		case i < 0:
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.SessionID,
+				Detail: fmt.Sprintf("refund %s made but not recorded", f.ID)})
+		case rec.Refunds[i].To != f.To || rec.Refunds[i].Token != f.Token || rec.Refunds[i].Amount.Cmp(f.Amount) != 0:
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.SessionID,
+				Detail: fmt.Sprintf("refund %s of %s to %s is recorded as %s to %s", f.ID, f.Amount, f.To.Hex(), rec.Refunds[i].Amount, rec.Refunds[i].To.Hex())})
+		}
+	}
+	for _, f := range r.payouts {
+		i := slices.IndexFunc(rec.Payouts, func(x reconcile.Refund) bool { return x.ID == f.ID })
+		switch {
+		case i < 0:
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.BatchID,
+				Detail: fmt.Sprintf("payout %s made but not recorded", f.ID)})
+		case rec.Payouts[i].To != f.To || rec.Payouts[i].Token != f.Token || rec.Payouts[i].Amount.Cmp(f.Amount) != 0:
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.BatchID,
+				Detail: fmt.Sprintf("payout %s of %s to %s is recorded as %s to %s", f.ID, f.Amount, f.To.Hex(), rec.Payouts[i].Amount, rec.Payouts[i].To.Hex())})
+		case rec.Payouts[i].Status != "finalized" && slices.ContainsFunc(ch.Transfers, func(t reconcile.Transfer) bool { return t.TxHash == f.Hash }):
+			// Paid on the canonical chain (not dropped by a reorg), but
+			// not recorded so: reported or not, it must be followed.
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.BatchID,
+				Detail: fmt.Sprintf("payout %s, paid by %s, is %s", f.ID, f.Hash.Hex(), rec.Payouts[i].Status)})
+		}
+	}
 	rep.Sessions, rep.Sent, rep.Submits, rep.Problems = r.sessions, r.txs, r.submits, r.problems
+	rep.RefundWaits = r.refundWaits
 	r.mu.Unlock()
 	rep.Problems = append(rep.Problems, r.failedWorkflows(ctx)...)
 	for _, f := range r.faults.failures {
@@ -218,6 +262,27 @@ wait:
 	}
 	rep.Total = time.Since(began)
 	return rep, nil
+}
+
+// minedUnfollowedRefunds counts the refunds still recorded sent whose
+// transaction the chain has mined: chainwatch is yet to follow them.
+func (r *run) minedUnfollowedRefunds(ctx context.Context) int64 {
+	rows, err := r.s.db.Query(ctx, `SELECT tx_hash FROM refunds WHERE project_id = $1 AND status = 'sent'
+		UNION ALL SELECT tx_hash FROM payouts WHERE project_id = $1 AND status = 'sent'`, r.s.projectID)
+	if err != nil {
+		return 1
+	}
+	hashes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 1
+	}
+	var n int64
+	for _, h := range hashes {
+		if _, err := r.s.chain.Client().TransactionReceipt(ctx, common.HexToHash(h)); err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // keepClock holds the interval miner while the chain's clock is ahead of
@@ -322,7 +387,9 @@ func (r *run) settle(ctx context.Context) string {
 	for {
 		var open, undecided, mark int64
 		err := r.s.db.QueryRow(ctx, `SELECT
-			(SELECT count(*) FROM transactions WHERE project_id = $1 AND status IN ('pending', 'confirmed')),
+			(SELECT count(*) FROM transactions WHERE project_id = $1 AND status IN ('pending', 'confirmed'))
+				+ (SELECT count(*) FROM refunds WHERE project_id = $1 AND status = 'confirmed')
+				+ (SELECT count(*) FROM payouts WHERE project_id = $1 AND status = 'confirmed'),
 			(SELECT count(*) FROM checkout_sessions WHERE project_id = $1 AND status IN ('open', 'processing')
 				AND expires_at < $2),
 			(SELECT count(*) FROM events WHERE project_id = $1) + (SELECT count(*) FROM transactions WHERE project_id = $1)`,
@@ -333,6 +400,7 @@ func (r *run) settle(ctx context.Context) string {
 		if mark != lastMark {
 			lastMark, lastChange = mark, time.Now()
 		}
+		open += r.minedUnfollowedRefunds(ctx)
 		head, scanned, known, _ := r.s.scanProgress(ctx)
 		caughtUp := !known || scanned+2 >= head
 		now := time.Now()

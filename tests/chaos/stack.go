@@ -61,6 +61,8 @@ type stack struct {
 	key       string
 	planID    string
 	api       apiClient
+	// owner signs in to approve payout batches: an owner of the project.
+	owner, ownerPassword string
 
 	closers []func()
 }
@@ -233,6 +235,14 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 		return err
 	}
 	s.projectID, s.key = p.Project.ID, p.SandboxKey
+	s.owner, s.ownerPassword = "owner@reconciliation.test", "approves the reconciliation run's payouts"
+	u, err := svc.CreateUser(ctx, s.owner, s.ownerPassword)
+	if err != nil {
+		return err
+	}
+	if err := svc.AddOwner(ctx, p.Project.ID, u.ID); err != nil {
+		return err
+	}
 	walletSeed := sha256.Sum256([]byte("chaos deposit wallet " + strconv.FormatUint(seed, 10)))
 	_, xpub, err := keys.NewDevKey(walletSeed[:])
 	if err != nil {

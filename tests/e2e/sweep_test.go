@@ -2,15 +2,20 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // A merchant sweeps with `paymentsd sweep` on their own machine: the
@@ -52,29 +57,9 @@ func TestSweepMovesPaidSessionsFundsToOneAddress(t *testing.T) {
 	}
 	txsBefore := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/transactions", keys.key).list()
 
-	dir := t.TempDir()
-	xprv, _ := walletOf(t, keys.id, false)
-	keyFile := filepath.Join(dir, "deposit.xprv")
-	if err := os.WriteFile(keyFile, []byte(xprv+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	relayer, err := crypto.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chain.TransferNative(ctx, chain.Accounts[3], crypto.PubkeyToAddress(relayer.PublicKey), units("1000000000000000000")); err != nil {
-		t.Fatal(err)
-	}
-	relayerFile := filepath.Join(dir, "relayer.key")
-	if err := os.WriteFile(relayerFile, []byte(hex.EncodeToString(crypto.FromECDSA(relayer))), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	m := newMerchantMachine(t, keys.id)
+	dir, xprv, keyFile, relayerFile, relayer, bin := m.dir, m.xprv, m.keyFile, m.relayerFile, m.relayer, m.bin()
 	dest := common.HexToAddress("0x5eeD00000000000000000000000000000000c0de")
-
-	bin := filepath.Join(dir, "paymentsd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/paymentsd").CombinedOutput(); err != nil {
-		t.Fatalf("build paymentsd: %v\n%s", err, out)
-	}
 	sweep := func(extra ...string) string {
 		t.Helper()
 		args := append([]string{"sweep", "--api", ts.URL, "--project", keys.id, "--network", "devnet", "--rpc", chain.URL,
@@ -128,4 +113,51 @@ func TestSweepMovesPaidSessionsFundsToOneAddress(t *testing.T) {
 	if len(after) != len(txsBefore) {
 		t.Fatalf("the engine recorded the sweep's transfers: %d transactions, %d before", len(after), len(txsBefore))
 	}
+}
+
+// merchantMachine is what a merchant's own machine holds to sign, in dir:
+// the deposit key's xprv in a file, and a relayer account funded with 1
+// ETH, its key in a file.
+type merchantMachine struct {
+	dir, xprv, keyFile, relayerFile string
+	relayer                         *ecdsa.PrivateKey
+	t                               *testing.T
+}
+
+func newMerchantMachine(t *testing.T, projectID string) merchantMachine {
+	t.Helper()
+	ctx := context.Background()
+	m := merchantMachine{dir: t.TempDir(), t: t}
+	m.xprv, _ = walletOf(t, projectID, false)
+	m.keyFile = filepath.Join(m.dir, "deposit.xprv")
+	if err := os.WriteFile(m.keyFile, []byte(m.xprv+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if m.relayer, err = crypto.GenerateKey(); err != nil {
+		t.Fatal(err)
+	}
+	relayer := crypto.PubkeyToAddress(m.relayer.PublicKey)
+	if _, err := chain.TransferNative(ctx, chain.Accounts[3], relayer, units("1000000000000000000")); err != nil {
+		t.Fatal(err)
+	}
+	m.relayerFile = filepath.Join(m.dir, "relayer.key")
+	if err := os.WriteFile(m.relayerFile, []byte(hex.EncodeToString(crypto.FromECDSA(m.relayer))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		b, err := chain.Client().BalanceAt(ctx, relayer, nil)
+		return err == nil && b.Sign() > 0, fmt.Sprintf("the relayer is not funded: %v %v", b, err)
+	})
+	return m
+}
+
+// bin builds paymentsd into the machine's folder.
+func (m merchantMachine) bin() string {
+	m.t.Helper()
+	bin := filepath.Join(m.dir, "paymentsd")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/paymentsd").CombinedOutput(); err != nil {
+		m.t.Fatalf("build paymentsd: %v\n%s", err, out)
+	}
+	return bin
 }

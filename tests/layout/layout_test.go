@@ -30,6 +30,8 @@ var tiers = map[string]int{
 	"internal/auth":          1,
 	"internal/postgres":      1,
 	"internal/testwait":      1,
+	"internal/temporalconn":  1,
+	"internal/testpki":       1,
 	"api/gen":                1,
 	"api/web":                1,
 

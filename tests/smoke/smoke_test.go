@@ -22,17 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/dev/freeport"
 	"github.com/paymentsd/paymentsd/internal/testwait"
 )
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 func TestDevCommandFromCleanClone(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
@@ -58,15 +50,17 @@ func TestDevCommandFromCleanClone(t *testing.T) {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 
-	api := freePort(t)
+	// Ports below the ephemeral range (see dev/freeport): the dev stack
+	// binds them only after a build of minutes.
+	api := freeport.Pick()
 	// A newcomer's environment: no database, Temporal where it goes by
 	// default (make test runs the other test packages' Temporal on
 	// Postgres, through TEMPORAL_PERSISTENCE).
 	env := append(os.Environ(), fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", api), "DATABASE_URL=", "TEMPORAL_PERSISTENCE=")
 	cmd := exec.Command("./dev/scripts/dev.sh",
-		"--postgres-port", fmt.Sprint(freePort(t)), "--temporal-port", fmt.Sprint(freePort(t)),
-		"--ui-port", fmt.Sprint(freePort(t)), "--chain-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		"--receiver-addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--block-interval", "500ms")
+		"--postgres-port", fmt.Sprint(freeport.Pick()), "--temporal-port", fmt.Sprint(freeport.Pick()),
+		"--ui-port", fmt.Sprint(freeport.Pick()), "--chain-addr", fmt.Sprintf("127.0.0.1:%d", freeport.Pick()),
+		"--receiver-addr", fmt.Sprintf("127.0.0.1:%d", freeport.Pick()), "--block-interval", "500ms")
 	cmd.Dir = clone
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()

@@ -1,7 +1,9 @@
 package stacktest
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -78,4 +80,25 @@ func scrape(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %d %v", url, res.StatusCode, err)
 	}
 	return string(b)
+}
+
+// A Temporal port another listener holds stops the start with an error
+// that says so, where the server, left to itself, would go on without its
+// listener and crash the process.
+func TestATakenTemporalPortIsAnError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	tc, err := devstack.StartTemporal(devstack.TemporalConfig{Port: port})
+	if err == nil {
+		tc.Stop()
+		t.Fatalf("Temporal started on port %d, which another listener holds", port)
+	}
+	t.Log(err)
+	if !strings.Contains(err.Error(), "gRPC listener") || !strings.Contains(err.Error(), fmt.Sprint(port)) {
+		t.Fatalf("StartTemporal = %v; want an error on the gRPC listener of port %d", err, port)
+	}
 }

@@ -43,6 +43,11 @@ const (
 	// KindEvents: an object's events do not match its state changes one to
 	// one, or their versions have gaps.
 	KindEvents = "events"
+	// KindRefund: money out disagrees with the chain: a refund recorded
+	// final that no canonical transfer pays, a refund whose transfer is
+	// on the chain but not recorded final, or a refund's address holding
+	// other than its finalized refunds.
+	KindRefund = "refund"
 )
 
 // Discrepancy is one thing the engine's records get wrong.
@@ -83,6 +88,11 @@ type Result struct {
 	// Ambiguous counts sessions whose expected outcome depended on a
 	// payment mined within Margin of their expiry.
 	Ambiguous int
+	// Refunds counts the refunds checked; RefundsPaid those the chain
+	// shows paid.
+	Refunds, RefundsPaid int
+	// Payouts and PayoutsPaid are the same of payouts.
+	Payouts, PayoutsPaid int
 }
 
 // Outcome is a session's status and exception.
@@ -231,6 +241,7 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 		}
 	}
 
+	checkMoneyOut(ch, rec, r, add)
 	checkEvents(rec, add)
 	sort.SliceStable(r.Discrepancies, func(i, j int) bool { return r.Discrepancies[i].Kind < r.Discrepancies[j].Kind })
 	return r
@@ -379,6 +390,77 @@ var txMoves = map[string][]string{
 	"confirmed": {"finalized", "pending"},
 }
 
+// checkMoneyOut checks money out, refunds and payouts alike: one the
+// canonical chain shows paid (its transaction moving its asset and
+// amount to its address) is finalized, one recorded confirmed or
+// finalized is paid so, and what an address paid holds is what its
+// finalized refunds and payouts make.
+func checkMoneyOut(ch *Chain, rec *Records, r *Result, add func(kind, session, format string, args ...any)) {
+	byTo := map[common.Address][]Transfer{}
+	for _, t := range ch.Transfers {
+		byTo[t.To] = append(byTo[t.To], t)
+	}
+	type holding struct{ to, token common.Address }
+	final := map[holding]*big.Int{}
+	owner := map[holding]string{}
+	check := func(what string, list []Refund, checked, paidOnChain *int) {
+		for _, f := range list {
+			*checked++
+			k := holding{f.To, f.Token}
+			if final[k] == nil {
+				final[k], owner[k] = new(big.Int), f.SessionID
+			}
+			paid := slices.ContainsFunc(byTo[f.To], func(t Transfer) bool {
+				return strings.EqualFold(t.TxHash.Hex(), f.TxHash) && t.Token == f.Token && t.Amount.Cmp(f.Amount) == 0
+			})
+			switch {
+			case paid && f.Status != "finalized":
+				add(KindRefund, f.SessionID, "%s %s is %s, but the chain shows it paid by %s", what, f.ID, f.Status, f.TxHash)
+			case !paid && (f.Status == "finalized" || f.Status == "confirmed"):
+				add(KindRefund, f.SessionID, "%s %s is %s, but no canonical transfer %s pays %s to %s", what, f.ID, f.Status, f.TxHash, f.Amount, f.To.Hex())
+			}
+			if paid {
+				*paidOnChain++
+			}
+			if f.Status == "finalized" {
+				final[k].Add(final[k], f.Amount)
+			}
+		}
+	}
+	check("refund", rec.Refunds, &r.Refunds, &r.RefundsPaid)
+	check("payout", rec.Payouts, &r.Payouts, &r.PayoutsPaid)
+	for k, want := range final {
+		held := ch.Native[k.to]
+		if k.token != (common.Address{}) {
+			held = ch.Tokens[k.token][k.to]
+		}
+		if held == nil {
+			held = new(big.Int)
+		}
+		if held.Cmp(want) != 0 {
+			add(KindRefund, owner[k], "address %s holds %s of %s; its finalized refunds and payouts make %s", k.to.Hex(), held, k.token.Hex(), want)
+		}
+	}
+	// An approved batch is completed when, and only when, every payout of
+	// it is done.
+	pending := map[string]int{}
+	for _, f := range rec.Payouts {
+		switch f.Status {
+		case "finalized", "failed", "canceled", "exception":
+		default:
+			pending[f.SessionID]++
+		}
+	}
+	for id, b := range rec.Batches {
+		switch {
+		case b.Status == "completed" && pending[id] > 0:
+			add(KindRefund, id, "payout batch %s is completed with %d payouts not done", id, pending[id])
+		case b.Status == "approved" && pending[id] == 0:
+			add(KindRefund, id, "payout batch %s is approved with every payout done, not completed", id)
+		}
+	}
+}
+
 // checkEvents checks that each object's events have versions 1..n without
 // gaps, n being the object's version, and that they match its state
 // changes one to one.
@@ -453,9 +535,47 @@ func checkEvents(rec *Records, add func(kind, session, format string, args ...an
 	for id, v := range rec.PlanVersions {
 		versions(id, "", v)
 	}
+	for _, f := range rec.Refunds {
+		evs := versions(f.ID, f.SessionID, f.Version)
+		if len(evs) == 0 {
+			continue
+		}
+		if evs[0].Type != "refund.created" {
+			add(KindEvents, f.SessionID, "%s: first event is %s", f.ID, evs[0].Type)
+		}
+		for _, e := range evs[1:] {
+			if e.Type != "refund."+e.DataStatus && (e.Type != "refund.address_provided" || e.DataStatus != "awaiting_signature") {
+				add(KindEvents, f.SessionID, "%s: event %s (version %d) carries status %s", f.ID, e.Type, e.Version, e.DataStatus)
+			}
+		}
+		if last := evs[len(evs)-1].DataStatus; last != f.Status {
+			add(KindEvents, f.SessionID, "%s: last event says %s, the refund is %s", f.ID, last, f.Status)
+		}
+	}
+	for id, b := range rec.Batches {
+		evs := versions(id, id, b.Version)
+		if len(evs) > 0 && (evs[0].Type != "payout_batch.created" || evs[len(evs)-1].Type != "payout_batch."+b.Status && b.Status != "awaiting_approval") {
+			add(KindEvents, id, "%s: events %s … %s, the batch is %s", id, evs[0].Type, evs[len(evs)-1].Type, b.Status)
+		}
+	}
+	// A payout's version counts its batch's approval, which has the
+	// batch's event, not one of its own: its events are its moves from
+	// sent on, each naming the status it carries.
+	for _, f := range rec.Payouts {
+		known[f.ID] = true
+		evs := byObject[f.ID]
+		for _, e := range evs {
+			if e.Type != "payout."+e.DataStatus || e.DataVersion != e.Version {
+				add(KindEvents, f.SessionID, "%s: event %s (version %d) carries status %s and version %d", f.ID, e.Type, e.Version, e.DataStatus, e.DataVersion)
+			}
+		}
+		if len(evs) > 0 && evs[len(evs)-1].DataStatus != f.Status {
+			add(KindEvents, f.SessionID, "%s: last event says %s, the payout is %s", f.ID, evs[len(evs)-1].DataStatus, f.Status)
+		}
+	}
 	for id, evs := range byObject {
 		if !known[id] {
-			add(KindEvents, "", "%d events of %s, which is not a session, transaction or plan of the project", len(evs), id)
+			add(KindEvents, "", "%d events of %s, which is not a session, transaction, refund, payout, batch or plan of the project", len(evs), id)
 		}
 	}
 }

@@ -292,3 +292,93 @@ func TestExpect(t *testing.T) {
 		t.Fatalf("with tolerance: %v", outs)
 	}
 }
+
+// Money out: a refund the chain shows paid must be recorded finalized, one
+// recorded final must be paid on the chain, and a refund's address holds
+// what its finalized refunds make.
+func TestRefundsAgainstTheChain(t *testing.T) {
+	to1, to2, to3 := common.HexToAddress("0x00000000000000000000000000000000000000f1"),
+		common.HexToAddress("0x00000000000000000000000000000000000000f2"), common.HexToAddress("0x00000000000000000000000000000000000000f3")
+	h1, h2 := common.HexToHash("0x01"), common.HexToHash("0x02")
+	ch := &Chain{
+		Transfers: []Transfer{
+			{TxHash: h1, LogIndex: 0, To: to1, Token: token, Amount: big.NewInt(500)},
+			{TxHash: h2, LogIndex: 0, To: to2, Token: token, Amount: big.NewInt(700)},
+		},
+		Native: map[common.Address]*big.Int{},
+		Tokens: map[common.Address]map[common.Address]*big.Int{token: {to1: big.NewInt(500), to2: big.NewInt(700)}},
+	}
+	events := func(id string, statuses ...string) []Event {
+		var out []Event
+		for i, st := range statuses {
+			typ := "refund." + st
+			if i == 0 {
+				typ = "refund.created"
+			}
+			out = append(out, Event{ID: id + st, ObjectID: id, Type: typ, Version: i + 1, DataVersion: i + 1, DataStatus: st})
+		}
+		return out
+	}
+	rec := &Records{
+		Refunds: []Refund{
+			{ID: "rf_ok", SessionID: "cs_1", Status: "finalized", To: to1, Token: token, Amount: big.NewInt(500), TxHash: strings.ToLower(h1.Hex()), Version: 3},
+			{ID: "rf_lagging", SessionID: "cs_2", Status: "sent", To: to2, Token: token, Amount: big.NewInt(700), TxHash: strings.ToLower(h2.Hex()), Version: 2},
+			{ID: "rf_phantom", SessionID: "cs_3", Status: "finalized", To: to3, Token: token, Amount: big.NewInt(900), TxHash: "0x03", Version: 3},
+		},
+	}
+	rec.Events = append(append(events("rf_ok", "awaiting_signature", "sent", "finalized"), events("rf_lagging", "awaiting_signature", "sent")...),
+		events("rf_phantom", "awaiting_signature", "sent", "finalized")...)
+	res := Reconcile(ch, rec, Settings{ChainID: 1337, Now: time.Now()})
+	var got []string
+	for _, d := range res.Discrepancies {
+		got = append(got, d.Kind+" "+d.SessionID)
+	}
+	slices.Sort(got)
+	// The lagging refund, and its address holding what no finalized
+	// refund makes; the phantom, and its address holding none of it.
+	want := []string{"refund cs_2", "refund cs_2", "refund cs_3", "refund cs_3"}
+	if !slices.Equal(got, want) || res.Refunds != 3 || res.RefundsPaid != 2 {
+		t.Fatalf("discrepancies %v (%+v), %d refunds, %d paid; want %v, 3, 2", got, res.Discrepancies, res.Refunds, res.RefundsPaid, want)
+	}
+}
+
+// Payouts as refunds: paid on chain means finalized, and a batch is
+// completed exactly when every payout of it is done; their events carry
+// the statuses they name.
+func TestPayoutsAgainstTheChain(t *testing.T) {
+	to1, to2 := common.HexToAddress("0x00000000000000000000000000000000000000e1"), common.HexToAddress("0x00000000000000000000000000000000000000e2")
+	h1 := common.HexToHash("0x11")
+	ch := &Chain{
+		Transfers: []Transfer{{TxHash: h1, LogIndex: 0, To: to1, Token: token, Amount: big.NewInt(300)}},
+		Native:    map[common.Address]*big.Int{},
+		Tokens:    map[common.Address]map[common.Address]*big.Int{token: {to1: big.NewInt(300)}},
+	}
+	rec := &Records{
+		Payouts: []Refund{
+			{ID: "po_ok", SessionID: "pb_done", Status: "finalized", To: to1, Token: token, Amount: big.NewInt(300), TxHash: strings.ToLower(h1.Hex()), Version: 4},
+			{ID: "po_waiting", SessionID: "pb_early", Status: "awaiting_signature", To: to2, Token: token, Amount: big.NewInt(100), Version: 2},
+		},
+		Batches: map[string]Batch{"pb_done": {Status: "approved", Version: 2}, "pb_early": {Status: "completed", Version: 3}},
+		Events: []Event{
+			{ID: "e1", ObjectID: "pb_done", Type: "payout_batch.created", Version: 1, DataVersion: 1, DataStatus: "awaiting_approval"},
+			{ID: "e2", ObjectID: "pb_done", Type: "payout_batch.approved", Version: 2, DataVersion: 2, DataStatus: "approved"},
+			{ID: "e3", ObjectID: "po_ok", Type: "payout.sent", Version: 3, DataVersion: 3, DataStatus: "sent"},
+			{ID: "e4", ObjectID: "po_ok", Type: "payout.finalized", Version: 4, DataVersion: 4, DataStatus: "finalized"},
+			{ID: "e5", ObjectID: "pb_early", Type: "payout_batch.created", Version: 1, DataVersion: 1, DataStatus: "awaiting_approval"},
+			{ID: "e6", ObjectID: "pb_early", Type: "payout_batch.approved", Version: 2, DataVersion: 2, DataStatus: "approved"},
+			{ID: "e7", ObjectID: "pb_early", Type: "payout_batch.completed", Version: 3, DataVersion: 3, DataStatus: "completed"},
+		},
+	}
+	res := Reconcile(ch, rec, Settings{ChainID: 1337, Now: time.Now()})
+	var got []string
+	for _, d := range res.Discrepancies {
+		got = append(got, d.Kind+" "+d.SessionID)
+	}
+	slices.Sort(got)
+	// The batch whose payouts are all done but which is not completed, and
+	// the one completed with a payout still to sign.
+	want := []string{"refund pb_done", "refund pb_early"}
+	if !slices.Equal(got, want) || res.Payouts != 2 || res.PayoutsPaid != 1 {
+		t.Fatalf("discrepancies %v (%+v), %d payouts, %d paid; want %v, 2, 1", got, res.Discrepancies, res.Payouts, res.PayoutsPaid, want)
+	}
+}

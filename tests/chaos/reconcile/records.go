@@ -59,6 +59,18 @@ type Tx struct {
 	History   []string // statuses in order
 }
 
+// Refund is one row of the engine's refunds table: money out.
+type Refund struct {
+	ID        string
+	SessionID string
+	Status    string
+	To        common.Address
+	Token     common.Address // zero for the native coin
+	Amount    *big.Int
+	TxHash    string
+	Version   int
+}
+
 // Key is the row's transfer identity, as Transfer.Key.
 func (t Tx) Key() string { return txKey(t.TxHash, t.LogIndex) }
 
@@ -78,9 +90,21 @@ type Records struct {
 	Tolerance    *big.Rat
 	Sessions     []Session
 	Transactions []Tx
-	Events       []Event
+	Refunds      []Refund
+	// Payouts are the payouts table's rows, as refunds: SessionID holds
+	// the payout's batch.
+	Payouts []Refund
+	// Batches are the payout batches' statuses and versions, by ID.
+	Batches map[string]Batch
+	Events  []Event
 	// PlanVersions are the project's plans' versions, by ID.
 	PlanVersions map[string]int
+}
+
+// Batch is a payout batch's status and version.
+type Batch struct {
+	Status  string
+	Version int
 }
 
 // Querier is what ReadRecords needs of a database connection or pool.
@@ -89,7 +113,8 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// ReadRecords reads a project's sessions, transactions, plans and events.
+// ReadRecords reads a project's sessions, transactions, refunds, plans and
+// events.
 func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, error) {
 	r := &Records{PlanVersions: map[string]int{}}
 	var tolerance string
@@ -185,6 +210,23 @@ func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, e
 		return nil, fmt.Errorf("reconcile: transactions: %w", err)
 	}
 
+	if r.Refunds, err = readMoneyOut(ctx, db, "refunds", "checkout_session_id", projectID); err != nil {
+		return nil, err
+	}
+	if r.Payouts, err = readMoneyOut(ctx, db, "payouts", "batch_id", projectID); err != nil {
+		return nil, err
+	}
+	rows, err = db.Query(ctx, `SELECT id, status, version FROM payout_batches WHERE project_id = $1`, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: payout batches: %w", err)
+	}
+	r.Batches = map[string]Batch{}
+	var id string
+	var b Batch
+	if _, err := pgx.ForEachRow(rows, []any{&id, &b.Status, &b.Version}, func() error { r.Batches[id] = b; return nil }); err != nil {
+		return nil, fmt.Errorf("reconcile: payout batches: %w", err)
+	}
+
 	rows, err = db.Query(ctx, `SELECT id, version FROM payment_plans WHERE project_id = $1`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: plans: %w", err)
@@ -234,4 +276,34 @@ func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, e
 		return nil, fmt.Errorf("reconcile: events: %w", err)
 	}
 	return r, nil
+}
+
+// readMoneyOut reads the refunds or the payouts of a project (table), the
+// owner column (a refund's session, a payout's batch) as SessionID.
+func readMoneyOut(ctx context.Context, db Querier, table, owner, projectID string) ([]Refund, error) {
+	rows, err := db.Query(ctx, `SELECT id, `+owner+`, status, to_address, token_address, amount_base_units::text,
+		tx_hash, version FROM `+table+` WHERE project_id = $1 ORDER BY id`, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %s: %w", table, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Refund, error) {
+		var f Refund
+		var to, token, amount string
+		if err := row.Scan(&f.ID, &f.SessionID, &f.Status, &to, &token, &amount, &f.TxHash, &f.Version); err != nil {
+			return f, err
+		}
+		f.To, f.TxHash = common.HexToAddress(to), strings.ToLower(f.TxHash)
+		if token != "" {
+			f.Token = common.HexToAddress(token)
+		}
+		var ok bool
+		if f.Amount, ok = new(big.Int).SetString(amount, 10); !ok {
+			return f, fmt.Errorf("%s %s: amount %q", table, f.ID, amount)
+		}
+		return f, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %s: %w", table, err)
+	}
+	return out, nil
 }

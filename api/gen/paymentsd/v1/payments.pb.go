@@ -3105,6 +3105,2151 @@ func (x *ListAssetsResponse) GetAssets() []*Asset {
 	return nil
 }
 
+// PreparedTransfer is the call a refund's or a payout's signer signs:
+// exactly what will be paid.
+type PreparedTransfer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ChainId       int64                  `protobuf:"varint,1,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	Value         string                 `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	Data          string                 `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreparedTransfer) Reset() {
+	*x = PreparedTransfer{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreparedTransfer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreparedTransfer) ProtoMessage() {}
+
+func (x *PreparedTransfer) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreparedTransfer.ProtoReflect.Descriptor instead.
+func (*PreparedTransfer) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PreparedTransfer) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *PreparedTransfer) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *PreparedTransfer) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *PreparedTransfer) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *PreparedTransfer) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
+type Refund struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Id                string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ProjectId         string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	IsLive            bool                   `protobuf:"varint,3,opt,name=is_live,json=isLive,proto3" json:"is_live,omitempty"`
+	CheckoutSessionId string                 `protobuf:"bytes,4,opt,name=checkout_session_id,json=checkoutSessionId,proto3" json:"checkout_session_id,omitempty"`
+	Status            string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	Network           string                 `protobuf:"bytes,6,opt,name=network,proto3" json:"network,omitempty"`
+	ChainId           int64                  `protobuf:"varint,7,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	AssetDefinitionId string                 `protobuf:"bytes,8,opt,name=asset_definition_id,json=assetDefinitionId,proto3" json:"asset_definition_id,omitempty"`
+	Symbol            string                 `protobuf:"bytes,9,opt,name=symbol,proto3" json:"symbol,omitempty"`
+	TokenAddress      *string                `protobuf:"bytes,10,opt,name=token_address,json=tokenAddress,proto3,oneof" json:"token_address,omitempty"`
+	Amount            string                 `protobuf:"bytes,11,opt,name=amount,proto3" json:"amount,omitempty"`
+	AmountBaseUnits   string                 `protobuf:"bytes,12,opt,name=amount_base_units,json=amountBaseUnits,proto3" json:"amount_base_units,omitempty"`
+	AmountUsd         *string                `protobuf:"bytes,13,opt,name=amount_usd,json=amountUsd,proto3,oneof" json:"amount_usd,omitempty"`
+	RateUsd           *string                `protobuf:"bytes,14,opt,name=rate_usd,json=rateUsd,proto3,oneof" json:"rate_usd,omitempty"`
+	Reason            string                 `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
+	FromAddress       string                 `protobuf:"bytes,16,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
+	ToAddress         *string                `protobuf:"bytes,17,opt,name=to_address,json=toAddress,proto3,oneof" json:"to_address,omitempty"`
+	AddressSource     *string                `protobuf:"bytes,18,opt,name=address_source,json=addressSource,proto3,oneof" json:"address_source,omitempty"`
+	Transfer          *PreparedTransfer      `protobuf:"bytes,19,opt,name=transfer,proto3" json:"transfer,omitempty"`
+	TxHash            *string                `protobuf:"bytes,20,opt,name=tx_hash,json=txHash,proto3,oneof" json:"tx_hash,omitempty"`
+	FailureReason     *string                `protobuf:"bytes,21,opt,name=failure_reason,json=failureReason,proto3,oneof" json:"failure_reason,omitempty"`
+	// Only in CreateRefund's answer, when no address was given: the
+	// customer's link, shown once.
+	ClaimUrl      *string `protobuf:"bytes,22,opt,name=claim_url,json=claimUrl,proto3,oneof" json:"claim_url,omitempty"`
+	CreatedAt     string  `protobuf:"bytes,23,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     string  `protobuf:"bytes,24,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Refund) Reset() {
+	*x = Refund{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Refund) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Refund) ProtoMessage() {}
+
+func (x *Refund) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Refund.ProtoReflect.Descriptor instead.
+func (*Refund) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *Refund) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Refund) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *Refund) GetIsLive() bool {
+	if x != nil {
+		return x.IsLive
+	}
+	return false
+}
+
+func (x *Refund) GetCheckoutSessionId() string {
+	if x != nil {
+		return x.CheckoutSessionId
+	}
+	return ""
+}
+
+func (x *Refund) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Refund) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
+}
+
+func (x *Refund) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *Refund) GetAssetDefinitionId() string {
+	if x != nil {
+		return x.AssetDefinitionId
+	}
+	return ""
+}
+
+func (x *Refund) GetSymbol() string {
+	if x != nil {
+		return x.Symbol
+	}
+	return ""
+}
+
+func (x *Refund) GetTokenAddress() string {
+	if x != nil && x.TokenAddress != nil {
+		return *x.TokenAddress
+	}
+	return ""
+}
+
+func (x *Refund) GetAmount() string {
+	if x != nil {
+		return x.Amount
+	}
+	return ""
+}
+
+func (x *Refund) GetAmountBaseUnits() string {
+	if x != nil {
+		return x.AmountBaseUnits
+	}
+	return ""
+}
+
+func (x *Refund) GetAmountUsd() string {
+	if x != nil && x.AmountUsd != nil {
+		return *x.AmountUsd
+	}
+	return ""
+}
+
+func (x *Refund) GetRateUsd() string {
+	if x != nil && x.RateUsd != nil {
+		return *x.RateUsd
+	}
+	return ""
+}
+
+func (x *Refund) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Refund) GetFromAddress() string {
+	if x != nil {
+		return x.FromAddress
+	}
+	return ""
+}
+
+func (x *Refund) GetToAddress() string {
+	if x != nil && x.ToAddress != nil {
+		return *x.ToAddress
+	}
+	return ""
+}
+
+func (x *Refund) GetAddressSource() string {
+	if x != nil && x.AddressSource != nil {
+		return *x.AddressSource
+	}
+	return ""
+}
+
+func (x *Refund) GetTransfer() *PreparedTransfer {
+	if x != nil {
+		return x.Transfer
+	}
+	return nil
+}
+
+func (x *Refund) GetTxHash() string {
+	if x != nil && x.TxHash != nil {
+		return *x.TxHash
+	}
+	return ""
+}
+
+func (x *Refund) GetFailureReason() string {
+	if x != nil && x.FailureReason != nil {
+		return *x.FailureReason
+	}
+	return ""
+}
+
+func (x *Refund) GetClaimUrl() string {
+	if x != nil && x.ClaimUrl != nil {
+		return *x.ClaimUrl
+	}
+	return ""
+}
+
+func (x *Refund) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *Refund) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+type CreateRefundRequest struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId         string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	CheckoutSessionId *string                `protobuf:"bytes,2,opt,name=checkout_session_id,json=checkoutSessionId,proto3,oneof" json:"checkout_session_id,omitempty"`
+	AssetDefinitionId *string                `protobuf:"bytes,3,opt,name=asset_definition_id,json=assetDefinitionId,proto3,oneof" json:"asset_definition_id,omitempty"`
+	Amount            *string                `protobuf:"bytes,4,opt,name=amount,proto3,oneof" json:"amount,omitempty"`
+	AmountUsd         *string                `protobuf:"bytes,5,opt,name=amount_usd,json=amountUsd,proto3,oneof" json:"amount_usd,omitempty"`
+	Address           *string                `protobuf:"bytes,6,opt,name=address,proto3,oneof" json:"address,omitempty"`
+	Reason            *string                `protobuf:"bytes,7,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *CreateRefundRequest) Reset() {
+	*x = CreateRefundRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateRefundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateRefundRequest) ProtoMessage() {}
+
+func (x *CreateRefundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateRefundRequest.ProtoReflect.Descriptor instead.
+func (*CreateRefundRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *CreateRefundRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *CreateRefundRequest) GetCheckoutSessionId() string {
+	if x != nil && x.CheckoutSessionId != nil {
+		return *x.CheckoutSessionId
+	}
+	return ""
+}
+
+func (x *CreateRefundRequest) GetAssetDefinitionId() string {
+	if x != nil && x.AssetDefinitionId != nil {
+		return *x.AssetDefinitionId
+	}
+	return ""
+}
+
+func (x *CreateRefundRequest) GetAmount() string {
+	if x != nil && x.Amount != nil {
+		return *x.Amount
+	}
+	return ""
+}
+
+func (x *CreateRefundRequest) GetAmountUsd() string {
+	if x != nil && x.AmountUsd != nil {
+		return *x.AmountUsd
+	}
+	return ""
+}
+
+func (x *CreateRefundRequest) GetAddress() string {
+	if x != nil && x.Address != nil {
+		return *x.Address
+	}
+	return ""
+}
+
+func (x *CreateRefundRequest) GetReason() string {
+	if x != nil && x.Reason != nil {
+		return *x.Reason
+	}
+	return ""
+}
+
+type CreateRefundResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refund        *Refund                `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateRefundResponse) Reset() {
+	*x = CreateRefundResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateRefundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateRefundResponse) ProtoMessage() {}
+
+func (x *CreateRefundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateRefundResponse.ProtoReflect.Descriptor instead.
+func (*CreateRefundResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *CreateRefundResponse) GetRefund() *Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+type ListRefundsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	Query     *ListQuery             `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	// Keeps one session's refunds.
+	CheckoutSessionId string `protobuf:"bytes,3,opt,name=checkout_session_id,json=checkoutSessionId,proto3" json:"checkout_session_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ListRefundsRequest) Reset() {
+	*x = ListRefundsRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRefundsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRefundsRequest) ProtoMessage() {}
+
+func (x *ListRefundsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRefundsRequest.ProtoReflect.Descriptor instead.
+func (*ListRefundsRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ListRefundsRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *ListRefundsRequest) GetQuery() *ListQuery {
+	if x != nil {
+		return x.Query
+	}
+	return nil
+}
+
+func (x *ListRefundsRequest) GetCheckoutSessionId() string {
+	if x != nil {
+		return x.CheckoutSessionId
+	}
+	return ""
+}
+
+type ListRefundsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refunds       []*Refund              `protobuf:"bytes,1,rep,name=refunds,proto3" json:"refunds,omitempty"`
+	Pagination    *Pagination            `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRefundsResponse) Reset() {
+	*x = ListRefundsResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRefundsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRefundsResponse) ProtoMessage() {}
+
+func (x *ListRefundsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRefundsResponse.ProtoReflect.Descriptor instead.
+func (*ListRefundsResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ListRefundsResponse) GetRefunds() []*Refund {
+	if x != nil {
+		return x.Refunds
+	}
+	return nil
+}
+
+func (x *ListRefundsResponse) GetPagination() *Pagination {
+	if x != nil {
+		return x.Pagination
+	}
+	return nil
+}
+
+type GetRefundRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	RefundId      string                 `protobuf:"bytes,2,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRefundRequest) Reset() {
+	*x = GetRefundRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRefundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRefundRequest) ProtoMessage() {}
+
+func (x *GetRefundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRefundRequest.ProtoReflect.Descriptor instead.
+func (*GetRefundRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *GetRefundRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *GetRefundRequest) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+type GetRefundResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refund        *Refund                `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRefundResponse) Reset() {
+	*x = GetRefundResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRefundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRefundResponse) ProtoMessage() {}
+
+func (x *GetRefundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRefundResponse.ProtoReflect.Descriptor instead.
+func (*GetRefundResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *GetRefundResponse) GetRefund() *Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+type SetRefundAddressRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	RefundId      string                 `protobuf:"bytes,2,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	Address       string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRefundAddressRequest) Reset() {
+	*x = SetRefundAddressRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRefundAddressRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRefundAddressRequest) ProtoMessage() {}
+
+func (x *SetRefundAddressRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRefundAddressRequest.ProtoReflect.Descriptor instead.
+func (*SetRefundAddressRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *SetRefundAddressRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *SetRefundAddressRequest) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+func (x *SetRefundAddressRequest) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+type SetRefundAddressResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refund        *Refund                `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetRefundAddressResponse) Reset() {
+	*x = SetRefundAddressResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRefundAddressResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRefundAddressResponse) ProtoMessage() {}
+
+func (x *SetRefundAddressResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRefundAddressResponse.ProtoReflect.Descriptor instead.
+func (*SetRefundAddressResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *SetRefundAddressResponse) GetRefund() *Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+type ReportRefundTransactionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	RefundId      string                 `protobuf:"bytes,2,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	TxHash        string                 `protobuf:"bytes,3,opt,name=tx_hash,json=txHash,proto3" json:"tx_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportRefundTransactionRequest) Reset() {
+	*x = ReportRefundTransactionRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportRefundTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportRefundTransactionRequest) ProtoMessage() {}
+
+func (x *ReportRefundTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportRefundTransactionRequest.ProtoReflect.Descriptor instead.
+func (*ReportRefundTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ReportRefundTransactionRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *ReportRefundTransactionRequest) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+func (x *ReportRefundTransactionRequest) GetTxHash() string {
+	if x != nil {
+		return x.TxHash
+	}
+	return ""
+}
+
+type ReportRefundTransactionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refund        *Refund                `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportRefundTransactionResponse) Reset() {
+	*x = ReportRefundTransactionResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportRefundTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportRefundTransactionResponse) ProtoMessage() {}
+
+func (x *ReportRefundTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportRefundTransactionResponse.ProtoReflect.Descriptor instead.
+func (*ReportRefundTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ReportRefundTransactionResponse) GetRefund() *Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+type CancelRefundRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	RefundId      string                 `protobuf:"bytes,2,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRefundRequest) Reset() {
+	*x = CancelRefundRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRefundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRefundRequest) ProtoMessage() {}
+
+func (x *CancelRefundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRefundRequest.ProtoReflect.Descriptor instead.
+func (*CancelRefundRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *CancelRefundRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *CancelRefundRequest) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+type CancelRefundResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refund        *Refund                `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRefundResponse) Reset() {
+	*x = CancelRefundResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRefundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRefundResponse) ProtoMessage() {}
+
+func (x *CancelRefundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRefundResponse.ProtoReflect.Descriptor instead.
+func (*CancelRefundResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *CancelRefundResponse) GetRefund() *Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+// PayoutBatch is a batch of payouts paid from one address of the
+// merchant's. Its report and payouts are in the batch's own answers
+// (create, get, cancel), not in lists.
+type PayoutBatch struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ProjectId   string                 `protobuf:"bytes,2,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	IsLive      bool                   `protobuf:"varint,3,opt,name=is_live,json=isLive,proto3" json:"is_live,omitempty"`
+	Status      string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Reference   string                 `protobuf:"bytes,5,opt,name=reference,proto3" json:"reference,omitempty"`
+	FromAddress string                 `protobuf:"bytes,6,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
+	// A member's user ID, an application's client ID or an API key's ID.
+	CreatedBy     string        `protobuf:"bytes,7,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	ApprovedBy    *string       `protobuf:"bytes,8,opt,name=approved_by,json=approvedBy,proto3,oneof" json:"approved_by,omitempty"`
+	ApprovedAt    *string       `protobuf:"bytes,9,opt,name=approved_at,json=approvedAt,proto3,oneof" json:"approved_at,omitempty"`
+	PayoutCount   int32         `protobuf:"varint,10,opt,name=payout_count,json=payoutCount,proto3" json:"payout_count,omitempty"`
+	Report        *PayoutReport `protobuf:"bytes,11,opt,name=report,proto3" json:"report,omitempty"`
+	Payouts       []*Payout     `protobuf:"bytes,12,rep,name=payouts,proto3" json:"payouts,omitempty"`
+	CreatedAt     string        `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     string        `protobuf:"bytes,14,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PayoutBatch) Reset() {
+	*x = PayoutBatch{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PayoutBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PayoutBatch) ProtoMessage() {}
+
+func (x *PayoutBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PayoutBatch.ProtoReflect.Descriptor instead.
+func (*PayoutBatch) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *PayoutBatch) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetIsLive() bool {
+	if x != nil {
+		return x.IsLive
+	}
+	return false
+}
+
+func (x *PayoutBatch) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetFromAddress() string {
+	if x != nil {
+		return x.FromAddress
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetApprovedBy() string {
+	if x != nil && x.ApprovedBy != nil {
+		return *x.ApprovedBy
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetApprovedAt() string {
+	if x != nil && x.ApprovedAt != nil {
+		return *x.ApprovedAt
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetPayoutCount() int32 {
+	if x != nil {
+		return x.PayoutCount
+	}
+	return 0
+}
+
+func (x *PayoutBatch) GetReport() *PayoutReport {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
+func (x *PayoutBatch) GetPayouts() []*Payout {
+	if x != nil {
+		return x.Payouts
+	}
+	return nil
+}
+
+func (x *PayoutBatch) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *PayoutBatch) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+// PayoutReport is a batch's account: its payouts per status, and its
+// totals per asset in whole units.
+type PayoutReport struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Statuses      map[string]int32       `protobuf:"bytes,1,rep,name=statuses,proto3" json:"statuses,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Totals        []*PayoutTotal         `protobuf:"bytes,2,rep,name=totals,proto3" json:"totals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PayoutReport) Reset() {
+	*x = PayoutReport{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PayoutReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PayoutReport) ProtoMessage() {}
+
+func (x *PayoutReport) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PayoutReport.ProtoReflect.Descriptor instead.
+func (*PayoutReport) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *PayoutReport) GetStatuses() map[string]int32 {
+	if x != nil {
+		return x.Statuses
+	}
+	return nil
+}
+
+func (x *PayoutReport) GetTotals() []*PayoutTotal {
+	if x != nil {
+		return x.Totals
+	}
+	return nil
+}
+
+// PayoutTotal is one asset's line of a report: what was asked, paid
+// (finalized), is in flight (sent or confirmed), waits to be signed
+// (awaiting approval or signature), and was not paid (failed, canceled or
+// exception).
+type PayoutTotal struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AssetDefinitionId string                 `protobuf:"bytes,1,opt,name=asset_definition_id,json=assetDefinitionId,proto3" json:"asset_definition_id,omitempty"`
+	Symbol            string                 `protobuf:"bytes,2,opt,name=symbol,proto3" json:"symbol,omitempty"`
+	Network           string                 `protobuf:"bytes,3,opt,name=network,proto3" json:"network,omitempty"`
+	Requested         string                 `protobuf:"bytes,4,opt,name=requested,proto3" json:"requested,omitempty"`
+	Paid              string                 `protobuf:"bytes,5,opt,name=paid,proto3" json:"paid,omitempty"`
+	InFlight          string                 `protobuf:"bytes,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	ToSign            string                 `protobuf:"bytes,7,opt,name=to_sign,json=toSign,proto3" json:"to_sign,omitempty"`
+	NotPaid           string                 `protobuf:"bytes,8,opt,name=not_paid,json=notPaid,proto3" json:"not_paid,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *PayoutTotal) Reset() {
+	*x = PayoutTotal{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PayoutTotal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PayoutTotal) ProtoMessage() {}
+
+func (x *PayoutTotal) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PayoutTotal.ProtoReflect.Descriptor instead.
+func (*PayoutTotal) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *PayoutTotal) GetAssetDefinitionId() string {
+	if x != nil {
+		return x.AssetDefinitionId
+	}
+	return ""
+}
+
+func (x *PayoutTotal) GetSymbol() string {
+	if x != nil {
+		return x.Symbol
+	}
+	return ""
+}
+
+func (x *PayoutTotal) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
+}
+
+func (x *PayoutTotal) GetRequested() string {
+	if x != nil {
+		return x.Requested
+	}
+	return ""
+}
+
+func (x *PayoutTotal) GetPaid() string {
+	if x != nil {
+		return x.Paid
+	}
+	return ""
+}
+
+func (x *PayoutTotal) GetInFlight() string {
+	if x != nil {
+		return x.InFlight
+	}
+	return ""
+}
+
+func (x *PayoutTotal) GetToSign() string {
+	if x != nil {
+		return x.ToSign
+	}
+	return ""
+}
+
+func (x *PayoutTotal) GetNotPaid() string {
+	if x != nil {
+		return x.NotPaid
+	}
+	return ""
+}
+
+type Payout struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	BatchId string                 `protobuf:"bytes,2,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	// The payout's place in its batch, from 1.
+	Line              int32   `protobuf:"varint,3,opt,name=line,proto3" json:"line,omitempty"`
+	Reference         string  `protobuf:"bytes,4,opt,name=reference,proto3" json:"reference,omitempty"`
+	Status            string  `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	Network           string  `protobuf:"bytes,6,opt,name=network,proto3" json:"network,omitempty"`
+	ChainId           int64   `protobuf:"varint,7,opt,name=chain_id,json=chainId,proto3" json:"chain_id,omitempty"`
+	AssetDefinitionId string  `protobuf:"bytes,8,opt,name=asset_definition_id,json=assetDefinitionId,proto3" json:"asset_definition_id,omitempty"`
+	Symbol            string  `protobuf:"bytes,9,opt,name=symbol,proto3" json:"symbol,omitempty"`
+	Decimals          int32   `protobuf:"varint,10,opt,name=decimals,proto3" json:"decimals,omitempty"`
+	TokenAddress      *string `protobuf:"bytes,11,opt,name=token_address,json=tokenAddress,proto3,oneof" json:"token_address,omitempty"`
+	Amount            string  `protobuf:"bytes,12,opt,name=amount,proto3" json:"amount,omitempty"`
+	AmountBaseUnits   string  `protobuf:"bytes,13,opt,name=amount_base_units,json=amountBaseUnits,proto3" json:"amount_base_units,omitempty"`
+	FromAddress       string  `protobuf:"bytes,14,opt,name=from_address,json=fromAddress,proto3" json:"from_address,omitempty"`
+	ToAddress         string  `protobuf:"bytes,15,opt,name=to_address,json=toAddress,proto3" json:"to_address,omitempty"`
+	// Once the batch is approved.
+	Transfer      *PreparedTransfer `protobuf:"bytes,16,opt,name=transfer,proto3" json:"transfer,omitempty"`
+	TxHash        *string           `protobuf:"bytes,17,opt,name=tx_hash,json=txHash,proto3,oneof" json:"tx_hash,omitempty"`
+	FailureReason *string           `protobuf:"bytes,18,opt,name=failure_reason,json=failureReason,proto3,oneof" json:"failure_reason,omitempty"`
+	CreatedAt     string            `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     string            `protobuf:"bytes,20,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Payout) Reset() {
+	*x = Payout{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Payout) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Payout) ProtoMessage() {}
+
+func (x *Payout) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Payout.ProtoReflect.Descriptor instead.
+func (*Payout) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *Payout) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Payout) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+func (x *Payout) GetLine() int32 {
+	if x != nil {
+		return x.Line
+	}
+	return 0
+}
+
+func (x *Payout) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *Payout) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Payout) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
+}
+
+func (x *Payout) GetChainId() int64 {
+	if x != nil {
+		return x.ChainId
+	}
+	return 0
+}
+
+func (x *Payout) GetAssetDefinitionId() string {
+	if x != nil {
+		return x.AssetDefinitionId
+	}
+	return ""
+}
+
+func (x *Payout) GetSymbol() string {
+	if x != nil {
+		return x.Symbol
+	}
+	return ""
+}
+
+func (x *Payout) GetDecimals() int32 {
+	if x != nil {
+		return x.Decimals
+	}
+	return 0
+}
+
+func (x *Payout) GetTokenAddress() string {
+	if x != nil && x.TokenAddress != nil {
+		return *x.TokenAddress
+	}
+	return ""
+}
+
+func (x *Payout) GetAmount() string {
+	if x != nil {
+		return x.Amount
+	}
+	return ""
+}
+
+func (x *Payout) GetAmountBaseUnits() string {
+	if x != nil {
+		return x.AmountBaseUnits
+	}
+	return ""
+}
+
+func (x *Payout) GetFromAddress() string {
+	if x != nil {
+		return x.FromAddress
+	}
+	return ""
+}
+
+func (x *Payout) GetToAddress() string {
+	if x != nil {
+		return x.ToAddress
+	}
+	return ""
+}
+
+func (x *Payout) GetTransfer() *PreparedTransfer {
+	if x != nil {
+		return x.Transfer
+	}
+	return nil
+}
+
+func (x *Payout) GetTxHash() string {
+	if x != nil && x.TxHash != nil {
+		return *x.TxHash
+	}
+	return ""
+}
+
+func (x *Payout) GetFailureReason() string {
+	if x != nil && x.FailureReason != nil {
+		return *x.FailureReason
+	}
+	return ""
+}
+
+func (x *Payout) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *Payout) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+// PayoutInput is one payout of an uploaded batch; its problems are named
+// payouts[i].field, as in the REST API's JSON.
+type PayoutInput struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Address *string                `protobuf:"bytes,1,opt,name=address,proto3,oneof" json:"address,omitempty"`
+	// An asset definition ID of the key's environment.
+	Asset *string `protobuf:"bytes,2,opt,name=asset,proto3,oneof" json:"asset,omitempty"`
+	// In the asset's whole units.
+	Amount        *string `protobuf:"bytes,3,opt,name=amount,proto3,oneof" json:"amount,omitempty"`
+	Reference     *string `protobuf:"bytes,4,opt,name=reference,proto3,oneof" json:"reference,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PayoutInput) Reset() {
+	*x = PayoutInput{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PayoutInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PayoutInput) ProtoMessage() {}
+
+func (x *PayoutInput) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PayoutInput.ProtoReflect.Descriptor instead.
+func (*PayoutInput) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *PayoutInput) GetAddress() string {
+	if x != nil && x.Address != nil {
+		return *x.Address
+	}
+	return ""
+}
+
+func (x *PayoutInput) GetAsset() string {
+	if x != nil && x.Asset != nil {
+		return *x.Asset
+	}
+	return ""
+}
+
+func (x *PayoutInput) GetAmount() string {
+	if x != nil && x.Amount != nil {
+		return *x.Amount
+	}
+	return ""
+}
+
+func (x *PayoutInput) GetReference() string {
+	if x != nil && x.Reference != nil {
+		return *x.Reference
+	}
+	return ""
+}
+
+type CreatePayoutBatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	FromAddress   *string                `protobuf:"bytes,2,opt,name=from_address,json=fromAddress,proto3,oneof" json:"from_address,omitempty"`
+	Reference     *string                `protobuf:"bytes,3,opt,name=reference,proto3,oneof" json:"reference,omitempty"`
+	Payouts       []*PayoutInput         `protobuf:"bytes,4,rep,name=payouts,proto3" json:"payouts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePayoutBatchRequest) Reset() {
+	*x = CreatePayoutBatchRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePayoutBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePayoutBatchRequest) ProtoMessage() {}
+
+func (x *CreatePayoutBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePayoutBatchRequest.ProtoReflect.Descriptor instead.
+func (*CreatePayoutBatchRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *CreatePayoutBatchRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *CreatePayoutBatchRequest) GetFromAddress() string {
+	if x != nil && x.FromAddress != nil {
+		return *x.FromAddress
+	}
+	return ""
+}
+
+func (x *CreatePayoutBatchRequest) GetReference() string {
+	if x != nil && x.Reference != nil {
+		return *x.Reference
+	}
+	return ""
+}
+
+func (x *CreatePayoutBatchRequest) GetPayouts() []*PayoutInput {
+	if x != nil {
+		return x.Payouts
+	}
+	return nil
+}
+
+type CreatePayoutBatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PayoutBatch   *PayoutBatch           `protobuf:"bytes,1,opt,name=payout_batch,json=payoutBatch,proto3" json:"payout_batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePayoutBatchResponse) Reset() {
+	*x = CreatePayoutBatchResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePayoutBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePayoutBatchResponse) ProtoMessage() {}
+
+func (x *CreatePayoutBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePayoutBatchResponse.ProtoReflect.Descriptor instead.
+func (*CreatePayoutBatchResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *CreatePayoutBatchResponse) GetPayoutBatch() *PayoutBatch {
+	if x != nil {
+		return x.PayoutBatch
+	}
+	return nil
+}
+
+type ListPayoutBatchesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	Query         *ListQuery             `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPayoutBatchesRequest) Reset() {
+	*x = ListPayoutBatchesRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPayoutBatchesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPayoutBatchesRequest) ProtoMessage() {}
+
+func (x *ListPayoutBatchesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPayoutBatchesRequest.ProtoReflect.Descriptor instead.
+func (*ListPayoutBatchesRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ListPayoutBatchesRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *ListPayoutBatchesRequest) GetQuery() *ListQuery {
+	if x != nil {
+		return x.Query
+	}
+	return nil
+}
+
+type ListPayoutBatchesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PayoutBatches []*PayoutBatch         `protobuf:"bytes,1,rep,name=payout_batches,json=payoutBatches,proto3" json:"payout_batches,omitempty"`
+	Pagination    *Pagination            `protobuf:"bytes,2,opt,name=pagination,proto3" json:"pagination,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPayoutBatchesResponse) Reset() {
+	*x = ListPayoutBatchesResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPayoutBatchesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPayoutBatchesResponse) ProtoMessage() {}
+
+func (x *ListPayoutBatchesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPayoutBatchesResponse.ProtoReflect.Descriptor instead.
+func (*ListPayoutBatchesResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *ListPayoutBatchesResponse) GetPayoutBatches() []*PayoutBatch {
+	if x != nil {
+		return x.PayoutBatches
+	}
+	return nil
+}
+
+func (x *ListPayoutBatchesResponse) GetPagination() *Pagination {
+	if x != nil {
+		return x.Pagination
+	}
+	return nil
+}
+
+type GetPayoutBatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	BatchId       string                 `protobuf:"bytes,2,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPayoutBatchRequest) Reset() {
+	*x = GetPayoutBatchRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPayoutBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPayoutBatchRequest) ProtoMessage() {}
+
+func (x *GetPayoutBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPayoutBatchRequest.ProtoReflect.Descriptor instead.
+func (*GetPayoutBatchRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GetPayoutBatchRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *GetPayoutBatchRequest) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+type GetPayoutBatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PayoutBatch   *PayoutBatch           `protobuf:"bytes,1,opt,name=payout_batch,json=payoutBatch,proto3" json:"payout_batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPayoutBatchResponse) Reset() {
+	*x = GetPayoutBatchResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPayoutBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPayoutBatchResponse) ProtoMessage() {}
+
+func (x *GetPayoutBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPayoutBatchResponse.ProtoReflect.Descriptor instead.
+func (*GetPayoutBatchResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *GetPayoutBatchResponse) GetPayoutBatch() *PayoutBatch {
+	if x != nil {
+		return x.PayoutBatch
+	}
+	return nil
+}
+
+type CancelPayoutBatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	BatchId       string                 `protobuf:"bytes,2,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelPayoutBatchRequest) Reset() {
+	*x = CancelPayoutBatchRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelPayoutBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelPayoutBatchRequest) ProtoMessage() {}
+
+func (x *CancelPayoutBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelPayoutBatchRequest.ProtoReflect.Descriptor instead.
+func (*CancelPayoutBatchRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *CancelPayoutBatchRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *CancelPayoutBatchRequest) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+type CancelPayoutBatchResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PayoutBatch   *PayoutBatch           `protobuf:"bytes,1,opt,name=payout_batch,json=payoutBatch,proto3" json:"payout_batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelPayoutBatchResponse) Reset() {
+	*x = CancelPayoutBatchResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelPayoutBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelPayoutBatchResponse) ProtoMessage() {}
+
+func (x *CancelPayoutBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelPayoutBatchResponse.ProtoReflect.Descriptor instead.
+func (*CancelPayoutBatchResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *CancelPayoutBatchResponse) GetPayoutBatch() *PayoutBatch {
+	if x != nil {
+		return x.PayoutBatch
+	}
+	return nil
+}
+
+type GetPayoutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	PayoutId      string                 `protobuf:"bytes,2,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPayoutRequest) Reset() {
+	*x = GetPayoutRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPayoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPayoutRequest) ProtoMessage() {}
+
+func (x *GetPayoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPayoutRequest.ProtoReflect.Descriptor instead.
+func (*GetPayoutRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *GetPayoutRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *GetPayoutRequest) GetPayoutId() string {
+	if x != nil {
+		return x.PayoutId
+	}
+	return ""
+}
+
+type GetPayoutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Payout        *Payout                `protobuf:"bytes,1,opt,name=payout,proto3" json:"payout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPayoutResponse) Reset() {
+	*x = GetPayoutResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPayoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPayoutResponse) ProtoMessage() {}
+
+func (x *GetPayoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPayoutResponse.ProtoReflect.Descriptor instead.
+func (*GetPayoutResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *GetPayoutResponse) GetPayout() *Payout {
+	if x != nil {
+		return x.Payout
+	}
+	return nil
+}
+
+type ReportPayoutTransactionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	PayoutId      string                 `protobuf:"bytes,2,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
+	TxHash        string                 `protobuf:"bytes,3,opt,name=tx_hash,json=txHash,proto3" json:"tx_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPayoutTransactionRequest) Reset() {
+	*x = ReportPayoutTransactionRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPayoutTransactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPayoutTransactionRequest) ProtoMessage() {}
+
+func (x *ReportPayoutTransactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPayoutTransactionRequest.ProtoReflect.Descriptor instead.
+func (*ReportPayoutTransactionRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *ReportPayoutTransactionRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *ReportPayoutTransactionRequest) GetPayoutId() string {
+	if x != nil {
+		return x.PayoutId
+	}
+	return ""
+}
+
+func (x *ReportPayoutTransactionRequest) GetTxHash() string {
+	if x != nil {
+		return x.TxHash
+	}
+	return ""
+}
+
+type ReportPayoutTransactionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Payout        *Payout                `protobuf:"bytes,1,opt,name=payout,proto3" json:"payout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPayoutTransactionResponse) Reset() {
+	*x = ReportPayoutTransactionResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPayoutTransactionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPayoutTransactionResponse) ProtoMessage() {}
+
+func (x *ReportPayoutTransactionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPayoutTransactionResponse.ProtoReflect.Descriptor instead.
+func (*ReportPayoutTransactionResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *ReportPayoutTransactionResponse) GetPayout() *Payout {
+	if x != nil {
+		return x.Payout
+	}
+	return nil
+}
+
 var File_paymentsd_v1_payments_proto protoreflect.FileDescriptor
 
 const file_paymentsd_v1_payments_proto_rawDesc = "" +
@@ -3464,7 +5609,233 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x10checkout_session\x18\x01 \x01(\v2#.paymentsd.v1.PublicCheckoutSessionR\x0fcheckoutSession\"\x13\n" +
 	"\x11ListAssetsRequest\"A\n" +
 	"\x12ListAssetsResponse\x12+\n" +
-	"\x06assets\x18\x01 \x03(\v2\x13.paymentsd.v1.AssetR\x06assets2\xd9\x06\n" +
+	"\x06assets\x18\x01 \x03(\v2\x13.paymentsd.v1.AssetR\x06assets\"{\n" +
+	"\x10PreparedTransfer\x12\x19\n" +
+	"\bchain_id\x18\x01 \x01(\x03R\achainId\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\tR\x05value\x12\x12\n" +
+	"\x04data\x18\x05 \x01(\tR\x04data\"\xb5\a\n" +
+	"\x06Refund\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x17\n" +
+	"\ais_live\x18\x03 \x01(\bR\x06isLive\x12.\n" +
+	"\x13checkout_session_id\x18\x04 \x01(\tR\x11checkoutSessionId\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x18\n" +
+	"\anetwork\x18\x06 \x01(\tR\anetwork\x12\x19\n" +
+	"\bchain_id\x18\a \x01(\x03R\achainId\x12.\n" +
+	"\x13asset_definition_id\x18\b \x01(\tR\x11assetDefinitionId\x12\x16\n" +
+	"\x06symbol\x18\t \x01(\tR\x06symbol\x12(\n" +
+	"\rtoken_address\x18\n" +
+	" \x01(\tH\x00R\ftokenAddress\x88\x01\x01\x12\x16\n" +
+	"\x06amount\x18\v \x01(\tR\x06amount\x12*\n" +
+	"\x11amount_base_units\x18\f \x01(\tR\x0famountBaseUnits\x12\"\n" +
+	"\n" +
+	"amount_usd\x18\r \x01(\tH\x01R\tamountUsd\x88\x01\x01\x12\x1e\n" +
+	"\brate_usd\x18\x0e \x01(\tH\x02R\arateUsd\x88\x01\x01\x12\x16\n" +
+	"\x06reason\x18\x0f \x01(\tR\x06reason\x12!\n" +
+	"\ffrom_address\x18\x10 \x01(\tR\vfromAddress\x12\"\n" +
+	"\n" +
+	"to_address\x18\x11 \x01(\tH\x03R\ttoAddress\x88\x01\x01\x12*\n" +
+	"\x0eaddress_source\x18\x12 \x01(\tH\x04R\raddressSource\x88\x01\x01\x12:\n" +
+	"\btransfer\x18\x13 \x01(\v2\x1e.paymentsd.v1.PreparedTransferR\btransfer\x12\x1c\n" +
+	"\atx_hash\x18\x14 \x01(\tH\x05R\x06txHash\x88\x01\x01\x12*\n" +
+	"\x0efailure_reason\x18\x15 \x01(\tH\x06R\rfailureReason\x88\x01\x01\x12 \n" +
+	"\tclaim_url\x18\x16 \x01(\tH\aR\bclaimUrl\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x17 \x01(\tR\tcreatedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\x18 \x01(\tR\tupdatedAtB\x10\n" +
+	"\x0e_token_addressB\r\n" +
+	"\v_amount_usdB\v\n" +
+	"\t_rate_usdB\r\n" +
+	"\v_to_addressB\x11\n" +
+	"\x0f_address_sourceB\n" +
+	"\n" +
+	"\b_tx_hashB\x11\n" +
+	"\x0f_failure_reasonB\f\n" +
+	"\n" +
+	"_claim_url\"\xfc\x02\n" +
+	"\x13CreateRefundRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x123\n" +
+	"\x13checkout_session_id\x18\x02 \x01(\tH\x00R\x11checkoutSessionId\x88\x01\x01\x123\n" +
+	"\x13asset_definition_id\x18\x03 \x01(\tH\x01R\x11assetDefinitionId\x88\x01\x01\x12\x1b\n" +
+	"\x06amount\x18\x04 \x01(\tH\x02R\x06amount\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"amount_usd\x18\x05 \x01(\tH\x03R\tamountUsd\x88\x01\x01\x12\x1d\n" +
+	"\aaddress\x18\x06 \x01(\tH\x04R\aaddress\x88\x01\x01\x12\x1b\n" +
+	"\x06reason\x18\a \x01(\tH\x05R\x06reason\x88\x01\x01B\x16\n" +
+	"\x14_checkout_session_idB\x16\n" +
+	"\x14_asset_definition_idB\t\n" +
+	"\a_amountB\r\n" +
+	"\v_amount_usdB\n" +
+	"\n" +
+	"\b_addressB\t\n" +
+	"\a_reason\"D\n" +
+	"\x14CreateRefundResponse\x12,\n" +
+	"\x06refund\x18\x01 \x01(\v2\x14.paymentsd.v1.RefundR\x06refund\"\x92\x01\n" +
+	"\x12ListRefundsRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12-\n" +
+	"\x05query\x18\x02 \x01(\v2\x17.paymentsd.v1.ListQueryR\x05query\x12.\n" +
+	"\x13checkout_session_id\x18\x03 \x01(\tR\x11checkoutSessionId\"\x7f\n" +
+	"\x13ListRefundsResponse\x12.\n" +
+	"\arefunds\x18\x01 \x03(\v2\x14.paymentsd.v1.RefundR\arefunds\x128\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x18.paymentsd.v1.PaginationR\n" +
+	"pagination\"N\n" +
+	"\x10GetRefundRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
+	"\trefund_id\x18\x02 \x01(\tR\brefundId\"A\n" +
+	"\x11GetRefundResponse\x12,\n" +
+	"\x06refund\x18\x01 \x01(\v2\x14.paymentsd.v1.RefundR\x06refund\"o\n" +
+	"\x17SetRefundAddressRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
+	"\trefund_id\x18\x02 \x01(\tR\brefundId\x12\x18\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\"H\n" +
+	"\x18SetRefundAddressResponse\x12,\n" +
+	"\x06refund\x18\x01 \x01(\v2\x14.paymentsd.v1.RefundR\x06refund\"u\n" +
+	"\x1eReportRefundTransactionRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
+	"\trefund_id\x18\x02 \x01(\tR\brefundId\x12\x17\n" +
+	"\atx_hash\x18\x03 \x01(\tR\x06txHash\"O\n" +
+	"\x1fReportRefundTransactionResponse\x12,\n" +
+	"\x06refund\x18\x01 \x01(\v2\x14.paymentsd.v1.RefundR\x06refund\"Q\n" +
+	"\x13CancelRefundRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
+	"\trefund_id\x18\x02 \x01(\tR\brefundId\"D\n" +
+	"\x14CancelRefundResponse\x12,\n" +
+	"\x06refund\x18\x01 \x01(\v2\x14.paymentsd.v1.RefundR\x06refund\"\xfe\x03\n" +
+	"\vPayoutBatch\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x02 \x01(\tR\tprojectId\x12\x17\n" +
+	"\ais_live\x18\x03 \x01(\bR\x06isLive\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\x1c\n" +
+	"\treference\x18\x05 \x01(\tR\treference\x12!\n" +
+	"\ffrom_address\x18\x06 \x01(\tR\vfromAddress\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\a \x01(\tR\tcreatedBy\x12$\n" +
+	"\vapproved_by\x18\b \x01(\tH\x00R\n" +
+	"approvedBy\x88\x01\x01\x12$\n" +
+	"\vapproved_at\x18\t \x01(\tH\x01R\n" +
+	"approvedAt\x88\x01\x01\x12!\n" +
+	"\fpayout_count\x18\n" +
+	" \x01(\x05R\vpayoutCount\x122\n" +
+	"\x06report\x18\v \x01(\v2\x1a.paymentsd.v1.PayoutReportR\x06report\x12.\n" +
+	"\apayouts\x18\f \x03(\v2\x14.paymentsd.v1.PayoutR\apayouts\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\r \x01(\tR\tcreatedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\x0e \x01(\tR\tupdatedAtB\x0e\n" +
+	"\f_approved_byB\x0e\n" +
+	"\f_approved_at\"\xc4\x01\n" +
+	"\fPayoutReport\x12D\n" +
+	"\bstatuses\x18\x01 \x03(\v2(.paymentsd.v1.PayoutReport.StatusesEntryR\bstatuses\x121\n" +
+	"\x06totals\x18\x02 \x03(\v2\x19.paymentsd.v1.PayoutTotalR\x06totals\x1a;\n" +
+	"\rStatusesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\xf2\x01\n" +
+	"\vPayoutTotal\x12.\n" +
+	"\x13asset_definition_id\x18\x01 \x01(\tR\x11assetDefinitionId\x12\x16\n" +
+	"\x06symbol\x18\x02 \x01(\tR\x06symbol\x12\x18\n" +
+	"\anetwork\x18\x03 \x01(\tR\anetwork\x12\x1c\n" +
+	"\trequested\x18\x04 \x01(\tR\trequested\x12\x12\n" +
+	"\x04paid\x18\x05 \x01(\tR\x04paid\x12\x1b\n" +
+	"\tin_flight\x18\x06 \x01(\tR\binFlight\x12\x17\n" +
+	"\ato_sign\x18\a \x01(\tR\x06toSign\x12\x19\n" +
+	"\bnot_paid\x18\b \x01(\tR\anotPaid\"\xbb\x05\n" +
+	"\x06Payout\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
+	"\bbatch_id\x18\x02 \x01(\tR\abatchId\x12\x12\n" +
+	"\x04line\x18\x03 \x01(\x05R\x04line\x12\x1c\n" +
+	"\treference\x18\x04 \x01(\tR\treference\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x18\n" +
+	"\anetwork\x18\x06 \x01(\tR\anetwork\x12\x19\n" +
+	"\bchain_id\x18\a \x01(\x03R\achainId\x12.\n" +
+	"\x13asset_definition_id\x18\b \x01(\tR\x11assetDefinitionId\x12\x16\n" +
+	"\x06symbol\x18\t \x01(\tR\x06symbol\x12\x1a\n" +
+	"\bdecimals\x18\n" +
+	" \x01(\x05R\bdecimals\x12(\n" +
+	"\rtoken_address\x18\v \x01(\tH\x00R\ftokenAddress\x88\x01\x01\x12\x16\n" +
+	"\x06amount\x18\f \x01(\tR\x06amount\x12*\n" +
+	"\x11amount_base_units\x18\r \x01(\tR\x0famountBaseUnits\x12!\n" +
+	"\ffrom_address\x18\x0e \x01(\tR\vfromAddress\x12\x1d\n" +
+	"\n" +
+	"to_address\x18\x0f \x01(\tR\ttoAddress\x12:\n" +
+	"\btransfer\x18\x10 \x01(\v2\x1e.paymentsd.v1.PreparedTransferR\btransfer\x12\x1c\n" +
+	"\atx_hash\x18\x11 \x01(\tH\x01R\x06txHash\x88\x01\x01\x12*\n" +
+	"\x0efailure_reason\x18\x12 \x01(\tH\x02R\rfailureReason\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x13 \x01(\tR\tcreatedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\x14 \x01(\tR\tupdatedAtB\x10\n" +
+	"\x0e_token_addressB\n" +
+	"\n" +
+	"\b_tx_hashB\x11\n" +
+	"\x0f_failure_reason\"\xb6\x01\n" +
+	"\vPayoutInput\x12\x1d\n" +
+	"\aaddress\x18\x01 \x01(\tH\x00R\aaddress\x88\x01\x01\x12\x19\n" +
+	"\x05asset\x18\x02 \x01(\tH\x01R\x05asset\x88\x01\x01\x12\x1b\n" +
+	"\x06amount\x18\x03 \x01(\tH\x02R\x06amount\x88\x01\x01\x12!\n" +
+	"\treference\x18\x04 \x01(\tH\x03R\treference\x88\x01\x01B\n" +
+	"\n" +
+	"\b_addressB\b\n" +
+	"\x06_assetB\t\n" +
+	"\a_amountB\f\n" +
+	"\n" +
+	"_reference\"\xd8\x01\n" +
+	"\x18CreatePayoutBatchRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12&\n" +
+	"\ffrom_address\x18\x02 \x01(\tH\x00R\vfromAddress\x88\x01\x01\x12!\n" +
+	"\treference\x18\x03 \x01(\tH\x01R\treference\x88\x01\x01\x123\n" +
+	"\apayouts\x18\x04 \x03(\v2\x19.paymentsd.v1.PayoutInputR\apayoutsB\x0f\n" +
+	"\r_from_addressB\f\n" +
+	"\n" +
+	"_reference\"Y\n" +
+	"\x19CreatePayoutBatchResponse\x12<\n" +
+	"\fpayout_batch\x18\x01 \x01(\v2\x19.paymentsd.v1.PayoutBatchR\vpayoutBatch\"h\n" +
+	"\x18ListPayoutBatchesRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12-\n" +
+	"\x05query\x18\x02 \x01(\v2\x17.paymentsd.v1.ListQueryR\x05query\"\x97\x01\n" +
+	"\x19ListPayoutBatchesResponse\x12@\n" +
+	"\x0epayout_batches\x18\x01 \x03(\v2\x19.paymentsd.v1.PayoutBatchR\rpayoutBatches\x128\n" +
+	"\n" +
+	"pagination\x18\x02 \x01(\v2\x18.paymentsd.v1.PaginationR\n" +
+	"pagination\"Q\n" +
+	"\x15GetPayoutBatchRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x19\n" +
+	"\bbatch_id\x18\x02 \x01(\tR\abatchId\"V\n" +
+	"\x16GetPayoutBatchResponse\x12<\n" +
+	"\fpayout_batch\x18\x01 \x01(\v2\x19.paymentsd.v1.PayoutBatchR\vpayoutBatch\"T\n" +
+	"\x18CancelPayoutBatchRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x19\n" +
+	"\bbatch_id\x18\x02 \x01(\tR\abatchId\"Y\n" +
+	"\x19CancelPayoutBatchResponse\x12<\n" +
+	"\fpayout_batch\x18\x01 \x01(\v2\x19.paymentsd.v1.PayoutBatchR\vpayoutBatch\"N\n" +
+	"\x10GetPayoutRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
+	"\tpayout_id\x18\x02 \x01(\tR\bpayoutId\"A\n" +
+	"\x11GetPayoutResponse\x12,\n" +
+	"\x06payout\x18\x01 \x01(\v2\x14.paymentsd.v1.PayoutR\x06payout\"u\n" +
+	"\x1eReportPayoutTransactionRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
+	"\tpayout_id\x18\x02 \x01(\tR\bpayoutId\x12\x17\n" +
+	"\atx_hash\x18\x03 \x01(\tR\x06txHash\"O\n" +
+	"\x1fReportPayoutTransactionResponse\x12,\n" +
+	"\x06payout\x18\x01 \x01(\v2\x14.paymentsd.v1.PayoutR\x06payout2\xf2\x0f\n" +
 	"\x0fPaymentsService\x12T\n" +
 	"\n" +
 	"GetProject\x12\x1f.paymentsd.v1.GetProjectRequest\x1a .paymentsd.v1.GetProjectResponse\"\x03\x90\x02\x01\x12d\n" +
@@ -3474,7 +5845,19 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x10ListTransactions\x12%.paymentsd.v1.ListTransactionsRequest\x1a&.paymentsd.v1.ListTransactionsResponse\"\x03\x90\x02\x01\x12`\n" +
 	"\x0eGetTransaction\x12#.paymentsd.v1.GetTransactionRequest\x1a$.paymentsd.v1.GetTransactionResponse\"\x03\x90\x02\x01\x12r\n" +
 	"\x14ListCheckoutSessions\x12).paymentsd.v1.ListCheckoutSessionsRequest\x1a*.paymentsd.v1.ListCheckoutSessionsResponse\"\x03\x90\x02\x01\x12\x81\x01\n" +
-	"\x19GetProjectCheckoutSession\x12..paymentsd.v1.GetProjectCheckoutSessionRequest\x1a/.paymentsd.v1.GetProjectCheckoutSessionResponse\"\x03\x90\x02\x012\xc7\x02\n" +
+	"\x19GetProjectCheckoutSession\x12..paymentsd.v1.GetProjectCheckoutSessionRequest\x1a/.paymentsd.v1.GetProjectCheckoutSessionResponse\"\x03\x90\x02\x01\x12U\n" +
+	"\fCreateRefund\x12!.paymentsd.v1.CreateRefundRequest\x1a\".paymentsd.v1.CreateRefundResponse\x12W\n" +
+	"\vListRefunds\x12 .paymentsd.v1.ListRefundsRequest\x1a!.paymentsd.v1.ListRefundsResponse\"\x03\x90\x02\x01\x12Q\n" +
+	"\tGetRefund\x12\x1e.paymentsd.v1.GetRefundRequest\x1a\x1f.paymentsd.v1.GetRefundResponse\"\x03\x90\x02\x01\x12a\n" +
+	"\x10SetRefundAddress\x12%.paymentsd.v1.SetRefundAddressRequest\x1a&.paymentsd.v1.SetRefundAddressResponse\x12v\n" +
+	"\x17ReportRefundTransaction\x12,.paymentsd.v1.ReportRefundTransactionRequest\x1a-.paymentsd.v1.ReportRefundTransactionResponse\x12U\n" +
+	"\fCancelRefund\x12!.paymentsd.v1.CancelRefundRequest\x1a\".paymentsd.v1.CancelRefundResponse\x12d\n" +
+	"\x11CreatePayoutBatch\x12&.paymentsd.v1.CreatePayoutBatchRequest\x1a'.paymentsd.v1.CreatePayoutBatchResponse\x12i\n" +
+	"\x11ListPayoutBatches\x12&.paymentsd.v1.ListPayoutBatchesRequest\x1a'.paymentsd.v1.ListPayoutBatchesResponse\"\x03\x90\x02\x01\x12`\n" +
+	"\x0eGetPayoutBatch\x12#.paymentsd.v1.GetPayoutBatchRequest\x1a$.paymentsd.v1.GetPayoutBatchResponse\"\x03\x90\x02\x01\x12d\n" +
+	"\x11CancelPayoutBatch\x12&.paymentsd.v1.CancelPayoutBatchRequest\x1a'.paymentsd.v1.CancelPayoutBatchResponse\x12Q\n" +
+	"\tGetPayout\x12\x1e.paymentsd.v1.GetPayoutRequest\x1a\x1f.paymentsd.v1.GetPayoutResponse\"\x03\x90\x02\x01\x12v\n" +
+	"\x17ReportPayoutTransaction\x12,.paymentsd.v1.ReportPayoutTransactionRequest\x1a-.paymentsd.v1.ReportPayoutTransactionResponse2\xc7\x02\n" +
 	"\x0fCheckoutService\x12p\n" +
 	"\x15CreateCheckoutSession\x12*.paymentsd.v1.CreateCheckoutSessionRequest\x1a+.paymentsd.v1.CreateCheckoutSessionResponse\x12l\n" +
 	"\x12GetCheckoutSession\x12'.paymentsd.v1.GetCheckoutSessionRequest\x1a(.paymentsd.v1.GetCheckoutSessionResponse\"\x03\x90\x02\x01\x12T\n" +
@@ -3493,7 +5876,7 @@ func file_paymentsd_v1_payments_proto_rawDescGZIP() []byte {
 	return file_paymentsd_v1_payments_proto_rawDescData
 }
 
-var file_paymentsd_v1_payments_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_paymentsd_v1_payments_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
 var file_paymentsd_v1_payments_proto_goTypes = []any{
 	(*ValidationError)(nil),                   // 0: paymentsd.v1.ValidationError
 	(*FieldViolation)(nil),                    // 1: paymentsd.v1.FieldViolation
@@ -3536,15 +5919,47 @@ var file_paymentsd_v1_payments_proto_goTypes = []any{
 	(*GetCheckoutSessionResponse)(nil),        // 38: paymentsd.v1.GetCheckoutSessionResponse
 	(*ListAssetsRequest)(nil),                 // 39: paymentsd.v1.ListAssetsRequest
 	(*ListAssetsResponse)(nil),                // 40: paymentsd.v1.ListAssetsResponse
-	nil,                                       // 41: paymentsd.v1.CheckoutSession.MetadataEntry
-	nil,                                       // 42: paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
+	(*PreparedTransfer)(nil),                  // 41: paymentsd.v1.PreparedTransfer
+	(*Refund)(nil),                            // 42: paymentsd.v1.Refund
+	(*CreateRefundRequest)(nil),               // 43: paymentsd.v1.CreateRefundRequest
+	(*CreateRefundResponse)(nil),              // 44: paymentsd.v1.CreateRefundResponse
+	(*ListRefundsRequest)(nil),                // 45: paymentsd.v1.ListRefundsRequest
+	(*ListRefundsResponse)(nil),               // 46: paymentsd.v1.ListRefundsResponse
+	(*GetRefundRequest)(nil),                  // 47: paymentsd.v1.GetRefundRequest
+	(*GetRefundResponse)(nil),                 // 48: paymentsd.v1.GetRefundResponse
+	(*SetRefundAddressRequest)(nil),           // 49: paymentsd.v1.SetRefundAddressRequest
+	(*SetRefundAddressResponse)(nil),          // 50: paymentsd.v1.SetRefundAddressResponse
+	(*ReportRefundTransactionRequest)(nil),    // 51: paymentsd.v1.ReportRefundTransactionRequest
+	(*ReportRefundTransactionResponse)(nil),   // 52: paymentsd.v1.ReportRefundTransactionResponse
+	(*CancelRefundRequest)(nil),               // 53: paymentsd.v1.CancelRefundRequest
+	(*CancelRefundResponse)(nil),              // 54: paymentsd.v1.CancelRefundResponse
+	(*PayoutBatch)(nil),                       // 55: paymentsd.v1.PayoutBatch
+	(*PayoutReport)(nil),                      // 56: paymentsd.v1.PayoutReport
+	(*PayoutTotal)(nil),                       // 57: paymentsd.v1.PayoutTotal
+	(*Payout)(nil),                            // 58: paymentsd.v1.Payout
+	(*PayoutInput)(nil),                       // 59: paymentsd.v1.PayoutInput
+	(*CreatePayoutBatchRequest)(nil),          // 60: paymentsd.v1.CreatePayoutBatchRequest
+	(*CreatePayoutBatchResponse)(nil),         // 61: paymentsd.v1.CreatePayoutBatchResponse
+	(*ListPayoutBatchesRequest)(nil),          // 62: paymentsd.v1.ListPayoutBatchesRequest
+	(*ListPayoutBatchesResponse)(nil),         // 63: paymentsd.v1.ListPayoutBatchesResponse
+	(*GetPayoutBatchRequest)(nil),             // 64: paymentsd.v1.GetPayoutBatchRequest
+	(*GetPayoutBatchResponse)(nil),            // 65: paymentsd.v1.GetPayoutBatchResponse
+	(*CancelPayoutBatchRequest)(nil),          // 66: paymentsd.v1.CancelPayoutBatchRequest
+	(*CancelPayoutBatchResponse)(nil),         // 67: paymentsd.v1.CancelPayoutBatchResponse
+	(*GetPayoutRequest)(nil),                  // 68: paymentsd.v1.GetPayoutRequest
+	(*GetPayoutResponse)(nil),                 // 69: paymentsd.v1.GetPayoutResponse
+	(*ReportPayoutTransactionRequest)(nil),    // 70: paymentsd.v1.ReportPayoutTransactionRequest
+	(*ReportPayoutTransactionResponse)(nil),   // 71: paymentsd.v1.ReportPayoutTransactionResponse
+	nil,                                       // 72: paymentsd.v1.CheckoutSession.MetadataEntry
+	nil,                                       // 73: paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
+	nil,                                       // 74: paymentsd.v1.PayoutReport.StatusesEntry
 }
 var file_paymentsd_v1_payments_proto_depIdxs = []int32{
 	1,  // 0: paymentsd.v1.ValidationError.violations:type_name -> paymentsd.v1.FieldViolation
 	5,  // 1: paymentsd.v1.Asset.price_source:type_name -> paymentsd.v1.PriceSource
 	7,  // 2: paymentsd.v1.PaymentPlan.accepted_asset_policies:type_name -> paymentsd.v1.Policy
 	8,  // 3: paymentsd.v1.PaymentPlan.merchant_info:type_name -> paymentsd.v1.MerchantInfo
-	41, // 4: paymentsd.v1.CheckoutSession.metadata:type_name -> paymentsd.v1.CheckoutSession.MetadataEntry
+	72, // 4: paymentsd.v1.CheckoutSession.metadata:type_name -> paymentsd.v1.CheckoutSession.MetadataEntry
 	10, // 5: paymentsd.v1.CheckoutSession.payment_options:type_name -> paymentsd.v1.PaymentOption
 	11, // 6: paymentsd.v1.CheckoutSession.transactions:type_name -> paymentsd.v1.TransactionSummary
 	10, // 7: paymentsd.v1.PublicCheckoutSession.payment_options:type_name -> paymentsd.v1.PaymentOption
@@ -3568,37 +5983,84 @@ var file_paymentsd_v1_payments_proto_depIdxs = []int32{
 	12, // 25: paymentsd.v1.ListCheckoutSessionsResponse.checkout_sessions:type_name -> paymentsd.v1.CheckoutSession
 	3,  // 26: paymentsd.v1.ListCheckoutSessionsResponse.pagination:type_name -> paymentsd.v1.Pagination
 	12, // 27: paymentsd.v1.GetProjectCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
-	42, // 28: paymentsd.v1.CreateCheckoutSessionRequest.metadata:type_name -> paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
+	73, // 28: paymentsd.v1.CreateCheckoutSessionRequest.metadata:type_name -> paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
 	12, // 29: paymentsd.v1.CreateCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
 	13, // 30: paymentsd.v1.GetCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.PublicCheckoutSession
 	6,  // 31: paymentsd.v1.ListAssetsResponse.assets:type_name -> paymentsd.v1.Asset
-	18, // 32: paymentsd.v1.PaymentsService.GetProject:input_type -> paymentsd.v1.GetProjectRequest
-	21, // 33: paymentsd.v1.PaymentsService.CreatePaymentPlan:input_type -> paymentsd.v1.CreatePaymentPlanRequest
-	23, // 34: paymentsd.v1.PaymentsService.ListPaymentPlans:input_type -> paymentsd.v1.ListPaymentPlansRequest
-	25, // 35: paymentsd.v1.PaymentsService.GetPaymentPlan:input_type -> paymentsd.v1.GetPaymentPlanRequest
-	27, // 36: paymentsd.v1.PaymentsService.ListTransactions:input_type -> paymentsd.v1.ListTransactionsRequest
-	29, // 37: paymentsd.v1.PaymentsService.GetTransaction:input_type -> paymentsd.v1.GetTransactionRequest
-	31, // 38: paymentsd.v1.PaymentsService.ListCheckoutSessions:input_type -> paymentsd.v1.ListCheckoutSessionsRequest
-	33, // 39: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:input_type -> paymentsd.v1.GetProjectCheckoutSessionRequest
-	35, // 40: paymentsd.v1.CheckoutService.CreateCheckoutSession:input_type -> paymentsd.v1.CreateCheckoutSessionRequest
-	37, // 41: paymentsd.v1.CheckoutService.GetCheckoutSession:input_type -> paymentsd.v1.GetCheckoutSessionRequest
-	39, // 42: paymentsd.v1.CheckoutService.ListAssets:input_type -> paymentsd.v1.ListAssetsRequest
-	19, // 43: paymentsd.v1.PaymentsService.GetProject:output_type -> paymentsd.v1.GetProjectResponse
-	22, // 44: paymentsd.v1.PaymentsService.CreatePaymentPlan:output_type -> paymentsd.v1.CreatePaymentPlanResponse
-	24, // 45: paymentsd.v1.PaymentsService.ListPaymentPlans:output_type -> paymentsd.v1.ListPaymentPlansResponse
-	26, // 46: paymentsd.v1.PaymentsService.GetPaymentPlan:output_type -> paymentsd.v1.GetPaymentPlanResponse
-	28, // 47: paymentsd.v1.PaymentsService.ListTransactions:output_type -> paymentsd.v1.ListTransactionsResponse
-	30, // 48: paymentsd.v1.PaymentsService.GetTransaction:output_type -> paymentsd.v1.GetTransactionResponse
-	32, // 49: paymentsd.v1.PaymentsService.ListCheckoutSessions:output_type -> paymentsd.v1.ListCheckoutSessionsResponse
-	34, // 50: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:output_type -> paymentsd.v1.GetProjectCheckoutSessionResponse
-	36, // 51: paymentsd.v1.CheckoutService.CreateCheckoutSession:output_type -> paymentsd.v1.CreateCheckoutSessionResponse
-	38, // 52: paymentsd.v1.CheckoutService.GetCheckoutSession:output_type -> paymentsd.v1.GetCheckoutSessionResponse
-	40, // 53: paymentsd.v1.CheckoutService.ListAssets:output_type -> paymentsd.v1.ListAssetsResponse
-	43, // [43:54] is the sub-list for method output_type
-	32, // [32:43] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	41, // 32: paymentsd.v1.Refund.transfer:type_name -> paymentsd.v1.PreparedTransfer
+	42, // 33: paymentsd.v1.CreateRefundResponse.refund:type_name -> paymentsd.v1.Refund
+	2,  // 34: paymentsd.v1.ListRefundsRequest.query:type_name -> paymentsd.v1.ListQuery
+	42, // 35: paymentsd.v1.ListRefundsResponse.refunds:type_name -> paymentsd.v1.Refund
+	3,  // 36: paymentsd.v1.ListRefundsResponse.pagination:type_name -> paymentsd.v1.Pagination
+	42, // 37: paymentsd.v1.GetRefundResponse.refund:type_name -> paymentsd.v1.Refund
+	42, // 38: paymentsd.v1.SetRefundAddressResponse.refund:type_name -> paymentsd.v1.Refund
+	42, // 39: paymentsd.v1.ReportRefundTransactionResponse.refund:type_name -> paymentsd.v1.Refund
+	42, // 40: paymentsd.v1.CancelRefundResponse.refund:type_name -> paymentsd.v1.Refund
+	56, // 41: paymentsd.v1.PayoutBatch.report:type_name -> paymentsd.v1.PayoutReport
+	58, // 42: paymentsd.v1.PayoutBatch.payouts:type_name -> paymentsd.v1.Payout
+	74, // 43: paymentsd.v1.PayoutReport.statuses:type_name -> paymentsd.v1.PayoutReport.StatusesEntry
+	57, // 44: paymentsd.v1.PayoutReport.totals:type_name -> paymentsd.v1.PayoutTotal
+	41, // 45: paymentsd.v1.Payout.transfer:type_name -> paymentsd.v1.PreparedTransfer
+	59, // 46: paymentsd.v1.CreatePayoutBatchRequest.payouts:type_name -> paymentsd.v1.PayoutInput
+	55, // 47: paymentsd.v1.CreatePayoutBatchResponse.payout_batch:type_name -> paymentsd.v1.PayoutBatch
+	2,  // 48: paymentsd.v1.ListPayoutBatchesRequest.query:type_name -> paymentsd.v1.ListQuery
+	55, // 49: paymentsd.v1.ListPayoutBatchesResponse.payout_batches:type_name -> paymentsd.v1.PayoutBatch
+	3,  // 50: paymentsd.v1.ListPayoutBatchesResponse.pagination:type_name -> paymentsd.v1.Pagination
+	55, // 51: paymentsd.v1.GetPayoutBatchResponse.payout_batch:type_name -> paymentsd.v1.PayoutBatch
+	55, // 52: paymentsd.v1.CancelPayoutBatchResponse.payout_batch:type_name -> paymentsd.v1.PayoutBatch
+	58, // 53: paymentsd.v1.GetPayoutResponse.payout:type_name -> paymentsd.v1.Payout
+	58, // 54: paymentsd.v1.ReportPayoutTransactionResponse.payout:type_name -> paymentsd.v1.Payout
+	18, // 55: paymentsd.v1.PaymentsService.GetProject:input_type -> paymentsd.v1.GetProjectRequest
+	21, // 56: paymentsd.v1.PaymentsService.CreatePaymentPlan:input_type -> paymentsd.v1.CreatePaymentPlanRequest
+	23, // 57: paymentsd.v1.PaymentsService.ListPaymentPlans:input_type -> paymentsd.v1.ListPaymentPlansRequest
+	25, // 58: paymentsd.v1.PaymentsService.GetPaymentPlan:input_type -> paymentsd.v1.GetPaymentPlanRequest
+	27, // 59: paymentsd.v1.PaymentsService.ListTransactions:input_type -> paymentsd.v1.ListTransactionsRequest
+	29, // 60: paymentsd.v1.PaymentsService.GetTransaction:input_type -> paymentsd.v1.GetTransactionRequest
+	31, // 61: paymentsd.v1.PaymentsService.ListCheckoutSessions:input_type -> paymentsd.v1.ListCheckoutSessionsRequest
+	33, // 62: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:input_type -> paymentsd.v1.GetProjectCheckoutSessionRequest
+	43, // 63: paymentsd.v1.PaymentsService.CreateRefund:input_type -> paymentsd.v1.CreateRefundRequest
+	45, // 64: paymentsd.v1.PaymentsService.ListRefunds:input_type -> paymentsd.v1.ListRefundsRequest
+	47, // 65: paymentsd.v1.PaymentsService.GetRefund:input_type -> paymentsd.v1.GetRefundRequest
+	49, // 66: paymentsd.v1.PaymentsService.SetRefundAddress:input_type -> paymentsd.v1.SetRefundAddressRequest
+	51, // 67: paymentsd.v1.PaymentsService.ReportRefundTransaction:input_type -> paymentsd.v1.ReportRefundTransactionRequest
+	53, // 68: paymentsd.v1.PaymentsService.CancelRefund:input_type -> paymentsd.v1.CancelRefundRequest
+	60, // 69: paymentsd.v1.PaymentsService.CreatePayoutBatch:input_type -> paymentsd.v1.CreatePayoutBatchRequest
+	62, // 70: paymentsd.v1.PaymentsService.ListPayoutBatches:input_type -> paymentsd.v1.ListPayoutBatchesRequest
+	64, // 71: paymentsd.v1.PaymentsService.GetPayoutBatch:input_type -> paymentsd.v1.GetPayoutBatchRequest
+	66, // 72: paymentsd.v1.PaymentsService.CancelPayoutBatch:input_type -> paymentsd.v1.CancelPayoutBatchRequest
+	68, // 73: paymentsd.v1.PaymentsService.GetPayout:input_type -> paymentsd.v1.GetPayoutRequest
+	70, // 74: paymentsd.v1.PaymentsService.ReportPayoutTransaction:input_type -> paymentsd.v1.ReportPayoutTransactionRequest
+	35, // 75: paymentsd.v1.CheckoutService.CreateCheckoutSession:input_type -> paymentsd.v1.CreateCheckoutSessionRequest
+	37, // 76: paymentsd.v1.CheckoutService.GetCheckoutSession:input_type -> paymentsd.v1.GetCheckoutSessionRequest
+	39, // 77: paymentsd.v1.CheckoutService.ListAssets:input_type -> paymentsd.v1.ListAssetsRequest
+	19, // 78: paymentsd.v1.PaymentsService.GetProject:output_type -> paymentsd.v1.GetProjectResponse
+	22, // 79: paymentsd.v1.PaymentsService.CreatePaymentPlan:output_type -> paymentsd.v1.CreatePaymentPlanResponse
+	24, // 80: paymentsd.v1.PaymentsService.ListPaymentPlans:output_type -> paymentsd.v1.ListPaymentPlansResponse
+	26, // 81: paymentsd.v1.PaymentsService.GetPaymentPlan:output_type -> paymentsd.v1.GetPaymentPlanResponse
+	28, // 82: paymentsd.v1.PaymentsService.ListTransactions:output_type -> paymentsd.v1.ListTransactionsResponse
+	30, // 83: paymentsd.v1.PaymentsService.GetTransaction:output_type -> paymentsd.v1.GetTransactionResponse
+	32, // 84: paymentsd.v1.PaymentsService.ListCheckoutSessions:output_type -> paymentsd.v1.ListCheckoutSessionsResponse
+	34, // 85: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:output_type -> paymentsd.v1.GetProjectCheckoutSessionResponse
+	44, // 86: paymentsd.v1.PaymentsService.CreateRefund:output_type -> paymentsd.v1.CreateRefundResponse
+	46, // 87: paymentsd.v1.PaymentsService.ListRefunds:output_type -> paymentsd.v1.ListRefundsResponse
+	48, // 88: paymentsd.v1.PaymentsService.GetRefund:output_type -> paymentsd.v1.GetRefundResponse
+	50, // 89: paymentsd.v1.PaymentsService.SetRefundAddress:output_type -> paymentsd.v1.SetRefundAddressResponse
+	52, // 90: paymentsd.v1.PaymentsService.ReportRefundTransaction:output_type -> paymentsd.v1.ReportRefundTransactionResponse
+	54, // 91: paymentsd.v1.PaymentsService.CancelRefund:output_type -> paymentsd.v1.CancelRefundResponse
+	61, // 92: paymentsd.v1.PaymentsService.CreatePayoutBatch:output_type -> paymentsd.v1.CreatePayoutBatchResponse
+	63, // 93: paymentsd.v1.PaymentsService.ListPayoutBatches:output_type -> paymentsd.v1.ListPayoutBatchesResponse
+	65, // 94: paymentsd.v1.PaymentsService.GetPayoutBatch:output_type -> paymentsd.v1.GetPayoutBatchResponse
+	67, // 95: paymentsd.v1.PaymentsService.CancelPayoutBatch:output_type -> paymentsd.v1.CancelPayoutBatchResponse
+	69, // 96: paymentsd.v1.PaymentsService.GetPayout:output_type -> paymentsd.v1.GetPayoutResponse
+	71, // 97: paymentsd.v1.PaymentsService.ReportPayoutTransaction:output_type -> paymentsd.v1.ReportPayoutTransactionResponse
+	36, // 98: paymentsd.v1.CheckoutService.CreateCheckoutSession:output_type -> paymentsd.v1.CreateCheckoutSessionResponse
+	38, // 99: paymentsd.v1.CheckoutService.GetCheckoutSession:output_type -> paymentsd.v1.GetCheckoutSessionResponse
+	40, // 100: paymentsd.v1.CheckoutService.ListAssets:output_type -> paymentsd.v1.ListAssetsResponse
+	78, // [78:101] is the sub-list for method output_type
+	55, // [55:78] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_paymentsd_v1_payments_proto_init() }
@@ -3615,13 +6077,19 @@ func file_paymentsd_v1_payments_proto_init() {
 	file_paymentsd_v1_payments_proto_msgTypes[20].OneofWrappers = []any{}
 	file_paymentsd_v1_payments_proto_msgTypes[21].OneofWrappers = []any{}
 	file_paymentsd_v1_payments_proto_msgTypes[35].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[42].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[43].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[55].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[58].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[59].OneofWrappers = []any{}
+	file_paymentsd_v1_payments_proto_msgTypes[60].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paymentsd_v1_payments_proto_rawDesc), len(file_paymentsd_v1_payments_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   43,
+			NumMessages:   75,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

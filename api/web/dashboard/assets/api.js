@@ -25,13 +25,15 @@ function headers(extra) {
   return Object.assign({ Accept: "application/json", "Paymentsd-Environment": environment }, extra);
 }
 
+// request calls a route; a body is sent as JSON, or as it is with
+// opts.contentType (a CSV file).
 async function request(method, path, body, opts = {}) {
   let res;
   try {
     res = await fetch("/api/v1" + path, {
       method, credentials: "same-origin",
-      headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }),
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: headers(body === undefined ? {} : { "Content-Type": opts.contentType || "application/json" }),
+      body: body === undefined ? undefined : opts.contentType ? body : JSON.stringify(body),
     });
   } catch {
     throw new APIError(0, { message: "The server could not be reached; check the connection and try again." });
@@ -65,6 +67,9 @@ export async function list(path, opts) {
 export async function post(path, body, opts) { return (await request("POST", path, body === undefined ? {} : body, opts)).data; }
 // send posts and returns the whole envelope, for its message.
 export async function send(path, body) { return request("POST", path, body === undefined ? {} : body); }
+// upload posts a file's text as it is (a payout batch's CSV, say) and
+// returns the route's data.
+export async function upload(path, text, contentType) { return (await request("POST", path, text, { contentType })).data; }
 export async function patch(path, body) { return (await request("PATCH", path, body)).data; }
 export async function del(path) { return (await request("DELETE", path)).data; }
 

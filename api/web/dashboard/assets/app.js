@@ -8,6 +8,7 @@ import * as account from "./pages/account.js";
 import * as overview from "./pages/overview.js";
 import * as plans from "./pages/plans.js";
 import * as payments from "./pages/payments.js";
+import * as payouts from "./pages/payouts.js";
 import * as webhooks from "./pages/webhooks.js";
 import * as project from "./pages/project.js";
 import * as oauth from "./pages/oauth.js";
@@ -85,6 +86,8 @@ const projectPages = {
   "sessions/:id": payments.session,
   transactions: payments.transactions,
   "transactions/:id": payments.transaction,
+  payouts: payouts.list,
+  "payouts/:id": payouts.detail,
   webhooks: webhooks.list,
   "webhooks/:id": webhooks.detail,
   events: webhooks.events,
@@ -98,7 +101,7 @@ const projectPages = {
 };
 
 const nav = [
-  ["", "Overview"], ["plans", "Payment plans"], ["sessions", "Checkout sessions"], ["transactions", "Transactions"],
+  ["", "Overview"], ["plans", "Payment plans"], ["sessions", "Checkout sessions"], ["transactions", "Transactions"], ["payouts", "Payouts"],
   ["webhooks", "Webhooks"], ["events", "Events"], ["deposit-addresses", "Deposit addresses"], ["api-keys", "API keys"],
   ["members", "Members"], ["apps", "OAuth apps"], ["settings", "Settings"], ["audit-log", "Audit log"],
 ];

@@ -59,6 +59,42 @@ const (
 	// PaymentsServiceGetProjectCheckoutSessionProcedure is the fully-qualified name of the
 	// PaymentsService's GetProjectCheckoutSession RPC.
 	PaymentsServiceGetProjectCheckoutSessionProcedure = "/paymentsd.v1.PaymentsService/GetProjectCheckoutSession"
+	// PaymentsServiceCreateRefundProcedure is the fully-qualified name of the PaymentsService's
+	// CreateRefund RPC.
+	PaymentsServiceCreateRefundProcedure = "/paymentsd.v1.PaymentsService/CreateRefund"
+	// PaymentsServiceListRefundsProcedure is the fully-qualified name of the PaymentsService's
+	// ListRefunds RPC.
+	PaymentsServiceListRefundsProcedure = "/paymentsd.v1.PaymentsService/ListRefunds"
+	// PaymentsServiceGetRefundProcedure is the fully-qualified name of the PaymentsService's GetRefund
+	// RPC.
+	PaymentsServiceGetRefundProcedure = "/paymentsd.v1.PaymentsService/GetRefund"
+	// PaymentsServiceSetRefundAddressProcedure is the fully-qualified name of the PaymentsService's
+	// SetRefundAddress RPC.
+	PaymentsServiceSetRefundAddressProcedure = "/paymentsd.v1.PaymentsService/SetRefundAddress"
+	// PaymentsServiceReportRefundTransactionProcedure is the fully-qualified name of the
+	// PaymentsService's ReportRefundTransaction RPC.
+	PaymentsServiceReportRefundTransactionProcedure = "/paymentsd.v1.PaymentsService/ReportRefundTransaction"
+	// PaymentsServiceCancelRefundProcedure is the fully-qualified name of the PaymentsService's
+	// CancelRefund RPC.
+	PaymentsServiceCancelRefundProcedure = "/paymentsd.v1.PaymentsService/CancelRefund"
+	// PaymentsServiceCreatePayoutBatchProcedure is the fully-qualified name of the PaymentsService's
+	// CreatePayoutBatch RPC.
+	PaymentsServiceCreatePayoutBatchProcedure = "/paymentsd.v1.PaymentsService/CreatePayoutBatch"
+	// PaymentsServiceListPayoutBatchesProcedure is the fully-qualified name of the PaymentsService's
+	// ListPayoutBatches RPC.
+	PaymentsServiceListPayoutBatchesProcedure = "/paymentsd.v1.PaymentsService/ListPayoutBatches"
+	// PaymentsServiceGetPayoutBatchProcedure is the fully-qualified name of the PaymentsService's
+	// GetPayoutBatch RPC.
+	PaymentsServiceGetPayoutBatchProcedure = "/paymentsd.v1.PaymentsService/GetPayoutBatch"
+	// PaymentsServiceCancelPayoutBatchProcedure is the fully-qualified name of the PaymentsService's
+	// CancelPayoutBatch RPC.
+	PaymentsServiceCancelPayoutBatchProcedure = "/paymentsd.v1.PaymentsService/CancelPayoutBatch"
+	// PaymentsServiceGetPayoutProcedure is the fully-qualified name of the PaymentsService's GetPayout
+	// RPC.
+	PaymentsServiceGetPayoutProcedure = "/paymentsd.v1.PaymentsService/GetPayout"
+	// PaymentsServiceReportPayoutTransactionProcedure is the fully-qualified name of the
+	// PaymentsService's ReportPayoutTransaction RPC.
+	PaymentsServiceReportPayoutTransactionProcedure = "/paymentsd.v1.PaymentsService/ReportPayoutTransaction"
 	// CheckoutServiceCreateCheckoutSessionProcedure is the fully-qualified name of the
 	// CheckoutService's CreateCheckoutSession RPC.
 	CheckoutServiceCreateCheckoutSessionProcedure = "/paymentsd.v1.CheckoutService/CreateCheckoutSession"
@@ -88,6 +124,36 @@ type PaymentsServiceClient interface {
 	ListCheckoutSessions(context.Context, *connect.Request[v1.ListCheckoutSessionsRequest]) (*connect.Response[v1.ListCheckoutSessionsResponse], error)
 	// GET /api/v1/projects/{projectId}/checkout-sessions/{sessionId}
 	GetProjectCheckoutSession(context.Context, *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds
+	CreateRefund(context.Context, *connect.Request[v1.CreateRefundRequest]) (*connect.Response[v1.CreateRefundResponse], error)
+	// GET /api/v1/projects/{projectId}/refunds
+	ListRefunds(context.Context, *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error)
+	// GET /api/v1/projects/{projectId}/refunds/{refundId}
+	GetRefund(context.Context, *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/address
+	SetRefundAddress(context.Context, *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/transaction
+	ReportRefundTransaction(context.Context, *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/cancel
+	CancelRefund(context.Context, *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error)
+	// POST /api/v1/projects/{projectId}/payout-batches (the JSON form; the
+	// CSV upload is REST's)
+	//
+	// There is no procedure to approve a batch, on purpose: approval is an
+	// owner's, signed in with a fresh sign-in, through the REST route POST
+	// /api/v1/projects/{projectId}/payout-batches/{batchId}/approve only. API
+	// keys and OAuth access tokens never approve a batch.
+	CreatePayoutBatch(context.Context, *connect.Request[v1.CreatePayoutBatchRequest]) (*connect.Response[v1.CreatePayoutBatchResponse], error)
+	// GET /api/v1/projects/{projectId}/payout-batches
+	ListPayoutBatches(context.Context, *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error)
+	// GET /api/v1/projects/{projectId}/payout-batches/{batchId}
+	GetPayoutBatch(context.Context, *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error)
+	// POST /api/v1/projects/{projectId}/payout-batches/{batchId}/cancel
+	CancelPayoutBatch(context.Context, *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error)
+	// GET /api/v1/projects/{projectId}/payouts/{payoutId}
+	GetPayout(context.Context, *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error)
+	// POST /api/v1/projects/{projectId}/payouts/{payoutId}/transaction
+	ReportPayoutTransaction(context.Context, *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error)
 }
 
 // NewPaymentsServiceClient constructs a client for the paymentsd.v1.PaymentsService service. By
@@ -156,6 +222,83 @@ func NewPaymentsServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		createRefund: connect.NewClient[v1.CreateRefundRequest, v1.CreateRefundResponse](
+			httpClient,
+			baseURL+PaymentsServiceCreateRefundProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("CreateRefund")),
+			connect.WithClientOptions(opts...),
+		),
+		listRefunds: connect.NewClient[v1.ListRefundsRequest, v1.ListRefundsResponse](
+			httpClient,
+			baseURL+PaymentsServiceListRefundsProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("ListRefunds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		getRefund: connect.NewClient[v1.GetRefundRequest, v1.GetRefundResponse](
+			httpClient,
+			baseURL+PaymentsServiceGetRefundProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("GetRefund")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		setRefundAddress: connect.NewClient[v1.SetRefundAddressRequest, v1.SetRefundAddressResponse](
+			httpClient,
+			baseURL+PaymentsServiceSetRefundAddressProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("SetRefundAddress")),
+			connect.WithClientOptions(opts...),
+		),
+		reportRefundTransaction: connect.NewClient[v1.ReportRefundTransactionRequest, v1.ReportRefundTransactionResponse](
+			httpClient,
+			baseURL+PaymentsServiceReportRefundTransactionProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("ReportRefundTransaction")),
+			connect.WithClientOptions(opts...),
+		),
+		cancelRefund: connect.NewClient[v1.CancelRefundRequest, v1.CancelRefundResponse](
+			httpClient,
+			baseURL+PaymentsServiceCancelRefundProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("CancelRefund")),
+			connect.WithClientOptions(opts...),
+		),
+		createPayoutBatch: connect.NewClient[v1.CreatePayoutBatchRequest, v1.CreatePayoutBatchResponse](
+			httpClient,
+			baseURL+PaymentsServiceCreatePayoutBatchProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("CreatePayoutBatch")),
+			connect.WithClientOptions(opts...),
+		),
+		listPayoutBatches: connect.NewClient[v1.ListPayoutBatchesRequest, v1.ListPayoutBatchesResponse](
+			httpClient,
+			baseURL+PaymentsServiceListPayoutBatchesProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("ListPayoutBatches")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		getPayoutBatch: connect.NewClient[v1.GetPayoutBatchRequest, v1.GetPayoutBatchResponse](
+			httpClient,
+			baseURL+PaymentsServiceGetPayoutBatchProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("GetPayoutBatch")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		cancelPayoutBatch: connect.NewClient[v1.CancelPayoutBatchRequest, v1.CancelPayoutBatchResponse](
+			httpClient,
+			baseURL+PaymentsServiceCancelPayoutBatchProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("CancelPayoutBatch")),
+			connect.WithClientOptions(opts...),
+		),
+		getPayout: connect.NewClient[v1.GetPayoutRequest, v1.GetPayoutResponse](
+			httpClient,
+			baseURL+PaymentsServiceGetPayoutProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("GetPayout")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		reportPayoutTransaction: connect.NewClient[v1.ReportPayoutTransactionRequest, v1.ReportPayoutTransactionResponse](
+			httpClient,
+			baseURL+PaymentsServiceReportPayoutTransactionProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("ReportPayoutTransaction")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -169,6 +312,18 @@ type paymentsServiceClient struct {
 	getTransaction            *connect.Client[v1.GetTransactionRequest, v1.GetTransactionResponse]
 	listCheckoutSessions      *connect.Client[v1.ListCheckoutSessionsRequest, v1.ListCheckoutSessionsResponse]
 	getProjectCheckoutSession *connect.Client[v1.GetProjectCheckoutSessionRequest, v1.GetProjectCheckoutSessionResponse]
+	createRefund              *connect.Client[v1.CreateRefundRequest, v1.CreateRefundResponse]
+	listRefunds               *connect.Client[v1.ListRefundsRequest, v1.ListRefundsResponse]
+	getRefund                 *connect.Client[v1.GetRefundRequest, v1.GetRefundResponse]
+	setRefundAddress          *connect.Client[v1.SetRefundAddressRequest, v1.SetRefundAddressResponse]
+	reportRefundTransaction   *connect.Client[v1.ReportRefundTransactionRequest, v1.ReportRefundTransactionResponse]
+	cancelRefund              *connect.Client[v1.CancelRefundRequest, v1.CancelRefundResponse]
+	createPayoutBatch         *connect.Client[v1.CreatePayoutBatchRequest, v1.CreatePayoutBatchResponse]
+	listPayoutBatches         *connect.Client[v1.ListPayoutBatchesRequest, v1.ListPayoutBatchesResponse]
+	getPayoutBatch            *connect.Client[v1.GetPayoutBatchRequest, v1.GetPayoutBatchResponse]
+	cancelPayoutBatch         *connect.Client[v1.CancelPayoutBatchRequest, v1.CancelPayoutBatchResponse]
+	getPayout                 *connect.Client[v1.GetPayoutRequest, v1.GetPayoutResponse]
+	reportPayoutTransaction   *connect.Client[v1.ReportPayoutTransactionRequest, v1.ReportPayoutTransactionResponse]
 }
 
 // GetProject calls paymentsd.v1.PaymentsService.GetProject.
@@ -211,6 +366,66 @@ func (c *paymentsServiceClient) GetProjectCheckoutSession(ctx context.Context, r
 	return c.getProjectCheckoutSession.CallUnary(ctx, req)
 }
 
+// CreateRefund calls paymentsd.v1.PaymentsService.CreateRefund.
+func (c *paymentsServiceClient) CreateRefund(ctx context.Context, req *connect.Request[v1.CreateRefundRequest]) (*connect.Response[v1.CreateRefundResponse], error) {
+	return c.createRefund.CallUnary(ctx, req)
+}
+
+// ListRefunds calls paymentsd.v1.PaymentsService.ListRefunds.
+func (c *paymentsServiceClient) ListRefunds(ctx context.Context, req *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error) {
+	return c.listRefunds.CallUnary(ctx, req)
+}
+
+// GetRefund calls paymentsd.v1.PaymentsService.GetRefund.
+func (c *paymentsServiceClient) GetRefund(ctx context.Context, req *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error) {
+	return c.getRefund.CallUnary(ctx, req)
+}
+
+// SetRefundAddress calls paymentsd.v1.PaymentsService.SetRefundAddress.
+func (c *paymentsServiceClient) SetRefundAddress(ctx context.Context, req *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error) {
+	return c.setRefundAddress.CallUnary(ctx, req)
+}
+
+// ReportRefundTransaction calls paymentsd.v1.PaymentsService.ReportRefundTransaction.
+func (c *paymentsServiceClient) ReportRefundTransaction(ctx context.Context, req *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error) {
+	return c.reportRefundTransaction.CallUnary(ctx, req)
+}
+
+// CancelRefund calls paymentsd.v1.PaymentsService.CancelRefund.
+func (c *paymentsServiceClient) CancelRefund(ctx context.Context, req *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error) {
+	return c.cancelRefund.CallUnary(ctx, req)
+}
+
+// CreatePayoutBatch calls paymentsd.v1.PaymentsService.CreatePayoutBatch.
+func (c *paymentsServiceClient) CreatePayoutBatch(ctx context.Context, req *connect.Request[v1.CreatePayoutBatchRequest]) (*connect.Response[v1.CreatePayoutBatchResponse], error) {
+	return c.createPayoutBatch.CallUnary(ctx, req)
+}
+
+// ListPayoutBatches calls paymentsd.v1.PaymentsService.ListPayoutBatches.
+func (c *paymentsServiceClient) ListPayoutBatches(ctx context.Context, req *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error) {
+	return c.listPayoutBatches.CallUnary(ctx, req)
+}
+
+// GetPayoutBatch calls paymentsd.v1.PaymentsService.GetPayoutBatch.
+func (c *paymentsServiceClient) GetPayoutBatch(ctx context.Context, req *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error) {
+	return c.getPayoutBatch.CallUnary(ctx, req)
+}
+
+// CancelPayoutBatch calls paymentsd.v1.PaymentsService.CancelPayoutBatch.
+func (c *paymentsServiceClient) CancelPayoutBatch(ctx context.Context, req *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error) {
+	return c.cancelPayoutBatch.CallUnary(ctx, req)
+}
+
+// GetPayout calls paymentsd.v1.PaymentsService.GetPayout.
+func (c *paymentsServiceClient) GetPayout(ctx context.Context, req *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error) {
+	return c.getPayout.CallUnary(ctx, req)
+}
+
+// ReportPayoutTransaction calls paymentsd.v1.PaymentsService.ReportPayoutTransaction.
+func (c *paymentsServiceClient) ReportPayoutTransaction(ctx context.Context, req *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error) {
+	return c.reportPayoutTransaction.CallUnary(ctx, req)
+}
+
 // PaymentsServiceHandler is an implementation of the paymentsd.v1.PaymentsService service.
 type PaymentsServiceHandler interface {
 	// GET /api/v1/projects/{projectId}
@@ -229,6 +444,36 @@ type PaymentsServiceHandler interface {
 	ListCheckoutSessions(context.Context, *connect.Request[v1.ListCheckoutSessionsRequest]) (*connect.Response[v1.ListCheckoutSessionsResponse], error)
 	// GET /api/v1/projects/{projectId}/checkout-sessions/{sessionId}
 	GetProjectCheckoutSession(context.Context, *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds
+	CreateRefund(context.Context, *connect.Request[v1.CreateRefundRequest]) (*connect.Response[v1.CreateRefundResponse], error)
+	// GET /api/v1/projects/{projectId}/refunds
+	ListRefunds(context.Context, *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error)
+	// GET /api/v1/projects/{projectId}/refunds/{refundId}
+	GetRefund(context.Context, *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/address
+	SetRefundAddress(context.Context, *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/transaction
+	ReportRefundTransaction(context.Context, *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error)
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/cancel
+	CancelRefund(context.Context, *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error)
+	// POST /api/v1/projects/{projectId}/payout-batches (the JSON form; the
+	// CSV upload is REST's)
+	//
+	// There is no procedure to approve a batch, on purpose: approval is an
+	// owner's, signed in with a fresh sign-in, through the REST route POST
+	// /api/v1/projects/{projectId}/payout-batches/{batchId}/approve only. API
+	// keys and OAuth access tokens never approve a batch.
+	CreatePayoutBatch(context.Context, *connect.Request[v1.CreatePayoutBatchRequest]) (*connect.Response[v1.CreatePayoutBatchResponse], error)
+	// GET /api/v1/projects/{projectId}/payout-batches
+	ListPayoutBatches(context.Context, *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error)
+	// GET /api/v1/projects/{projectId}/payout-batches/{batchId}
+	GetPayoutBatch(context.Context, *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error)
+	// POST /api/v1/projects/{projectId}/payout-batches/{batchId}/cancel
+	CancelPayoutBatch(context.Context, *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error)
+	// GET /api/v1/projects/{projectId}/payouts/{payoutId}
+	GetPayout(context.Context, *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error)
+	// POST /api/v1/projects/{projectId}/payouts/{payoutId}/transaction
+	ReportPayoutTransaction(context.Context, *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error)
 }
 
 // NewPaymentsServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -293,6 +538,83 @@ func NewPaymentsServiceHandler(svc PaymentsServiceHandler, opts ...connect.Handl
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	paymentsServiceCreateRefundHandler := connect.NewUnaryHandler(
+		PaymentsServiceCreateRefundProcedure,
+		svc.CreateRefund,
+		connect.WithSchema(paymentsServiceMethods.ByName("CreateRefund")),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceListRefundsHandler := connect.NewUnaryHandler(
+		PaymentsServiceListRefundsProcedure,
+		svc.ListRefunds,
+		connect.WithSchema(paymentsServiceMethods.ByName("ListRefunds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceGetRefundHandler := connect.NewUnaryHandler(
+		PaymentsServiceGetRefundProcedure,
+		svc.GetRefund,
+		connect.WithSchema(paymentsServiceMethods.ByName("GetRefund")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceSetRefundAddressHandler := connect.NewUnaryHandler(
+		PaymentsServiceSetRefundAddressProcedure,
+		svc.SetRefundAddress,
+		connect.WithSchema(paymentsServiceMethods.ByName("SetRefundAddress")),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceReportRefundTransactionHandler := connect.NewUnaryHandler(
+		PaymentsServiceReportRefundTransactionProcedure,
+		svc.ReportRefundTransaction,
+		connect.WithSchema(paymentsServiceMethods.ByName("ReportRefundTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceCancelRefundHandler := connect.NewUnaryHandler(
+		PaymentsServiceCancelRefundProcedure,
+		svc.CancelRefund,
+		connect.WithSchema(paymentsServiceMethods.ByName("CancelRefund")),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceCreatePayoutBatchHandler := connect.NewUnaryHandler(
+		PaymentsServiceCreatePayoutBatchProcedure,
+		svc.CreatePayoutBatch,
+		connect.WithSchema(paymentsServiceMethods.ByName("CreatePayoutBatch")),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceListPayoutBatchesHandler := connect.NewUnaryHandler(
+		PaymentsServiceListPayoutBatchesProcedure,
+		svc.ListPayoutBatches,
+		connect.WithSchema(paymentsServiceMethods.ByName("ListPayoutBatches")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceGetPayoutBatchHandler := connect.NewUnaryHandler(
+		PaymentsServiceGetPayoutBatchProcedure,
+		svc.GetPayoutBatch,
+		connect.WithSchema(paymentsServiceMethods.ByName("GetPayoutBatch")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceCancelPayoutBatchHandler := connect.NewUnaryHandler(
+		PaymentsServiceCancelPayoutBatchProcedure,
+		svc.CancelPayoutBatch,
+		connect.WithSchema(paymentsServiceMethods.ByName("CancelPayoutBatch")),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceGetPayoutHandler := connect.NewUnaryHandler(
+		PaymentsServiceGetPayoutProcedure,
+		svc.GetPayout,
+		connect.WithSchema(paymentsServiceMethods.ByName("GetPayout")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentsServiceReportPayoutTransactionHandler := connect.NewUnaryHandler(
+		PaymentsServiceReportPayoutTransactionProcedure,
+		svc.ReportPayoutTransaction,
+		connect.WithSchema(paymentsServiceMethods.ByName("ReportPayoutTransaction")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/paymentsd.v1.PaymentsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case PaymentsServiceGetProjectProcedure:
@@ -311,6 +633,30 @@ func NewPaymentsServiceHandler(svc PaymentsServiceHandler, opts ...connect.Handl
 			paymentsServiceListCheckoutSessionsHandler.ServeHTTP(w, r)
 		case PaymentsServiceGetProjectCheckoutSessionProcedure:
 			paymentsServiceGetProjectCheckoutSessionHandler.ServeHTTP(w, r)
+		case PaymentsServiceCreateRefundProcedure:
+			paymentsServiceCreateRefundHandler.ServeHTTP(w, r)
+		case PaymentsServiceListRefundsProcedure:
+			paymentsServiceListRefundsHandler.ServeHTTP(w, r)
+		case PaymentsServiceGetRefundProcedure:
+			paymentsServiceGetRefundHandler.ServeHTTP(w, r)
+		case PaymentsServiceSetRefundAddressProcedure:
+			paymentsServiceSetRefundAddressHandler.ServeHTTP(w, r)
+		case PaymentsServiceReportRefundTransactionProcedure:
+			paymentsServiceReportRefundTransactionHandler.ServeHTTP(w, r)
+		case PaymentsServiceCancelRefundProcedure:
+			paymentsServiceCancelRefundHandler.ServeHTTP(w, r)
+		case PaymentsServiceCreatePayoutBatchProcedure:
+			paymentsServiceCreatePayoutBatchHandler.ServeHTTP(w, r)
+		case PaymentsServiceListPayoutBatchesProcedure:
+			paymentsServiceListPayoutBatchesHandler.ServeHTTP(w, r)
+		case PaymentsServiceGetPayoutBatchProcedure:
+			paymentsServiceGetPayoutBatchHandler.ServeHTTP(w, r)
+		case PaymentsServiceCancelPayoutBatchProcedure:
+			paymentsServiceCancelPayoutBatchHandler.ServeHTTP(w, r)
+		case PaymentsServiceGetPayoutProcedure:
+			paymentsServiceGetPayoutHandler.ServeHTTP(w, r)
+		case PaymentsServiceReportPayoutTransactionProcedure:
+			paymentsServiceReportPayoutTransactionHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -350,6 +696,54 @@ func (UnimplementedPaymentsServiceHandler) ListCheckoutSessions(context.Context,
 
 func (UnimplementedPaymentsServiceHandler) GetProjectCheckoutSession(context.Context, *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.GetProjectCheckoutSession is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) CreateRefund(context.Context, *connect.Request[v1.CreateRefundRequest]) (*connect.Response[v1.CreateRefundResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.CreateRefund is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) ListRefunds(context.Context, *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.ListRefunds is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) GetRefund(context.Context, *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.GetRefund is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) SetRefundAddress(context.Context, *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.SetRefundAddress is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) ReportRefundTransaction(context.Context, *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.ReportRefundTransaction is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) CancelRefund(context.Context, *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.CancelRefund is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) CreatePayoutBatch(context.Context, *connect.Request[v1.CreatePayoutBatchRequest]) (*connect.Response[v1.CreatePayoutBatchResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.CreatePayoutBatch is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) ListPayoutBatches(context.Context, *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.ListPayoutBatches is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) GetPayoutBatch(context.Context, *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.GetPayoutBatch is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) CancelPayoutBatch(context.Context, *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.CancelPayoutBatch is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) GetPayout(context.Context, *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.GetPayout is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) ReportPayoutTransaction(context.Context, *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.ReportPayoutTransaction is not implemented"))
 }
 
 // CheckoutServiceClient is a client for the paymentsd.v1.CheckoutService service.

@@ -3,6 +3,7 @@
 import * as api from "../api.js";
 import { h, add, clear, usd, table, time, badge, pager, field, input, select, form, toast, confirm, dl, section, id, mono, amount, titleCase } from "../ui.js";
 import { state, href, go, every, canWrite } from "../app.js";
+import { refundsCard } from "./refunds.js";
 
 const project = () => `/projects/${state.project.id}`;
 const sessionStatuses = ["open", "processing", "completed", "expired", "canceled"];
@@ -135,6 +136,7 @@ export async function session(main, { id: sid }) {
   add(main, body);
   const history = h("section", { class: "card" });
   const deliveries = h("section", { class: "card" });
+  let refunds = null;
   let last = "";
   const draw = async () => {
     const s = await api.get(`${project()}/checkout-sessions/${sid}`);
@@ -170,6 +172,7 @@ export async function session(main, { id: sid }) {
         { label: "Paid", cell: (o) => { const p = paid[`${o.symbol}|${o.network}`]; return p ? amount(p, o.symbol) : "—"; } },
       ], s.paymentOptions, { empty: "No payment option.", caption: "Amount per asset" })),
       section("Transactions", table(txColumns(), s.transactions || [], { link: (t) => href(`transactions/${t.id}`), empty: "No transaction yet.", caption: "Transactions" })),
+      refunds ? (refunds.refresh(), refunds) : (refunds = refundsCard(s)),
       history, deliveries,
       canWrite() && s.status === "open" ? h("div", { class: "actions" }, h("button", { type: "button", class: "danger", onclick: async () => {
         if (!(await confirm("Cancel session", "The customer can no longer pay it. A payment that arrives later is recorded as a late payment.", "Cancel session", true))) return;

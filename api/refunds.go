@@ -1,0 +1,209 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// refundRoutes are a project's refunds, and the customer's claim link by
+// which the address is given.
+func (s *Server) refundRoutes() {
+	s.route("/api/v1/projects/{projectId}/refunds", map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, s.listRefunds},
+		http.MethodPost: {SemiRelaxed, apiKey, s.createRefund},
+	})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getRefund}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/address", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.setRefundAddress}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelRefund)}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.reportRefundSent}})
+	s.route("/api/v1/refund-claims/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getRefundClaim}})
+	s.route("/api/v1/refund-claims/{claimToken}/address", map[string]endpoint{http.MethodPost: {Strict, public, s.claimRefund}})
+}
+
+// decodeRefundInput reads a refund's create payload.
+func decodeRefundInput(body []byte) (string, payment.RefundInput, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return "", payment.RefundInput{}, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	sessionID := f.str("checkoutSessionId")
+	in := payment.RefundInput{AssetDefinitionID: f.str("assetDefinitionId"), Amount: f.str("amount"),
+		AmountUSD: f.str("amountUsd"), Address: f.str("address"), Reason: f.str("reason")}
+	f.done()
+	var id string
+	switch {
+	case sessionID == nil:
+		probs.Merge(payment.Problems{{Field: "checkoutSessionId", Message: "is required"}})
+	case !payment.ValidID(payment.PrefixSession, *sessionID):
+		probs.Merge(payment.Problems{{Field: "checkoutSessionId", Message: "is not a checkout session ID"}})
+	default:
+		id = *sessionID
+	}
+	in.Problems = probs
+	return id, in, nil
+}
+
+// decodeClaim reads the customer's {address, acceptContract}; a missing
+// address is "".
+func decodeClaim(body []byte) (string, bool, error) {
+	obj, err := parseObject(body)
+	if err != nil {
+		return "", false, err
+	}
+	var probs payment.Problems
+	f := newFields(obj, "", &probs)
+	address, accept := f.str("address"), f.boolean("acceptContract")
+	f.done()
+	if err := probs.Err(); err != nil || address == nil {
+		return "", false, err // a missing address is the service's to refuse, once the refund is found
+	}
+	return *address, accept != nil && *accept, nil
+}
+
+func (s *Server) refundJSON(r payment.Refund) views.Refund { return views.RefundOf(r) }
+
+func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	sessionID, in, err := decodeRefundInput(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	refund, token, err := s.svc.CreateRefund(r.Context(), principal(r), r.PathValue("projectId"), sessionID, in)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusCreated, "Refund created", s.createdRefund(refund, token))
+	return nil
+}
+
+// createdRefund is a refund as its creation answers it: with the claim
+// link, once, when the customer is to give the address.
+func (s *Server) createdRefund(refund payment.Refund, token string) views.Refund {
+	v := views.RefundOf(refund)
+	if refund.Status == payment.RefundAwaitingAddress {
+		claim := s.CheckoutURL + "/refund/" + token
+		v.ClaimURL = &claim
+	}
+	return v
+}
+
+var refundStatuses = statusStrings(payment.RefundStatuses)
+
+func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) error {
+	q, sessionID, err := payment.ParseRefundQuery(r.URL.Query(), refundStatuses)
+	if err != nil {
+		return err
+	}
+	if wantsCSV(r) {
+		return s.exportRefunds(w, r, q, sessionID)
+	}
+	page, err := s.svc.ListRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q)
+	if err != nil {
+		return err
+	}
+	okList(w, r, "Refunds retrieved", mapSlice(page.Items, s.refundJSON), q, page.Total)
+	return nil
+}
+
+func (s *Server) getRefund(w http.ResponseWriter, r *http.Request) error {
+	refund, err := s.svc.GetRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Refund retrieved", s.refundJSON(refund))
+	return nil
+}
+
+func (s *Server) setRefundAddress(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	address, err := decodeString(body, "address")
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	refund, err := s.svc.SetRefundAddress(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Refund address set", s.refundJSON(refund))
+	return nil
+}
+
+func (s *Server) cancelRefund(w http.ResponseWriter, r *http.Request) error {
+	refund, err := s.svc.CancelRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Refund canceled", s.refundJSON(refund))
+	return nil
+}
+
+func (s *Server) getRefundClaim(w http.ResponseWriter, r *http.Request) error {
+	refund, err := s.svc.RefundClaim(r.Context(), r.PathValue("claimToken"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Refund retrieved", views.RefundClaimOf(refund))
+	return nil
+}
+
+func (s *Server) claimRefund(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	address, accept, err := decodeClaim(body)
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	refund, err := s.svc.ClaimRefund(r.Context(), r.PathValue("claimToken"), address, accept)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Refund address given", views.RefundClaimOf(refund))
+	return nil
+}
+
+func (s *Server) reportRefundSent(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	hash, err := decodeString(body, "txHash")
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	refund, err := s.svc.ReportRefundSent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), hash)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Refund transaction recorded", s.refundJSON(refund))
+	return nil
+}
+
+var refundColumns = []string{"id", "created_at", "updated_at", "status", "checkout_session_id", "network", "chain_id", "asset",
+	"asset_definition_id", "amount", "amount_base_units", "amount_usd", "rate_usd", "from_address", "to_address",
+	"address_source", "tx_hash", "reason", "failure_reason"}
+
+func (s *Server) exportRefunds(w http.ResponseWriter, r *http.Request, q payment.ListQuery, sessionID string) error {
+	cw, err := csvExport(w, r, "refunds", refundColumns)
+	if err != nil {
+		return err
+	}
+	n := 0
+	err = s.svc.ExportRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q, func(f payment.Refund) error {
+		usd, rate := "", ""
+		if f.AmountUSD != nil {
+			usd = payment.FormatUSD(*f.AmountUSD)
+		}
+		if f.RateUSD != nil {
+			rate = f.RateUSD.String()
+		}
+		if err := cw.Write([]string{f.ID, views.Time(f.CreatedAt), views.Time(f.UpdatedAt), string(f.Status), f.CheckoutSessionID,
+			f.Network, strconv.FormatInt(f.ChainID, 10), text(f.Symbol), f.AssetDefinitionID, f.Amount(), f.AmountBaseUnits, usd, rate,
+			f.FromAddress, f.ToAddress, f.AddressSource, f.TxHash, text(f.Reason), text(f.FailureReason)}); err != nil {
+			return err
+		}
+		return flushEvery(w, cw, &n)
+	})
+	return endExport(w, r, cw, n, err)
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/paymentsd/paymentsd/internal/sweep"
+)
+
+const payoutUsage = `usage: PAYMENTSD_API_KEY=svc_… paymentsd payout send --project ID --rpc URL --key-file FILE [flags] BATCH_ID
+
+Signs and sends the payouts of an approved batch that wait for their
+signature, on the network --rpc serves, from the batch's address with its
+private key (a hex key file, never sent anywhere): one transaction each,
+or with --multisend one transaction per asset through a multisend
+contract (DevMultisend's interface: dev/contracts/DevMultisend.sol, after
+an allowance to it for a token). It reports each hash, and the engine
+follows each payout to finalized. Without --execute it only prints the
+plans. A run stopped halfway is run again: what was signed (in the
+journals) is sent again and reported, never signed twice.
+
+`
+
+// amount is a payout's amount in base units (checked when listed).
+func amount(p sweep.BatchPayout) *big.Int {
+	n, _ := new(big.Int).SetString(p.AmountBaseUnits, 10)
+	return n
+}
+
+// runPayout is `paymentsd payout send`, run by the merchant on their own
+// machine.
+func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Writer) error {
+	if len(args) == 0 || args[0] != "send" {
+		fmt.Fprint(out, payoutUsage)
+		return errors.New("payout: want `payout send`")
+	}
+	fs := flag.NewFlagSet("payout send", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() { fmt.Fprint(out, payoutUsage); fs.PrintDefaults() }
+	apiURL := fs.String("api", envOr("PAYMENTSD_URL", "http://localhost:8080"), "the API's base URL (default $PAYMENTSD_URL or http://localhost:8080)")
+	project := fs.String("project", "", "the project's ID (proj_…)")
+	rpcURL := fs.String("rpc", "", "a JSON-RPC endpoint of the payouts' network (your own node or provider)")
+	keyFile := fs.String("key-file", "", "file holding the hex private key of the batch's address (its fromAddress); - reads it from stdin")
+	journals := fs.String("journal-dir", ".", "the folder of the journals of signed transactions, one per payout (payout-ID.journal.json)")
+	execute := fs.Bool("execute", false, "sign and send the transfers (default: print the plans only)")
+	gasPrice := fs.String("gas-price-gwei", "", "gas price of every transaction (default: the node's suggestion and a quarter more)")
+	wait := fs.Duration("wait", 5*time.Minute, "how long to wait for each transaction to be mined before stopping (run again to resume)")
+	multisend := fs.String("multisend", "", "a multisend contract's address: one transaction per asset instead of one per payout")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	apiKey := os.Getenv("PAYMENTSD_API_KEY")
+	if err := requireAll("payout send", fs, "BATCH_ID", map[string]string{"--project": *project, "--rpc": *rpcURL, "--key-file": *keyFile, "PAYMENTSD_API_KEY": apiKey}); err != nil {
+		return err
+	}
+	id := fs.Arg(0)
+	hc := &http.Client{Timeout: 30 * time.Second}
+	b, err := sweep.BatchFromAPI(ctx, hc, *apiURL, apiKey, *project, id)
+	if err != nil {
+		return fmt.Errorf("payout send: %w", err)
+	}
+	if b.Status == "completed" {
+		fmt.Fprintf(out, "Batch %s is completed: nothing to send.\n", id)
+		return nil
+	}
+	if b.Status != "approved" {
+		return fmt.Errorf("payout send: batch %s is %s: only an approved batch is paid (an owner approves it in the dashboard)", id, b.Status)
+	}
+	hexKey, err := readSecret(*keyFile, stdin)
+	if err != nil {
+		return fmt.Errorf("payout send: --key-file: %w", err)
+	}
+	key, err := crypto.HexToECDSA(strings.TrimPrefix(hexKey, "0x"))
+	if err != nil {
+		return errors.New("payout send: --key-file does not hold a hex private key")
+	}
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	if !strings.EqualFold(from.Hex(), b.FromAddress) {
+		return fmt.Errorf("payout send: the key is %s's, but batch %s is paid from %s", from, id, b.FromAddress)
+	}
+	cfg := sweep.Config{Wallet: sweep.AccountWallet(key), Wait: *wait}
+	if err := setGasPrice(&cfg, *gasPrice); err != nil {
+		return fmt.Errorf("payout send: %w", err)
+	}
+	chain, err := ethclient.DialContext(ctx, *rpcURL)
+	if err != nil {
+		return fmt.Errorf("payout send: --rpc: %w", err)
+	}
+	defer chain.Close()
+	cfg.Chain = chain
+	chainID, err := chain.ChainID(ctx)
+	if err != nil {
+		return fmt.Errorf("payout send: --rpc: %w", err)
+	}
+	if *multisend != "" && !common.IsHexAddress(*multisend) {
+		return fmt.Errorf("payout send: --multisend %q is not an address", *multisend)
+	}
+	var sent, failed, elsewhere int
+	report := func(p sweep.BatchPayout, hash common.Hash) error {
+		if err := sweep.ReportPayout(ctx, hc, *apiURL, apiKey, *project, p.ID, hash); err != nil {
+			return fmt.Errorf("%s was sent (%s) but not reported: run again to report it: %w", p.ID, hash, err)
+		}
+		fmt.Fprintf(out, "Payout %s (line %d) sent in %s and reported.\n", p.ID, p.Line, hash)
+		sent++
+		return nil
+	}
+	assetOf := func(p sweep.BatchPayout) sweep.Asset {
+		a := sweep.Asset{ID: p.AssetDefinitionID, Symbol: p.Symbol, Decimals: p.Decimals}
+		if p.TokenAddress != "" {
+			a.Token = common.HexToAddress(p.TokenAddress)
+		}
+		return a
+	}
+	// The payouts to send here, by asset in the order first listed.
+	var assets []string
+	groups := map[string][]sweep.BatchPayout{}
+	for _, p := range b.Payouts {
+		if p.ChainID != chainID.Int64() {
+			if p.Status == "awaiting_signature" {
+				elsewhere++
+			}
+			continue
+		}
+		if p.Status != "awaiting_signature" {
+			continue
+		}
+		if _, ok := new(big.Int).SetString(p.AmountBaseUnits, 10); !ok {
+			return fmt.Errorf("payout send: payout %s: amount %q", p.ID, p.AmountBaseUnits)
+		}
+		if groups[p.AssetDefinitionID] == nil {
+			assets = append(assets, p.AssetDefinitionID)
+		}
+		groups[p.AssetDefinitionID] = append(groups[p.AssetDefinitionID], p)
+	}
+	for _, assetID := range assets {
+		group := groups[assetID]
+		asset := assetOf(group[0])
+		if *multisend != "" {
+			contract := common.HexToAddress(*multisend)
+			to, amounts, total := make([]common.Address, len(group)), make([]*big.Int, len(group)), new(big.Int)
+			for i, p := range group {
+				to[i], amounts[i] = common.HexToAddress(p.ToAddress), amount(p)
+				total.Add(total, amounts[i])
+			}
+			fmt.Fprintf(out, "Multisend of %d payouts, %s from %s through %s\n", len(group), asset.Format(total), from, contract)
+			if !*execute {
+				fmt.Fprintln(out, "Dry run: nothing was signed or sent. Run again with --execute to send it.")
+				continue
+			}
+			c := cfg
+			c.Journal = filepath.Join(*journals, fmt.Sprintf("payout-%s-%s.multisend.journal.json", id, assetID))
+			hash, err := sweep.Multisend(ctx, c, contract, asset, to, amounts, out)
+			if err != nil {
+				fmt.Fprintf(out, "Multisend of %s not sent: %v\n", asset.Symbol, err)
+				failed += len(group)
+				continue
+			}
+			for _, p := range group {
+				if err := report(p, hash); err != nil {
+					return fmt.Errorf("payout send: %w", err)
+				}
+			}
+			continue
+		}
+		for _, p := range group {
+			c := cfg
+			c.Destination = common.HexToAddress(p.ToAddress)
+			c.Journal = filepath.Join(*journals, fmt.Sprintf("payout-%s.journal.json", p.ID))
+			title := fmt.Sprintf("Payout %s (line %d): %s from %s to %s", p.ID, p.Line, asset.Format(amount(p)), from, c.Destination)
+			if err := sendOnce(ctx, c, chainID, sweep.Address{Address: from}, asset, sweep.Asset{Symbol: "wei"}, amount(p), title, *execute, out,
+				func(h common.Hash) error { return report(p, h) }); err != nil {
+				// One payout that cannot be sent (its gas, its balance) does
+				// not stop the others.
+				fmt.Fprintf(out, "Payout %s (line %d) not sent: %v\n", p.ID, p.Line, err)
+				failed++
+			}
+		}
+	}
+	fmt.Fprintf(out, "Batch %s on chain %s: %d sent and reported, %d not sent", id, chainID, sent, failed)
+	if elsewhere > 0 {
+		fmt.Fprintf(out, "; %d wait on other networks (run again with their --rpc)", elsewhere)
+	}
+	fmt.Fprintln(out, ".")
+	if failed > 0 {
+		return fmt.Errorf("payout send: %d payouts not sent: run again once fixed", failed)
+	}
+	return nil
+}

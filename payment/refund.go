@@ -1,0 +1,375 @@
+package payment
+
+import (
+	"math/big"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// PrefixRefund begins a refund's ID.
+const PrefixRefund = "rf_"
+
+// RefundStatus is where a refund stands.
+type RefundStatus string
+
+// A refund waits for the address it is paid to (the customer gives it
+// through the claim link, or the merchant does), then for the merchant's
+// signed transfer; once sent it is followed on chain as a payment is.
+const (
+	RefundAwaitingAddress   RefundStatus = "awaiting_address"
+	RefundAwaitingSignature RefundStatus = "awaiting_signature"
+	RefundSent              RefundStatus = "sent"
+	RefundConfirmed         RefundStatus = "confirmed"
+	RefundFinalized         RefundStatus = "finalized"
+	RefundFailed            RefundStatus = "failed"
+	RefundCanceled          RefundStatus = "canceled"
+	// RefundException is a reported transaction that moved the refund's
+	// funds otherwise than prepared (less, more, elsewhere): what it holds
+	// stays held until the merchant settles it.
+	RefundException RefundStatus = "exception"
+)
+
+// RefundStatuses are the statuses a refunds list filters by.
+var RefundStatuses = []RefundStatus{RefundAwaitingAddress, RefundAwaitingSignature, RefundSent,
+	RefundConfirmed, RefundFinalized, RefundFailed, RefundCanceled, RefundException}
+
+// Holds tells whether a refund in the status counts against what remains
+// to refund of its session: every refund but a failed or canceled one.
+func (s RefundStatus) Holds() bool { return s != RefundFailed && s != RefundCanceled }
+
+// Cancelable tells whether a refund in the status can still be canceled:
+// nothing has been sent for it.
+func (s RefundStatus) Cancelable() bool {
+	return s == RefundAwaitingAddress || s == RefundAwaitingSignature
+}
+
+// Who gave a refund's address.
+const (
+	AddressFromCustomer = "customer"
+	AddressFromMerchant = "merchant"
+)
+
+// The events of a refund.
+const (
+	EventRefundCreated         EventType = "refund.created"
+	EventRefundAddressProvided EventType = "refund.address_provided"
+	EventRefundSent            EventType = "refund.sent"
+	EventRefundConfirmed       EventType = "refund.confirmed"
+	EventRefundFinalized       EventType = "refund.finalized"
+	EventRefundFailed          EventType = "refund.failed"
+	EventRefundCanceled        EventType = "refund.canceled"
+	EventRefundException       EventType = "refund.exception"
+)
+
+// Refund gives back, in one asset on one network, part or all of what a
+// checkout session received. The engine prepares the transfer (from the
+// address that received the payment, the asset, the amount, to the address
+// given); the merchant signs it.
+type Refund struct {
+	ID                string
+	ProjectID         string
+	IsLive            bool
+	CheckoutSessionID string
+	// Outgoing is the prepared transfer: from the address the session was
+	// paid to, to the address given (once given).
+	Outgoing
+	// AmountUSD and RateUSD are the quote of a refund asked in USD: the
+	// amount asked and the asset's price it was converted at.
+	AmountUSD *decimal.Decimal
+	RateUSD   *decimal.Decimal
+	Reason    string
+	// AddressSource says who gave ToAddress (AddressFromCustomer,
+	// AddressFromMerchant).
+	AddressSource string
+	// ClaimTokenHash is the hash of the claim link's token (HashSecret);
+	// the token itself is shown once, to the merchant who creates the
+	// refund.
+	ClaimTokenHash string
+	// Version counts the refund's recorded changes, starting at 1.
+	Version   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// RefundInput is the create payload of a refund. Amount (in the asset's
+// whole units) and AmountUSD (converted at the asset's price now) exclude
+// each other; with neither, all that remains is refunded.
+type RefundInput struct {
+	AssetDefinitionID *string
+	Amount            *string
+	AmountUSD         *string
+	Address           *string
+	Reason            *string
+	Problems          Problems
+}
+
+// MaxRefundReason bounds a refund's reason.
+const MaxRefundReason = 500
+
+// Counts tells whether a transfer counts as paid to session: its own
+// (sent to its address and not unexpected), or assigned to it.
+func (t Transaction) Counts(sessionID string) bool {
+	return t.CheckoutSessionID == sessionID && !t.Unexpected || t.AssignedSessionID == sessionID
+}
+
+// Refundable is what remains to refund of a session in an asset: what it
+// received in finalized transfers (a transfer still confirming may yet be
+// reorged out, so it cannot be given back), less every refund that holds.
+func Refundable(sessionID, assetID string, txs []Transaction, refunds []Refund) *big.Int {
+	left := new(big.Int)
+	for _, t := range txs {
+		if t.Counts(sessionID) && t.Status == TxFinalized && t.AssetDefinitionID == assetID {
+			left.Add(left, units(t.AmountBaseUnits))
+		}
+	}
+	for _, r := range refunds {
+		if r.Status.Holds() && r.AssetDefinitionID == assetID {
+			left.Sub(left, units(r.AmountBaseUnits))
+		}
+	}
+	return left
+}
+
+func units(s string) *big.Int {
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return new(big.Int)
+	}
+	return n
+}
+
+// NewRefund checks a refund's payload against its session, the session's
+// transfers and its earlier refunds, and returns the refund to record
+// (without ID or claim token). rate gives an asset's USD price, asked
+// only of a refund in USD. Asking more than remains is a validation error
+// naming what does.
+func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, catalog Catalog,
+	rate func(Asset) (decimal.Decimal, bool), now time.Time) (Refund, error) {
+	probs := in.Problems
+	// The assets the session received, in the order first received.
+	var received []string
+	for _, t := range txs {
+		if t.Counts(s.ID) && t.Status == TxFinalized && !slices.Contains(received, t.AssetDefinitionID) {
+			received = append(received, t.AssetDefinitionID)
+		}
+	}
+	var assetID string
+	switch {
+	case in.AssetDefinitionID != nil:
+		assetID = *in.AssetDefinitionID
+		if !slices.Contains(received, assetID) {
+			probs.Add("assetDefinitionId", "the checkout session has received nothing final in this asset")
+		}
+	case len(received) == 1:
+		assetID = received[0]
+	case len(received) == 0:
+		probs.Add("checkoutSessionId", "the checkout session has received nothing final to refund")
+	default:
+		probs.Add("assetDefinitionId", "is required: the checkout session received more than one asset")
+	}
+	if in.Amount != nil && in.AmountUSD != nil {
+		probs.Add("amountUsd", "is not allowed with amount: give one or the other")
+	}
+	r := Refund{ProjectID: s.ProjectID, IsLive: s.IsLive, CheckoutSessionID: s.ID,
+		Outgoing: Outgoing{Status: RefundAwaitingAddress, FromAddress: s.DepositAddress}, Version: 1, CreatedAt: now, UpdatedAt: now}
+	if in.Reason != nil {
+		if len(*in.Reason) > MaxRefundReason {
+			probs.Addf("reason", "must be at most %d bytes", MaxRefundReason)
+		}
+		r.Reason = *in.Reason
+	}
+	if in.Address != nil {
+		addr, msg := CheckPayee(*in.Address)
+		if msg != "" {
+			probs.Add("address", msg)
+		}
+		r.ToAddress, r.AddressSource, r.Status = addr, AddressFromMerchant, RefundAwaitingSignature
+	}
+	if len(probs) > 0 {
+		return r, probs.Err()
+	}
+	a, ok := catalog.Asset(assetID)
+	if !ok {
+		// A transfer of an asset the deployment no longer lists.
+		probs.Add("assetDefinitionId", "is not an asset of this deployment")
+		return r, probs.Err()
+	}
+	r.AssetDefinitionID, r.Network, r.ChainID, r.Symbol = a.ID, a.Network, a.ChainID, a.Symbol
+	r.Decimals, r.TokenAddress = a.Decimals, a.TokenAddress
+	left := Refundable(s.ID, a.ID, txs, refunds)
+	field := "amount"
+	var amount *big.Int
+	switch {
+	case in.Amount != nil:
+		base, msg := ParseTokenAmount(*in.Amount, a.Decimals)
+		if msg != "" {
+			probs.Add("amount", msg)
+			return r, probs.Err()
+		}
+		amount = units(base)
+	case in.AmountUSD != nil:
+		field = "amountUsd"
+		usd, msg := ParseUSD(*in.AmountUSD)
+		if msg != "" {
+			probs.Add("amountUsd", msg)
+			return r, probs.Err()
+		}
+		price, ok := rate(a)
+		if !ok {
+			return r, &Error{Kind: KindUnavailable, Message: "The price of " + a.Symbol + " cannot be read now: give the amount in " + a.Symbol}
+		}
+		// Rounded down to a base unit: the customer gets no more than
+		// the USD asked at this price.
+		amount = usd.Shift(int32(a.Decimals)).Div(price).Floor().BigInt()
+		if amount.Sign() <= 0 {
+			probs.Add("amountUsd", "is less than one base unit of "+a.Symbol+" at its price now")
+			return r, probs.Err()
+		}
+		r.AmountUSD, r.RateUSD = &usd, &price
+	default:
+		amount = left
+	}
+	if left.Sign() <= 0 {
+		probs.Add(field, "nothing remains to refund: the checkout session's "+a.Symbol+" is refunded already")
+		return r, probs.Err()
+	}
+	if amount.Cmp(left) > 0 {
+		probs.Addf(field, "is more than remains to refund: %s %s", UnitsToAmount(left.String(), a.Decimals), a.Symbol)
+		return r, probs.Err()
+	}
+	r.AmountBaseUnits = amount.String()
+	return r, nil
+}
+
+// SetRefundAddress checks an address given for a refund and sets it, by
+// whom (AddressFromCustomer, AddressFromMerchant). Once the transfer is
+// sent, or the refund canceled, the address cannot change.
+func SetRefundAddress(r *Refund, address, source string, now time.Time) error {
+	if !r.Status.Cancelable() {
+		return Conflict("The refund's address cannot change: it is " + string(r.Status))
+	}
+	addr, msg := CheckPayee(address)
+	if msg != "" {
+		var probs Problems
+		probs.Add("address", msg)
+		return probs.Err()
+	}
+	r.ToAddress, r.AddressSource, r.Status, r.UpdatedAt = addr, source, RefundAwaitingSignature, now
+	return nil
+}
+
+// CancelRefund cancels a refund nothing has been sent for.
+func CancelRefund(r *Refund, now time.Time) error {
+	if !r.Status.Cancelable() {
+		return Conflict("The refund cannot be canceled: it is " + string(r.Status))
+	}
+	r.Status, r.UpdatedAt = RefundCanceled, now
+	return nil
+}
+
+// ParseRefundQuery parses the refunds list's query string: the list's
+// parameters, status among statuses, and checkoutSessionId to keep one
+// session's refunds.
+func ParseRefundQuery(v url.Values, statuses []string) (ListQuery, string, error) {
+	q, probs := parseListQuery(v, "status", statuses, []string{"checkoutSessionId"})
+	var sessionID string
+	if s, ok := v["checkoutSessionId"]; ok {
+		sessionID = s[0]
+		if !ValidID(PrefixSession, sessionID) {
+			probs.Add("checkoutSessionId", "is not a checkout session ID")
+		}
+	}
+	return q, sessionID, probs.Err()
+}
+
+// ReportRefundSent records the hash of the transaction the merchant sent
+// for a refund. A refund waiting for its signature becomes sent; a sent
+// one not yet mined takes a replacement's hash (the same transfer sent
+// again at a higher fee). The same hash again changes nothing (""), so a
+// signer may repeat its report.
+func ReportRefundSent(r *Refund, hash string, now time.Time) (EventType, error) {
+	if r.Status == RefundAwaitingAddress {
+		return "", Conflict("The refund has no address yet: nothing can have been sent for it")
+	}
+	if changed, err := r.report("refund", hash); err != nil || !changed {
+		return "", err
+	}
+	r.UpdatedAt = now
+	return EventRefundSent, nil
+}
+
+// FollowRefund moves a sent refund along what the chain says of its
+// transaction (Outgoing.follow) and names the event of the move ("" for
+// none): refund.sent again when its block left the chain.
+func FollowRefund(r *Refund, look SentLook, now time.Time) EventType {
+	if !r.follow(look) {
+		return ""
+	}
+	r.UpdatedAt = now
+	return EventType("refund." + string(r.Status))
+}
+
+// SpotRefund records as sent a refund waiting for its signature when the
+// scanner sees its prepared transfer made, unreported, from the refund's
+// own address (Outgoing.spot).
+func SpotRefund(r *Refund, t Transfer, txHash string, now time.Time) EventType {
+	if !r.spot(t, txHash) {
+		return ""
+	}
+	r.UpdatedAt = now
+	return EventRefundSent
+}
+
+// RefundBalance is what a session received in one asset (finalized), what
+// went back to the customer (finalized refunds) and what remains to
+// refund (less every refund that holds).
+type RefundBalance struct {
+	AssetID                       string
+	Received, Refunded, Remaining *big.Int
+}
+
+// RefundBalances are a session's balances per asset received, in the
+// order first received, and its refund status: RefundedAll when every
+// asset received went back in full, RefundedPart when some did, "" when
+// none did.
+func RefundBalances(sessionID string, txs []Transaction, refunds []Refund) ([]RefundBalance, string) {
+	var out []RefundBalance
+	at := map[string]int{}
+	for _, t := range txs {
+		if !t.Counts(sessionID) || t.Status != TxFinalized {
+			continue
+		}
+		i, ok := at[t.AssetDefinitionID]
+		if !ok {
+			i, at[t.AssetDefinitionID] = len(out), len(out)
+			out = append(out, RefundBalance{AssetID: t.AssetDefinitionID, Received: new(big.Int), Refunded: new(big.Int)})
+		}
+		out[i].Received.Add(out[i].Received, units(t.AmountBaseUnits))
+	}
+	status, all := "", len(out) > 0
+	for i := range out {
+		for _, r := range refunds {
+			if r.AssetDefinitionID == out[i].AssetID && r.Status == RefundFinalized {
+				out[i].Refunded.Add(out[i].Refunded, units(r.AmountBaseUnits))
+			}
+		}
+		out[i].Remaining = Refundable(sessionID, out[i].AssetID, txs, refunds)
+		if out[i].Refunded.Sign() > 0 {
+			status = RefundedPart
+		}
+		all = all && out[i].Refunded.Cmp(out[i].Received) >= 0
+	}
+	if status != "" && all {
+		status = RefundedAll
+	}
+	return out, status
+}
+
+// A session's refund status.
+const (
+	RefundedAll  = "refunded"
+	RefundedPart = "partially_refunded"
+)

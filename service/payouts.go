@@ -1,0 +1,137 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// CreatePayoutBatch records an uploaded batch (payment.NewPayoutBatch
+// says what it may be) and its payouts, waiting for an owner's approval;
+// a batch with a bad line is refused whole. Audited.
+func (svc *Service) CreatePayoutBatch(ctx context.Context, p payment.Principal, projectID string, in payment.PayoutBatchInput) (payment.BatchRecord, error) {
+	if err := owns(p, projectID); err != nil {
+		return payment.BatchRecord{}, err
+	}
+	now := svc.now()
+	b, payouts, err := payment.NewPayoutBatch(in, svc.catalog, p.IsLive, actorOf(p), now)
+	if err != nil {
+		return payment.BatchRecord{}, err
+	}
+	b.ID, b.ProjectID = payment.NewID(payment.PrefixPayoutBatch, now), p.ProjectID
+	for i := range payouts {
+		payouts[i].ID, payouts[i].BatchID, payouts[i].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, p.ProjectID
+	}
+	rec := payment.BatchRecord{Batch: b, Payouts: payouts}
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCreated, "payout_batch", b.ID,
+		map[string]any{"payouts": b.Count, "fromAddress": b.FromAddress, "reference": b.Reference},
+		func(ctx context.Context) error { return svc.store.CreatePayoutBatch(ctx, rec, views.BatchEvent) })
+	return rec, err
+}
+
+// actorOf names who acts for the records: the member, the application or
+// the API key.
+func actorOf(p payment.Principal) string {
+	switch {
+	case p.UserID != "":
+		return p.UserID
+	case p.ClientID != "":
+		return p.ClientID
+	}
+	return p.KeyID
+}
+
+// PayoutBatch returns one of the principal's batches with its payouts.
+func (svc *Service) PayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
+	if err := ownsID(p, projectID, payment.PrefixPayoutBatch, id, "Payout batch"); err != nil {
+		return payment.BatchRecord{}, err
+	}
+	rec, err := svc.store.PayoutBatch(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return rec, payment.NotFound("Payout batch")
+	}
+	return rec, err
+}
+
+// ListPayoutBatches lists the principal's batches.
+func (svc *Service) ListPayoutBatches(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.PayoutBatch], error) {
+	if err := owns(p, projectID); err != nil {
+		return Page[payment.PayoutBatch]{}, err
+	}
+	items, total, err := svc.store.ListPayoutBatches(ctx, p, q)
+	return Page[payment.PayoutBatch]{items, total, q}, err
+}
+
+// ApprovePayoutBatch is an owner approving a batch: its payouts may be
+// signed and sent. Only an owner signed in approves (the API asks for a
+// fresh sign-in); audited.
+func (svc *Service) ApprovePayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
+	if _, err := svc.PayoutBatch(ctx, p, projectID, id); err != nil {
+		return payment.BatchRecord{}, err
+	}
+	if !p.CanApprovePayouts() {
+		return payment.BatchRecord{}, &payment.Error{Kind: payment.KindForbidden,
+			Message: "Only an owner of the project, signed in, approves payouts"}
+	}
+	now := svc.now()
+	var rec payment.BatchRecord
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchApproved, "payout_batch", id, nil,
+		func(ctx context.Context) (err error) {
+			rec, err = svc.store.UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
+				return payment.EventPayoutBatchApproved, payment.ApprovePayoutBatch(b, payouts, p.UserID, now)
+			}, views.BatchEvent)
+			return err
+		})
+	return rec, err
+}
+
+// CancelPayoutBatch cancels a batch none of whose payouts was sent;
+// audited.
+func (svc *Service) CancelPayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
+	if _, err := svc.PayoutBatch(ctx, p, projectID, id); err != nil {
+		return payment.BatchRecord{}, err
+	}
+	now := svc.now()
+	var rec payment.BatchRecord
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCanceled, "payout_batch", id, nil,
+		func(ctx context.Context) (err error) {
+			rec, err = svc.store.UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
+				return payment.EventPayoutBatchCanceled, payment.CancelPayoutBatch(b, payouts, now)
+			}, views.BatchEvent)
+			return err
+		})
+	return rec, err
+}
+
+// GetPayout returns one of the principal's payouts.
+func (svc *Service) GetPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
+	if err := ownsID(p, projectID, payment.PrefixPayout, id, "Payout"); err != nil {
+		return payment.Payout{}, err
+	}
+	po, err := svc.store.GetPayout(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return po, payment.NotFound("Payout")
+	}
+	return po, err
+}
+
+// ReportPayoutSent records the hash of the transaction the merchant sent
+// for a payout (payment.ReportPayoutSent); audited. The network's
+// chainwatch follows it to finalized.
+func (svc *Service) ReportPayoutSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Payout, error) {
+	if _, err := svc.GetPayout(ctx, p, projectID, id); err != nil {
+		return payment.Payout{}, err
+	}
+	now := svc.now()
+	var po payment.Payout
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutSent, "payout", id, map[string]any{"txHash": txHash},
+		func(ctx context.Context) (err error) {
+			po, err = svc.store.UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
+				return payment.ReportPayoutSent(po, txHash, now)
+			}, views.PayoutEvent, views.BatchEvent)
+			return err
+		})
+	return po, err
+}

@@ -1,0 +1,108 @@
+package service_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+const treasury = "0x00000000000000000000000000000000000000aa"
+
+func payoutLine(label, address, amount, ref string) payment.PayoutLine {
+	return payment.PayoutLine{Label: label, Address: ptr(address), AssetDefinitionID: ptr("usdc-devnet"), Amount: ptr(amount), Reference: ptr(ref)}
+}
+
+// A batch with a bad line is refused whole (nothing recorded), a good one
+// waits for an owner's approval: a developer, an API key and another
+// project's owner are refused; approved, its payouts wait for their
+// signatures; the whole is audited and has its events.
+func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m := e.owner(t, "Payouts")
+	dev := e.join(t, m, payment.RoleDeveloper)
+	other := e.owner(t, "Another merchant")
+	project := m.principal.ProjectID
+
+	bad := payment.PayoutBatchInput{FromAddress: ptr(treasury), Lines: []payment.PayoutLine{
+		payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "10", "inv-1"),
+		payoutLine("line 3", "0x00000000000000000000000000000000000000b2", "ten", "inv-2"),
+	}}
+	_, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, bad)
+	wantInvalid(t, err, "line 3.amount", "")
+	if page, err := e.svc.ListPayoutBatches(ctx, m.principal, project, payment.ListQuery{Page: 1, Limit: 10}); err != nil || page.Total != 0 {
+		t.Fatalf("a refused batch left %d batches (%v)", page.Total, err)
+	}
+
+	good := payment.PayoutBatchInput{FromAddress: ptr(treasury), Reference: ptr("Suppliers"), Lines: []payment.PayoutLine{
+		payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "10", "inv-1"),
+		payoutLine("line 3", "0x00000000000000000000000000000000000000b2", "2.5", "inv-2"),
+	}}
+	rec, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Batch.ID
+	if rec.Batch.Status != payment.BatchAwaitingApproval || len(rec.Payouts) != 2 || rec.Payouts[1].AmountBaseUnits != "2500000" {
+		t.Fatalf("batch %+v", rec)
+	}
+	if _, err := e.svc.PayoutBatch(ctx, other.principal, other.principal.ProjectID, id); payment.KindOf(err) != payment.KindNotFound {
+		t.Errorf("another project's owner read the batch: %v", err)
+	}
+	if _, err := e.svc.ApprovePayoutBatch(ctx, other.principal, project, id); payment.KindOf(err) != payment.KindForbidden &&
+		payment.KindOf(err) != payment.KindNotFound {
+		t.Errorf("another project's owner approved the batch: %v", err)
+	}
+	if _, err := e.svc.ApprovePayoutBatch(ctx, other.principal, other.principal.ProjectID, id); payment.KindOf(err) != payment.KindNotFound {
+		t.Errorf("another project's owner approved the batch through their project: %v", err)
+	}
+	if _, err := e.svc.ApprovePayoutBatch(ctx, dev.principal, project, id); payment.KindOf(err) != payment.KindForbidden {
+		t.Errorf("a developer approved the batch: %v", err)
+	}
+	key := payment.Principal{ProjectID: project, KeyID: "key_x"}
+	if _, err := e.svc.ApprovePayoutBatch(ctx, key, project, id); payment.KindOf(err) != payment.KindForbidden {
+		t.Errorf("an API key approved the batch: %v", err)
+	}
+	if _, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32)); payment.KindOf(err) != payment.KindConflict {
+		t.Errorf("a payout of an unapproved batch took a transaction: %v", err)
+	}
+	rec, err = e.svc.ApprovePayoutBatch(ctx, m.principal, project, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Batch.Status != payment.BatchApproved || rec.Batch.ApprovedBy != m.user.ID || rec.Payouts[0].Status != payment.RefundAwaitingSignature {
+		t.Fatalf("approved batch %+v", rec)
+	}
+	if _, err := e.svc.ReportPayoutSent(ctx, other.principal, other.principal.ProjectID, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32)); payment.KindOf(err) != payment.KindNotFound {
+		t.Errorf("another project's owner reported a payout's transaction: %v", err)
+	}
+	p, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32))
+	if err != nil || p.Status != payment.RefundSent {
+		t.Fatalf("report: %v %+v", err, p)
+	}
+	if _, err := e.svc.CancelPayoutBatch(ctx, m.principal, project, id); payment.KindOf(err) != payment.KindConflict {
+		t.Errorf("a batch with a payout sent was canceled: %v", err)
+	}
+	entries := e.audit(t, m)
+	for _, action := range []string{payment.AuditPayoutBatchCreated, payment.AuditPayoutBatchApproved, payment.AuditPayoutSent} {
+		if countAudit(entries, action) != 1 {
+			t.Errorf("%d audit entries %s, want 1", countAudit(entries, action), action)
+		}
+	}
+	events, _, err := e.store.ListEvents(ctx, m.principal, payment.ListQuery{Page: 1, Limit: 50, ObjectID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range events {
+		types = append(types, string(ev.Type))
+	}
+	// Recorded at the same instant of the test's clock: in either order.
+	slices.Sort(types)
+	if strings.Join(types, " ") != "payout_batch.approved payout_batch.created" {
+		t.Errorf("the batch's events: %v", types)
+	}
+}

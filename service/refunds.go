@@ -1,0 +1,224 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// CreateRefund records a refund of one of the principal's sessions
+// (payment.NewRefund says what it may be) and returns it with its claim
+// token, the secret of the customer's link to give the address, which is
+// kept as its hash only: shown once, here.
+func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, projectID, sessionID string, in payment.RefundInput) (payment.Refund, string, error) {
+	if err := owns(p, projectID); err != nil {
+		return payment.Refund{}, "", err
+	}
+	if !payment.ValidID(payment.PrefixSession, sessionID) {
+		// The payload names no session: in.Problems says why.
+		probs := in.Problems
+		probs.Merge(payment.Problems{{Field: "checkoutSessionId", Message: "is not a checkout session ID"}})
+		return payment.Refund{}, "", probs.Err()
+	}
+	now := svc.now()
+	token := payment.NewSessionToken()
+	rate := func(a payment.Asset) (decimal.Decimal, bool) { return svc.rate(ctx, a) }
+	var r payment.Refund
+	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
+		r, err = svc.store.CreateRefund(ctx, p, sessionID, func(s payment.Session, txs []payment.Transaction, refunds []payment.Refund) (payment.Refund, error) {
+			r, err := payment.NewRefund(in, s, txs, refunds, svc.catalog, rate, now)
+			r.ID, r.ClaimTokenHash = payment.NewID(payment.PrefixRefund, now), payment.HashSecret(token)
+			return r, err
+		}, renderRefund)
+		if errors.Is(err, payment.ErrNotFound) {
+			return payment.NotFound("Checkout session")
+		}
+		if err != nil {
+			return err
+		}
+		return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCreated, "refund", r.ID,
+			map[string]any{"checkoutSessionId": sessionID, "amount": r.Amount(), "asset": r.AssetDefinitionID, "address": r.ToAddress})
+	})
+	if err != nil {
+		return payment.Refund{}, "", err
+	}
+	return r, token, nil
+}
+
+// GetRefund returns one of the principal's refunds.
+func (svc *Service) GetRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
+	if err := ownsID(p, projectID, payment.PrefixRefund, id, "Refund"); err != nil {
+		return payment.Refund{}, err
+	}
+	r, err := svc.store.GetRefund(ctx, p, id)
+	if errors.Is(err, payment.ErrNotFound) {
+		return r, payment.NotFound("Refund")
+	}
+	return r, err
+}
+
+// ListRefunds lists the principal's refunds; sessionID, when set, one
+// session's.
+func (svc *Service) ListRefunds(ctx context.Context, p payment.Principal, projectID, sessionID string, q payment.ListQuery) (Page[payment.Refund], error) {
+	if sessionID != "" {
+		if _, err := svc.GetSession(ctx, p, projectID, sessionID); err != nil {
+			return Page[payment.Refund]{}, err
+		}
+	} else if err := owns(p, projectID); err != nil {
+		return Page[payment.Refund]{}, err
+	}
+	items, total, err := svc.store.ListRefunds(ctx, p, q, sessionID)
+	return Page[payment.Refund]{items, total, q}, err
+}
+
+// ExportRefunds streams the principal's refunds (ListRefunds's filters)
+// to fn.
+func (svc *Service) ExportRefunds(ctx context.Context, p payment.Principal, projectID, sessionID string, q payment.ListQuery, fn func(payment.Refund) error) error {
+	if err := owns(p, projectID); err != nil {
+		return err
+	}
+	return svc.store.EachRefund(ctx, p, q, sessionID, fn)
+}
+
+// SetRefundAddress is the merchant giving (or correcting) the address a
+// refund is paid to, until its transfer is sent; audited.
+func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
+	if _, err := svc.GetRefund(ctx, p, projectID, id); err != nil {
+		return payment.Refund{}, err
+	}
+	if err := addressRequired(address); err != nil {
+		return payment.Refund{}, err
+	}
+	now := svc.now()
+	var r payment.Refund
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundAddressSet, "refund", id, map[string]any{"address": address},
+		func(ctx context.Context) (err error) {
+			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
+				return payment.EventRefundAddressProvided, payment.SetRefundAddress(r, address, payment.AddressFromMerchant, now)
+			}, renderRefund)
+			return err
+		})
+	return r, err
+}
+
+// CancelRefund cancels a refund nothing has been sent for: what it held
+// can be refunded again.
+func (svc *Service) CancelRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
+	if _, err := svc.GetRefund(ctx, p, projectID, id); err != nil {
+		return payment.Refund{}, err
+	}
+	now := svc.now()
+	var r payment.Refund
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCanceled, "refund", id, nil,
+		func(ctx context.Context) (err error) {
+			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
+				return payment.EventRefundCanceled, payment.CancelRefund(r, now)
+			}, renderRefund)
+			return err
+		})
+	return r, err
+}
+
+// ReportRefundSent records the hash of the transaction the merchant sent
+// for a refund (payment.ReportRefundSent); audited. From then on the
+// network's chainwatch follows it to finalized.
+func (svc *Service) ReportRefundSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Refund, error) {
+	if _, err := svc.GetRefund(ctx, p, projectID, id); err != nil {
+		return payment.Refund{}, err
+	}
+	now := svc.now()
+	var r payment.Refund
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundSent, "refund", id, map[string]any{"txHash": txHash},
+		func(ctx context.Context) (err error) {
+			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
+				return payment.ReportRefundSent(r, txHash, now)
+			}, renderRefund)
+			return err
+		})
+	return r, err
+}
+
+// RefundClaim returns the refund a claim link's token names.
+func (svc *Service) RefundClaim(ctx context.Context, token string) (payment.Refund, error) {
+	if !payment.ValidSessionToken(token) {
+		return payment.Refund{}, payment.NotFound("Refund")
+	}
+	r, err := svc.store.RefundByClaimHash(ctx, payment.HashSecret(token))
+	if errors.Is(err, payment.ErrNotFound) {
+		return r, payment.NotFound("Refund")
+	}
+	return r, err
+}
+
+// ClaimRefund is the customer giving, through the claim link, the address
+// the refund is paid to. The link takes one address, while the refund
+// waits for it: a link that leaks later cannot redirect the refund. An
+// address holding code is a contract, which may not be able to move what
+// it receives (an exchange's deposit address may not credit a refund
+// either): it is refused unless acceptContract says the customer read the
+// warning.
+func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acceptContract bool) (payment.Refund, error) {
+	r, err := svc.RefundClaim(ctx, token)
+	if err != nil {
+		return r, err
+	}
+	if err := addressRequired(address); err != nil {
+		return r, err
+	}
+	if r.Status != payment.RefundAwaitingAddress {
+		return r, payment.Conflict("The refund's address has been given already")
+	}
+	if addr, msg := payment.CheckPayee(address); msg == "" && !acceptContract {
+		contract, err := svc.isContract(ctx, r.Network, addr)
+		if err != nil {
+			return r, err
+		}
+		if contract {
+			var probs payment.Problems
+			probs.Add("address", "is a contract, not a wallet account: it may not be able to use or return what it receives; "+
+				"send acceptContract: true to use it anyway")
+			return r, probs.Err()
+		}
+	}
+	now := svc.now()
+	return svc.store.UpdateRefund(ctx, nil, r.ID, func(r *payment.Refund) (payment.EventType, error) {
+		if r.Status != payment.RefundAwaitingAddress {
+			return "", payment.Conflict("The refund's address has been given already")
+		}
+		return payment.EventRefundAddressProvided, payment.SetRefundAddress(r, address, payment.AddressFromCustomer, now)
+	}, renderRefund)
+}
+
+// isContract tells whether an address on a network holds code.
+func (svc *Service) isContract(ctx context.Context, network, address string) (bool, error) {
+	c, ok := svc.chains[network]
+	if !ok {
+		return false, &payment.Error{Kind: payment.KindUnavailable, Message: "The network " + network + " cannot be read now"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var code hexutil.Bytes
+	if err := c.Client.Call(ctx, &code, "eth_getCode", common.HexToAddress(address), "latest"); err != nil {
+		return false, &payment.Error{Kind: payment.KindUnavailable, Message: fmt.Sprintf("The network %s cannot be read now", network)}
+	}
+	return len(code) > 0, nil
+}
+
+func addressRequired(address string) error {
+	if address != "" {
+		return nil
+	}
+	var probs payment.Problems
+	probs.Add("address", "is required")
+	return probs.Err()
+}
+
+func renderRefund(r payment.Refund, v int) ([]byte, error) { return views.RefundEvent(r, v) }

@@ -1,0 +1,214 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// paidSession records a session of m's project (sandbox) and, to its
+// deposit address, a USDC transfer per amount and status given.
+func (e env) paidSession(t *testing.T, m member, transfers ...struct {
+	amount string
+	status payment.TransactionStatus
+}) payment.Session {
+	t.Helper()
+	ctx := context.Background()
+	now := e.clock.Now().Truncate(time.Microsecond)
+	usd := decimal.RequireFromString("10")
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: m.principal.ProjectID, Title: "T",
+		PricingModel: payment.PricingFixedUSD, AmountUSD: &usd, Status: payment.PlanActive, CreatedAt: now}
+	if err := e.store.CreatePlan(ctx, plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	seq := time.Now().UnixNano()
+	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(fmt.Sprint("t", seq)),
+		ProjectID: plan.ProjectID, PaymentPlanID: plan.ID, Status: payment.SessionCompleted, AmountUSD: usd,
+		DepositAddress: payment.ChecksumAddress(fmt.Sprintf("0x%040x", seq)), ExpiresAt: now.Add(time.Hour),
+		QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
+	if err := e.store.InsertSession(ctx, cs, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range transfers {
+		base, msg := payment.ParseTokenAmount(tr.amount, 6)
+		if msg != "" {
+			t.Fatal(msg)
+		}
+		tx := payment.Transaction{ID: payment.NewID(payment.PrefixTx, now), ProjectID: cs.ProjectID, CheckoutSessionID: cs.ID,
+			PaymentPlanID: plan.ID, Status: tr.status, Network: "devnet", ChainID: 1337, TxHash: fmt.Sprintf("0x%063x%d", seq, i),
+			ToAddress: cs.DepositAddress, AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Amount: tr.amount,
+			AmountBaseUnits: base, AmountUSD: decimal.RequireFromString(tr.amount), Version: 1, CreatedAt: now, UpdatedAt: now}
+		if err := e.store.InsertTransaction(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cs
+}
+
+type transfer = struct {
+	amount string
+	status payment.TransactionStatus
+}
+
+// wantInvalid checks err is a validation error on field whose message
+// holds want.
+func wantInvalid(t *testing.T, err error, field, want string) {
+	t.Helper()
+	pe, ok := err.(*payment.Error)
+	if !ok || pe.Kind != payment.KindValidation || len(pe.Details) == 0 || pe.Details[0].Field != field ||
+		!strings.Contains(pe.Details[0].Message, want) {
+		t.Fatalf("err = %v; want a validation error on %s: %q", err, field, want)
+	}
+}
+
+// A refund gives back only what the session received in finalized
+// transfers, less its refunds that hold: all of it by default, a token
+// amount or a USD amount; more is a validation error (422) that says what
+// remains, and a canceled refund frees what it held.
+func TestRefundsNeverExceedWhatWasReceived(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m := e.owner(t, "Refunds")
+	cs := e.paidSession(t, m, transfer{"10", payment.TxFinalized}, transfer{"5", payment.TxConfirmed}, transfer{"3", payment.TxFailed})
+	p, project := m.principal, m.principal.ProjectID
+
+	full, token, err := e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Reason: ptr("order canceled")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Amount() != "10" || full.Status != payment.RefundAwaitingAddress || full.FromAddress != cs.DepositAddress || len(token) != 64 {
+		t.Fatalf("full refund = %+v (token %q); want 10 USDC from %s awaiting the customer's address", full, token, cs.DepositAddress)
+	}
+	if claimed, err := e.svc.RefundClaim(ctx, token); err != nil || claimed.ID != full.ID {
+		t.Fatalf("the claim token finds %+v, %v", claimed, err)
+	}
+	_, _, err = e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Amount: ptr("0.000001")})
+	wantInvalid(t, err, "amount", "nothing remains to refund")
+
+	if _, err := e.svc.CancelRefund(ctx, p, project, full.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.CancelRefund(ctx, p, project, full.ID); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("canceling twice: %v; want a conflict", err)
+	}
+	e.clock.Advance(time.Second)
+	part, _, err := e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{AmountUSD: ptr("4.00"), Address: ptr(strings.ToLower("0x000000000000000000000000000000000000bEEF"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Amount() != "4" || part.AmountUSD == nil || !part.RateUSD.Equal(decimal.NewFromInt(1)) ||
+		part.Status != payment.RefundAwaitingSignature || part.AddressSource != payment.AddressFromMerchant ||
+		part.ToAddress != "0x000000000000000000000000000000000000bEEF" {
+		t.Fatalf("partial refund = %+v; want 4 USDC at 1 USD to the merchant's address, awaiting its signature", part)
+	}
+	_, _, err = e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Amount: ptr("7")})
+	wantInvalid(t, err, "amount", "is more than remains to refund: 6 USDC")
+	_, _, err = e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Amount: ptr("1"), AmountUSD: ptr("1")})
+	wantInvalid(t, err, "amountUsd", "not allowed with amount")
+	_, _, err = e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{AssetDefinitionID: ptr("eth-devnet")})
+	wantInvalid(t, err, "assetDefinitionId", "received nothing final in this asset")
+	_, _, err = e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Address: ptr("0x1234")})
+	wantInvalid(t, err, "address", "must be an EVM address")
+
+	page, err := e.svc.ListRefunds(ctx, p, project, cs.ID, payment.ListQuery{Page: 1, Limit: 10})
+	if err != nil || page.Total != 2 || page.Items[0].ID != part.ID || page.Items[1].Status != payment.RefundCanceled {
+		t.Fatalf("the session's refunds: %+v, %v; want the partial one and the canceled one", page, err)
+	}
+	entries := e.audit(t, m)
+	if countAudit(entries, payment.AuditRefundCreated) != 2 || countAudit(entries, payment.AuditRefundCanceled) != 1 {
+		t.Fatalf("audit log: %d refund.created, %d refund.canceled; want 2 and 1",
+			countAudit(entries, payment.AuditRefundCreated), countAudit(entries, payment.AuditRefundCanceled))
+	}
+
+	// Nothing final received: nothing to refund.
+	pending := e.paidSession(t, m, transfer{"10", payment.TxConfirmed})
+	_, _, err = e.svc.CreateRefund(ctx, p, project, pending.ID, payment.RefundInput{})
+	wantInvalid(t, err, "checkoutSessionId", "received nothing final to refund")
+}
+
+// Refunds racing for one session's remainder are taken one after the
+// other: of eight asking 6 of 10 USDC at once, exactly one is recorded
+// (in each of five sessions, for the race to be run for real).
+func TestRefundsRacingForTheRemainderOneIsRecorded(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m := e.owner(t, "Race")
+	for range 5 {
+		cs := e.paidSession(t, m, transfer{"10", payment.TxFinalized})
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		created, refused := 0, 0
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, _, err := e.svc.CreateRefund(ctx, m.principal, m.principal.ProjectID, cs.ID, payment.RefundInput{Amount: ptr("6")})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					created++
+				case payment.KindOf(err) == payment.KindValidation:
+					refused++
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if created != 1 || refused != 7 {
+			t.Fatalf("%d refunds recorded, %d refused; want 1 and 7", created, refused)
+		}
+		refunds, err := e.store.SessionRefunds(ctx, cs.ID)
+		if err != nil || len(refunds) != 1 || refunds[0].Amount() != "6" {
+			t.Fatalf("recorded refunds: %+v, %v", refunds, err)
+		}
+	}
+}
+
+// The claim link takes one address while the refund waits for it; the
+// merchant can correct it until the transfer is sent. Another project
+// finds none of it.
+func TestTheClaimLinkTakesOneAddress(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m := e.owner(t, "Claims")
+	other := e.owner(t, "Other")
+	cs := e.paidSession(t, m, transfer{"2.5", payment.TxFinalized})
+	r, token, err := e.svc.CreateRefund(ctx, m.principal, m.principal.ProjectID, cs.ID, payment.RefundInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.RefundClaim(ctx, strings.Repeat("0", 64)); payment.KindOf(err) != payment.KindNotFound {
+		t.Fatalf("an unknown claim token: %v; want not found", err)
+	}
+	// Without a chain to ask, the address's code cannot be read: the
+	// customer who accepts a contract skips that question.
+	got, err := e.svc.ClaimRefund(ctx, token, "0x00000000000000000000000000000000000000aa", true)
+	if err != nil || got.Status != payment.RefundAwaitingSignature || got.AddressSource != payment.AddressFromCustomer {
+		t.Fatalf("claim = %+v, %v; want the customer's address, awaiting the merchant's signature", got, err)
+	}
+	if _, err := e.svc.ClaimRefund(ctx, token, "0x00000000000000000000000000000000000000bb", true); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("a second address through the link: %v; want a conflict", err)
+	}
+	if _, _, err := e.svc.CreateRefund(ctx, other.principal, other.principal.ProjectID, cs.ID, payment.RefundInput{}); payment.KindOf(err) != payment.KindNotFound {
+		t.Fatalf("another project refunding the session: %v; want not found", err)
+	}
+	if _, err := e.svc.SetRefundAddress(ctx, other.principal, other.principal.ProjectID, r.ID, "0x00000000000000000000000000000000000000cc"); payment.KindOf(err) != payment.KindNotFound {
+		t.Fatalf("another project setting the address: %v; want not found", err)
+	}
+	fixed, err := e.svc.SetRefundAddress(ctx, m.principal, m.principal.ProjectID, r.ID, "0x00000000000000000000000000000000000000cc")
+	if err != nil || fixed.AddressSource != payment.AddressFromMerchant || !strings.EqualFold(fixed.ToAddress, "0x00000000000000000000000000000000000000cc") {
+		t.Fatalf("the merchant's correction: %+v, %v", fixed, err)
+	}
+}

@@ -1,0 +1,104 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+)
+
+// The scan's lookup through the process's set of deposit addresses finds
+// every session's address however its creation interleaves with the
+// lookups: created before the set was first read, after, and by a
+// transaction that began before a read and committed after it (a later
+// xid committed first would hide it from a set that read by commit time).
+// A recipient no session has is not found, and a shared recipient is not a
+// deposit address.
+func TestWatchedDepositAddressesMissNoSession(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewDB(t)
+	s, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pr := newProject(t, s)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	amount := decimal.RequireFromString("10")
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD,
+		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
+	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(`{}`), nil }
+	n := 0
+	open := func(ctx context.Context, shared bool) string {
+		t.Helper()
+		n++
+		address, index := fmt.Sprintf("0x%016x%024x", 0xabc000+n, n), int64(n)
+		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(address), ProjectID: pr.ProjectID,
+			PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, DepositAddress: address, DepositIndex: &index,
+			SharedRecipient: shared, ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
+		if err := s.InsertSession(ctx, cs, render); err != nil {
+			t.Fatal(err)
+		}
+		return address
+	}
+	found := func(addresses ...string) []string {
+		t.Helper()
+		ws, err := s.WatchedDepositAddresses(ctx, append(addresses, "0xff000000000000000000000000000000000000ff"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range ws {
+			got = append(got, strings.ToLower(w.Address))
+		}
+		return got
+	}
+
+	before := open(ctx, false)
+	if got := found(before); len(got) != 1 || got[0] != before {
+		t.Fatalf("a session opened before the first lookup: found %v", got)
+	}
+	after := open(ctx, false)
+	if got := found(after); len(got) != 1 || got[0] != after {
+		t.Fatalf("a session opened after the first lookup: found %v", got)
+	}
+	var slow string
+	if err := s.InTx(ctx, func(ctx context.Context) error {
+		slow = open(ctx, false)
+		// Its transaction has its ID and is still open: a lookup now
+		// cannot see it, and a session committed meanwhile is found.
+		quick := open(context.Background(), false)
+		if got := found(slow, quick); len(got) != 1 || got[0] != quick {
+			return fmt.Errorf("while a creation is under way: found %v, want only %s", got, quick)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(slow); len(got) != 1 || got[0] != slow {
+		t.Fatalf("a session committed after a lookup that began before: found %v", got)
+	}
+	if got := found(open(ctx, true)); len(got) != 0 {
+		t.Fatalf("a shared recipient found as a deposit address: %v", got)
+	}
+	// A fresh process reads them all at once.
+	again, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	ws, err := again.WatchedDepositAddresses(ctx, []string{before, after, slow})
+	if err != nil || len(ws) != 3 {
+		t.Fatalf("a new process found %d of 3 (%v)", len(ws), err)
+	}
+}

@@ -1,0 +1,211 @@
+// Package kubernetes decodes deploy/kubernetes strictly against the
+// Kubernetes API's own types (client-go's scheme: an unknown or misspelt
+// field is an error, offline) and holds the manifests to what running the
+// engine needs: probes on the routes the API serves, secrets as files the
+// configuration reads, selectors that select, and a budget and an
+// autoscaler for what they name.
+package kubernetes
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+)
+
+const dir = "../../deploy/kubernetes"
+
+// objects decodes every manifest the kustomization lists, strictly; the
+// ServiceMonitors (a CRD the scheme does not know) are returned apart.
+func objects(t *testing.T) ([]runtime.Object, []map[string]any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	if err := yaml.Unmarshal(raw, &k); err != nil || len(k.Resources) == 0 {
+		t.Fatalf("kustomization.yaml: %v %v", k, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	for _, f := range files {
+		if base := filepath.Base(f); base != "kustomization.yaml" && !slices.Contains(k.Resources, base) {
+			t.Errorf("%s is not listed in kustomization.yaml", base)
+		}
+	}
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	var objs []runtime.Object
+	var monitors []map[string]any
+	for _, name := range k.Resources {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("kustomization.yaml lists %s: %v", name, err)
+		}
+		for i, doc := range bytes.Split(raw, []byte("\n---\n")) {
+			if bytes.Contains(doc, []byte("kind: ServiceMonitor")) {
+				var m map[string]any
+				if err := yaml.UnmarshalStrict(doc, &m); err != nil {
+					t.Fatalf("%s #%d: %v", name, i, err)
+				}
+				monitors = append(monitors, m)
+				continue
+			}
+			obj, _, err := decoder.Decode(doc, nil, nil)
+			if err != nil {
+				t.Fatalf("%s #%d: %v", name, i, err)
+			}
+			objs = append(objs, obj)
+		}
+	}
+	return objs, monitors
+}
+
+func find[T runtime.Object](objs []runtime.Object, name string, get func(T) string) T {
+	var zero T
+	for _, o := range objs {
+		if v, ok := o.(T); ok && get(v) == name {
+			return v
+		}
+	}
+	return zero
+}
+
+func deployment(t *testing.T, objs []runtime.Object, name string) *appsv1.Deployment {
+	t.Helper()
+	d := find(objs, name, func(d *appsv1.Deployment) string { return d.Name })
+	if d == nil {
+		t.Fatalf("no Deployment %s", name)
+	}
+	return d
+}
+
+func selects(t *testing.T, what string, sel map[string]string, pod map[string]string) {
+	t.Helper()
+	if len(sel) == 0 || !labels.SelectorFromSet(sel).Matches(labels.Set(pod)) {
+		t.Errorf("%s selects %v, which does not match the pods' labels %v", what, sel, pod)
+	}
+}
+
+func TestTheManifestsDecodeStrictlyAndHoldTogether(t *testing.T) {
+	objs, monitors := objects(t)
+	api, worker := deployment(t, objs, "paymentsd-api"), deployment(t, objs, "paymentsd-worker")
+	for _, d := range []*appsv1.Deployment{api, worker} {
+		pod := d.Spec.Template
+		selects(t, d.Name+"'s selector", d.Spec.Selector.MatchLabels, pod.Labels)
+		c := pod.Spec.Containers[0]
+		if c.ReadinessProbe == nil || c.LivenessProbe == nil {
+			t.Errorf("%s has no readiness or liveness probe", d.Name)
+		}
+		if sc := pod.Spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("%s may run as root", d.Name)
+		}
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+			t.Errorf("%s lacks resource requests or a memory limit", d.Name)
+		}
+		// Secrets are files, named by the configuration's _FILE variables.
+		mounted := map[string]bool{}
+		for _, v := range pod.Spec.Volumes {
+			if v.Secret != nil {
+				for _, item := range v.Secret.Items {
+					mounted["/run/secrets/paymentsd/"+item.Path] = true
+				}
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				t.Errorf("%s takes %s from a secret as a variable, not as a file", d.Name, e.Name)
+			}
+			if strings.HasSuffix(e.Name, "_FILE") && !mounted[e.Value] {
+				t.Errorf("%s reads %s from %s, which no volume mounts", d.Name, e.Name, e.Value)
+			}
+		}
+		if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "DATABASE_URL_FILE" }) {
+			t.Errorf("%s is not given the database", d.Name)
+		}
+	}
+	if p := api.Spec.Template.Spec.Containers[0]; p.ReadinessProbe.HTTPGet.Path != "/readyz" || p.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("the API's probes: readiness %s, liveness %s; want /readyz and /healthz", p.ReadinessProbe.HTTPGet.Path, p.LivenessProbe.HTTPGet.Path)
+	}
+	if g := worker.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g < 30 {
+		t.Errorf("the worker's grace period %v leaves it no time to stop", g)
+	}
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *corev1.Service:
+			d := api
+			if strings.Contains(v.Name, "worker") {
+				d = worker
+			}
+			selects(t, "Service "+v.Name, v.Spec.Selector, d.Spec.Template.Labels)
+		case *policyv1.PodDisruptionBudget:
+			d := api
+			if strings.Contains(v.Name, "worker") {
+				d = worker
+			}
+			selects(t, "PodDisruptionBudget "+v.Name, v.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
+		case *autoscalingv2.HorizontalPodAutoscaler:
+			var kinds []string
+			for _, m := range v.Spec.Metrics {
+				kinds = append(kinds, string(m.Type))
+			}
+			if v.Spec.ScaleTargetRef.Name != api.Name || !slices.Contains(kinds, "Resource") || !slices.Contains(kinds, "Pods") {
+				t.Errorf("the autoscaler scales %s on %v; want the API on CPU and request rate", v.Spec.ScaleTargetRef.Name, kinds)
+			}
+		case *batchv1.Job:
+			if args := v.Spec.Template.Spec.Containers[0].Args; !slices.Equal(args, []string{"migrate"}) {
+				t.Errorf("the Job runs %v, not the migrations", args)
+			}
+		}
+	}
+	if len(monitors) != 2 {
+		t.Errorf("%d ServiceMonitors, want the API's and the worker's", len(monitors))
+	}
+}
+
+// Every variable the manifests set is one the README's configuration
+// documents.
+func TestTheManifestsVariablesAreDocumented(t *testing.T) {
+	objs, _ := objects(t)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(string(readme), -1) {
+		documented[m[1]] = true
+	}
+	var vars []string
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *corev1.ConfigMap:
+			for k := range v.Data {
+				vars = append(vars, k)
+			}
+		case *appsv1.Deployment:
+			for _, e := range v.Spec.Template.Spec.Containers[0].Env {
+				vars = append(vars, e.Name)
+			}
+		}
+	}
+	for _, v := range vars {
+		if name := strings.TrimSuffix(v, "_FILE"); !documented[v] && !documented[name] {
+			t.Errorf("the manifests set %s, which README.md does not document", v)
+		}
+	}
+}
