@@ -6,6 +6,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -64,6 +65,41 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Migrate applies every pending migration.
 func Migrate(ctx context.Context, url string) error {
+	return withMigrations(url, func(_ *sql.DB, p *goose.Provider) error {
+		if _, err := p.Up(ctx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		return nil
+	})
+}
+
+// CheckSchema tells whether the database has every migration this build
+// has. A release's processes refuse the schema of an earlier release, so
+// that none runs queries its tables cannot answer: `paymentsd migrate`
+// comes first. A newer schema is fine (a later release's migrations only
+// expand it, so its processes can be rolled back).
+func CheckSchema(ctx context.Context, url string) error {
+	return withMigrations(url, func(db *sql.DB, p *goose.Provider) error {
+		var migrated bool
+		if err := db.QueryRowContext(ctx, `SELECT to_regclass('goose_db_version') IS NOT NULL`).Scan(&migrated); err != nil {
+			return fmt.Errorf("read the schema's migration: %w", err)
+		}
+		sources := p.ListSources()
+		current, target := int64(0), sources[len(sources)-1].Version
+		if migrated {
+			var err error
+			if current, err = p.GetDBVersion(ctx); err != nil {
+				return fmt.Errorf("read the schema's migration: %w", err)
+			}
+		}
+		if current < target {
+			return fmt.Errorf("the database's schema is at migration %d and this release needs %d: run `paymentsd migrate` first", current, target)
+		}
+		return nil
+	})
+}
+
+func withMigrations(url string, f func(*sql.DB, *goose.Provider) error) error {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return fmt.Errorf("parse database url: %w", err)
@@ -74,10 +110,7 @@ func Migrate(ctx context.Context, url string) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
+	return f(db, p)
 }
 
 // WithTx runs fn in a transaction, committed if fn returns nil.

@@ -40,6 +40,11 @@ type Deps struct {
 	// MetricsAddr, when set, is where the worker serves /metrics and
 	// /healthz (METRICS_ADDR).
 	MetricsAddr string
+	// StopTimeout is how long Stop lets running activities finish
+	// (WORKER_STOP_TIMEOUT): a delivery, a chain read or a database
+	// write completes instead of being cancelled and retried elsewhere.
+	// Zero cancels them at once.
+	StopTimeout time.Duration
 	// SweepInterval is how often the sweeper starts the workflows of the
 	// sessions whose start no API process made; zero is a second.
 	SweepInterval time.Duration
@@ -91,9 +96,13 @@ type Running struct {
 	stopOnce   sync.Once
 }
 
-// Run starts the worker and runs it until ctx ends: see Start.
+// Run starts the worker and runs it until ctx ends: see Start. A worker
+// stopped while it starts stops without an error.
 func Run(ctx context.Context, d Deps) error {
 	r, err := Start(ctx, d)
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -116,7 +125,7 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	r := &Running{worker: New(d.Temporal, d.Activities()), cancel: cancel, unregister: func() {}}
+	r := &Running{worker: New(d.Temporal, d.Activities(), d.StopTimeout), cancel: cancel, unregister: func() {}}
 	if err := r.worker.Start(); err != nil {
 		cancel()
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -165,9 +174,9 @@ func (r *Running) goBackground(f func()) {
 	}()
 }
 
-// Stop stops the worker (its running activities are given the SDK's
-// grace period), the sweeper and the metrics listener, and waits for
-// them. Later calls do nothing.
+// Stop stops the worker, which takes no new task and lets its running
+// activities finish for Deps.StopTimeout, the sweeper and the metrics
+// listener, and waits for them. Later calls do nothing.
 func (r *Running) Stop() {
 	r.stopOnce.Do(func() {
 		r.cancel()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -20,9 +21,14 @@ import (
 )
 
 // New returns a worker with the engine's workflows and activities
-// registered; the caller starts and stops it.
-func New(c client.Client, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{WorkflowTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{})})
+// registered; the caller starts and stops it. Stopped, it takes no new
+// task and gives its running activities stopTimeout to finish before
+// cancelling them (a cancelled activity is retried on another worker).
+func New(c client.Client, acts *activities.Activities, stopTimeout time.Duration) sdkworker.Worker {
+	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
+		WorkflowTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
+		WorkerStopTimeout:          stopTimeout,
+	})
 	Register(w, acts)
 	return w
 }
@@ -38,7 +44,10 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 func StartChainwatch(ctx context.Context, c client.Client, networks []string) error {
 	sort.Strings(networks)
 	for _, n := range networks {
-		_, err := c.ExecuteWorkflow(ctx, workflows.ChainwatchStartOptions(n), workflows.Chainwatch, workflows.ScanInput{Network: n})
+		err := retryTransient(ctx, func() error {
+			_, err := c.ExecuteWorkflow(ctx, workflows.ChainwatchStartOptions(n), workflows.Chainwatch, workflows.ScanInput{Network: n})
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("start chainwatch of %s: %w", n, err)
 		}
@@ -48,11 +57,47 @@ func StartChainwatch(ctx context.Context, c client.Client, networks []string) er
 
 // StartDispatcher starts the webhook dispatcher unless it is running.
 func StartDispatcher(ctx context.Context, c client.Client) error {
-	_, err := c.ExecuteWorkflow(ctx, workflows.WebhookDispatcherStartOptions(), workflows.WebhookDispatcher)
+	err := retryTransient(ctx, func() error {
+		_, err := c.ExecuteWorkflow(ctx, workflows.WebhookDispatcherStartOptions(), workflows.WebhookDispatcher)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("start webhook dispatcher: %w", err)
 	}
 	return nil
+}
+
+// startRetries bounds how long a worker starting retries a call Temporal
+// failed for a passing reason (a server still starting, two workers
+// starting the same workflow at once).
+const startRetries = 30 * time.Second
+
+// retryTransient calls f until it succeeds, fails for good, ctx ends or
+// startRetries has passed.
+func retryTransient(ctx context.Context, f func() error) error {
+	deadline := time.Now().Add(startRetries)
+	for {
+		err := f()
+		if err == nil || !transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// transient tells whether Temporal's answer may change on a retry.
+func transient(err error) bool {
+	var (
+		unavailable *serviceerror.Unavailable
+		canceled    *serviceerror.Canceled
+		deadline    *serviceerror.DeadlineExceeded
+		exhausted   *serviceerror.ResourceExhausted
+	)
+	return errors.As(err, &unavailable) || errors.As(err, &canceled) || errors.As(err, &deadline) || errors.As(err, &exhausted)
 }
 
 // RegisterSearchAttributes adds the engine's custom search attributes to

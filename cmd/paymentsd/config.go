@@ -57,6 +57,10 @@ type config struct {
 	// the base units a customer is asked above the plan's amount
 	// (RECIPIENT_MAX_OPEN_HOLDS, default payment.DefaultMaxOpenHolds).
 	MaxOpenHolds int
+	// WorkerStopTimeout is how long a stopping worker lets its running
+	// activities finish (WORKER_STOP_TIMEOUT, default 30s); keep it below
+	// the platform's grace period (Kubernetes: terminationGracePeriodSeconds).
+	WorkerStopTimeout time.Duration
 }
 
 func env(name, def string) string {
@@ -164,6 +168,9 @@ func loadConfig() (config, error) {
 	}
 	if c.ReauthWindow, err = time.ParseDuration(env("REAUTH_WINDOW", "10m")); err != nil || c.ReauthWindow < time.Minute || c.ReauthWindow > 12*time.Hour {
 		return c, fmt.Errorf("REAUTH_WINDOW: want a duration from 1m to 12h, such as 10m")
+	}
+	if c.WorkerStopTimeout, err = time.ParseDuration(env("WORKER_STOP_TIMEOUT", "30s")); err != nil || c.WorkerStopTimeout < 0 || c.WorkerStopTimeout > 10*time.Minute {
+		return c, fmt.Errorf("WORKER_STOP_TIMEOUT: want a duration from 0s to 10m, such as 30s")
 	}
 	networks := []byte(os.Getenv("NETWORKS"))
 	if path := os.Getenv("NETWORKS_FILE"); path != "" {

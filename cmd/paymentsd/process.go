@@ -38,6 +38,9 @@ func open(ctx context.Context, c config, tel *observability.Telemetry) (deps, er
 	if err := needDatabase(c); err != nil {
 		return deps{}, err
 	}
+	if err := store.CheckSchema(ctx, c.DatabaseURL); err != nil {
+		return deps{}, err
+	}
 	st, err := store.Open(ctx, c.DatabaseURL)
 	if err != nil {
 		return deps{}, err

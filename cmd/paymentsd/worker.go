@@ -31,5 +31,6 @@ func runWorker(ctx context.Context) error {
 			DisableAfter: c.WebhookDisableAfter, Shape: c.Shape},
 		Namespace:   c.Temporal.Namespace,
 		MetricsAddr: c.MetricsAddr,
+		StopTimeout: c.WorkerStopTimeout,
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -142,8 +143,19 @@ func TestTheManifestsDecodeStrictlyAndHoldTogether(t *testing.T) {
 	if p := api.Spec.Template.Spec.Containers[0]; p.ReadinessProbe.HTTPGet.Path != "/readyz" || p.LivenessProbe.HTTPGet.Path != "/healthz" {
 		t.Errorf("the API's probes: readiness %s, liveness %s; want /readyz and /healthz", p.ReadinessProbe.HTTPGet.Path, p.LivenessProbe.HTTPGet.Path)
 	}
-	if g := worker.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g < 30 {
-		t.Errorf("the worker's grace period %v leaves it no time to stop", g)
+	g := worker.Spec.Template.Spec.TerminationGracePeriodSeconds
+	if g == nil || *g < 30 {
+		t.Fatalf("the worker's grace period %v leaves it no time to stop", g)
+	}
+	for _, e := range worker.Spec.Template.Spec.Containers[0].Env {
+		if d, err := time.ParseDuration(e.Value); e.Name == "WORKER_STOP_TIMEOUT" && (err != nil || d >= time.Duration(*g)*time.Second) {
+			t.Errorf("WORKER_STOP_TIMEOUT %s: want a duration below the grace period (%ds), for the kubelet not to kill running activities", e.Value, *g)
+		}
+	}
+	// The previous release's workers stop before the new ones start: they
+	// may not replay the new workflow code's histories.
+	if s := worker.Spec.Strategy.Type; s != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("the worker's strategy is %s; want Recreate", s)
 	}
 	for _, o := range objs {
 		switch v := o.(type) {

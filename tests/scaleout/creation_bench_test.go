@@ -28,7 +28,7 @@ func BenchmarkCheckoutCreation(b *testing.B) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	sh := startShape(b, ctx, 1<<30, 1)
+	sh := startShape(b, ctx, 1<<30, 1, headBinary(b, ctx))
 	key, base := sh.project.SandboxKey, "/api/v1/projects/"+sh.project.Project.ID
 	plan := sh.apis[0].call(b, http.MethodPost, base+"/payment-plans", key, map[string]any{"title": "Flash sale", "amountUsd": "2",
 		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": sh.usdc.ID}}})

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +56,7 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 	defer cancel()
 	// Customers' session creations: exactly the sessions of the test,
 	// counted once across both processes.
-	sh := startShape(t, ctx, sessions, sessions)
+	sh := startShape(t, ctx, sessions, sessions, headBinary(t, ctx))
 	apis, workers, chain, db, project, usdc, receiver := sh.apis, sh.workers, sh.chain, sh.db, sh.project, sh.usdc, newReceiver(t)
 	key := project.SandboxKey
 	base := "/api/v1/projects/" + project.Project.ID
@@ -186,22 +187,31 @@ type shape struct {
 	db            *pgxpool.Pool
 	project       service.CreatedProject
 	usdc          payment.Asset
+	env           []string // the processes' environment
+	dir           string   // their logs
 }
 
-// startShape starts the production shape; strict is the customers'
-// session creations allowed across both APIs, accounts the dev chain's
-// funded payer accounts.
-func startShape(t testing.TB, ctx context.Context, strict, accounts int) *shape {
+// headBinary builds this code's production binary, or names the one
+// PAYMENTSD_BIN gives (another build, to compare).
+func headBinary(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	if bin := os.Getenv("PAYMENTSD_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "paymentsd")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/paymentsd/paymentsd/cmd/paymentsd").CombinedOutput(); err != nil {
+		t.Fatalf("build the production binary: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startShape starts the production shape, every process from bin, on a
+// database with this code's migrations; strict is the customers' session
+// creations allowed across both APIs, accounts the dev chain's funded
+// payer accounts.
+func startShape(t testing.TB, ctx context.Context, strict, accounts int, bin string) *shape {
 	t.Helper()
 	dir := t.TempDir()
-	// PAYMENTSD_BIN runs another build (an earlier release, to compare).
-	bin := os.Getenv("PAYMENTSD_BIN")
-	if bin == "" {
-		bin = filepath.Join(dir, "paymentsd")
-		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/paymentsd/paymentsd/cmd/paymentsd").CombinedOutput(); err != nil {
-			t.Fatalf("build the production binary: %v\n%s", err, out)
-		}
-	}
 
 	dbURL, drop, err := storetest.CreateDB()
 	if err != nil {
@@ -264,20 +274,31 @@ func startShape(t testing.TB, ctx context.Context, strict, accounts int) *shape 
 		"RATE_LIMIT_STRICT=" + strconv.Itoa(strict), "RATE_LIMIT_RELAXED=100000", "RATE_LIMIT_SEMI_RELAXED=1000",
 		"RATE_LIMIT_STANDARD=1000", "RATE_LIMIT_MODERATE=1000", "RATE_LIMIT_STRICT_API_KEY=" + strconv.Itoa(keyedSessions)}
 
-	var apis, workers [2]*process
-	for i := range apis {
-		addr := freeAddr(t)
-		apis[i] = start(t, bin, "api", filepath.Join(dir, fmt.Sprintf("api%d.log", i+1)),
-			append(env, "HTTP_ADDR="+addr, "PUBLIC_URL=http://"+addr), "http://"+addr)
+	sh := &shape{chain: chain, db: db, project: project, usdc: usdc, env: env, dir: dir}
+	for i := range sh.apis {
+		sh.apis[i] = sh.startAPI(t, bin, fmt.Sprintf("api%d", i+1))
 	}
-	for i := range workers {
-		workers[i] = start(t, bin, "worker", filepath.Join(dir, fmt.Sprintf("worker%d.log", i+1)),
-			append(env, "METRICS_ADDR="+freeAddr(t)), "")
+	for i := range sh.workers {
+		sh.workers[i] = sh.startWorker(t, bin, fmt.Sprintf("worker%d", i+1))
 	}
-	for _, a := range apis {
+	for _, a := range sh.apis {
 		a.waitReady(t, ctx)
 	}
-	return &shape{apis: apis, workers: workers, chain: chain, db: db, project: project, usdc: usdc}
+	return sh
+}
+
+// startAPI starts `paymentsd api` from bin, logging to name.log; the
+// caller waits for it to be ready.
+func (sh *shape) startAPI(t testing.TB, bin, name string, env ...string) *process {
+	addr := freeAddr(t)
+	return start(t, bin, "api", filepath.Join(sh.dir, name+".log"),
+		append(append(slices.Clip(sh.env), "HTTP_ADDR="+addr, "PUBLIC_URL=http://"+addr), env...), "http://"+addr)
+}
+
+// startWorker starts `paymentsd worker` from bin, logging to name.log.
+func (sh *shape) startWorker(t testing.TB, bin, name string, env ...string) *process {
+	return start(t, bin, "worker", filepath.Join(sh.dir, name+".log"),
+		append(append(slices.Clip(sh.env), "METRICS_ADDR="+freeAddr(t)), env...), "")
 }
 
 // process is a running paymentsd command.
@@ -387,6 +408,10 @@ type receiver struct {
 	events map[string]bool            // event ID
 	types  map[string]map[string]bool // object ID -> event types
 	n, bad int
+	// hold is how long it takes to answer; held counts the requests it
+	// holds now, cutOff those whose sender gave up before the answer.
+	hold         time.Duration
+	held, cutOff int
 }
 
 func newReceiver(t testing.TB) *receiver {
@@ -394,7 +419,20 @@ func newReceiver(t testing.TB) *receiver {
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
+		hold := r.hold
+		r.held++
+		r.mu.Unlock()
+		select {
+		case <-time.After(hold):
+		case <-req.Context().Done():
+		}
+		r.mu.Lock()
 		defer r.mu.Unlock()
+		r.held--
+		if req.Context().Err() != nil {
+			r.cutOff++
+			return
+		}
 		if r.wh == nil || r.wh.Verify(body, req.Header) != nil {
 			r.bad++
 			http.Error(w, "bad signature", http.StatusBadRequest)
@@ -448,6 +486,20 @@ func (r *receiver) got(objectID, typ string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.types[objectID][typ]
+}
+
+// holding is the number of requests held now.
+func (r *receiver) holding() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// cut is the number of requests whose sender gave up before the answer.
+func (r *receiver) cut() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cutOff
 }
 
 func (r *receiver) badSignatures() int {

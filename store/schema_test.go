@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+)
+
+// This build's processes refuse a database still on the last release's
+// schema, or on none, saying what to run; once migrated they start, and
+// they would on a later release's schema too.
+func TestCheckSchemaRefusesAnEarlierReleasesSchema(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewEmptyDB(t)
+	err := store.CheckSchema(ctx, url)
+	if err == nil || !strings.Contains(err.Error(), "at migration 0 and this release needs") || !strings.Contains(err.Error(), "paymentsd migrate") {
+		t.Fatalf("an empty database: %v", err)
+	}
+
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	defer db.Close()
+	migrations, err := fs.Sub(store.Migrations, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, store.LastReleasedMigration); err != nil {
+		t.Fatal(err)
+	}
+	err = store.CheckSchema(ctx, url)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is at migration %d and this release needs", store.LastReleasedMigration)) {
+		t.Fatalf("the last release's schema: %v", err)
+	}
+
+	if err := store.Migrate(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CheckSchema(ctx, url); err != nil {
+		t.Fatalf("migrated: %v", err)
+	}
+	// A later release's migration applied: this build still starts.
+	if _, err := db.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99999, true)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CheckSchema(ctx, url); err != nil {
+		t.Fatalf("a later release's schema: %v", err)
+	}
+}
