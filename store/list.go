@@ -87,11 +87,11 @@ var countedTables = map[string]bool{"transactions": true, "checkout_sessions": t
 // countRows returns the number of table's rows f selects: read from
 // list_counts when the table keeps counts and f is one of theirs, counted
 // otherwise (a date range).
-func countRows(ctx context.Context, s *Store, table string, f *filter) (int, error) {
+func countRows(ctx context.Context, db reader, table string, f *filter) (int, error) {
 	k := f.key
 	if k == nil || !countedTables[table] || len(f.where) != f.base {
 		var n int
-		err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE "+strings.Join(f.where, " AND "), f.args...).Scan(&n)
+		err := db.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE "+strings.Join(f.where, " AND "), f.args...).Scan(&n)
 		return n, err
 	}
 	if k.never {
@@ -102,7 +102,7 @@ func countRows(ctx context.Context, s *Store, table string, f *filter) (int, err
 		sql, args = countsByStatusSQL, append(args, k.status)
 	}
 	var n int64
-	err := s.pool.QueryRow(ctx, sql, args...).Scan(&n)
+	err := db.QueryRow(ctx, sql, args...).Scan(&n)
 	return int(n), err
 }
 
@@ -113,7 +113,24 @@ const (
 
 // list runs a count (see countRows) and a page query over table, newest first.
 func list[T any](ctx context.Context, s *Store, table, columns string, f *filter, q payment.ListQuery, scan func(pgx.Row) (T, error)) ([]T, int, error) {
-	total, err := countRows(ctx, s, table, f)
+	if s.replica != nil {
+		items, total, err := listOn(ctx, s.replica, table, columns, f, q, scan)
+		if err == nil || ctx.Err() != nil {
+			return items, total, err
+		}
+	}
+	return listOn(ctx, s.pool, table, columns, f, q, scan)
+}
+
+// reader is a pool that lists read: the primary's or the replica's.
+type reader interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// listOn is list, on one database.
+func listOn[T any](ctx context.Context, db reader, table, columns string, f *filter, q payment.ListQuery, scan func(pgx.Row) (T, error)) ([]T, int, error) {
+	total, err := countRows(ctx, db, table, f)
 	if err != nil {
 		return nil, 0, fmt.Errorf("count %s: %w", table, err)
 	}
@@ -125,7 +142,7 @@ func list[T any](ctx context.Context, s *Store, table, columns string, f *filter
 	// copied them five times over.
 	items := make([]T, 0, max(0, min(q.Limit, total-q.Offset())))
 	args := append(f.args, q.Limit, q.Offset())
-	rows, err := s.pool.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %screated_at DESC, %sid DESC LIMIT $%d OFFSET $%d",
+	rows, err := db.Query(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %screated_at DESC, %sid DESC LIMIT $%d OFFSET $%d",
 		columns, table, where, f.prefix, f.prefix, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s: %w", table, err)

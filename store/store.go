@@ -29,6 +29,8 @@ var Migrations embed.FS
 // Store is the engine's Postgres store.
 type Store struct {
 	pool *pgxpool.Pool
+	// replica, when set, is a read replica the lists read (UseReplica).
+	replica *pgxpool.Pool
 	// watched is the scanning process's set of deposit addresses
 	// (WatchedDepositAddresses).
 	watched watchedSet
@@ -57,8 +59,36 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 	return &Store{pool: pool}, nil
 }
 
-// Close closes the connection pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes the connection pools.
+func (s *Store) Close() {
+	s.pool.Close()
+	if s.replica != nil {
+		s.replica.Close()
+	}
+}
+
+// UseReplica has the paged lists (sessions, transactions, events,
+// deliveries, plans, endpoints, refunds, payout batches, the audit log)
+// read the read replica at url, the dashboards' and the merchants'
+// heaviest reads; everything else, and every write, stays on the primary.
+// A list may lag the primary by the replica's replication delay; one the
+// replica fails to answer is read from the primary.
+func (s *Store) UseReplica(ctx context.Context, url string) error {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse the read replica's url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to the read replica: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return fmt.Errorf("connect to the read replica: %w", err)
+	}
+	s.replica = pool
+	return nil
+}
 
 // Pool returns the underlying pool, for benchmarks and health checks.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }

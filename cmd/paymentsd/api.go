@@ -22,6 +22,11 @@ func runAPI(ctx context.Context) error {
 		return err
 	}
 	defer d.Close()
+	if c.DatabaseReadURL != "" {
+		if err := d.store.UseReplica(ctx, c.DatabaseReadURL); err != nil {
+			return err
+		}
+	}
 	return api.Run(ctx, api.Deps{
 		Service:   serviceDeps(c, d),
 		Config:    apiConfig(c),

@@ -20,6 +20,9 @@ import (
 // config is the deployment's configuration, read from the environment.
 type config struct {
 	DatabaseURL string
+	// DatabaseReadURL, when set, is a read replica the API's lists read
+	// (DATABASE_READ_URL).
+	DatabaseReadURL string
 	// Temporal is where Temporal is and how it is reached (TEMPORAL_*:
 	// address, namespace, TLS, mutual TLS, API key).
 	Temporal temporalconn.Config
@@ -100,6 +103,9 @@ func loadConfig() (config, error) {
 	c.PublicURL = env("PUBLIC_URL", "http://"+c.HTTPAddr)
 	var err error
 	if c.DatabaseURL, err = secret("DATABASE_URL"); err != nil {
+		return c, err
+	}
+	if c.DatabaseReadURL, err = secret("DATABASE_READ_URL"); err != nil {
 		return c, err
 	}
 	if c.RedisURL, err = secret("REDIS_URL"); err != nil {

@@ -102,6 +102,7 @@ func TestSecretsFromFiles(t *testing.T) {
 		return path
 	}
 	t.Setenv("DATABASE_URL_FILE", write("db", "postgres://engine:s3cret@db.internal:5432/paymentsd?sslmode=verify-full\n"))
+	t.Setenv("DATABASE_READ_URL_FILE", write("replica", "postgres://reader:s3cret@replica.internal:5432/paymentsd\n"))
 	t.Setenv("REDIS_URL_FILE", write("redis", "rediss://:pw@redis.internal:6380/0"))
 	t.Setenv("WEBHOOK_SECRET_KEY_FILE", write("webhook", strings.Repeat("ab", 32)+"\n"))
 	c, err := loadConfig()
@@ -109,8 +110,8 @@ func TestSecretsFromFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.DatabaseURL != "postgres://engine:s3cret@db.internal:5432/paymentsd?sslmode=verify-full" || c.RedisURL != "rediss://:pw@redis.internal:6380/0" ||
-		len(c.WebhookKeys) != 1 {
-		t.Fatalf("config from files: %q %q %d webhook keys", c.DatabaseURL, c.RedisURL, len(c.WebhookKeys))
+		len(c.WebhookKeys) != 1 || c.DatabaseReadURL != "postgres://reader:s3cret@replica.internal:5432/paymentsd" {
+		t.Fatalf("config from files: %q %q %q %d webhook keys", c.DatabaseURL, c.DatabaseReadURL, c.RedisURL, len(c.WebhookKeys))
 	}
 	for _, bad := range []struct{ name, file, value, says string }{
 		{"DATABASE_URL", write("db2", "postgres://x"), "postgres://y", "DATABASE_URL and DATABASE_URL_FILE: give one or the other"},

@@ -55,6 +55,10 @@ func Start(ctx context.Context, dir string, port int) (*Cluster, error) {
 type Options struct {
 	Settings map[string]string
 	Files    map[string][]byte
+	// StandbyOf, when set, makes a new cluster a streaming read replica of
+	// the cluster on that local port (pg_basebackup -R) instead of a
+	// cluster of its own.
+	StandbyOf int
 }
 
 // StartWith is Start with options.
@@ -93,7 +97,7 @@ func StartWith(ctx context.Context, dir string, port int, o Options) (*Cluster, 
 		dir = c.Dir
 	}
 	if _, err := os.Stat(filepath.Join(dir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
-		if err := c.initdb(ctx); err != nil {
+		if err := c.initdb(ctx, o.StandbyOf); err != nil {
 			return nil, err
 		}
 	}
@@ -189,7 +193,9 @@ func (c *Cluster) writeFile(path string, content []byte) error {
 	return os.Chown(path, uid, gid)
 }
 
-func (c *Cluster) initdb(ctx context.Context) error {
+// initdb makes a new cluster in c.Dir: its own, or a copy of the cluster
+// on port standbyOf, set up to stream from it.
+func (c *Cluster) initdb(ctx context.Context, standbyOf int) error {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return err
 	}
@@ -203,6 +209,13 @@ func (c *Cluster) initdb(ctx context.Context) error {
 		if err := os.Chown(c.Dir, uid, gid); err != nil {
 			return err
 		}
+	}
+	if standbyOf != 0 {
+		if err := c.run(ctx, "pg_basebackup", "-D", c.Dir, "-R", "-X", "stream", "--no-sync", "--checkpoint=fast", "-h", "127.0.0.1",
+			"-p", strconv.Itoa(standbyOf), "-U", "postgres"); err != nil {
+			return fmt.Errorf("pg_basebackup: %w", err)
+		}
+		return nil
 	}
 	if err := c.run(ctx, "initdb", "-D", c.Dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
 		return fmt.Errorf("initdb: %w", err)
