@@ -36,6 +36,7 @@ var tiers = map[string]int{
 	"api/web":                1,
 
 	"internal/evmrpc":    2,
+	"internal/btckeys":   2,
 	"internal/views":     2,
 	"internal/sweep":     2,
 	"internal/ratelimit": 2,
