@@ -1,0 +1,274 @@
+// Package btcnode runs a real Bitcoin full node, btcd, in regtest for the
+// dev stack and the tests, with a wallet of its own that mines and pays:
+// what a customer's wallet does to a Bitcoin checkout session. btcd is
+// built from the module pinned in dev/tools/btcd (its own module: it
+// needs an older btcec than the engine's dependencies select).
+package btcnode
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/rpcclient"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/paymentsd/paymentsd/dev/freeport"
+)
+
+// Params are the node's network's.
+var Params = &chaincfg.RegressionNetParams
+
+// Config configures a node.
+type Config struct {
+	// Dir holds the node's blocks and logs; empty is a temporary folder
+	// removed by Stop.
+	Dir string
+	// Binary is a built btcd; empty builds it (cached by Go's build cache).
+	Binary string
+	// Seed makes the wallet's key; empty is a fixed dev seed.
+	Seed string
+}
+
+// Node is a running btcd in regtest.
+type Node struct {
+	// RPCAddr, User and Pass reach its JSON-RPC server (plain HTTP on
+	// loopback).
+	RPCAddr, User, Pass string
+	Client              *rpcclient.Client
+
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	dir, temp string
+
+	mu     sync.Mutex
+	key    *btcec.PrivateKey
+	wallet btcutil.Address
+	script []byte
+	coins  []coin // spendable outputs of the wallet
+	nextCB int64  // the next block height whose coinbase is the wallet's to spend
+}
+
+// coin is an output the wallet can spend.
+type coin struct {
+	out   wire.OutPoint
+	value int64
+}
+
+// Mature is how many blocks a coinbase waits to be spent.
+const Mature = 100
+
+// SegWitActive is the height from which regtest's blocks enforce SegWit:
+// its BIP9 deployment starts at the first 144-block window, locks in at
+// the second and is active from the third.
+const SegWitActive = 3 * 144
+
+// Build builds btcd into dir and returns its path.
+func Build(ctx context.Context, dir string) (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	tool := filepath.Join(filepath.Dir(file), "..", "tools", "btcd")
+	bin := filepath.Join(dir, "btcd")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/btcsuite/btcd")
+	cmd.Dir = tool
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build btcd: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// Start starts a node and its wallet, and mines SegWitActive blocks: the
+// chain then takes SegWit payments, and the wallet has coins to spend.
+func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
+	n := &Node{dir: cfg.Dir, User: "dev", Pass: "dev", exited: make(chan struct{}), nextCB: 1}
+	if n.dir == "" {
+		if n.temp, err = os.MkdirTemp("", "btcnode-"); err != nil {
+			return nil, err
+		}
+		n.dir = n.temp
+	}
+	defer func() {
+		if err != nil {
+			n.Stop()
+		}
+	}()
+	bin := cfg.Binary
+	if bin == "" {
+		if bin, err = Build(ctx, n.dir); err != nil {
+			return nil, err
+		}
+	}
+	seed := sha256.Sum256([]byte("paymentsd dev bitcoin wallet " + cfg.Seed))
+	n.key, _ = btcec.PrivKeyFromBytes(seed[:])
+	if n.wallet, err = btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(n.key.PubKey().SerializeCompressed()), Params); err != nil {
+		return nil, err
+	}
+	if n.script, err = txscript.PayToAddrScript(n.wallet); err != nil {
+		return nil, err
+	}
+
+	err = freeport.Retry(3, func(pick func() int) error {
+		p2p, rpc := pick(), pick()
+		n.RPCAddr = fmt.Sprintf("127.0.0.1:%d", rpc)
+		return n.start(ctx, bin, p2p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := n.Mine(ctx, SegWitActive); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) start(ctx context.Context, bin string, p2p int) error {
+	log := filepath.Join(n.dir, "btcd.out")
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	n.exited = make(chan struct{})
+	n.cmd = exec.Command(bin, "--regtest", "--datadir="+filepath.Join(n.dir, "data"), "--logdir="+filepath.Join(n.dir, "logs"),
+		"--listen="+fmt.Sprintf("127.0.0.1:%d", p2p), "--rpclisten="+n.RPCAddr, "--rpcuser="+n.User, "--rpcpass="+n.Pass,
+		"--notls", "--txindex", "--miningaddr="+n.wallet.EncodeAddress(), "--nodnsseed", "--nobanning")
+	n.cmd.Stdout, n.cmd.Stderr = f, f
+	if err := n.cmd.Start(); err != nil {
+		f.Close()
+		return err
+	}
+	exited := n.exited
+	go func() { _ = n.cmd.Wait(); f.Close(); close(exited) }()
+	if n.Client, err = rpcclient.New(&rpcclient.ConnConfig{Host: n.RPCAddr, User: n.User, Pass: n.Pass,
+		HTTPPostMode: true, DisableTLS: true}, nil); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := n.Client.GetBlockCount(); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			out, _ := os.ReadFile(log)
+			return fmt.Errorf("btcd exited: %s", strings.TrimSpace(string(out)))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return errors.New("btcd did not answer within 30s")
+		}
+	}
+}
+
+// Stop stops the node (and removes its folder if Start made it).
+func (n *Node) Stop() {
+	if n.Client != nil {
+		n.Client.Shutdown()
+	}
+	if n.cmd != nil && n.cmd.Process != nil {
+		_ = n.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-n.exited:
+		case <-time.After(10 * time.Second):
+			_ = n.cmd.Process.Kill()
+			<-n.exited
+		}
+	}
+	if n.temp != "" {
+		os.RemoveAll(n.temp)
+	}
+}
+
+// Mine mines blocks, paying their coinbases to the wallet.
+func (n *Node) Mine(ctx context.Context, blocks int) ([]*chainhash.Hash, error) {
+	hashes, err := n.Client.Generate(uint32(blocks))
+	if err != nil {
+		return nil, fmt.Errorf("generate %d blocks: %w", blocks, err)
+	}
+	return hashes, nil
+}
+
+// Pay sends sats to addr from the wallet, change back to it, with fee
+// sats of fee, and returns the transaction's ID. The transaction signals
+// replaceability (BIP125), as most wallets' do.
+func (n *Node) Pay(ctx context.Context, addr btcutil.Address, sats, fee int64) (*chainhash.Hash, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, err := n.coin(sats + fee)
+	if err != nil {
+		return nil, err
+	}
+	to, err := txscript.PayToAddrScript(addr)
+	if err != nil {
+		return nil, err
+	}
+	tx := wire.NewMsgTx(2)
+	in := wire.NewTxIn(&c.out, nil, nil)
+	in.Sequence = wire.MaxTxInSequenceNum - 2
+	tx.AddTxIn(in)
+	tx.AddTxOut(wire.NewTxOut(sats, to))
+	change := c.value - sats - fee
+	if change > 0 {
+		tx.AddTxOut(wire.NewTxOut(change, n.script))
+	}
+	fetcher := txscript.NewCannedPrevOutputFetcher(n.script, c.value)
+	witness, err := txscript.WitnessSignature(tx, txscript.NewTxSigHashes(tx, fetcher), 0, c.value, n.script, txscript.SigHashAll, n.key, true)
+	if err != nil {
+		return nil, err
+	}
+	tx.TxIn[0].Witness = witness
+	hash, err := n.Client.SendRawTransaction(tx, false)
+	if err != nil {
+		n.coins = append(n.coins, c)
+		return nil, fmt.Errorf("send: %w", err)
+	}
+	if change > 0 {
+		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: *hash, Index: 1}, value: change})
+	}
+	return hash, nil
+}
+
+// coin takes a coin of at least value from the wallet: change left by
+// earlier payments, or a mature coinbase.
+func (n *Node) coin(value int64) (coin, error) {
+	for i, c := range n.coins {
+		if c.value >= value {
+			n.coins = append(n.coins[:i], n.coins[i+1:]...)
+			return c, nil
+		}
+	}
+	height, err := n.Client.GetBlockCount()
+	if err != nil {
+		return coin{}, err
+	}
+	for ; n.nextCB+Mature <= height; n.nextCB++ {
+		hash, err := n.Client.GetBlockHash(n.nextCB)
+		if err != nil {
+			return coin{}, err
+		}
+		block, err := n.Client.GetBlock(hash)
+		if err != nil {
+			return coin{}, err
+		}
+		cb := block.Transactions[0]
+		if cb.TxOut[0].Value < value {
+			continue
+		}
+		n.nextCB++
+		return coin{out: wire.OutPoint{Hash: cb.TxHash(), Index: 0}, value: cb.TxOut[0].Value}, nil
+	}
+	return coin{}, fmt.Errorf("no coin of %d sats is mature: mine more blocks", value)
+}
