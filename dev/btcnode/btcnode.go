@@ -201,26 +201,102 @@ func (n *Node) Mine(ctx context.Context, blocks int) ([]*chainhash.Hash, error) 
 	return hashes, nil
 }
 
+// Out is an output of a payment: sats to an address.
+type Out struct {
+	To   btcutil.Address
+	Sats int64
+}
+
 // Pay sends sats to addr from the wallet, change back to it, with fee
-// sats of fee, and returns the transaction's ID. The transaction signals
-// replaceability (BIP125), as most wallets' do.
+// sats of fee, and returns the transaction's ID.
 func (n *Node) Pay(ctx context.Context, addr btcutil.Address, sats, fee int64) (*chainhash.Hash, error) {
+	tx, err := n.Send(ctx, []Out{{addr, sats}}, fee)
+	if err != nil {
+		return nil, err
+	}
+	h := tx.TxHash()
+	return &h, nil
+}
+
+// Send sends one transaction paying outs from one coin of the wallet,
+// change back to it, and returns it. The transaction signals
+// replaceability (BIP125), as most wallets' do.
+func (n *Node) Send(ctx context.Context, outs []Out, fee int64) (*wire.MsgTx, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	c, err := n.coin(sats + fee)
+	total := fee
+	for _, o := range outs {
+		total += o.Sats
+	}
+	c, err := n.coin(total)
 	if err != nil {
 		return nil, err
 	}
-	to, err := txscript.PayToAddrScript(addr)
+	tx, err := n.sign(c, outs, fee)
+	if err == nil {
+		err = n.send(tx)
+	}
+	if err != nil {
+		n.coins = append(n.coins, c)
+		return nil, err
+	}
+	if len(tx.TxOut) > len(outs) {
+		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: tx.TxHash(), Index: uint32(len(outs))}, value: tx.TxOut[len(outs)].Value})
+	}
+	return tx, nil
+}
+
+// Replace replaces old, still unmined, by a transaction spending the same
+// coin to outs with a higher fee (BIP125): a customer bumping a fee, or
+// sending the money elsewhere (a double spend).
+func (n *Node) Replace(ctx context.Context, old *wire.MsgTx, outs []Out, fee int64) (*wire.MsgTx, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	prev, err := n.Client.GetRawTransaction(&old.TxIn[0].PreviousOutPoint.Hash)
 	if err != nil {
 		return nil, err
 	}
+	in := old.TxIn[0].PreviousOutPoint
+	c := coin{out: in, value: prev.MsgTx().TxOut[in.Index].Value}
+	tx, err := n.sign(c, outs, fee)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.send(tx); err != nil {
+		return nil, err
+	}
+	oldID := old.TxHash()
+	for i, k := range n.coins {
+		if k.out.Hash == oldID {
+			n.coins = append(n.coins[:i], n.coins[i+1:]...)
+			break
+		}
+	}
+	if len(tx.TxOut) > len(outs) {
+		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: tx.TxHash(), Index: uint32(len(outs))}, value: tx.TxOut[len(outs)].Value})
+	}
+	return tx, nil
+}
+
+// sign builds and signs a transaction spending c to outs, the change back
+// to the wallet.
+func (n *Node) sign(c coin, outs []Out, fee int64) (*wire.MsgTx, error) {
 	tx := wire.NewMsgTx(2)
 	in := wire.NewTxIn(&c.out, nil, nil)
 	in.Sequence = wire.MaxTxInSequenceNum - 2
 	tx.AddTxIn(in)
-	tx.AddTxOut(wire.NewTxOut(sats, to))
-	change := c.value - sats - fee
+	change := c.value - fee
+	for _, o := range outs {
+		script, err := txscript.PayToAddrScript(o.To)
+		if err != nil {
+			return nil, err
+		}
+		tx.AddTxOut(wire.NewTxOut(o.Sats, script))
+		change -= o.Sats
+	}
+	if change < 0 {
+		return nil, fmt.Errorf("the coin of %d sats does not cover the payment", c.value)
+	}
 	if change > 0 {
 		tx.AddTxOut(wire.NewTxOut(change, n.script))
 	}
@@ -230,15 +306,14 @@ func (n *Node) Pay(ctx context.Context, addr btcutil.Address, sats, fee int64) (
 		return nil, err
 	}
 	tx.TxIn[0].Witness = witness
-	hash, err := n.Client.SendRawTransaction(tx, false)
-	if err != nil {
-		n.coins = append(n.coins, c)
-		return nil, fmt.Errorf("send: %w", err)
+	return tx, nil
+}
+
+func (n *Node) send(tx *wire.MsgTx) error {
+	if _, err := n.Client.SendRawTransaction(tx, false); err != nil {
+		return fmt.Errorf("send: %w", err)
 	}
-	if change > 0 {
-		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: *hash, Index: 1}, value: change})
-	}
-	return hash, nil
+	return nil
 }
 
 // coin takes a coin of at least value from the wallet: change left by

@@ -1,0 +1,201 @@
+package btcscan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/internal/btckeys"
+)
+
+// counting counts the node's RPC calls.
+type counting struct {
+	Node
+	calls atomic.Int64
+}
+
+func (c *counting) GetBlockHash(h int64) (*chainhash.Hash, error) {
+	c.calls.Add(1)
+	return c.Node.GetBlockHash(h)
+}
+
+func (c *counting) GetBlock(h *chainhash.Hash) (*wire.MsgBlock, error) {
+	c.calls.Add(1)
+	return c.Node.GetBlock(h)
+}
+
+func (c *counting) GetRawMempool() ([]*chainhash.Hash, error) {
+	c.calls.Add(1)
+	return c.Node.GetRawMempool()
+}
+
+func (c *counting) GetRawTransaction(h *chainhash.Hash) (*btcutil.Tx, error) {
+	c.calls.Add(1)
+	return c.Node.GetRawTransaction(h)
+}
+
+// deposits derives n deposit addresses of a merchant's vpub.
+func deposits(t *testing.T, n int) []btcutil.Address {
+	t.Helper()
+	master, err := hdkeychain.NewMaster(make([]byte, 32), btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := master.Neuter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := btckeys.ParseKey(pub.String(), btckeys.SegWit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []btcutil.Address
+	for i := range n {
+		a, err := key.DeriveAddress(uint32(i), btcnode.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// watching watches the given addresses.
+func watching(addrs []btcutil.Address) Watchlist {
+	set := map[string]bool{}
+	for _, a := range addrs {
+		set[a.EncodeAddress()] = true
+	}
+	return func(_ context.Context, in []string) (map[string]bool, error) {
+		out := map[string]bool{}
+		for _, a := range in {
+			out[a] = set[a]
+		}
+		return out, nil
+	}
+}
+
+func describe(outs []Output) []string {
+	var s []string
+	for _, o := range outs {
+		s = append(s, fmt.Sprintf("%s:%d %s %d h%d", o.TxID.String()[:8], o.Vout, o.Address, o.Sats, o.Block.Height))
+	}
+	slices.Sort(s)
+	return s
+}
+
+// On a real node: a transaction paying two watched addresses and one
+// unwatched is seen in the mempool as two payments, then mined; a payment
+// replaced by fee shows its replacement and leaves the mempool; a block
+// taken off the chain ends its block's canonical standing and returns its
+// payment to the mempool. The calls a block range costs do not grow with
+// the addresses watched.
+func TestScanANode(t *testing.T) {
+	ctx := context.Background()
+	n, err := btcnode.Start(ctx, btcnode.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	node := &counting{Node: n.Client}
+	s := Scanner{Node: node, Params: btcnode.Params}
+	addrs := deposits(t, 1003)
+	watched, stranger := addrs[:2], addrs[1002]
+	watch := watching(watched)
+
+	tx, err := n.Send(ctx, []btcnode.Out{{To: watched[0], Sats: 40_000}, {To: stranger, Sats: 7_000}, {To: watched[1], Sats: 25_000}}, 2_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, seen, err := s.Mempool(ctx, nil, watch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		fmt.Sprintf("%s:0 %s 40000 h0", tx.TxHash().String()[:8], watched[0]),
+		fmt.Sprintf("%s:2 %s 25000 h0", tx.TxHash().String()[:8], watched[1]),
+	}
+	if got := describe(outs); !slices.Equal(got, want) || !outs[0].Replaceable || !seen[tx.TxHash()] {
+		t.Fatalf("the mempool: %v (replaceable %v); want %v, replaceable", got, outs[0].Replaceable, want)
+	}
+	if again, _, err := s.Mempool(ctx, seen, watch); err != nil || len(again) != 0 {
+		t.Fatalf("the mempool read again: %v %v; want nothing new", describe(again), err)
+	}
+
+	// Mined.
+	head, err := s.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := n.Client.GetBlockHash(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	before := node.calls.Load()
+	blocks, outs, err := s.Scan(ctx, head+1, head+1, *parent, watch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	few := node.calls.Load() - before
+	for i := range want {
+		want[i] = want[i][:len(want[i])-2] + fmt.Sprintf("h%d", head+1)
+	}
+	if got := describe(outs); len(blocks) != 1 || !slices.Equal(got, want) || outs[0].Block.Hash != blocks[0].Hash {
+		t.Fatalf("the mined block: %v %v; want %v", blocks, got, want)
+	}
+	before = node.calls.Load()
+	if _, many, err := s.Scan(ctx, head+1, head+1, *parent, watching(addrs)); err != nil || len(many) != 3 {
+		t.Fatalf("watching 1,003 addresses: %v %v", describe(many), err)
+	}
+	if more := node.calls.Load() - before; more != few {
+		t.Errorf("a block's scan cost %d calls watching 2 addresses and %d watching 1,003", few, more)
+	}
+	if _, _, err := s.Scan(ctx, head+1, head+1, chainhash.Hash{1}, watch); err != ErrReorged {
+		t.Errorf("a block not chaining onto the cursor: %v, want ErrReorged", err)
+	}
+
+	// Replaced by fee: the replacement pays the first address more.
+	paid, err := n.Send(ctx, []btcnode.Out{{To: watched[0], Sats: 10_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, seen, err = s.Mempool(ctx, nil, watch)
+	if err != nil || len(outs) != 1 || outs[0].TxID != paid.TxHash() {
+		t.Fatalf("the payment to replace: %v %v", describe(outs), err)
+	}
+	bumped, err := n.Replace(ctx, paid, []btcnode.Out{{To: watched[0], Sats: 11_000}}, 5_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, now, err := s.Mempool(ctx, seen, watch)
+	if err != nil || len(outs) != 1 || outs[0].TxID != bumped.TxHash() || outs[0].Sats != 11_000 || now[paid.TxHash()] {
+		t.Fatalf("after the replacement: %v %v, the replaced one still in the mempool: %v", describe(outs), err, now[paid.TxHash()])
+	}
+
+	// A reorg: the block of the first payment leaves the chain.
+	ok, err := s.Canonical(ctx, blocks[0])
+	if err != nil || !ok {
+		t.Fatalf("the mined block canonical: %v %v", ok, err)
+	}
+	if err := n.Client.InvalidateBlock(&blocks[0].Hash); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Canonical(ctx, blocks[0]); err != nil || ok {
+		t.Fatalf("the invalidated block canonical: %v %v; want false", ok, err)
+	}
+	outs, _, err = s.Mempool(ctx, now, watch)
+	if err != nil || !slices.ContainsFunc(outs, func(o Output) bool { return o.TxID == tx.TxHash() }) {
+		t.Fatalf("after the reorg, the payment back in the mempool: %v %v", describe(outs), err)
+	}
+}
