@@ -7,6 +7,7 @@ package btckeys
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -120,6 +121,26 @@ func (k Key) Identity() string {
 func (k Key) Canonical() string {
 	version := map[bool]map[Kind][4]byte{true: {SegWit: zpub, Taproot: xpub}, false: {SegWit: vpub, Taproot: tpub}}[k.Mainnet][k.Kind]
 	return hdkeychain.NewExtendedKey(version[:], k.pub, k.key.ChainCode(), []byte{0, 0, 0, 0}, 0, 0, false).String()
+}
+
+// Fingerprint is the key's BIP32 fingerprint (the first four bytes of
+// its public key's HASH160, little-endian as PSBTs carry it): what names
+// the account key in a PSBT's derivation paths.
+func (k Key) Fingerprint() uint32 {
+	return binary.LittleEndian.Uint32(btcutil.Hash160(k.pub)[:4])
+}
+
+// PublicKey returns the compressed public key of deposit address index.
+func (k Key) PublicKey(index uint32) ([]byte, error) {
+	child, err := keys.Child(k.key, index)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := child.ECPubKey()
+	if err != nil {
+		return nil, err
+	}
+	return pub.SerializeCompressed(), nil
 }
 
 // DeriveAddress returns deposit address index of the key on the network

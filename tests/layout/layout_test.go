@@ -43,7 +43,8 @@ var tiers = map[string]int{
 	"webhook":            2,
 	"workflows":          2,
 
-	"chainwatch": 3,
+	"chainwatch":        3,
+	"internal/btcsweep": 3,
 
 	"store": 4,
 
