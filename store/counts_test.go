@@ -3,14 +3,10 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -315,20 +311,7 @@ func TestListTotalsFollowEveryWrite(t *testing.T) {
 func TestCountsMigrationCountsExistingRows(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.NewEmptyDB(t)
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	migrations, err := fs.Sub(store.Migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations, goose.WithAllowOutofOrder(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p := storetest.Migrations(t, url)
 	if _, err := p.UpTo(ctx, 8); err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
@@ -152,20 +149,7 @@ func TestDepositKeyVariantsRaceOneWinner(t *testing.T) {
 func TestDepositKeyIdentityMigration(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.NewEmptyDB(t)
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	migrations, err := fs.Sub(store.Migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations, goose.WithAllowOutofOrder(true))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, p := storetest.Migrations(t, url)
 	if _, err := p.UpTo(ctx, 21); err != nil {
 		t.Fatal(err)
 	}

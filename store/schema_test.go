@@ -3,13 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -26,20 +21,7 @@ func TestCheckSchemaRefusesAnEarlierReleasesSchema(t *testing.T) {
 		t.Fatalf("an empty database: %v", err)
 	}
 
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	migrations, err := fs.Sub(store.Migrations, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p := storetest.Migrations(t, url)
 	if _, err := p.UpTo(ctx, store.LastReleasedMigration); err != nil {
 		t.Fatal(err)
 	}

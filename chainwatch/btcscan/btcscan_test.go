@@ -8,12 +8,10 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/paymentsd/paymentsd/dev/btcnode"
-	"github.com/paymentsd/paymentsd/internal/btckeys"
 )
 
 // counting counts the node's RPC calls.
@@ -45,15 +43,7 @@ func (c *counting) GetRawTransaction(h *chainhash.Hash) (*btcutil.Tx, error) {
 // deposits derives n deposit addresses of a merchant's vpub.
 func deposits(t *testing.T, n int) []btcutil.Address {
 	t.Helper()
-	master, err := hdkeychain.NewMaster(make([]byte, 32), btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := master.Neuter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := btckeys.ParseKey(pub.String(), btckeys.SegWit)
+	_, key, err := btcnode.Account(1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@
 package btcnode
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/rpcclient"
@@ -27,6 +29,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
+	"github.com/paymentsd/paymentsd/internal/btckeys"
 )
 
 // Params are the node's network's.
@@ -346,4 +349,20 @@ func (n *Node) coin(value int64) (coin, error) {
 		return coin{out: wire.OutPoint{Hash: cb.TxHash(), Index: 0}, value: cb.TxOut[0].Value}, nil
 	}
 	return coin{}, fmt.Errorf("no coin of %d sats is mature: mine more blocks", value)
+}
+
+// Account makes a merchant's regtest account key from seed, as a wallet
+// would: its extended private key (what the merchant keeps, to sign
+// sweeps) and the native SegWit key the engine is given.
+func Account(seed byte) (xprv string, key btckeys.Key, err error) {
+	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{seed}, 32), Params)
+	if err != nil {
+		return "", btckeys.Key{}, err
+	}
+	pub, err := master.Neuter()
+	if err != nil {
+		return "", btckeys.Key{}, err
+	}
+	key, err = btckeys.ParseKey(pub.String(), btckeys.SegWit)
+	return master.String(), key, err
 }

@@ -5,10 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-
-	"github.com/paymentsd/paymentsd/internal/btckeys"
 )
 
 // A payment to a deposit address derived from a merchant's vpub: in the
@@ -22,15 +19,7 @@ func TestPayADepositAddress(t *testing.T) {
 	}
 	t.Cleanup(n.Stop)
 
-	master, err := hdkeychain.NewMaster(make([]byte, 32), Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	account, err := master.Neuter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := btckeys.ParseKey(account.String(), btckeys.SegWit)
+	_, key, err := Account(1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/base58"
@@ -132,15 +133,20 @@ func (k Key) Fingerprint() uint32 {
 
 // PublicKey returns the compressed public key of deposit address index.
 func (k Key) PublicKey(index uint32) ([]byte, error) {
-	child, err := keys.Child(k.key, index)
-	if err != nil {
-		return nil, err
-	}
-	pub, err := child.ECPubKey()
+	pub, err := k.child(index)
 	if err != nil {
 		return nil, err
 	}
 	return pub.SerializeCompressed(), nil
+}
+
+// child is the public key of deposit address index, <key>/0/<index>.
+func (k Key) child(index uint32) (*btcec.PublicKey, error) {
+	child, err := keys.Child(k.key, index)
+	if err != nil {
+		return nil, err
+	}
+	return child.ECPubKey()
 }
 
 // DeriveAddress returns deposit address index of the key on the network
@@ -150,11 +156,7 @@ func (k Key) DeriveAddress(index uint32, params *chaincfg.Params) (btcutil.Addre
 	if mainnet := params.Net == wire.MainNet; mainnet != k.Mainnet {
 		return nil, fmt.Errorf("a %s key cannot derive addresses on %s", map[bool]string{true: "mainnet", false: "test network"}[k.Mainnet], params.Name)
 	}
-	child, err := keys.Child(k.key, index)
-	if err != nil {
-		return nil, err
-	}
-	pub, err := child.ECPubKey()
+	pub, err := k.child(index)
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,12 @@
 package btcsweep
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
-	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/btcutil/psbt"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -22,19 +20,11 @@ import (
 // and the engine's public key.
 func account(t *testing.T, seed byte) (string, btckeys.Key) {
 	t.Helper()
-	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{seed}, 32), btcnode.Params)
+	xprv, key, err := btcnode.Account(seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := master.Neuter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := btckeys.ParseKey(pub.String(), btckeys.SegWit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return master.String(), key
+	return xprv, key
 }
 
 // Three deposit addresses paid on a real node are swept in one

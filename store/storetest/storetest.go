@@ -5,6 +5,7 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +19,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"github.com/paymentsd/paymentsd/internal/postgres"
 	"github.com/paymentsd/paymentsd/store"
@@ -183,4 +186,26 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// Migrations opens the database at url and returns it with a provider of
+// the engine's migrations over it, for tests that migrate step by step;
+// both are closed when the test ends.
+func Migrations(tb testing.TB, url string) (*sql.DB, *goose.Provider) {
+	tb.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	tb.Cleanup(func() { db.Close() })
+	migrations, err := fs.Sub(store.Migrations, "migrations")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations, goose.WithAllowOutofOrder(true))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db, p
 }

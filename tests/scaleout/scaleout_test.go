@@ -57,27 +57,16 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 	// Customers' session creations: exactly the sessions of the test,
 	// counted once across both processes.
 	sh := startShape(t, ctx, sessions, sessions, headBinary(t, ctx))
-	apis, workers, chain, db, project, usdc, receiver := sh.apis, sh.workers, sh.chain, sh.db, sh.project, sh.usdc, newReceiver(t)
+	apis, workers, chain, db, project, receiver := sh.apis, sh.workers, sh.chain, sh.db, sh.project, newReceiver(t)
 	key := project.SandboxKey
-	base := "/api/v1/projects/" + project.Project.ID
-
-	hook := apis[0].call(t, http.MethodPost, base+"/webhooks", key, map[string]any{"url": receiver.URL, "enabledEvents": []string{"*"}})
-	if hook.status != http.StatusCreated {
-		t.Fatalf("create webhook: %d %s", hook.status, hook.raw)
-	}
-	receiver.setSecret(t, hook.data["secret"].(string))
-	plan := apis[1].call(t, http.MethodPost, base+"/payment-plans", key, map[string]any{"title": "Ticket", "amountUsd": "2",
-		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": usdc.ID}}})
-	if plan.status != http.StatusCreated {
-		t.Fatalf("create plan: %d %s", plan.status, plan.raw)
-	}
+	planID := sh.merchant(t, apis[0], receiver, "*")
 
 	// Sessions opened alternately on both processes; one more is refused
 	// whichever process gets it: the budget is shared.
 	type opened struct{ token, id, address, due string }
 	var open []opened
 	for i := range sessions {
-		r := apis[i%2].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data["id"]})
+		r := apis[i%2].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 		if r.status != http.StatusCreated {
 			t.Fatalf("open session %d on api %d: %d %s", i, i%2+1, r.status, r.raw)
 		}
@@ -85,7 +74,7 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 		open = append(open, opened{r.data["token"].(string), r.data["id"].(string), r.data["depositAddress"].(string), due})
 	}
 	for i := range apis {
-		if r := apis[i].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data["id"]}); r.status != http.StatusTooManyRequests {
+		if r := apis[i].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID}); r.status != http.StatusTooManyRequests {
 			t.Fatalf("session %d on api %d: %d, want 429: both processes count one budget through Redis", sessions+1, i+1, r.status)
 		}
 	}
@@ -93,12 +82,12 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 	// The merchant's server creates sessions with its API key: one budget
 	// per key, counted once across both processes too.
 	for i := range keyedSessions {
-		if r := apis[i%2].call(t, http.MethodPost, "/api/v1/checkout/sessions", key, map[string]any{"paymentPlanId": plan.data["id"]}); r.status != http.StatusCreated {
+		if r := apis[i%2].call(t, http.MethodPost, "/api/v1/checkout/sessions", key, map[string]any{"paymentPlanId": planID}); r.status != http.StatusCreated {
 			t.Fatalf("keyed session %d on api %d: %d %s", i+1, i%2+1, r.status, r.raw)
 		}
 	}
 	for i := range apis {
-		if r := apis[i].call(t, http.MethodPost, "/api/v1/checkout/sessions", key, map[string]any{"paymentPlanId": plan.data["id"]}); r.status != http.StatusTooManyRequests {
+		if r := apis[i].call(t, http.MethodPost, "/api/v1/checkout/sessions", key, map[string]any{"paymentPlanId": planID}); r.status != http.StatusTooManyRequests {
 			t.Fatalf("keyed session %d on api %d: %d, want 429: both processes count one budget per key", keyedSessions+1, i+1, r.status)
 		}
 	}
@@ -151,21 +140,7 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 	}
 
 	// Every event recorded reaches the receiver, with a valid signature.
-	var want []string
-	waitFor(t, ctx, "every event delivered", func() bool {
-		rows, err := db.Query(ctx, `SELECT id FROM events WHERE project_id = $1`, project.Project.ID)
-		if err != nil {
-			return false
-		}
-		want = want[:0]
-		for rows.Next() {
-			var id string
-			_ = rows.Scan(&id)
-			want = append(want, id)
-		}
-		rows.Close()
-		return receiver.hasAll(want)
-	})
+	want := sh.waitDelivered(t, ctx, receiver)
 	for _, s := range open {
 		if !receiver.got(s.id, "checkout.session.completed") {
 			t.Errorf("no checkout.session.completed delivered for %s", s.id)
@@ -285,6 +260,47 @@ func startShape(t testing.TB, ctx context.Context, strict, accounts int, bin str
 		a.waitReady(t, ctx)
 	}
 	return sh
+}
+
+// merchant sets the project up on api as a merchant would: r as its
+// webhook endpoint for events, and a plan of 2 USD in the dev USDC, whose
+// ID it returns.
+func (sh *shape) merchant(t testing.TB, api *process, r *receiver, events ...string) string {
+	t.Helper()
+	key, base := sh.project.SandboxKey, "/api/v1/projects/"+sh.project.Project.ID
+	hook := api.call(t, http.MethodPost, base+"/webhooks", key, map[string]any{"url": r.URL, "enabledEvents": events})
+	if hook.status != http.StatusCreated {
+		t.Fatalf("create webhook: %d %s", hook.status, hook.raw)
+	}
+	r.setSecret(t, hook.data["secret"].(string))
+	plan := api.call(t, http.MethodPost, base+"/payment-plans", key, map[string]any{"title": "Ticket", "amountUsd": "2",
+		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": sh.usdc.ID}}})
+	if plan.status != http.StatusCreated {
+		t.Fatalf("create plan: %d %s", plan.status, plan.raw)
+	}
+	return plan.data["id"].(string)
+}
+
+// waitDelivered waits for every event of the project to reach r, and
+// returns their IDs.
+func (sh *shape) waitDelivered(t testing.TB, ctx context.Context, r *receiver) []string {
+	t.Helper()
+	var ids []string
+	waitFor(t, ctx, "every event delivered", func() bool {
+		rows, err := sh.db.Query(ctx, `SELECT id FROM events WHERE project_id = $1`, sh.project.Project.ID)
+		if err != nil {
+			return false
+		}
+		ids = ids[:0]
+		for rows.Next() {
+			var id string
+			_ = rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		rows.Close()
+		return r.hasAll(ids)
+	})
+	return ids
 }
 
 // startAPI starts `paymentsd api` from bin, logging to name.log; the
@@ -461,7 +477,7 @@ func newReceiver(t testing.TB) *receiver {
 	return r
 }
 
-func (r *receiver) setSecret(t *testing.T, secret string) {
+func (r *receiver) setSecret(t testing.TB, secret string) {
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		t.Fatal(err)

@@ -74,22 +74,12 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 	old, head := releaseBinary(t, ctx), headBinary(t, ctx)
 	const n = 6
 	sh := startShape(t, ctx, 1000, n, old)
-	key, base := sh.project.SandboxKey, "/api/v1/projects/"+sh.project.Project.ID
 	receiver := newReceiver(t)
-	hook := sh.apis[0].call(t, http.MethodPost, base+"/webhooks", key, map[string]any{"url": receiver.URL, "enabledEvents": []string{"*"}})
-	if hook.status != http.StatusCreated {
-		t.Fatalf("create webhook: %d %s", hook.status, hook.raw)
-	}
-	receiver.setSecret(t, hook.data["secret"].(string))
-	plan := sh.apis[1].call(t, http.MethodPost, base+"/payment-plans", key, map[string]any{"title": "Ticket", "amountUsd": "2",
-		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": sh.usdc.ID}}})
-	if plan.status != http.StatusCreated {
-		t.Fatalf("create plan: %d %s", plan.status, plan.raw)
-	}
+	planID := sh.merchant(t, sh.apis[0], receiver, "*")
 	type opened struct{ token, id, address, due string }
 	var open []opened
 	openOn := func(api *process) {
-		r := api.call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data["id"]})
+		r := api.call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 		if r.status != http.StatusCreated {
 			t.Fatalf("open a session: %d %s", r.status, r.raw)
 		}
@@ -153,20 +143,7 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 			t.Errorf("session %s: %d transactions, %d finalized; want one payment recorded once, final", s.id, txs, finalized)
 		}
 	}
-	waitFor(t, ctx, "every event delivered", func() bool {
-		rows, err := sh.db.Query(ctx, `SELECT id FROM events WHERE project_id = $1`, sh.project.Project.ID)
-		if err != nil {
-			return false
-		}
-		var want []string
-		for rows.Next() {
-			var id string
-			_ = rows.Scan(&id)
-			want = append(want, id)
-		}
-		rows.Close()
-		return receiver.hasAll(want)
-	})
+	sh.waitDelivered(t, ctx, receiver)
 	for _, s := range open {
 		if !receiver.got(s.id, "checkout.session.completed") {
 			t.Errorf("no checkout.session.completed delivered for %s", s.id)
@@ -186,22 +163,11 @@ func TestAStoppedWorkerFinishesItsActivities(t *testing.T) {
 	defer cancel()
 	head := headBinary(t, ctx)
 	sh := startShape(t, ctx, 1000, 1, head)
-	key, base := sh.project.SandboxKey, "/api/v1/projects/"+sh.project.Project.ID
 	const hold = 3 * time.Second
 	receiver := newReceiver(t)
 	receiver.hold = hold
-	hook := sh.apis[0].call(t, http.MethodPost, base+"/webhooks", key, map[string]any{"url": receiver.URL,
-		"enabledEvents": []string{"checkout.session.created"}})
-	if hook.status != http.StatusCreated {
-		t.Fatalf("create webhook: %d %s", hook.status, hook.raw)
-	}
-	receiver.setSecret(t, hook.data["secret"].(string))
-	plan := sh.apis[0].call(t, http.MethodPost, base+"/payment-plans", key, map[string]any{"title": "Ticket", "amountUsd": "2",
-		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": sh.usdc.ID}}})
-	if plan.status != http.StatusCreated {
-		t.Fatalf("create plan: %d %s", plan.status, plan.raw)
-	}
-	r := sh.apis[0].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data["id"]})
+	planID := sh.merchant(t, sh.apis[0], receiver, "checkout.session.created")
+	r := sh.apis[0].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 	if r.status != http.StatusCreated {
 		t.Fatalf("open a session: %d %s", r.status, r.raw)
 	}
@@ -251,7 +217,7 @@ func TestAStoppedWorkerFinishesItsActivities(t *testing.T) {
 		_ = sh.db.QueryRow(ctx, `SELECT status FROM webhook_deliveries WHERE project_id = $1`, sh.project.Project.ID).Scan(&status)
 		return status == "delivered"
 	})
-	second := sh.apis[0].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": plan.data["id"]})
+	second := sh.apis[0].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 	if second.status != http.StatusCreated {
 		t.Fatalf("open a session: %d %s", second.status, second.raw)
 	}
