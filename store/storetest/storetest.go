@@ -5,9 +5,9 @@ package storetest
 
 import (
 	"context"
-	"database/sql"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
