@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -250,15 +252,18 @@ func checkShapedWebhooks(t *testing.T, base string, keys projectKeys, hookID str
 	if got := statuses(ev); ev["data"].(map[string]any)["status"] != "finalized" || !slices.Contains(got, "confirmed") || got[len(got)-1] != "finalized" {
 		t.Errorf("first-shape webhook: %v", ev["data"])
 	}
+	// The event's delivery to the endpoint, listed; a poll that found the
+	// key's rate limit spent (the waits above poll) is tried again.
 	var deliveryID string
-	for _, d := range get(t, base, "/api/v1/projects/"+keys.id+"/events/"+str(ev["id"])+"/deliveries", keys.key).list() {
-		if d.(map[string]any)["webhookId"] == hookID {
-			deliveryID = str(d.(map[string]any)["id"])
+	testwait.Until(t, 90*time.Second, func() (bool, string) {
+		r := get(t, base, "/api/v1/projects/"+keys.id+"/events/"+str(ev["id"])+"/deliveries", keys.key)
+		for _, d := range r.list() {
+			if d.(map[string]any)["webhookId"] == hookID {
+				deliveryID = str(d.(map[string]any)["id"])
+			}
 		}
-	}
-	if deliveryID == "" {
-		t.Fatal("no delivery of the event to the endpoint")
-	}
+		return deliveryID != "", fmt.Sprintf("no delivery of the event to the endpoint listed: %d %s", r.Status, r.Raw)
+	})
 	rcv.mu.Lock()
 	before := len(rcv.events)
 	rcv.mu.Unlock()
