@@ -15,7 +15,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/internal/sweep"
 )
@@ -50,13 +49,10 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	fs := flag.NewFlagSet("payout send", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() { fmt.Fprint(out, payoutUsage); fs.PrintDefaults() }
-	apiURL := fs.String("api", envOr("PAYMENTSD_URL", "http://localhost:8080"), "the API's base URL (default $PAYMENTSD_URL or http://localhost:8080)")
-	project := fs.String("project", "", "the project's ID (proj_…)")
-	rpcURL := fs.String("rpc", "", "a JSON-RPC endpoint of the payouts' network (your own node or provider)")
+	apiURL, project, rpcURL, gasPrice := signerFlags(fs, "the payouts' network")
 	keyFile := fs.String("key-file", "", "file holding the hex private key of the batch's address (its fromAddress); - reads it from stdin")
 	journals := fs.String("journal-dir", ".", "the folder of the journals of signed transactions, one per payout (payout-ID.journal.json)")
 	execute := fs.Bool("execute", false, "sign and send the transfers (default: print the plans only)")
-	gasPrice := fs.String("gas-price-gwei", "", "gas price of every transaction (default: the node's suggestion and a quarter more)")
 	wait := fs.Duration("wait", 5*time.Minute, "how long to wait for each transaction to be mined before stopping (run again to resume)")
 	multisend := fs.String("multisend", "", "a multisend contract's address: one transaction per asset instead of one per payout")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -95,16 +91,12 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	if err := setGasPrice(&cfg, *gasPrice); err != nil {
 		return fmt.Errorf("payout send: %w", err)
 	}
-	chain, err := ethclient.DialContext(ctx, *rpcURL)
+	chain, chainID, err := dialRPC(ctx, *rpcURL)
 	if err != nil {
-		return fmt.Errorf("payout send: --rpc: %w", err)
+		return fmt.Errorf("payout send: %w", err)
 	}
 	defer chain.Close()
 	cfg.Chain = chain
-	chainID, err := chain.ChainID(ctx)
-	if err != nil {
-		return fmt.Errorf("payout send: --rpc: %w", err)
-	}
 	if *multisend != "" && !common.IsHexAddress(*multisend) {
 		return fmt.Errorf("payout send: --multisend %q is not an address", *multisend)
 	}

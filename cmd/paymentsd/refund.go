@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/internal/sweep"
 )
@@ -39,14 +38,11 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	fs := flag.NewFlagSet("refund send", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() { fmt.Fprint(out, refundUsage); fs.PrintDefaults() }
-	apiURL := fs.String("api", envOr("PAYMENTSD_URL", "http://localhost:8080"), "the API's base URL (default $PAYMENTSD_URL or http://localhost:8080)")
-	project := fs.String("project", "", "the project's ID (proj_…)")
-	rpcURL := fs.String("rpc", "", "a JSON-RPC endpoint of the refund's network (your own node or provider)")
+	apiURL, project, rpcURL, gasPrice := signerFlags(fs, "the refund's network")
 	keyFile := fs.String("key-file", "", "file holding the deposit key's extended private key (xprv…, the account key m/44'/60'/0'); - reads it from stdin")
 	relayerFile := fs.String("relayer-key-file", "", "file holding the hex private key of the account that pays the gas of authorisations, permits and top-ups")
 	journal := fs.String("journal", "", "the journal of signed transactions, to resume from (default refund-ID.journal.json here)")
 	execute := fs.Bool("execute", false, "sign and send the transfer (default: print the plan only)")
-	gasPrice := fs.String("gas-price-gwei", "", "gas price of every transaction (default: the node's suggestion and a quarter more)")
 	wait := fs.Duration("wait", 5*time.Minute, "how long to wait for each transaction to be mined before stopping (run again to resume)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -93,16 +89,12 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	if j < 0 || !ok {
 		return fmt.Errorf("refund send: the API lists no asset %s on %s", r.AssetDefinitionID, r.Network)
 	}
-	chain, err := ethclient.DialContext(ctx, *rpcURL)
+	chain, chainID, err := dialRPC(ctx, *rpcURL)
 	if err != nil {
-		return fmt.Errorf("refund send: --rpc: %w", err)
+		return fmt.Errorf("refund send: %w", err)
 	}
 	defer chain.Close()
 	cfg.Chain = chain
-	chainID, err := chain.ChainID(ctx)
-	if err != nil {
-		return fmt.Errorf("refund send: --rpc: %w", err)
-	}
 	if chainID.Cmp(src.ChainID) != 0 {
 		return fmt.Errorf("refund send: --rpc serves chain %s, but %s is chain %s", chainID, r.Network, src.ChainID)
 	}

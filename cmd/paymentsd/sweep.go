@@ -37,16 +37,13 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.Usage = func() { fmt.Fprint(out, sweepUsage); fs.PrintDefaults() }
-	apiURL := fs.String("api", envOr("PAYMENTSD_URL", "http://localhost:8080"), "the API's base URL (default $PAYMENTSD_URL or http://localhost:8080)")
-	project := fs.String("project", "", "the project's ID (proj_…)")
+	apiURL, project, rpcURL, gasPrice := signerFlags(fs, "that network")
 	network := fs.String("network", "", "the network to sweep, as the API's assets name it (devnet, base, …)")
-	rpcURL := fs.String("rpc", "", "a JSON-RPC endpoint of that network (your own node or provider)")
 	to := fs.String("to", "", "the address that receives everything")
 	keyFile := fs.String("key-file", "", "file holding the deposit key's extended private key (xprv…, the account key m/44'/60'/0'); - reads it from stdin")
 	relayerFile := fs.String("relayer-key-file", "", "file holding the hex private key of the account that pays the gas of authorisations, permits and top-ups")
 	journal := fs.String("journal", "", "the journal of signed transactions, to resume from (default sweep-PROJECT-NETWORK.journal.json here)")
 	execute := fs.Bool("execute", false, "sign and send the plan (default: print it only)")
-	gasPrice := fs.String("gas-price-gwei", "", "gas price of every transaction (default: the node's suggestion and a quarter more)")
 	wait := fs.Duration("wait", 5*time.Minute, "how long each round waits to be mined before stopping (run again to resume)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,16 +67,12 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	chain, err := ethclient.DialContext(ctx, *rpcURL)
+	chain, id, err := dialRPC(ctx, *rpcURL)
 	if err != nil {
-		return fmt.Errorf("sweep: --rpc: %w", err)
+		return fmt.Errorf("sweep: %w", err)
 	}
 	defer chain.Close()
 	cfg.Chain = chain
-	id, err := chain.ChainID(ctx)
-	if err != nil {
-		return fmt.Errorf("sweep: --rpc: %w", err)
-	}
 	if id.Cmp(src.ChainID) != 0 {
 		return fmt.Errorf("sweep: --rpc serves chain %s, but %s is chain %s", id, *network, src.ChainID)
 	}
@@ -224,4 +217,30 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// signerFlags adds the flags every command that signs on the merchant's
+// machine takes: the API's URL, the project, the node of rpcOf and the gas
+// price.
+func signerFlags(fs *flag.FlagSet, rpcOf string) (apiURL, project, rpcURL, gasPrice *string) {
+	apiURL = fs.String("api", envOr("PAYMENTSD_URL", "http://localhost:8080"), "the API's base URL (default $PAYMENTSD_URL or http://localhost:8080)")
+	project = fs.String("project", "", "the project's ID (proj_…)")
+	rpcURL = fs.String("rpc", "", "a JSON-RPC endpoint of "+rpcOf+" (your own node or provider)")
+	gasPrice = fs.String("gas-price-gwei", "", "gas price of every transaction (default: the node's suggestion and a quarter more)")
+	return apiURL, project, rpcURL, gasPrice
+}
+
+// dialRPC connects to the node at url (--rpc) and returns it with the ID
+// of the chain it serves.
+func dialRPC(ctx context.Context, url string) (*ethclient.Client, *big.Int, error) {
+	chain, err := ethclient.DialContext(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--rpc: %w", err)
+	}
+	id, err := chain.ChainID(ctx)
+	if err != nil {
+		chain.Close()
+		return nil, nil, fmt.Errorf("--rpc: %w", err)
+	}
+	return chain, id, nil
 }
