@@ -1,6 +1,6 @@
 # The two commands a newcomer needs: `make dev` runs everything, `make test`
 # runs the tests. Both install what a fresh machine lacks.
-.PHONY: dev test build lint generate contracts bench bench-scale bench-temporal fuzz record-histories
+.PHONY: dev test build lint generate contracts bench bench-build bench-scale bench-temporal fuzz record-histories
 
 dev:
 	./dev/scripts/dev.sh
@@ -69,6 +69,11 @@ bench-temporal:
 # transactions, a million unless set, seeded first (about 5 minutes).
 bench-scale:
 	BENCH_SCALE=$(or $(SCALE),1000000) ./dev/scripts/bench.sh
+
+# bench-build times the dev build and the production binary on an empty
+# build cache each (docs/performance.md, "Cold builds").
+bench-build:
+	./dev/scripts/cold-build.sh
 
 # record-histories keeps a release's workflow histories for every later
 # release to replay: make record-histories RELEASE=v0.1.0

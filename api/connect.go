@@ -477,7 +477,7 @@ func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.
 		out.Assets = append(out.Assets, &v1.Asset{Id: a.ID, Symbol: a.Symbol, Name: a.Name, Decimals: int32(a.Decimals),
 			Network: a.Network, ChainId: a.ChainID, TokenAddress: a.TokenAddress, IsLive: a.IsLive,
 			PriceSource: &v1.PriceSource{Kind: a.Price.Kind, Aggregator: a.Price.Aggregator,
-				HeartbeatSeconds: a.Price.HeartbeatSeconds}})
+				HeartbeatSeconds: a.Price.HeartbeatSeconds, Network: a.Price.Network}})
 	}
 	return connect.NewResponse(out), nil
 }

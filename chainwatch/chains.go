@@ -112,6 +112,20 @@ func (c *Chain) Asset(id string) (payment.Asset, bool) {
 	return payment.Catalog{Assets: c.Assets}.Asset(id)
 }
 
+// Rate returns the USD price of one whole unit of an asset at now, read
+// on the network its price source names (Chain.Rate), else on its own.
+func Rate(ctx context.Context, chains map[string]*Chain, a payment.Asset, now time.Time) (decimal.Decimal, error) {
+	if a.Price.Kind == payment.PriceUSDPegged {
+		return decimal.NewFromInt(1), nil
+	}
+	network := a.Price.FeedNetwork(a.Network)
+	c, ok := chains[network]
+	if !ok {
+		return decimal.Decimal{}, fmt.Errorf("asset %q: its price feed's network %q is not configured", a.ID, network)
+	}
+	return c.Rate(ctx, a, now)
+}
+
 // Rate returns the USD price of one whole unit of an asset at now: 1 for a
 // USD-pegged asset, the aggregator's latest answer otherwise, unless that
 // answer is older than the feed's heartbeat (a stalled feed must not

@@ -115,3 +115,45 @@ func TestTransactionExplorerLinks(t *testing.T) {
 		t.Fatalf("a javascript: explorer was accepted: %v", err)
 	}
 }
+
+// An asset's price is read where its feed is: on the network its price
+// source names (BTC/USD on Ethereum for bitcoin), else on its own; a feed
+// network that is not configured quotes nothing, by name.
+func TestAPriceFeedOnAnotherNetwork(t *testing.T) {
+	ctx := context.Background()
+	chains := map[string]*Chain{}
+	var feeds []string
+	for _, n := range []struct {
+		key string
+		usd int64
+	}{{"prices", 65000}, {"payments", 3000}} {
+		chain, err := devchain.Start(ctx, devchain.Config{ETHPriceUSD: n.usd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer chain.Close()
+		c, err := Connect(ctx, []Network{{Key: n.key, ChainID: 1337, RPCURLs: []string{chain.URL}}}, payment.Catalog{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chains[n.key] = c[n.key]
+		feeds = append(feeds, chain.PriceFeed.Hex())
+	}
+	if feeds[0] != feeds[1] {
+		t.Fatalf("the dev chains' feeds are at %s and %s: the test needs one address for both", feeds[0], feeds[1])
+	}
+	asset := payment.Asset{ID: "coin-payments", Network: "payments", ChainID: 1337, Decimals: 8,
+		Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: feeds[0], Network: "prices"}}
+	now := time.Now()
+	if price, err := Rate(ctx, chains, asset, now); err != nil || price.String() != "65000" {
+		t.Errorf("a feed on the prices network: %s, %v; want 65000", price, err)
+	}
+	asset.Price.Network = ""
+	if price, err := Rate(ctx, chains, asset, now); err != nil || price.String() != "3000" {
+		t.Errorf("the asset's own network's feed: %s, %v; want 3000", price, err)
+	}
+	asset.Price.Network = "ethereum"
+	if _, err := Rate(ctx, chains, asset, now); err == nil || !strings.Contains(err.Error(), `its price feed's network "ethereum" is not configured`) {
+		t.Errorf("a feed network not configured: %v", err)
+	}
+}

@@ -13,6 +13,21 @@ type PriceSource struct {
 	// updatedAt) may be for a quote, kind "chainlink" only: the feed's
 	// heartbeat plus a margin. Default DefaultHeartbeatSeconds.
 	HeartbeatSeconds int64 `json:"heartbeatSeconds,omitempty"`
+	// Network is the configured EVM network whose node reads the
+	// aggregator, kind "chainlink" only; empty for the asset's own. A
+	// feed of the asset's price may live on another chain than the asset:
+	// BTC/USD on Ethereum for bitcoin, ETH/USD on Ethereum for ether on a
+	// chain without feeds.
+	Network string `json:"network,omitempty"`
+}
+
+// FeedNetwork is the network whose node reads the price feed of an asset
+// on the given network.
+func (p PriceSource) FeedNetwork(assetNetwork string) string {
+	if p.Network != "" {
+		return p.Network
+	}
+	return assetNetwork
 }
 
 // DefaultHeartbeatSeconds is a price feed's heartbeat when the catalog

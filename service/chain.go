@@ -122,13 +122,12 @@ func (svc *Service) rate(ctx context.Context, a payment.Asset) (decimal.Decimal,
 	if a.Price.Kind == payment.PriceUSDPegged {
 		return decimal.NewFromInt(1), true
 	}
-	c, ok := svc.chains[a.Network]
-	if !ok {
-		return decimal.Decimal{}, false
+	if svc.chains[a.Network] == nil {
+		return decimal.Decimal{}, false // not offered: its network is not served
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := c.Rate(ctx, a, svc.now())
+	r, err := chainwatch.Rate(ctx, svc.chains, a, svc.now())
 	if err != nil {
 		slog.WarnContext(ctx, "price feed unavailable", "asset", a.ID, "err", err)
 		return decimal.Decimal{}, false

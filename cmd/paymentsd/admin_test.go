@@ -73,6 +73,11 @@ func TestCheckAssetsNamesTheBadEntry(t *testing.T) {
 	if err := checkAssets([]payment.Asset{wrong}); err == nil || !strings.Contains(err.Error(), `"usdc-x"`) {
 		t.Errorf("bad token address: %v", err)
 	}
+	pegged := defaultAssets[0] // USDC: no aggregator to read anywhere
+	pegged.Price.Network = "ethereum"
+	if err := checkAssets([]payment.Asset{pegged}); err == nil || !strings.Contains(err.Error(), "priceSource.network") {
+		t.Errorf("a feed network for a pegged asset: %v", err)
+	}
 }
 
 // `paymentsd admin deposit-addresses` prints every used index of the

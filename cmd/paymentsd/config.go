@@ -249,6 +249,8 @@ func checkAssets(assets []payment.Asset) error {
 			return fmt.Errorf("%s: priceSource.kind must be usd_pegged or chainlink", where)
 		case a.Price.Kind == payment.PriceChainlink && !addressPattern.MatchString(a.Price.Aggregator):
 			return fmt.Errorf("%s: priceSource.aggregator must be the aggregator's address", where)
+		case a.Price.Network != "" && a.Price.Kind != payment.PriceChainlink:
+			return fmt.Errorf("%s: priceSource.network names where a chainlink aggregator is read; kind %s has none", where, a.Price.Kind)
 		case a.Price.HeartbeatSeconds < 0:
 			return fmt.Errorf("%s: priceSource.heartbeatSeconds must not be negative", where)
 		}

@@ -9,7 +9,9 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,6 +153,38 @@ func TestTheTopLevelIsAMap(t *testing.T) {
 		}
 		if !want[n] {
 			t.Errorf("%s at the top level: give it a place under one of the folders there (docs/decisions.md, \"The layout of the tree\")", n)
+		}
+	}
+}
+
+// The dev build embeds the Temporal server without what its auto-scaled
+// workers compile in to scale workers on the clouds (the SDKs of AWS,
+// Google Cloud Run and Kubernetes): dev/tools/autoscaledworkers stands in
+// for that module, and no other path may bring them back.
+func TestTheDevBuildLeavesTheCloudsOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{with .Replace}}{{.Path}}{{end}}", "go.temporal.io/auto-scaled-workers").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "./dev/tools/autoscaledworkers" {
+		t.Errorf("go.temporal.io/auto-scaled-workers is replaced by %q, want ./dev/tools/autoscaledworkers", got)
+	}
+	cmd := exec.Command("go", "list", "-deps", "-tags", "devstack", "./cmd/paymentsd")
+	cmd.Dir = "../.."
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "go.temporal.io/server/temporal") {
+		t.Fatalf("the dev build does not embed the Temporal server (%d packages): is the devstack tag still the switch?", len(deps))
+	}
+	for _, p := range deps {
+		for _, cloud := range []string{"k8s.io/", "cloud.google.com/go/run", "github.com/aws/aws-sdk-go-v2/service/ecs",
+			"github.com/aws/aws-sdk-go-v2/service/lambda", "github.com/aws/aws-sdk-go-v2/service/bedrock"} {
+			if strings.HasPrefix(p, cloud) {
+				t.Errorf("the dev build compiles %s", p)
+			}
 		}
 	}
 }

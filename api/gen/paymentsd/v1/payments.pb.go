@@ -387,8 +387,10 @@ type PriceSource struct {
 	Aggregator string                 `protobuf:"bytes,2,opt,name=aggregator,proto3" json:"aggregator,omitempty"`
 	// The oldest a chainlink answer may be to quote with, in seconds.
 	HeartbeatSeconds int64 `protobuf:"varint,3,opt,name=heartbeat_seconds,json=heartbeatSeconds,proto3" json:"heartbeat_seconds,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The network whose node reads the aggregator, when not the asset's own.
+	Network       string `protobuf:"bytes,4,opt,name=network,proto3" json:"network,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PriceSource) Reset() {
@@ -440,6 +442,13 @@ func (x *PriceSource) GetHeartbeatSeconds() int64 {
 		return x.HeartbeatSeconds
 	}
 	return 0
+}
+
+func (x *PriceSource) GetNetwork() string {
+	if x != nil {
+		return x.Network
+	}
+	return ""
 }
 
 type Asset struct {
@@ -5290,13 +5299,14 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x06 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\a \x01(\tR\tupdatedAt\"n\n" +
+	"updated_at\x18\a \x01(\tR\tupdatedAt\"\x88\x01\n" +
 	"\vPriceSource\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1e\n" +
 	"\n" +
 	"aggregator\x18\x02 \x01(\tR\n" +
 	"aggregator\x12+\n" +
-	"\x11heartbeat_seconds\x18\x03 \x01(\x03R\x10heartbeatSeconds\"\x90\x02\n" +
+	"\x11heartbeat_seconds\x18\x03 \x01(\x03R\x10heartbeatSeconds\x12\x18\n" +
+	"\anetwork\x18\x04 \x01(\tR\anetwork\"\x90\x02\n" +
 	"\x05Asset\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06symbol\x18\x02 \x01(\tR\x06symbol\x12\x12\n" +
