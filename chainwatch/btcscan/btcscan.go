@@ -1,5 +1,5 @@
 // Package btcscan reads a Bitcoin node (Bitcoin Core or btcd, over
-// JSON-RPC) for payments to watched addresses: the outputs of the blocks of
+// JSON-RPC: btcrpc) for payments to watched addresses: the outputs of the blocks of
 // a range, and of the transactions in the node's mempool. Every output to
 // a watched address counts on its own, several in one transaction too.
 // The RPC calls of a range are two per block (its hash and the block
@@ -14,20 +14,21 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcjson"
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/paymentsd/paymentsd/internal/btcrpc"
 )
 
-// Node is what the scanner asks a node; *rpcclient.Client is one.
+// Node is what the scanner asks a node; btcrpc.Failover is one.
 type Node interface {
-	GetBlockCount() (int64, error)
-	GetBlockHash(height int64) (*chainhash.Hash, error)
-	GetBlock(hash *chainhash.Hash) (*wire.MsgBlock, error)
-	GetRawMempool() ([]*chainhash.Hash, error)
-	GetRawTransaction(hash *chainhash.Hash) (*btcutil.Tx, error)
+	BlockCount(ctx context.Context) (int64, error)
+	BlockHash(ctx context.Context, height int64) (*chainhash.Hash, error)
+	Block(ctx context.Context, hash *chainhash.Hash) (*wire.MsgBlock, error)
+	RawMempool(ctx context.Context) ([]*chainhash.Hash, error)
+	RawTransaction(ctx context.Context, txid *chainhash.Hash) (*wire.MsgTx, error)
 }
 
 // Output is a payment to a watched address: one output of a transaction.
@@ -66,13 +67,12 @@ type Scanner struct {
 }
 
 // Head returns the height of the node's best block.
-func (s Scanner) Head(ctx context.Context) (int64, error) { return s.Node.GetBlockCount() }
+func (s Scanner) Head(ctx context.Context) (int64, error) { return s.Node.BlockCount(ctx) }
 
 // Canonical reports whether b is still the node's block at its height.
 func (s Scanner) Canonical(ctx context.Context, b Block) (bool, error) {
-	h, err := s.Node.GetBlockHash(b.Height)
-	var rpcErr *btcjson.RPCError
-	if errors.As(err, &rpcErr) && rpcErr.Code == btcjson.ErrRPCOutOfRange {
+	h, err := s.Node.BlockHash(ctx, b.Height)
+	if btcrpc.OutOfRange(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -92,11 +92,11 @@ func (s Scanner) Scan(ctx context.Context, from, to int64, parent chainhash.Hash
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		hash, err := s.Node.GetBlockHash(h)
+		hash, err := s.Node.BlockHash(ctx, h)
 		if err != nil {
 			return nil, nil, fmt.Errorf("block %d: %w", h, err)
 		}
-		mb, err := s.Node.GetBlock(hash)
+		mb, err := s.Node.Block(ctx, hash)
 		if err != nil {
 			return nil, nil, fmt.Errorf("block %d: %w", h, err)
 		}
@@ -120,7 +120,7 @@ func (s Scanner) Scan(ctx context.Context, from, to int64, parent chainhash.Hash
 // longer there was mined, replaced or double-spent: the follower of its
 // payments tells which.
 func (s Scanner) Mempool(ctx context.Context, seen map[chainhash.Hash]bool, watch Watchlist) ([]Output, map[chainhash.Hash]bool, error) {
-	ids, err := s.Node.GetRawMempool()
+	ids, err := s.Node.RawMempool(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mempool: %w", err)
 	}
@@ -131,7 +131,7 @@ func (s Scanner) Mempool(ctx context.Context, seen map[chainhash.Hash]bool, watc
 		if seen[*id] {
 			continue
 		}
-		tx, err := s.Node.GetRawTransaction(id)
+		tx, err := s.Node.RawTransaction(ctx, id)
 		var rpcErr *btcjson.RPCError
 		if errors.As(err, &rpcErr) && rpcErr.Code == btcjson.ErrRPCNoTxInfo {
 			delete(now, *id) // left the mempool since the listing
@@ -140,7 +140,7 @@ func (s Scanner) Mempool(ctx context.Context, seen map[chainhash.Hash]bool, watc
 		if err != nil {
 			return nil, nil, fmt.Errorf("mempool transaction %s: %w", id, err)
 		}
-		txs = append(txs, txIn{tx: tx.MsgTx()})
+		txs = append(txs, txIn{tx: tx})
 	}
 	outs, err := s.outputs(ctx, txs, watch)
 	return outs, now, err

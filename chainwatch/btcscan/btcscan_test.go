@@ -4,41 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/wire"
 
 	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/internal/btcrpc"
 )
-
-// counting counts the node's RPC calls.
-type counting struct {
-	Node
-	calls atomic.Int64
-}
-
-func (c *counting) GetBlockHash(h int64) (*chainhash.Hash, error) {
-	c.calls.Add(1)
-	return c.Node.GetBlockHash(h)
-}
-
-func (c *counting) GetBlock(h *chainhash.Hash) (*wire.MsgBlock, error) {
-	c.calls.Add(1)
-	return c.Node.GetBlock(h)
-}
-
-func (c *counting) GetRawMempool() ([]*chainhash.Hash, error) {
-	c.calls.Add(1)
-	return c.Node.GetRawMempool()
-}
-
-func (c *counting) GetRawTransaction(h *chainhash.Hash) (*btcutil.Tx, error) {
-	c.calls.Add(1)
-	return c.Node.GetRawTransaction(h)
-}
 
 // deposits derives n deposit addresses of a merchant's vpub.
 func deposits(t *testing.T, n int) []btcutil.Address {
@@ -95,7 +68,10 @@ func TestScanANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.Stop)
-	node := &counting{Node: n.Client}
+	node, err := btcrpc.Dial(ctx, []string{n.URL()}, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := Scanner{Node: node, Params: btcnode.Params}
 	addrs := deposits(t, 1003)
 	watched, stranger := addrs[:2], addrs[1002]
@@ -132,23 +108,23 @@ func TestScanANode(t *testing.T) {
 	if _, err := n.Mine(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	before := node.calls.Load()
+	before := node.Calls.Load()
 	blocks, outs, err := s.Scan(ctx, head+1, head+1, *parent, watch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	few := node.calls.Load() - before
+	few := node.Calls.Load() - before
 	for i := range want {
 		want[i] = want[i][:len(want[i])-2] + fmt.Sprintf("h%d", head+1)
 	}
 	if got := describe(outs); len(blocks) != 1 || !slices.Equal(got, want) || outs[0].Block.Hash != blocks[0].Hash {
 		t.Fatalf("the mined block: %v %v; want %v", blocks, got, want)
 	}
-	before = node.calls.Load()
+	before = node.Calls.Load()
 	if _, many, err := s.Scan(ctx, head+1, head+1, *parent, watching(addrs)); err != nil || len(many) != 3 {
 		t.Fatalf("watching 1,003 addresses: %v %v", describe(many), err)
 	}
-	if more := node.calls.Load() - before; more != few {
+	if more := node.Calls.Load() - before; more != few {
 		t.Errorf("a block's scan cost %d calls watching 2 addresses and %d watching 1,003", few, more)
 	}
 	if _, _, err := s.Scan(ctx, head+1, head+1, chainhash.Hash{1}, watch); err != ErrReorged {

@@ -176,6 +176,10 @@ func (n *Node) start(ctx context.Context, bin string, p2p int) error {
 	}
 }
 
+// URL is the node's JSON-RPC address with its credentials, as the
+// engine's configuration names a node.
+func (n *Node) URL() string { return "http://" + n.User + ":" + n.Pass + "@" + n.RPCAddr }
+
 // Stop stops the node (and removes its folder if Start made it).
 func (n *Node) Stop() {
 	if n.Client != nil {

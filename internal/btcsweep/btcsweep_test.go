@@ -13,6 +13,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/internal/btcrpc"
 	"github.com/paymentsd/paymentsd/internal/btckeys"
 )
 
@@ -60,7 +61,11 @@ func TestSweepDepositAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	index := map[string]uint32{paid[0].To.EncodeAddress(): 0, paid[1].To.EncodeAddress(): 1, paid[2].To.EncodeAddress(): 5}
-	_, outs, err := btcscan.Scanner{Node: n.Client, Params: btcnode.Params}.Scan(ctx, head, head, chainhash.Hash{}, func(_ context.Context, addrs []string) (map[string]bool, error) {
+	node, err := btcrpc.Dial(ctx, []string{n.URL()}, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, outs, err := btcscan.Scanner{Node: node, Params: btcnode.Params}.Scan(ctx, head, head, chainhash.Hash{}, func(_ context.Context, addrs []string) (map[string]bool, error) {
 		w := map[string]bool{}
 		for _, a := range addrs {
 			_, w[a] = index[a]

@@ -39,6 +39,7 @@ var tiers = map[string]int{
 
 	"internal/evmrpc":    2,
 	"internal/btckeys":   2,
+	"internal/btcrpc":    2,
 	"internal/views":     2,
 	"internal/sweep":     2,
 	"internal/ratelimit": 2,
