@@ -69,7 +69,7 @@ type request struct {
 }
 
 type response struct {
-	Result json.RawMessage    `json:"result"`
+	Result json.RawMessage   `json:"result"`
 	Error  *btcjson.RPCError `json:"error"`
 }
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
-	"github.com/paymentsd/paymentsd/internal/btcrpc"
 	"github.com/paymentsd/paymentsd/internal/btckeys"
+	"github.com/paymentsd/paymentsd/internal/btcrpc"
 )
 
 // account makes a merchant's account key: its private key (the key file)
