@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -160,19 +161,8 @@ func (f *Failover) BlockHash(ctx context.Context, height int64) (*chainhash.Hash
 
 // Block is the block with the hash, read raw and decoded.
 func (f *Failover) Block(ctx context.Context, hash *chainhash.Hash) (*wire.MsgBlock, error) {
-	var s string
-	if err := f.Call(ctx, &s, "getblock", hash.String(), 0); err != nil {
-		return nil, err
-	}
-	raw, err := hex.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("getblock %s: %w", hash, err)
-	}
 	var b wire.MsgBlock
-	if err := b.Deserialize(bytes.NewReader(raw)); err != nil {
-		return nil, fmt.Errorf("getblock %s: %w", hash, err)
-	}
-	return &b, nil
+	return &b, f.raw(ctx, &b, "getblock", hash)
 }
 
 // RawMempool lists the transactions in the node's mempool.
@@ -196,19 +186,25 @@ func (f *Failover) RawMempool(ctx context.Context) ([]*chainhash.Hash, error) {
 // from the mempool, or from the blocks where the node indexes them (btcd's
 // --txindex, Bitcoin Core's txindex=1).
 func (f *Failover) RawTransaction(ctx context.Context, txid *chainhash.Hash) (*wire.MsgTx, error) {
-	var s string
-	if err := f.Call(ctx, &s, "getrawtransaction", txid.String(), 0); err != nil {
-		return nil, err
-	}
-	raw, err := hex.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("getrawtransaction %s: %w", txid, err)
-	}
 	var tx wire.MsgTx
-	if err := tx.Deserialize(bytes.NewReader(raw)); err != nil {
-		return nil, fmt.Errorf("getrawtransaction %s: %w", txid, err)
+	return &tx, f.raw(ctx, &tx, "getrawtransaction", txid)
+}
+
+// raw calls method for the serialized object named by id (verbosity 0)
+// and decodes it into v.
+func (f *Failover) raw(ctx context.Context, v interface{ Deserialize(io.Reader) error }, method string, id *chainhash.Hash) error {
+	var s string
+	if err := f.Call(ctx, &s, method, id.String(), 0); err != nil {
+		return err
 	}
-	return &tx, nil
+	b, err := hex.DecodeString(s)
+	if err == nil {
+		err = v.Deserialize(bytes.NewReader(b))
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, id, err)
+	}
+	return nil
 }
 
 // OutOfRange reports whether err is a node's answer that a block height
