@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -137,19 +136,12 @@ func TestAPayoutBatchIsApprovedSignedOfflineAndFollowed(t *testing.T) {
 	}
 
 	// The merchant's machine: a dry run, then the transfers.
-	bin := (merchantMachine{dir: t.TempDir(), t: t}).bin()
-	dir := t.TempDir()
+	m := merchantMachine{dir: t.TempDir(), t: t}
+	bin := m.bin()
 	send := func(extra ...string) string {
 		t.Helper()
 		args := append([]string{"payout", "send", "--api", ts.URL, "--project", keys.id, "--rpc", chain.URL, "--key-file", keyFile}, extra...)
-		cmd := exec.Command(bin, append(args, id)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PAYMENTSD_API_KEY="+keys.key)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("paymentsd %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return m.run(bin, keys.key, append(args, id)...)
 	}
 	if plan := send(); !strings.Contains(plan, "12.5 USDC from") || !strings.Contains(plan, "Dry run") {
 		t.Fatalf("the dry run:\n%s", plan)
@@ -216,20 +208,7 @@ func TestAPayoutBatchIsApprovedSignedOfflineAndFollowed(t *testing.T) {
 
 	// The reconciliation: the records agree with the chain; a payout whose
 	// recorded transaction is not on chain is found.
-	reconcile := func() []service.Finding {
-		t.Helper()
-		found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []service.Finding
-		for _, f := range found {
-			if strings.HasPrefix(f.Kind, "payout-") {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
+	reconcile := func() []service.Finding { return findings(t, e, keys.id, "payout-") }
 	if found := reconcile(); len(found) != 0 {
 		t.Fatalf("the reconciliation of payouts that agree with the chain: %+v", found)
 	}
@@ -270,20 +249,13 @@ func TestAPayoutBatchIsPaidThroughAMultisend(t *testing.T) {
 	id := str(created.data()["id"])
 	mustStatus(t, owner.call(t, ts.URL, http.MethodPost, proj+"/payout-batches/"+id+"/approve", nil), http.StatusOK)
 
-	bin := (merchantMachine{dir: t.TempDir(), t: t}).bin()
-	dir := t.TempDir()
+	m := merchantMachine{dir: t.TempDir(), t: t}
+	bin := m.bin()
 	send := func(extra ...string) string {
 		t.Helper()
 		args := append([]string{"payout", "send", "--api", ts.URL, "--project", keys.id, "--rpc", chain.URL, "--key-file", keyFile,
 			"--multisend", contract.Hex()}, extra...)
-		cmd := exec.Command(bin, append(args, id)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PAYMENTSD_API_KEY="+keys.key)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("paymentsd %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return m.run(bin, keys.key, append(args, id)...)
 	}
 	if plan := send(); !strings.Contains(plan, "Multisend of 2 payouts, 3.25 USDC") || !strings.Contains(plan, "Multisend of 1 payouts, 0.02 ETH") {
 		t.Fatalf("the dry run:\n%s", plan)

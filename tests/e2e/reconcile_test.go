@@ -20,6 +20,23 @@ import (
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
+// findings reconciles a project and returns what it found of one kind
+// (its prefix: "refund-", "payout-").
+func findings(t *testing.T, e *service.Service, projectID, kind string) []service.Finding {
+	t.Helper()
+	found, err := e.Reconcile(context.Background(), service.ReconcileOptions{ProjectID: projectID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []service.Finding
+	for _, f := range found {
+		if strings.HasPrefix(f.Kind, kind) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // forget deletes a session and everything recorded of it from the
 // database, as a restore from a backup taken before it was opened would.
 func forget(t *testing.T, sessionID string) {

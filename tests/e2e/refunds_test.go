@@ -6,8 +6,6 @@ import (
 	"io"
 	"math/big"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,22 +115,16 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 
 	// The merchant signs offline.
 	m := newMerchantMachine(t, keys.id)
-	dir, xprv, keyFile, relayerFile, bin := m.dir, m.xprv, m.keyFile, m.relayerFile, m.bin()
+	xprv, keyFile, relayerFile, bin := m.xprv, m.keyFile, m.relayerFile, m.bin()
 	send := func(extra ...string) string {
 		t.Helper()
 		args := append([]string{"refund", "send", "--api", ts.URL, "--project", keys.id, "--rpc", chain.URL,
 			"--key-file", keyFile, "--relayer-key-file", relayerFile}, extra...)
-		cmd := exec.Command(bin, append(args, id)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PAYMENTSD_API_KEY="+keys.key)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("paymentsd %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		if strings.Contains(string(out), xprv) {
+		out := m.run(bin, keys.key, append(args, id)...)
+		if strings.Contains(out, xprv) {
 			t.Fatalf("refund send printed the private key:\n%s", out)
 		}
-		return string(out)
+		return out
 	}
 	plan := send()
 	if !strings.Contains(plan, "2 USDC from") || !strings.Contains(plan, "authorization") || !strings.Contains(plan, "Dry run") {
@@ -202,20 +194,7 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 	// The reconciliation finds the records and the chain agree; records
 	// that say more went back than did, or that hold more than came in,
 	// are found.
-	reconcile := func() []service.Finding {
-		t.Helper()
-		found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var refunds []service.Finding
-		for _, f := range found {
-			if strings.HasPrefix(f.Kind, "refund-") {
-				refunds = append(refunds, f)
-			}
-		}
-		return refunds
-	}
+	reconcile := func() []service.Finding { return findings(t, e, keys.id, "refund-") }
 	if found := reconcile(); len(found) != 0 {
 		t.Fatalf("the reconciliation of refunds that agree with the chain: %+v", found)
 	}

@@ -64,17 +64,11 @@ func TestSweepMovesPaidSessionsFundsToOneAddress(t *testing.T) {
 		t.Helper()
 		args := append([]string{"sweep", "--api", ts.URL, "--project", keys.id, "--network", "devnet", "--rpc", chain.URL,
 			"--to", dest.Hex(), "--key-file", keyFile, "--relayer-key-file", relayerFile}, extra...)
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PAYMENTSD_API_KEY="+keys.key)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("paymentsd %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		if strings.Contains(string(out), xprv) || strings.Contains(string(out), hex.EncodeToString(crypto.FromECDSA(relayer))) {
+		out := m.run(bin, keys.key, args...)
+		if strings.Contains(out, xprv) || strings.Contains(out, hex.EncodeToString(crypto.FromECDSA(relayer))) {
 			t.Fatalf("the sweep printed a private key:\n%s", out)
 		}
-		return string(out)
+		return out
 	}
 
 	plan := sweep()
@@ -153,6 +147,20 @@ func newMerchantMachine(t *testing.T, projectID string) merchantMachine {
 }
 
 // bin builds paymentsd into the machine's folder.
+// run runs the built paymentsd (bin) in the machine's folder with the
+// project's API key, failing the test if it fails; it returns the output.
+func (m merchantMachine) run(bin, apiKey string, args ...string) string {
+	m.t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = m.dir
+	cmd.Env = append(os.Environ(), "PAYMENTSD_API_KEY="+apiKey)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		m.t.Fatalf("paymentsd %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 func (m merchantMachine) bin() string {
 	m.t.Helper()
 	bin := filepath.Join(m.dir, "paymentsd")
