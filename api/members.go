@@ -24,6 +24,10 @@ func (s *Server) memberRoutes() {
 		http.MethodGet:  {Relaxed, apiKey, s.getDepositKey},
 		http.MethodPost: {Moderate, member, s.setDepositKey},
 	})
+	s.route("/api/v1/projects/{projectId}/bitcoin-deposit-key", map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, s.getBitcoinKey},
+		http.MethodPost: {Moderate, member, s.setBitcoinKey},
+	})
 }
 
 type memberView struct {
@@ -184,4 +188,44 @@ func depositKeyView(p payment.Principal, k service.DepositKeyInfo) map[string]an
 	}
 	return map[string]any{"environment": env, "xpub": orNull(k.Xpub), "fingerprint": orNull(k.Fingerprint),
 		"firstAddress": orNull(k.FirstAddress), "addressesIssued": k.Issued}
+}
+
+func (s *Server) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	in, err := bodyFields(body, []string{"xpub"}, "addressType")
+	if err != nil {
+		return decodeErr(w, r, err)
+	}
+	addressType := ""
+	if in["addressType"] != nil {
+		addressType = *in["addressType"]
+	}
+	p := principal(r)
+	k, err := s.svc.SetBitcoinKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"], addressType)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Bitcoin deposit key set", bitcoinKeyView(p, k))
+	return nil
+}
+
+// getBitcoinKey shows the environment's Bitcoin account key as
+// getDepositKey shows the EVM key, with the kind of address it derives.
+func (s *Server) getBitcoinKey(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	k, err := s.svc.BitcoinKey(r.Context(), p, r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Bitcoin deposit key retrieved", bitcoinKeyView(p, k))
+	return nil
+}
+
+func bitcoinKeyView(p payment.Principal, k service.BitcoinKeyInfo) map[string]any {
+	v := depositKeyView(p, k.DepositKeyInfo)
+	v["addressType"] = nil
+	if k.AddressType != "" {
+		v["addressType"] = string(k.AddressType)
+	}
+	return v
 }

@@ -479,7 +479,7 @@ func requiredScope(path, method string) string {
 		return ""
 	}
 	segment, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
-	kind := map[string]string{"": "project", "overview": "project", "audit-log": "project", "deposit-addresses": "project", "deposit-key": "project", "recipients": "project",
+	kind := map[string]string{"": "project", "overview": "project", "audit-log": "project", "deposit-addresses": "project", "deposit-key": "project", "bitcoin-deposit-key": "project", "recipients": "project",
 		"payment-plans": "plans", "checkout-sessions": "checkout_sessions", "transactions": "transactions",
 		"refunds": "refunds", "payout-batches": "payouts", "payouts": "payouts", "webhooks": "webhooks", "events": "webhooks"}[segment]
 	switch {

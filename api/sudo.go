@@ -34,6 +34,7 @@ var sensitiveRoutes = map[string]bool{
 	"POST /api/v1/projects/{projectId}/api-keys":                        true,
 	"POST /api/v1/projects/{projectId}/api-keys/{keyId}/roll":           true,
 	"POST /api/v1/projects/{projectId}/deposit-key":                     true,
+	"POST /api/v1/projects/{projectId}/bitcoin-deposit-key":             true,
 	"POST /api/v1/projects/{projectId}/invitations":                     true,
 	"PATCH /api/v1/projects/{projectId}/members/{userId}":               true,
 	"DELETE /api/v1/projects/{projectId}/members/{userId}":              true, // removing another; leaving is not

@@ -32,6 +32,7 @@ const (
 	AuditWebhookTestSent       = "webhook_endpoint.test_sent"
 	AuditDeliveryRedelivered   = "webhook_delivery.redelivered"
 	AuditDepositKeySet         = "deposit_key.set"
+	AuditBitcoinKeySet         = "bitcoin_deposit_key.set"
 	AuditAPIKeyCreated         = "api_key.created"
 	AuditAPIKeyRevoked         = "api_key.revoked"
 	AuditAPIKeyRolled          = "api_key.rolled"
@@ -62,7 +63,7 @@ var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchive
 	AuditTransactionAssigned, AuditRefundCreated, AuditRefundAddressSet, AuditRefundCanceled, AuditRefundSent,
 	AuditPayoutBatchCreated, AuditPayoutBatchApproved, AuditPayoutBatchCanceled, AuditPayoutSent,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
-	AuditDeliveryRedelivered, AuditDepositKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled,
+	AuditDeliveryRedelivered, AuditDepositKeySet, AuditBitcoinKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled,
 	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditInvitationRevoked, AuditProjectUpdated,
 	AuditOAuthClientCreated, AuditOAuthClientRevoked, AuditOAuthGrantCreated, AuditOAuthGrantRevoked}
 

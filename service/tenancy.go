@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/store"
 )
 
 // Kinds of reconciliation finding between projects: what one project's
@@ -34,7 +34,14 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 	if err != nil {
 		return nil, fmt.Errorf("load deposit keys: %w", err)
 	}
-	byIdentity := map[string][]store.DepositCounter{}
+	// A holder is a project environment's key for EVM networks (Chain
+	// empty) or Bitcoin: the same account key as an environment's EVM and
+	// Bitcoin key is one environment's own.
+	type holder struct {
+		ProjectID, Chain string
+		IsLive           bool
+	}
+	byIdentity := map[string][]holder{}
 	for _, c := range counters {
 		// The identity is computed again, not read from the column: a row
 		// written around SetDepositKey is found as well.
@@ -42,7 +49,18 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 		if err != nil {
 			continue // no address derives from it
 		}
-		byIdentity[k.Identity()] = append(byIdentity[k.Identity()], c)
+		byIdentity[k.Identity()] = append(byIdentity[k.Identity()], holder{ProjectID: c.ProjectID, IsLive: c.IsLive})
+	}
+	bitcoin, err := svc.store.BitcoinKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load Bitcoin keys: %w", err)
+	}
+	for _, b := range bitcoin {
+		k, err := btckeys.ParseKey(b.Xpub, btckeys.Kind(b.AddressType))
+		if err != nil {
+			continue
+		}
+		byIdentity[k.Identity()] = append(byIdentity[k.Identity()], holder{ProjectID: b.ProjectID, IsLive: b.IsLive, Chain: " (Bitcoin)"})
 	}
 	ids := slices.Sorted(maps.Keys(byIdentity))
 	claims, err := svc.store.DepositKeyClaims(ctx, ids)
@@ -59,15 +77,15 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 			}
 			var others []string
 			for _, h := range holders {
-				if h != c {
-					others = append(others, h.ProjectID+" "+payment.EnvironmentName(h.IsLive))
+				if h.ProjectID != c.ProjectID || h.IsLive != c.IsLive {
+					others = append(others, h.ProjectID+" "+payment.EnvironmentName(h.IsLive)+h.Chain)
 				}
 			}
 			mine := claimed && claim.ProjectID == c.ProjectID && claim.IsLive == c.IsLive
 			if len(others) == 0 && (mine || !claimed) {
 				continue
 			}
-			detail := fmt.Sprintf("the %s deposit key (fingerprint %s) derives the same addresses as", payment.EnvironmentName(c.IsLive), id)
+			detail := fmt.Sprintf("the %s deposit key%s (fingerprint %s) derives the same addresses as", payment.EnvironmentName(c.IsLive), c.Chain, id)
 			if len(others) > 0 {
 				detail += " the key of " + strings.Join(others, ", ")
 			} else {

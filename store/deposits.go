@@ -20,26 +20,55 @@ import (
 // one wins.
 func (s *Store) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub, identity string, now time.Time) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
-		// A concurrent claim of the identity holds this insert until it
-		// ends; the select then sees the claim that won.
-		if _, err := tx.Exec(ctx, `INSERT INTO deposit_key_identities (key_identity, project_id, is_live, created_at)
-			VALUES ($1,$2,$3,$4) ON CONFLICT (key_identity) DO NOTHING`, identity, projectID, isLive, now); err != nil {
-			return mapErr(err)
-		}
-		var owner string
-		var ownerLive bool
-		if err := tx.QueryRow(ctx, `SELECT project_id, is_live FROM deposit_key_identities WHERE key_identity = $1`,
-			identity).Scan(&owner, &ownerLive); err != nil {
-			return mapErr(err)
-		}
-		if owner != projectID || ownerLive != isLive {
-			return payment.ErrConflict
+		if err := claimKeyIdentity(ctx, tx, projectID, isLive, identity, now); err != nil {
+			return err
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO project_deposit_keys (project_id, is_live, xpub, key_identity, created_at)
 			VALUES ($1,$2,$3,$4,$5) ON CONFLICT (project_id, is_live) DO UPDATE SET xpub = EXCLUDED.xpub, key_identity = EXCLUDED.key_identity`,
 			projectID, isLive, xpub, identity, now)
 		return mapErr(err)
 	})
+}
+
+// SetBitcoinKey sets a project's Bitcoin account key for an environment,
+// with the kind of address it derives (btckeys.Kind), as SetDepositKey
+// sets the EVM key: the index counter is kept, and the key's identity is
+// claimed for the project environment in the same space as the EVM
+// keys', so an account key serves one project environment whichever
+// chains it is given for.
+func (s *Store) SetBitcoinKey(ctx context.Context, projectID string, isLive bool, xpub, addressType, identity string, now time.Time) error {
+	return s.WithTx(ctx, func(tx pgx.Tx) error {
+		if err := claimKeyIdentity(ctx, tx, projectID, isLive, identity, now); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO project_bitcoin_keys (project_id, is_live, xpub, address_type, key_identity, created_at)
+			VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT (project_id, is_live) DO UPDATE
+			SET xpub = EXCLUDED.xpub, address_type = EXCLUDED.address_type, key_identity = EXCLUDED.key_identity`,
+			projectID, isLive, xpub, addressType, identity, now)
+		return mapErr(err)
+	})
+}
+
+// claimKeyIdentity binds a key identity to the project environment for
+// good, or fails with payment.ErrConflict when another project or
+// environment holds it. Of two claiming one identity at once, one wins.
+func claimKeyIdentity(ctx context.Context, tx pgx.Tx, projectID string, isLive bool, identity string, now time.Time) error {
+	// A concurrent claim of the identity holds this insert until it ends;
+	// the select then sees the claim that won.
+	if _, err := tx.Exec(ctx, `INSERT INTO deposit_key_identities (key_identity, project_id, is_live, created_at)
+		VALUES ($1,$2,$3,$4) ON CONFLICT (key_identity) DO NOTHING`, identity, projectID, isLive, now); err != nil {
+		return mapErr(err)
+	}
+	var owner string
+	var ownerLive bool
+	if err := tx.QueryRow(ctx, `SELECT project_id, is_live FROM deposit_key_identities WHERE key_identity = $1`,
+		identity).Scan(&owner, &ownerLive); err != nil {
+		return mapErr(err)
+	}
+	if owner != projectID || ownerLive != isLive {
+		return payment.ErrConflict
+	}
+	return nil
 }
 
 // DepositKeyClaim is the project environment a key identity is bound to.
@@ -74,6 +103,18 @@ func (s *Store) DepositKey(ctx context.Context, projectID string, isLive bool) (
 		return "", 0, nil
 	}
 	return xpub, issued, mapErr(err)
+}
+
+// BitcoinKey returns a project's Bitcoin account key for an environment,
+// the kind of address it derives and the number of indexes it has handed
+// out; "" when none is set.
+func (s *Store) BitcoinKey(ctx context.Context, projectID string, isLive bool) (xpub, addressType string, issued int64, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT xpub, address_type, next_index FROM project_bitcoin_keys WHERE project_id = $1 AND is_live = $2`,
+		projectID, isLive).Scan(&xpub, &addressType, &issued)
+	if err == pgx.ErrNoRows {
+		return "", "", 0, nil
+	}
+	return xpub, addressType, issued, mapErr(err)
 }
 
 // NextDepositIndex takes the next unused derivation index of a project's
@@ -155,6 +196,23 @@ func (s *Store) DepositCounters(ctx context.Context, projectID string) ([]Deposi
 		err := row.Scan(&c.ProjectID, &c.IsLive, &c.Xpub, &c.NextIndex, &c.MaxUsed)
 		return c, err
 	})
+}
+
+// BitcoinKeyRow is a project environment's stored Bitcoin account key.
+type BitcoinKeyRow struct {
+	ProjectID   string
+	IsLive      bool
+	Xpub        string
+	AddressType string
+}
+
+// BitcoinKeys lists the Bitcoin account keys of every project.
+func (s *Store) BitcoinKeys(ctx context.Context) ([]BitcoinKeyRow, error) {
+	rows, err := s.pool.Query(ctx, `SELECT project_id, is_live, xpub, address_type FROM project_bitcoin_keys ORDER BY project_id, is_live`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[BitcoinKeyRow])
 }
 
 // AdvanceDepositIndex moves a deposit key's counter up to next; it never

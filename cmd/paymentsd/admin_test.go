@@ -179,6 +179,23 @@ func TestAdminSetDepositKeyIsAudited(t *testing.T) {
 		a.TargetID != p.Project.ID || strings.Contains(string(a.Details), xpub) || !strings.Contains(string(a.Details), xpub[:12]) {
 		t.Fatalf("entry = %+v (details %s)", a, a.Details)
 	}
+	// The same account key as the environment's Bitcoin key, for Taproot:
+	// one environment's own key, audited the same way.
+	if err := runAdmin(ctx, []string{"set-deposit-key", "--project", p.Project.ID, "--env", "live", "--xpub", xpub, "--bitcoin", "--address-type", "p2tr"}); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _, err = st.ListAudit(ctx, payment.Principal{ProjectID: p.Project.ID, IsLive: true}, payment.ListQuery{Page: 1, Limit: 10}); err != nil ||
+		len(entries) != 2 || entries[0].Action != payment.AuditBitcoinKeySet || entries[0].ActorKind != payment.AuditActorAdmin ||
+		!strings.Contains(string(entries[0].Details), `"p2tr"`) || strings.Contains(string(entries[0].Details), xpub) {
+		t.Fatalf("audit log = %+v, %v; want the Bitcoin key's entry first", entries, err)
+	}
+	if err := runAdmin(ctx, []string{"set-deposit-key", "--project", p.Project.ID, "--env", "sandbox", "--xpub", xpub, "--bitcoin"}); err == nil ||
+		!strings.Contains(err.Error(), "mainnet key") {
+		t.Fatalf("a mainnet key for the sandbox's Bitcoin: %v; want it refused, saying why", err)
+	}
+	if err := runAdmin(ctx, []string{"set-deposit-key", "--project", p.Project.ID, "--env", "live", "--xpub", xpub, "--address-type", "p2tr"}); err == nil {
+		t.Fatal("--address-type without --bitcoin must be refused")
+	}
 }
 
 // `paymentsd admin create-user` makes an account whose password, read

@@ -20,7 +20,7 @@ commands:
   migrate                      apply database migrations
   admin create-project --name NAME [--json]
                                create a project with a live and a sandbox API key
-  admin set-deposit-key --project ID --env sandbox|live --xpub XPUB
+  admin set-deposit-key --project ID --env sandbox|live --xpub XPUB [--bitcoin [--address-type p2wpkh|p2tr]]
                                set the key deposit addresses are derived from
   admin deposit-addresses --project ID --env sandbox|live [--format csv|json]
                                list every used deposit address (index, address,

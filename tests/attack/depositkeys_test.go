@@ -259,3 +259,96 @@ func TestReconcileReportsStoredTenantCollisions(t *testing.T) {
 	}
 	tally.add("tenancy: stored collisions", "a shared key and a deposit address that is a recipient → reported by admin reconcile")
 }
+
+// bitcoinKeyOf writes the account key of xpub (its public key and chain
+// code) as a test network's vpub: what a Bitcoin wallet would export of
+// the same account.
+func bitcoinKeyOf(t *testing.T, xpub string) string {
+	t.Helper()
+	k, err := hdkeychain.NewKeyFromString(xpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := k.ECPubKey()
+	return hdkeychain.NewExtendedKey([]byte{0x04, 0x5f, 0x1c, 0xf6}, pub.SerializeCompressed(), k.ChainCode(), []byte{0, 0, 0, 0}, 3, hdkeychain.HardenedKeyStart, false).String()
+}
+
+// A Bitcoin account key is one project environment's own as an EVM key
+// is, in the same space: another project's owner setting the victim's
+// Bitcoin key (as a vpub or a tpub), or the victim's EVM key written as a
+// Bitcoin key, or the victim's Bitcoin key as an EVM key, is refused
+// with 409 in the error envelope, and the victim's keys stay. An API key
+// reads the Bitcoin key's fingerprint and first address, never the key.
+func TestABitcoinKeyOfAnotherProjectIsRefused(t *testing.T) {
+	victim, thief := newTenant(t, "Bitcoin key victim"), newTenant(t, "Bitcoin key thief")
+	proj := "/api/v1/projects/"
+	evm, _ := depositKeyOf(t, victim.Project.ID, false)
+	seed := sha256.Sum256([]byte(victim.Project.ID + "/bitcoin"))
+	_, own, err := keys.NewDevKey(seed[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	vpub := bitcoinKeyOf(t, own)
+	set := mustJSON(t, http.StatusOK)(call(t, "POST", proj+victim.Project.ID+"/bitcoin-deposit-key", "", []byte(`{"xpub":"`+vpub+`"}`), envHeaders(victim, false)))
+	if set["xpub"] != vpub || set["addressType"] != "p2wpkh" || !strings.HasPrefix(str(set["firstAddress"]), "tb1q") {
+		t.Fatalf("the victim's Bitcoin key = %v", set)
+	}
+	tpub := keyVariants(t, own)["another version"]
+	for _, c := range []struct{ what, path, key string }{
+		{"the victim's Bitcoin key", "/bitcoin-deposit-key", vpub},
+		{"the victim's Bitcoin key as a tpub", "/bitcoin-deposit-key", tpub},
+		{"the victim's EVM key as a Bitcoin key", "/bitcoin-deposit-key", bitcoinKeyOf(t, evm)},
+		{"the victim's Bitcoin key as an EVM key", "/deposit-key", own},
+	} {
+		res, raw := call(t, "POST", proj+thief.Project.ID+c.path, "", []byte(`{"xpub":"`+c.key+`"}`), envHeaders(thief, false))
+		if res.StatusCode != http.StatusConflict || !strings.Contains(string(raw), "derives the addresses") {
+			t.Errorf("another project's owner sets %s: %d %s; want 409", c.what, res.StatusCode, raw)
+		}
+		assertEnvelopeError(t, c.what, raw)
+		tally.add("tenancy: Bitcoin keys", fmt.Sprintf("another project sets %s → %d", c.what, res.StatusCode))
+	}
+	got := mustJSON(t, http.StatusOK)(call(t, "GET", proj+victim.Project.ID+"/bitcoin-deposit-key", victim.SandboxKey, nil, nil))
+	if got["xpub"] != nil || got["fingerprint"] != set["fingerprint"] || got["firstAddress"] != set["firstAddress"] {
+		t.Errorf("the victim's API key reads %v; want its fingerprint and first address, no key", got)
+	}
+	if raw, _ := json.Marshal(got); strings.Contains(string(raw), vpub[4:]) {
+		t.Errorf("an API key reads the Bitcoin key: %s", raw)
+	}
+	if got := mustJSON(t, http.StatusOK)(call(t, "GET", proj+thief.Project.ID+"/bitcoin-deposit-key", "", nil, envHeaders(thief, false))); got["fingerprint"] != nil {
+		t.Errorf("the thief's project holds a Bitcoin key after the attempts: %v", got)
+	}
+	res, raw := call(t, "GET", proj+victim.Project.ID+"/bitcoin-deposit-key", thief.SandboxKey, nil, nil)
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("another project's API key reads the victim's Bitcoin key: %d %s; want 404", res.StatusCode, raw)
+	}
+	tally.add("tenancy: Bitcoin keys", fmt.Sprintf("another project's API key reads the victim's → %d", res.StatusCode))
+}
+
+// A Bitcoin key stored with another project's identity, written around
+// the check, is reported by the reconciliation as an EVM key's is.
+func TestReconcileReportsAStoredBitcoinKeyOfAnothersAccount(t *testing.T) {
+	ctx := context.Background()
+	first, later := newTenant(t, "Bitcoin collision first"), newTenant(t, "Bitcoin collision later")
+	xpub, key := depositKeyOf(t, first.Project.ID, false)
+	if _, err := stack.Store.Pool().Exec(ctx, `INSERT INTO project_bitcoin_keys (project_id, is_live, xpub, address_type, key_identity, created_at)
+		VALUES ($1, false, $2, 'p2wpkh', '', now())`, later.Project.ID, bitcoinKeyOf(t, xpub)); err != nil {
+		t.Fatal(err)
+	}
+	for scope, want := range map[string]string{
+		first.Project.ID: "the key of " + later.Project.ID + " sandbox (Bitcoin); it was set here first",
+		later.Project.ID: "the sandbox deposit key (Bitcoin) (fingerprint " + key.Identity() + ") derives the same addresses as the key of " + first.Project.ID + " sandbox",
+	} {
+		findings, err := eng.Reconcile(ctx, service.ReconcileOptions{ProjectID: scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, f := range findings {
+			found = found || f.Kind == service.FindingDepositKeyShared && strings.Contains(f.Detail, want)
+		}
+		if !found {
+			t.Errorf("reconcile --project %s: no %s finding saying %q: %+v", scope, service.FindingDepositKeyShared, want, findings)
+		}
+	}
+	tally.add("tenancy: stored collisions", "a Bitcoin key of another project's account → reported by admin reconcile")
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/sha256"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -15,12 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
+	"github.com/btcsuite/btcd/chaincfg"
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"github.com/paymentsd/paymentsd/internal/btckeys"
+	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/service"
 )
@@ -266,6 +271,23 @@ func TestDashboardInARealBrowser(t *testing.T) {
 	d.waitText("#toast", "Deposit key set for sandbox", 5*time.Second)
 	d.ready()
 	d.waitText("#deposit-key", xpub, 5*time.Second)
+	// The sandbox's Bitcoin account key, for Taproot: its first address is
+	// the one the key derives on the test networks.
+	tpub := testnetAccount(t, projectID+"/bitcoin")
+	d.fill("Bitcoin account key", tpub)
+	d.fill("Kind of address", "p2tr")
+	d.click("Set Bitcoin deposit key")
+	d.waitText("#toast", "Bitcoin deposit key set for sandbox", 5*time.Second)
+	d.ready()
+	d.waitText("#bitcoin-deposit-key", tpub, 5*time.Second)
+	bk, err := btckeys.ParseKey(tpub, btckeys.Taproot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := bk.DeriveAddress(0, &chaincfg.TestNet3Params)
+	if got, _, _ := strings.Cut(d.text("#bitcoin-deposit-key-first"), "\n"); got != first.EncodeAddress() || !strings.HasPrefix(got, "tb1p") {
+		t.Fatalf("the Bitcoin key's first address shown: %q; want %s", got, first)
+	}
 	d.screens("settings")
 
 	// A webhook endpoint on a real receiver; its secret is shown once.
@@ -702,4 +724,21 @@ func TestDashboardTeamAndChanges(t *testing.T) {
 	if n := d.eval(`String(document.querySelectorAll('#create-key, button[data-revoke]').length)`); n != "0" || !strings.Contains(d.text("main"), "Your role in this project (developer)") {
 		t.Fatalf("a developer is offered owner-only controls (%s): %s", n, d.text("main"))
 	}
+}
+
+// testnetAccount is a test network wallet's account key made from seed,
+// as the wallet exports it (a tpub).
+func testnetAccount(t *testing.T, seed string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(seed))
+	_, xpub, err := keys.NewDevKey(sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := hdkeychain.NewKeyFromString(xpub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.SetNet(&chaincfg.TestNet3Params)
+	return k.String()
 }

@@ -128,7 +128,7 @@ function seconds(d) {
 }
 
 export async function settings(main) {
-  const [p, dk] = await Promise.all([api.get(project()), api.get(`${project()}/deposit-key`)]);
+  const [p, dk, bk] = await Promise.all([api.get(project()), api.get(`${project()}/deposit-key`), api.get(`${project()}/bitcoin-deposit-key`)]);
   add(main, h("h1", {}, "Settings"));
   const name = input({ value: p.name, maxlength: "200" });
   const completeOn = select([["confirmed", "Confirmed: the first block that includes it (fast)"], ["finalized", "Finalized: past the network's finality (safest)"]], p.completeOn);
@@ -153,26 +153,47 @@ export async function settings(main) {
     toast("Settings saved");
     go(location.pathname, { replace: true });
   })));
-  const xpub = input({ autocomplete: "off", spellcheck: "false", placeholder: "xpub…" });
-  xpub.disabled = !owner;
-  add(main, section(`Deposit key (${state.env})`,
-    h("p", { class: "muted" }, "Checkout sessions get their deposit addresses from this extended public key (…/0/i). Its private key stays with you: ",
-      h("code", {}, "paymentsd sweep"), " moves the funds out with it (docs/operations.md)."),
-    // The key itself reveals every address it derives: the API shows it
-    // to a signed-in owner only; everyone sees its fingerprint and first
-    // address, to check it against a wallet.
-    dl([["Current key", !dk.fingerprint ? "None yet: checkout sessions cannot open in this environment until one is set."
-      : dk.xpub ? h("span", { id: "deposit-key" }, mono(dk.xpub, "deposit key")) : "Shown to owners only"],
-      ...(dk.fingerprint ? [["Fingerprint", h("span", { id: "deposit-key-fingerprint" }, mono(dk.fingerprint, "fingerprint"))],
-        ["First address (…/0/0)", mono(dk.firstAddress, "address")]] : []),
-      ["Addresses handed out", String(dk.addressesIssued)]]),
-    owner ? form({ class: "narrow" }, [field("Extended public key", xpub, { name: "xpub", hint: "Setting a new key affects new sessions only. Each project environment needs a key of its own (sandbox and live too): a key that derives another's addresses is refused." }),
-      h("button", { type: "submit", class: "primary" }, "Set deposit key")], async () => {
-      await api.post(`${project()}/deposit-key`, { xpub: xpub.value.trim() });
-      toast(`Deposit key set for ${state.env}`);
-      go(location.pathname, { replace: true });
-    }) : ownersOnly()));
+  add(main, depositKey(owner, dk, {
+    title: "Deposit key", path: "deposit-key", id: "deposit-key", label: "Extended public key", placeholder: "xpub…", button: "Set deposit key",
+    none: "None yet: checkout sessions cannot open in this environment until one is set.",
+    about: ["Checkout sessions get their deposit addresses from this extended public key (…/0/i). Its private key stays with you: ",
+      h("code", {}, "paymentsd sweep"), " moves the funds out with it (docs/operations.md)."],
+    hint: "Setting a new key affects new sessions only. Each project environment needs a key of its own (sandbox and live too): a key that derives another's addresses is refused.",
+  }));
+  const kind = select([["", "Native SegWit (BIP84, …1q…)"], ["p2tr", "Taproot (BIP86, …1p…, from an xpub or tpub)"]], bk.addressType === "p2tr" ? "p2tr" : "");
+  add(main, depositKey(owner, bk, {
+    title: "Bitcoin deposit key", path: "bitcoin-deposit-key", id: "bitcoin-deposit-key", label: "Bitcoin account key", button: "Set Bitcoin deposit key",
+    placeholder: state.env === "live" ? "zpub…" : "vpub…", kind, none: "None yet: no Bitcoin payment in this environment until one is set.",
+    about: ["Bitcoin deposit addresses derive from this wallet account (…/0/i): give its account key, m/84'/0'/0' on mainnet (zpub…), m/84'/1'/0' on the test networks (vpub…). Its private key stays in your wallet."],
+    hint: `The ${state.env} environment takes a ${state.env === "live" ? "mainnet key (zpub…, xpub…)" : "test network's key (vpub…, tpub…)"}. An account key serves one project environment, for Bitcoin and EVM networks alike: one another has set is refused.`,
+  }));
   add(main, await recipients(owner));
+}
+
+// depositKey is the card of one of the environment's deposit keys (the EVM
+// key, the Bitcoin account key): the key itself reveals every address it
+// derives, so the API shows it to a signed-in owner only; everyone sees
+// its fingerprint and first address, to check it against a wallet.
+function depositKey(owner, k, o) {
+  const xpub = input({ autocomplete: "off", spellcheck: "false", placeholder: o.placeholder });
+  xpub.disabled = !owner;
+  return section(`${o.title} (${state.env})`,
+    h("p", { class: "muted" }, ...o.about),
+    dl([["Current key", !k.fingerprint ? o.none
+      : k.xpub ? h("span", { id: o.id }, mono(k.xpub, o.title.toLowerCase())) : "Shown to owners only"],
+      ...(k.addressType ? [["Addresses", k.addressType === "p2tr" ? "Taproot (BIP86)" : "Native SegWit (BIP84)"]] : []),
+      ...(k.fingerprint ? [["Fingerprint", h("span", { id: `${o.id}-fingerprint` }, mono(k.fingerprint, "fingerprint"))],
+        ["First address (…/0/0)", h("span", { id: `${o.id}-first` }, mono(k.firstAddress, "address"))]] : []),
+      ["Addresses handed out", String(k.addressesIssued)]]),
+    owner ? form({ class: "narrow" }, [field(o.label, xpub, { name: "xpub", hint: o.hint }),
+      ...(o.kind ? [field("Kind of address", o.kind, { name: "addressType" })] : []),
+      h("button", { type: "submit", class: "primary" }, o.button)], async () => {
+      const body = { xpub: xpub.value.trim() };
+      if (o.kind?.value) body.addressType = o.kind.value;
+      await api.post(`${project()}/${o.path}`, body);
+      toast(`${o.title} set for ${state.env}`);
+      go(location.pathname, { replace: true });
+    }) : ownersOnly());
 }
 
 // recipients is the environment's recipient addresses, which plans paid to
