@@ -7,19 +7,32 @@ import (
 	"time"
 )
 
-// Network is one EVM network the engine watches, from configuration.
+// Network is one network the engine watches, from configuration: an EVM
+// chain, or a Bitcoin network (Kind KindBitcoin).
 type Network struct {
-	Key     string   `json:"key"`
-	ChainID int64    `json:"chainId"`
+	Key string `json:"key"`
+	// Kind is KindEVM (empty) or KindBitcoin.
+	Kind string `json:"kind,omitempty"`
+	// ChainID is an EVM chain's ID; a Bitcoin network has none.
+	ChainID int64 `json:"chainId,omitempty"`
+	// Chain names a Bitcoin network: mainnet, testnet3, signet or regtest
+	// (BitcoinChains).
+	Chain string `json:"chain,omitempty"`
+	// RPCURLs are the network's nodes: EVM JSON-RPC endpoints, or Bitcoin
+	// Core or btcd nodes (http(s)://user:password@host:port).
 	RPCURLs []string `json:"rpcUrls"`
 	// BlockTime sizes the timers that wait for confirmations.
 	BlockTime Duration `json:"blockTime"`
 	// Confirmations needed for finalized; with UseFinalizedTag, a block at
 	// or below the node's `finalized` block is final too. Both default per
-	// chain (see KnownFinality).
-	Confirmations   int   `json:"confirmations"`
-	UseFinalizedTag *bool `json:"useFinalizedTag,omitempty"`
-	IsLive          bool  `json:"isLive"`
+	// chain (see KnownFinality). On a Bitcoin network, the last Finality
+	// tier's.
+	Confirmations int `json:"confirmations"`
+	// Finality is a Bitcoin network's depth by the payment's amount
+	// (default DefaultBitcoinFinality).
+	Finality        []Tier `json:"finality,omitempty"`
+	UseFinalizedTag *bool  `json:"useFinalizedTag,omitempty"`
+	IsLive          bool   `json:"isLive"`
 	// MaxBlockRange bounds one scan (default 100 blocks).
 	MaxBlockRange int `json:"maxBlockRange"`
 	// PollInterval is how long chainwatch waits at the head (default: the
@@ -129,6 +142,9 @@ func (n Network) FinalizedTag() bool { return n.UseFinalizedTag != nil && *n.Use
 // WithDefaults fills the optional settings: the chain's known finality
 // where the configuration is silent, else DefaultConfirmations blocks.
 func (n Network) WithDefaults() Network {
+	if n.Kind == KindBitcoin {
+		return n.bitcoinDefaults()
+	}
 	known, isKnown := KnownFinality[n.ChainID]
 	if n.UseFinalizedTag == nil {
 		tag := isKnown && known.FinalizedTag
@@ -160,13 +176,24 @@ func (n Network) Check() error {
 	switch {
 	case n.Key == "":
 		return fmt.Errorf("network: key is required")
-	case n.ChainID <= 0:
-		return fmt.Errorf("network %q: chainId must be positive", n.Key)
+	case n.Kind != "" && n.Kind != KindEVM && n.Kind != KindBitcoin:
+		return fmt.Errorf("network %q: kind must be %s or %s", n.Key, KindEVM, KindBitcoin)
 	case len(n.RPCURLs) == 0:
 		return fmt.Errorf("network %q: at least one rpcUrl is required", n.Key)
+	case n.Kind == KindBitcoin:
+		return n.checkBitcoin()
+	case n.Chain != "" || len(n.Finality) > 0:
+		return fmt.Errorf("network %q: chain and finality are a Bitcoin network's settings (kind bitcoin)", n.Key)
+	case n.ChainID <= 0:
+		return fmt.Errorf("network %q: chainId must be positive", n.Key)
 	case n.Confirmations < 0:
 		return fmt.Errorf("network %q: confirmations must not be negative", n.Key)
-	case n.ExplorerURL != "" && n.ExplorerURL != "none" && !strings.HasPrefix(n.ExplorerURL, "https://") && !strings.HasPrefix(n.ExplorerURL, "http://"):
+	}
+	return n.checkExplorer()
+}
+
+func (n Network) checkExplorer() error {
+	if n.ExplorerURL != "" && n.ExplorerURL != "none" && !strings.HasPrefix(n.ExplorerURL, "https://") && !strings.HasPrefix(n.ExplorerURL, "http://") {
 		return fmt.Errorf("network %q: explorerUrl must be an http(s) address or none", n.Key)
 	}
 	return nil

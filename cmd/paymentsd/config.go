@@ -192,6 +192,9 @@ func loadConfig() (config, error) {
 			if err := n.Check(); err != nil {
 				return c, err
 			}
+			if n.Kind == chainwatch.KindBitcoin {
+				return c, fmt.Errorf("network %q: its settings are valid, but Bitcoin networks are not served yet (docs/networks.md, \"Bitcoin\")", n.Key)
+			}
 		}
 	}
 	return c, nil
