@@ -18,8 +18,8 @@ const (
 	KindBitcoin = "bitcoin"
 )
 
-// BitcoinChains are the Bitcoin networks a network's `chain` names.
-var BitcoinChains = map[string]*chaincfg.Params{
+// bitcoinChains are the Bitcoin networks a network's `chain` names.
+var bitcoinChains = map[string]*chaincfg.Params{
 	"mainnet":  &chaincfg.MainNetParams,
 	"testnet3": &chaincfg.TestNet3Params,
 	"signet":   &chaincfg.SigNetParams,
@@ -49,9 +49,6 @@ func usd(s string) *decimal.Decimal {
 	d := decimal.RequireFromString(s)
 	return &d
 }
-
-// BitcoinParams returns the Bitcoin network's parameters.
-func (n Network) BitcoinParams() *chaincfg.Params { return BitcoinChains[n.Chain] }
 
 // ConfirmationsFor returns the confirmations a payment worth amountUSD
 // needs to be final on the network: its first tier whose bound the amount
@@ -98,7 +95,7 @@ func (n Network) bitcoinDefaults() Network {
 
 // checkBitcoin reports the first mistake in a Bitcoin network's settings.
 func (n Network) checkBitcoin() error {
-	params, ok := BitcoinChains[n.Chain]
+	params, ok := bitcoinChains[n.Chain]
 	switch {
 	case !ok:
 		return fmt.Errorf("network %q: chain must be mainnet, testnet3, signet or regtest", n.Key)

@@ -14,9 +14,9 @@ type Network struct {
 	// Kind is KindEVM (empty) or KindBitcoin.
 	Kind string `json:"kind,omitempty"`
 	// ChainID is an EVM chain's ID; a Bitcoin network has none.
-	ChainID int64 `json:"chainId,omitempty"`
+	ChainID int64 `json:"chainId"`
 	// Chain names a Bitcoin network: mainnet, testnet3, signet or regtest
-	// (BitcoinChains).
+	// (bitcoinChains).
 	Chain string `json:"chain,omitempty"`
 	// RPCURLs are the network's nodes: EVM JSON-RPC endpoints, or Bitcoin
 	// Core or btcd nodes (http(s)://user:password@host:port).

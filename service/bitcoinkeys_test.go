@@ -12,21 +12,20 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// bitcoinAccount is the account key m/purpose'/coin'/0' of a wallet made
-// from seed, as the wallet exports it: an xpub (mainnet) or tpub, and
-// the same key written as a zpub or vpub (BIP84's SLIP-132 versions).
-func bitcoinAccount(t *testing.T, seed string, purpose uint32, mainnet bool) (plain, slip132 string) {
+// bitcoinAccount is the BIP84 account key m/84'/coin'/0' of a wallet
+// made from seed, as the wallet exports it: an xpub (mainnet) or tpub,
+// and the same key as a zpub or vpub.
+func bitcoinAccount(t *testing.T, seed string, mainnet bool) (plain, slip132 string) {
 	t.Helper()
-	params, version := &chaincfg.TestNet3Params, []byte{0x04, 0x5f, 0x1c, 0xf6}
-	coin := uint32(1)
+	params, coin := &chaincfg.TestNet3Params, uint32(1)
 	if mainnet {
-		params, version, coin = &chaincfg.MainNetParams, []byte{0x04, 0xb2, 0x47, 0x46}, 0
+		params, coin = &chaincfg.MainNetParams, 0
 	}
 	k, err := hdkeychain.NewMaster([]byte(strings.Repeat(seed, 32)[:32]), params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range []uint32{purpose, coin, 0} {
+	for _, i := range []uint32{84, coin, 0} {
 		if k, err = k.Derive(hdkeychain.HardenedKeyStart + i); err != nil {
 			t.Fatal(err)
 		}
@@ -34,9 +33,18 @@ func bitcoinAccount(t *testing.T, seed string, purpose uint32, mainnet bool) (pl
 	if k, err = k.Neuter(); err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := k.ECPubKey()
-	parent := []byte{0, 0, 0, 0}
-	return k.String(), hdkeychain.NewExtendedKey(version, pub.SerializeCompressed(), k.ChainCode(), parent, k.Depth(), k.ChildIndex(), false).String()
+	return k.String(), segwitKey(t, k.String())
+}
+
+// segwitKey is an extended public key as a native SegWit key is written:
+// a zpub, or a vpub on the test networks.
+func segwitKey(t *testing.T, xpub string) string {
+	t.Helper()
+	k, err := btckeys.ParseKey(xpub, btckeys.SegWit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.Canonical()
 }
 
 // A Bitcoin account key derives the addresses customers pay to, as an
@@ -49,7 +57,7 @@ func TestBitcoinKeysAreOneEnvironmentsOwn(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	alice, mallory := e.owner(t, "Alice's shop"), e.owner(t, "Mallory's shop")
-	tpub, vpub := bitcoinAccount(t, "alice", 84, false)
+	tpub, vpub := bitcoinAccount(t, "alice", false)
 
 	info, err := e.svc.SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, vpub, "")
 	if err != nil {
@@ -74,8 +82,7 @@ func TestBitcoinKeysAreOneEnvironmentsOwn(t *testing.T) {
 	if _, err := e.svc.SetDepositKeyAs(ctx, alice.principal, alice.principal.ProjectID, evm); err != nil {
 		t.Fatal(err)
 	}
-	_, evmAsTest := keyAsTestnet(t, evm)
-	_, err = e.svc.SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, evmAsTest, "")
+	_, err = e.svc.SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, asVpub(t, evm), "")
 	wantKind(t, "another project setting an EVM key as its Bitcoin key", err, payment.KindConflict)
 	// Setting one's own key again, as a tpub for Taproot, is no conflict.
 	if info, err := e.svc.SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, tpub, "p2tr"); err != nil ||
@@ -87,7 +94,7 @@ func TestBitcoinKeysAreOneEnvironmentsOwn(t *testing.T) {
 	live.IsLive = true
 	_, err = e.svc.SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, vpub, "")
 	wantField(t, "a test network's key for live", err, "xpub")
-	xpub, zpub := bitcoinAccount(t, "alice", 84, true)
+	xpub, zpub := bitcoinAccount(t, "alice", true)
 	_, err = e.svc.SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, zpub, "")
 	wantField(t, "a mainnet key for the sandbox", err, "xpub")
 	_, err = e.svc.SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, zpub, "p2tr")
@@ -103,7 +110,7 @@ func TestBitcoinKeysAreOneEnvironmentsOwn(t *testing.T) {
 	wantKind(t, "setting another project's key", err, payment.KindNotFound)
 
 	dev := e.join(t, alice, payment.RoleDeveloper)
-	_, devKey := bitcoinAccount(t, "dev", 84, false)
+	_, devKey := bitcoinAccount(t, "dev", false)
 	_, err = e.svc.SetBitcoinKeyAs(ctx, dev.principal, alice.principal.ProjectID, devKey, "")
 	wantKind(t, "a developer setting the key", err, payment.KindForbidden)
 	seen, err := e.svc.BitcoinKey(ctx, dev.principal, alice.principal.ProjectID)
@@ -128,17 +135,14 @@ func TestBitcoinKeysAreOneEnvironmentsOwn(t *testing.T) {
 	}
 }
 
-// keyAsTestnet is an EVM account key written with the test network's
-// versions: the same public key and chain code.
-func keyAsTestnet(t *testing.T, xpub string) (tpub, vpub string) {
+// asVpub is an EVM account key written as a test network's native
+// SegWit key: the same public key and chain code.
+func asVpub(t *testing.T, xpub string) string {
 	t.Helper()
 	k, err := hdkeychain.NewKeyFromString(xpub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := k.ECPubKey()
-	w := func(version []byte) string {
-		return hdkeychain.NewExtendedKey(version, pub.SerializeCompressed(), k.ChainCode(), []byte{0, 0, 0, 0}, k.Depth(), k.ChildIndex(), false).String()
-	}
-	return w(chaincfg.TestNet3Params.HDPublicKeyID[:]), w([]byte{0x04, 0x5f, 0x1c, 0xf6})
+	k.SetNet(&chaincfg.TestNet3Params)
+	return segwitKey(t, k.String())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -260,17 +261,21 @@ func TestReconcileReportsStoredTenantCollisions(t *testing.T) {
 	tally.add("tenancy: stored collisions", "a shared key and a deposit address that is a recipient → reported by admin reconcile")
 }
 
-// bitcoinKeyOf writes the account key of xpub (its public key and chain
-// code) as a test network's vpub: what a Bitcoin wallet would export of
-// the same account.
+// bitcoinKeyOf is the account key of xpub (its public key and chain
+// code) as a test network's native SegWit key, a vpub: what a Bitcoin
+// wallet would export of the same account.
 func bitcoinKeyOf(t *testing.T, xpub string) string {
 	t.Helper()
 	k, err := hdkeychain.NewKeyFromString(xpub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := k.ECPubKey()
-	return hdkeychain.NewExtendedKey([]byte{0x04, 0x5f, 0x1c, 0xf6}, pub.SerializeCompressed(), k.ChainCode(), []byte{0, 0, 0, 0}, 3, hdkeychain.HardenedKeyStart, false).String()
+	k.SetNet(&chaincfg.TestNet3Params)
+	key, err := btckeys.ParseKey(k.String(), btckeys.SegWit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key.Canonical()
 }
 
 // A Bitcoin account key is one project environment's own as an EVM key

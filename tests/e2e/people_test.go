@@ -152,6 +152,7 @@ func TestSensitiveActionsNeedAFreshSignIn(t *testing.T) {
 		{http.MethodPost, base + "/api-keys", nil},
 		{http.MethodPost, base + "/api-keys/" + keyID + "/roll", map[string]any{"gracePeriodSeconds": 0}},
 		{http.MethodPost, base + "/deposit-key", map[string]any{"xpub": xpub}},
+		{http.MethodPost, base + "/bitcoin-deposit-key", map[string]any{"xpub": testnetAccount(t, projectID+"/bitcoin")}},
 		{http.MethodPost, base + "/invitations", map[string]any{"email": "thief@example.com", "role": "owner"}},
 		{http.MethodPatch, base + "/members/" + otherID, map[string]any{"role": "owner"}},
 		{http.MethodDelete, base + "/members/" + otherID, nil},
@@ -293,8 +294,9 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 		t.Fatalf("%d API keys made without their audit entries", n)
 	}
 
-	// A plan, a webhook endpoint, a deposit key, a recipient's claim, an
-	// OAuth application: each refused with its entry, none made.
+	// A plan, a webhook endpoint, a deposit key (EVM and Bitcoin), a
+	// recipient's claim, an OAuth application: each refused with its
+	// entry, none made.
 	base := "/api/v1/projects/" + projectID
 	_, xpub := walletOf(t, projectID, false)
 	recipient, _ := crypto.GenerateKey()
@@ -306,6 +308,7 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 			"acceptedAssetPolicies": []any{map[string]any{"policyType": "any"}}}},
 		{"a webhook endpoint", base + "/webhooks", map[string]any{"url": newReceiver(t).URL, "enabledEvents": []string{"*"}}},
 		{"a deposit key", base + "/deposit-key", map[string]any{"xpub": xpub}},
+		{"a Bitcoin deposit key", base + "/bitcoin-deposit-key", map[string]any{"xpub": testnetAccount(t, projectID+"/bitcoin")}},
 		{"a recipient's claim", base + "/recipients", map[string]any{"address": crypto.PubkeyToAddress(recipient.PublicKey).Hex()}},
 		{"an OAuth application", base + "/oauth-clients", map[string]any{"name": "Unrecorded", "redirectUris": []any{"https://app.example/cb"}, "confidential": true}},
 	} {
@@ -317,6 +320,7 @@ func TestAuditEntryAndItsChangeTogether(t *testing.T) {
 		"payment_plans":          `SELECT count(*) FROM payment_plans WHERE project_id = $1`,
 		"webhook_endpoints":      `SELECT count(*) FROM webhook_endpoints WHERE project_id = $1`,
 		"project_deposit_keys":   `SELECT count(*) FROM project_deposit_keys WHERE project_id = $1`,
+		"project_bitcoin_keys":   `SELECT count(*) FROM project_bitcoin_keys WHERE project_id = $1`,
 		"deposit_key_identities": `SELECT count(*) FROM deposit_key_identities WHERE project_id = $1`,
 		"recipients":             `SELECT count(*) FROM recipients WHERE project_id = $1`,
 		"events":                 `SELECT count(*) FROM events WHERE project_id = $1`,
