@@ -97,19 +97,44 @@ func (c *Chain) Poller(blocks BlockStore) *Poller {
 // middle of the scan fails the poll with ErrReorged and saves nothing: a
 // retry starts over.
 func (p *Poller) Poll(ctx context.Context, cursor Cursor, watch Watchlist) (Polled, error) {
-	s := p.settings()
-	head, err := s.Scanner.Head(ctx)
+	out, transfers, err := poll(ctx, p.settings(), evmChain{p.Scanner, watch}, cursor)
+	out.Transfers = transfers
+	return out, err
+}
+
+// chainReader is the chain a poll reads: its head, whether a block is
+// still on it, and what a range of blocks holds (F).
+type chainReader[F any] interface {
+	Head(ctx context.Context) (uint64, error)
+	Canonical(ctx context.Context, c Cursor) (bool, error)
+	scanRange(ctx context.Context, from, to uint64, parent common.Hash) ([]Block, F, error)
+}
+
+// evmChain reads an EVM chain for the transfers to watched addresses.
+type evmChain struct {
+	Scanner
+	watch Watchlist
+}
+
+func (c evmChain) scanRange(ctx context.Context, from, to uint64, parent common.Hash) ([]Block, []Transfer, error) {
+	return c.Scan(ctx, from, to, parent, c.watch)
+}
+
+// poll is Poll on any chain: s holds the settings, r reads the chain.
+func poll[F any](ctx context.Context, s *Poller, r chainReader[F], cursor Cursor) (Polled, F, error) {
+	var none F
+	head, err := r.Head(ctx)
 	if err != nil {
-		return Polled{Cursor: cursor}, fmt.Errorf("head: %w", err)
+		return Polled{Cursor: cursor}, none, fmt.Errorf("head: %w", err)
 	}
 	if cursor.Hash != (common.Hash{}) {
-		ok, err := s.Scanner.Canonical(ctx, cursor)
+		ok, err := r.Canonical(ctx, cursor)
 		if err != nil {
-			return Polled{Cursor: cursor}, err
+			return Polled{Cursor: cursor}, none, err
 		}
 		if !ok {
-			if cursor, err = s.commonAncestor(ctx); err != nil {
-				return Polled{Cursor: cursor}, err
+			if cursor, err = s.commonAncestor(ctx, r); err != nil {
+				return Polled{Cursor: cursor}, none, err
 			}
 		}
 	}
@@ -121,30 +146,31 @@ func (p *Poller) Poll(ctx context.Context, cursor Cursor, watch Watchlist) (Poll
 			from = head - s.FreshDepth
 		}
 	}
-	head, caughtUp, err := s.waitForBlock(ctx, from, head)
+	head, caughtUp, err := s.waitForBlock(ctx, r, from, head)
 	out.Head = max(out.Head, head)
 	if err != nil || caughtUp {
 		out.CaughtUp = caughtUp
-		return out, err
+		return out, none, err
 	}
 	to := min(head, from+s.MaxRange-1)
-	blocks, transfers, err := s.Scanner.Scan(ctx, from, to, cursor.Hash, watch)
+	blocks, found, err := r.scanRange(ctx, from, to, cursor.Hash)
 	if err != nil {
-		return out, err
+		return out, none, err
 	}
 	last := blocks[len(blocks)-1]
 	if err := s.Blocks.SaveBlocks(ctx, blocks, last.Number-min(last.Number, s.Keep)); err != nil {
-		return out, err
+		return out, none, err
 	}
-	return Polled{Cursor: Cursor{Number: last.Number, Hash: last.Hash, Time: last.Time}, Transfers: transfers, CaughtUp: to == head,
-		Head: head}, nil
+	return Polled{Cursor: Cursor{Number: last.Number, Hash: last.Hash, Time: last.Time}, CaughtUp: to == head, Head: head}, found, nil
 }
 
 // waitForBlock waits at the head, rather than in a workflow timer, until
 // block from exists: a payment is seen one poll interval after its block,
 // and the caller's history grows only when there is something to scan.
 // caughtUp is true when HeadWait passed without it.
-func (p *Poller) waitForBlock(ctx context.Context, from, head uint64) (newHead uint64, caughtUp bool, err error) {
+func (p *Poller) waitForBlock(ctx context.Context, r interface {
+	Head(context.Context) (uint64, error)
+}, from, head uint64) (newHead uint64, caughtUp bool, err error) {
 	for wait := time.Now().Add(p.HeadWait); from > head; {
 		if time.Now().After(wait) {
 			return head, true, nil
@@ -154,7 +180,7 @@ func (p *Poller) waitForBlock(ctx context.Context, from, head uint64) (newHead u
 			return head, false, ctx.Err()
 		case <-time.After(p.PollInterval):
 		}
-		if head, err = p.Scanner.Head(ctx); err != nil {
+		if head, err = r.Head(ctx); err != nil {
 			return head, false, fmt.Errorf("head: %w", err)
 		}
 	}
@@ -164,14 +190,16 @@ func (p *Poller) waitForBlock(ctx context.Context, from, head uint64) (newHead u
 // commonAncestor walks the kept blocks back to the newest one still on the
 // chain. With none (a reorg deeper than the kept window, or a new chain) it
 // forgets them all and returns the zero cursor.
-func (p *Poller) commonAncestor(ctx context.Context) (Cursor, error) {
+func (p *Poller) commonAncestor(ctx context.Context, r interface {
+	Canonical(context.Context, Cursor) (bool, error)
+}) (Cursor, error) {
 	kept, err := p.Blocks.Kept(ctx)
 	if err != nil {
 		return Cursor{}, err
 	}
 	for _, b := range kept {
 		c := Cursor{Number: b.Number, Hash: b.Hash}
-		ok, err := p.Scanner.Canonical(ctx, c)
+		ok, err := r.Canonical(ctx, c)
 		if err != nil {
 			return Cursor{}, err
 		}

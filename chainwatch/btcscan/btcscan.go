@@ -1,17 +1,21 @@
 // Package btcscan reads a Bitcoin node (Bitcoin Core or btcd, over
 // JSON-RPC: btcrpc) for payments to watched addresses: the outputs of the blocks of
 // a range, and of the transactions in the node's mempool. Every output to
-// a watched address counts on its own, several in one transaction too.
+// a watched address counts on its own, several in one transaction too; a
+// transaction spending an output a watched transaction spends conflicts
+// with it (a replacement by fee, a double spend).
 // The RPC calls of a range are two per block (its hash and the block
 // itself, raw), and the mempool's one listing plus one raw transaction per
 // transaction not seen before: none depends on how many addresses are
-// watched, which are looked up once per range or mempool read.
+// watched, which are looked up once per range or mempool read (and the
+// outputs spent, once too).
 package btcscan
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/btcjson"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -43,18 +47,47 @@ type Output struct {
 	// Replaceable tells whether the transaction signals that its sender
 	// may replace it (BIP125): a mempool payment that may still vanish.
 	Replaceable bool
+	// Spends are the outputs the transaction spends (none for a
+	// coinbase): another transaction spending one of them conflicts.
+	Spends []wire.OutPoint
+}
+
+// Conflict is a transaction read that spends an output a watched
+// transaction spends too: the watched one is replaced (by fee) or
+// double-spent, and can no longer be mined while the other stands.
+type Conflict struct {
+	// TxID is the watched transaction, By the one conflicting with it.
+	TxID, By chainhash.Hash
+	// Block holds By; zero when By is in the mempool.
+	Block Block
+}
+
+// Found is what a read found: payments and conflicts.
+type Found struct {
+	Outputs   []Output
+	Conflicts []Conflict
 }
 
 // Block is a scanned block.
 type Block struct {
 	Height int64
 	Hash   chainhash.Hash
+	// Parent is the previous block's hash; zero for a block read from the
+	// mempool's side (Output.Block of a mempool payment).
+	Parent chainhash.Hash
 	// Time is the block's timestamp (Unix seconds).
 	Time int64
 }
 
-// Watchlist tells which of the addresses a read pays are watched.
-type Watchlist func(ctx context.Context, addresses []string) (watched map[string]bool, err error)
+// Watch is what a read looks for.
+type Watch struct {
+	// Addresses tells which of the addresses a read pays are watched.
+	Addresses func(ctx context.Context, addresses []string) (watched map[string]bool, err error)
+	// Spends tells which of the outputs a read's transactions spend a
+	// watched transaction spends too, and which transaction that is. Nil
+	// when no conflict is looked for.
+	Spends func(ctx context.Context, outpoints []wire.OutPoint) (spentBy map[wire.OutPoint]chainhash.Hash, err error)
+}
 
 // ErrReorged says a scanned range does not chain onto its parent: a
 // block left the chain under the scan.
@@ -84,45 +117,48 @@ func (s Scanner) Canonical(ctx context.Context, b Block) (bool, error) {
 // Scan reads the blocks from..to (inclusive) and returns them with their
 // outputs to watched addresses. The blocks must chain onto each other and
 // onto parent when it is not zero; otherwise ErrReorged.
-func (s Scanner) Scan(ctx context.Context, from, to int64, parent chainhash.Hash, watch Watchlist) ([]Block, []Output, error) {
+func (s Scanner) Scan(ctx context.Context, from, to int64, parent chainhash.Hash, watch Watch) ([]Block, Found, error) {
 	var blocks []Block
 	var txs []txIn
 	prev := parent
 	for h := from; h <= to; h++ {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, Found{}, err
 		}
 		hash, err := s.Node.BlockHash(ctx, h)
+		if btcrpc.OutOfRange(err) {
+			return nil, Found{}, fmt.Errorf("block %d: %w", h, ErrReorged) // the chain got shorter
+		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("block %d: %w", h, err)
+			return nil, Found{}, fmt.Errorf("block %d: %w", h, err)
 		}
 		mb, err := s.Node.Block(ctx, hash)
 		if err != nil {
-			return nil, nil, fmt.Errorf("block %d: %w", h, err)
+			return nil, Found{}, fmt.Errorf("block %d: %w", h, err)
 		}
 		if prev != (chainhash.Hash{}) && mb.Header.PrevBlock != prev {
-			return nil, nil, ErrReorged
+			return nil, Found{}, ErrReorged
 		}
-		b := Block{Height: h, Hash: *hash, Time: mb.Header.Timestamp.Unix()}
+		b := Block{Height: h, Hash: *hash, Parent: mb.Header.PrevBlock, Time: mb.Header.Timestamp.Unix()}
 		blocks = append(blocks, b)
 		for _, tx := range mb.Transactions {
 			txs = append(txs, txIn{tx: tx, block: b})
 		}
 		prev = *hash
 	}
-	outs, err := s.outputs(ctx, txs, watch)
-	return blocks, outs, err
+	found, err := s.read(ctx, txs, watch)
+	return blocks, found, err
 }
 
-// Mempool reads the node's mempool and returns the outputs to watched
-// addresses of the transactions not in seen, and every transaction in the
-// mempool now (the next read's seen). A transaction seen before and no
-// longer there was mined, replaced or double-spent: the follower of its
-// payments tells which.
-func (s Scanner) Mempool(ctx context.Context, seen map[chainhash.Hash]bool, watch Watchlist) ([]Output, map[chainhash.Hash]bool, error) {
+// Mempool reads the node's mempool and returns what the transactions not
+// in seen pay to watched addresses and whom they conflict with, and every
+// transaction in the mempool now (the next read's seen). A transaction
+// seen before and no longer there was mined, replaced, double-spent or
+// dropped: a scan of blocks, or a conflict, tells which.
+func (s Scanner) Mempool(ctx context.Context, seen map[chainhash.Hash]bool, watch Watch) (Found, map[chainhash.Hash]bool, error) {
 	ids, err := s.Node.RawMempool(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("mempool: %w", err)
+		return Found{}, nil, fmt.Errorf("mempool: %w", err)
 	}
 	now := make(map[chainhash.Hash]bool, len(ids))
 	var txs []txIn
@@ -138,12 +174,12 @@ func (s Scanner) Mempool(ctx context.Context, seen map[chainhash.Hash]bool, watc
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("mempool transaction %s: %w", id, err)
+			return Found{}, nil, fmt.Errorf("mempool transaction %s: %w", id, err)
 		}
 		txs = append(txs, txIn{tx: tx})
 	}
-	outs, err := s.outputs(ctx, txs, watch)
-	return outs, now, err
+	found, err := s.read(ctx, txs, watch)
+	return found, now, err
 }
 
 // txIn is a transaction read and the block holding it (zero: the mempool).
@@ -152,8 +188,59 @@ type txIn struct {
 	block Block
 }
 
+// read returns what txs pay watched addresses, and whom they conflict
+// with.
+func (s Scanner) read(ctx context.Context, txs []txIn, watch Watch) (Found, error) {
+	outs, err := s.outputs(ctx, txs, watch)
+	if err != nil || watch.Spends == nil {
+		return Found{Outputs: outs}, err
+	}
+	conflicts, err := conflicts(ctx, txs, watch)
+	return Found{Outputs: outs, Conflicts: conflicts}, err
+}
+
+// conflicts returns the transactions among txs that spend an output a
+// watched transaction of another ID spends, looked up once.
+func conflicts(ctx context.Context, txs []txIn, watch Watch) ([]Conflict, error) {
+	var spent []wire.OutPoint
+	for _, t := range txs {
+		spent = append(spent, spends(t.tx)...)
+	}
+	if len(spent) == 0 {
+		return nil, nil
+	}
+	by, err := watch.Spends(ctx, spent)
+	if err != nil {
+		return nil, fmt.Errorf("watched spends: %w", err)
+	}
+	var out []Conflict
+	for _, t := range txs {
+		id := t.tx.TxHash()
+		for _, op := range spends(t.tx) {
+			if w, ok := by[op]; ok && w != id &&
+				!slices.ContainsFunc(out, func(c Conflict) bool { return c.TxID == w && c.By == id }) {
+				out = append(out, Conflict{TxID: w, By: id, Block: t.block})
+			}
+		}
+	}
+	return out, nil
+}
+
+// spends are the outputs tx spends: none for a coinbase.
+func spends(tx *wire.MsgTx) []wire.OutPoint {
+	if len(tx.TxIn) == 1 && tx.TxIn[0].PreviousOutPoint.Index == wire.MaxPrevOutIndex &&
+		tx.TxIn[0].PreviousOutPoint.Hash == (chainhash.Hash{}) {
+		return nil // a coinbase
+	}
+	out := make([]wire.OutPoint, len(tx.TxIn))
+	for i, in := range tx.TxIn {
+		out[i] = in.PreviousOutPoint
+	}
+	return out
+}
+
 // outputs returns the outputs of txs to watched addresses, looked up once.
-func (s Scanner) outputs(ctx context.Context, txs []txIn, watch Watchlist) ([]Output, error) {
+func (s Scanner) outputs(ctx context.Context, txs []txIn, watch Watch) ([]Output, error) {
 	type candidate struct {
 		tx   int
 		vout uint32
@@ -175,7 +262,7 @@ func (s Scanner) outputs(ctx context.Context, txs []txIn, watch Watchlist) ([]Ou
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	watched, err := watch(ctx, addrs)
+	watched, err := watch.Addresses(ctx, addrs)
 	if err != nil {
 		return nil, fmt.Errorf("watched addresses: %w", err)
 	}
@@ -186,7 +273,7 @@ func (s Scanner) outputs(ctx context.Context, txs []txIn, watch Watchlist) ([]Ou
 		}
 		t := txs[c.tx]
 		outs = append(outs, Output{TxID: t.tx.TxHash(), Vout: c.vout, Address: c.addr, Sats: t.tx.TxOut[c.vout].Value,
-			Block: t.block, Replaceable: signalsReplacement(t.tx)})
+			Block: t.block, Replaceable: signalsReplacement(t.tx), Spends: spends(t.tx)})
 	}
 	return outs, nil
 }

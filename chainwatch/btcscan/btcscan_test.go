@@ -2,12 +2,14 @@ package btcscan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/internal/btcrpc"
@@ -31,18 +33,36 @@ func deposits(t *testing.T, n int) []btcutil.Address {
 	return out
 }
 
-// watching watches the given addresses.
-func watching(addrs []btcutil.Address) Watchlist {
+// watching watches the given addresses, and the spends of the
+// transactions in txs.
+func watching(addrs []btcutil.Address, txs ...*wire.MsgTx) Watch {
 	set := map[string]bool{}
 	for _, a := range addrs {
 		set[a.EncodeAddress()] = true
 	}
-	return func(_ context.Context, in []string) (map[string]bool, error) {
-		out := map[string]bool{}
-		for _, a := range in {
-			out[a] = set[a]
+	spentBy := map[wire.OutPoint]chainhash.Hash{}
+	for _, tx := range txs {
+		for _, in := range tx.TxIn {
+			spentBy[in.PreviousOutPoint] = tx.TxHash()
 		}
-		return out, nil
+	}
+	return Watch{
+		Addresses: func(_ context.Context, in []string) (map[string]bool, error) {
+			out := map[string]bool{}
+			for _, a := range in {
+				out[a] = set[a]
+			}
+			return out, nil
+		},
+		Spends: func(_ context.Context, in []wire.OutPoint) (map[wire.OutPoint]chainhash.Hash, error) {
+			out := map[wire.OutPoint]chainhash.Hash{}
+			for _, op := range in {
+				if id, ok := spentBy[op]; ok {
+					out[op] = id
+				}
+			}
+			return out, nil
+		},
 	}
 }
 
@@ -81,10 +101,11 @@ func TestScanANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, seen, err := s.Mempool(ctx, nil, watch)
+	found, seen, err := s.Mempool(ctx, nil, watch)
 	if err != nil {
 		t.Fatal(err)
 	}
+	outs := found.Outputs
 	want := []string{
 		fmt.Sprintf("%s:0 %s 40000 h0", tx.TxHash().String()[:8], watched[0]),
 		fmt.Sprintf("%s:2 %s 25000 h0", tx.TxHash().String()[:8], watched[1]),
@@ -92,8 +113,12 @@ func TestScanANode(t *testing.T) {
 	if got := describe(outs); !slices.Equal(got, want) || !outs[0].Replaceable || !seen[tx.TxHash()] {
 		t.Fatalf("the mempool: %v (replaceable %v); want %v, replaceable", got, outs[0].Replaceable, want)
 	}
-	if again, _, err := s.Mempool(ctx, seen, watch); err != nil || len(again) != 0 {
-		t.Fatalf("the mempool read again: %v %v; want nothing new", describe(again), err)
+	if len(outs[0].Spends) != 1 || outs[0].Spends[0] != tx.TxIn[0].PreviousOutPoint || len(found.Conflicts) != 0 {
+		t.Fatalf("the payment spends %v and conflicts with %v; want %v and nothing", outs[0].Spends, found.Conflicts,
+			tx.TxIn[0].PreviousOutPoint)
+	}
+	if again, _, err := s.Mempool(ctx, seen, watch); err != nil || len(again.Outputs) != 0 {
+		t.Fatalf("the mempool read again: %v %v; want nothing new", describe(again.Outputs), err)
 	}
 
 	// Mined.
@@ -109,7 +134,7 @@ func TestScanANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := node.Calls.Load()
-	blocks, outs, err := s.Scan(ctx, head+1, head+1, *parent, watch)
+	blocks, found, err := s.Scan(ctx, head+1, head+1, *parent, watching(watched, tx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +142,15 @@ func TestScanANode(t *testing.T) {
 	for i := range want {
 		want[i] = want[i][:len(want[i])-2] + fmt.Sprintf("h%d", head+1)
 	}
-	if got := describe(outs); len(blocks) != 1 || !slices.Equal(got, want) || outs[0].Block.Hash != blocks[0].Hash {
+	if got := describe(found.Outputs); len(blocks) != 1 || !slices.Equal(got, want) || found.Outputs[0].Block.Hash != blocks[0].Hash {
 		t.Fatalf("the mined block: %v %v; want %v", blocks, got, want)
 	}
+	if len(found.Conflicts) != 0 {
+		t.Errorf("a watched transaction mined conflicts with itself: %v", found.Conflicts)
+	}
 	before = node.Calls.Load()
-	if _, many, err := s.Scan(ctx, head+1, head+1, *parent, watching(addrs)); err != nil || len(many) != 3 {
-		t.Fatalf("watching 1,003 addresses: %v %v", describe(many), err)
+	if _, many, err := s.Scan(ctx, head+1, head+1, *parent, watching(addrs)); err != nil || len(many.Outputs) != 3 {
+		t.Fatalf("watching 1,003 addresses: %v %v", describe(many.Outputs), err)
 	}
 	if more := node.Calls.Load() - before; more != few {
 		t.Errorf("a block's scan cost %d calls watching 2 addresses and %d watching 1,003", few, more)
@@ -130,23 +158,56 @@ func TestScanANode(t *testing.T) {
 	if _, _, err := s.Scan(ctx, head+1, head+1, chainhash.Hash{1}, watch); err != ErrReorged {
 		t.Errorf("a block not chaining onto the cursor: %v, want ErrReorged", err)
 	}
+	if _, _, err := s.Scan(ctx, head+2, head+2, blocks[0].Hash, watch); !errors.Is(err, ErrReorged) {
+		t.Errorf("a block above the head: %v, want ErrReorged", err)
+	}
 
-	// Replaced by fee: the replacement pays the first address more.
+	// Replaced by fee: the replacement pays the first address more, and
+	// conflicts with the payment it replaces.
 	paid, err := n.Send(ctx, []btcnode.Out{{To: watched[0], Sats: 10_000}}, 1_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, seen, err = s.Mempool(ctx, nil, watch)
-	if err != nil || len(outs) != 1 || outs[0].TxID != paid.TxHash() {
-		t.Fatalf("the payment to replace: %v %v", describe(outs), err)
+	found, seen, err = s.Mempool(ctx, nil, watch)
+	if err != nil || len(found.Outputs) != 1 || found.Outputs[0].TxID != paid.TxHash() {
+		t.Fatalf("the payment to replace: %v %v", describe(found.Outputs), err)
 	}
 	bumped, err := n.Replace(ctx, paid, []btcnode.Out{{To: watched[0], Sats: 11_000}}, 5_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, now, err := s.Mempool(ctx, seen, watch)
+	found, now, err := s.Mempool(ctx, seen, watching(watched, paid))
+	outs = found.Outputs
 	if err != nil || len(outs) != 1 || outs[0].TxID != bumped.TxHash() || outs[0].Sats != 11_000 || now[paid.TxHash()] {
 		t.Fatalf("after the replacement: %v %v, the replaced one still in the mempool: %v", describe(outs), err, now[paid.TxHash()])
+	}
+	if want := []Conflict{{TxID: paid.TxHash(), By: bumped.TxHash()}}; !slices.Equal(found.Conflicts, want) {
+		t.Errorf("the replacement's conflicts: %v, want %v", found.Conflicts, want)
+	}
+
+	// Double-spent: a payment replaced by one paying someone else,
+	// mined; the block's read tells the conflict.
+	spent, err := n.Send(ctx, []btcnode.Out{{To: watched[1], Sats: 30_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	away, err := n.Replace(ctx, spent, []btcnode.Out{{To: stranger, Sats: 30_000}}, 4_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, err := s.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	mined, found, err := s.Scan(ctx, tip+1, tip+1, chainhash.Hash{}, watching(watched, spent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Conflict{{TxID: spent.TxHash(), By: away.TxHash(), Block: mined[0]}}; !slices.Equal(found.Conflicts, want) {
+		t.Errorf("the double spend's conflicts: %v, want %v", found.Conflicts, want)
 	}
 
 	// A reorg: the block of the first payment leaves the chain.
@@ -160,8 +221,8 @@ func TestScanANode(t *testing.T) {
 	if ok, err := s.Canonical(ctx, blocks[0]); err != nil || ok {
 		t.Fatalf("the invalidated block canonical: %v %v; want false", ok, err)
 	}
-	outs, _, err = s.Mempool(ctx, now, watch)
-	if err != nil || !slices.ContainsFunc(outs, func(o Output) bool { return o.TxID == tx.TxHash() }) {
-		t.Fatalf("after the reorg, the payment back in the mempool: %v %v", describe(outs), err)
+	found, _, err = s.Mempool(ctx, now, watch)
+	if err != nil || !slices.ContainsFunc(found.Outputs, func(o Output) bool { return o.TxID == tx.TxHash() }) {
+		t.Fatalf("after the reorg, the payment back in the mempool: %v %v", describe(found.Outputs), err)
 	}
 }

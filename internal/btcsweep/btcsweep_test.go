@@ -65,13 +65,15 @@ func TestSweepDepositAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, outs, err := btcscan.Scanner{Node: node, Params: btcnode.Params}.Scan(ctx, head, head, chainhash.Hash{}, func(_ context.Context, addrs []string) (map[string]bool, error) {
-		w := map[string]bool{}
-		for _, a := range addrs {
-			_, w[a] = index[a]
-		}
-		return w, nil
-	})
+	_, found, err := btcscan.Scanner{Node: node, Params: btcnode.Params}.Scan(ctx, head, head, chainhash.Hash{}, btcscan.Watch{
+		Addresses: func(_ context.Context, addrs []string) (map[string]bool, error) {
+			w := map[string]bool{}
+			for _, a := range addrs {
+				_, w[a] = index[a]
+			}
+			return w, nil
+		}})
+	outs := found.Outputs
 	if err != nil || len(outs) != 3 || outs[0].Block.Hash != *hashes[0] {
 		t.Fatalf("the deposits found: %+v %v", outs, err)
 	}

@@ -1,0 +1,101 @@
+package chainwatch
+
+import (
+	"context"
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
+)
+
+// BitcoinPoller follows a Bitcoin network: its blocks as Poller follows an
+// EVM chain's (kept in Blocks, rewound to the newest one still on the
+// chain after a reorg), and, once a poll reaches the head, the node's
+// mempool. Its Poller holds the blocks and the settings; the Poller's
+// Scanner is not used.
+type BitcoinPoller struct {
+	Poller
+	Bitcoin btcscan.Scanner
+}
+
+// BitcoinPolled is one Bitcoin poll's result: its Polled without
+// Transfers, and what it found.
+type BitcoinPolled struct {
+	Polled
+	// Found is what the scanned blocks hold, then what the mempool's
+	// transactions not seen before do.
+	Found btcscan.Found
+	// Mempool is every transaction in the node's mempool when the poll
+	// read it (the next poll's seen), nil when the poll did not reach the
+	// head and left the mempool unread.
+	Mempool map[chainhash.Hash]bool
+}
+
+// Poll scans the blocks after cursor as Poller.Poll does, then, when it
+// reached the head, the transactions in the mempool that are not in seen.
+// A payment seen in the mempool is found again in the block that mines it.
+func (p *BitcoinPoller) Poll(ctx context.Context, cursor Cursor, seen map[chainhash.Hash]bool, watch btcscan.Watch) (BitcoinPolled, error) {
+	polled, found, err := poll(ctx, p.settings(), bitcoinChain{p.Bitcoin, watch}, cursor)
+	out := BitcoinPolled{Polled: polled, Found: found}
+	if err != nil || !polled.CaughtUp {
+		return out, err
+	}
+	mempool, now, err := p.Bitcoin.Mempool(ctx, seen, watch)
+	if err != nil {
+		return out, err
+	}
+	out.Found.Outputs = append(out.Found.Outputs, mempool.Outputs...)
+	out.Found.Conflicts = append(out.Found.Conflicts, mempool.Conflicts...)
+	out.Mempool = now
+	return out, nil
+}
+
+// bitcoinChain reads a Bitcoin node for a poll. Block hashes are kept in
+// the order explorers show them (BitcoinHash).
+type bitcoinChain struct {
+	s     btcscan.Scanner
+	watch btcscan.Watch
+}
+
+func (c bitcoinChain) Head(ctx context.Context) (uint64, error) {
+	h, err := c.s.Head(ctx)
+	return uint64(max(h, 0)), err
+}
+
+func (c bitcoinChain) Canonical(ctx context.Context, cur Cursor) (bool, error) {
+	return c.s.Canonical(ctx, btcscan.Block{Height: int64(cur.Number), Hash: FromBitcoinHash(cur.Hash)})
+}
+
+func (c bitcoinChain) scanRange(ctx context.Context, from, to uint64, parent common.Hash) ([]Block, btcscan.Found, error) {
+	var p chainhash.Hash
+	if parent != (common.Hash{}) {
+		p = FromBitcoinHash(parent)
+	}
+	read, found, err := c.s.Scan(ctx, int64(from), int64(to), p, c.watch)
+	if err != nil {
+		return nil, found, err
+	}
+	blocks := make([]Block, len(read))
+	for i, b := range read {
+		blocks[i] = Block{Number: uint64(b.Height), Hash: BitcoinHash(b.Hash), Parent: BitcoinHash(b.Parent), Time: uint64(b.Time)}
+	}
+	return blocks, found, nil
+}
+
+// BitcoinHash is a Bitcoin hash as the engine keeps it: in the byte
+// order explorers and nodes show (chainhash keeps it reversed), so its
+// Hex is the usual form with 0x before it.
+func BitcoinHash(h chainhash.Hash) common.Hash {
+	b := common.Hash(h)
+	slices.Reverse(b[:])
+	return b
+}
+
+// FromBitcoinHash is BitcoinHash's inverse.
+func FromBitcoinHash(h common.Hash) chainhash.Hash {
+	b := chainhash.Hash(h)
+	slices.Reverse(b[:])
+	return b
+}

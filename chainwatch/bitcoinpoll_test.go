@@ -1,0 +1,173 @@
+package chainwatch_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
+	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/internal/btcrpc"
+)
+
+// On a real node, a Bitcoin network is followed as an EVM chain is: a
+// payment is found in the mempool, then in the block that mines it; a
+// reorg rewinds the scan to the newest kept block still on the chain and
+// finds the payment again in the block that now holds it; a replacement
+// by fee conflicts with the payment it replaces. The kept blocks' hashes
+// are the ones the node shows.
+func TestABitcoinNetworkFollowed(t *testing.T) {
+	ctx := context.Background()
+	n, err := btcnode.Start(ctx, btcnode.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	node, err := btcrpc.Dial(ctx, []string{n.URL()}, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := btcnode.Account(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deposit, err := key.DeriveAddress(0, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := &memBlocks{}
+	p := &chainwatch.BitcoinPoller{Bitcoin: btcscan.Scanner{Node: node, Params: btcnode.Params},
+		Poller: chainwatch.Poller{Blocks: blocks, MaxRange: 4, FreshDepth: 3, HeadWait: 20 * time.Millisecond,
+			PollInterval: 5 * time.Millisecond}}
+	var cursor chainwatch.Cursor
+	var seen map[chainhash.Hash]bool
+	var watchedTxs []*wire.MsgTx
+	watch := btcscan.Watch{
+		Addresses: func(_ context.Context, addrs []string) (map[string]bool, error) {
+			return map[string]bool{deposit.EncodeAddress(): slices.Contains(addrs, deposit.EncodeAddress())}, nil
+		},
+		Spends: func(_ context.Context, ops []wire.OutPoint) (map[wire.OutPoint]chainhash.Hash, error) {
+			out := map[wire.OutPoint]chainhash.Hash{}
+			for _, tx := range watchedTxs {
+				for _, in := range tx.TxIn {
+					if slices.Contains(ops, in.PreviousOutPoint) {
+						out[in.PreviousOutPoint] = tx.TxHash()
+					}
+				}
+			}
+			return out, nil
+		},
+	}
+	// catchUp polls until the scan reaches the head, and returns what the
+	// polls found.
+	catchUp := func() btcscan.Found {
+		t.Helper()
+		var all btcscan.Found
+		for range 50 {
+			out, err := p.Poll(ctx, cursor, seen, watch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cursor = out.Cursor
+			all.Outputs = append(all.Outputs, out.Found.Outputs...)
+			all.Conflicts = append(all.Conflicts, out.Found.Conflicts...)
+			if out.CaughtUp {
+				if out.Mempool == nil {
+					t.Fatal("a poll at the head left the mempool unread")
+				}
+				seen = out.Mempool
+				return all
+			}
+			if out.Mempool != nil {
+				t.Fatal("a poll short of the head read the mempool")
+			}
+		}
+		t.Fatal("the scan did not reach the head")
+		return all
+	}
+	head, err := node.BlockCount(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := catchUp(); len(found.Outputs) != 0 || cursor.Number != uint64(head) {
+		t.Fatalf("a first scan: cursor %d, found %v; want the head %d and nothing", cursor.Number, found.Outputs, head)
+	}
+	if want, err := node.BlockHash(ctx, head); err != nil || cursor.Hash.Hex() != "0x"+want.String() {
+		t.Fatalf("the cursor's hash %s, the node's %v (%v)", cursor.Hash.Hex(), want, err)
+	}
+
+	tx, err := n.Send(ctx, []btcnode.Out{{To: deposit, Sats: 50_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchedTxs = append(watchedTxs, tx)
+	found := catchUp()
+	if len(found.Outputs) != 1 || found.Outputs[0].TxID != tx.TxHash() || found.Outputs[0].Block.Height != 0 {
+		t.Fatalf("the payment in the mempool: %+v", found.Outputs)
+	}
+	if found := catchUp(); len(found.Outputs) != 0 {
+		t.Fatalf("the mempool read again: %+v; want nothing new", found.Outputs)
+	}
+
+	mined, err := n.Mine(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found = catchUp()
+	if len(found.Outputs) != 1 || found.Outputs[0].Block.Hash != *mined[0] || found.Outputs[0].Block.Height != head+1 {
+		t.Fatalf("the payment mined in %v: %+v", mined[0], found.Outputs)
+	}
+	if _, err := n.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	catchUp()
+
+	// A reorg two blocks deep: the payment's block and the next leave
+	// the chain, three others take their place, the first mining the
+	// payment again.
+	if err := n.Client.InvalidateBlock(mined[0]); err != nil {
+		t.Fatal(err)
+	}
+	again, err := n.Mine(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewound := len(blocks.starts)
+	found = catchUp()
+	if blocks.starts[rewound] != uint64(head+1) {
+		t.Errorf("after the reorg the scan went on from block %d, want %d", blocks.starts[rewound], head+1)
+	}
+	var inBlock []btcscan.Output
+	for _, o := range found.Outputs {
+		if o.Block.Height > 0 {
+			inBlock = append(inBlock, o)
+		}
+	}
+	if len(inBlock) != 1 || inBlock[0].Block.Hash != *again[0] || cursor.Number != uint64(head+3) {
+		t.Fatalf("after the reorg: %+v at cursor %d; want the payment in %v, the cursor at %d", found.Outputs, cursor.Number,
+			again[0], head+3)
+	}
+
+	// Replaced by fee: the replacement conflicts with the payment.
+	paid, err := n.Send(ctx, []btcnode.Out{{To: deposit, Sats: 20_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchedTxs = append(watchedTxs, paid)
+	catchUp()
+	bumped, err := n.Replace(ctx, paid, []btcnode.Out{{To: deposit, Sats: 20_000}}, 3_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found = catchUp()
+	if want := []btcscan.Conflict{{TxID: paid.TxHash(), By: bumped.TxHash()}}; !slices.Equal(found.Conflicts, want) ||
+		len(found.Outputs) != 1 || found.Outputs[0].TxID != bumped.TxHash() {
+		t.Fatalf("the replacement: %+v, conflicts %v; want the replacement found, conflicting with the payment", found.Outputs,
+			found.Conflicts)
+	}
+}
