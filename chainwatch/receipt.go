@@ -30,6 +30,9 @@ type TxState struct {
 	// InternalUnknown says the transaction's internal transfers could not
 	// be read (its block could not be traced): those recorded stand.
 	InternalUnknown bool
+	// Conflict says why a Bitcoin transaction not mined will not be: the
+	// transaction that replaced it or spent its coins (CheckBitcoin).
+	Conflict string
 }
 
 // CheckTransaction reads a transaction's receipt, its confirmations and,

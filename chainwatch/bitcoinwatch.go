@@ -2,6 +2,7 @@ package chainwatch
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -98,4 +99,54 @@ func FromBitcoinHash(h common.Hash) chainhash.Hash {
 	b := chainhash.Hash(h)
 	slices.Reverse(b[:])
 	return b
+}
+
+// BitcoinSeen is what a Bitcoin network's scans saw of a transaction that
+// pays a watched address.
+type BitcoinSeen struct {
+	// Block is the block that last mined it; zero when none did.
+	Block btcscan.Block
+	// ConflictedBy is a transaction found spending an output it spends
+	// (btcscan.Conflict); zero when none was.
+	ConflictedBy chainhash.Hash
+	// ConflictMined says ConflictedBy was found in a block, not in the
+	// mempool.
+	ConflictMined bool
+}
+
+// CheckBitcoin tells where a Bitcoin transaction stands from what the
+// network's scans saw of it and the node's chain now: mined while the block
+// that last mined it is the node's block at its height, with the
+// confirmations the node's head gives. Otherwise it is not mined, and
+// Conflict says why it will not be when a transaction replacing it or
+// spending its coins was seen; neither mined nor conflicted, it is pending
+// (in the mempool, or dropped from it: its pending timeout decides). Its
+// node calls are two (the head and the block hash at the height), none for
+// a transaction no block mined: they do not grow with the transactions
+// watched.
+func CheckBitcoin(ctx context.Context, s btcscan.Scanner, seen BitcoinSeen) (TxState, error) {
+	if seen.Block.Height > 0 {
+		head, err := s.Head(ctx)
+		if err != nil {
+			return TxState{}, err
+		}
+		ok, err := s.Canonical(ctx, seen.Block)
+		if err != nil {
+			return TxState{}, err
+		}
+		if ok && head >= seen.Block.Height {
+			return TxState{Mined: true, Succeeded: true, BlockNumber: uint64(seen.Block.Height),
+				BlockHash: BitcoinHash(seen.Block.Hash), BlockTime: uint64(seen.Block.Time),
+				Confirmations: uint64(head - seen.Block.Height + 1)}, nil
+		}
+	}
+	var st TxState
+	if seen.ConflictedBy != (chainhash.Hash{}) {
+		where := "in the mempool"
+		if seen.ConflictMined {
+			where = "in a block"
+		}
+		st.Conflict = fmt.Sprintf("replaced or double-spent by %s (%s)", seen.ConflictedBy, where)
+	}
+	return st, nil
 }
