@@ -104,6 +104,8 @@ func FromBitcoinHash(h common.Hash) chainhash.Hash {
 // BitcoinSeen is what a Bitcoin network's scans saw of a transaction that
 // pays a watched address.
 type BitcoinSeen struct {
+	// Outputs are its outputs to watched addresses.
+	Outputs []BitcoinOutput
 	// Block is the block that last mined it; zero when none did.
 	Block btcscan.Block
 	// ConflictedBy is a transaction found spending an output it spends
@@ -112,6 +114,13 @@ type BitcoinSeen struct {
 	// ConflictMined says ConflictedBy was found in a block, not in the
 	// mempool.
 	ConflictMined bool
+}
+
+// BitcoinOutput is an output of a transaction to a watched address.
+type BitcoinOutput struct {
+	Vout    uint32 `json:"vout"`
+	Address string `json:"address"`
+	Sats    int64  `json:"sats"`
 }
 
 // CheckBitcoin tells where a Bitcoin transaction stands from what the

@@ -66,3 +66,8 @@ type Asset struct {
 
 // Native reports whether the asset is the network's native coin.
 func (a Asset) Native() bool { return a.TokenAddress == "" }
+
+// Bitcoin reports whether the asset is bitcoin on a Bitcoin network, which
+// has no chain ID: an asset of chainId 0 (the engine refuses one on an EVM
+// network at start).
+func (a Asset) Bitcoin() bool { return a.ChainID == 0 }

@@ -79,7 +79,7 @@ type Recipients struct {
 func (r Recipients) SessionOf(t Transfer, minedAt time.Time) (Session, bool) {
 	to := strings.ToLower(t.To)
 	for _, s := range r.Deposit {
-		if strings.ToLower(s.DepositAddress) == to {
+		if strings.ToLower(s.DepositAddress) == to || s.BitcoinAddress != "" && strings.ToLower(s.BitcoinAddress) == to {
 			return s, true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"net/url"
 	"slices"
 	"time"
 
@@ -116,6 +117,9 @@ type PaymentOption struct {
 	Amount            string `json:"amount"`
 	AmountBaseUnits   string `json:"amountBaseUnits"`
 	PaymentURI        string `json:"paymentUri"`
+	// DepositAddress is where the option is paid when it is not the
+	// session's deposit address: a Bitcoin address.
+	DepositAddress string `json:"depositAddress,omitempty"`
 	// WalletAccountOnly says the network's nodes do not show the native
 	// coin a contract sends by an internal call (a Safe, a smart account,
 	// an exchange's batch payout): only a payment sent from a wallet
@@ -150,13 +154,26 @@ func Quote(asset Asset, usd, rate decimal.Decimal, depositAddress string) Paymen
 	return opt
 }
 
-// PaymentURI returns the EIP-681 URI that asks a wallet to pay base units of
-// asset to address.
+// PaymentURI returns the URI that asks a wallet to pay base units of asset
+// to address: EIP-681 on an EVM network, BIP21 for bitcoin.
 func PaymentURI(asset Asset, address string, base *big.Int) string {
+	if asset.Bitcoin() {
+		return BitcoinURI(address, base, "")
+	}
 	if asset.Native() {
 		return fmt.Sprintf("ethereum:%s@%d?value=%s", address, asset.ChainID, base)
 	}
 	return fmt.Sprintf("ethereum:%s@%d/transfer?address=%s&uint256=%s", asset.TokenAddress, asset.ChainID, address, base)
+}
+
+// BitcoinURI returns the BIP21 URI that asks a wallet to pay sats to a
+// Bitcoin address, with a label for the wallet to show when one is given.
+func BitcoinURI(address string, sats *big.Int, label string) string {
+	u := "bitcoin:" + address + "?amount=" + decimal.NewFromBigInt(sats, -8).String()
+	if label != "" {
+		u += "&label=" + url.QueryEscape(label)
+	}
+	return u
 }
 
 // Session is a checkout session.
@@ -185,6 +202,11 @@ type Session struct {
 	// until then are still recorded, flagged paid_late.
 	LateUntil    time.Time
 	DepositIndex *int64
+	// BitcoinAddress is the session's Bitcoin deposit address, derived at
+	// BitcoinIndex from its project's Bitcoin account key, when it offers
+	// bitcoin.
+	BitcoinAddress string `json:",omitempty"`
+	BitcoinIndex   *int64 `json:",omitempty"`
 	// Version counts the session's recorded changes (its events).
 	Version     int
 	CompletedAt *time.Time

@@ -45,7 +45,9 @@ type Observation struct {
 	BlockNumber                          *int64
 	BlockHash                            string
 	Confirmations, RequiredConfirmations int
-	// Transfers are those of the receipt, when mined and succeeded.
+	// Transfers are those of the receipt, when mined and succeeded; a
+	// Bitcoin transaction's outputs to watched addresses, from the
+	// mempool on.
 	Transfers []Transfer
 	// InternalUnknown says the native coin the transaction's internal calls
 	// moved could not be read this time: records of such transfers stand.
@@ -110,6 +112,9 @@ func (s Session) Option(assetID string) (PaymentOption, bool) {
 //     that transaction to its session; a mined transaction that pays the
 //     claiming session nothing fails the claim ("pays nothing to this
 //     session", or "reverted"), and records nothing else for that session.
+//   - A Bitcoin transaction's transfers are known from the mempool on
+//     (Transfers of an observation not mined): they are recorded pending,
+//     and confirmed when it is mined.
 //   - A reorg can mine the transaction again at other log indexes: a
 //     recorded transfer is the same transfer when it pays the same session
 //     the same asset at the same rank in the transaction.
@@ -142,7 +147,10 @@ func MatchTransfers(rows []Transaction, obs Observation, recipients Recipients, 
 
 	m := matcher{obs: obs}
 	matched := make([]bool, len(rows))
-	if obs.Mined && obs.Succeeded {
+	// A Bitcoin transaction's transfers are known before it is mined: they
+	// are recorded pending from the mempool on.
+	known := obs.Mined && obs.Succeeded || !obs.Mined && len(obs.Transfers) > 0
+	if known {
 		transfers := slices.Clone(obs.Transfers)
 		slices.SortFunc(transfers, func(a, b Transfer) int { return cmp.Compare(a.LogIndex, b.LogIndex) })
 		for _, t := range transfers {
@@ -155,7 +163,7 @@ func MatchTransfers(rows []Transaction, obs Observation, recipients Recipients, 
 				matched[i] = true
 				row := rows[i]
 				row.LogIndex = t.LogIndex
-				m.follow(row, rows[i].LogIndex != t.LogIndex, "")
+				m.follow(row, rows[i].LogIndex != t.LogIndex, obs.Reason)
 				continue
 			}
 			claim := slices.IndexFunc(rows, func(c Transaction) bool {
@@ -163,17 +171,21 @@ func MatchTransfers(rows []Transaction, obs Observation, recipients Recipients, 
 			})
 			if claim >= 0 && !matched[claim] {
 				matched[claim] = true
-				m.follow(transferRecord(rows[claim], s, obs, t), true, "")
+				m.follow(transferRecord(rows[claim], s, obs, t), true, obs.Reason)
 				continue
 			}
 			takes := s.TakesPayments(obs.At) || !obs.BlockTime.IsZero() && s.TakesPayments(obs.BlockTime)
 			if !takes {
 				unexpected = append(unexpected, t)
 			}
-			row := transferRecord(Transaction{ID: newID(), Status: TxConfirmed, Version: 1, Unexpected: !takes,
-				StatusHistory: []StatusChange{{Status: TxConfirmed, At: obs.At}}, CreatedAt: obs.At}, s, obs, t)
-			m.changes = append(m.changes, TxChange{Insert: true, Transaction: m.withBlock(row), Event: EventTxConfirmed})
-			m.follow(m.changes[len(m.changes)-1].Transaction, false, "")
+			status, event := TxConfirmed, EventTxConfirmed
+			if !obs.Mined {
+				status, event = TxPending, EventTxPending
+			}
+			row := transferRecord(Transaction{ID: newID(), Status: status, Version: 1, Unexpected: !takes,
+				StatusHistory: []StatusChange{{Status: status, At: obs.At}}, CreatedAt: obs.At}, s, obs, t)
+			m.changes = append(m.changes, TxChange{Insert: true, Transaction: m.withBlock(row), Event: event})
+			m.follow(m.changes[len(m.changes)-1].Transaction, false, obs.Reason)
 		}
 	}
 	for i, row := range rows {

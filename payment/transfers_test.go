@@ -2,6 +2,8 @@ package payment
 
 import (
 	"fmt"
+	"math/big"
+	"slices"
 	"testing"
 	"time"
 
@@ -282,5 +284,57 @@ func TestNextFreeUnitsSkipsHeldAmounts(t *testing.T) {
 	}
 	if got := NextFreeUnits("100", nil); got != "100" {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// A Bitcoin payment is recorded from the mempool on: pending, with its
+// amount, then confirmed when mined (the same record), or failed when a
+// transaction replaces it. BIP21 asks for the amount in BTC.
+func TestABitcoinPaymentIsRecordedFromTheMempool(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	s := Session{ID: "cs_btc", ProjectID: "proj_a", Status: SessionOpen, DepositAddress: "0xAaAa000000000000000000000000000000000001",
+		BitcoinAddress: "bcrt1qexample", AmountUSD: decimal.NewFromInt(50), LateUntil: at.Add(time.Hour),
+		PaymentOptions: []PaymentOption{{AssetDefinitionID: "btc", Symbol: "BTC", Decimals: 8, AmountBaseUnits: "50000",
+			DepositAddress: "bcrt1qexample"}}}
+	n := 0
+	newID := func() string { n++; return fmt.Sprintf("tx_%d", n) }
+	paid := Transfer{LogIndex: 1, To: "bcrt1qexample", AssetID: "btc", AmountBaseUnits: "50000"}
+	seen := Observation{Network: "bitcoin", TxHash: "ab12", Status: TxPending, Transfers: []Transfer{paid}, At: at}
+	changes, _ := MatchTransfers(nil, seen, Recipients{Deposit: []Session{s}}, newID)
+	rows := apply(nil, changes)
+	if len(rows) != 1 || rows[0].Status != TxPending || changes[0].Event != EventTxPending || rows[0].Amount != "0.0005" ||
+		rows[0].CheckoutSessionID != s.ID || rows[0].LogIndex != 1 || rows[0].BlockNumber != nil {
+		t.Fatalf("in the mempool: %+v (%v)", rows, changes)
+	}
+	if again, _ := MatchTransfers(rows, seen, Recipients{Deposit: []Session{s}}, newID); len(again) != 0 {
+		t.Fatalf("seen again in the mempool: %+v", again)
+	}
+	block := int64(500)
+	minedObs := Observation{Network: "bitcoin", TxHash: "ab12", Status: TxConfirmed, Mined: true, Succeeded: true,
+		BlockNumber: &block, BlockHash: "00bb", Confirmations: 1, RequiredConfirmations: 2, Transfers: []Transfer{paid},
+		BlockTime: at.Add(time.Minute), At: at.Add(time.Minute)}
+	changes, _ = MatchTransfers(rows, minedObs, Recipients{Deposit: []Session{s}}, newID)
+	mined := apply(slices.Clone(rows), changes)
+	if len(mined) != 1 || mined[0].ID != rows[0].ID || mined[0].Status != TxConfirmed || *mined[0].BlockNumber != 500 ||
+		changes[0].Event != EventTxConfirmed {
+		t.Fatalf("mined: %+v (%v)", mined, changes)
+	}
+
+	replaced := seen
+	replaced.Status, replaced.Reason, replaced.At = TxFailed, "replaced or double-spent by cd34 (in the mempool)", at.Add(time.Minute)
+	changes, _ = MatchTransfers(rows, replaced, Recipients{Deposit: []Session{s}}, newID)
+	failed := apply(slices.Clone(rows), changes)
+	if len(failed) != 1 || failed[0].Status != TxFailed || changes[0].Event != EventTxFailed ||
+		failed[0].StatusHistory[1].Reason != replaced.Reason {
+		t.Fatalf("replaced: %+v (%v)", failed, changes)
+	}
+	// Replaced before the first look: recorded, and failed at once.
+	changes, _ = MatchTransfers(nil, replaced, Recipients{Deposit: []Session{s}}, newID)
+	if rows := apply(nil, changes); len(rows) != 1 || rows[0].Status != TxFailed {
+		t.Fatalf("replaced at first sight: %+v", rows)
+	}
+
+	if got, want := BitcoinURI("bcrt1qexample", big.NewInt(50_000), "Order #7 & co"), "bitcoin:bcrt1qexample?amount=0.0005&label=Order+%237+%26+co"; got != want {
+		t.Errorf("BIP21: %s, want %s", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,11 +26,32 @@ func (s *Store) RecordBitcoinScan(ctx context.Context, network string, found btc
 	if len(found.Outputs) == 0 && len(found.Conflicts) == 0 {
 		return nil
 	}
+	type seen struct {
+		first   btcscan.Output
+		outputs []chainwatch.BitcoinOutput
+	}
+	var order []chainhash.Hash
+	byTx := map[chainhash.Hash]*seen{}
+	for _, o := range found.Outputs {
+		t := byTx[o.TxID]
+		if t == nil || t.first.Block != o.Block {
+			t = &seen{first: o}
+			byTx[o.TxID] = t
+			order = append(order, o.TxID)
+		}
+		t.outputs = append(t.outputs, chainwatch.BitcoinOutput{Vout: o.Vout, Address: o.Address, Sats: o.Sats})
+	}
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
-		for _, o := range found.Outputs {
+		for _, id := range order {
+			t := byTx[id]
+			o := t.first
 			spends := make([]string, len(o.Spends))
 			for i, op := range o.Spends {
 				spends[i] = op.String()
+			}
+			outputs, err := json.Marshal(t.outputs)
+			if err != nil {
+				return err
 			}
 			var hash *string
 			var height *int64
@@ -38,14 +60,14 @@ func (s *Store) RecordBitcoinScan(ctx context.Context, network string, found btc
 				h, t := o.Block.Hash.String(), time.Unix(o.Block.Time, 0).UTC()
 				hash, height, at = &h, &o.Block.Height, &t
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO bitcoin_transactions (network, txid, spends, block_hash, block_height,
-					block_time, first_seen_at)
-				VALUES ($1,$2,$3,$4,$5,$6,$7)
+			if _, err := tx.Exec(ctx, `INSERT INTO bitcoin_transactions (network, txid, outputs, spends, block_hash,
+					block_height, block_time, first_seen_at)
+				VALUES ($1,$2,$3,$4,$5,$6,$7,$8)
 				ON CONFLICT (network, txid) DO UPDATE SET
 					block_hash = coalesce(excluded.block_hash, bitcoin_transactions.block_hash),
 					block_height = coalesce(excluded.block_height, bitcoin_transactions.block_height),
 					block_time = coalesce(excluded.block_time, bitcoin_transactions.block_time)`,
-				network, o.TxID.String(), spends, hash, height, at, now); err != nil {
+				network, id.String(), outputs, spends, hash, height, at, now); err != nil {
 				return err
 			}
 		}
@@ -108,13 +130,17 @@ func (s *Store) BitcoinSeen(ctx context.Context, network string, txid chainhash.
 	var height *int64
 	var at *time.Time
 	var seen chainwatch.BitcoinSeen
-	err := s.pool.QueryRow(ctx, `SELECT block_hash, block_height, block_time, conflicted_by, conflict_mined
+	var outputs []byte
+	err := s.pool.QueryRow(ctx, `SELECT outputs, block_hash, block_height, block_time, conflicted_by, conflict_mined
 		FROM bitcoin_transactions WHERE network = $1 AND txid = $2`, network, txid.String()).
-		Scan(&hash, &height, &at, &conflict, &seen.ConflictMined)
+		Scan(&outputs, &hash, &height, &at, &conflict, &seen.ConflictMined)
 	if err == pgx.ErrNoRows {
 		return seen, false, nil
 	}
 	if err != nil {
+		return seen, false, err
+	}
+	if err := json.Unmarshal(outputs, &seen.Outputs); err != nil {
 		return seen, false, err
 	}
 	if hash != nil {

@@ -108,6 +108,11 @@ func TestBitcoinPaymentsFollowed(t *testing.T) {
 	if s := check(tx.TxHash()); s.Mined || s.Conflict != "" {
 		t.Fatalf("in the mempool: %+v; want pending", s)
 	}
+	seen, _, err := st.BitcoinSeen(ctx, network, tx.TxHash())
+	if want := (chainwatch.BitcoinOutput{Vout: 0, Address: deposit.EncodeAddress(), Sats: 60_000}); err != nil ||
+		len(seen.Outputs) != 1 || seen.Outputs[0] != want {
+		t.Fatalf("its outputs recorded: %+v %v; want %+v", seen.Outputs, err, want)
+	}
 	mined, err := n.Mine(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
