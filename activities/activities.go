@@ -31,6 +31,8 @@ type Activities struct {
 	// Temporal signals the sessions' workflows of the transfers a scan
 	// finds (ScanInput.SignalSessions); nil leaves them to chainwatch.
 	Temporal client.Client
+
+	mempools mempools
 }
 
 // The activities are the ones the workflows declare.

@@ -48,6 +48,13 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 			return workflows.ScanOutput{Cursor: in.Cursor}, err
 		}
 	}
+	if c.IsBitcoin() {
+		out, err := a.scanBitcoin(ctx, c, cursor)
+		if err != nil {
+			return out, err
+		}
+		return out, a.handOver(ctx, in, &out)
+	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
 	sent := &sentWatch{a: a, network: in.Network}
 	lookup := sent.lookup(sessions.lookup)
@@ -73,15 +80,23 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
 		return out, err
 	}
-	workflows.MarkSolo(out.Transfers)
 	a.followSent(ctx, c)
+	return out, a.handOver(ctx, in, &out)
+}
+
+// handOver ends a scan: it marks the transfers that pay one session alone,
+// finds the sessions due, and, when asked, signals the transfers and the
+// progress to the sessions itself.
+func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *workflows.ScanOutput) error {
+	workflows.MarkSolo(out.Transfers)
+	var err error
 	if out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time); err != nil {
-		return out, classify(err)
+		return classify(err)
 	}
 	if in.SignalSessions && a.Temporal != nil {
-		err = a.signalSessions(ctx, in.Network, &out)
+		return a.signalSessions(ctx, in.Network, out)
 	}
-	return out, err
+	return nil
 }
 
 // signalsAtOnce bounds the signals one scan has in flight.
@@ -169,6 +184,10 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	c, err := a.chain(in.Network)
 	if err != nil {
 		return workflows.ScanOutput{}, err
+	}
+	if c.IsBitcoin() {
+		return workflows.ScanOutput{}, temporal.NewNonRetryableApplicationError(
+			"a Bitcoin network is not rescanned: its scan keeps every payment it saw", "invalid", nil)
 	}
 	defer heartbeat(ctx, 2*time.Second)()
 	head, err := c.Client.BlockNumber(ctx)
@@ -327,6 +346,9 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 	n := c.Network
 	out := workflows.CheckOutput{RequiredConfirmations: n.Confirmations, BlockTime: time.Duration(n.BlockTime),
 		PendingTimeout: time.Duration(n.PendingTimeout)}
+	if c.IsBitcoin() {
+		return a.checkBitcoin(ctx, c, in.TxHash, out)
+	}
 	hash := common.HexToHash(in.TxHash)
 	st, err := chainwatch.CheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces)
 	if err != nil {

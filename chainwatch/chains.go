@@ -1,6 +1,8 @@
 package chainwatch
 
 import (
+	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
+	"github.com/paymentsd/paymentsd/internal/btcrpc"
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
 
 	"context"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/shopspring/decimal"
 
@@ -18,8 +21,30 @@ import (
 // Chain is one configured network with its client and its assets.
 type Chain struct {
 	Network Network
-	Client  evmrpc.Client
+	// Client reads an EVM network; nil on a Bitcoin network.
+	Client evmrpc.Client
+	// Bitcoin reads a Bitcoin network's nodes, of the chain Params names;
+	// nil on an EVM network.
+	Bitcoin *btcrpc.Failover
+	Params  *chaincfg.Params
 	Assets  []payment.Asset
+}
+
+// IsBitcoin reports whether the chain is a Bitcoin network.
+func (c *Chain) IsBitcoin() bool { return c.Bitcoin != nil }
+
+// BitcoinScanner returns a Bitcoin network's scanner.
+func (c *Chain) BitcoinScanner() btcscan.Scanner {
+	return btcscan.Scanner{Node: c.Bitcoin, Params: c.Params}
+}
+
+// BitcoinPoller returns a Bitcoin network's poller over blocks, with the
+// network's block range; a poll waits at the head one poll interval, the
+// mempool's pace, before it reads the mempool.
+func (c *Chain) BitcoinPoller(blocks BlockStore) *BitcoinPoller {
+	every := time.Duration(c.Network.PollInterval)
+	return &BitcoinPoller{Bitcoin: c.BitcoinScanner(), Poller: Poller{Blocks: blocks,
+		MaxRange: uint64(max(c.Network.MaxBlockRange, 0)), HeadWait: every, PollInterval: min(every, time.Second)}}
 }
 
 // Chains are the networks of a deployment, by key.
@@ -30,12 +55,28 @@ type Chains map[string]*Chain
 func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, transport http.RoundTripper) (Chains, error) {
 	chains := Chains{}
 	byChainID := map[int64]string{}
+	byBitcoinChain := map[string]string{}
 	for _, n := range networks {
 		if err := n.Check(); err != nil {
 			return nil, err
 		}
 		if _, dup := chains[n.Key]; dup {
 			return nil, fmt.Errorf("network %q is listed twice", n.Key)
+		}
+		if n.Kind == KindBitcoin {
+			// Bitcoin transactions are keyed by network and txid; two
+			// networks of one chain would fight over one key space.
+			if other, dup := byBitcoinChain[n.Chain]; dup {
+				return nil, fmt.Errorf("networks %q and %q are both Bitcoin's %s", other, n.Key, n.Chain)
+			}
+			byBitcoinChain[n.Chain] = n.Key
+			params := bitcoinChains[n.Chain]
+			f, err := btcrpc.Dial(ctx, n.RPCURLs, params)
+			if err != nil {
+				return nil, fmt.Errorf("network %q: %w", n.Key, err)
+			}
+			chains[n.Key] = &Chain{Network: n.WithDefaults(), Bitcoin: f, Params: params}
+			continue
 		}
 		// Transactions are keyed by chain ID: two networks of one chain
 		// would share (and fight over) one key space.
@@ -63,6 +104,17 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 		}
 		if a.IsLive != c.Network.IsLive {
 			return nil, fmt.Errorf("asset %q: isLive %v differs from network %q's %v", a.ID, a.IsLive, a.Network, c.Network.IsLive)
+		}
+		if c.IsBitcoin() {
+			feed := chains[a.Price.Network]
+			switch {
+			case !a.Native() || a.Decimals != 8:
+				return nil, fmt.Errorf("asset %q: a Bitcoin network's asset is bitcoin: no tokenAddress, 8 decimals", a.ID)
+			case a.Price.Kind != payment.PriceChainlink || a.Price.Network == "":
+				return nil, fmt.Errorf("asset %q: bitcoin's price is a chainlink feed read on an EVM network (priceSource.network)", a.ID)
+			case feed != nil && feed.IsBitcoin():
+				return nil, fmt.Errorf("asset %q: its price feed's network %q is not an EVM network", a.ID, a.Price.Network)
+			}
 		}
 		c.Assets = append(c.Assets, a)
 	}

@@ -173,6 +173,9 @@ func NewPayoutBatch(in PayoutBatchInput, catalog Catalog, isLive bool, createdBy
 		} else if asset, known = catalog.Asset(*l.AssetDefinitionID); !known || asset.IsLive != isLive {
 			known = false
 			probs.Addf(field("asset"), "%q is not an asset of the %s environment (GET /api/v1/assets lists them)", *l.AssetDefinitionID, EnvironmentName(isLive))
+		} else if asset.Bitcoin() {
+			known = false
+			probs.Add(field("asset"), "payouts are of EVM assets: bitcoin is paid from the merchant's own wallet")
 		} else {
 			p.AssetDefinitionID, p.Network, p.ChainID, p.Symbol = asset.ID, asset.Network, asset.ChainID, asset.Symbol
 			p.Decimals, p.TokenAddress = asset.Decimals, asset.TokenAddress

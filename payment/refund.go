@@ -197,6 +197,10 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 		probs.Add("assetDefinitionId", "is not an asset of this deployment")
 		return r, probs.Err()
 	}
+	if a.Bitcoin() {
+		probs.Add("assetDefinitionId", "a bitcoin payment is refunded from the merchant's own wallet: refunds here are of EVM assets")
+		return r, probs.Err()
+	}
 	r.AssetDefinitionID, r.Network, r.ChainID, r.Symbol = a.ID, a.Network, a.ChainID, a.Symbol
 	r.Decimals, r.TokenAddress = a.Decimals, a.TokenAddress
 	left := Refundable(s.ID, a.ID, txs, refunds)

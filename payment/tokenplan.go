@@ -134,6 +134,11 @@ func newTokenOption(in TokenOptionInput, path string, isLive bool, catalog Catal
 			return a.Network == network && a.IsLive == isLive && strings.EqualFold(a.TokenAddress, token)
 		})
 		switch {
+		case i >= 0 && catalog.Assets[i].Bitcoin():
+			// A shared recipient is an EVM address; bitcoin is paid to
+			// an address of the session's own (docs/networks.md).
+			probs.Add(path+".networkId", "is a Bitcoin network: a plan with a recipientAddress is paid on EVM networks; "+
+				"accept bitcoin with a USD-priced plan (acceptedAssets)")
 		case i >= 0:
 			asset = catalog.Assets[i]
 		case token == "":

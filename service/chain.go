@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -23,12 +25,9 @@ import (
 func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) error {
 	xpub, index, err := svc.store.NextDepositIndex(ctx, s.ProjectID, s.IsLive)
 	if errors.Is(err, payment.ErrNotFound) {
-		env := "sandbox"
-		if s.IsLive {
-			env = "live"
-		}
 		return &payment.Error{Kind: payment.KindValidation, Message: "Validation failed", Details: []payment.FieldError{{
-			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + env + " (POST …/deposit-key, or paymentsd admin set-deposit-key)"}}}
+			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + environment(s.IsLive) +
+				" (POST …/deposit-key, or paymentsd admin set-deposit-key)"}}}
 	}
 	if err != nil {
 		return fmt.Errorf("deposit index: %w", err)
@@ -327,3 +326,38 @@ func (svc *Service) ExplorerTxURL(network, hash string) string {
 
 // Catalog returns the deployment's asset catalog.
 func (svc *Service) Catalog() payment.Catalog { return svc.catalog }
+
+// bitcoinAddress gives the session the next address of its project's
+// Bitcoin account key for the environment, on the environment's Bitcoin
+// network.
+func (svc *Service) bitcoinAddress(ctx context.Context, s *payment.Session) error {
+	var params *chaincfg.Params
+	for _, c := range svc.chains {
+		if c.IsBitcoin() && c.Network.IsLive == s.IsLive {
+			params = c.Params
+		}
+	}
+	if params == nil {
+		return fmt.Errorf("no Bitcoin network of the session's environment is configured")
+	}
+	xpub, addressType, index, err := svc.store.NextBitcoinIndex(ctx, s.ProjectID, s.IsLive)
+	if errors.Is(err, payment.ErrNotFound) {
+		var probs payment.Problems
+		probs.Add("paymentPlanId", "the plan's project has no Bitcoin account key for "+environment(s.IsLive)+
+			" (POST …/bitcoin-deposit-key, or paymentsd admin set-deposit-key --bitcoin)")
+		return probs.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("bitcoin index: %w", err)
+	}
+	key, err := btckeys.ParseKey(xpub, btckeys.Kind(addressType))
+	if err != nil {
+		return fmt.Errorf("bitcoin key of %s: %w", s.ProjectID, err)
+	}
+	addr, err := key.DeriveAddress(uint32(index), params)
+	if err != nil {
+		return err
+	}
+	s.BitcoinAddress, s.BitcoinIndex = addr.EncodeAddress(), &index
+	return nil
+}

@@ -116,7 +116,7 @@ func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 	}
 	clients := map[string]evmrpc.Client{}
 	for key, c := range svc.chains {
-		if c.Network.IsLive == p.IsLive {
+		if c.Network.IsLive == p.IsLive && !c.IsBitcoin() {
 			clients[key] = c.Client
 		}
 	}

@@ -230,7 +230,7 @@ func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, fro
 		}
 		for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
 			ch := svc.chains[network]
-			if ch.Network.IsLive != c.IsLive {
+			if ch.Network.IsLive != c.IsLive || ch.IsBitcoin() {
 				continue
 			}
 			used, err := addressUsed(ctx, ch, addr)

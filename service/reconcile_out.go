@@ -88,7 +88,7 @@ func (svc *Service) checkSent(ctx context.Context, kind, id, network, hash strin
 		return nil, nil // not yet mined, or mined since: chainwatch records it
 	}
 	c, ok := svc.chains[network]
-	if !ok {
+	if !ok || c.IsBitcoin() {
 		return []Finding{{Kind: kind, ObjectID: id, Detail: fmt.Sprintf("%s on %s: the network is not configured", hash, network),
 			Error: "not checked"}}, nil
 	}

@@ -200,7 +200,7 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 // isContract tells whether an address on a network holds code.
 func (svc *Service) isContract(ctx context.Context, network, address string) (bool, error) {
 	c, ok := svc.chains[network]
-	if !ok {
+	if !ok || c.IsBitcoin() {
 		return false, &payment.Error{Kind: payment.KindUnavailable, Message: "The network " + network + " cannot be read now"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

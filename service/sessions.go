@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
+	"slices"
 
 	"github.com/shopspring/decimal"
 
@@ -130,18 +132,60 @@ func (svc *Service) quotedOptions(ctx context.Context, plan payment.Plan, due de
 		probs.Add("paymentPlanId", "the payment plan accepts no asset that can be quoted now")
 		return probs.Err()
 	}
-	// The derivation index is taken last, once nothing can refuse the
+	// Bitcoin is offered when the project environment has a Bitcoin
+	// account key, the EVM assets when it has an EVM deposit key; a plan
+	// accepting both is paid in what its project's keys serve, and
+	// refused only when they serve none of its assets.
+	bitcoin := slices.ContainsFunc(quotes, func(q quote) bool { return q.asset.Bitcoin() })
+	evm := slices.ContainsFunc(quotes, func(q quote) bool { return !q.asset.Bitcoin() })
+	if bitcoin && evm {
+		xpub, _, _, err := svc.store.BitcoinKey(ctx, s.ProjectID, s.IsLive)
+		if err != nil {
+			return fmt.Errorf("bitcoin key: %w", err)
+		}
+		evmKey, _, err := svc.store.DepositKey(ctx, s.ProjectID, s.IsLive)
+		if err != nil {
+			return fmt.Errorf("deposit key: %w", err)
+		}
+		// Without a key of either kind the session is refused below,
+		// naming the EVM key.
+		bitcoin = xpub != "" || evmKey == ""
+		evm = evmKey != "" || xpub == ""
+	}
+	// The derivation indexes are taken last, once nothing can refuse the
 	// session: a refused request leaves no unused address behind, which a
 	// wallet scanning up to a gap limit could stop at.
-	if err := svc.depositAddress(ctx, s); err != nil {
-		return err
+	if evm {
+		if err := svc.depositAddress(ctx, s); err != nil {
+			return err
+		}
+	}
+	if bitcoin {
+		if err := svc.bitcoinAddress(ctx, s); err != nil {
+			return err
+		}
 	}
 	for _, q := range quotes {
+		if q.asset.Bitcoin() && !bitcoin || !q.asset.Bitcoin() && !evm {
+			continue
+		}
 		o := payment.Quote(q.asset, due, q.rate, s.DepositAddress)
+		if q.asset.Bitcoin() {
+			base, _ := new(big.Int).SetString(o.AmountBaseUnits, 10)
+			o.DepositAddress, o.PaymentURI = s.BitcoinAddress, payment.BitcoinURI(s.BitcoinAddress, base, plan.Title)
+		}
 		o.WalletAccountOnly = svc.walletAccountOnly(q.asset)
 		s.PaymentOptions = append(s.PaymentOptions, o)
 	}
 	return nil
+}
+
+// environment names a project environment.
+func environment(isLive bool) string {
+	if isLive {
+		return "live"
+	}
+	return "sandbox"
 }
 
 // walletAccountOnly tells whether a payment in the asset is seen only when
@@ -149,7 +193,7 @@ func (svc *Service) quotedOptions(ctx context.Context, plan payment.Plan, due de
 // not trace internal transfers.
 func (svc *Service) walletAccountOnly(a payment.Asset) bool {
 	c := svc.chains[a.Network]
-	return a.Native() && c != nil && !c.Network.TraceInternalTransfers
+	return a.Native() && !a.Bitcoin() && c != nil && !c.Network.TraceInternalTransfers
 }
 
 // OpenSession records a session with its workflow's pending start, in one

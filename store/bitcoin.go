@@ -11,6 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
@@ -158,4 +159,18 @@ func (s *Store) BitcoinSeen(ctx context.Context, network string, txid chainhash.
 		seen.ConflictedBy = *h
 	}
 	return seen, true, nil
+}
+
+// BitcoinSessionsAmount is the largest amount due, in USD, of the sessions
+// whose Bitcoin addresses are among addresses: it sets how deep a payment
+// to them must be to be final. With none, a payment to no session, it
+// is an amount above every finality tier.
+func (s *Store) BitcoinSessionsAmount(ctx context.Context, addresses []string) (decimal.Decimal, error) {
+	var due *string
+	err := s.pool.QueryRow(ctx, `SELECT max(s.amount_usd)::text FROM bitcoin_deposit_addresses b
+		JOIN checkout_sessions s ON s.id = b.session_id WHERE b.address = ANY($1)`, addresses).Scan(&due)
+	if err != nil || due == nil {
+		return decimal.New(1, 18), err
+	}
+	return decimal.NewFromString(*due)
 }

@@ -125,6 +125,16 @@ func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive b
 	return xpub, index, mapErr(err)
 }
 
+// NextBitcoinIndex takes the next derivation index of a project
+// environment's Bitcoin account key, and returns the key with its kind of
+// address; payment.ErrNotFound when it has none.
+func (s *Store) NextBitcoinIndex(ctx context.Context, projectID string, isLive bool) (xpub, addressType string, index int64, err error) {
+	err = s.pool.QueryRow(ctx, `UPDATE project_bitcoin_keys SET next_index = next_index + 1
+		WHERE project_id = $1 AND is_live = $2 RETURNING xpub, address_type, next_index - 1`, projectID, isLive).
+		Scan(&xpub, &addressType, &index)
+	return xpub, addressType, index, mapErr(err)
+}
+
 // ListDepositAddresses lists the principal's used deposit indexes in index
 // order, filtered by q (the session's status and creation time, and
 // whether the address was paid), each with what it received.

@@ -162,7 +162,8 @@ func recipients(ctx context.Context, q querier, network string, isLive bool, tra
 		return out, nil
 	}
 	rows, err := q.Query(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions
-		WHERE deposit_address <> '' AND NOT shared_recipient AND lower(deposit_address) = ANY($1) AND is_live = $2`, to, isLive)
+		WHERE (deposit_address <> '' AND NOT shared_recipient AND lower(deposit_address) = ANY($1)
+			OR id IN (SELECT session_id FROM bitcoin_deposit_addresses WHERE address = ANY($1))) AND is_live = $2`, to, isLive)
 	if err != nil {
 		return out, err
 	}

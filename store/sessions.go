@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -64,6 +65,16 @@ func insertSession(ctx context.Context, tx pgx.Tx, cs payment.Session, render Re
 		}
 		if owned {
 			return ErrDepositIsRecipient
+		}
+	}
+	if cs.BitcoinAddress != "" {
+		if cs.BitcoinIndex == nil {
+			return fmt.Errorf("session %s: a Bitcoin address without its derivation index", cs.ID)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO bitcoin_deposit_addresses (address, session_id, project_id, is_live,
+				derivation_index, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
+			cs.BitcoinAddress, cs.ID, cs.ProjectID, cs.IsLive, *cs.BitcoinIndex, cs.CreatedAt); err != nil {
+			return mapErr(err)
 		}
 	}
 	cs.Version = 1
@@ -176,6 +187,11 @@ func scanSessionWith(row pgx.Row, extra ...any) (payment.Session, error) {
 	if err := json.Unmarshal(options, &cs.PaymentOptions); err != nil {
 		return cs, err
 	}
+	for _, o := range cs.PaymentOptions {
+		if o.DepositAddress != "" {
+			cs.BitcoinAddress = o.DepositAddress // its index is kept in bitcoin_deposit_addresses alone
+		}
+	}
 	cs.QuoteExpiresAt, cs.ExpiresAt = cs.QuoteExpiresAt.UTC(), cs.ExpiresAt.UTC()
 	cs.CreatedAt, cs.UpdatedAt, cs.CompletedAt = cs.CreatedAt.UTC(), cs.UpdatedAt.UTC(), utcPtr(cs.CompletedAt)
 	return cs, nil
@@ -202,6 +218,18 @@ type WatchedAddress struct {
 func (s *Store) DepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
 	rows, err := s.pool.Query(ctx, `SELECT deposit_address, id, is_live, project_id FROM checkout_sessions
 		WHERE deposit_address <> '' AND NOT shared_recipient AND lower(deposit_address) = ANY($1)`, addresses)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[WatchedAddress])
+}
+
+// BitcoinDepositAddresses returns the sessions whose Bitcoin deposit
+// addresses are among addresses, whatever their state, as DepositAddresses
+// does for EVM addresses.
+func (s *Store) BitcoinDepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
+	rows, err := s.pool.Query(ctx, `SELECT address, session_id, is_live, project_id FROM bitcoin_deposit_addresses
+		WHERE address = ANY($1)`, addresses)
 	if err != nil {
 		return nil, err
 	}

@@ -28,8 +28,12 @@ type CheckOutput struct {
 	Confirmations   int
 	Final           bool
 	// Transfers are the transaction's transfers of the network's assets,
-	// when it is mined and succeeded.
-	Transfers             []payment.Transfer
+	// when it is mined and succeeded; a Bitcoin transaction's outputs to
+	// watched addresses, from the mempool on.
+	Transfers []payment.Transfer
+	// Conflict says why a Bitcoin transaction not mined will not be (a
+	// transaction replaced it or spent its coins): it fails.
+	Conflict              string `json:",omitempty"`
 	RequiredConfirmations int
 	BlockTime             time.Duration
 	PendingTimeout        time.Duration

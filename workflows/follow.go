@@ -45,6 +45,8 @@ func (w *txWatch) look(ctx workflow.Context) (CheckOutput, []payment.Transaction
 		switch {
 		case st.Mined && !st.Succeeded:
 			next, reason = payment.TxFailed, "reverted"
+		case !st.Mined && st.Conflict != "":
+			next, reason = payment.TxFailed, st.Conflict
 		case st.Mined:
 			next, w.blockHash = payment.TxConfirmed, st.BlockHash
 		case workflow.Now(ctx).Sub(w.pendingSince) >= st.PendingTimeout:
@@ -69,10 +71,11 @@ func (w *txWatch) look(ctx workflow.Context) (CheckOutput, []payment.Transaction
 	obs := payment.Observation{Network: p.Network, ChainID: p.ChainID, TxHash: p.TxHash, Status: w.status,
 		Reason: reason, Mined: st.Mined, Succeeded: st.Succeeded, BlockHash: st.BlockHash,
 		Confirmations: st.Confirmations, RequiredConfirmations: st.RequiredConfirmations, At: workflow.Now(ctx)}
+	obs.Transfers = st.Transfers // none before an EVM transaction is mined; a Bitcoin one's are known sooner
 	if st.Mined {
 		n := int64(st.BlockNumber)
 		obs.BlockNumber = &n
-		obs.Transfers, obs.InternalUnknown = st.Transfers, st.InternalUnknown
+		obs.InternalUnknown = st.InternalUnknown
 		obs.BlockTime = time.Unix(int64(st.MinedAt), 0).UTC()
 	}
 	synced, err := syncTransaction(ctx, SyncInput{Observation: obs, ReportIgnored: justMined})

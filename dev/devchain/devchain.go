@@ -580,6 +580,25 @@ func (c *Chain) TransferNative(ctx context.Context, from Account, to common.Addr
 	return c.Transact(ctx, from, to, wei, nil)
 }
 
+// DeployPriceFeed deploys another dev price feed (description such as
+// "BTC / USD") answering usd (8 decimals), mined before it returns.
+func (c *Chain) DeployPriceFeed(ctx context.Context, description string, usd *big.Int) (common.Address, error) {
+	var feed common.Address
+	tx, err := c.send(ctx, c.Deployer, func(opts *bind.TransactOpts) (*types.Transaction, error) {
+		addr, tx, err := bind.DeployContract(opts, common.FromHex(bindings.DevPriceFeedMetaData.Bin), c.client,
+			c.feed.PackConstructor(description, usd))
+		feed = addr
+		return tx, err
+	})
+	if err == nil {
+		err = c.commitAndCheck(ctx, tx)
+	}
+	if err != nil {
+		return common.Address{}, fmt.Errorf("devchain: deploy the %s feed: %w", description, err)
+	}
+	return feed, nil
+}
+
 // SetETHPrice publishes a new ETH/USD answer (8 decimals) on the price
 // feed as a new round, and mines it before returning so the next read sees
 // it.

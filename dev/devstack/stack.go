@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/views"
@@ -35,6 +37,13 @@ type StackConfig struct {
 	// DevnetURL, when set, is the URL the engine reads the dev chain at,
 	// given the chain's own (a proxy in front of it, for tests).
 	DevnetURL func(chainURL string) string
+	// Bitcoin, when set, starts a Bitcoin node in regtest beside the dev
+	// chain (btcnode), served as the network BitcoinNetwork with the
+	// asset BitcoinAsset, priced by a BTC/USD feed on the dev chain.
+	Bitcoin *btcnode.Config
+	// BitcoinTune tunes the Bitcoin network's settings (poll interval,
+	// block time); its key, kind, chain and node come from the stack.
+	BitcoinTune chainwatch.Network
 	// Networks and Assets are watched and accepted besides the dev chain
 	// and its assets.
 	Networks []chainwatch.Network
@@ -65,7 +74,9 @@ type Stack struct {
 	Server   *Temporal
 	Temporal client.Client
 	Chain    *devchain.Chain
-	Chains   chainwatch.Chains
+	// Bitcoin is the Bitcoin node, when StackConfig.Bitcoin asked for one.
+	Bitcoin *btcnode.Node
+	Chains  chainwatch.Chains
 	Catalog  payment.Catalog
 	Sealer   *webhook.Sealer
 	// Worker is the running worker (with the chainwatch workflows' and the
@@ -113,7 +124,16 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, func() { _ = s.Chain.Close() })
 	s.Catalog = payment.Catalog{Assets: append(append([]payment.Asset{}, cfg.Assets...), DevAssets(s.Chain)...)}
-	if s.Chains, err = chainwatch.Connect(ctx, append(append([]chainwatch.Network{}, cfg.Networks...), devnet(cfg, s.Chain)), s.Catalog, nil); err != nil {
+	networks := append(append([]chainwatch.Network{}, cfg.Networks...), devnet(cfg, s.Chain))
+	if cfg.Bitcoin != nil {
+		n, asset, err := s.startBitcoin(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		networks = append(networks, n)
+		s.Catalog.Assets = append(s.Catalog.Assets, asset)
+	}
+	if s.Chains, err = chainwatch.Connect(ctx, networks, s.Catalog, nil); err != nil {
 		return nil, err
 	}
 	if s.Server, err = StartTemporal(cfg.Temporal); err != nil {
@@ -145,6 +165,36 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}
 	s.closers = append(s.closers, func() { s.Worker.Stop() })
 	return s, nil
+}
+
+// The dev stack's Bitcoin network and asset.
+const (
+	BitcoinNetwork = "bitcoin-regtest"
+	BitcoinAsset   = "btc-regtest"
+)
+
+// DevBTCPrice is the dev BTC/USD feed's answer: 100,000 USD (8 decimals).
+var DevBTCPrice = big.NewInt(100_000_00000000)
+
+// startBitcoin starts the Bitcoin node and a BTC/USD feed on the dev
+// chain, and returns the node's network and bitcoin's asset.
+func (s *Stack) startBitcoin(ctx context.Context, cfg StackConfig) (chainwatch.Network, payment.Asset, error) {
+	node, err := btcnode.Start(ctx, *cfg.Bitcoin)
+	if err != nil {
+		return chainwatch.Network{}, payment.Asset{}, fmt.Errorf("bitcoin node: %w", err)
+	}
+	s.Bitcoin = node
+	s.closers = append(s.closers, node.Stop)
+	feed, err := s.Chain.DeployPriceFeed(ctx, "BTC / USD", DevBTCPrice)
+	if err != nil {
+		return chainwatch.Network{}, payment.Asset{}, err
+	}
+	n := cfg.BitcoinTune
+	n.Key, n.Kind, n.Chain, n.RPCURLs = BitcoinNetwork, chainwatch.KindBitcoin, "regtest", []string{node.URL()}
+	asset := payment.Asset{ID: BitcoinAsset, Symbol: "BTC", Name: "Bitcoin (regtest)", Decimals: 8, Network: BitcoinNetwork,
+		Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: feed.Hex(), Network: "devnet",
+			HeartbeatSeconds: 365 * 24 * 3600}}
+	return n, asset, nil
 }
 
 // devnet is the dev chain's network: cfg.Devnet's settings, the chain's

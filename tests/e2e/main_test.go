@@ -18,6 +18,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/payment"
@@ -91,7 +92,9 @@ func run(m *testing.M) int {
 			{ID: "usdc-base", Symbol: "USDC", Name: "USD Coin", Decimals: 6, Network: "base", ChainID: 8453, IsLive: true,
 				TokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
 		},
-		Logger: quietLogger{},
+		Bitcoin:     &btcnode.Config{},
+		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(200 * time.Millisecond)},
+		Logger:      quietLogger{},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,163 @@
+package activities
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
+	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// mempools are, per Bitcoin network, the transactions its last scan found
+// in the node's mempool: the next scan reads only the new ones. A worker
+// that starts reads the whole mempool once.
+type mempools struct {
+	mu   sync.Mutex
+	seen map[string]map[chainhash.Hash]bool
+}
+
+func (m *mempools) get(network string) map[chainhash.Hash]bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen[network]
+}
+
+func (m *mempools) set(network string, seen map[chainhash.Hash]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = map[string]map[chainhash.Hash]bool{}
+	}
+	m.seen[network] = seen
+}
+
+// scanBitcoin is ScanNetwork on a Bitcoin network: the blocks after the
+// cursor, then the mempool (chainwatch.BitcoinPoller). What it finds is
+// recorded (store.RecordBitcoinScan) before it is handed over, so a
+// transaction's follower knows of it first; the payments to sessions'
+// addresses are the scan's transfers, a mempool payment's without a block.
+func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, cursor chainwatch.Cursor) (workflows.ScanOutput, error) {
+	network := c.Network.Key
+	sessions := map[string]store.WatchedAddress{}
+	watch := btcscan.Watch{
+		Addresses: func(ctx context.Context, addrs []string) (map[string]bool, error) {
+			found, err := a.Store.BitcoinDepositAddresses(ctx, addrs)
+			if err != nil {
+				return nil, err
+			}
+			watched := map[string]bool{}
+			for _, w := range found {
+				if w.IsLive != c.Network.IsLive {
+					continue // a key of one environment derives addresses of its own network only
+				}
+				sessions[w.Address] = w
+				watched[w.Address] = true
+			}
+			return watched, nil
+		},
+		Spends: func(ctx context.Context, spent []wire.OutPoint) (map[wire.OutPoint]chainhash.Hash, error) {
+			return a.Store.BitcoinSpends(ctx, network, spent)
+		},
+	}
+	polled, err := c.BitcoinPoller(a.Store.ScannedBlocks(network)).Poll(ctx, cursor, a.mempools.get(network), watch)
+	if polled.Head > 0 {
+		observability.ChainHead.WithLabelValues(network).Set(float64(polled.Head))
+		observability.ScanLag.WithLabelValues(network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
+	}
+	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
+		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
+	if err != nil {
+		return out, err
+	}
+	observability.ScannedBlock.WithLabelValues(network).Set(float64(polled.Cursor.Number))
+	if err := a.Store.RecordBitcoinScan(ctx, network, polled.Found, time.Now()); err != nil {
+		return out, classify(err)
+	}
+	if polled.Mempool != nil {
+		a.mempools.set(network, polled.Mempool)
+	}
+	for _, cf := range polled.Found.Conflicts {
+		slog.WarnContext(ctx, "a watched Bitcoin transaction was replaced or double-spent", "network", network,
+			"txid", cf.TxID.String(), "by", cf.By.String(), "mined", cf.Block.Height > 0)
+	}
+	asset, ok := bitcoinAsset(c)
+	if !ok {
+		return out, nil
+	}
+	for _, o := range polled.Found.Outputs {
+		w := sessions[o.Address]
+		t := workflows.SessionTransfer{SessionID: w.SessionID, ProjectID: w.ProjectID, IsLive: w.IsLive, Network: network,
+			TxHash: o.TxID.String(), LogIndex: int(o.Vout), To: o.Address, AssetID: asset.ID,
+			AmountBaseUnits: strconv.FormatInt(o.Sats, 10), Source: "chainwatch"}
+		if o.Block.Height > 0 {
+			t.BlockNumber, t.BlockHash, t.BlockTime = uint64(o.Block.Height), o.Block.Hash.String(), uint64(o.Block.Time)
+		}
+		out.Transfers = append(out.Transfers, t)
+	}
+	return out, nil
+}
+
+// bitcoinAsset is a Bitcoin network's asset, bitcoin, when the catalog
+// has it.
+func bitcoinAsset(c *chainwatch.Chain) (payment.Asset, bool) {
+	for _, a := range c.Assets {
+		if a.Bitcoin() {
+			return a, true
+		}
+	}
+	return payment.Asset{}, false
+}
+
+// checkBitcoin is CheckTransaction on a Bitcoin network: where the
+// transaction stands from what the scans saw of it and the node's chain
+// (chainwatch.CheckBitcoin), its outputs to watched addresses as its
+// transfers from the mempool on, and the confirmations its sessions'
+// amounts call for (the network's finality tiers).
+func (a *Activities) checkBitcoin(ctx context.Context, c *chainwatch.Chain, hash string, out workflows.CheckOutput) (workflows.CheckOutput, error) {
+	txid, err := chainhash.NewHashFromStr(strings.TrimPrefix(hash, "0x"))
+	if err != nil {
+		return out, temporal.NewNonRetryableApplicationError("not a Bitcoin transaction ID: "+hash, "invalid", err)
+	}
+	seen, ok, err := a.Store.BitcoinSeen(ctx, c.Network.Key, *txid)
+	if err != nil || !ok {
+		// Not seen by the scans (yet): pending.
+		return out, classify(err)
+	}
+	st, err := chainwatch.CheckBitcoin(ctx, c.BitcoinScanner(), seen)
+	if err != nil {
+		return out, err
+	}
+	out.Mined, out.Succeeded, out.Conflict = st.Mined, st.Succeeded, st.Conflict
+	out.BlockNumber, out.Confirmations, out.MinedAt = st.BlockNumber, int(st.Confirmations), st.BlockTime
+	if st.Mined {
+		out.BlockHash = seen.Block.Hash.String()
+	}
+	asset, ok := bitcoinAsset(c)
+	if !ok {
+		return out, nil
+	}
+	addresses := make([]string, len(seen.Outputs))
+	for i, o := range seen.Outputs {
+		out.Transfers = append(out.Transfers, payment.Transfer{LogIndex: int(o.Vout), To: o.Address, AssetID: asset.ID,
+			AmountBaseUnits: strconv.FormatInt(o.Sats, 10)})
+		addresses[i] = o.Address
+	}
+	due, err := a.Store.BitcoinSessionsAmount(ctx, addresses)
+	if err != nil {
+		return out, classify(err)
+	}
+	out.RequiredConfirmations = c.Network.ConfirmationsFor(due)
+	return out, nil
+}

@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/dev/devstack"
+)
+
+// bitcoinProject is a project with a Bitcoin account key for its sandbox,
+// made from seed.
+func bitcoinProject(t *testing.T, seed byte) (projectKeys, string) {
+	t.Helper()
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	_, key, err := btcnode.Account(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetBitcoinKey(context.Background(), p.Project.ID, false, key.Canonical(), ""); err != nil {
+		t.Fatal(err)
+	}
+	return projectKeys{p.Project.ID, p.SandboxKey}, ts.URL
+}
+
+// sessionTx waits until the session lists a transaction of txid whose
+// status is status, and returns it.
+func sessionTx(t *testing.T, base, token, txid, status string) map[string]any {
+	t.Helper()
+	var found map[string]any
+	waitSession(t, base, token, "paid by "+txid+" ("+status+")", func(s map[string]any) bool {
+		for _, it := range s["transactions"].([]any) {
+			if tx := it.(map[string]any); tx["txHash"] == txid && tx["status"] == status {
+				found = tx
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// A session paid in bitcoin on a real node (btcd in regtest), as a
+// customer's wallet pays it: its option gives a regtest address of the
+// project's key and a BIP21 URI for the amount at the feed's price; the
+// payment is pending from the mempool on, confirmed when mined, finalized
+// at the network's depth, and the session completes, with the webhooks a
+// merchant gets for an EVM payment. A payment the customer replaces by
+// fee fails naming its replacement, and the replacement pays the session
+// once. A plan's shared recipient cannot take bitcoin, and says why.
+func TestABitcoinSessionPaidOnARealNode(t *testing.T) {
+	ctx := context.Background()
+	keys, base := bitcoinProject(t, 0x42)
+	rcv := newReceiver(t)
+	hook := post(t, base, "/api/v1/projects/"+keys.id+"/webhooks", keys.key, map[string]any{"url": rcv.URL + "/hooks",
+		"enabledEvents": []string{"*"}})
+	mustStatus(t, hook, http.StatusCreated)
+	rcv.setSecrets(str(hook.data()["secret"]))
+	node := stack.Bitcoin
+
+	cs := openSession(t, base, keys, "50", devstack.BitcoinAsset, "usdc-devnet")
+	btc := option(t, cs, devstack.BitcoinAsset)
+	addr := str(btc["depositAddress"])
+	_, key, _ := btcnode.Account(0x42)
+	first, err := key.DeriveAddress(0, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr != first.EncodeAddress() || !strings.HasPrefix(addr, "bcrt1q") || addr == str(cs["depositAddress"]) {
+		t.Fatalf("the bitcoin option pays %q (the session's EVM address %q); want the key's first address %s", addr,
+			cs["depositAddress"], first)
+	}
+	// 50 USD at 100,000 USD a bitcoin.
+	if btc["amount"] != "0.0005" || btc["amountBaseUnits"] != "50000" || btc["decimals"] != float64(8) ||
+		btc["paymentUri"] != "bitcoin:"+addr+"?amount=0.0005&label=Order" || btc["walletAccountOnly"] != nil {
+		t.Fatalf("the bitcoin option: %v", btc)
+	}
+	if option(t, cs, "usdc-devnet")["depositAddress"] != nil {
+		t.Errorf("the USDC option names an address of its own: %v", option(t, cs, "usdc-devnet"))
+	}
+	to, err := btcutil.DecodeAddress(addr, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err := node.Send(ctx, []btcnode.Out{{To: to, Sats: 50_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txid := tx.TxHash().String()
+	pending := sessionTx(t, base, str(cs["token"]), txid, "pending")
+	if pending["amount"] != "0.0005" || pending["amountUsd"] != "50.00" || pending["confirmations"] != float64(0) {
+		t.Fatalf("the payment in the mempool: %v", pending)
+	}
+	rcv.waitFor(t, "transaction.pending", str(pending["id"]))
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	done := waitSession(t, base, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	final := sessionTx(t, base, str(cs["token"]), txid, "finalized")
+	if final["id"] != pending["id"] || done["amountPaidUsd"] != "50.00" || final["confirmations"] != float64(1) {
+		t.Fatalf("the payment finalized: %v; the session: %v", final, done)
+	}
+	for _, typ := range []string{"transaction.confirmed", "transaction.finalized"} {
+		rcv.waitFor(t, typ, str(final["id"]))
+	}
+	rcv.waitFor(t, "checkout.session.completed", str(cs["id"]))
+
+	// Replaced by fee before it is mined.
+	cs = openSession(t, base, keys, "20", devstack.BitcoinAsset)
+	addr = str(option(t, cs, devstack.BitcoinAsset)["depositAddress"])
+	if to, err = btcutil.DecodeAddress(addr, btcnode.Params); err != nil {
+		t.Fatal(err)
+	}
+	paid, err := node.Send(ctx, []btcnode.Out{{To: to, Sats: 20_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionTx(t, base, str(cs["token"]), paid.TxHash().String(), "pending")
+	bumped, err := node.Replace(ctx, paid, []btcnode.Out{{To: to, Sats: 20_000}}, 4_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionTx(t, base, str(cs["token"]), paid.TxHash().String(), "failed")
+	replaced := merchantTx(t, base, keys, paid.TxHash().String())
+	if reason := str(replaced["failureReason"]); replaced["status"] != "failed" || !strings.Contains(reason, bumped.TxHash().String()) {
+		t.Errorf("the replaced payment failed for %q; want its replacement named", reason)
+	}
+	sessionTx(t, base, str(cs["token"]), bumped.TxHash().String(), "pending")
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	done = waitSession(t, base, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if done["amountPaidUsd"] != "20.00" {
+		t.Errorf("paid by the replacement alone: %v USD, want 20", done["amountPaidUsd"])
+	}
+
+	// A shared recipient is an EVM address.
+	second, _ := newAPI(t, apiOptions{shape: api.ShapeSecond})
+	plan := post(t, second.URL, "/api/v1/projects/"+keys.id+"/payment-plans", keys.key, map[string]any{"name": "Shared",
+		"recipientAddress": "0x00000000000000000000000000000000000B0B00", "paymentOptions": []any{
+			map[string]any{"networkId": devstack.BitcoinNetwork, "amount": "0.001"}}})
+	if plan.Status != http.StatusUnprocessableEntity || !slices.Contains(plan.detailFields(), "paymentOptions[0].networkId") ||
+		!strings.Contains(string(plan.Raw), "Bitcoin network") {
+		t.Errorf("a shared-recipient plan in bitcoin: %s", plan.Raw)
+	}
+}
+
+// merchantTx is the merchant's view of the project's transaction txid.
+func merchantTx(t *testing.T, base string, p projectKeys, txid string) map[string]any {
+	t.Helper()
+	for _, it := range get(t, base, "/api/v1/projects/"+p.id+"/transactions", p.key).list() {
+		if tx := it.(map[string]any); tx["txHash"] == txid {
+			return tx
+		}
+	}
+	t.Fatalf("no transaction %s listed", txid)
+	return nil
+}
