@@ -77,8 +77,8 @@ type Stack struct {
 	// Bitcoin is the Bitcoin node, when StackConfig.Bitcoin asked for one.
 	Bitcoin *btcnode.Node
 	Chains  chainwatch.Chains
-	Catalog  payment.Catalog
-	Sealer   *webhook.Sealer
+	Catalog payment.Catalog
+	Sealer  *webhook.Sealer
 	// Worker is the running worker (with the chainwatch workflows' and the
 	// dispatcher's starts and the sweeper of session starts); StartWorker
 	// replaces it.
