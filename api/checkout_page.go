@@ -3,6 +3,7 @@ package api
 import (
 	"math/big"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"rsc.io/qr"
@@ -37,7 +38,7 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkoutQR renders the EIP-681 payment request of one of the session's
+// checkoutQR renders the payment request (EIP-681, or BIP21 for bitcoin) of one of the session's
 // options as a QR code a wallet scans.
 func (s *Server) checkoutQR(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.svc.SessionByToken(r.Context(), r.PathValue("sessionToken"))
@@ -79,6 +80,15 @@ func remainingURI(s payment.Session, o payment.PaymentOption) string {
 	q, r := new(big.Int).QuoRem(new(big.Int).Mul(base, left), due, new(big.Int))
 	if r.Sign() > 0 {
 		q.Add(q, big.NewInt(1))
+	}
+	if o.DepositAddress != "" {
+		// Bitcoin: the option's own address, and the label it was
+		// quoted with.
+		label := ""
+		if u, err := url.Parse(o.PaymentURI); err == nil {
+			label = u.Query().Get("label")
+		}
+		return payment.BitcoinURI(o.DepositAddress, q, label)
 	}
 	asset := payment.Asset{ChainID: o.ChainID, TokenAddress: o.TokenAddress}
 	return payment.PaymentURI(asset, s.DepositAddress, q)

@@ -54,7 +54,8 @@ func pbOptions(opts []payment.PaymentOption) []*v1.PaymentOption {
 	for _, o := range opts {
 		out = append(out, &v1.PaymentOption{AssetDefinitionId: o.AssetDefinitionID,
 			Network: o.Network, ChainId: o.ChainID, Symbol: o.Symbol, Decimals: int32(o.Decimals), TokenAddress: o.TokenAddress,
-			Amount: o.Amount, AmountBaseUnits: o.AmountBaseUnits, PaymentUri: o.PaymentURI, WalletAccountOnly: o.WalletAccountOnly})
+			Amount: o.Amount, AmountBaseUnits: o.AmountBaseUnits, PaymentUri: o.PaymentURI, WalletAccountOnly: o.WalletAccountOnly,
+			DepositAddress: o.DepositAddress, Confirmations: int32(o.Confirmations)})
 	}
 	return out
 }

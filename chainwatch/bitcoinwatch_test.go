@@ -3,6 +3,7 @@ package chainwatch_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/internal/btcrpc"
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // On a real node, a Bitcoin network is followed as an EVM chain is: a
@@ -169,5 +171,47 @@ func TestABitcoinNetworkFollowed(t *testing.T) {
 		len(found.Outputs) != 1 || found.Outputs[0].TxID != bumped.TxHash() {
 		t.Fatalf("the replacement: %+v, conflicts %v; want the replacement found, conflicting with the payment", found.Outputs,
 			found.Conflicts)
+	}
+}
+
+// A Bitcoin network is dialed as its node answers, with bitcoin priced by
+// a feed on an EVM network; an asset that cannot be bitcoin, a price it
+// cannot have, and two networks of one chain are refused, by name.
+func TestABitcoinNetworkConnected(t *testing.T) {
+	ctx := context.Background()
+	n, err := btcnode.Start(ctx, btcnode.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	network := chainwatch.Network{Key: "btc", Kind: chainwatch.KindBitcoin, Chain: "regtest", RPCURLs: []string{n.URL()}}
+	btc := payment.Asset{ID: "btc", Symbol: "BTC", Decimals: 8, Network: "btc", Price: payment.PriceSource{
+		Kind: payment.PriceChainlink, Aggregator: "0x0000000000000000000000000000000000000001", Network: "ethereum"}}
+	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{network}, payment.Catalog{Assets: []payment.Asset{btc}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := chains["btc"]
+	if !c.IsBitcoin() || c.Client != nil || len(c.Assets) != 1 || c.Network.Confirmations != 1 || c.Params != btcnode.Params {
+		t.Fatalf("the network served: bitcoin %v, assets %v, depth %d", c.IsBitcoin(), c.Assets, c.Network.Confirmations)
+	}
+	if head, err := c.BitcoinScanner().Head(ctx); err != nil || head < btcnode.SegWitActive {
+		t.Fatalf("its head: %d %v", head, err)
+	}
+	token, pegged, decimals := btc, btc, btc
+	token.TokenAddress = "0x0000000000000000000000000000000000000002"
+	pegged.Price = payment.PriceSource{Kind: payment.PriceUSDPegged}
+	decimals.Decimals = 18
+	for name, a := range map[string]payment.Asset{"a token": token, "a pegged price": pegged, "18 decimals": decimals} {
+		if _, err := chainwatch.Connect(ctx, []chainwatch.Network{network}, payment.Catalog{Assets: []payment.Asset{a}}, nil); err == nil ||
+			!strings.Contains(err.Error(), `asset "btc"`) {
+			t.Errorf("bitcoin with %s: %v; want it refused", name, err)
+		}
+	}
+	again := network
+	again.Key = "btc-2"
+	if _, err := chainwatch.Connect(ctx, []chainwatch.Network{network, again}, payment.Catalog{}, nil); err == nil ||
+		!strings.Contains(err.Error(), `networks "btc" and "btc-2" are both Bitcoin's regtest`) {
+		t.Errorf("two networks of one chain: %v", err)
 	}
 }

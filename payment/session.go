@@ -120,6 +120,10 @@ type PaymentOption struct {
 	// DepositAddress is where the option is paid when it is not the
 	// session's deposit address: a Bitcoin address.
 	DepositAddress string `json:"depositAddress,omitempty"`
+	// Confirmations is the depth at which a bitcoin payment of the
+	// session is final: its network's finality tier for the session's
+	// amount, for the customer to know how long the wait is.
+	Confirmations int `json:"confirmations,omitempty"`
 	// WalletAccountOnly says the network's nodes do not show the native
 	// coin a contract sends by an internal call (a Safe, a smart account,
 	// an exchange's batch payout): only a payment sent from a wallet

@@ -173,6 +173,7 @@ func (svc *Service) quotedOptions(ctx context.Context, plan payment.Plan, due de
 		if q.asset.Bitcoin() {
 			base, _ := new(big.Int).SetString(o.AmountBaseUnits, 10)
 			o.DepositAddress, o.PaymentURI = s.BitcoinAddress, payment.BitcoinURI(s.BitcoinAddress, base, plan.Title)
+			o.Confirmations = svc.chains[q.asset.Network].Network.ConfirmationsFor(due)
 		}
 		o.WalletAccountOnly = svc.walletAccountOnly(q.asset)
 		s.PaymentOptions = append(s.PaymentOptions, o)

@@ -192,9 +192,6 @@ func loadConfig() (config, error) {
 			if err := n.Check(); err != nil {
 				return c, err
 			}
-			if n.Kind == chainwatch.KindBitcoin {
-				return c, fmt.Errorf("network %q: its settings are valid, but Bitcoin networks are not served yet (docs/networks.md, \"Bitcoin\")", n.Key)
-			}
 		}
 	}
 	return c, nil
@@ -242,8 +239,8 @@ func checkAssets(assets []payment.Asset) error {
 			return fmt.Errorf("%s: id must be lowercase letters, digits and dashes", where)
 		case seen[a.ID]:
 			return fmt.Errorf("%s: id is listed twice", where)
-		case a.Symbol == "" || a.Network == "" || a.ChainID <= 0:
-			return fmt.Errorf("%s: symbol, network and chainId are required", where)
+		case a.Symbol == "" || a.Network == "" || a.ChainID < 0:
+			return fmt.Errorf("%s: symbol, network and chainId are required (chainId 0 for bitcoin)", where)
 		case a.Decimals < 0 || a.Decimals > 36:
 			return fmt.Errorf("%s: decimals must be 0 to 36", where)
 		case a.TokenAddress != "" && !addressPattern.MatchString(a.TokenAddress):

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/chromedp/chromedp"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
@@ -163,4 +165,62 @@ func merchantTx(t *testing.T, base string, p projectKeys, txid string) map[strin
 	}
 	t.Fatalf("no transaction %s listed", txid)
 	return nil
+}
+
+// The hosted page of a session paid in bitcoin, in headless Chromium: the
+// option's own address, the amount in BTC, the depth that makes it final,
+// a BIP21 link and QR code, and no browser-wallet button; then the payment
+// live from the mempool to paid. Screenshots: bitcoin-1-open,
+// bitcoin-2-seen, bitcoin-3-paid.
+func TestBitcoinCheckoutPageInBrowser(t *testing.T) {
+	path := chromium(t)
+	keys, base := bitcoinProject(t, 0x43)
+	cs := openSession(t, base, keys, "12.5", devstack.BitcoinAsset)
+	addr := str(option(t, cs, devstack.BitcoinAsset)["depositAddress"])
+	b := newBrowser(t, path, "")
+	b.run(chromedp.Navigate(base + "/checkout/" + str(cs["token"])))
+	b.run(chromedp.WaitVisible("#pay"))
+	qrWidth, err := chromedp.Run(b.ctx, chromedp.Poll[int](`document.getElementById("qr").naturalWidth || false`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	href, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.getElementById("open-wallet").href`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	walletHidden, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.getElementById("wallet").hidden`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, due, depth, network := b.text("#address"), b.text("#due"), b.text("#depth"), b.text("#network")
+	b.shot("bitcoin-1-open")
+	if shown != addr || due != "0.000125 BTC" || !strings.Contains(depth, "final after 1 confirmation") ||
+		network != "Network: "+devstack.BitcoinNetwork || href != "bitcoin:"+addr+"?amount=0.000125&label=Order" ||
+		!walletHidden || qrWidth < 100 {
+		t.Fatalf("the page shows address %q, due %q, depth %q, %q, link %q, wallet button hidden %v, qr %dpx", shown, due,
+			depth, network, href, walletHidden, qrWidth)
+	}
+
+	to, err := btcutil.DecodeAddress(addr, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stack.Bitcoin.Send(context.Background(), []btcnode.Out{{To: to, Sats: 12_500}}, 1_000); err != nil {
+		t.Fatal(err)
+	}
+	b.run(chromedp.WaitVisible(`#txs li`))
+	seen := b.text("#txs")
+	b.shot("bitcoin-2-seen")
+	if !strings.Contains(seen, "0.000125 BTC") || !strings.Contains(strings.ToLower(seen), "pending") {
+		t.Fatalf("the payment in the mempool shows as %q", seen)
+	}
+	if _, err := stack.Bitcoin.Mine(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	b.run(chromedp.WaitVisible(`#status.completed`))
+	b.shot("bitcoin-3-paid")
+	if status := b.text("#status"); status != "Paid" {
+		t.Fatalf("status %q after the block", status)
+	}
 }

@@ -873,8 +873,13 @@ type PaymentOption struct {
 	// Only a payment sent from a wallet account is seen (native coin on a
 	// network whose nodes do not show contracts' internal transfers).
 	WalletAccountOnly bool `protobuf:"varint,10,opt,name=wallet_account_only,json=walletAccountOnly,proto3" json:"wallet_account_only,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Where the option is paid when it is not the session's deposit address:
+	// the session's Bitcoin address.
+	DepositAddress string `protobuf:"bytes,11,opt,name=deposit_address,json=depositAddress,proto3" json:"deposit_address,omitempty"`
+	// The depth at which a bitcoin payment of the session is final.
+	Confirmations int32 `protobuf:"varint,12,opt,name=confirmations,proto3" json:"confirmations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PaymentOption) Reset() {
@@ -975,6 +980,20 @@ func (x *PaymentOption) GetWalletAccountOnly() bool {
 		return x.WalletAccountOnly
 	}
 	return false
+}
+
+func (x *PaymentOption) GetDepositAddress() string {
+	if x != nil {
+		return x.DepositAddress
+	}
+	return ""
+}
+
+func (x *PaymentOption) GetConfirmations() int32 {
+	if x != nil {
+		return x.Confirmations
+	}
+	return 0
 }
 
 type TransactionSummary struct {
@@ -5356,7 +5375,7 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x0f_min_amount_usdB\x11\n" +
 	"\x0f_max_amount_usdB\x0f\n" +
 	"\r_redirect_urlB\r\n" +
-	"\v_expires_at\"\xe2\x02\n" +
+	"\v_expires_at\"\xb1\x03\n" +
 	"\rPaymentOption\x12.\n" +
 	"\x13asset_definition_id\x18\x01 \x01(\tR\x11assetDefinitionId\x12\x18\n" +
 	"\anetwork\x18\x02 \x01(\tR\anetwork\x12\x19\n" +
@@ -5369,7 +5388,9 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\vpayment_uri\x18\t \x01(\tR\n" +
 	"paymentUri\x12.\n" +
 	"\x13wallet_account_only\x18\n" +
-	" \x01(\bR\x11walletAccountOnly\"\x83\x02\n" +
+	" \x01(\bR\x11walletAccountOnly\x12'\n" +
+	"\x0fdeposit_address\x18\v \x01(\tR\x0edepositAddress\x12$\n" +
+	"\rconfirmations\x18\f \x01(\x05R\rconfirmations\"\x83\x02\n" +
 	"\x12TransactionSummary\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
