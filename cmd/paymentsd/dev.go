@@ -20,13 +20,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/dev/freeport"
+	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -56,6 +59,8 @@ func runDev(ctx context.Context, args []string) error {
 	receiverAddr := fs.String("receiver-addr", "127.0.0.1:8099", "address of the built-in webhook receiver")
 	chainAddr := fs.String("chain-addr", "127.0.0.1:8545", "JSON-RPC address of the dev chain")
 	blockInterval := fs.Duration("block-interval", 2*time.Second, "the dev chain's block interval")
+	bitcoinInterval := fs.Duration("bitcoin-block-interval", 10*time.Second,
+		"how often the Bitcoin node (btcd in regtest) mines a block; 0: no Bitcoin node")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,13 +110,19 @@ func runDev(ctx context.Context, args []string) error {
 			freeport.Reserve(p)
 		}
 	}
+	var bitcoinNode *btcnode.Config
+	if *bitcoinInterval > 0 {
+		// btcd is built on the first run (a minute), then from Go's cache.
+		bitcoinNode = &btcnode.Config{Dir: filepath.Join(*dataDir, "bitcoin")}
+	}
 	stack, err := devstack.StartStack(ctx, devstack.StackConfig{
 		DatabaseURL: c.DatabaseURL,
 		Temporal:    temporalCfg,
 		Chain:       devchain.Config{Addr: *chainAddr, BlockInterval: *blockInterval},
 		Devnet: chainwatch.Network{BlockTime: chainwatch.Duration(*blockInterval), Confirmations: 3,
 			PollInterval: chainwatch.Duration(*blockInterval / 2)},
-		Networks: c.Networks, Assets: c.Catalog.Assets,
+		Networks: c.Networks, Assets: c.Catalog.Assets, Bitcoin: bitcoinNode,
+		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(time.Second)},
 		WebhookKeys: c.WebhookKeys, WebhookDisableAfter: c.WebhookDisableAfter,
 		Logger: slogAdapter{}, Shape: c.Shape, Telemetry: tel,
 	})
@@ -126,6 +137,25 @@ func runDev(ctx context.Context, args []string) error {
 	state, err := seed(ctx, svc, *dataDir, receiverURL, chain.URL)
 	if err != nil {
 		return err
+	}
+	bitcoinBanner := ""
+	if stack.Bitcoin != nil {
+		stack.Bitcoin.StartMining(ctx, *bitcoinInterval)
+		if err := seedBitcoin(ctx, svc, *dataDir, &state, stack.Bitcoin.URL()); err != nil {
+			return err
+		}
+		planID := state.BitcoinPlanID
+		cs, err := svc.CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
+		if err != nil {
+			return fmt.Errorf("open a sample bitcoin session: %w", err)
+		}
+		bitcoinBanner = fmt.Sprintf(`
+Bitcoin (btcd in regtest at %s, a block every %s):
+  Bitcoin account key: %s (its private half: %s)
+  A bitcoin session's page: %s/checkout/%s
+  Pay it from the node's dev wallet: ./bin/paymentsd-dev dev pay %s
+`, stack.Bitcoin.RPCAddr, *bitcoinInterval, state.BitcoinKey, state.BitcoinXprv, strings.TrimRight(c.PublicURL, "/"),
+			cs.Token, cs.Token)
 	}
 	go func() {
 		if err := serveReceiver(ctx, *receiverAddr, logReceiver(state.WebhookSecret)); err != nil {
@@ -201,13 +231,14 @@ Sweep the paid sessions' funds to dev account 1 (prints the plan; add --execute 
 Verify dev account 1's address as the project's recipient (plans of API_SHAPE=second pay it):
   ./bin/paymentsd-dev dev verify-recipient 1
 
+%s
 Press Ctrl-C to stop; data stays in %s.
 `, time.Since(started).Seconds(), base, state.UserEmail, state.UserPassword, base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
 		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
 		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey,
 		base, state.UserEmail, state.UserPassword, base, state.ProjectID,
-		state.SandboxKey, base, state.ProjectID, chain.URL, chain.Accounts[1].Address, xprvFile, relayerFile, *dataDir)
+		state.SandboxKey, base, state.ProjectID, chain.URL, chain.Accounts[1].Address, xprvFile, relayerFile, bitcoinBanner, *dataDir)
 	err = <-errc
 	slog.Info("dev stack stopping")
 	return err
@@ -301,6 +332,44 @@ func seed(ctx context.Context, svc *service.Service, dataDir, receiverURL, chain
 		return s, err
 	}
 	return s, writeDevState(dataDir, s)
+}
+
+// seedBitcoin gives the dev project a Bitcoin account key for its sandbox
+// and a sample plan in bitcoin on the first run with a Bitcoin node, and
+// records this run's node.
+func seedBitcoin(ctx context.Context, svc *service.Service, dataDir string, s *devState, nodeURL string) error {
+	s.BitcoinURL = nodeURL
+	if s.BitcoinPlanID == "" {
+		seed := make([]byte, 32)
+		if _, err := rand.Read(seed); err != nil {
+			return err
+		}
+		master, err := hdkeychain.NewMaster(seed, btcnode.Params)
+		if err != nil {
+			return err
+		}
+		pub, err := master.Neuter()
+		if err != nil {
+			return err
+		}
+		key, err := btckeys.ParseKey(pub.String(), btckeys.SegWit)
+		if err != nil {
+			return err
+		}
+		if err := svc.SetBitcoinKey(ctx, s.ProjectID, false, key.Canonical(), ""); err != nil {
+			return err
+		}
+		pr := payment.Principal{ProjectID: s.ProjectID, IsLive: false}
+		title, amount, policy, asset := "Sample plan in bitcoin", "25.00", payment.PolicyAssetDefinition, devstack.BitcoinAsset
+		plan, err := svc.CreatePlan(ctx, pr, s.ProjectID, payment.PlanInput{Title: &title, AmountUSD: &amount,
+			MerchantInfo:          &payment.MerchantInfo{Name: "Dev shop"},
+			AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &policy, AssetDefinitionID: &asset}}})
+		if err != nil {
+			return err
+		}
+		s.BitcoinKey, s.BitcoinXprv, s.BitcoinPlanID = key.Canonical(), master.String(), plan.ID
+	}
+	return writeDevState(dataDir, *s)
 }
 
 // seedUser makes the dev user, owner of the dev project, with a random

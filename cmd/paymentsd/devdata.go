@@ -38,6 +38,14 @@ type devState struct {
 	// ChainURL is the dev chain's JSON-RPC URL of the latest run, where
 	// `paymentsd dev pay` sends from.
 	ChainURL string `json:"chainUrl"`
+	// The sandbox's Bitcoin account (its key, and the private half to
+	// recover dev funds), the sample plan in bitcoin, and the Bitcoin
+	// node's URL of the latest run, where `paymentsd dev pay` pays a
+	// bitcoin session from.
+	BitcoinKey    string `json:"bitcoinKey,omitempty"`
+	BitcoinXprv   string `json:"bitcoinXprv,omitempty"`
+	BitcoinPlanID string `json:"bitcoinPlanId,omitempty"`
+	BitcoinURL    string `json:"bitcoinUrl,omitempty"`
 	// The dev user, owner of the project: sign in with it (POST
 	// /api/v1/auth/login).
 	UserEmail    string `json:"userEmail"`

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
@@ -17,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/shopspring/decimal"
 
+	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 )
@@ -39,6 +41,7 @@ func runDevPay(ctx context.Context, args []string) error {
 	asset := fs.String("asset", "", "asset definition ID (default: the session's first option)")
 	amount := fs.String("amount", "", "amount in the asset's units (default: what is still due)")
 	account := fs.Int("account", 0, "dev account to pay from")
+	bitcoinURL := fs.String("bitcoin-rpc", "", "the Bitcoin node's URL, for a bitcoin option (default: the one `paymentsd dev` runs with --data)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return errors.New("usage: paymentsd dev pay <session token> [--asset ID] [--amount X]")
 	}
@@ -63,6 +66,7 @@ func runDevPay(ctx context.Context, args []string) error {
 				Decimals          int    `json:"decimals"`
 				Amount            string `json:"amount"`
 				ChainID           int64  `json:"chainId"`
+				DepositAddress    string `json:"depositAddress"`
 			} `json:"paymentOptions"`
 		} `json:"data"`
 	}
@@ -97,6 +101,16 @@ func runDevPay(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if opt.DepositAddress != "" {
+		if *bitcoinURL == "" {
+			s, err := readDevState(*dataDir)
+			if err != nil || s.BitcoinURL == "" {
+				return errors.New("no Bitcoin node: run `paymentsd dev` here, or give --bitcoin-rpc")
+			}
+			*bitcoinURL = s.BitcoinURL
+		}
+		return payBitcoin(ctx, *bitcoinURL, opt.DepositAddress, units)
+	}
 	from, err := devchain.DevAccount(*account)
 	if err != nil {
 		return err
@@ -112,6 +126,27 @@ func runDevPay(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("sent %s base units of %s from %s to %s\ntransaction %s\n", units, opt.AssetDefinitionID, from.Address, to, hash)
+	return nil
+}
+
+// payBitcoin pays sats to a bitcoin session's address from the dev
+// wallet of the Bitcoin node at nodeURL (btcnode.Attach), with a fee of
+// 2,000 sats; the node's next block mines it.
+func payBitcoin(ctx context.Context, nodeURL, address string, sats *big.Int) error {
+	node, err := btcnode.Attach(nodeURL, "")
+	if err != nil {
+		return err
+	}
+	defer node.Stop()
+	to, err := btcutil.DecodeAddress(address, btcnode.Params)
+	if err != nil {
+		return fmt.Errorf("the session's bitcoin address %q: %w", address, err)
+	}
+	tx, err := node.Send(ctx, []btcnode.Out{{To: to, Sats: sats.Int64()}}, 2_000)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("sent %s sats from the dev bitcoin wallet to %s\ntransaction %s\n", sats, address, tx.TxHash())
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,12 +114,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			return nil, err
 		}
 	}
-	seed := sha256.Sum256([]byte("paymentsd dev bitcoin wallet " + cfg.Seed))
-	n.key, _ = btcec.PrivKeyFromBytes(seed[:])
-	if n.wallet, err = btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(n.key.PubKey().SerializeCompressed()), Params); err != nil {
-		return nil, err
-	}
-	if n.script, err = txscript.PayToAddrScript(n.wallet); err != nil {
+	if err := n.setWallet(cfg.Seed); err != nil {
 		return nil, err
 	}
 
@@ -134,6 +130,59 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// setWallet makes the wallet's key from seed.
+func (n *Node) setWallet(seed string) (err error) {
+	sum := sha256.Sum256([]byte("paymentsd dev bitcoin wallet " + seed))
+	n.key, _ = btcec.PrivKeyFromBytes(sum[:])
+	if n.wallet, err = btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160(n.key.PubKey().SerializeCompressed()), Params); err != nil {
+		return err
+	}
+	n.script, err = txscript.PayToAddrScript(n.wallet)
+	return err
+}
+
+// Attach is the wallet of seed on a node another process runs, at its URL
+// (as URL gives it): it pays from the wallet's mature coinbases still
+// unspent, as `paymentsd dev pay` does beside a running `paymentsd dev`.
+// Stop leaves the node running.
+func Attach(rawURL, seed string) (*Node, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return nil, fmt.Errorf("bitcoin node URL %q: want http://user:password@host:port", rawURL)
+	}
+	pass, _ := u.User.Password()
+	n := &Node{RPCAddr: u.Host, User: u.User.Username(), Pass: pass, nextCB: 1}
+	if err := n.setWallet(seed); err != nil {
+		return nil, err
+	}
+	if n.Client, err = rpcclient.New(&rpcclient.ConnConfig{Host: n.RPCAddr, User: n.User, Pass: n.Pass,
+		HTTPPostMode: true, DisableTLS: true}, nil); err != nil {
+		return nil, err
+	}
+	if _, err := n.Client.GetBlockCount(); err != nil {
+		n.Stop()
+		return nil, fmt.Errorf("bitcoin node at %s: %w", u.Host, err)
+	}
+	return n, nil
+}
+
+// StartMining mines a block every interval until ctx ends, as a network
+// does: payments sent in between confirm at the next one.
+func (n *Node) StartMining(ctx context.Context, every time.Duration) {
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_, _ = n.Mine(ctx, 1)
+			}
+		}
+	}()
 }
 
 func (n *Node) start(ctx context.Context, bin string, p2p int) error {
@@ -235,17 +284,24 @@ func (n *Node) Send(ctx context.Context, outs []Out, fee int64) (*wire.MsgTx, er
 	for _, o := range outs {
 		total += o.Sats
 	}
-	c, err := n.coin(total)
-	if err != nil {
-		return nil, err
-	}
-	tx, err := n.sign(c, outs, fee)
-	if err == nil {
-		err = n.send(tx)
-	}
-	if err != nil {
-		n.coins = append(n.coins, c)
-		return nil, err
+	var tx *wire.MsgTx
+	for tries := 0; ; tries++ {
+		c, err := n.coin(total)
+		if err != nil {
+			return nil, err
+		}
+		tx, err = n.sign(c, outs, fee)
+		if err == nil {
+			err = n.send(tx)
+		}
+		if err != nil && tries < 8 && (strings.Contains(err.Error(), "already spent") || strings.Contains(err.Error(), "replacement transaction")) {
+			continue // spent by another process's payment, still in the mempool: the next coin
+		}
+		if err != nil {
+			n.coins = append(n.coins, c)
+			return nil, err
+		}
+		break
 	}
 	if len(tx.TxOut) > len(outs) {
 		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: tx.TxHash(), Index: uint32(len(outs))}, value: tx.TxOut[len(outs)].Value})
@@ -346,8 +402,14 @@ func (n *Node) coin(value int64) (coin, error) {
 			return coin{}, err
 		}
 		cb := block.Transactions[0]
-		if cb.TxOut[0].Value < value {
+		if cb.TxOut[0].Value < value || !bytes.Equal(cb.TxOut[0].PkScript, n.script) {
 			continue
+		}
+		id := cb.TxHash()
+		if out, err := n.Client.GetTxOut(&id, 0, false); err != nil {
+			return coin{}, err
+		} else if out == nil {
+			continue // spent in a block
 		}
 		n.nextCB++
 		return coin{out: wire.OutPoint{Hash: cb.TxHash(), Index: 0}, value: cb.TxOut[0].Value}, nil

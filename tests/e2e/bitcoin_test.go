@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -170,7 +172,7 @@ func merchantTx(t *testing.T, base string, p projectKeys, txid string) map[strin
 // The hosted page of a session paid in bitcoin, in headless Chromium: the
 // option's own address, the amount in BTC, the depth that makes it final,
 // a BIP21 link and QR code, and no browser-wallet button; then the payment
-// live from the mempool to paid. Screenshots: bitcoin-1-open,
+// live from the mempool to paid, paid by `paymentsd dev pay`. Screenshots: bitcoin-1-open,
 // bitcoin-2-seen, bitcoin-3-paid.
 func TestBitcoinCheckoutPageInBrowser(t *testing.T) {
 	path := chromium(t)
@@ -202,12 +204,15 @@ func TestBitcoinCheckoutPageInBrowser(t *testing.T) {
 			depth, network, href, walletHidden, qrWidth)
 	}
 
-	to, err := btcutil.DecodeAddress(addr, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
+	// Paid the way a developer does: `paymentsd dev pay <token>`, from the
+	// node's dev wallet.
+	bin := filepath.Join(t.TempDir(), "paymentsd")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/paymentsd").CombinedOutput(); err != nil {
+		t.Fatalf("build paymentsd: %v\n%s", err, out)
 	}
-	if _, err := stack.Bitcoin.Send(context.Background(), []btcnode.Out{{To: to, Sats: 12_500}}, 1_000); err != nil {
-		t.Fatal(err)
+	out, err := exec.Command(bin, "dev", "pay", str(cs["token"]), "--api", base, "--bitcoin-rpc", stack.Bitcoin.URL()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "sent 12500 sats from the dev bitcoin wallet to "+addr) {
+		t.Fatalf("paymentsd dev pay: %v\n%s", err, out)
 	}
 	b.run(chromedp.WaitVisible(`#txs li`))
 	seen := b.text("#txs")
