@@ -214,4 +214,9 @@ func TestABitcoinNetworkConnected(t *testing.T) {
 		!strings.Contains(err.Error(), `networks "btc" and "btc-2" are both Bitcoin's regtest`) {
 		t.Errorf("two networks of one chain: %v", err)
 	}
+	again.Chain = "signet" // its node is regtest's, but the environment is checked first
+	if _, err := chainwatch.Connect(ctx, []chainwatch.Network{network, again}, payment.Catalog{}, nil); err == nil ||
+		!strings.Contains(err.Error(), `networks "btc" and "btc-2" are both Bitcoin networks of one environment`) {
+		t.Errorf("two sandbox Bitcoin networks: %v", err)
+	}
 }

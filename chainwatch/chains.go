@@ -55,7 +55,7 @@ type Chains map[string]*Chain
 func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, transport http.RoundTripper) (Chains, error) {
 	chains := Chains{}
 	byChainID := map[int64]string{}
-	byBitcoinChain := map[string]string{}
+	byBitcoinChain, byBitcoinEnv := map[string]string{}, map[bool]string{}
 	for _, n := range networks {
 		if err := n.Check(); err != nil {
 			return nil, err
@@ -69,7 +69,12 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 			if other, dup := byBitcoinChain[n.Chain]; dup {
 				return nil, fmt.Errorf("networks %q and %q are both Bitcoin's %s", other, n.Key, n.Chain)
 			}
-			byBitcoinChain[n.Chain] = n.Key
+			// A session's Bitcoin address is written for its
+			// environment's one Bitcoin network.
+			if other, dup := byBitcoinEnv[n.IsLive]; dup {
+				return nil, fmt.Errorf("networks %q and %q are both Bitcoin networks of one environment: list one", other, n.Key)
+			}
+			byBitcoinChain[n.Chain], byBitcoinEnv[n.IsLive] = n.Key, n.Key
 			params := bitcoinChains[n.Chain]
 			f, err := btcrpc.Dial(ctx, n.RPCURLs, params)
 			if err != nil {
