@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/ethereum/go-ethereum/common"
@@ -34,23 +35,45 @@ type BitcoinPolled struct {
 	Mempool map[chainhash.Hash]bool
 }
 
-// Poll scans the blocks after cursor as Poller.Poll does, then, when it
-// reached the head, the transactions in the mempool that are not in seen.
-// A payment seen in the mempool is found again in the block that mines it.
+// Poll scans the blocks after cursor as Poller.Poll does; when it reaches
+// the head, it reads the mempool's transactions not in seen every
+// PollInterval instead, until one pays a watched address or conflicts
+// with a watched payment, a new block comes, or HeadWait has passed. A
+// payment seen in the mempool is found again in the block that mines it.
 func (p *BitcoinPoller) Poll(ctx context.Context, cursor Cursor, seen map[chainhash.Hash]bool, watch btcscan.Watch) (BitcoinPolled, error) {
-	polled, found, err := poll(ctx, p.settings(), bitcoinChain{p.Bitcoin, watch}, cursor)
+	s := p.settings()
+	wait := s.HeadWait
+	s.HeadWait = time.Nanosecond // the wait at the head is the mempool's
+	r := bitcoinChain{p.Bitcoin, watch}
+	polled, found, err := poll(ctx, s, r, cursor)
 	out := BitcoinPolled{Polled: polled, Found: found}
 	if err != nil || !polled.CaughtUp {
 		return out, err
 	}
-	mempool, now, err := p.Bitcoin.Mempool(ctx, seen, watch)
-	if err != nil {
-		return out, err
+	for until := time.Now().Add(wait); ; {
+		mempool, now, err := p.Bitcoin.Mempool(ctx, seen, watch)
+		if err != nil {
+			return out, err
+		}
+		out.Found.Outputs = append(out.Found.Outputs, mempool.Outputs...)
+		out.Found.Conflicts = append(out.Found.Conflicts, mempool.Conflicts...)
+		out.Mempool, seen = now, now
+		if len(out.Found.Outputs) > 0 || len(out.Found.Conflicts) > 0 || time.Now().After(until) {
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(s.PollInterval):
+		}
+		head, err := r.Head(ctx)
+		if err != nil {
+			return out, err
+		}
+		if out.Head = max(out.Head, head); head > out.Cursor.Number {
+			return out, nil // a new block: the next poll reads it
+		}
 	}
-	out.Found.Outputs = append(out.Found.Outputs, mempool.Outputs...)
-	out.Found.Conflicts = append(out.Found.Conflicts, mempool.Conflicts...)
-	out.Mempool = now
-	return out, nil
 }
 
 // bitcoinChain reads a Bitcoin node for a poll. Block hashes are kept in

@@ -13,7 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
-	"github.com/paymentsd/paymentsd/internal/btcrpc"
+	"github.com/paymentsd/paymentsd/dev/btcnode/btcnodetest"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -25,23 +25,8 @@ import (
 // are the ones the node shows.
 func TestABitcoinNetworkFollowed(t *testing.T) {
 	ctx := context.Background()
-	n, err := btcnode.Start(ctx, btcnode.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
-	node, err := btcrpc.Dial(ctx, []string{n.URL()}, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, key, err := btcnode.Account(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deposit, err := key.DeriveAddress(0, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, node := btcnodetest.Start(t)
+	deposit := btcnodetest.Address(t, 3, 0)
 	blocks := &memBlocks{}
 	p := &chainwatch.BitcoinPoller{Bitcoin: btcscan.Scanner{Node: node, Params: btcnode.Params},
 		Poller: chainwatch.Poller{Blocks: blocks, MaxRange: 4, FreshDepth: 3, HeadWait: 20 * time.Millisecond,
@@ -179,11 +164,7 @@ func TestABitcoinNetworkFollowed(t *testing.T) {
 // cannot have, and two networks of one chain are refused, by name.
 func TestABitcoinNetworkConnected(t *testing.T) {
 	ctx := context.Background()
-	n, err := btcnode.Start(ctx, btcnode.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
+	n, _ := btcnodetest.Start(t)
 	network := chainwatch.Network{Key: "btc", Kind: chainwatch.KindBitcoin, Chain: "regtest", RPCURLs: []string{n.URL()}}
 	btc := payment.Asset{ID: "btc", Symbol: "BTC", Decimals: 8, Network: "btc", Price: payment.PriceSource{
 		Kind: payment.PriceChainlink, Aggregator: "0x0000000000000000000000000000000000000001", Network: "ethereum"}}

@@ -39,12 +39,11 @@ func (c *Chain) BitcoinScanner() btcscan.Scanner {
 }
 
 // BitcoinPoller returns a Bitcoin network's poller over blocks, with the
-// network's block range; a poll waits at the head one poll interval, the
-// mempool's pace, before it reads the mempool.
+// network's block range; at the head it reads the mempool every poll
+// interval.
 func (c *Chain) BitcoinPoller(blocks BlockStore) *BitcoinPoller {
-	every := time.Duration(c.Network.PollInterval)
 	return &BitcoinPoller{Bitcoin: c.BitcoinScanner(), Poller: Poller{Blocks: blocks,
-		MaxRange: uint64(max(c.Network.MaxBlockRange, 0)), HeadWait: every, PollInterval: min(every, time.Second)}}
+		MaxRange: uint64(max(c.Network.MaxBlockRange, 0)), PollInterval: time.Duration(c.Network.PollInterval)}}
 }
 
 // Chains are the networks of a deployment, by key.

@@ -12,7 +12,7 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
-	"github.com/paymentsd/paymentsd/internal/btcrpc"
+	"github.com/paymentsd/paymentsd/dev/btcnode/btcnodetest"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
@@ -26,31 +26,8 @@ import (
 func TestBitcoinPaymentsFollowed(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.NewStore(t)
-	n, err := btcnode.Start(ctx, btcnode.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
-	node, err := btcrpc.Dial(ctx, []string{n.URL()}, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, key, err := btcnode.Account(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deposit, err := key.DeriveAddress(0, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, other, err := btcnode.Account(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stranger, err := other.DeriveAddress(0, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, node := btcnodetest.Start(t)
+	deposit, stranger := btcnodetest.Address(t, 4, 0), btcnodetest.Address(t, 5, 0)
 	const network = "bitcoin-regtest"
 	scanner := btcscan.Scanner{Node: node, Params: btcnode.Params}
 	p := &chainwatch.BitcoinPoller{Bitcoin: scanner, Poller: chainwatch.Poller{Blocks: st.ScannedBlocks(network),

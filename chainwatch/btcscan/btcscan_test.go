@@ -12,7 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/paymentsd/paymentsd/dev/btcnode"
-	"github.com/paymentsd/paymentsd/internal/btcrpc"
+	"github.com/paymentsd/paymentsd/dev/btcnode/btcnodetest"
 )
 
 // deposits derives n deposit addresses of a merchant's vpub.
@@ -83,15 +83,7 @@ func describe(outs []Output) []string {
 // the addresses watched.
 func TestScanANode(t *testing.T) {
 	ctx := context.Background()
-	n, err := btcnode.Start(ctx, btcnode.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
-	node, err := btcrpc.Dial(ctx, []string{n.URL()}, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	n, node := btcnodetest.Start(t)
 	s := Scanner{Node: node, Params: btcnode.Params}
 	addrs := deposits(t, 1003)
 	watched, stranger := addrs[:2], addrs[1002]

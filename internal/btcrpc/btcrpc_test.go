@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/dev/btcnode/btcnodetest"
 	"github.com/paymentsd/paymentsd/internal/btcrpc"
 )
 
@@ -22,11 +23,7 @@ import (
 // and never its password.
 func TestFailoverOnARealNode(t *testing.T) {
 	ctx := context.Background()
-	n, err := btcnode.Start(ctx, btcnode.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
+	n, _ := btcnodetest.Start(t)
 	release := make(chan struct{})
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/dev/btcnode/btcnodetest"
 	"github.com/paymentsd/paymentsd/internal/btckeys"
-	"github.com/paymentsd/paymentsd/internal/btcrpc"
 )
 
 // account makes a merchant's account key: its private key (the key file)
@@ -35,11 +35,7 @@ func account(t *testing.T, seed byte) (string, btckeys.Key) {
 // but a fee at the rate asked.
 func TestSweepDepositAddresses(t *testing.T) {
 	ctx := context.Background()
-	n, err := btcnode.Start(ctx, btcnode.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Stop)
+	n, node := btcnodetest.Start(t)
 	xprv, key := account(t, 7)
 	var paid []btcnode.Out
 	for _, i := range []uint32{0, 1, 5} {
@@ -61,10 +57,6 @@ func TestSweepDepositAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	index := map[string]uint32{paid[0].To.EncodeAddress(): 0, paid[1].To.EncodeAddress(): 1, paid[2].To.EncodeAddress(): 5}
-	node, err := btcrpc.Dial(ctx, []string{n.URL()}, btcnode.Params)
-	if err != nil {
-		t.Fatal(err)
-	}
 	_, found, err := btcscan.Scanner{Node: node, Params: btcnode.Params}.Scan(ctx, head, head, chainhash.Hash{}, btcscan.Watch{
 		Addresses: func(_ context.Context, addrs []string) (map[string]bool, error) {
 			w := map[string]bool{}
