@@ -44,11 +44,13 @@ func (m *mempools) set(network string, seen map[chainhash.Hash]bool) {
 }
 
 // scanBitcoin is ScanNetwork on a Bitcoin network: the blocks after the
-// cursor, then the mempool (chainwatch.BitcoinPoller). What it finds is
-// recorded (store.RecordBitcoinScan) before it is handed over, so a
-// transaction's follower knows of it first; the payments to sessions'
-// addresses are the scan's transfers, a mempool payment's without a block.
-func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, cursor chainwatch.Cursor) (workflows.ScanOutput, error) {
+// cursor, then the mempool (chainwatch.BitcoinPoller), whose transactions
+// it returns for the next scan to skip once this one is handed over. What
+// it finds is recorded (store.RecordBitcoinScan) before it is handed over,
+// so a transaction's follower knows of it first; the payments to
+// sessions' addresses are the scan's transfers, a mempool payment's
+// without a block.
+func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, cursor chainwatch.Cursor) (workflows.ScanOutput, map[chainhash.Hash]bool, error) {
 	network := c.Network.Key
 	sessions := map[string]store.WatchedAddress{}
 	watch := btcscan.Watch{
@@ -79,14 +81,11 @@ func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, curso
 	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
 		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	observability.ScannedBlock.WithLabelValues(network).Set(float64(polled.Cursor.Number))
 	if err := a.Store.RecordBitcoinScan(ctx, network, polled.Found, time.Now()); err != nil {
-		return out, classify(err)
-	}
-	if polled.Mempool != nil {
-		a.mempools.set(network, polled.Mempool)
+		return out, nil, classify(err)
 	}
 	for _, cf := range polled.Found.Conflicts {
 		slog.WarnContext(ctx, "a watched Bitcoin transaction was replaced or double-spent", "network", network,
@@ -94,7 +93,7 @@ func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, curso
 	}
 	asset, ok := bitcoinAsset(c)
 	if !ok {
-		return out, nil
+		return out, polled.Mempool, nil
 	}
 	for _, o := range polled.Found.Outputs {
 		w := sessions[o.Address]
@@ -106,7 +105,7 @@ func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, curso
 		}
 		out.Transfers = append(out.Transfers, t)
 	}
-	return out, nil
+	return out, polled.Mempool, nil
 }
 
 // bitcoinAsset is a Bitcoin network's asset, bitcoin, when the catalog

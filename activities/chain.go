@@ -49,11 +49,15 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		}
 	}
 	if c.IsBitcoin() {
-		out, err := a.scanBitcoin(ctx, c, cursor)
-		if err != nil {
-			return out, err
+		out, mempool, err := a.scanBitcoin(ctx, c, cursor)
+		if err == nil {
+			err = a.handOver(ctx, in, &out)
 		}
-		return out, a.handOver(ctx, in, &out)
+		if err == nil && mempool != nil {
+			// Only now: a scan retried reads the mempool's payments again.
+			a.mempools.set(in.Network, mempool)
+		}
+		return out, err
 	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
 	sent := &sentWatch{a: a, network: in.Network}
