@@ -108,6 +108,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			n.Stop()
 		}
 	}()
+	if err := os.MkdirAll(n.dir, 0o700); err != nil {
+		return nil, err
+	}
 	bin := cfg.Binary
 	if bin == "" {
 		if bin, err = Build(ctx, n.dir); err != nil {
