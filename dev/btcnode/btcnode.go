@@ -108,6 +108,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			n.Stop()
 		}
 	}()
+	if n.dir, err = filepath.Abs(n.dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(n.dir, 0o700); err != nil {
 		return nil, err
 	}
