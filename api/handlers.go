@@ -298,7 +298,8 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 type depositAddressView struct {
 	Index int64 `json:"index"`
 	// DerivationPath is relative to the deposit key (the account key
-	// set with set-deposit-key, usually m/44'/60'/0').
+	// set with set-deposit-key, usually m/44'/60'/0'), or with
+	// chain=bitcoin to the Bitcoin account key (m/84'/0'/0' and the like).
 	DerivationPath    string `json:"derivationPath"`
 	Address           string `json:"address"`
 	CheckoutSessionID string `json:"checkoutSessionId"`

@@ -92,3 +92,23 @@ func TestListQueryIntegers(t *testing.T) {
 		}
 	}
 }
+
+// The deposit addresses list takes chain (evm by default, or bitcoin) and
+// funded; another value of either is refused naming it.
+func TestDepositQueryChain(t *testing.T) {
+	for raw, want := range map[string]DepositQuery{"": {Chain: ChainEVM}, "chain=bitcoin&funded=true": {Chain: ChainBitcoin, Funded: true}, "chain=evm": {Chain: ChainEVM}} {
+		v, _ := url.ParseQuery(raw)
+		q, err := ParseDepositQuery(v, nil)
+		if err != nil || q.Chain != want.Chain || q.Funded != want.Funded {
+			t.Errorf("%q: %+v %v; want %+v", raw, q, err, want)
+		}
+	}
+	for _, raw := range []string{"chain=btc", "chain=", "funded=yes"} {
+		v, _ := url.ParseQuery(raw)
+		_, err := ParseDepositQuery(v, nil)
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindValidation || len(e.Details) != 1 || e.Details[0].Field != strings.Split(raw, "=")[0] {
+			t.Errorf("%s: %v; want a 422 naming the parameter", raw, err)
+		}
+	}
+}

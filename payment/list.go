@@ -48,18 +48,37 @@ func ParseListQuery(v url.Values, statuses []string) (ListQuery, error) {
 	return ParseListQueryBy(v, "status", statuses)
 }
 
-// DepositQuery lists deposit addresses: a ListQuery, and Funded keeps
-// only the addresses with a confirmed or finalized transfer.
+// DepositQuery lists deposit addresses: a ListQuery, Funded keeps only
+// the addresses with a confirmed or finalized transfer, and Chain picks
+// the key whose addresses are listed: the EVM deposit key (ChainEVM, the
+// default) or the Bitcoin account key (ChainBitcoin).
 type DepositQuery struct {
 	ListQuery
 	Funded bool
+	Chain  string
 }
 
+// The kinds of chain whose deposit addresses are listed apart, each from
+// its own key.
+const (
+	ChainEVM     = "evm"
+	ChainBitcoin = "bitcoin"
+)
+
 // ParseDepositQuery parses the deposit addresses list's query string: the
-// list's parameters (status filtering by session status) and funded.
+// list's parameters (status filtering by session status), funded and
+// chain.
 func ParseDepositQuery(v url.Values, statuses []string) (DepositQuery, error) {
-	list, probs := parseListQuery(v, "status", statuses, []string{"funded"})
-	q := DepositQuery{ListQuery: list}
+	list, probs := parseListQuery(v, "status", statuses, []string{"funded", "chain"})
+	q := DepositQuery{ListQuery: list, Chain: ChainEVM}
+	if c, ok := v["chain"]; ok {
+		switch c[0] {
+		case ChainEVM, ChainBitcoin:
+			q.Chain = c[0]
+		default:
+			probs.Add("chain", "must be evm or bitcoin")
+		}
+	}
 	if s, ok := v["funded"]; ok {
 		switch s[0] {
 		case "true":

@@ -135,17 +135,28 @@ func (s *Store) NextBitcoinIndex(ctx context.Context, projectID string, isLive b
 	return xpub, addressType, index, mapErr(err)
 }
 
-// ListDepositAddresses lists the principal's used deposit indexes in index
-// order, filtered by q (the session's status and creation time, and
-// whether the address was paid), each with what it received.
+// ListDepositAddresses lists the principal's used deposit indexes, of its
+// EVM deposit key or its Bitcoin account key (q.Chain), in index order,
+// filtered by q (the session's status and creation time, and whether the
+// address was paid), each with what it received.
 func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.DepositQuery) ([]payment.DepositAddress, int, error) {
-	const used = `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live, late_until,
+	used := `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live, late_until,
 		deposit_index - coalesce(lag(deposit_index) OVER (ORDER BY deposit_index), -1) - 1 AS gap_before
 		FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND deposit_index IS NOT NULL) u`
 	// A transaction stays on the session whose address it paid (an
 	// assignment names another session beside it), so the session's
-	// transactions are its address's.
-	const paid = `t.checkout_session_id = u.id AND t.status IN ('confirmed', 'finalized')`
+	// transactions of the address's kind of chain are its address's (a
+	// session offering both has an EVM and a Bitcoin address; Bitcoin
+	// transactions are chain 0).
+	paid := `t.checkout_session_id = u.id AND t.chain_id <> 0 AND t.status IN ('confirmed', 'finalized')`
+	if q.Chain == payment.ChainBitcoin {
+		used = `(SELECT c.id, c.status, b.derivation_index AS deposit_index, b.address AS deposit_address, c.created_at,
+			c.project_id, c.is_live, c.late_until,
+			b.derivation_index - coalesce(lag(b.derivation_index) OVER (ORDER BY b.derivation_index), -1) - 1 AS gap_before
+			FROM bitcoin_deposit_addresses b JOIN checkout_sessions c ON c.id = b.session_id
+			WHERE b.project_id = $1 AND b.is_live = $2) u`
+		paid = `t.checkout_session_id = u.id AND t.chain_id = 0 AND t.status IN ('confirmed', 'finalized')`
+	}
 	f := newFilter(p, q.ListQuery, "status") // its first two arguments are used's $1 and $2
 	if q.Funded {
 		f.where = append(f.where, `EXISTS (SELECT 1 FROM transactions t WHERE `+paid+`)`)

@@ -210,3 +210,77 @@ func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 		t.Fatalf("the live environment sees %d sandbox addresses", total)
 	}
 }
+
+// The Bitcoin account key's used addresses are listed apart from the EVM
+// key's, with their own gaps, each address with what was paid to it
+// alone: a session offering both has two addresses, and neither lists the
+// other's payments.
+func TestBitcoinDepositAddressesListedApart(t *testing.T) {
+	s := storetest.NewStore(t)
+	ctx := context.Background()
+	pr := newProject(t, s)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	amount := decimal.RequireFromString("10")
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
+	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(`{}`), nil }
+	// Session 0 offers both (EVM index 7, Bitcoin index 0), session 1
+	// Bitcoin alone at index 4.
+	var sessions []payment.Session
+	for i, btcIndex := range []int64{0, 4} {
+		bi := btcIndex
+		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now.Add(time.Duration(i)*time.Millisecond)), TokenHash: payment.HashSecret(fmt.Sprint("b", i)),
+			ProjectID: pr.ProjectID, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, ExpiresAt: now.Add(time.Hour),
+			QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now, BitcoinAddress: fmt.Sprintf("bcrt1q%038d", btcIndex), BitcoinIndex: &bi}
+		if i == 0 {
+			evm := int64(7)
+			cs.DepositAddress, cs.DepositIndex = fmt.Sprintf("0x%040d", evm), &evm
+		}
+		if err := s.InsertSession(ctx, cs, render); err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, cs)
+	}
+	for n, tx := range []struct {
+		session        int
+		chainID        int64
+		network, asset string
+		to, amount     string
+	}{{0, 0, "bitcoin-regtest", "btc-regtest", sessions[0].BitcoinAddress, "60000"},
+		{0, 1337, "devnet", "usdc-devnet", sessions[0].DepositAddress, "1000000"}} {
+		if err := s.InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now.Add(time.Duration(n)*time.Millisecond)),
+			ProjectID: pr.ProjectID, CheckoutSessionID: sessions[tx.session].ID, PaymentPlanID: plan.ID, Status: payment.TxFinalized,
+			Network: tx.network, ChainID: tx.chainID, TxHash: fmt.Sprintf("%064x", n), ToAddress: tx.to, AssetDefinitionID: tx.asset,
+			Symbol: "X", Amount: "1", AmountBaseUnits: tx.amount, AmountUSD: decimal.NewFromInt(1), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(chain string, funded bool) []payment.DepositAddress {
+		t.Helper()
+		got, total, err := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Funded: funded, Chain: chain})
+		if err != nil || total != len(got) {
+			t.Fatalf("list %s: %d of %d, %v", chain, len(got), total, err)
+		}
+		return got
+	}
+	btc := list(payment.ChainBitcoin, false)
+	if len(btc) != 2 || btc[0].Address != sessions[0].BitcoinAddress || btc[0].SessionID != sessions[0].ID || btc[1].Index != 4 || btc[1].GapBefore != 3 {
+		t.Fatalf("bitcoin addresses = %+v; want indexes 0 and 4 of their sessions, 3 unused before 4", btc)
+	}
+	if got := fmt.Sprint(btc[0].Received, btc[1].Received); got != "[{btc-regtest bitcoin-regtest 60000}] []" {
+		t.Fatalf("bitcoin received %s; want the bitcoin payment alone", got)
+	}
+	if funded := list(payment.ChainBitcoin, true); len(funded) != 1 || funded[0].Index != 0 {
+		t.Fatalf("funded bitcoin addresses = %+v; want index 0", funded)
+	}
+	evm := list(payment.ChainEVM, false)
+	if len(evm) != 1 || evm[0].Index != 7 || fmt.Sprint(evm[0].Received) != "[{usdc-devnet devnet 1000000}]" {
+		t.Fatalf("evm addresses = %+v; want index 7 with its USDC alone", evm)
+	}
+	live := payment.Principal{ProjectID: pr.ProjectID, IsLive: true}
+	if _, total, _ := s.ListDepositAddresses(ctx, live, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Chain: payment.ChainBitcoin}); total != 0 {
+		t.Fatalf("the live environment sees %d sandbox bitcoin addresses", total)
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
        paymentsd admin set-deposit-key --project ID --env sandbox|live --xpub XPUB [--bitcoin [--address-type p2wpkh|p2tr]]
-       paymentsd admin deposit-addresses --project ID --env sandbox|live [--format csv|json]
+       paymentsd admin deposit-addresses --project ID --env sandbox|live [--chain evm|bitcoin] [--format csv|json]
        paymentsd admin resume-transaction --chain-id ID --hash 0x…
        paymentsd admin rescan --network KEY --from B --to B
        paymentsd admin reseal-webhook-secrets [--batch N]

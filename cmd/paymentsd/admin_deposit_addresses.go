@@ -15,14 +15,17 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// runDepositAddresses prints every used deposit index of a project's
-// environment, in index order, with the largest run of unused indexes
-// before a used one: a wallet needs a gap limit above it.
+// runDepositAddresses prints every used deposit index of a project
+// environment's EVM deposit key or Bitcoin account key, in index order,
+// with the largest run of unused indexes before a used one and of unpaid
+// addresses before a paid one: a wallet that finds the payments by
+// looking ahead from the last paid address needs a gap limit above it.
 func runDepositAddresses(ctx context.Context, out io.Writer, args []string) error {
 	fs := flag.NewFlagSet("deposit-addresses", flag.ContinueOnError)
 	project := fs.String("project", "", "project ID")
 	env := fs.String("env", "sandbox", "environment: sandbox or live")
 	format := fs.String("format", "csv", "csv or json (one object per line)")
+	chain := fs.String("chain", payment.ChainEVM, "whose addresses: evm (the deposit key's) or bitcoin (the Bitcoin account key's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -31,6 +34,9 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 	}
 	if *format != "csv" && *format != "json" {
 		return errors.New("--format must be csv or json")
+	}
+	if *chain != payment.ChainEVM && *chain != payment.ChainBitcoin {
+		return errors.New("--chain must be evm or bitcoin")
 	}
 	e, closeStore, err := adminService(ctx)
 	if err != nil {
@@ -43,9 +49,10 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 		_ = w.Write([]string{"index", "derivation_path", "address", "checkout_session_id", "session_status", "created_at", "gap_before"})
 	}
 	enc := json.NewEncoder(out)
-	var count, largestGap int64
+	var count, largestGap, largestUnpaid int64
+	lastPaid := int64(-1)
 	for page := 1; ; page++ {
-		q := payment.DepositQuery{ListQuery: payment.ListQuery{Page: page, Limit: payment.MaxLimit}}
+		q := payment.DepositQuery{ListQuery: payment.ListQuery{Page: page, Limit: payment.MaxLimit}, Chain: *chain}
 		items, err := e.ListDepositAddresses(ctx, p, *project, q)
 		if err != nil {
 			return err
@@ -53,6 +60,9 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 		for _, d := range items.Items {
 			count++
 			largestGap = max(largestGap, d.GapBefore)
+			if len(d.Received) > 0 {
+				largestUnpaid, lastPaid = max(largestUnpaid, d.Index-lastPaid-1), d.Index
+			}
 			path := fmt.Sprintf("0/%d", d.Index)
 			if *format == "json" {
 				err = enc.Encode(map[string]any{"index": d.Index, "derivationPath": path, "address": d.Address,
@@ -70,6 +80,7 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 		}
 	}
 	w.Flush()
-	fmt.Fprintf(os.Stderr, "%d used deposit addresses; largest run of unused indexes before a used one: %d (a wallet's gap limit must be above it)\n", count, largestGap)
+	fmt.Fprintf(os.Stderr, "%d used deposit addresses; largest run of unused indexes before a used one: %d; "+
+		"of unpaid addresses before a paid one: %d (a wallet's gap limit must be above it)\n", count, largestGap, largestUnpaid)
 	return w.Error()
 }

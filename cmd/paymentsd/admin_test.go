@@ -143,6 +143,13 @@ func TestAdminDepositAddresses(t *testing.T) {
 	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--env", "prod"}); err == nil {
 		t.Fatal("an unknown environment must be refused")
 	}
+	out.Reset()
+	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--chain", "bitcoin"}); err != nil || strings.Count(out.String(), "\n") != 1 {
+		t.Fatalf("bitcoin = %q, %v; want the header only: the sessions have EVM addresses alone", out.String(), err)
+	}
+	if err := runDepositAddresses(ctx, &out, []string{"--project", p.Project.ID, "--chain", "btc"}); err == nil {
+		t.Fatal("an unknown chain must be refused")
+	}
 }
 
 // `paymentsd admin set-deposit-key` is in the project's audit log, made by

@@ -22,7 +22,7 @@ commands:
                                create a project with a live and a sandbox API key
   admin set-deposit-key --project ID --env sandbox|live --xpub XPUB [--bitcoin [--address-type p2wpkh|p2tr]]
                                set the key deposit addresses are derived from
-  admin deposit-addresses --project ID --env sandbox|live [--format csv|json]
+  admin deposit-addresses --project ID --env sandbox|live [--chain evm|bitcoin] [--format csv|json]
                                list every used deposit address (index, address,
                                session), for the merchant's wallet to find them all
   admin resume-transaction --chain-id ID --hash 0x…
