@@ -315,6 +315,16 @@ type depositAddressView struct {
 	// session: until then a transfer in (a sweep's gas top-up too) is a
 	// payment.
 	LateUntil *string `json:"lateUntil"`
+	// Outputs are a Bitcoin address's confirmed and finalized payments'
+	// outputs (chain=bitcoin only): what a sweep spends.
+	Outputs []paidOutputView `json:"outputs,omitempty"`
+}
+
+type paidOutputView struct {
+	TxID            string `json:"txid"`
+	Vout            int64  `json:"vout"`
+	AmountBaseUnits string `json:"amountBaseUnits"`
+	Status          string `json:"status"`
 }
 
 type receivedView struct {
@@ -337,7 +347,10 @@ func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) er
 			CheckoutSessionID: d.SessionID, SessionStatus: string(d.Status), CreatedAt: views.Time(d.CreatedAt), GapBefore: d.GapBefore,
 			Received: mapSlice(d.Received, func(r payment.Received) receivedView {
 				return receivedView{AssetDefinitionID: r.AssetID, Network: r.Network, AmountBaseUnits: r.AmountBaseUnits}
-			}), LateUntil: views.OptTime(d.LateUntil)}
+			}), LateUntil: views.OptTime(d.LateUntil),
+			Outputs: mapSlice(d.Outputs, func(o payment.PaidOutput) paidOutputView {
+				return paidOutputView{TxID: o.TxID, Vout: o.Vout, AmountBaseUnits: o.Sats, Status: string(o.Status)}
+			})}
 	}), q.ListQuery, page.Total)
 	return nil
 }

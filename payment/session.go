@@ -249,6 +249,17 @@ type DepositAddress struct {
 	// session (the end of its late-payment window); nil for sessions
 	// opened before the window was kept.
 	LateUntil *time.Time
+	// Outputs are a Bitcoin address's confirmed and finalized payments,
+	// each an output a sweep spends (none for an EVM address).
+	Outputs []PaidOutput
+}
+
+// PaidOutput is a Bitcoin payment's output to a deposit address.
+type PaidOutput struct {
+	TxID   string
+	Vout   int64
+	Sats   string
+	Status TransactionStatus
 }
 
 // Received is what an address was paid in one asset, in base units.

@@ -166,19 +166,25 @@ func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q
 	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+used+" WHERE "+where, f.args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count deposit addresses: %w", err)
 	}
+	outputs := `'[]'::jsonb`
+	if q.Chain == payment.ChainBitcoin {
+		outputs = `coalesce((SELECT jsonb_agg(jsonb_build_array(t.tx_hash, t.log_index, t.amount_base_units::text, t.status)
+			ORDER BY t.tx_hash, t.log_index) FROM transactions t WHERE ` + paid + `), '[]')`
+	}
 	args := append(f.args, q.Limit, q.Offset())
 	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT deposit_index, deposit_address, id, status, created_at, gap_before, late_until,
 		coalesce((SELECT jsonb_agg(jsonb_build_array(asset, network, amount::text) ORDER BY asset)
 			FROM (SELECT t.asset_definition_id AS asset, t.network, sum(t.amount_base_units) AS amount
-				FROM transactions t WHERE %s GROUP BY 1, 2) r), '[]')
-		FROM %s WHERE %s ORDER BY deposit_index LIMIT $%d OFFSET $%d`, paid, used, where, len(args)-1, len(args)), args...)
+				FROM transactions t WHERE %s GROUP BY 1, 2) r), '[]'), %s
+		FROM %s WHERE %s ORDER BY deposit_index LIMIT $%d OFFSET $%d`, paid, outputs, used, where, len(args)-1, len(args)), args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list deposit addresses: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (payment.DepositAddress, error) {
 		var d payment.DepositAddress
 		var received [][3]string
-		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore, &d.LateUntil, &received)
+		var outputs [][4]any
+		err := row.Scan(&d.Index, &d.Address, &d.SessionID, &d.Status, &d.CreatedAt, &d.GapBefore, &d.LateUntil, &received, &outputs)
 		d.CreatedAt = d.CreatedAt.UTC()
 		if d.LateUntil != nil {
 			t := d.LateUntil.UTC()
@@ -186,6 +192,13 @@ func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q
 		}
 		for _, r := range received {
 			d.Received = append(d.Received, payment.Received{AssetID: r[0], Network: r[1], AmountBaseUnits: r[2]})
+		}
+		for _, o := range outputs {
+			txid, _ := o[0].(string)
+			vout, _ := o[1].(float64)
+			sats, _ := o[2].(string)
+			status, _ := o[3].(string)
+			d.Outputs = append(d.Outputs, payment.PaidOutput{TxID: txid, Vout: int64(vout), Sats: sats, Status: payment.TransactionStatus(status)})
 		}
 		return d, err
 	})

@@ -272,11 +272,14 @@ func TestBitcoinDepositAddressesListedApart(t *testing.T) {
 	if got := fmt.Sprint(btc[0].Received, btc[1].Received); got != "[{btc-regtest bitcoin-regtest 60000}] []" {
 		t.Fatalf("bitcoin received %s; want the bitcoin payment alone", got)
 	}
+	if got := fmt.Sprint(btc[0].Outputs); got != fmt.Sprintf("[{%064x 0 60000 finalized}]", 0) {
+		t.Fatalf("bitcoin outputs %s; want the payment's output, what a sweep spends", got)
+	}
 	if funded := list(payment.ChainBitcoin, true); len(funded) != 1 || funded[0].Index != 0 {
 		t.Fatalf("funded bitcoin addresses = %+v; want index 0", funded)
 	}
 	evm := list(payment.ChainEVM, false)
-	if len(evm) != 1 || evm[0].Index != 7 || fmt.Sprint(evm[0].Received) != "[{usdc-devnet devnet 1000000}]" {
+	if len(evm) != 1 || evm[0].Index != 7 || fmt.Sprint(evm[0].Received) != "[{usdc-devnet devnet 1000000}]" || evm[0].Outputs != nil {
 		t.Fatalf("evm addresses = %+v; want index 7 with its USDC alone", evm)
 	}
 	live := payment.Principal{ProjectID: pr.ProjectID, IsLive: true}

@@ -149,13 +149,21 @@ func runDev(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("open a sample bitcoin session: %w", err)
 		}
+		keyFile := filepath.Join(*dataDir, "sweep-bitcoin.xprv")
+		if err := os.WriteFile(keyFile, []byte(state.BitcoinXprv+"\n"), 0o600); err != nil {
+			return err
+		}
 		bitcoinBanner = fmt.Sprintf(`
 Bitcoin (btcd in regtest at %s, a block every %s):
   Bitcoin account key: %s (its private half: %s)
   A bitcoin session's page: %s/checkout/%s
   Pay it from the node's dev wallet: ./bin/paymentsd-dev dev pay %s
+  Sweep the paid sessions' bitcoin to the dev wallet (prints the plan; add --execute to send):
+    PAYMENTSD_API_KEY=%s ./bin/paymentsd-dev sweep --api http://%s --project %s --network %s --rpc %s \
+      --to %s --key-file %s --fee-rate 2
 `, stack.Bitcoin.RPCAddr, *bitcoinInterval, state.BitcoinKey, state.BitcoinXprv, strings.TrimRight(c.PublicURL, "/"),
-			cs.Token, cs.Token)
+			cs.Token, cs.Token, state.SandboxKey, c.HTTPAddr, state.ProjectID, devstack.BitcoinNetwork, stack.Bitcoin.URL(),
+			stack.Bitcoin.Wallet(), keyFile)
 	}
 	go func() {
 		if err := serveReceiver(ctx, *receiverAddr, logReceiver(state.WebhookSecret)); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/shopspring/decimal"
 
+	"github.com/paymentsd/paymentsd/internal/btcsweep"
 	"github.com/paymentsd/paymentsd/internal/sweep"
 )
 
@@ -26,7 +27,9 @@ const sweepUsage = `usage: PAYMENTSD_API_KEY=svc_… paymentsd sweep --project I
 Moves the funds of the project's deposit addresses (of the API key's
 environment) to one address, signing on this machine with the deposit
 key's extended private key, which is never sent anywhere. Without
---execute it only prints the plan.
+--execute it only prints the plan. On a Bitcoin network it spends the
+finalized payments' outputs in one transaction (a PSBT signed with the
+Bitcoin account key's xprv, tprv, zprv or vprv), at --fee-rate.
 
 `
 
@@ -40,11 +43,13 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	apiURL, project, rpcURL, gasPrice := signerFlags(fs, "that network")
 	network := fs.String("network", "", "the network to sweep, as the API's assets name it (devnet, base, …)")
 	to := fs.String("to", "", "the address that receives everything")
-	keyFile := fs.String("key-file", "", "file holding the deposit key's extended private key (xprv…, the account key m/44'/60'/0'); - reads it from stdin")
+	keyFile := fs.String("key-file", "", "file holding the deposit key's extended private key (xprv…, the account key m/44'/60'/0'; on Bitcoin the Bitcoin account key's, m/84'/0'/0'); - reads it from stdin")
 	relayerFile := fs.String("relayer-key-file", "", "file holding the hex private key of the account that pays the gas of authorisations, permits and top-ups")
 	journal := fs.String("journal", "", "the journal of signed transactions, to resume from (default sweep-PROJECT-NETWORK.journal.json here)")
 	execute := fs.Bool("execute", false, "sign and send the plan (default: print it only)")
 	wait := fs.Duration("wait", 5*time.Minute, "how long each round waits to be mined before stopping (run again to resume)")
+	feeRate := fs.Int64("fee-rate", 0, "Bitcoin: the fee rate in sat/vB (default: the node's estimate for 6 blocks)")
+	psbtFile := fs.String("psbt", "", "Bitcoin: also write the unsigned PSBT (base64) to this file, for a hardware wallet")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,18 +57,27 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	if err := requireAll("sweep", fs, "", map[string]string{"--project": *project, "--network": *network, "--rpc": *rpcURL, "--to": *to, "--key-file": *keyFile, "PAYMENTSD_API_KEY": apiKey}); err != nil {
 		return err
 	}
-	if !common.IsHexAddress(*to) || common.HexToAddress(*to) == (common.Address{}) {
-		return fmt.Errorf("sweep: --to %q is not an address", *to)
-	}
 	if *journal == "" {
 		*journal = fmt.Sprintf("sweep-%s-%s.journal.json", *project, *network)
+	}
+	hc := &http.Client{Timeout: 30 * time.Second}
+	funded, err := btcsweep.FromAPI(ctx, hc, *apiURL, apiKey, *project, *network)
+	switch {
+	case err == nil:
+		return sweepBitcoin(ctx, out, stdin, funded, bitcoinSweep{rpcURL: *rpcURL, to: *to, keyFile: *keyFile, feeRate: *feeRate,
+			psbtFile: *psbtFile, journal: *journal, execute: *execute, wait: *wait})
+	case !errors.Is(err, btcsweep.ErrNotBitcoin):
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if !common.IsHexAddress(*to) || common.HexToAddress(*to) == (common.Address{}) {
+		return fmt.Errorf("sweep: --to %q is not an address", *to)
 	}
 	cfg := sweep.Config{Destination: common.HexToAddress(*to), Journal: *journal, Wait: *wait}
 	if err := signer(&cfg, *keyFile, *relayerFile, *gasPrice, stdin); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
 
-	src, err := sweep.FromAPI(ctx, &http.Client{Timeout: 30 * time.Second}, *apiURL, apiKey, *project, *network)
+	src, err := sweep.FromAPI(ctx, hc, *apiURL, apiKey, *project, *network)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}

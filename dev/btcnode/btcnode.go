@@ -138,6 +138,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	return n, nil
 }
 
+// Wallet is the address of the node's dev wallet (its mined coins').
+func (n *Node) Wallet() btcutil.Address { return n.wallet }
+
 // setWallet makes the wallet's key from seed.
 func (n *Node) setWallet(seed string) (err error) {
 	sum := sha256.Sum256([]byte("paymentsd dev bitcoin wallet " + seed))

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/base58"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/btcutil/psbt"
 	"github.com/btcsuite/btcd/chaincfg"
@@ -103,20 +104,37 @@ func Build(key btckeys.Key, params *chaincfg.Params, coins []Coin, dest btcutil.
 	return p, fee, nil
 }
 
+// Account reads an account's extended private key, and returns it with
+// its public key, whose deposit addresses it spends.
+func Account(xprv string) (*hdkeychain.ExtendedKey, btckeys.Key, error) {
+	// A BIP84 wallet exports zprv (vprv on the test networks): the same
+	// key as an xprv (tprv) under another version.
+	if payload, version, err := base58.CheckDecode(xprv); err == nil && len(payload) == 77 {
+		switch [4]byte{version, payload[0], payload[1], payload[2]} {
+		case [4]byte{0x04, 0xb2, 0x43, 0x0c}: // zprv
+			xprv = base58.CheckEncode(append([]byte{0x88, 0xad, 0xe4}, payload[3:]...), 0x04)
+		case [4]byte{0x04, 0x5f, 0x18, 0xbc}: // vprv
+			xprv = base58.CheckEncode(append([]byte{0x35, 0x83, 0x94}, payload[3:]...), 0x04)
+		}
+	}
+	account, err := hdkeychain.NewKeyFromString(xprv)
+	if err != nil || !account.IsPrivate() {
+		return nil, btckeys.Key{}, errors.New("not an extended private key")
+	}
+	pub, err := account.Neuter()
+	if err != nil {
+		return nil, btckeys.Key{}, err
+	}
+	key, err := btckeys.ParseKey(pub.String(), btckeys.SegWit)
+	return account, key, err
+}
+
 // Sign signs every input of p with the account's extended private key,
 // finalizes them and returns the transaction to broadcast. A key that is
 // not the account of p's inputs is refused, and so is an input whose
 // public key its path does not derive.
 func Sign(p *psbt.Packet, xprv string) (*wire.MsgTx, error) {
-	account, err := hdkeychain.NewKeyFromString(xprv)
-	if err != nil || !account.IsPrivate() {
-		return nil, errors.New("not an extended private key")
-	}
-	pub, err := account.Neuter()
-	if err != nil {
-		return nil, err
-	}
-	key, err := btckeys.ParseKey(pub.String(), btckeys.SegWit)
+	account, key, err := Account(xprv)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/base58"
 	"github.com/btcsuite/btcd/btcutil/psbt"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -132,3 +133,26 @@ func wireOut(o btcscan.Output) (out wire.OutPoint) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A BIP84 wallet's export of the account's private key (vprv on the test
+// networks, zprv on mainnet) is the same account as its tprv (xprv).
+func TestAccountReadsABIP84WalletsExport(t *testing.T) {
+	tprv, key := account(t, 7)
+	payload, version, err := base58.CheckDecode(tprv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vprv := base58.CheckEncode(append([]byte{0x5f, 0x18, 0xbc}, payload[3:]...), version)
+	if !strings.HasPrefix(vprv, "vprv") {
+		t.Fatalf("re-encoded as %s", vprv)
+	}
+	for _, s := range []string{tprv, vprv} {
+		_, got, err := Account(s)
+		if err != nil || got.Identity() != key.Identity() {
+			t.Fatalf("%s.. read as %v, %v; want the account %s", s[:8], got.Identity(), err, key.Identity())
+		}
+	}
+	if _, _, err := Account(key.Canonical()); err == nil {
+		t.Fatal("a public key was taken for the private one")
+	}
+}

@@ -38,7 +38,7 @@ func FromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, n
 		ChainID      int64  `json:"chainId"`
 		TokenAddress string `json:"tokenAddress"`
 	}
-	if _, err := getJSON(ctx, hc, base+"/assets", apiKey, &assets); err != nil {
+	if _, err := GetJSON(ctx, hc, base+"/assets", apiKey, &assets); err != nil {
 		return src, err
 	}
 	var known []string
@@ -67,7 +67,7 @@ func FromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, n
 			LateUntil     *time.Time `json:"lateUntil"`
 		}
 		u := fmt.Sprintf("%s/projects/%s/deposit-addresses?funded=true&limit=100&page=%d", base, url.PathEscape(projectID), page)
-		more, err := getJSON(ctx, hc, u, apiKey, &items)
+		more, err := GetJSON(ctx, hc, u, apiKey, &items)
 		if err != nil {
 			return src, err
 		}
@@ -88,9 +88,9 @@ func FromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, n
 	}
 }
 
-// getJSON reads the envelope at u into data and tells whether a next page
+// GetJSON reads the API envelope at u into data and tells whether a next page
 // follows.
-func getJSON(ctx context.Context, hc *http.Client, u, apiKey string, data any) (bool, error) {
+func GetJSON(ctx context.Context, hc *http.Client, u, apiKey string, data any) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false, err
@@ -161,7 +161,7 @@ type Refund struct {
 func RefundFromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, refundID string) (Refund, error) {
 	var r Refund
 	u := fmt.Sprintf("%s/api/v1/projects/%s/refunds/%s", strings.TrimRight(baseURL, "/"), url.PathEscape(projectID), url.PathEscape(refundID))
-	_, err := getJSON(ctx, hc, u, apiKey, &r)
+	_, err := GetJSON(ctx, hc, u, apiKey, &r)
 	return r, err
 }
 
@@ -212,7 +212,7 @@ type BatchPayout struct {
 func BatchFromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, batchID string) (Batch, error) {
 	var b Batch
 	u := fmt.Sprintf("%s/api/v1/projects/%s/payout-batches/%s", strings.TrimRight(baseURL, "/"), url.PathEscape(projectID), url.PathEscape(batchID))
-	_, err := getJSON(ctx, hc, u, apiKey, &b)
+	_, err := GetJSON(ctx, hc, u, apiKey, &b)
 	return b, err
 }
 

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -11,11 +13,14 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/psbt"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/chromedp/chromedp"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/btcsweep"
 )
 
 // bitcoinProject is a project with a Bitcoin account key for its sandbox,
@@ -227,5 +232,164 @@ func TestBitcoinCheckoutPageInBrowser(t *testing.T) {
 	b.shot("bitcoin-3-paid")
 	if status := b.text("#status"); status != "Paid" {
 		t.Fatalf("status %q after the block", status)
+	}
+}
+
+// A merchant sweeps bitcoin with `paymentsd sweep` on their own machine:
+// the funded addresses and their payments' outputs come from the API
+// (?chain=bitcoin), another account's key is refused, the dry run moves
+// nothing and writes the PSBT for a hardware wallet, and --execute spends
+// every final payment's output in one transaction signed here, journaled
+// and, not yet mined, resumed by the next run, which also sweeps the
+// payment finalized since; then nothing is left to move and the engine's
+// records are unchanged.
+func TestBitcoinSweepMovesFinalPaymentsToOneAddress(t *testing.T) {
+	ctx := context.Background()
+	const seed = 0x43
+	keys, base := bitcoinProject(t, seed)
+	node := stack.Bitcoin
+	addrOf := func(cs map[string]any) btcutil.Address {
+		t.Helper()
+		a, err := btcutil.DecodeAddress(str(option(t, cs, devstack.BitcoinAsset)["depositAddress"]), btcnode.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	// One transaction pays two sessions; a third is paid in the mempool.
+	a, b := openSession(t, base, keys, "30", devstack.BitcoinAsset), openSession(t, base, keys, "20", devstack.BitcoinAsset)
+	both, err := node.Send(ctx, []btcnode.Out{{To: addrOf(a), Sats: 30_000}, {To: addrOf(b), Sats: 20_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, cs := range []map[string]any{a, b} {
+		waitSession(t, base, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	}
+	c := openSession(t, base, keys, "10", devstack.BitcoinAsset)
+	late, err := node.Send(ctx, []btcnode.Out{{To: addrOf(c), Sats: 10_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionTx(t, base, str(c["token"]), late.TxHash().String(), "pending")
+
+	listed := get(t, base, "/api/v1/projects/"+keys.id+"/deposit-addresses?chain=bitcoin&funded=true", keys.key)
+	mustStatus(t, listed, http.StatusOK)
+	if n := len(listed.list()); n != 2 {
+		t.Fatalf("funded bitcoin addresses: %d; want the two mined payments': %s", n, listed.Raw)
+	}
+	first := listed.list()[0].(map[string]any)
+	if out := first["outputs"].([]any)[0].(map[string]any); first["address"] != addrOf(a).EncodeAddress() || first["derivationPath"] != "0/0" ||
+		out["txid"] != both.TxHash().String() || out["vout"] != float64(0) || out["amountBaseUnits"] != "30000" || out["status"] != "finalized" {
+		t.Fatalf("the first funded address: %v", first)
+	}
+	if all := get(t, base, "/api/v1/projects/"+keys.id+"/deposit-addresses?chain=bitcoin", keys.key); len(all.list()) != 3 {
+		t.Fatalf("used bitcoin addresses: %s; want the three sessions'", all.Raw)
+	}
+	if bad := get(t, base, "/api/v1/projects/"+keys.id+"/deposit-addresses?chain=btc", keys.key); bad.Status != http.StatusUnprocessableEntity ||
+		!slices.Contains(bad.detailFields(), "chain") {
+		t.Fatalf("an unknown chain: %s", bad.Raw)
+	}
+	txsBefore := len(get(t, base, "/api/v1/projects/"+keys.id+"/transactions", keys.key).list())
+
+	m := merchantMachine{dir: t.TempDir(), t: t}
+	bin := m.bin()
+	keyFile := func(seed byte) string {
+		xprv, _, err := btcnode.Account(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(m.dir, fmt.Sprintf("bitcoin-%x.xprv", seed))
+		if err := os.WriteFile(f, []byte(xprv+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	_, other, _ := btcnode.Account(0x44)
+	dest, err := other.DeriveAddress(0, btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := func(key string, extra ...string) []string {
+		return append([]string{"sweep", "--api", base, "--project", keys.id, "--network", devstack.BitcoinNetwork, "--rpc", node.URL(),
+			"--to", dest.EncodeAddress(), "--key-file", key, "--fee-rate", "2"}, extra...)
+	}
+	wrong := exec.Command(bin, args(keyFile(0x44))...)
+	wrong.Dir, wrong.Env = m.dir, append(os.Environ(), "PAYMENTSD_API_KEY="+keys.key)
+	if out, err := wrong.CombinedOutput(); err == nil || !strings.Contains(string(out), "not the project's Bitcoin account key") {
+		t.Fatalf("another account's key: %v\n%s", err, out)
+	}
+	key := keyFile(seed)
+	journal := filepath.Join(m.dir, "sweep-"+keys.id+"-"+devstack.BitcoinNetwork+".journal.json")
+	readJournal := func() btcsweep.Journal {
+		t.Helper()
+		j, err := btcsweep.ReadJournal(journal)
+		if err != nil || j == nil {
+			t.Fatalf("the journal: %v %v", j, err)
+		}
+		return *j
+	}
+
+	plan := m.run(bin, keys.key, args(key, "--psbt", "sweep.psbt")...)
+	for _, want := range []string{"2 funded deposit addresses listed", "Sweep 2 outputs holding 0.0005 BTC: 0.0004962 BTC to " + dest.EncodeAddress() +
+		", 380 sats of fee (2 sat/vB)", "The unsigned PSBT is in sweep.psbt", "Dry run: nothing was signed or sent"} {
+		if !strings.Contains(plan, want) {
+			t.Fatalf("the dry run lacks %q:\n%s", want, plan)
+		}
+	}
+	b64, err := os.ReadFile(filepath.Join(m.dir, "sweep.psbt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := psbt.NewFromRawBytes(strings.NewReader(strings.TrimSpace(string(b64))), true); err != nil || len(p.Inputs) != 2 || p.UnsignedTx.TxOut[0].Value != 49_620 {
+		t.Fatalf("the PSBT written: %v %v", p, err)
+	}
+	if _, err := os.Stat(journal); err == nil {
+		t.Fatal("the dry run journaled a sweep")
+	}
+
+	sent := m.run(bin, keys.key, args(key, "--execute", "--wait", "0s")...)
+	first1 := readJournal()
+	if !strings.Contains(sent, "Sent "+first1.TxID+", not mined yet") || first1.Done || first1.Sats != 49_620 || first1.Fee != 380 {
+		t.Fatalf("the sweep sent: %+v\n%s", first1, sent)
+	}
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	waitSession(t, base, str(c["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+
+	resumed := m.run(bin, keys.key, args(key, "--execute", "--wait", "0s")...)
+	second := readJournal()
+	for _, want := range []string{"Moved 0.0004962 BTC to " + dest.EncodeAddress() + " in " + first1.TxID, "Already spent: 2 outputs",
+		"Sweep 1 outputs holding 0.0001 BTC: 0.00009756 BTC", "Sent " + second.TxID} {
+		if !strings.Contains(resumed, want) {
+			t.Fatalf("the resumed sweep lacks %q:\n%s", want, resumed)
+		}
+	}
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	done := m.run(bin, keys.key, args(key, "--execute")...)
+	if !strings.Contains(done, "Moved 0.00009756 BTC to "+dest.EncodeAddress()+" in "+second.TxID) || !strings.Contains(done, "Already spent: 3 outputs") ||
+		!strings.Contains(done, "Nothing to move.") || !readJournal().Done {
+		t.Fatalf("the last run:\n%s", done)
+	}
+	for txid, sats := range map[string]int64{first1.TxID: 49_620, second.TxID: 9_756} {
+		h, _ := chainhash.NewHashFromStr(txid)
+		out, err := node.Client.GetTxOut(h, 0, false)
+		if err != nil || out == nil || out.Confirmations < 1 || out.ScriptPubKey.Address != dest.EncodeAddress() || int64(out.Value*1e8+0.5) != sats {
+			t.Fatalf("the sweep %s's output on the node: %+v %v; want %d sats to %s, mined", txid, out, err, sats, dest)
+		}
+	}
+	after := get(t, base, "/api/v1/projects/"+keys.id+"/transactions", keys.key).list()
+	if len(after) != txsBefore {
+		t.Fatalf("the engine recorded the sweeps: %d transactions, %d before", len(after), txsBefore)
+	}
+	for _, it := range after {
+		if tx := it.(map[string]any); tx["status"] != "finalized" {
+			t.Errorf("a payment swept is %v: %v", tx["status"], tx)
+		}
 	}
 }
