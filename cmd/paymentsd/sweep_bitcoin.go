@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/internal/btcrpc"
 	"github.com/paymentsd/paymentsd/internal/btcsweep"
@@ -118,8 +119,8 @@ func sweepBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
-	fmt.Fprintf(out, "Sweep %d outputs holding %s: %s to %s, %d sats of fee (%d sat/vB)\n", len(coins), btcutil.Amount(total),
-		btcutil.Amount(total-fee), dest, fee, rate)
+	fmt.Fprintf(out, "Sweep %d outputs holding %s: %s to %s, %d sats of fee (%d sat/vB)\n", len(coins), btc(total),
+		btc(total-fee), dest, fee, rate)
 	if o.psbtFile != "" {
 		b64, err := p.B64Encode()
 		if err != nil {
@@ -160,7 +161,7 @@ func settle(ctx context.Context, out io.Writer, node btcsweep.Node, j *btcsweep.
 		fmt.Fprintf(out, "Sent %s, not mined yet: run again with --execute to wait for it.\n", j.TxID)
 		return false, nil
 	case btcsweep.Mined:
-		fmt.Fprintf(out, "Moved %s to %s in %s\n", btcutil.Amount(j.Sats), j.To, j.TxID)
+		fmt.Fprintf(out, "Moved %s to %s in %s\n", btc(j.Sats), j.To, j.TxID)
 	case btcsweep.Spent:
 		fmt.Fprintf(out, "The sweep %s is neither in the node's mempool nor unspent: its coins were spent (by it, or by another transaction).\n", j.TxID)
 	}
@@ -170,3 +171,6 @@ func settle(ctx context.Context, out io.Writer, node btcsweep.Node, j *btcsweep.
 	}
 	return true, nil
 }
+
+// btc writes sats in bitcoin, without trailing zeros.
+func btc(sats int64) string { return decimal.New(sats, -8).String() + " BTC" }
