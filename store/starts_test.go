@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -21,13 +19,7 @@ func TestSessionStartsAreClaimedOnceAndComeBack(t *testing.T) {
 	s := storetest.NewStore(t)
 	ctx := context.Background()
 	pr := newProject(t, s)
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	amount := decimal.RequireFromString("10")
-	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD,
-		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
-		t.Fatal(err)
-	}
+	now, amount, plan := newPlan(t, s, pr)
 	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(fmt.Sprintf(`{"version":%d}`, v)), nil }
 	open := func(i int, grace time.Duration) payment.Session {
 		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(fmt.Sprint("t", i)),

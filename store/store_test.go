@@ -139,18 +139,27 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	}
 }
 
+// newPlan creates an active plan of pr at 10 USD, and returns the time
+// it was made, its amount and the plan.
+func newPlan(t *testing.T, s *store.Store, pr payment.Principal) (time.Time, decimal.Decimal, payment.Plan) {
+	t.Helper()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	amount := decimal.RequireFromString("10")
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD,
+		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
+	if err := s.CreatePlan(context.Background(), plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	return now, amount, plan
+}
+
 // The export of used deposit addresses lists them by index with the run
 // of unused indexes before each, only the principal's environment.
 func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 	s := storetest.NewStore(t)
 	ctx := context.Background()
 	pr := newProject(t, s)
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	amount := decimal.RequireFromString("10")
-	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
-		t.Fatal(err)
-	}
+	now, amount, plan := newPlan(t, s, pr)
 	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(`{}`), nil }
 	sessions := map[int64]payment.Session{}
 	for i, index := range []int64{3, 0, 1, 30} {
@@ -219,12 +228,7 @@ func TestBitcoinDepositAddressesListedApart(t *testing.T) {
 	s := storetest.NewStore(t)
 	ctx := context.Background()
 	pr := newProject(t, s)
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	amount := decimal.RequireFromString("10")
-	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
-		t.Fatal(err)
-	}
+	now, amount, plan := newPlan(t, s, pr)
 	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(`{}`), nil }
 	// Session 0 offers both (EVM index 7, Bitcoin index 0), session 1
 	// Bitcoin alone at index 4.
