@@ -393,3 +393,75 @@ func TestBitcoinSweepMovesFinalPaymentsToOneAddress(t *testing.T) {
 		}
 	}
 }
+
+// A USD-priced plan takes bitcoin in the second API shape as in the
+// first: its session's bitcoin option, the payment read there with the
+// shape's statuses (pending, then completed). And a payment to the
+// address of a session that has expired is that session's late payment,
+// as on EVM networks: the session stays expired and says paid_late.
+func TestBitcoinInTheSecondShapeAndPaidLate(t *testing.T) {
+	ctx := context.Background()
+	second, e := newAPI(t, apiOptions{shape: api.ShapeSecond})
+	short, _ := newAPI(t, apiOptions{lifetime: 2 * time.Second})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	_, key, err := btcnode.Account(0x45)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetBitcoinKey(ctx, p.Project.ID, false, key.Canonical(), ""); err != nil {
+		t.Fatal(err)
+	}
+	node := stack.Bitcoin
+	pay := func(cs map[string]any, sats int64) string {
+		t.Helper()
+		to, err := btcutil.DecodeAddress(str(option(t, cs, devstack.BitcoinAsset)["depositAddress"]), btcnode.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := node.Send(ctx, []btcnode.Out{{To: to, Sats: sats}}, 1_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx.TxHash().String()
+	}
+
+	cs := openSession(t, second.URL, keys, "25", devstack.BitcoinAsset)
+	if o := option(t, cs, devstack.BitcoinAsset); o["amount"] != "0.00025" || !strings.HasPrefix(str(o["paymentUri"]), "bitcoin:bcrt1q") {
+		t.Fatalf("the second shape's bitcoin option: %v", o)
+	}
+	txid := pay(cs, 25_000)
+	sessionTx(t, second.URL, str(cs["token"]), txid, "pending")
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	waitSession(t, second.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	tx := merchantTx(t, second.URL, keys, txid)
+	var history []string
+	for _, h := range tx["statusHistory"].([]any) {
+		history = append(history, str(h.(map[string]any)["status"]))
+	}
+	if tx["status"] != "completed" || tx["amount"] != "0.00025" || tx["network"] != devstack.BitcoinNetwork ||
+		strings.Join(history, ",") != "pending,completed" {
+		t.Fatalf("the bitcoin payment in the second shape: %v", tx)
+	}
+
+	late := openSession(t, short.URL, keys, "5", devstack.BitcoinAsset)
+	// Expiry is decided by the chain's time: a block past it tells.
+	time.Sleep(2500 * time.Millisecond)
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	waitSession(t, short.URL, str(late["token"]), "expired", func(s map[string]any) bool { return s["status"] == "expired" })
+	lateTx := pay(late, 5_000)
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	paid := waitSession(t, short.URL, str(late["token"]), "paid late", func(s map[string]any) bool { return s["amountPaidUsd"] == "5.00" })
+	if paid["status"] != "expired" || paid["exception"] != "paid_late" {
+		t.Fatalf("the session paid after it expired: %v", paid)
+	}
+	if got := sessionTx(t, short.URL, str(late["token"]), lateTx, "finalized"); got["amount"] != "0.00005" {
+		t.Fatalf("the late payment: %v", got)
+	}
+}
