@@ -245,7 +245,7 @@ func TestBitcoinCheckoutPageInBrowser(t *testing.T) {
 // records are unchanged.
 func TestBitcoinSweepMovesFinalPaymentsToOneAddress(t *testing.T) {
 	ctx := context.Background()
-	const seed = 0x43
+	const seed = 0x46
 	keys, base := bitcoinProject(t, seed)
 	node := stack.Bitcoin
 	addrOf := func(cs map[string]any) btcutil.Address {
