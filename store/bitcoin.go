@@ -35,10 +35,15 @@ func (s *Store) RecordBitcoinScan(ctx context.Context, network string, found btc
 	byTx := map[chainhash.Hash]*seen{}
 	for _, o := range found.Outputs {
 		t := byTx[o.TxID]
-		if t == nil || t.first.Block != o.Block {
-			t = &seen{first: o}
+		if t == nil {
+			t = &seen{}
 			byTx[o.TxID] = t
 			order = append(order, o.TxID)
+		}
+		if t.outputs == nil || t.first.Block != o.Block {
+			// First seen, or seen again in a later block of the scan:
+			// that block's sighting is the one recorded.
+			t.first, t.outputs = o, nil
 		}
 		t.outputs = append(t.outputs, chainwatch.BitcoinOutput{Vout: o.Vout, Address: o.Address, Sats: o.Sats})
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/paymentsd/paymentsd/internal/sweep"
 )
 
 // Node is the calls a sweep makes on a Bitcoin Core or btcd node (a
@@ -102,29 +104,8 @@ func ReadJournal(path string) (*Journal, error) {
 	return &j, nil
 }
 
-// Write writes j to path, synced to the disk before it returns.
-func (j *Journal) Write(path string) error {
-	b, err := json.MarshalIndent(j, "", "  ")
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(path+".tmp", path)
-}
+// Write writes j to path (sweep.SaveJSON: whole, or not at all).
+func (j *Journal) Write(path string) error { return sweep.SaveJSON(path, j) }
 
 // NewJournal is the journal of the signed sweep tx paying to.
 func NewJournal(tx *wire.MsgTx, to string, fee int64) (*Journal, error) {

@@ -407,17 +407,26 @@ func (j *journal) settle(h common.Hash, mined bool) {
 	}
 }
 
-// save writes the journal to a new file, syncs it and renames it over the
-// old one, so a crash leaves one or the other whole. It holds signed
-// transactions, so only its owner may read it.
+// save writes the journal with SaveJSON. It holds signed transactions,
+// so only its owner may read it.
 func (j *journal) save() error {
-	b, err := json.MarshalIndent(j, "", "  ")
+	if err := SaveJSON(j.path, j); err != nil {
+		return fmt.Errorf("%w: %v", errJournal, err)
+	}
+	return nil
+}
+
+// SaveJSON writes v as JSON to a new file beside path, only its owner may
+// read, syncs it and renames it over path, so a crash leaves the old file
+// or the new one whole: how a journal of signed transactions is kept.
+func SaveJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(j.path), ".sweep-journal-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sweep-journal-*")
 	if err != nil {
-		return fmt.Errorf("%w: %v", errJournal, err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err = tmp.Write(b); err == nil {
@@ -427,12 +436,9 @@ func (j *journal) save() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), j.path)
+		err = os.Rename(tmp.Name(), path)
 	}
-	if err != nil {
-		return fmt.Errorf("%w: %v", errJournal, err)
-	}
-	return nil
+	return err
 }
 
 // MinedTransfer returns the hash of the last transfer an earlier run
