@@ -45,6 +45,17 @@ type Config struct {
 	Binary string
 	// Seed makes the wallet's key; empty is a fixed dev seed.
 	Seed string
+	// Independent makes every payment spend a mature coinbase of its own,
+	// never the change of another payment: replacing, double-spending or
+	// reorging one payment then leaves every other where it was.
+	Independent bool
+	// Peer is another node's peer-to-peer address (its P2PAddr): the node
+	// connects to it alone and takes its blocks and transactions, as a
+	// merchant's node follows the network, instead of mining its own
+	// chain at start. A node in regtest starts on an empty chain each time
+	// (btcd removes a regtest chain at start), so a peer's restart takes
+	// the chain again from it.
+	Peer string
 }
 
 // Node is a running btcd in regtest.
@@ -57,6 +68,11 @@ type Node struct {
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	dir, temp string
+	bin       string
+	p2p       int
+	peer      string
+
+	independent bool
 
 	mu     sync.Mutex
 	key    *btcec.PrivateKey
@@ -96,7 +112,8 @@ func Build(ctx context.Context, dir string) (string, error) {
 // Start starts a node and its wallet, and mines SegWitActive blocks: the
 // chain then takes SegWit payments, and the wallet has coins to spend.
 func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
-	n := &Node{dir: cfg.Dir, User: "dev", Pass: "dev", exited: make(chan struct{}), nextCB: 1}
+	n := &Node{dir: cfg.Dir, User: "dev", Pass: "dev", exited: make(chan struct{}), nextCB: 1, independent: cfg.Independent,
+		peer: cfg.Peer}
 	if n.dir == "" {
 		if n.temp, err = os.MkdirTemp("", "btcnode-"); err != nil {
 			return nil, err
@@ -124,19 +141,26 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 
+	n.bin = bin
 	err = freeport.Retry(3, func(pick func() int) error {
-		p2p, rpc := pick(), pick()
-		n.RPCAddr = fmt.Sprintf("127.0.0.1:%d", rpc)
-		return n.start(ctx, bin, p2p)
+		n.p2p = pick()
+		n.RPCAddr = fmt.Sprintf("127.0.0.1:%d", pick())
+		return n.start(ctx)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if n.peer != "" {
+		return n, nil
 	}
 	if _, err := n.Mine(ctx, SegWitActive); err != nil {
 		return nil, err
 	}
 	return n, nil
 }
+
+// P2PAddr is the node's peer-to-peer address, for a Peer to connect to.
+func (n *Node) P2PAddr() string { return fmt.Sprintf("127.0.0.1:%d", n.p2p) }
 
 // Wallet is the address of the node's dev wallet (its mined coins').
 func (n *Node) Wallet() btcutil.Address { return n.wallet }
@@ -194,16 +218,21 @@ func (n *Node) StartMining(ctx context.Context, every time.Duration) {
 	}()
 }
 
-func (n *Node) start(ctx context.Context, bin string, p2p int) error {
+func (n *Node) start(ctx context.Context) error {
 	log := filepath.Join(n.dir, "btcd.out")
-	f, err := os.Create(log)
+	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	n.exited = make(chan struct{})
-	n.cmd = exec.Command(bin, "--regtest", "--datadir="+filepath.Join(n.dir, "data"), "--logdir="+filepath.Join(n.dir, "logs"),
-		"--listen="+fmt.Sprintf("127.0.0.1:%d", p2p), "--rpclisten="+n.RPCAddr, "--rpcuser="+n.User, "--rpcpass="+n.Pass,
-		"--notls", "--txindex", "--miningaddr="+n.wallet.EncodeAddress(), "--nodnsseed", "--nobanning")
+	args := []string{"--regtest", "--datadir=" + filepath.Join(n.dir, "data"), "--logdir=" + filepath.Join(n.dir, "logs"),
+		"--listen=" + n.P2PAddr(), "--rpclisten=" + n.RPCAddr, "--rpcuser=" + n.User, "--rpcpass=" + n.Pass,
+		"--notls", "--txindex", "--addrindex", "--miningaddr=" + n.wallet.EncodeAddress(), "--nodnsseed", "--nobanning",
+		"--trickleinterval=100ms"} // a peer hears of new transactions at once, not within btcd's default 10 s
+	if n.peer != "" {
+		args = append(args, "--connect="+n.peer)
+	}
+	n.cmd = exec.Command(n.bin, args...)
 	n.cmd.Stdout, n.cmd.Stderr = f, f
 	if err := n.cmd.Start(); err != nil {
 		f.Close()
@@ -211,9 +240,11 @@ func (n *Node) start(ctx context.Context, bin string, p2p int) error {
 	}
 	exited := n.exited
 	go func() { _ = n.cmd.Wait(); f.Close(); close(exited) }()
-	if n.Client, err = rpcclient.New(&rpcclient.ConnConfig{Host: n.RPCAddr, User: n.User, Pass: n.Pass,
-		HTTPPostMode: true, DisableTLS: true}, nil); err != nil {
-		return err
+	if n.Client == nil {
+		if n.Client, err = rpcclient.New(&rpcclient.ConnConfig{Host: n.RPCAddr, User: n.User, Pass: n.Pass,
+			HTTPPostMode: true, DisableTLS: true}, nil); err != nil {
+			return err
+		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -243,6 +274,14 @@ func (n *Node) Stop() {
 	if n.Client != nil {
 		n.Client.Shutdown()
 	}
+	n.halt()
+	if n.temp != "" {
+		os.RemoveAll(n.temp)
+	}
+}
+
+// halt stops the btcd process, as its operator would.
+func (n *Node) halt() {
 	if n.cmd != nil && n.cmd.Process != nil {
 		_ = n.cmd.Process.Signal(os.Interrupt)
 		select {
@@ -252,8 +291,44 @@ func (n *Node) Stop() {
 			<-n.exited
 		}
 	}
-	if n.temp != "" {
-		os.RemoveAll(n.temp)
+}
+
+// Restart stops the node, waits down, and starts it again at the same
+// address: what its callers see of an operator's restart. In regtest btcd
+// starts on an empty chain, which a node with a Peer takes again from it;
+// and it keeps no mempool across a restart, so the transactions it held
+// are gone until a block mines them or someone sends them again.
+func (n *Node) Restart(ctx context.Context, down time.Duration) error {
+	if n.bin == "" {
+		return errors.New("restart: the node was not started by this process")
+	}
+	n.halt()
+	select {
+	case <-ctx.Done():
+	case <-time.After(down):
+	}
+	return n.start(ctx)
+}
+
+// WaitSynced waits until the node's best block is peer's.
+func (n *Node) WaitSynced(ctx context.Context, peer *Node, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		want, _, err := peer.Client.GetBestBlock()
+		if err != nil {
+			return err
+		}
+		if got, _, err := n.Client.GetBestBlock(); err == nil && got.IsEqual(want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the node did not reach its peer's best block %s in %s", want, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
@@ -312,10 +387,16 @@ func (n *Node) Send(ctx context.Context, outs []Out, fee int64) (*wire.MsgTx, er
 		}
 		break
 	}
-	if len(tx.TxOut) > len(outs) {
-		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: tx.TxHash(), Index: uint32(len(outs))}, value: tx.TxOut[len(outs)].Value})
-	}
+	n.keepChange(tx, len(outs))
 	return tx, nil
+}
+
+// keepChange keeps tx's change, its output after the payment's outs, for
+// later payments (unless every payment is to spend a coinbase).
+func (n *Node) keepChange(tx *wire.MsgTx, outs int) {
+	if len(tx.TxOut) > outs && !n.independent {
+		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: tx.TxHash(), Index: uint32(outs)}, value: tx.TxOut[outs].Value})
+	}
 }
 
 // Replace replaces old, still unmined, by a transaction spending the same
@@ -344,9 +425,7 @@ func (n *Node) Replace(ctx context.Context, old *wire.MsgTx, outs []Out, fee int
 			break
 		}
 	}
-	if len(tx.TxOut) > len(outs) {
-		n.coins = append(n.coins, coin{out: wire.OutPoint{Hash: tx.TxHash(), Index: uint32(len(outs))}, value: tx.TxOut[len(outs)].Value})
-	}
+	n.keepChange(tx, len(outs))
 	return tx, nil
 }
 

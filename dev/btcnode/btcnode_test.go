@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
@@ -49,5 +50,79 @@ func TestPayADepositAddress(t *testing.T) {
 	}
 	if _, err := n.Pay(ctx, deposit, sats, 2_000); err != nil {
 		t.Fatalf("a second payment, from the change: %v", err)
+	}
+}
+
+// A merchant's node that follows the network (Peer): it takes the
+// network's chain and the payments its mempool relays; restarted, it
+// starts on an empty chain (btcd in regtest), takes the chain again from
+// its peer, and has lost the payments its mempool held. An Independent
+// wallet pays each payment from a coin of its own, never another
+// payment's change.
+func TestAPeerFollowsTheNetworkAndRestarts(t *testing.T) {
+	ctx := context.Background()
+	network, err := Start(ctx, Config{Independent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(network.Stop)
+	merchant, err := Start(ctx, Config{Peer: network.P2PAddr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(merchant.Stop)
+	if err := merchant.WaitSynced(ctx, network, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	_, key, err := Account(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deposit, err := key.DeriveAddress(0, Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := network.Send(ctx, []Out{{deposit, 10_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := network.Send(ctx, []Out{{deposit, 20_000}}, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := second.TxIn[0].PreviousOutPoint; in.Hash == first.TxHash() {
+		t.Fatalf("the second payment spends the first's change %v", in)
+	}
+	inPool := func(n *Node, h chainhash.Hash) bool {
+		pool, err := n.Client.GetRawMempool()
+		return err == nil && slices.ContainsFunc(pool, func(p *chainhash.Hash) bool { return *p == h })
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !inPool(merchant, second.TxHash()) {
+		if time.Now().After(deadline) {
+			t.Fatal("the network did not relay the payment to the merchant's node")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	if err := merchant.Restart(ctx, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := merchant.WaitSynced(ctx, network, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if inPool(merchant, second.TxHash()) || !inPool(network, second.TxHash()) {
+		t.Fatal("after the restart the merchant's mempool still holds the payment, or the network's lost it")
+	}
+	if _, err := network.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := merchant.WaitSynced(ctx, network, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	id := second.TxHash()
+	tx, err := merchant.Client.GetRawTransactionVerbose(&id)
+	if err != nil || tx.Confirmations != 1 {
+		t.Fatalf("the payment on the merchant's node after a block: %+v, %v", tx, err)
 	}
 }

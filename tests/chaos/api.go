@@ -79,6 +79,9 @@ type session struct {
 type sessionOption struct {
 	Due   *big.Int
 	Token common.Address // zero for the native coin
+	// Address is where the option is paid when it is not the session's
+	// deposit address: a Bitcoin address.
+	Address string
 }
 
 // openSession opens a session for amountUSD on the plan through base, the
@@ -100,6 +103,7 @@ func (c apiClient) openSession(ctx context.Context, base, planID, amountUSD stri
 			AssetDefinitionID string `json:"assetDefinitionId"`
 			TokenAddress      string `json:"tokenAddress"`
 			AmountBaseUnits   string `json:"amountBaseUnits"`
+			DepositAddress    string `json:"depositAddress"`
 		} `json:"paymentOptions"`
 	}
 	if err := json.Unmarshal(r.Data, &d); err != nil {
@@ -112,7 +116,7 @@ func (c apiClient) openSession(ctx context.Context, base, planID, amountUSD stri
 		if !ok {
 			return nil, fmt.Errorf("open session: amount due %q", o.AmountBaseUnits)
 		}
-		opt := sessionOption{Due: due}
+		opt := sessionOption{Due: due, Address: o.DepositAddress}
 		if o.TokenAddress != "" {
 			opt.Token = common.HexToAddress(o.TokenAddress)
 		}

@@ -37,6 +37,13 @@ type faultLog struct {
 	resumed  []time.Duration
 	reorgs   []reorgRecord
 	failures []string // faults that could not be injected
+
+	// The Bitcoin nodes': reorgs, the merchant node's restarts (from its
+	// stop to its return to the network's best block), and how long each
+	// took to take the chain again.
+	btcReorgs []btcReorg
+	btcDown   []window
+	btcSync   []time.Duration
 }
 
 func (f *faultLog) add(fn func(*faultLog)) {
@@ -92,6 +99,17 @@ func (r *run) injectFaults(ctx context.Context, rng *rand.Rand) {
 		for range o.Reorgs {
 			depth, drop := 1+rng.IntN(o.MaxReorgDepth), rng.IntN(2) == 0
 			at(between(0.05, 0.95), func() { r.reorg(ctx, depth, drop) })
+		}
+	}
+	if o.has(FaultBTCReorg) && r.s.btc != nil {
+		for range o.BitcoinReorgs {
+			depth, drop := 1+rng.IntN(o.BitcoinMaxReorgDepth), rng.IntN(2) == 0
+			at(between(0.05, 0.95), func() { r.reorgBitcoin(ctx, depth, drop) })
+		}
+	}
+	if o.has(FaultBTCRestart) && r.s.btc != nil {
+		for range o.BitcoinRestarts {
+			at(between(0.1, 0.9), func() { r.restartBitcoin(ctx) })
 		}
 	}
 	if o.has(FaultKill) {

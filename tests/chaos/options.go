@@ -35,6 +35,14 @@ const (
 	ClassInternal         = "internal"          // native payments made by a contract's internal calls
 	ClassRefund           = "refund"            // paid in full, then refunded in part or whole from a treasury, reported by hash
 	ClassPayout           = "payout"            // a batch of 1 to 3 payouts from a treasury, approved by an owner, reported or left to the scanner
+
+	// Bitcoin classes: sessions of a plan that accepts bitcoin alone, paid
+	// on a btcd node in regtest. Every payment is seen in the mempool first.
+	ClassBTCFull        = "btc-full"         // the amount due in one output
+	ClassBTCMulti       = "btc-multi"        // one transaction's several outputs, to one session or two
+	ClassBTCReplace     = "btc-rbf"          // paid, then replaced by fee (BIP125) before a block mines it
+	ClassBTCDoubleSpend = "btc-double-spend" // paid, then the coin spent elsewhere before a block mines it
+	ClassBTCLate        = "btc-late"         // in full after expiry, inside the late window
 )
 
 // Fault classes.
@@ -44,14 +52,19 @@ const (
 	FaultOutage      = "outage"       // the node unreachable (connection refused) for a minute or more
 	FaultReorg       = "reorg"        // blocks replaced by the simulated backend's Fork, some payments dropped
 	FaultKill        = "kill"         // the worker process killed with SIGKILL and started again
+	// Bitcoin faults, injected when a Bitcoin class runs.
+	FaultBTCReorg   = "btc-reorg"   // the node's last blocks invalidated (invalidateblock) and a longer branch mined, some payments double-spent in between
+	FaultBTCRestart = "btc-restart" // the node stopped and started again; its mempool is lost, and the payers' wallets send their unmined payments again
 )
 
 // AllClasses are the payment classes in their order of report; AllFaults
 // the fault classes.
 var (
 	AllClasses = []string{ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
-		ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassInternal, ClassRefund, ClassPayout}
-	AllFaults = []string{FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill}
+		ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassInternal, ClassRefund, ClassPayout,
+		ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate}
+	AllFaults      = []string{FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart}
+	bitcoinClasses = []string{ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate}
 )
 
 // Presets name sets of classes for -classes and -faults. "happy" is what
@@ -63,12 +76,17 @@ var (
 	classPresets = map[string][]string{
 		"happy": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate},
 		"all": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
+			ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassRefund, ClassPayout,
+			ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate},
+		"evm": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
 			ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassRefund, ClassPayout},
+		"bitcoin": bitcoinClasses,
 	}
 	faultPresets = map[string][]string{
-		"none":  {},
-		"happy": {FaultRPCErrors},
-		"all":   {FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill},
+		"none":    {},
+		"happy":   {FaultRPCErrors},
+		"all":     {FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart},
+		"bitcoin": {FaultBTCReorg, FaultBTCRestart},
 	}
 )
 
@@ -103,6 +121,17 @@ type Options struct {
 	MaxReorgDepth  int
 	Kills          int
 
+	// The Bitcoin node's: a block every BitcoinInterval; final at
+	// BitcoinFinality confirmations under 100 USD and one more above (a
+	// speed policy); BitcoinReorgs reorgs of up to BitcoinMaxReorgDepth
+	// blocks; BitcoinRestarts restarts, each down for BitcoinDown.
+	BitcoinInterval      time.Duration
+	BitcoinFinality      int
+	BitcoinReorgs        int
+	BitcoinMaxReorgDepth int
+	BitcoinRestarts      int
+	BitcoinDown          time.Duration
+
 	// Settle bounds the wait for the engine to finish after the payments;
 	// Stall ends it early when nothing has changed for that long.
 	Settle time.Duration
@@ -123,6 +152,8 @@ func DefaultOptions() Options {
 		Margin: 5 * time.Second, PendingTimeout: time.Minute,
 		RPCErrorRate: 0.05, RPCTimeoutRate: 0.01, RPCHold: 20 * time.Second,
 		Outages: 1, OutageLength: 70 * time.Second, Reorgs: 3, MaxReorgDepth: 3, Kills: 2,
+		BitcoinInterval: 2 * time.Second, BitcoinFinality: 3, BitcoinReorgs: 2, BitcoinMaxReorgDepth: 2,
+		BitcoinRestarts: 1, BitcoinDown: 5 * time.Second,
 		Settle: 5 * time.Minute, Stall: 90 * time.Second,
 	}
 }
@@ -159,6 +190,11 @@ func ParseFaults(s string) ([]string, error) { return ParseSet(s, AllFaults, fau
 
 func (o Options) has(fault string) bool { return slices.Contains(o.Faults, fault) }
 
+// bitcoin says whether the run pays bitcoin: a Bitcoin class is chosen.
+func (o Options) bitcoin() bool {
+	return slices.ContainsFunc(o.Classes, func(c string) bool { return slices.Contains(bitcoinClasses, c) })
+}
+
 func (o *Options) check() error {
 	switch {
 	case o.N < 1:
@@ -177,6 +213,10 @@ func (o *Options) check() error {
 		return fmt.Errorf("-max-reorg-depth must be under -confirmations: deeper reorgs undo final payments")
 	case o.ShortLifetime < 4*o.Margin+10*time.Second:
 		return fmt.Errorf("-short-lifetime must be at least 4 x -margin + 10s")
+	case o.bitcoin() && o.BitcoinInterval < time.Second:
+		return fmt.Errorf("-bitcoin-interval must be at least 1s")
+	case o.bitcoin() && o.BitcoinMaxReorgDepth >= o.BitcoinFinality:
+		return fmt.Errorf("-bitcoin-max-reorg-depth must be under -bitcoin-finality: deeper reorgs undo final payments")
 	}
 	if o.PayPhase == 0 {
 		o.PayPhase = max(time.Duration(o.N)*time.Second, time.Minute)

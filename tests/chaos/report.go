@@ -34,26 +34,51 @@ func (rep *Report) faultsMet() map[string][]string {
 		}
 		met[id][fault] = true
 	}
-	windows := map[string][]window{FaultOutage: rep.Faults.outages, FaultKill: rep.Faults.workerDown}
-	for _, tx := range rep.Sent {
+	// The faults that touch each chain: the EVM node's outages, the
+	// Bitcoin node's restarts, the worker's kills both.
+	evmWindows := map[string][]window{FaultOutage: rep.Faults.outages, FaultKill: rep.Faults.workerDown}
+	btcWindows := map[string][]window{FaultBTCRestart: rep.Faults.btcDown, FaultKill: rep.Faults.workerDown}
+	sent := func(at time.Time, sessions []*session, windows map[string][]window, inFlight time.Duration) {
 		for fault, ws := range windows {
 			for _, w := range ws {
-				if (window{w.From.Add(-inFlight), w.To.Add(catchUp)}).contains(tx.At) {
-					for _, s := range tx.Sessions {
+				if (window{w.From.Add(-inFlight), w.To.Add(catchUp)}).contains(at) {
+					for _, s := range sessions {
 						tag(s.ID, fault)
 					}
 				}
 			}
 		}
+	}
+	for _, tx := range rep.Sent {
+		sent(tx.At, tx.Sessions, evmWindows, inFlight)
 		if abandoned[tx.Hash] {
 			for _, s := range tx.Sessions {
 				tag(s.ID, FaultReorg)
 			}
 		}
 	}
+	btcInFlight := time.Duration(o.BitcoinFinality+1)*o.BitcoinInterval + 10*time.Second
+	btcAbandoned := map[string]bool{}
+	for _, rg := range rep.Faults.btcReorgs {
+		for _, id := range rg.Abandoned {
+			btcAbandoned[id] = true
+		}
+	}
+	for _, tx := range rep.SentBTC {
+		sent(tx.At, tx.Sessions, btcWindows, btcInFlight)
+		if btcAbandoned[tx.Tx.TxHash().String()] {
+			for _, s := range tx.Sessions {
+				tag(s.ID, FaultBTCReorg)
+			}
+		}
+	}
 	for id, s := range rep.Sessions {
 		if !s.Short {
 			continue
+		}
+		windows := evmWindows
+		if _, ok := s.Options[assetBTC]; ok {
+			windows = btcWindows
 		}
 		for fault, ws := range windows {
 			for _, w := range ws {
@@ -96,7 +121,7 @@ func (rep *Report) Print(w io.Writer) {
 	for _, k := range slices.Sorted(maps.Keys(rep.Submits)) {
 		submits = append(submits, fmt.Sprintf("%s %d", k, rep.Submits[k]))
 	}
-	p("payments: %d scenarios, %d sessions, %d transactions sent; hashes posted: %s", len(rep.Scenarios), len(rep.Sessions),
+	p("payments: %d scenarios, %d sessions, %d transactions sent on the dev chain; hashes posted: %s", len(rep.Scenarios), len(rep.Sessions),
 		len(rep.Sent), orNone(strings.Join(submits, ", ")))
 	if rep.Chain != nil && rep.Result != nil {
 		p("chain: blocks %d..%d read, %d transfers to deposit addresses (%d by internal calls); chain clock %s ahead",
@@ -120,6 +145,40 @@ func (rep *Report) Print(w io.Writer) {
 	p("faults: %d RPC errors and %d held requests of %d requests; %d node outages (%s down); %d reorgs (depths %s; %d dropping; %d transactions replaced, %d never mined again); %d worker kills, %d restarts after the worker exited by itself",
 		rep.Proxy.Errors, rep.Proxy.Timeouts, rep.Proxy.Requests, len(f.outages), down.Round(time.Second), len(f.reorgs),
 		orNone(strings.Join(depths, ",")), drops, abandoned, rep.Dropped, rep.Worker.Kills, rep.Worker.Crashes)
+	if rep.Options.bitcoin() {
+		replaced, doubles := 0, 0
+		for _, t := range rep.SentBTC {
+			switch {
+			case t.ReplacedBy != "" && t.DoubleSpend:
+				doubles++
+			case t.ReplacedBy != "":
+				replaced++
+			}
+		}
+		var btcDown time.Duration
+		for _, w := range f.btcDown {
+			btcDown += w.To.Sub(w.From)
+		}
+		depths, back, dropped := []string{}, 0, 0
+		for _, rg := range f.btcReorgs {
+			depths = append(depths, fmt.Sprint(rg.Depth))
+			back += len(rg.Abandoned)
+			dropped += len(rg.Dropped)
+		}
+		if rep.Chain != nil && rep.Chain.Bitcoin != nil && rep.Result != nil {
+			p("bitcoin: blocks %d..%d read, %d outputs to deposit addresses; %d transactions sent (%d replaced by fee, %d double-spent); chain clock %s ahead",
+				rep.Chain.Bitcoin.From, rep.Chain.Bitcoin.Head, rep.Result.BitcoinOutputs, len(rep.SentBTC), replaced, doubles, rep.BitcoinDrift)
+			p("bitcoin payments recorded: %d, %d of them seen in the mempool before a block, %d failed (replaced or double-spent)",
+				rep.BitcoinPayments, rep.FromMempool, rep.BitcoinFailed)
+		}
+		var synced []string
+		for _, d := range f.btcSync {
+			synced = append(synced, d.Round(100*time.Millisecond).String())
+		}
+		p("bitcoin faults: %d reorgs (depths %s; %d transactions back to the mempool, %d of them double-spent there); %d restarts of the merchant's node (%s down, the chain taken again from the network in %s)",
+			len(f.btcReorgs), orNone(strings.Join(depths, ",")), back, dropped, len(f.btcDown), btcDown.Round(time.Second),
+			orNone(strings.Join(synced, ", ")))
+	}
 	if len(f.resumed) > 0 {
 		var took []string
 		for _, d := range f.resumed {

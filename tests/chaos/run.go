@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/tests/chaos/reconcile"
 )
@@ -42,6 +43,7 @@ type run struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	txs      []sentTx
+	btcTxs   []*sentBTC
 	refunds  []sentRefund
 	payouts  []sentPayout
 	// ownerCookie is the owner's session, which approves payout batches.
@@ -68,6 +70,7 @@ type Report struct {
 	Scenarios []*scenario
 	Sessions  map[string]*session
 	Sent      []sentTx
+	SentBTC   []*sentBTC
 	Submits   map[string]int
 	// RefundWaits are the refund scenarios' waits after their payment:
 	// until the engine recorded it, and until it was final.
@@ -88,8 +91,14 @@ type Report struct {
 	// Dropped counts the reorged transactions that are not on the chain
 	// in the end.
 	Dropped int
-	// Drift is how far the chain's clock ran ahead of the wall clock.
-	Drift time.Duration
+	// BitcoinPayments counts the engine's bitcoin payment records;
+	// FromMempool those first seen in the mempool (pending before a block
+	// mined them), BitcoinFailed those that failed (replaced or
+	// double-spent).
+	BitcoinPayments, FromMempool, BitcoinFailed int
+	// Drift is how far the chain's clock ran ahead of the wall clock;
+	// BitcoinDrift the Bitcoin node's.
+	Drift, BitcoinDrift time.Duration
 }
 
 type proxyStats struct {
@@ -208,6 +217,37 @@ wait:
 	if err != nil {
 		return nil, err
 	}
+	if s.btc != nil {
+		var addrs []string
+		for _, cs := range rec.Sessions {
+			if cs.BitcoinAddress != "" {
+				addrs = append(addrs, cs.BitcoinAddress)
+			}
+		}
+		// No block while the merchant's node, which has the network's
+		// best block, is read.
+		s.btcMu.Lock()
+		err := s.btcEngine.WaitSynced(ctx, s.btc, time.Minute)
+		if err == nil {
+			ch.Bitcoin, err = reconcile.ReadBitcoin(ctx, s.btcEngine.URL(), btcnode.Params, 1, addrs)
+		}
+		s.btcMu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range rec.Transactions {
+		if t.ChainID != 0 {
+			continue
+		}
+		rep.BitcoinPayments++
+		if len(t.History) > 1 && t.History[0] == "pending" && t.History[1] != "failed" {
+			rep.FromMempool++
+		}
+		if t.Status == "failed" {
+			rep.BitcoinFailed++
+		}
+	}
 	rep.Result = reconcile.Reconcile(ch, rec, reconcile.Settings{ChainID: s.chain.ChainID.Int64(), Now: readAt, Margin: o.Margin})
 	rep.Chain = ch
 	rep.ReconcileFor = time.Since(reconcileStart)
@@ -246,7 +286,7 @@ wait:
 				Detail: fmt.Sprintf("payout %s, paid by %s, is %s", f.ID, f.Hash.Hex(), rec.Payouts[i].Status)})
 		}
 	}
-	rep.Sessions, rep.Sent, rep.Submits, rep.Problems = r.sessions, r.txs, r.submits, r.problems
+	rep.Sessions, rep.Sent, rep.SentBTC, rep.Submits, rep.Problems = r.sessions, r.txs, r.btcTxs, r.submits, r.problems
 	rep.RefundWaits = r.refundWaits
 	r.mu.Unlock()
 	rep.Problems = append(rep.Problems, r.failedWorkflows(ctx)...)
@@ -259,6 +299,13 @@ wait:
 	rep.Dropped = r.dropped(ctx)
 	if h, err := s.chain.Client().HeaderByNumber(ctx, nil); err == nil {
 		rep.Drift = time.Until(time.Unix(int64(h.Time), 0)).Round(time.Second)
+	}
+	if s.btc != nil {
+		if tip, err := s.btc.Client.GetBestBlockHash(); err == nil {
+			if h, err := s.btc.Client.GetBlockHeader(tip); err == nil {
+				rep.BitcoinDrift = time.Until(h.Timestamp).Round(time.Second)
+			}
+		}
 	}
 	rep.Total = time.Since(began)
 	return rep, nil
@@ -402,7 +449,7 @@ func (r *run) settle(ctx context.Context) string {
 		}
 		open += r.minedUnfollowedRefunds(ctx)
 		head, scanned, known, _ := r.s.scanProgress(ctx)
-		caughtUp := !known || scanned+2 >= head
+		caughtUp := (!known || scanned+2 >= head) && r.s.bitcoinCaughtUp(ctx)
 		now := time.Now()
 		past := now.After(lastExpiry)
 		switch {

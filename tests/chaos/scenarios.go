@@ -55,6 +55,8 @@ func plan(o Options, rng *rand.Rand) []*scenario {
 			asset = assetUSDC // several transfers in one transaction: token logs
 		case ClassInternal:
 			asset = assetETH // native payments by internal calls
+		case ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate:
+			asset = assetBTC
 		}
 		out[i] = &scenario{Class: class, Asset: asset, Start: time.Duration(rng.Int64N(int64(o.PayPhase)))}
 	}
@@ -207,6 +209,9 @@ func (r *run) play(ctx context.Context, sc *scenario) error {
 
 	case ClassPayout:
 		return r.payout(ctx, sc, g)
+
+	case ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate:
+		return r.playBitcoin(ctx, sc, g)
 
 	case ClassInternal:
 		a, err := long()
@@ -455,15 +460,20 @@ func (r *run) approve(ctx context.Context, url string) error {
 	return errReported
 }
 
-// open opens a session for a random amount between 1 and 500 USD.
+// open opens a session for a random amount between 1 and 500 USD (10 and
+// 500 in bitcoin, whose outputs must be worth more than dust).
 func (r *run) open(ctx context.Context, sc *scenario, g *rand.Rand, short bool) (*session, error) {
 	cents := 100 + g.IntN(49_900)
+	plan := r.s.planID
+	if sc.Asset == assetBTC {
+		cents, plan = 1_000+g.IntN(49_000), r.s.btcPlanID
+	}
 	amount := fmt.Sprintf("%d.%02d", cents/100, cents%100)
 	base := r.s.longAPI
 	if short {
 		base = r.s.shortAPI
 	}
-	s, err := r.s.api.openSession(ctx, base, r.s.planID, amount)
+	s, err := r.s.api.openSession(ctx, base, plan, amount)
 	if err != nil {
 		r.problem("api", "", "scenario %d (%s): %v", sc.N, sc.Class, err)
 		return nil, errReported

@@ -13,16 +13,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/dev/devstack"
@@ -38,6 +41,10 @@ const (
 	network   = "devnet"
 	assetUSDC = "usdc-devnet"
 	assetETH  = "eth-devnet"
+	// The Bitcoin node's network and bitcoin, priced by a BTC/USD feed on
+	// the dev chain.
+	btcNetwork = devstack.BitcoinNetwork
+	assetBTC   = devstack.BitcoinAsset
 	// longLifetime outlives any run: only the short sessions expire in it.
 	longLifetime = 6 * time.Hour
 )
@@ -63,6 +70,17 @@ type stack struct {
 	api       apiClient
 	// owner signs in to approve payout batches: an owner of the project.
 	owner, ownerPassword string
+
+	// btc is the Bitcoin network (when a Bitcoin class runs): a node
+	// mined every BitcoinInterval, whose wallet the payers spend;
+	// btcEngine the merchant's node, its peer, which the engine reads.
+	// btcPlanID is the plan that accepts bitcoin alone.
+	btc, btcEngine *btcnode.Node
+	btcPlanID      string
+	// btcMu is held for writing by whoever changes the node's chain (the
+	// miner, a reorg, a restart), and for reading by a payer between a
+	// payment and its replacement, which no block must mine in between.
+	btcMu sync.RWMutex
 
 	closers []func()
 }
@@ -137,6 +155,15 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 			BlockTime: chainwatch.Duration(o.BlockInterval), Confirmations: o.Confirmations,
 			PollInterval: chainwatch.Duration(o.BlockInterval / 2), PendingTimeout: chainwatch.Duration(o.PendingTimeout)}
 	}
+	var bitcoin []chainwatch.Network
+	if o.bitcoin() {
+		n, asset, err := s.startBitcoin(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		bitcoin = []chainwatch.Network{n}
+		catalog.Assets = append(catalog.Assets, asset)
+	}
 
 	// The API runs in this process and reads the chain directly: the faults
 	// are aimed at the worker, which follows the payments.
@@ -145,7 +172,7 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 		return nil, err
 	}
 	s.onClose(st.Close)
-	chains, err := chainwatch.Connect(ctx, []chainwatch.Network{devnetAt(s.chain.URL)}, catalog, nil)
+	chains, err := chainwatch.Connect(ctx, append([]chainwatch.Network{devnetAt(s.chain.URL)}, bitcoin...), catalog, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +207,7 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 		return nil, err
 	}
 
-	networks, _ := json.Marshal([]chainwatch.Network{devnetAt(s.proxy.URL)})
+	networks, _ := json.Marshal(append([]chainwatch.Network{devnetAt(s.proxy.URL)}, bitcoin...))
 	assets, _ := json.Marshal(catalog.Assets)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + url, "TEMPORAL_ADDRESS=" + s.temporal.Address, "TEMPORAL_NAMESPACE=" + s.temporal.Namespace,
@@ -192,7 +219,59 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 	if err := s.waitScanning(ctx, 2*time.Minute); err != nil {
 		return nil, err
 	}
+	if s.btc != nil {
+		mining, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); s.mineBitcoin(mining, o.BitcoinInterval) }()
+		s.onClose(func() { stop(); <-done })
+	}
 	return s, nil
+}
+
+// startBitcoin starts the Bitcoin network's node, each payment of its
+// wallet spending a coin of its own, the merchant's node that follows it,
+// and a BTC/USD feed on the dev chain, and returns the merchant node's
+// network, final by a speed policy (BitcoinFinality confirmations under
+// 100 USD, one more above), and bitcoin's asset.
+func (s *stack) startBitcoin(ctx context.Context, o Options) (chainwatch.Network, payment.Asset, error) {
+	bin, err := btcnode.Build(ctx, s.dir)
+	if err != nil {
+		return chainwatch.Network{}, payment.Asset{}, err
+	}
+	if s.btc, err = btcnode.Start(ctx, btcnode.Config{Dir: filepath.Join(s.dir, "btcd-network"), Binary: bin, Independent: true}); err != nil {
+		return chainwatch.Network{}, payment.Asset{}, fmt.Errorf("bitcoin node: %w", err)
+	}
+	s.onClose(s.btc.Stop)
+	if s.btcEngine, err = btcnode.Start(ctx, btcnode.Config{Dir: filepath.Join(s.dir, "btcd-merchant"), Binary: bin,
+		Peer: s.btc.P2PAddr()}); err != nil {
+		return chainwatch.Network{}, payment.Asset{}, fmt.Errorf("the merchant's bitcoin node: %w", err)
+	}
+	s.onClose(s.btcEngine.Stop)
+	if err := s.btcEngine.WaitSynced(ctx, s.btc, time.Minute); err != nil {
+		return chainwatch.Network{}, payment.Asset{}, err
+	}
+	feed, err := s.chain.DeployPriceFeed(ctx, "BTC / USD", devstack.DevBTCPrice)
+	if err != nil {
+		return chainwatch.Network{}, payment.Asset{}, err
+	}
+	hundred := decimal.NewFromInt(100)
+	n := chainwatch.Network{Key: btcNetwork, Kind: chainwatch.KindBitcoin, Chain: "regtest", RPCURLs: []string{s.btcEngine.URL()},
+		Finality:  []chainwatch.Tier{{BelowUSD: &hundred, Confirmations: o.BitcoinFinality}, {Confirmations: o.BitcoinFinality + 1}},
+		BlockTime: chainwatch.Duration(o.BitcoinInterval), PollInterval: chainwatch.Duration(time.Second),
+		PendingTimeout: chainwatch.Duration(o.PendingTimeout)}
+	asset := payment.Asset{ID: assetBTC, Symbol: "BTC", Name: "Bitcoin (regtest)", Decimals: 8, Network: btcNetwork,
+		Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: feed.Hex(), Network: network,
+			HeartbeatSeconds: 365 * 24 * 3600}}
+	return n, asset, nil
+}
+
+// mineBitcoin mines a block every interval until ctx ends.
+func (s *stack) mineBitcoin(ctx context.Context, every time.Duration) {
+	for sleep(ctx, every) == nil {
+		s.btcMu.Lock()
+		_, _ = s.btc.Mine(ctx, 1)
+		s.btcMu.Unlock()
+	}
 }
 
 // deployMultisend deploys the dev multisend and lets every payer account
@@ -267,16 +346,38 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 		return fmt.Errorf("create plan: %d %s", r.Status, r.Raw)
 	}
 	s.planID = plan.ID
+	if s.btc == nil {
+		return nil
+	}
+	_, key, err := btcnode.Account(byte(seed))
+	if err != nil {
+		return err
+	}
+	if err := svc.SetBitcoinKey(ctx, p.Project.ID, false, key.Canonical(), ""); err != nil {
+		return err
+	}
+	r, err = s.api.post(ctx, s.longAPI+"/api/v1/projects/"+s.projectID+"/payment-plans", s.key, map[string]any{
+		"title": "Any amount in bitcoin", "pricingModel": "variable_usd", "minAmountUsd": "10", "maxAmountUsd": "1000",
+		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": assetBTC}}})
+	if err != nil {
+		return err
+	}
+	plan.ID = ""
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Data, &plan) != nil || plan.ID == "" {
+		return fmt.Errorf("create the bitcoin plan: %d %s", r.Status, r.Raw)
+	}
+	s.btcPlanID = plan.ID
 	return nil
 }
 
 // waitScanning waits until the worker's chainwatch has reached the chain's
-// head (or, if the engine keeps no scanned blocks, until its workflow runs).
+// head (or, if the engine keeps no scanned blocks, until its workflow runs),
+// and the Bitcoin node's.
 func (s *stack) waitScanning(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
 		head, scanned, known, err := s.scanProgress(ctx)
-		if err == nil && (!known && s.scannerRunning(ctx) || known && scanned+2 >= head) {
+		if err == nil && (!known && s.scannerRunning(ctx) || known && scanned+2 >= head) && s.bitcoinCaughtUp(ctx) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -309,6 +410,23 @@ func (s *stack) scanProgress(ctx context.Context) (head, scanned uint64, known b
 		return head, 0, true, errors.New("nothing scanned yet")
 	}
 	return head, uint64(*n), true, nil
+}
+
+// bitcoinCaughtUp reports whether the engine has scanned the Bitcoin
+// node's blocks to its tip, or nearly (true when the run pays no bitcoin).
+func (s *stack) bitcoinCaughtUp(ctx context.Context) bool {
+	if s.btc == nil {
+		return true
+	}
+	tip, err := s.btc.Client.GetBlockCount()
+	if err != nil {
+		return false
+	}
+	var n *int64
+	if err := s.db.QueryRow(ctx, `SELECT max(number) FROM scanned_blocks WHERE network = $1`, btcNetwork).Scan(&n); err != nil || n == nil {
+		return false
+	}
+	return *n+2 >= tip
 }
 
 // scannerRunning reports whether the network's chainwatch workflow runs.

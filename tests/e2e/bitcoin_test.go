@@ -21,6 +21,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/btcsweep"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // bitcoinProject is a project with a Bitcoin account key for its sandbox,
@@ -398,8 +399,9 @@ func TestBitcoinSweepMovesFinalPaymentsToOneAddress(t *testing.T) {
 // first: its session's bitcoin option, the payment read there with the
 // shape's statuses (pending, then completed). And a payment to the
 // address of a session that has expired is that session's late payment,
-// as on EVM networks: the session stays expired and says paid_late.
-func TestBitcoinInTheSecondShapeAndPaidLate(t *testing.T) {
+// as on EVM networks: the session stays expired and says paid_late; after
+// the late window it is unexpected, and the session stays as it was.
+func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 	ctx := context.Background()
 	second, e := newAPI(t, apiOptions{shape: api.ShapeSecond})
 	short, _ := newAPI(t, apiOptions{lifetime: 2 * time.Second})
@@ -463,5 +465,34 @@ func TestBitcoinInTheSecondShapeAndPaidLate(t *testing.T) {
 	}
 	if got := sessionTx(t, short.URL, str(late["token"]), lateTx, "finalized"); got["amount"] != "0.00005" {
 		t.Fatalf("the late payment: %v", got)
+	}
+
+	// After the late window, a payment to the session's address is
+	// unexpected: recorded for the merchant, counted for no session.
+	shortLateWindow(t, keys.id)
+	ended := openSession(t, short.URL, keys, "7", devstack.BitcoinAsset)
+	time.Sleep(2500 * time.Millisecond)
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	waitWorkflowEnded(t, str(ended["id"]))
+	strayTx := pay(ended, 7_000)
+	if _, err := node.Mine(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	var stray map[string]any
+	testwait.Until(t, time.Minute, func() (bool, string) {
+		for _, it := range get(t, short.URL, "/api/v1/projects/"+keys.id+"/transactions?unexpected=true", keys.key).list() {
+			if tx := it.(map[string]any); tx["txHash"] == strayTx && tx["status"] == "finalized" {
+				stray = tx
+				return true, ""
+			}
+		}
+		return false, "the payment to the ended session " + strayTx + " is not listed unexpected and finalized"
+	})
+	after := get(t, short.URL, "/api/v1/checkout/sessions/"+str(ended["token"]), "").data()
+	if stray["unexpected"] != true || stray["amount"] != "0.00007" || after["status"] != "expired" ||
+		after["exception"] != nil && after["exception"] != "" || after["amountPaidUsd"] != "0.00" {
+		t.Fatalf("the payment after the late window: %v; its session: %v", stray, after)
 	}
 }

@@ -67,6 +67,9 @@ type Chain struct {
 	// each token (by token address).
 	Native map[common.Address]*big.Int
 	Tokens map[common.Address]map[common.Address]*big.Int
+	// Bitcoin is what was read of the Bitcoin node, if the run pays
+	// bitcoin (ReadBitcoin).
+	Bitcoin *BitcoinChain
 }
 
 type rpcBlock struct {

@@ -82,6 +82,9 @@ type Result struct {
 	// Transfers counts the canonical transfers to deposit addresses;
 	// Internal those of them made by a contract's internal call.
 	Transfers, Internal int
+	// BitcoinOutputs counts the outputs to sessions' Bitcoin addresses on
+	// the Bitcoin node's best chain.
+	BitcoinOutputs int
 	// Expected and Actual count sessions by outcome ("completed",
 	// "expired/paid_late", ...).
 	Expected, Actual map[string]int
@@ -116,18 +119,53 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 	}
 
 	sessions := make(map[common.Address]*Session, len(rec.Sessions))
+	btcSessions := map[string]*Session{}
 	for i := range rec.Sessions {
-		sessions[rec.Sessions[i].DepositAddress] = &rec.Sessions[i]
+		s := &rec.Sessions[i]
+		if s.BitcoinAddress != "" {
+			btcSessions[s.BitcoinAddress] = s
+		} else {
+			sessions[s.DepositAddress] = s
+		}
 	}
 	rows := map[string][]*Tx{}
 	for i := range rec.Transactions {
 		t := &rec.Transactions[i]
-		if t.ChainID == set.ChainID {
+		if t.ChainID == set.ChainID || t.ChainID == 0 {
 			rows[t.Key()] = append(rows[t.Key()], t)
 		}
 	}
 	onChain := map[string]bool{}
-	paidTo := map[common.Address][]Transfer{}
+	// paid are the payments to each session on the canonical chain, by
+	// session ID, as Expect reads them.
+	paid := map[string][]Transfer{}
+
+	// recorded checks that a payment on the chain is recorded once, on its
+	// session, for its amount, and counted in its block.
+	recorded := func(s *Session, key, what string, opt Option, accepted bool, amount *big.Int, blockHash string) {
+		onChain[key] = true
+		found := rows[key]
+		switch {
+		case len(found) == 0:
+			add(KindMissing, s.ID, "%s is not recorded", what)
+			return
+		case len(found) > 1:
+			add(KindDuplicate, s.ID, "%s is recorded %d times", what, len(found))
+		}
+		row := found[0]
+		switch {
+		case row.SessionID != s.ID:
+			add(KindMisplaced, s.ID, "%s is recorded on session %s", what, row.SessionID)
+		case !accepted || row.AssetID != opt.AssetID || row.Amount.Cmp(amount) != 0:
+			add(KindMisplaced, s.ID, "%s is recorded as %s %s", what, row.Amount, row.AssetID)
+		}
+		switch {
+		case row.Status == "failed":
+			add(KindNotCounted, s.ID, "%s is recorded as failed (%s)", what, row.ID)
+		case counted(row.Status) && !sameHash(row.BlockHash, blockHash):
+			add(KindStaleBlock, s.ID, "%s is recorded in block %s", what, row.BlockHash)
+		}
+	}
 
 	// Every transfer on the canonical chain: recorded once, on its session,
 	// for its amount, and counted.
@@ -137,36 +175,31 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 			continue
 		}
 		r.Transfers++
-		paidTo[t.To] = append(paidTo[t.To], t)
+		paid[s.ID] = append(paid[s.ID], t)
 		if t.Internal {
 			// The engine has no identity for an internal payment; the
 			// sums below still hold it to the balance.
 			r.Internal++
 			continue
 		}
-		onChain[t.Key()] = true
 		opt, accepted := s.option(t.Token)
 		what := fmt.Sprintf("%s %s of %s in block %d", t.TxHash.Hex(), logName(t.LogIndex), amountName(t.Amount, opt, accepted), t.Block)
-		found := rows[t.Key()]
-		switch {
-		case len(found) == 0:
-			add(KindMissing, s.ID, "%s is not recorded", what)
-			continue
-		case len(found) > 1:
-			add(KindDuplicate, s.ID, "%s is recorded %d times", what, len(found))
-		}
-		row := found[0]
-		switch {
-		case row.SessionID != s.ID:
-			add(KindMisplaced, s.ID, "%s is recorded on session %s", what, row.SessionID)
-		case !accepted || row.AssetID != opt.AssetID || row.Amount.Cmp(t.Amount) != 0:
-			add(KindMisplaced, s.ID, "%s is recorded as %s %s", what, row.Amount, row.AssetID)
-		}
-		switch {
-		case row.Status == "failed":
-			add(KindNotCounted, s.ID, "%s is recorded as failed (%s)", what, row.ID)
-		case counted(row.Status) && !strings.EqualFold(row.BlockHash, t.BlockHash.Hex()):
-			add(KindStaleBlock, s.ID, "%s is recorded in block %s", what, row.BlockHash)
+		recorded(s, t.Key(), what, opt, accepted, t.Amount, t.BlockHash.Hex())
+	}
+	// Every output to a session's Bitcoin address on the node's best chain,
+	// the same way. A bitcoin session's one option is bitcoin, the native
+	// coin of its chain.
+	if ch.Bitcoin != nil {
+		for _, o := range ch.Bitcoin.Outputs {
+			s, ok := btcSessions[o.Address]
+			if !ok {
+				continue
+			}
+			r.BitcoinOutputs++
+			paid[s.ID] = append(paid[s.ID], Transfer{Amount: o.Sats, Time: o.Time})
+			opt, accepted := s.option(common.Address{})
+			what := fmt.Sprintf("%s:%d of %s in block %d", o.TxID, o.Vout, amountName(o.Sats, opt, accepted), o.Height)
+			recorded(s, o.Key(), what, opt, accepted, o.Sats, o.BlockHash)
 		}
 	}
 
@@ -197,21 +230,26 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 		}
 		for _, o := range s.Options {
 			seen := new(big.Int)
-			for _, t := range paidTo[s.DepositAddress] {
+			for _, t := range paid[s.ID] {
 				if t.Token == o.Token {
 					seen.Add(seen, t.Amount)
 				}
 			}
-			held := ch.Native[s.DepositAddress]
-			if o.Token != (common.Address{}) {
+			where, held := s.DepositAddress.Hex(), ch.Native[s.DepositAddress]
+			switch {
+			case s.BitcoinAddress != "":
+				where, held = s.BitcoinAddress, nil
+				if ch.Bitcoin != nil {
+					held = ch.Bitcoin.Indexed[s.BitcoinAddress]
+				}
+			case o.Token != (common.Address{}):
 				held = ch.Tokens[o.Token][s.DepositAddress]
 			}
 			if held == nil {
 				held = new(big.Int)
 			}
 			if held.Cmp(seen) != 0 {
-				add(KindUnseenInflow, s.ID, "%s holds %s %s, the transfers found to it make %s",
-					s.DepositAddress.Hex(), held, o.AssetID, seen)
+				add(KindUnseenInflow, s.ID, "%s holds %s %s, the transfers found to it make %s", where, held, o.AssetID, seen)
 			}
 			engine := new(big.Int)
 			for _, t := range rec.Transactions {
@@ -224,7 +262,7 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 			}
 		}
 
-		want, ambiguous := Expect(*s, paidTo[s.DepositAddress], set.Now, set.Margin, rec.Tolerance)
+		want, ambiguous := Expect(*s, paid[s.ID], set.Now, set.Margin, rec.Tolerance)
 		if ambiguous {
 			r.Ambiguous++
 		}
@@ -237,7 +275,7 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 				names[i] = w.String()
 			}
 			add(KindOutcome, s.ID, "is %s, want %s (%s)", got, strings.Join(names, " or "),
-				describePayments(*s, paidTo[s.DepositAddress]))
+				describePayments(*s, paid[s.ID]))
 		}
 	}
 
@@ -245,6 +283,12 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 	checkEvents(rec, add)
 	sort.SliceStable(r.Discrepancies, func(i, j int) bool { return r.Discrepancies[i].Kind < r.Discrepancies[j].Kind })
 	return r
+}
+
+// sameHash compares hashes as the engine and the nodes write them, with
+// or without 0x and in either case.
+func sameHash(a, b string) bool {
+	return strings.EqualFold(strings.TrimPrefix(a, "0x"), strings.TrimPrefix(b, "0x"))
 }
 
 func logName(i int) string {

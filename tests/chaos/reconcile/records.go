@@ -25,6 +25,10 @@ type Session struct {
 	Status         string
 	Exception      string
 	DepositAddress common.Address
+	// BitcoinAddress is the session's Bitcoin deposit address, if it has
+	// one. The run's sessions that have one accept bitcoin alone, and are
+	// reconciled against the Bitcoin node.
+	BitcoinAddress string
 	PaidUSD        *big.Rat
 	Options        []Option
 	ExpiresAt      time.Time
@@ -127,8 +131,10 @@ func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, e
 		return nil, fmt.Errorf("reconcile: project tolerance %q", tolerance)
 	}
 
-	rows, err := db.Query(ctx, `SELECT id, status, exception, deposit_address, amount_paid_usd::text, payment_options,
-		expires_at, late_until, version FROM checkout_sessions WHERE project_id = $1 ORDER BY id`, projectID)
+	rows, err := db.Query(ctx, `SELECT id, status, exception, deposit_address, COALESCE(b.address, ''), amount_paid_usd::text,
+		payment_options, expires_at, late_until, version
+		FROM checkout_sessions s LEFT JOIN bitcoin_deposit_addresses b ON b.session_id = s.id
+		WHERE s.project_id = $1 ORDER BY id`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: sessions: %w", err)
 	}
@@ -137,7 +143,8 @@ func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, e
 		var addr, paid string
 		var options []byte
 		var lateUntil *time.Time
-		if err := row.Scan(&s.ID, &s.Status, &s.Exception, &addr, &paid, &options, &s.ExpiresAt, &lateUntil, &s.Version); err != nil {
+		if err := row.Scan(&s.ID, &s.Status, &s.Exception, &addr, &s.BitcoinAddress, &paid, &options, &s.ExpiresAt, &lateUntil,
+			&s.Version); err != nil {
 			return s, err
 		}
 		s.DepositAddress = common.HexToAddress(addr)

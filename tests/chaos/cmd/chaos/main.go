@@ -19,8 +19,8 @@ import (
 
 func main() {
 	o := chaos.DefaultOptions()
-	classes := flag.String("classes", "all", "payment classes, comma-separated, or a preset (happy, all): "+strings.Join(chaos.AllClasses, ", "))
-	faults := flag.String("faults", "all", "fault classes, comma-separated, or a preset (none, happy, all): "+strings.Join(chaos.AllFaults, ", "))
+	classes := flag.String("classes", "all", "payment classes, comma-separated, or a preset (happy, evm, bitcoin, all): "+strings.Join(chaos.AllClasses, ", "))
+	faults := flag.String("faults", "all", "fault classes, comma-separated, or a preset (none, happy, bitcoin, all): "+strings.Join(chaos.AllFaults, ", "))
 	flag.IntVar(&o.N, "n", o.N, "number of randomized payments (scenarios)")
 	flag.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the scenarios and the faults (default: the time)")
 	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "payer accounts, so payments in flight at once")
@@ -38,6 +38,12 @@ func main() {
 	flag.IntVar(&o.Reorgs, "reorgs", o.Reorgs, "reorgs (reorg)")
 	flag.IntVar(&o.MaxReorgDepth, "max-reorg-depth", o.MaxReorgDepth, "deepest reorg, in blocks")
 	flag.IntVar(&o.Kills, "kills", o.Kills, "worker kills (kill)")
+	flag.DurationVar(&o.BitcoinInterval, "bitcoin-interval", o.BitcoinInterval, "the Bitcoin node's block interval")
+	flag.IntVar(&o.BitcoinFinality, "bitcoin-finality", o.BitcoinFinality, "confirmations before a bitcoin payment under 100 USD is final (one more above)")
+	flag.IntVar(&o.BitcoinReorgs, "bitcoin-reorgs", o.BitcoinReorgs, "Bitcoin reorgs (btc-reorg)")
+	flag.IntVar(&o.BitcoinMaxReorgDepth, "bitcoin-max-reorg-depth", o.BitcoinMaxReorgDepth, "deepest Bitcoin reorg, in blocks")
+	flag.IntVar(&o.BitcoinRestarts, "bitcoin-restarts", o.BitcoinRestarts, "Bitcoin node restarts (btc-restart)")
+	flag.DurationVar(&o.BitcoinDown, "bitcoin-down", o.BitcoinDown, "how long the Bitcoin node is down in a restart")
 	flag.DurationVar(&o.Settle, "settle", o.Settle, "longest wait for the engine to settle after the payments")
 	flag.DurationVar(&o.Stall, "stall", o.Stall, "stop waiting when nothing has been recorded for this long")
 	flag.StringVar(&o.Paymentsd, "paymentsd", "", "the production paymentsd binary (default: built into the run's folder)")
