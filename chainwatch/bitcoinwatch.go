@@ -55,7 +55,15 @@ func (p *BitcoinPoller) Poll(ctx context.Context, cursor Cursor, seen map[chainh
 		if err != nil {
 			return out, err
 		}
-		out.Found.Outputs = append(out.Found.Outputs, mempool.Outputs...)
+		for _, o := range mempool.Outputs {
+			// A transaction this poll found in a block can show in the
+			// mempool read after it, while the node settles a reorg (it
+			// puts the old branch's transactions back before it takes the
+			// new branch's out): the block's sighting stands.
+			if !slices.ContainsFunc(out.Found.Outputs, func(b btcscan.Output) bool { return b.TxID == o.TxID && b.Block.Height > 0 }) {
+				out.Found.Outputs = append(out.Found.Outputs, o)
+			}
+		}
 		out.Found.Conflicts = append(out.Found.Conflicts, mempool.Conflicts...)
 		out.Mempool, seen = now, now
 		if len(out.Found.Outputs) > 0 || len(out.Found.Conflicts) > 0 || time.Now().After(until) {

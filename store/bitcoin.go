@@ -20,7 +20,8 @@ import (
 // RecordBitcoinScan records what a Bitcoin network's scan found: each
 // transaction paying a watched address with the outputs it spends and,
 // when found in a block, that block (a later block replaces an earlier
-// one: the scan found it again after a reorg); and the transactions
+// one: the scan found it again after a reorg; the mempool never replaces
+// a block); and the transactions
 // found conflicting with a watched one (a conflict in a block replaces
 // one in the mempool, never the reverse).
 func (s *Store) RecordBitcoinScan(ctx context.Context, network string, found btcscan.Found, now time.Time) error {
@@ -40,10 +41,13 @@ func (s *Store) RecordBitcoinScan(ctx context.Context, network string, found btc
 			byTx[o.TxID] = t
 			order = append(order, o.TxID)
 		}
-		if t.outputs == nil || t.first.Block != o.Block {
+		switch {
+		case t.outputs == nil || o.Block.Height > 0 && t.first.Block != o.Block:
 			// First seen, or seen again in a later block of the scan:
 			// that block's sighting is the one recorded.
 			t.first, t.outputs = o, nil
+		case t.first.Block != o.Block:
+			continue // in the mempool after a block of the scan: the block's sighting stands
 		}
 		t.outputs = append(t.outputs, chainwatch.BitcoinOutput{Vout: o.Vout, Address: o.Address, Sats: o.Sats})
 	}

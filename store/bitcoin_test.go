@@ -158,3 +158,42 @@ func TestBitcoinPaymentsFollowed(t *testing.T) {
 		t.Fatalf("the replacement, a block later: %+v; want mined", s)
 	}
 }
+
+// What a scan saw of a transaction: in a block, and in the mempool read
+// after it (a node puts a reorged branch's transactions back in its
+// mempool before it takes out the new branch's), the block stands; a
+// later scan that sees it in the mempool only keeps the block; a later
+// block replaces it.
+func TestABlockSightingOutlastsTheMempool(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	const network = "bitcoin-regtest"
+	txid := chainhash.Hash{7}
+	block := func(height int64, b byte) btcscan.Block {
+		return btcscan.Block{Height: height, Hash: chainhash.Hash{b}, Time: 1_700_000_000 + height}
+	}
+	seen := func(b btcscan.Block) btcscan.Output {
+		return btcscan.Output{TxID: txid, Vout: 1, Address: "bcrt1qexample", Sats: 5_000, Block: b,
+			Spends: []wire.OutPoint{{Hash: chainhash.Hash{1}, Index: 0}}}
+	}
+	record := func(outs ...btcscan.Output) chainwatch.BitcoinSeen {
+		t.Helper()
+		if err := st.RecordBitcoinScan(ctx, network, btcscan.Found{Outputs: outs}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := st.BitcoinSeen(ctx, network, txid)
+		if err != nil || !ok {
+			t.Fatalf("seen: %v %v", ok, err)
+		}
+		return got
+	}
+	if got := record(seen(block(444, 0x44)), seen(btcscan.Block{})); got.Block != block(444, 0x44) || len(got.Outputs) != 1 {
+		t.Fatalf("seen in block 444, then in the mempool, in one scan: recorded %+v", got)
+	}
+	if got := record(seen(btcscan.Block{})); got.Block != block(444, 0x44) {
+		t.Fatalf("seen in the mempool by a later scan: recorded %+v; want block 444 kept", got)
+	}
+	if got := record(seen(btcscan.Block{}), seen(block(445, 0x45))); got.Block != block(445, 0x45) || len(got.Outputs) != 1 {
+		t.Fatalf("seen in the mempool, then in block 445: recorded %+v", got)
+	}
+}

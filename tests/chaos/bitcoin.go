@@ -62,6 +62,38 @@ func (r *run) playBitcoin(ctx context.Context, sc *scenario, g *rand.Rand) error
 		}
 		return r.payBTC(ctx, []btcPay{{s, due(s)}})
 
+	case ClassBTCTopUp:
+		s, err := r.open(ctx, sc, g, false)
+		if err != nil {
+			return err
+		}
+		first := part(g, due(s), 20, 80)
+		if err := r.payBTC(ctx, []btcPay{{s, first}}); err != nil {
+			return err
+		}
+		if err := sleep(ctx, time.Duration(2+g.IntN(7))*time.Second); err != nil {
+			return err
+		}
+		return r.payBTC(ctx, []btcPay{{s, new(big.Int).Sub(due(s), first)}})
+
+	case ClassBTCOver:
+		s, err := r.open(ctx, sc, g, false)
+		if err != nil {
+			return err
+		}
+		return r.payBTC(ctx, []btcPay{{s, new(big.Int).Add(due(s), part(g, due(s), 1, 50))}})
+
+	case ClassBTCUnder:
+		s, err := r.open(ctx, sc, g, true)
+		if err != nil {
+			return err
+		}
+		latest := o.ShortLifetime - o.Margin - 5*time.Second
+		if err := sleep(ctx, time.Second+time.Duration(g.Int64N(int64(latest-time.Second)))); err != nil {
+			return err
+		}
+		return r.payBTC(ctx, []btcPay{{s, part(g, due(s), 20, 80)}})
+
 	case ClassBTCLate:
 		s, err := r.open(ctx, sc, g, true)
 		if err != nil {

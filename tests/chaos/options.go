@@ -39,6 +39,9 @@ const (
 	// Bitcoin classes: sessions of a plan that accepts bitcoin alone, paid
 	// on a btcd node in regtest. Every payment is seen in the mempool first.
 	ClassBTCFull        = "btc-full"         // the amount due in one output
+	ClassBTCTopUp       = "btc-topup"        // part of it, then the rest
+	ClassBTCOver        = "btc-over"         // more than due
+	ClassBTCUnder       = "btc-under"        // part of it, never topped up; the session expires
 	ClassBTCMulti       = "btc-multi"        // one transaction's several outputs, to one session or two
 	ClassBTCReplace     = "btc-rbf"          // paid, then replaced by fee (BIP125) before a block mines it
 	ClassBTCDoubleSpend = "btc-double-spend" // paid, then the coin spent elsewhere before a block mines it
@@ -62,9 +65,10 @@ const (
 var (
 	AllClasses = []string{ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
 		ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassInternal, ClassRefund, ClassPayout,
-		ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate}
+		ClassBTCFull, ClassBTCTopUp, ClassBTCOver, ClassBTCUnder, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate}
 	AllFaults      = []string{FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart}
-	bitcoinClasses = []string{ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate}
+	bitcoinClasses = []string{ClassBTCFull, ClassBTCTopUp, ClassBTCOver, ClassBTCUnder, ClassBTCMulti, ClassBTCReplace,
+		ClassBTCDoubleSpend, ClassBTCLate}
 )
 
 // Presets name sets of classes for -classes and -faults. "happy" is what
@@ -77,7 +81,8 @@ var (
 		"happy": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate},
 		"all": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
 			ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassRefund, ClassPayout,
-			ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate},
+			ClassBTCFull, ClassBTCTopUp, ClassBTCOver, ClassBTCUnder, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend,
+			ClassBTCLate},
 		"evm": {ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
 			ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassRefund, ClassPayout},
 		"bitcoin": bitcoinClasses,

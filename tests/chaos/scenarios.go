@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +56,8 @@ func plan(o Options, rng *rand.Rand) []*scenario {
 			asset = assetUSDC // several transfers in one transaction: token logs
 		case ClassInternal:
 			asset = assetETH // native payments by internal calls
-		case ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate:
+		}
+		if slices.Contains(bitcoinClasses, class) {
 			asset = assetBTC
 		}
 		out[i] = &scenario{Class: class, Asset: asset, Start: time.Duration(rng.Int64N(int64(o.PayPhase)))}
@@ -74,6 +76,9 @@ func (r *run) play(ctx context.Context, sc *scenario) error {
 	}
 	g := rand.New(rand.NewPCG(r.o.Seed, uint64(sc.N)))
 	o := r.o
+	if slices.Contains(bitcoinClasses, sc.Class) {
+		return r.playBitcoin(ctx, sc, g)
+	}
 	long := func() (*session, error) { return r.open(ctx, sc, g, false) }
 	short := func() (*session, error) { return r.open(ctx, sc, g, true) }
 
@@ -209,9 +214,6 @@ func (r *run) play(ctx context.Context, sc *scenario) error {
 
 	case ClassPayout:
 		return r.payout(ctx, sc, g)
-
-	case ClassBTCFull, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate:
-		return r.playBitcoin(ctx, sc, g)
 
 	case ClassInternal:
 		a, err := long()
