@@ -259,6 +259,16 @@ wait:
 				Detail: fmt.Sprintf("opened (%s) but not recorded", cs.Class)})
 		}
 	}
+	// The engine cannot have seen a payment before the payer sent it:
+	// when it first saw one decides whether the payment was in time.
+	for _, t := range r.btcTxs {
+		txid := t.Tx.TxHash().String()
+		if seen, ok := rec.FirstSeen[txid]; ok && seen.Before(t.At.Add(-time.Second)) {
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: "records", SessionID: t.Sessions[0].ID,
+				Detail: fmt.Sprintf("%s is recorded first seen at %s, before it was sent at %s", txid, seen.Format(time.RFC3339Nano),
+					t.At.Format(time.RFC3339Nano))})
+		}
+	}
 	for _, f := range r.refunds {
 		i := slices.IndexFunc(rec.Refunds, func(x reconcile.Refund) bool { return x.ID == f.ID })
 		switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +130,34 @@ func TestReconcileBitcoinAgainstANode(t *testing.T) {
 	}
 	if res.BitcoinOutputs != 3 || res.Expected["completed"] != 2 || res.Expected["open"] != 1 {
 		t.Fatalf("counts: %+v", res)
+	}
+
+	// B's payment was mined after B expired. Seen by the engine in the
+	// mempool before that, it was in time, and B completed; seen only
+	// after, it was late.
+	var mined time.Time
+	for _, o := range ch.Outputs {
+		if o.Address == b {
+			mined = time.Unix(int64(o.Time), 0)
+		}
+	}
+	rec.Sessions[1].ExpiresAt = mined.Add(-time.Minute)
+	outcomeOfB := func() string {
+		t.Helper()
+		res := Reconcile(&Chain{Bitcoin: ch}, rec, Settings{Now: mined.Add(time.Minute), Margin: 5 * time.Second})
+		for _, d := range res.Discrepancies {
+			if d.Kind == KindOutcome && d.SessionID == "cs_b" {
+				return d.Detail
+			}
+		}
+		return ""
+	}
+	rec.FirstSeen = map[string]time.Time{id(one.TxHash()): mined.Add(-2 * time.Minute)}
+	if d := outcomeOfB(); d != "" {
+		t.Errorf("seen before its session expired, mined after: %s", d)
+	}
+	rec.FirstSeen = map[string]time.Time{id(one.TxHash()): mined}
+	if d := outcomeOfB(); !strings.Contains(d, "want expired/paid_late") {
+		t.Errorf("first seen in its block, after its session expired: %q; want it late", d)
 	}
 }

@@ -188,7 +188,10 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 	}
 	// Every output to a session's Bitcoin address on the node's best chain,
 	// the same way. A bitcoin session's one option is bitcoin, the native
-	// coin of its chain.
+	// coin of its chain. A bitcoin payment's time is the earlier of its
+	// block's and the engine's first sight of it: one seen in the mempool
+	// before expiresAt is in time however late a block mines it (BTCPay
+	// Server's rule, and the engine's).
 	if ch.Bitcoin != nil {
 		for _, o := range ch.Bitcoin.Outputs {
 			s, ok := btcSessions[o.Address]
@@ -196,7 +199,11 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 				continue
 			}
 			r.BitcoinOutputs++
-			paid[s.ID] = append(paid[s.ID], Transfer{Amount: o.Sats, Time: o.Time})
+			when := o.Time
+			if seen, ok := rec.FirstSeen[strings.ToLower(o.TxID)]; ok && uint64(seen.Unix()) < when {
+				when = uint64(seen.Unix())
+			}
+			paid[s.ID] = append(paid[s.ID], Transfer{Amount: o.Sats, Time: when})
 			opt, accepted := s.option(common.Address{})
 			what := fmt.Sprintf("%s:%d of %s in block %d", o.TxID, o.Vout, amountName(o.Sats, opt, accepted), o.Height)
 			recorded(s, o.Key(), what, opt, accepted, o.Sats, o.BlockHash)

@@ -103,6 +103,10 @@ type Records struct {
 	Events  []Event
 	// PlanVersions are the project's plans' versions, by ID.
 	PlanVersions map[string]int
+	// FirstSeen is when the engine's scans first saw each of the
+	// project's bitcoin payments' transactions (in the mempool or a
+	// block), by transaction ID.
+	FirstSeen map[string]time.Time
 }
 
 // Batch is a payout batch's status and version.
@@ -254,6 +258,18 @@ func ReadRecords(ctx context.Context, db Querier, projectID string) (*Records, e
 	}
 	for _, p := range plans {
 		r.PlanVersions[p.ID] = p.Version
+	}
+
+	rows, err = db.Query(ctx, `SELECT txid, first_seen_at FROM bitcoin_transactions
+		WHERE txid IN (SELECT tx_hash FROM transactions WHERE project_id = $1 AND chain_id = 0)`, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: bitcoin transactions: %w", err)
+	}
+	r.FirstSeen = map[string]time.Time{}
+	var txid string
+	var at time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&txid, &at}, func() error { r.FirstSeen[strings.ToLower(txid)] = at; return nil }); err != nil {
+		return nil, fmt.Errorf("reconcile: bitcoin transactions: %w", err)
 	}
 
 	// The events of webhook endpoints (webhook.test, webhook_endpoint.*)
