@@ -285,6 +285,10 @@ func (r *run) reorgBitcoinNow(ctx context.Context, depth int, drop, anyway bool)
 	}
 	r.mu.Unlock()
 	rec := btcReorg{Depth: depth}
+	first, err := c.GetBlockHash(tip - int64(depth) + 1)
+	if err != nil {
+		return btcReorg{}, err
+	}
 	for h := tip - int64(depth) + 1; h <= tip; h++ {
 		hash, err := c.GetBlockHash(h)
 		if err != nil {
@@ -302,10 +306,6 @@ func (r *run) reorgBitcoinNow(ctx context.Context, depth int, drop, anyway bool)
 	}
 	if len(rec.Abandoned) == 0 && !anyway {
 		return btcReorg{}, nil
-	}
-	first, err := c.GetBlockHash(tip - int64(depth) + 1)
-	if err != nil {
-		return btcReorg{}, err
 	}
 	if err := c.InvalidateBlock(first); err != nil {
 		return btcReorg{}, err

@@ -17,6 +17,15 @@ type window struct{ From, To time.Time }
 
 func (w window) contains(t time.Time) bool { return !t.Before(w.From) && !t.After(w.To) }
 
+// total is how long the windows last together.
+func total(ws []window) time.Duration {
+	var d time.Duration
+	for _, w := range ws {
+		d += w.To.Sub(w.From)
+	}
+	return d
+}
+
 // reorgRecord is one reorg the run made.
 type reorgRecord struct {
 	At        time.Time

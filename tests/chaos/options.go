@@ -8,7 +8,8 @@
 // The worker runs as its own process (the production binary, `paymentsd
 // worker`), so that killing it is the production failure; the API, the
 // embedded Temporal server, the dev chain and the proxy run in this
-// process. Everything listens on 127.0.0.1. See docs/reconciliation.md.
+// process; when a Bitcoin class runs, two btcd nodes in regtest run beside
+// it. Everything listens on 127.0.0.1. See docs/reconciliation.md.
 package chaos
 
 import (

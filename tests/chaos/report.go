@@ -130,10 +130,7 @@ func (rep *Report) Print(w io.Writer) {
 			rep.Result.Refunds, rep.Result.RefundsPaid, refundWaits(rep.RefundWaits), rep.Result.Payouts, rep.Result.PayoutsPaid)
 	}
 	f := rep.Faults
-	var down time.Duration
-	for _, w := range f.outages {
-		down += w.To.Sub(w.From)
-	}
+	down := total(f.outages)
 	depths, drops, abandoned := []string{}, 0, 0
 	for _, rg := range f.reorgs {
 		depths = append(depths, fmt.Sprint(rg.Depth))
@@ -155,10 +152,6 @@ func (rep *Report) Print(w io.Writer) {
 				replaced++
 			}
 		}
-		var btcDown time.Duration
-		for _, w := range f.btcDown {
-			btcDown += w.To.Sub(w.From)
-		}
 		depths, back, dropped := []string{}, 0, 0
 		for _, rg := range f.btcReorgs {
 			depths = append(depths, fmt.Sprint(rg.Depth))
@@ -176,7 +169,7 @@ func (rep *Report) Print(w io.Writer) {
 			synced = append(synced, d.Round(100*time.Millisecond).String())
 		}
 		p("bitcoin faults: %d reorgs (depths %s; %d transactions back to the mempool, %d of them double-spent there); %d restarts of the merchant's node (%s down, the chain taken again from the network in %s)",
-			len(f.btcReorgs), orNone(strings.Join(depths, ",")), back, dropped, len(f.btcDown), btcDown.Round(time.Second),
+			len(f.btcReorgs), orNone(strings.Join(depths, ",")), back, dropped, len(f.btcDown), total(f.btcDown).Round(time.Second),
 			orNone(strings.Join(synced, ", ")))
 	}
 	if len(f.resumed) > 0 {

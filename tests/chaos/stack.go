@@ -77,9 +77,9 @@ type stack struct {
 	// btcPlanID is the plan that accepts bitcoin alone.
 	btc, btcEngine *btcnode.Node
 	btcPlanID      string
-	// btcMu is held for writing by whoever changes the node's chain (the
-	// miner, a reorg, a restart), and for reading by a payer between a
-	// payment and its replacement, which no block must mine in between.
+	// btcMu is held for writing by whoever changes the network's chain
+	// (the miner, a reorg), and for reading by a payer while it sends, and
+	// between a payment and its replacement, which no block must mine.
 	btcMu sync.RWMutex
 
 	closers []func()

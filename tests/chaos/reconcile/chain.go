@@ -3,10 +3,11 @@
 // its own session, for its exact amount; every session's outcome following
 // from what was paid and when; every state change with one event.
 //
-// It reads the chain with its own code, block by block over plain JSON-RPC,
-// and the engine's records with its own SQL, and shares nothing with the
-// engine's chainwatch, payment or store packages, so that it cannot share
-// their blind spots.
+// It reads the chain with its own code, block by block over plain JSON-RPC
+// (a Bitcoin node with btcd's own client library: ReadBitcoin), and the
+// engine's records with its own SQL, and shares nothing with the engine's
+// chainwatch, payment or store packages, so that it cannot share their
+// blind spots.
 package reconcile
 
 import (
