@@ -100,7 +100,10 @@ const SegWitActive = 3 * 144
 func Build(ctx context.Context, dir string) (string, error) {
 	_, file, _, _ := runtime.Caller(0)
 	tool := filepath.Join(filepath.Dir(file), "..", "tools", "btcd")
-	bin := filepath.Join(dir, "btcd")
+	bin, err := filepath.Abs(filepath.Join(dir, "btcd")) // the build runs in the tool's folder
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/btcsuite/btcd")
 	cmd.Dir = tool
 	if out, err := cmd.CombinedOutput(); err != nil {

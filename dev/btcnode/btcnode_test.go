@@ -2,6 +2,8 @@ package btcnode
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -124,5 +126,19 @@ func TestAPeerFollowsTheNetworkAndRestarts(t *testing.T) {
 	tx, err := merchant.Client.GetRawTransactionVerbose(&id)
 	if err != nil || tx.Confirmations != 1 {
 		t.Fatalf("the payment on the merchant's node after a block: %+v, %v", tx, err)
+	}
+}
+
+// Build takes a folder relative to the caller's working folder, as a
+// command's flag gives it, though the build runs in the tool's module.
+func TestBuildIntoARelativeFolder(t *testing.T) {
+	t.Chdir(t.TempDir())
+	bin, err := Build(context.Background(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.Abs(filepath.Join("out", "btcd"))
+	if _, err := os.Stat(want); err != nil || bin != want {
+		t.Fatalf("built %q (%v); want %q", bin, err, want)
 	}
 }
