@@ -234,7 +234,12 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 // network, final by a speed policy (BitcoinFinality confirmations under
 // 100 USD, one more above), and bitcoin's asset.
 func (s *stack) startBitcoin(ctx context.Context, o Options) (chainwatch.Network, payment.Asset, error) {
-	bin, err := btcnode.Build(ctx, s.dir)
+	tmp, err := os.MkdirTemp("", "chaos-btcd-") // the binary, not kept with the run's logs
+	if err != nil {
+		return chainwatch.Network{}, payment.Asset{}, err
+	}
+	s.onClose(func() { os.RemoveAll(tmp) })
+	bin, err := btcnode.Build(ctx, tmp)
 	if err != nil {
 		return chainwatch.Network{}, payment.Asset{}, err
 	}
