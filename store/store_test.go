@@ -290,4 +290,8 @@ func TestBitcoinDepositAddressesListedApart(t *testing.T) {
 	if _, total, _ := s.ListDepositAddresses(ctx, live, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Chain: payment.ChainBitcoin}); total != 0 {
 		t.Fatalf("the live environment sees %d sandbox bitcoin addresses", total)
 	}
+	other := newProject(t, s)
+	if _, total, _ := s.ListDepositAddresses(ctx, other, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Chain: payment.ChainBitcoin}); total != 0 {
+		t.Fatalf("another project sees %d of this project's bitcoin addresses", total)
+	}
 }
