@@ -306,13 +306,13 @@ func (d *depositSessions) lookup(ctx context.Context, recipients []common.Addres
 	for i, a := range recipients {
 		addresses[i] = chainwatch.Normalize(a)
 	}
-	sessions, err := d.store.WatchedDepositAddresses(ctx, addresses)
+	found, err := d.store.WatchedRecipients(ctx, d.network.Key, addresses)
 	if err != nil {
 		return nil, err
 	}
-	d.byAddress = make(map[string]store.WatchedAddress, len(sessions))
-	watched := make(map[common.Address]bool, len(sessions))
-	for _, w := range sessions {
+	d.byAddress = make(map[string]store.WatchedAddress, len(found.Deposits))
+	watched := make(map[common.Address]bool, len(found.Deposits)+len(found.Shared))
+	for _, w := range found.Deposits {
 		if w.IsLive != d.network.IsLive {
 			slog.WarnContext(ctx, "transfer to a session of the other environment ignored", "network", d.network.Key,
 				"networkIsLive", d.network.IsLive, "session", w.SessionID, "address", strings.ToLower(w.Address))
@@ -321,12 +321,8 @@ func (d *depositSessions) lookup(ctx context.Context, recipients []common.Addres
 		d.byAddress[strings.ToLower(w.Address)] = w
 		watched[common.HexToAddress(w.Address)] = true
 	}
-	shared, err := d.store.SharedRecipients(ctx, d.network.Key, addresses)
-	if err != nil {
-		return nil, err
-	}
-	d.shared = make(map[string]bool, len(shared))
-	for _, r := range shared {
+	d.shared = make(map[string]bool, len(found.Shared))
+	for _, r := range found.Shared {
 		d.shared[r] = true
 		watched[common.HexToAddress(r)] = true
 	}

@@ -31,8 +31,8 @@ type Store struct {
 	pool *pgxpool.Pool
 	// replica, when set, is a read replica the lists read (UseReplica).
 	replica *pgxpool.Pool
-	// watched is the scanning process's set of deposit addresses
-	// (WatchedDepositAddresses).
+	// watched is the scanning process's set of deposit addresses and
+	// shared recipients (WatchedRecipients).
 	watched watchedSet
 }
 

@@ -11,19 +11,22 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// watchedSet is, in the process that scans, every deposit address issued,
-// by the first 8 bytes of the address: the scan's lookup asks the database
-// only for the recipients it may hold. It is read whole on first use, then
-// grows by the sessions created since its last read before each lookup.
-// Its last read noted the oldest transaction still running then (the
-// snapshot's xmin): the next reads the sessions created by that transaction
-// or later ones, which holds every session committed since, in whatever
-// order the transactions commit. A session is committed before its
-// address is given to anyone, so before a payment to it can be mined and
-// scanned.
+// watchedSet is, in the process that scans, every deposit address issued
+// and every shared recipient ever held, by the first 8 bytes of the
+// address: the scan's lookup asks the database only for the recipients it
+// may hold, so what a lookup costs does not grow with the sessions stored.
+// It is read whole on first use, then grows by the sessions and holds
+// created since its last read before each lookup. Its last read noted the
+// oldest transaction still running then (the snapshot's xmin): the next
+// reads the rows created by that transaction or later ones, which holds
+// every row committed since, in whatever order the transactions commit. A
+// session and its holds are committed before its address is given to
+// anyone, so before a payment to it can be mined and scanned.
 type watchedSet struct {
-	mu   sync.Mutex
-	keys map[uint64]struct{}
+	mu sync.Mutex
+	// keys are the deposit addresses', shared those of the recipients
+	// of holds (on any network).
+	keys, shared map[uint64]struct{}
 	// from is the xmin of the last read; zero before the first.
 	from uint64
 }
@@ -48,14 +51,16 @@ func (w *watchedSet) refresh(ctx context.Context, s *Store) error {
 	if w.keys == nil {
 		return w.readAll(ctx, s)
 	}
-	// One statement, one snapshot: the sessions it sees, and its xmin for
-	// the next read.
+	// One statement, one snapshot: the sessions and holds it sees, and
+	// its xmin for the next read.
 	var snapshot string
-	var addresses []string
+	var addresses, recipients []string
 	if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
-			coalesce(array_agg(deposit_address), '{}') FROM checkout_sessions
-		WHERE created_xid >= $1::text::xid8 AND deposit_address <> '' AND NOT shared_recipient`,
-		strconv.FormatUint(w.from, 10)).Scan(&snapshot, &addresses); err != nil {
+			coalesce((SELECT array_agg(deposit_address) FROM checkout_sessions
+				WHERE created_xid >= $1::text::xid8 AND deposit_address <> '' AND NOT shared_recipient), '{}'),
+			coalesce((SELECT array_agg(DISTINCT recipient) FROM amount_reservations
+				WHERE created_xid >= $1::text::xid8), '{}')`,
+		strconv.FormatUint(w.from, 10)).Scan(&snapshot, &addresses, &recipients); err != nil {
 		return err
 	}
 	xmin, err := strconv.ParseUint(snapshot, 10, 64)
@@ -68,11 +73,12 @@ func (w *watchedSet) refresh(ctx context.Context, s *Store) error {
 		return w.readAll(ctx, s)
 	}
 	add(w.keys, addresses...)
+	add(w.shared, recipients...)
 	w.from = xmin
 	return nil
 }
 
-// readAll reads every session into the set, streaming them in one
+// readAll reads every session and hold into the set, streaming them in one
 // repeatable-read transaction: its first statement takes the snapshot the
 // others see, and its xmin.
 func (w *watchedSet) readAll(ctx context.Context, s *Store) error {
@@ -103,7 +109,17 @@ func (w *watchedSet) readAll(ctx context.Context, s *Store) error {
 	}); err != nil {
 		return err
 	}
-	w.keys, w.from = keys, xmin
+	if rows, err = tx.Query(ctx, `SELECT DISTINCT recipient FROM amount_reservations`); err != nil {
+		return err
+	}
+	shared := map[uint64]struct{}{}
+	if _, err := pgx.ForEachRow(rows, []any{&a}, func() error {
+		add(shared, a)
+		return nil
+	}); err != nil {
+		return err
+	}
+	w.keys, w.shared, w.from = keys, shared, xmin
 	return nil
 }
 
@@ -115,27 +131,49 @@ func add(keys map[uint64]struct{}, addresses ...string) {
 	}
 }
 
-// WatchedDepositAddresses is DepositAddresses through the process's set of
-// every deposit address issued: of addresses (lowercase), only those the set
-// may hold are looked up in the database, none at all when no recipient
-// of a scanned range is a session's. It costs the process about 16 bytes a
-// session ever opened.
-func (s *Store) WatchedDepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
+// Watched is what a scan's lookup finds among its recipients.
+type Watched struct {
+	// Deposits are the sessions whose deposit addresses are among them.
+	Deposits []WatchedAddress
+	// Shared are those that are shared recipients watched on the network
+	// (SharedRecipients).
+	Shared []string
+}
+
+// WatchedRecipients is DepositAddresses and SharedRecipients through the
+// process's set of every deposit address issued and every shared
+// recipient held: of addresses (lowercase), only those the set may hold
+// are looked up in the database, and not at all when no recipient of a
+// scanned range is a session's or a hold's. It costs the process about 16
+// bytes a session ever opened.
+func (s *Store) WatchedRecipients(ctx context.Context, network string, addresses []string) (Watched, error) {
 	w := &s.watched
 	w.mu.Lock()
 	err := w.refresh(ctx, s)
-	var maybe []string
+	var deposits, shared []string
 	if err == nil {
 		for _, a := range addresses {
 			k, ok := addressKey(a)
 			if _, held := w.keys[k]; held || !ok {
-				maybe = append(maybe, a)
+				deposits = append(deposits, a)
+			}
+			if _, held := w.shared[k]; held || !ok {
+				shared = append(shared, a)
 			}
 		}
 	}
 	w.mu.Unlock()
-	if err != nil || len(maybe) == 0 {
-		return nil, err
+	var out Watched
+	if err != nil {
+		return out, err
 	}
-	return s.DepositAddresses(ctx, maybe)
+	if len(deposits) > 0 {
+		if out.Deposits, err = s.DepositAddresses(ctx, deposits); err != nil {
+			return out, err
+		}
+	}
+	if len(shared) > 0 {
+		out.Shared, err = s.SharedRecipients(ctx, network, shared)
+	}
+	return out, err
 }

@@ -21,7 +21,7 @@ import (
 // xid committed first would hide it from a set that read by commit time).
 // A recipient no session has is not found, and a shared recipient is not a
 // deposit address.
-func TestWatchedDepositAddressesMissNoSession(t *testing.T) {
+func TestWatchedRecipientsMissNoSession(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.NewDB(t)
 	s, err := store.Open(ctx, url)
@@ -53,12 +53,12 @@ func TestWatchedDepositAddressesMissNoSession(t *testing.T) {
 	}
 	found := func(addresses ...string) []string {
 		t.Helper()
-		ws, err := s.WatchedDepositAddresses(ctx, append(addresses, "0xff000000000000000000000000000000000000ff"))
+		ws, err := s.WatchedRecipients(ctx, "devnet", append(addresses, "0xff000000000000000000000000000000000000ff"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, w := range ws {
+		for _, w := range ws.Deposits {
 			got = append(got, strings.ToLower(w.Address))
 		}
 		return got
@@ -97,8 +97,82 @@ func TestWatchedDepositAddressesMissNoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	ws, err := again.WatchedDepositAddresses(ctx, []string{before, after, slow})
-	if err != nil || len(ws) != 3 {
-		t.Fatalf("a new process found %d of 3 (%v)", len(ws), err)
+	ws, err := again.WatchedRecipients(ctx, "devnet", []string{before, after, slow})
+	if err != nil || len(ws.Deposits) != 3 {
+		t.Fatalf("a new process found %d of 3 (%v)", len(ws.Deposits), err)
+	}
+}
+
+// A shared recipient is watched from the hold that makes it one, whether
+// the hold came before the process's first lookup or after, on its own
+// network only; a fresh process finds it too, and a recipient nobody
+// holds is not watched.
+func TestWatchedRecipientsFindEveryHold(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewDB(t)
+	s, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	pr := newProject(t, s)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	render := func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }
+	hold := func(recipient string) {
+		t.Helper()
+		ownRecipient(t, s, pr.ProjectID, false, recipient)
+		plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingTokenAmount,
+			RecipientAddress: recipient, Status: payment.PlanActive, CreatedAt: now}
+		if err := s.CreatePlan(ctx, plan, nil); err != nil {
+			t.Fatal(err)
+		}
+		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(recipient), ProjectID: pr.ProjectID,
+			PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: decimal.RequireFromString("1"), DepositAddress: recipient,
+			SharedRecipient: true, ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), LateUntil: now.Add(2 * time.Hour), CreatedAt: now,
+			PaymentOptions: []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", Decimals: 6, AmountBaseUnits: "1000000"}}}
+		opts, err := s.ReserveAmounts(ctx, cs, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs.PaymentOptions = opts
+		if err := s.InsertSession(ctx, cs, render); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nobody := "0x00000000000000000000000000000000000000aa"
+	shared := func(s *store.Store, network string, addresses ...string) []string {
+		t.Helper()
+		ws, err := s.WatchedRecipients(ctx, network, append(addresses, nobody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ws.Deposits) != 0 {
+			t.Fatalf("a shared recipient found as a deposit address: %v", ws.Deposits)
+		}
+		return ws.Shared
+	}
+	before := fmt.Sprintf("0x%040x", 0xb0)
+	hold(before)
+	if got := shared(s, "devnet", before); len(got) != 1 || got[0] != before {
+		t.Fatalf("held before the first lookup: watched %v", got)
+	}
+	after := fmt.Sprintf("0x%040x", 0xa0)
+	if got := shared(s, "devnet", after); len(got) != 0 {
+		t.Fatalf("not yet held: watched %v", got)
+	}
+	hold(after)
+	if got := shared(s, "devnet", after); len(got) != 1 || got[0] != after {
+		t.Fatalf("held after the first lookup: watched %v", got)
+	}
+	if got := shared(s, "othernet", before, after); len(got) != 0 {
+		t.Fatalf("held on devnet, watched on another network: %v", got)
+	}
+	again, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got := shared(again, "devnet", before, after); len(got) != 2 {
+		t.Fatalf("a new process watches %v, want both", got)
 	}
 }

@@ -473,8 +473,8 @@ func lookupRecipients(l seed.Layout, i int64) ([]string, int) {
 
 // BenchmarkScaleWatchedLookup: the store's part of a scan's lookup of
 // watched addresses (activities' depositSessions.lookup:
-// WatchedDepositAddresses, through the process's set of deposit addresses,
-// then SharedRecipients) for the 500 recipients of a scanned range, one
+// WatchedRecipients, through the process's set of deposit addresses and
+// shared recipients) for the 500 recipients of a scanned range, one
 // lookup at a time as one network's scan makes them, among a million
 // sessions and among fewer: million/fewer is the ratio, 1 if flat. The
 // judged one is against 1,000 sessions; 10,000 and 100,000 show the curve
@@ -495,15 +495,14 @@ func BenchmarkScaleWatchedLookup(b *testing.B) {
 				return func(i int64) error {
 					ctx := context.Background()
 					addresses, want := lookupRecipients(f.Layout, i)
-					sessions, err := f.st.WatchedDepositAddresses(ctx, addresses)
+					found, err := f.st.WatchedRecipients(ctx, seed.Asset.Network, addresses)
 					if err != nil {
 						return err
 					}
-					if len(sessions) != want {
-						return fmt.Errorf("%d of the %d sessions' addresses found", len(sessions), want)
+					if len(found.Deposits) != want {
+						return fmt.Errorf("%d of the %d sessions' addresses found", len(found.Deposits), want)
 					}
-					_, err = f.st.SharedRecipients(ctx, seed.Asset.Network, addresses)
-					return err
+					return nil
 				}
 			}
 			// Each process reads its set of addresses whole once, at
