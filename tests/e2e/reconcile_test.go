@@ -340,7 +340,10 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 	if tx["checkoutSessionId"] != paid["id"] || tx["amountBaseUnits"] != "2000000" {
 		t.Fatalf("the paid session's transaction recorded again = %v", tx)
 	}
-	if s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(paid["token"]), "").data(); s["status"] != "completed" || s["amountPaidUsd"] != "2.00" {
+	// The session's record follows its transaction's: the workflow
+	// records the transaction, then settles the session on the news.
+	s := waitSession(t, ts.URL, str(paid["token"]), "paid again", func(s map[string]any) bool { return s["amountPaidUsd"] == "2.00" })
+	if s["status"] != "completed" || s["exception"] != nil {
 		t.Fatalf("the paid session recorded again = %v", s)
 	}
 	recordHistory(t, workflows.CheckoutSessionWorkflowID(str(paid["id"])), "checkout_session_transfer_recorded_again")
