@@ -471,6 +471,10 @@ func lookupRecipients(l seed.Layout, i int64) ([]string, int) {
 	return out, len(ours)
 }
 
+// setBytes is what the sets of watched addresses hold a session, in
+// bytes, measured when they are first read.
+var setBytes float64
+
 // BenchmarkScaleWatchedLookup: the store's part of a scan's lookup of
 // watched addresses (activities' depositSessions.lookup:
 // WatchedRecipients, through the process's set of deposit addresses and
@@ -506,13 +510,23 @@ func BenchmarkScaleWatchedLookup(b *testing.B) {
 				}
 			}
 			// Each process reads its set of addresses whole once, at
-			// its first scan: not timed.
+			// its first scan: not timed, but what it holds is reported.
+			var before runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
 			for _, f := range []*scaleFixture{big, small} {
 				if err := lookup(f)(0); err != nil {
 					b.Fatal(err)
 				}
 			}
+			var after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 0 && setBytes == 0 {
+				setBytes = float64(grown) / float64(big.Sessions+small.Sessions)
+			}
 			compare(b, 1, 20, "million/fewer", side{"million", lookup(big)}, side{"fewer", lookup(small)})
+			b.ReportMetric(setBytes, "set-B/session")
 		})
 	}
 }
