@@ -14,6 +14,19 @@ import (
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
+// openOwn opens a store on a database of its own, whose URL a second
+// process (another Open) can take.
+func openOwn(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	url := storetest.NewDB(t)
+	s, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, url
+}
+
 // The scan's lookup through the process's set of deposit addresses finds
 // every session's address however its creation interleaves with the
 // lookups: created before the set was first read, after, and by a
@@ -23,12 +36,7 @@ import (
 // deposit address.
 func TestWatchedRecipientsMissNoSession(t *testing.T) {
 	ctx := context.Background()
-	url := storetest.NewDB(t)
-	s, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, url := openOwn(t)
 	pr := newProject(t, s)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	amount := decimal.RequireFromString("10")
@@ -116,12 +124,7 @@ func TestWatchedRecipientsMissNoSession(t *testing.T) {
 // holds is not watched.
 func TestWatchedRecipientsFindEveryHold(t *testing.T) {
 	ctx := context.Background()
-	url := storetest.NewDB(t)
-	s, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, url := openOwn(t)
 	pr := newProject(t, s)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	render := func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }
