@@ -116,6 +116,14 @@ func TestWatchedRecipientsMissNoSession(t *testing.T) {
 	if err != nil || len(ws.Deposits) != 3 {
 		t.Fatalf("a new process found %d of 3 (%v)", len(ws.Deposits), err)
 	}
+	// A session the records lost (a database restored from a backup
+	// taken before it) is not found, though the set still holds it.
+	if _, err := s.Pool().Exec(ctx, `DELETE FROM checkout_sessions WHERE lower(deposit_address) = $1`, before); err != nil {
+		t.Fatal(err)
+	}
+	if got := found(before, after); len(got) != 1 || got[0] != after {
+		t.Fatalf("after the records lost a session: found %v, want only %s", got, after)
+	}
 }
 
 // A shared recipient is watched from the hold that makes it one, whether
