@@ -158,6 +158,8 @@ func (w *watchedSet) readAll(ctx context.Context, s *Store) error {
 	if err != nil {
 		return err
 	}
+	// Filled aside and kept only whole: a read cut short must leave the
+	// set to be read whole again, not to be taken for complete.
 	var next watchedSet
 	next.reset()
 	rows, err := tx.Query(ctx, `SELECT deposit_address FROM checkout_sessions WHERE deposit_address <> '' AND NOT shared_recipient`)
