@@ -350,13 +350,18 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 		return a.checkBitcoin(ctx, c, in.TxHash, out)
 	}
 	hash := common.HexToHash(in.TxHash)
-	st, err := chainwatch.CheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces)
+	var readIn common.Hash
+	if in.ReadIn != "" {
+		readIn = common.HexToHash(in.ReadIn)
+	}
+	st, err := chainwatch.RecheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces, readIn)
 	if err != nil {
 		return out, err
 	}
 	out.Mined, out.Succeeded, out.BlockNumber, out.Confirmations, out.Final = st.Mined, st.Succeeded, st.BlockNumber, int(st.Confirmations), st.Final
 	out.BlockHash, out.MinedAt, out.InternalUnknown = hashString(st.BlockHash), st.BlockTime, st.InternalUnknown
-	if st.Mined && st.Succeeded {
+	out.SameBlock = st.SameBlock
+	if st.Mined && st.Succeeded && !st.SameBlock {
 		out.Transfers = c.PaymentTransfers(st.Transfers)
 	}
 	return out, nil

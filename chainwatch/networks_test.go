@@ -153,3 +153,46 @@ func TestScannerWithoutNativeReadsHeadersAndLogs(t *testing.T) {
 		t.Fatalf("%d token transfers (want at least %d), %d traces", len(transfers), tokens, fx.Calls.Of("debug_traceBlockByNumber"))
 	}
 }
+
+// A look at a transaction still in the block whose transfers were read
+// there does not read them again: no trace, no transaction read, and the
+// rest of the look (mined, block, confirmations) as a full one gives it. In
+// another block (a reorg moved it), the transfers are read again.
+func TestRecheckInTheSameBlockReadsNoTransfers(t *testing.T) {
+	ctx := context.Background()
+	url, fx := startStubNode(t, "ethereum")
+	client, err := evmrpc.Dial(ctx, int64(fx.ChainID), []string{url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	var hash common.Hash
+	for _, e := range fx.Expect {
+		if e.Internal {
+			hash = e.TxHash
+		}
+	}
+	if hash == (common.Hash{}) {
+		t.Fatal("the ethereum fixture has no internal transfer")
+	}
+	full, err := CheckTransaction(ctx, client, hash, false, true)
+	if err != nil || !full.Mined || full.SameBlock || len(full.Transfers) == 0 {
+		t.Fatalf("first look: %+v %v", full, err)
+	}
+	fx.Calls.Reset()
+	again, err := RecheckTransaction(ctx, client, hash, false, true, full.BlockHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.SameBlock || len(again.Transfers) != 0 || again.BlockHash != full.BlockHash ||
+		again.Confirmations != full.Confirmations || !again.Succeeded {
+		t.Fatalf("look in the same block: %+v, want the first look's state without transfers", again)
+	}
+	if n := fx.Calls.Of("debug_traceTransaction") + fx.Calls.Of("eth_getTransactionByHash"); n != 0 {
+		t.Fatalf("a look in the same block made %d trace or transaction calls", n)
+	}
+	moved, err := RecheckTransaction(ctx, client, hash, false, true, common.HexToHash("0x01"))
+	if err != nil || moved.SameBlock || len(moved.Transfers) != len(full.Transfers) || fx.Calls.Of("debug_traceTransaction") != 1 {
+		t.Fatalf("look after a reorg: %+v %v, %d traces", moved, err, fx.Calls.Of("debug_traceTransaction"))
+	}
+}

@@ -33,12 +33,26 @@ type TxState struct {
 	// Conflict says why a Bitcoin transaction not mined will not be: the
 	// transaction that replaced it or spent its coins (CheckBitcoin).
 	Conflict string
+	// SameBlock says the transaction is still in the block whose transfers
+	// the caller read (RecheckTransaction): Transfers are not read again.
+	SameBlock bool
 }
 
 // CheckTransaction reads a transaction's receipt, its confirmations and,
 // with useFinalized, whether its block is final. With traces, the native
 // coin its internal calls moved is among its transfers.
 func CheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, useFinalized, traces bool) (TxState, error) {
+	return RecheckTransaction(ctx, c, hash, useFinalized, traces, common.Hash{})
+}
+
+// RecheckTransaction is CheckTransaction for a transaction whose transfers
+// the caller read in block readIn: while the transaction is still in that
+// block (its execution there cannot change), its transfers are not read
+// again and SameBlock is set. That spares the transaction's trace, the
+// dearest call a look makes (the node runs the block again up to it), and
+// the transaction itself, on every look after the first.
+func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, useFinalized, traces bool,
+	readIn common.Hash) (TxState, error) {
 	r, err := receipt(ctx, c, hash)
 	if errors.Is(err, ethereum.NotFound) {
 		return TxState{}, nil
@@ -72,6 +86,10 @@ func CheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, us
 		if err == nil && uint64(f.Number) >= st.BlockNumber {
 			st.Final = true
 		}
+	}
+	if readIn != (common.Hash{}) && readIn == st.BlockHash {
+		st.SameBlock = true
+		return st, nil
 	}
 	for _, l := range r.Logs {
 		if t, ok := decodeTransfer(l.log()); ok {

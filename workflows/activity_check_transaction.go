@@ -12,6 +12,10 @@ import (
 type CheckInput struct {
 	Network string
 	TxHash  string
+	// ReadIn is the block the workflow read the transaction's transfers
+	// in: while the transaction is still there, they are not read again
+	// (CheckOutput.SameBlock).
+	ReadIn string `json:",omitempty"`
 }
 
 // CheckOutput is what the chain says of a transaction, with the network's
@@ -33,7 +37,10 @@ type CheckOutput struct {
 	Transfers []payment.Transfer
 	// Conflict says why a Bitcoin transaction not mined will not be (a
 	// transaction replaced it or spent its coins): it fails.
-	Conflict              string `json:",omitempty"`
+	Conflict string `json:",omitempty"`
+	// SameBlock says the transaction is still in CheckInput.ReadIn's
+	// block: Transfers and InternalUnknown were not read again.
+	SameBlock             bool `json:",omitempty"`
 	RequiredConfirmations int
 	BlockTime             time.Duration
 	PendingTimeout        time.Duration

@@ -107,7 +107,17 @@ const (
 type CheckoutSessionInput struct {
 	Session  payment.Session
 	Settings SessionSettings
+	// Version is the workflow's version of ChangeOneWorkflowPerPayment,
+	// set by whoever starts it (SessionVersion). A session started without
+	// it asks workflow.GetVersion, as before: v0.1.0's sessions replay at
+	// the default version. In the input, the version costs the session no
+	// marker and no TemporalChangeVersion upsert (a visibility write, and
+	// a billed action on Temporal Cloud).
+	Version workflow.Version `json:",omitempty"`
 }
+
+// SessionVersion is the version a session's workflow starts at.
+const SessionVersion workflow.Version = 1
 
 // CheckoutSession drives one checkout session, whose row the API recorded
 // before starting it (package internal/sessionstart): it makes sure a transaction workflow follows each payment to its deposit
@@ -118,6 +128,9 @@ type CheckoutSessionInput struct {
 // and until every transaction is final.
 func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	ctx = withLocalActivityOptions(ctx)
+	if in.Version == workflow.DefaultVersion {
+		in.Version = workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1)
+	}
 	cs := newCheckoutSession(ctx, in)
 	if err := cs.setHandlers(ctx); err != nil {
 		return err
@@ -204,7 +217,7 @@ func newCheckoutSession(ctx workflow.Context, in CheckoutSessionInput) *checkout
 		restarts: workflow.NewChannel(ctx),
 		claims:   workflow.NewBufferedChannel(ctx, 1),
 		pauses:   map[string]time.Duration{},
-		v:        workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1),
+		v:        in.Version,
 		inline:   map[string]bool{},
 		news:     workflow.NewChannel(ctx),
 

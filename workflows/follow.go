@@ -24,6 +24,11 @@ type txWatch struct {
 	// upsert keeps the workflow's PaymentStatus at the transaction's
 	// status: a transaction's workflow; a session's shows the session's.
 	upsert bool
+	// readIn is the block whose transfers were last read, and transfers
+	// what was read there: a later look at the same block does not read
+	// them again (CheckInput.ReadIn).
+	readIn    string
+	transfers []payment.Transfer
 }
 
 func newTxWatch(ctx workflow.Context, p SessionTransfer) *txWatch {
@@ -35,9 +40,17 @@ func newTxWatch(ctx workflow.Context, p SessionTransfer) *txWatch {
 // said and the records.
 func (w *txWatch) look(ctx workflow.Context) (CheckOutput, []payment.Transaction, error) {
 	p := w.p
-	st, err := checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash})
+	st, err := checkTransaction(ctx, CheckInput{Network: p.Network, TxHash: p.TxHash, ReadIn: w.readIn})
 	if err != nil {
 		return st, nil, err
+	}
+	switch {
+	case st.SameBlock:
+		st.Transfers = w.transfers
+	case st.Mined && st.Succeeded && !st.InternalUnknown:
+		w.readIn, w.transfers = st.BlockHash, st.Transfers
+	default:
+		w.readIn, w.transfers = "", nil
 	}
 	next, reason := w.status, ""
 	switch w.status {

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
@@ -33,25 +36,40 @@ func soloTransfer(cs payment.Session, hash string) workflows.SessionTransfer {
 		To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000", Source: "chainwatch", Solo: true}
 }
 
-// A payment that pays its session alone is followed to finalized by the
-// session's workflow itself: no transaction workflow, and the session
-// completes on its records.
-// runSession runs a session's workflow (completing on finalized) to its
-// end.
+// runSession runs a session's workflow (completing on finalized), started
+// as the API starts one, to its end.
 func runSession(t *testing.T, env *testsuite.TestWorkflowEnvironment, cs payment.Session) {
 	t.Helper()
 	env.ExecuteWorkflow(workflows.CheckoutSession, workflows.CheckoutSessionInput{Session: cs,
-		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}})
+		Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}, Version: workflows.SessionVersion})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// A payment that pays its session alone is followed to finalized by the
+// session's workflow itself: no transaction workflow, and the session
+// completes on its records. The session's version came with its input: it
+// records no version marker (nor the upsert that goes with one).
 func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	ctx := context.Background()
 	st, chain, chains, cs, start := transactionFixture(t, 3)
 	hash := payAndMine(t, chain, cs)
 	env := inlineEnv(st, chains, start)
+	env.OnGetVersion(workflows.ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1).Never()
+	var looks []workflows.CheckOutput
+	checks := map[string]bool{} // the local activities that were a look
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+		if _, ok := args[0].(workflows.CheckInput); ok {
+			checks[info.ActivityID] = true
+		}
+	})
+	env.SetOnLocalActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
+		var out workflows.CheckOutput
+		if checks[info.ActivityID] && err == nil && result.Get(&out) == nil {
+			looks = append(looks, out)
+		}
+	})
 	// Two more blocks 20 s after the payment is seen: its third
 	// confirmation.
 	env.RegisterDelayedCallback(func() { chain.Commit(); chain.Commit() }, 20*time.Second)
@@ -63,8 +81,14 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tx.Status != payment.TxFinalized || len(tx.StatusHistory) != 2 || tx.CheckoutSessionID != cs.ID {
-		t.Fatalf("transaction = %s %v for %s", tx.Status, tx.StatusHistory, tx.CheckoutSessionID)
+	if tx.Status != payment.TxFinalized || len(tx.StatusHistory) != 2 || tx.CheckoutSessionID != cs.ID ||
+		tx.AmountBaseUnits != "25000000" {
+		t.Fatalf("transaction = %s %v for %s, %s", tx.Status, tx.StatusHistory, tx.CheckoutSessionID, tx.AmountBaseUnits)
+	}
+	// The transfers were read at the first look; the next found the
+	// transaction in the same block and did not read them again.
+	if len(looks) != 2 || looks[0].SameBlock || len(looks[0].Transfers) == 0 || !looks[1].SameBlock || len(looks[1].Transfers) != 0 {
+		t.Fatalf("looks: %+v", looks)
 	}
 	s, err := st.SessionByID(ctx, cs.ID)
 	if err != nil {

@@ -12,6 +12,9 @@ package workflows
 // passed their expiry or late-payment window (SignalScanned), and a session
 // waits for that word instead of reading the scan's progress from the
 // database; a session that completes or is canceled stops its expiry timer.
+// A session's workflow started with CheckoutSessionInput.Version set takes
+// its version from there and records no marker; one started without it
+// (by v0.1.0, or from a start queued before the upgrade) asks GetVersion.
 const ChangeOneWorkflowPerPayment = "one-workflow-per-payment"
 
 // ChangeSignalsFromScan (version 1): chainwatch's scan activity signals the
