@@ -188,11 +188,14 @@ func TestRecheckInTheSameBlockReadsNoTransfers(t *testing.T) {
 		again.Confirmations != full.Confirmations || !again.Succeeded {
 		t.Fatalf("look in the same block: %+v, want the first look's state without transfers", again)
 	}
-	if n := fx.Calls.Of("debug_traceTransaction") + fx.Calls.Of("eth_getTransactionByHash"); n != 0 {
-		t.Fatalf("a look in the same block made %d trace or transaction calls", n)
+	if n := fx.Calls.Of("debug_traceTransaction") + fx.Calls.Of("eth_getTransactionByHash"); n != 0 || fx.Calls.Total() != 3 {
+		t.Fatalf("a look in the same block made %d calls, %d of them trace or transaction calls; want 3 "+
+			"(the receipt, the head, the block's header)", fx.Calls.Total(), n)
 	}
+	fx.Calls.Reset()
 	moved, err := RecheckTransaction(ctx, client, hash, false, true, common.HexToHash("0x01"))
-	if err != nil || moved.SameBlock || len(moved.Transfers) != len(full.Transfers) || fx.Calls.Of("debug_traceTransaction") != 1 {
-		t.Fatalf("look after a reorg: %+v %v, %d traces", moved, err, fx.Calls.Of("debug_traceTransaction"))
+	if err != nil || moved.SameBlock || len(moved.Transfers) != len(full.Transfers) || fx.Calls.Of("debug_traceTransaction") != 1 ||
+		fx.Calls.Total() != 5 {
+		t.Fatalf("look after a reorg: %+v %v, %d calls, %d traces", moved, err, fx.Calls.Total(), fx.Calls.Of("debug_traceTransaction"))
 	}
 }
