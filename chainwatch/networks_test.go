@@ -21,12 +21,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range stubNetworks {
 		t.Run(name, func(t *testing.T) {
-			url, fx := startStubNode(t, name)
-			client, err := evmrpc.Dial(ctx, int64(fx.ChainID), []string{url}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
+			fx, client := dialStubNode(t, name)
 			watched := map[common.Address]bool{}
 			for _, a := range fx.Watched {
 				watched[a] = true
@@ -119,12 +114,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 // only: no native transfer is reported, and no block is traced.
 func TestScannerWithoutNativeReadsHeadersAndLogs(t *testing.T) {
 	ctx := context.Background()
-	url, fx := startStubNode(t, "ethereum")
-	client, err := evmrpc.Dial(ctx, int64(fx.ChainID), []string{url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	fx, client := dialStubNode(t, "ethereum")
 	watch := func(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
 		out := map[common.Address]bool{}
 		for _, r := range recipients {
@@ -160,12 +150,7 @@ func TestScannerWithoutNativeReadsHeadersAndLogs(t *testing.T) {
 // another block (a reorg moved it), the transfers are read again.
 func TestRecheckInTheSameBlockReadsNoTransfers(t *testing.T) {
 	ctx := context.Background()
-	url, fx := startStubNode(t, "ethereum")
-	client, err := evmrpc.Dial(ctx, int64(fx.ChainID), []string{url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	fx, client := dialStubNode(t, "ethereum")
 	var hash common.Hash
 	for _, e := range fx.Expect {
 		if e.Internal {
@@ -198,4 +183,16 @@ func TestRecheckInTheSameBlockReadsNoTransfers(t *testing.T) {
 		fx.Calls.Total() != 5 {
 		t.Fatalf("look after a reorg: %+v %v, %d calls, %d traces", moved, err, fx.Calls.Total(), fx.Calls.Of("debug_traceTransaction"))
 	}
+}
+
+// dialStubNode starts a network's stub node and a client of it, closed
+// when the test ends.
+func dialStubNode(t *testing.T, name string) (*stubFixture, evmrpc.Client) {
+	url, fx := startStubNode(t, name)
+	client, err := evmrpc.Dial(context.Background(), int64(fx.ChainID), []string{url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return fx, client
 }
