@@ -350,11 +350,8 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 		return a.checkBitcoin(ctx, c, in.TxHash, out)
 	}
 	hash := common.HexToHash(in.TxHash)
-	var readIn common.Hash
-	if in.ReadIn != "" {
-		readIn = common.HexToHash(in.ReadIn)
-	}
-	st, err := chainwatch.RecheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces, readIn)
+	// No ReadIn (a first look) is the zero hash, which no block has.
+	st, err := chainwatch.RecheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces, common.HexToHash(in.ReadIn))
 	if err != nil {
 		return out, err
 	}

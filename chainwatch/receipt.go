@@ -87,7 +87,7 @@ func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, 
 			st.Final = true
 		}
 	}
-	if readIn != (common.Hash{}) && readIn == st.BlockHash {
+	if readIn == st.BlockHash { // a mined block's hash is never zero
 		st.SameBlock = true
 		return st, nil
 	}
