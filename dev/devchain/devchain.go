@@ -626,17 +626,25 @@ func (c *Chain) TokenBalance(ctx context.Context, owner common.Address) (*big.In
 	return bal, nil
 }
 
-// WaitMined waits for tx's receipt on the canonical chain. It only waits:
-// with BlockInterval 0 something else must Commit.
+// WaitMined waits for tx's receipt on the canonical chain and for the
+// head to reach its block. It only waits: with BlockInterval 0 something
+// else must Commit. (The node indexes a new head's transactions a moment
+// before "latest" names it: a gas estimate made as soon as the receipt
+// shows would still run against the state before.)
 func (c *Chain) WaitMined(ctx context.Context, tx common.Hash) (*types.Receipt, error) {
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	for {
 		r, err := c.client.TransactionReceipt(ctx, tx)
 		if err == nil {
-			return r, nil
-		}
-		if !errors.Is(err, ethereum.NotFound) {
+			head, err := c.client.BlockNumber(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("devchain: read the head: %w", err)
+			}
+			if head >= r.BlockNumber.Uint64() {
+				return r, nil
+			}
+		} else if !errors.Is(err, ethereum.NotFound) {
 			return nil, fmt.Errorf("devchain: receipt of %s: %w", tx, err)
 		}
 		select {

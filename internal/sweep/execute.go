@@ -263,6 +263,21 @@ func (x *executor) waitRound(ctx context.Context, sent []*Outcome) error {
 	return x.j.save()
 }
 
+// headReached says whether the node's head is at or past every receipt's
+// block.
+func headReached(ctx context.Context, c Chain, receipts map[common.Hash]*types.Receipt) (bool, error) {
+	head, err := c.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("read the head: %w", err)
+	}
+	for _, r := range receipts {
+		if head.Number.Cmp(r.BlockNumber) < 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 func (c Config) wait() time.Duration {
 	if c.Wait > 0 {
 		return c.Wait
@@ -270,8 +285,11 @@ func (c Config) wait() time.Duration {
 	return 5 * time.Minute
 }
 
-// waitMined polls for the receipts of hashes until all are mined or wait
-// has passed.
+// waitMined polls for the receipts of hashes until all are mined and the
+// node's head has reached their blocks, or wait has passed. (A node shows
+// a new block's receipts a moment before "latest" names the block, and a
+// load-balanced endpoint may answer from a node a block behind: what is
+// estimated next must see these transactions' state.)
 func waitMined(ctx context.Context, c Chain, hashes []common.Hash, wait time.Duration) (map[common.Hash]*types.Receipt, error) {
 	receipts := map[common.Hash]*types.Receipt{}
 	deadline := time.Now().Add(wait)
@@ -288,7 +306,13 @@ func waitMined(ctx context.Context, c Chain, hashes []common.Hash, wait time.Dur
 			}
 		}
 		if len(receipts) == len(hashes) {
-			return receipts, nil
+			reached, err := headReached(ctx, c, receipts)
+			if err != nil || reached {
+				return receipts, err
+			}
+		}
+		if time.Now().After(deadline) && len(receipts) == len(hashes) {
+			return receipts, fmt.Errorf("the node's head has not reached the blocks of its own receipts within %s: run the sweep again to resume", wait)
 		}
 		if time.Now().After(deadline) {
 			return receipts, fmt.Errorf("%d transactions not mined within %s: run the sweep again to resume (the journal keeps them)", len(hashes)-len(receipts), wait)
