@@ -44,3 +44,30 @@ func TestCheckSchemaRefusesAnEarlierReleasesSchema(t *testing.T) {
 		t.Fatalf("a later release's schema: %v", err)
 	}
 }
+
+// A database URL carrying the pool's settings (pool_max_conns, which the
+// operator sizes the pool with) migrates and opens: the migrations take
+// the pool's settings for the pool's, not for the server's parameters.
+func TestAURLWithPoolSettingsMigratesAndOpens(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewEmptyDB(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	url += sep + "pool_max_conns=7&pool_min_conns=1"
+	if err := store.Migrate(ctx, url); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	if err := store.CheckSchema(ctx, url); err != nil {
+		t.Fatalf("check the schema: %v", err)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := st.Pool().Config().MaxConns; got != 7 {
+		t.Fatalf("the pool holds up to %d connections, want the URL's 7", got)
+	}
+}

@@ -130,11 +130,13 @@ func CheckSchema(ctx context.Context, url string) error {
 }
 
 func withMigrations(url string, f func(*sql.DB, *goose.Provider) error) error {
-	cfg, err := pgx.ParseConfig(url)
+	// Parsed as the pool's URL, so that its pool_* settings are taken
+	// and not sent to the server as connection parameters.
+	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return fmt.Errorf("parse database url: %w", err)
 	}
-	db := stdlib.OpenDB(*cfg)
+	db := stdlib.OpenDB(*cfg.ConnConfig)
 	defer db.Close()
 	p, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(Migrations, "migrations"))
 	if err != nil {
