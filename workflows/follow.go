@@ -142,6 +142,13 @@ func nextLook(status payment.TransactionStatus, st CheckOutput) time.Duration {
 	return time.Duration(blocks) * st.BlockTime
 }
 
+// deepEnough tells that a payment just confirmed is already final by the
+// look that confirmed it: the next look (which sees its block still
+// there) finalizes it.
+func deepEnough(status payment.TransactionStatus, st CheckOutput) bool {
+	return status == payment.TxConfirmed && st.Mined && (st.Final || st.Confirmations >= st.RequiredConfirmations)
+}
+
 // maxLookBlocks bounds the wait between two looks at a confirmed payment,
 // in blocks: a reorg that takes its block away is seen within that many.
 const maxLookBlocks = 8
@@ -191,6 +198,14 @@ func (cs *checkoutSession) followInline(ctx workflow.Context, in TransactionInpu
 				delete(cs.inline, key)
 				cs.news.Send(ctx, TxStatus{Key: key, Ended: true})
 				return
+			}
+			if deepEnough(w.status, st) {
+				// Confirmed by this look and already as deep as the
+				// network asks (a scan behind the head, a session's task
+				// late in its queue, a one-confirmation network): the
+				// next look, at once and in the same workflow task,
+				// finalizes it. No timer, no workflow task more.
+				continue
 			}
 			if workflow.Sleep(ctx, nextLook(w.status, st)) != nil {
 				return

@@ -2,9 +2,11 @@ package workflows_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
@@ -101,6 +103,71 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	// of 15 s), not block by block.
 	if took := tx.FinalizedAt.Sub(*tx.ConfirmedAt); took < 30*time.Second || took > 31*time.Second {
 		t.Fatalf("finalized %v after confirmed, want the 30 s of the two missing blocks", took)
+	}
+}
+
+// A payment already as deep as its network asks when the session first
+// looks at it (the scan behind the head, the session's workflow task late
+// in a busy queue) is finalized by a second look in the same workflow
+// task: confirmed, then finalized, with no timer between, and the session
+// completes at once, through processing as ever.
+func TestAPaymentDeepEnoughAtItsFirstLookIsFinalizedWithoutATimer(t *testing.T) {
+	ctx := context.Background()
+	st, chain, chains, cs, start := transactionFixture(t, 3)
+	hash := payAndMine(t, chain, cs)
+	chain.Commit()
+	chain.Commit() // its third confirmation, before the scan reports it
+	env := inlineEnv(st, chains, start)
+	var looks []workflows.CheckOutput
+	checks := map[string]bool{}
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+		if _, ok := args[0].(workflows.CheckInput); ok {
+			checks[info.ActivityID] = true
+		}
+	})
+	env.SetOnLocalActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
+		var out workflows.CheckOutput
+		if checks[info.ActivityID] && err == nil && result.Get(&out) == nil {
+			looks = append(looks, out)
+		}
+	})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
+	}, time.Second)
+	runSession(t, env, cs)
+	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tx.StatusHistory
+	if tx.Status != payment.TxFinalized || len(h) != 2 || h[0].Status != payment.TxConfirmed || h[1].Status != payment.TxFinalized {
+		t.Fatalf("transaction = %s %v", tx.Status, h)
+	}
+	// The workflow's clock moves only with its timers: none ran between.
+	if !tx.FinalizedAt.Equal(*tx.ConfirmedAt) || !tx.ConfirmedAt.Equal(start.Add(time.Second)) {
+		t.Fatalf("confirmed at %v, finalized at %v; want both when the transfer was reported, %v", tx.ConfirmedAt, tx.FinalizedAt,
+			start.Add(time.Second))
+	}
+	if len(looks) != 2 || looks[0].SameBlock || looks[0].Confirmations < 3 || !looks[1].SameBlock {
+		t.Fatalf("looks: %+v", looks)
+	}
+	s, err := st.SessionByID(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != payment.SessionCompleted || s.CompletedAt == nil || !s.CompletedAt.Equal(start.Add(time.Second)) {
+		t.Fatalf("session = %s, completed at %v", s.Status, s.CompletedAt)
+	}
+	rows, err := st.Pool().Query(ctx, `SELECT type FROM events WHERE object_id = $1 ORDER BY version`, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(types, "checkout.session.processing") || !slices.Contains(types, "checkout.session.completed") {
+		t.Fatalf("the session's events %v; want processing and completed", types)
 	}
 }
 
