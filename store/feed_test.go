@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,11 +32,7 @@ func insertEventTx(ctx context.Context, tx pgx.Tx, p payment.Principal, id strin
 func TestFeedEventsNeverSkipsOrRepeats(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.NewDB(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	s, err := store.Open(ctx, url+sep+"pool_max_conns=16") // every writer and the reader at once
+	s, err := store.Open(ctx, storetest.WithPoolConns(url, 16)) // every writer and the reader at once
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,11 +51,7 @@ func TestCheckSchemaRefusesAnEarlierReleasesSchema(t *testing.T) {
 func TestAURLWithPoolSettingsMigratesAndOpens(t *testing.T) {
 	ctx := context.Background()
 	url := storetest.NewEmptyDB(t)
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	url += sep + "pool_max_conns=7&pool_min_conns=1"
+	url = storetest.WithPoolConns(url, 7) + "&pool_min_conns=1"
 	if err := store.Migrate(ctx, url); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

@@ -38,6 +38,25 @@ func soloTransfer(cs payment.Session, hash string) workflows.SessionTransfer {
 		To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000", Source: "chainwatch", Solo: true}
 }
 
+// recordLooks records what each look a session's workflow takes at a
+// payment (each CheckTransaction local activity) returned.
+func recordLooks(env *testsuite.TestWorkflowEnvironment) *[]workflows.CheckOutput {
+	var looks []workflows.CheckOutput
+	checks := map[string]bool{} // the local activities that were a look
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
+		if _, ok := args[0].(workflows.CheckInput); ok {
+			checks[info.ActivityID] = true
+		}
+	})
+	env.SetOnLocalActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
+		var out workflows.CheckOutput
+		if checks[info.ActivityID] && err == nil && result.Get(&out) == nil {
+			looks = append(looks, out)
+		}
+	})
+	return &looks
+}
+
 // runSession runs a session's workflow (completing on finalized), started
 // as the API starts one, to its end.
 func runSession(t *testing.T, env *testsuite.TestWorkflowEnvironment, cs payment.Session) {
@@ -59,19 +78,7 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	hash := payAndMine(t, chain, cs)
 	env := inlineEnv(st, chains, start)
 	env.OnGetVersion(workflows.ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1).Never()
-	var looks []workflows.CheckOutput
-	checks := map[string]bool{} // the local activities that were a look
-	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
-		if _, ok := args[0].(workflows.CheckInput); ok {
-			checks[info.ActivityID] = true
-		}
-	})
-	env.SetOnLocalActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
-		var out workflows.CheckOutput
-		if checks[info.ActivityID] && err == nil && result.Get(&out) == nil {
-			looks = append(looks, out)
-		}
-	})
+	looks := recordLooks(env)
 	// Two more blocks 20 s after the payment is seen: its third
 	// confirmation.
 	env.RegisterDelayedCallback(func() { chain.Commit(); chain.Commit() }, 20*time.Second)
@@ -89,8 +96,8 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	}
 	// The transfers were read at the first look; the next found the
 	// transaction in the same block and did not read them again.
-	if len(looks) != 2 || looks[0].SameBlock || len(looks[0].Transfers) == 0 || !looks[1].SameBlock || len(looks[1].Transfers) != 0 {
-		t.Fatalf("looks: %+v", looks)
+	if len(*looks) != 2 || (*looks)[0].SameBlock || len((*looks)[0].Transfers) == 0 || !(*looks)[1].SameBlock || len((*looks)[1].Transfers) != 0 {
+		t.Fatalf("looks: %+v", *looks)
 	}
 	s, err := st.SessionByID(ctx, cs.ID)
 	if err != nil {
@@ -118,19 +125,7 @@ func TestAPaymentDeepEnoughAtItsFirstLookIsFinalizedWithoutATimer(t *testing.T) 
 	chain.Commit()
 	chain.Commit() // its third confirmation, before the scan reports it
 	env := inlineEnv(st, chains, start)
-	var looks []workflows.CheckOutput
-	checks := map[string]bool{}
-	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
-		if _, ok := args[0].(workflows.CheckInput); ok {
-			checks[info.ActivityID] = true
-		}
-	})
-	env.SetOnLocalActivityCompletedListener(func(info *activity.Info, result converter.EncodedValue, err error) {
-		var out workflows.CheckOutput
-		if checks[info.ActivityID] && err == nil && result.Get(&out) == nil {
-			looks = append(looks, out)
-		}
-	})
+	looks := recordLooks(env)
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
 	}, time.Second)
@@ -148,8 +143,8 @@ func TestAPaymentDeepEnoughAtItsFirstLookIsFinalizedWithoutATimer(t *testing.T) 
 		t.Fatalf("confirmed at %v, finalized at %v; want both when the transfer was reported, %v", tx.ConfirmedAt, tx.FinalizedAt,
 			start.Add(time.Second))
 	}
-	if len(looks) != 2 || looks[0].SameBlock || looks[0].Confirmations < 3 || !looks[1].SameBlock {
-		t.Fatalf("looks: %+v", looks)
+	if len(*looks) != 2 || (*looks)[0].SameBlock || (*looks)[0].Confirmations < 3 || !(*looks)[1].SameBlock {
+		t.Fatalf("looks: %+v", *looks)
 	}
 	s, err := st.SessionByID(ctx, cs.ID)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -208,4 +209,14 @@ func Migrations(tb testing.TB, url string) (*sql.DB, *goose.Provider) {
 		tb.Fatal(err)
 	}
 	return db, p
+}
+
+// WithPoolConns returns url with the pool's size set to n connections
+// (pgxpool's pool_max_conns).
+func WithPoolConns(url string, n int) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + fmt.Sprintf("pool_max_conns=%d", n)
 }

@@ -102,11 +102,7 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 			closeAll()
 		}
 	}()
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	st, err := store.Open(ctx, url+sep+fmt.Sprintf("pool_max_conns=%d", poolConns))
+	st, err := store.Open(ctx, storetest.WithPoolConns(url, poolConns))
 	if err != nil {
 		return nil, err
 	}

@@ -122,11 +122,7 @@ func newScaleFixture(ctx context.Context, n int, small bool) (f *scaleFixture, e
 			f.close()
 		}
 	}()
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&"
-	}
-	if f.st, err = store.Open(ctx, url+sep+fmt.Sprintf("pool_max_conns=%d", poolConns)); err != nil {
+	if f.st, err = store.Open(ctx, storetest.WithPoolConns(url, poolConns)); err != nil {
 		return nil, err
 	}
 	f.close = func() { f.st.Close(); drop() }
