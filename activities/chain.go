@@ -81,11 +81,35 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if polled.Transfers, err = sent.take(ctx, c, polled.Transfers); err != nil {
 		return out, err
 	}
+	untraced := map[string]bool{}
+	for _, t := range polled.Transfers {
+		untraced[hashString(t.TxHash)] = untraced[hashString(t.TxHash)] || t.Untraced
+	}
 	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
 		return out, err
 	}
+	attachTxTransfers(out.Transfers, untraced)
 	a.followSent(ctx, c)
 	return out, a.handOver(ctx, in, &out)
+}
+
+// attachTxTransfers gives each transfer whose transaction pays its session
+// alone every transfer of that transaction the scan found
+// (SessionTransfer.TxTransfers): the session's first look then reads the
+// receipt, not the transaction and its trace again. Not for a transaction
+// of a block the scan could not trace.
+func attachTxTransfers(ts []workflows.SessionTransfer, untraced map[string]bool) {
+	workflows.MarkSolo(ts)
+	byTx := map[string][]payment.Transfer{}
+	for _, p := range ts {
+		if p.Solo && !untraced[p.TxHash] {
+			byTx[p.TxHash] = append(byTx[p.TxHash], payment.Transfer{LogIndex: p.LogIndex, From: p.From, To: p.To,
+				AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits})
+		}
+	}
+	for i := range ts {
+		ts[i].TxTransfers = byTx[ts[i].TxHash]
+	}
 }
 
 // handOver ends a scan: it marks the transfers that pay one session alone,

@@ -1,6 +1,8 @@
 package chainwatch
 
 import (
+	"slices"
+
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
 
 	"context"
@@ -195,4 +197,69 @@ func dialStubNode(t *testing.T, name string) (*stubFixture, evmrpc.Client) {
 	}
 	t.Cleanup(client.Close)
 	return fx, client
+}
+
+// What a scan finds of a transaction is what a look at it finds among the
+// watched recipients, internal transfers included: a session's first look
+// takes the scan's transfers instead of reading them again. A block whose
+// trace fails marks its transfers Untraced, so that a look reads those.
+func TestAScanFindsWhatALookFindsOrSaysItCouldNotTrace(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		network  string
+		untraced bool // the fixture's node serves no traces
+	}{{"ethereum", false}, {"base", true}} {
+		t.Run(c.network, func(t *testing.T) {
+			fx, client := dialStubNode(t, c.network)
+			watched := map[common.Address]bool{}
+			for _, a := range fx.Watched {
+				watched[a] = true
+			}
+			watch := func(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
+				out := map[common.Address]bool{}
+				for _, r := range recipients {
+					out[r] = watched[r]
+				}
+				return out, nil
+			}
+			s := Scanner{Client: client, Tokens: fx.Tokens, Native: true, Traces: true}
+			_, found, err := s.Scan(ctx, fx.blocks[0].number, fx.blocks[len(fx.blocks)-1].number, fx.blocks[0].parent, watch)
+			if err != nil || len(found) == 0 {
+				t.Fatalf("scan: %d transfers, %v", len(found), err)
+			}
+			key := func(tr Transfer) string {
+				return fmt.Sprintf("%d %s %s %s", tr.LogIndex, tr.To.Hex(), tr.Token.Hex(), tr.Amount)
+			}
+			scanned := map[common.Hash][]string{}
+			for _, tr := range found {
+				if tr.Untraced != c.untraced {
+					t.Fatalf("%s/%d: untraced %v, want %v", tr.TxHash, tr.LogIndex, tr.Untraced, c.untraced)
+				}
+				scanned[tr.TxHash] = append(scanned[tr.TxHash], key(tr))
+			}
+			if c.untraced {
+				return
+			}
+			for hash, got := range scanned {
+				st, err := CheckTransaction(ctx, client, hash, false, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !st.Succeeded {
+					continue // a reverted transaction's transfers count for nothing, whoever read them
+				}
+				var looked []string
+				for _, tr := range st.Transfers {
+					if watched[tr.To] && (tr.Token == common.Address{} || slices.Contains(fx.Tokens, tr.Token)) {
+						looked = append(looked, key(tr))
+					}
+				}
+				slices.Sort(got)
+				slices.Sort(looked)
+				if !slices.Equal(got, looked) {
+					t.Errorf("%s: the scan found %v, a look %v", hash, got, looked)
+				}
+			}
+		})
+	}
 }

@@ -54,6 +54,10 @@ type Transfer struct {
 	BlockHash   common.Hash
 	// BlockTime is the block's timestamp (Unix seconds).
 	BlockTime uint64
+	// Untraced says its block's internal transfers could not be read (the
+	// block's trace failed): the transfers found of its transaction may
+	// not be all of them.
+	Untraced bool
 }
 
 // Cursor is where a network's scan stands: the last scanned block, or
@@ -114,13 +118,14 @@ func (s Scanner) Canonical(ctx context.Context, c Cursor) (bool, error) {
 func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, watch Watchlist) ([]Block, []Transfer, error) {
 	var blocks []Block
 	var found []Transfer
+	untraced := map[uint64]bool{}
 	prev := parent
 	for n := from; n <= to; n++ {
 		var b Block
 		var transfers []Transfer
 		var err error
 		if s.Native {
-			b, transfers, err = s.nativeTransfers(ctx, n)
+			b, transfers, untraced[n], err = s.nativeTransfers(ctx, n)
 		} else {
 			var h *rpcHeader
 			if h, err = header(ctx, s.Client, new(big.Int).SetUint64(n)); err == nil {
@@ -157,7 +162,7 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 			if l.BlockNumber < from || l.BlockNumber > to || blocks[l.BlockNumber-from].Hash != l.BlockHash {
 				return nil, nil, ErrReorged // the logs come from another branch than the blocks
 			}
-			t.BlockTime = blocks[l.BlockNumber-from].Time
+			t.BlockTime, t.Untraced = blocks[l.BlockNumber-from].Time, untraced[l.BlockNumber]
 			found = append(found, t)
 		}
 	}
@@ -192,14 +197,14 @@ func (h rpcHeader) block() Block {
 // nativeTransfers reads block n with its transactions and returns the
 // native coin they move: every transaction's value, whatever its type
 // (a reverted one is found failed when its receipt is read), and, with
-// Traces, what internal calls move.
-func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (Block, []Transfer, error) {
+// Traces, what internal calls move; untraced says the block's trace
+// failed (its transfers are marked Untraced).
+func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (b Block, out []Transfer, untraced bool, err error) {
 	rb, err := fullBlock(ctx, s.Client, n)
 	if err != nil {
-		return Block{}, nil, err
+		return Block{}, nil, false, err
 	}
-	b := rb.block()
-	var out []Transfer
+	b = rb.block()
 	for _, tx := range rb.Transactions {
 		if tx.To != nil && tx.value().Sign() > 0 {
 			out = append(out, Transfer{TxHash: tx.Hash, LogIndex: -1, From: tx.From, To: *tx.To, Amount: tx.value(),
@@ -207,7 +212,7 @@ func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (Block, []Transf
 		}
 	}
 	if !s.Traces || len(rb.Transactions) == 0 {
-		return b, out, nil
+		return b, out, false, nil
 	}
 	traces, err := traceBlock(ctx, s.Client, n)
 	if err != nil {
@@ -217,24 +222,27 @@ func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (Block, []Transf
 		observability.TraceFailures.WithLabelValues(s.network()).Inc()
 		slog.ErrorContext(ctx, "block not traced: its internal native transfers are not read (rescan it against an archive node)",
 			"block", n, "err", err)
-		return b, out, nil
+		for i := range out {
+			out[i].Untraced = true
+		}
+		return b, out, true, nil
 	}
 	if len(traces) != len(rb.Transactions) {
-		return Block{}, nil, ErrReorged // traced another block than the one read
+		return Block{}, nil, false, ErrReorged // traced another block than the one read
 	}
 	for i, tr := range traces {
 		if tr.TxHash != (common.Hash{}) && tr.TxHash != rb.Transactions[i].Hash {
-			return Block{}, nil, ErrReorged
+			return Block{}, nil, false, ErrReorged
 		}
 		if tr.Error != "" {
-			return Block{}, nil, fmt.Errorf("trace of %s: %s", rb.Transactions[i].Hash, tr.Error)
+			return Block{}, nil, false, fmt.Errorf("trace of %s: %s", rb.Transactions[i].Hash, tr.Error)
 		}
 		for k, t := range internalTransfers(tr.Result) {
 			out = append(out, Transfer{TxHash: rb.Transactions[i].Hash, LogIndex: InternalIndex(k + 1), From: t.From,
 				To: t.To, Amount: t.Amount, BlockNumber: n, BlockHash: b.Hash, BlockTime: b.Time})
 		}
 	}
-	return b, out, nil
+	return b, out, false, nil
 }
 
 // decodeTransfer reads an ERC-20 Transfer log.

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
@@ -59,7 +60,7 @@ func TestATransferToAnEndedSessionGoesToItsTransaction(t *testing.T) {
 	env, p := handOverEnv(t, 1000, false)
 	started := false
 	env.OnWorkflow(workflows.WorkflowTransaction, mock.Anything, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
-		started = args.Get(1).(workflows.TransactionInput).Transfer == p
+		started = reflect.DeepEqual(args.Get(1).(workflows.TransactionInput).Transfer, p)
 	})
 	env.ExecuteWorkflow(workflows.WorkflowRescan, workflows.RescanInput{Network: "devnet", From: 1, To: 1, Step: 1})
 	if err := env.GetWorkflowError(); err != nil {

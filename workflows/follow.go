@@ -164,6 +164,9 @@ func (cs *checkoutSession) followInline(ctx workflow.Context, in TransactionInpu
 	cs.inline[key] = true
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		w := newTxWatch(ctx, in.Transfer)
+		if t := in.Transfer; len(t.TxTransfers) > 0 {
+			w.readIn, w.transfers = t.BlockHash, t.TxTransfers // what the scan read there
+		}
 		var pause time.Duration
 		for looks := 1; ; looks++ {
 			st, records, err := w.look(ctx)

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +111,47 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	// of 15 s), not block by block.
 	if took := tx.FinalizedAt.Sub(*tx.ConfirmedAt); took < 30*time.Second || took > 31*time.Second {
 		t.Fatalf("finalized %v after confirmed, want the 30 s of the two missing blocks", took)
+	}
+}
+
+// A payment the scan reported with its transaction's transfers (read in
+// the block the scan read) is followed without reading them again: every
+// look finds the transaction in that block and reads its receipt alone,
+// and the record is the same as when the first look reads them.
+func TestAScannedPaymentsFirstLookTakesTheScansTransfers(t *testing.T) {
+	ctx := context.Background()
+	st, chain, chains, cs, start := transactionFixture(t, 3)
+	hash := payAndMine(t, chain, cs)
+	r, err := chain.Client().TransactionReceipt(ctx, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := soloTransfer(cs, hash.Hex())
+	p.BlockHash = r.BlockHash.Hex()
+	p.TxTransfers = []payment.Transfer{{LogIndex: 0, From: chain.Accounts[0].Address.Hex(), To: cs.DepositAddress,
+		AssetID: "usdc-devnet", AmountBaseUnits: "25000000"}}
+	env := inlineEnv(st, chains, start)
+	looks := recordLooks(env)
+	env.RegisterDelayedCallback(func() { chain.Commit(); chain.Commit() }, 20*time.Second)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Second)
+	runSession(t, env, cs)
+	if len(*looks) != 2 || !(*looks)[0].SameBlock || !(*looks)[1].SameBlock || len((*looks)[0].Transfers) != 0 {
+		t.Fatalf("looks: %+v", *looks)
+	}
+	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Status != payment.TxFinalized || tx.CheckoutSessionID != cs.ID || tx.AmountBaseUnits != "25000000" ||
+		tx.LogIndex != 0 || !strings.EqualFold(tx.FromAddress, chain.Accounts[0].Address.Hex()) || tx.BlockHash != p.BlockHash {
+		t.Fatalf("transaction = %+v", tx)
+	}
+	s, err := st.SessionByID(ctx, cs.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != payment.SessionCompleted || !s.AmountPaidUSD.Equal(cs.AmountUSD) {
+		t.Fatalf("session = %s, paid %s", s.Status, s.AmountPaidUSD)
 	}
 }
 

@@ -40,6 +40,13 @@ type SessionTransfer struct {
 	// as the scan saw it (every transfer of the transaction it found is
 	// to the session): the session's workflow may follow it itself.
 	Solo bool `json:",omitempty"`
+	// TxTransfers are, for a Solo transfer reported by a scan, every
+	// transfer of its transaction the scan found (all of them: it reads
+	// whole blocks, their traces included). The session's first look at
+	// the transaction takes them as read in BlockHash's block
+	// (CheckInput.ReadIn): while the transaction is still there, its
+	// receipt is read, not the transaction and its trace.
+	TxTransfers []payment.Transfer `json:",omitempty"`
 }
 
 // MarkSolo sets Solo on the transfers whose transaction pays one session
