@@ -24,17 +24,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 	for _, name := range stubNetworks {
 		t.Run(name, func(t *testing.T) {
 			fx, client := dialStubNode(t, name)
-			watched := map[common.Address]bool{}
-			for _, a := range fx.Watched {
-				watched[a] = true
-			}
-			watch := func(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
-				out := map[common.Address]bool{}
-				for _, r := range recipients {
-					out[r] = watched[r]
-				}
-				return out, nil
-			}
+			_, watch := watchOnly(fx.Watched)
 			key := func(h common.Hash, logIndex int, to, token common.Address, amount *big.Int) string {
 				return fmt.Sprintf("%s/%d %s %s %s", h.Hex(), logIndex, to.Hex(), token.Hex(), amount)
 			}
@@ -211,17 +201,7 @@ func TestAScanFindsWhatALookFindsOrSaysItCouldNotTrace(t *testing.T) {
 	}{{"ethereum", false}, {"base", true}} {
 		t.Run(c.network, func(t *testing.T) {
 			fx, client := dialStubNode(t, c.network)
-			watched := map[common.Address]bool{}
-			for _, a := range fx.Watched {
-				watched[a] = true
-			}
-			watch := func(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
-				out := map[common.Address]bool{}
-				for _, r := range recipients {
-					out[r] = watched[r]
-				}
-				return out, nil
-			}
+			watched, watch := watchOnly(fx.Watched)
 			s := Scanner{Client: client, Tokens: fx.Tokens, Native: true, Traces: true}
 			_, found, err := s.Scan(ctx, fx.blocks[0].number, fx.blocks[len(fx.blocks)-1].number, fx.blocks[0].parent, watch)
 			if err != nil || len(found) == 0 {
@@ -261,5 +241,20 @@ func TestAScanFindsWhatALookFindsOrSaysItCouldNotTrace(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// watchOnly is a watchlist of the given addresses, with their set.
+func watchOnly(addresses []common.Address) (map[common.Address]bool, Watchlist) {
+	watched := map[common.Address]bool{}
+	for _, a := range addresses {
+		watched[a] = true
+	}
+	return watched, func(_ context.Context, recipients []common.Address) (map[common.Address]bool, error) {
+		out := map[common.Address]bool{}
+		for _, r := range recipients {
+			out[r] = watched[r]
+		}
+		return out, nil
 	}
 }
