@@ -21,6 +21,7 @@ func TestATransferCarriesItsTransactionsTransfersOnlyWhenThoseAreAll(t *testing.
 		transfer("0xc", 0, "s3"), // pays s3 alone, in a block not traced
 		transfer("0xd", 0, ""),   // pays a shared recipient no session holds
 	}
+	workflows.MarkSolo(ts)
 	attachTxTransfers(ts, map[string]bool{"0xc": true})
 	want := []payment.Transfer{{LogIndex: 0, From: "0xf", To: "0xs1", AssetID: "usdc-devnet", AmountBaseUnits: "1"},
 		{LogIndex: -1, From: "0xf", To: "0xs1", AssetID: "usdc-devnet", AmountBaseUnits: "1"}}

@@ -51,7 +51,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if c.IsBitcoin() {
 		out, mempool, err := a.scanBitcoin(ctx, c, cursor)
 		if err == nil {
-			err = a.handOver(ctx, in, &out)
+			err = a.handOver(ctx, in, &out, nil) // a Bitcoin look reads the transaction anyway
 		}
 		if err == nil && mempool != nil {
 			// Only now: a scan retried reads the mempool's payments again.
@@ -83,23 +83,23 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	}
 	untraced := map[string]bool{}
 	for _, t := range polled.Transfers {
-		untraced[hashString(t.TxHash)] = untraced[hashString(t.TxHash)] || t.Untraced
+		if t.Untraced {
+			untraced[hashString(t.TxHash)] = true
+		}
 	}
 	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
 		return out, err
 	}
-	attachTxTransfers(out.Transfers, untraced)
 	a.followSent(ctx, c)
-	return out, a.handOver(ctx, in, &out)
+	return out, a.handOver(ctx, in, &out, untraced)
 }
 
 // attachTxTransfers gives each transfer whose transaction pays its session
-// alone every transfer of that transaction the scan found
+// alone (Solo, marked) every transfer of that transaction the scan found
 // (SessionTransfer.TxTransfers): the session's first look then reads the
 // receipt, not the transaction and its trace again. Not for a transaction
 // of a block the scan could not trace.
 func attachTxTransfers(ts []workflows.SessionTransfer, untraced map[string]bool) {
-	workflows.MarkSolo(ts)
 	byTx := map[string][]payment.Transfer{}
 	for _, p := range ts {
 		if p.Solo && !untraced[p.TxHash] {
@@ -112,11 +112,16 @@ func attachTxTransfers(ts []workflows.SessionTransfer, untraced map[string]bool)
 	}
 }
 
-// handOver ends a scan: it marks the transfers that pay one session alone,
-// finds the sessions due, and, when asked, signals the transfers and the
-// progress to the sessions itself.
-func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *workflows.ScanOutput) error {
+// handOver ends a scan: it marks the transfers that pay one session alone
+// (with their transaction's transfers, for an EVM scan, which names the
+// transactions it could not trace in untraced), finds the sessions due,
+// and, when asked, signals the transfers and the progress to the sessions
+// itself.
+func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *workflows.ScanOutput, untraced map[string]bool) error {
 	workflows.MarkSolo(out.Transfers)
+	if untraced != nil {
+		attachTxTransfers(out.Transfers, untraced)
+	}
 	var err error
 	if out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time); err != nil {
 		return classify(err)

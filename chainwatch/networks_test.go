@@ -1,16 +1,15 @@
 package chainwatch
 
 import (
-	"slices"
-
-	"github.com/paymentsd/paymentsd/internal/evmrpc"
-
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
 )
 
 // Chainwatch reads the blocks of every network in its own published

@@ -146,7 +146,7 @@ func nextLook(status payment.TransactionStatus, st CheckOutput) time.Duration {
 // look that confirmed it: the next look (which sees its block still
 // there) finalizes it.
 func deepEnough(status payment.TransactionStatus, st CheckOutput) bool {
-	return status == payment.TxConfirmed && st.Mined && (st.Final || st.Confirmations >= st.RequiredConfirmations)
+	return status == payment.TxConfirmed && (st.Final || st.Confirmations >= st.RequiredConfirmations)
 }
 
 // maxLookBlocks bounds the wait between two looks at a confirmed payment,

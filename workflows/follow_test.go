@@ -69,6 +69,20 @@ func runSession(t *testing.T, env *testsuite.TestWorkflowEnvironment, cs payment
 	}
 }
 
+// reportAndRun has chainwatch report p to the session a second in, runs the
+// session's workflow to its end, and returns p's transaction's record.
+func reportAndRun(t *testing.T, env *testsuite.TestWorkflowEnvironment, st *store.Store, cs payment.Session,
+	p workflows.SessionTransfer) payment.Transaction {
+	t.Helper()
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Second)
+	runSession(t, env, cs)
+	tx, err := st.TransactionByHash(context.Background(), 1337, p.TxHash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 // A payment that pays its session alone is followed to finalized by the
 // session's workflow itself: no transaction workflow, and the session
 // completes on its records. The session's version came with its input: it
@@ -83,14 +97,7 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	// Two more blocks 20 s after the payment is seen: its third
 	// confirmation.
 	env.RegisterDelayedCallback(func() { chain.Commit(); chain.Commit() }, 20*time.Second)
-	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
-	}, time.Second)
-	runSession(t, env, cs)
-	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := reportAndRun(t, env, st, cs, soloTransfer(cs, hash.Hex()))
 	if tx.Status != payment.TxFinalized || len(tx.StatusHistory) != 2 || tx.CheckoutSessionID != cs.ID ||
 		tx.AmountBaseUnits != "25000000" {
 		t.Fatalf("transaction = %s %v for %s, %s", tx.Status, tx.StatusHistory, tx.CheckoutSessionID, tx.AmountBaseUnits)
@@ -133,14 +140,9 @@ func TestAScannedPaymentsFirstLookTakesTheScansTransfers(t *testing.T) {
 	env := inlineEnv(st, chains, start)
 	looks := recordLooks(env)
 	env.RegisterDelayedCallback(func() { chain.Commit(); chain.Commit() }, 20*time.Second)
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Second)
-	runSession(t, env, cs)
+	tx := reportAndRun(t, env, st, cs, p)
 	if len(*looks) != 2 || !(*looks)[0].SameBlock || !(*looks)[1].SameBlock || len((*looks)[0].Transfers) != 0 {
 		t.Fatalf("looks: %+v", *looks)
-	}
-	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
-	if err != nil {
-		t.Fatal(err)
 	}
 	if tx.Status != payment.TxFinalized || tx.CheckoutSessionID != cs.ID || tx.AmountBaseUnits != "25000000" ||
 		tx.LogIndex != 0 || !strings.EqualFold(tx.FromAddress, chain.Accounts[0].Address.Hex()) || tx.BlockHash != p.BlockHash {
@@ -168,14 +170,7 @@ func TestAPaymentDeepEnoughAtItsFirstLookIsFinalizedWithoutATimer(t *testing.T) 
 	chain.Commit() // its third confirmation, before the scan reports it
 	env := inlineEnv(st, chains, start)
 	looks := recordLooks(env)
-	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
-	}, time.Second)
-	runSession(t, env, cs)
-	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := reportAndRun(t, env, st, cs, soloTransfer(cs, hash.Hex()))
 	h := tx.StatusHistory
 	if tx.Status != payment.TxFinalized || len(h) != 2 || h[0].Status != payment.TxConfirmed || h[1].Status != payment.TxFinalized {
 		t.Fatalf("transaction = %s %v", tx.Status, h)
@@ -221,9 +216,6 @@ func TestAReorgMovesAPaymentFollowedInlineBackToPending(t *testing.T) {
 	hash := payAndMine(t, chain, cs)
 	env := inlineEnv(st, chains, start)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(workflows.SignalTransfer, soloTransfer(cs, hash.Hex()))
-	}, time.Second)
-	env.RegisterDelayedCallback(func() {
 		if err := chain.Fork(parent.Hash()); err != nil {
 			t.Error(err)
 		}
@@ -239,11 +231,7 @@ func TestAReorgMovesAPaymentFollowedInlineBackToPending(t *testing.T) {
 		}
 		during = s.Status
 	}, 5*time.Second)
-	runSession(t, env, cs)
-	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := reportAndRun(t, env, st, cs, soloTransfer(cs, hash.Hex()))
 	h := tx.StatusHistory
 	if tx.Status != payment.TxFailed || len(h) != 3 || h[0].Status != payment.TxConfirmed || h[1].Status != payment.TxPending {
 		t.Fatalf("transaction = %s %q %v", tx.Status, tx.FailureReason, h)
