@@ -176,6 +176,12 @@ func newAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service) 
 	} else {
 		ts.Start()
 	}
-	t.Cleanup(func() { ts.Close(); a.Close() })
+	t.Cleanup(func() {
+		ts.Close()
+		a.Close()
+		// Its port may be the next server's: that one is not this one.
+		secondShape.Delete(ts.URL)
+		clients.Delete(ts.URL)
+	})
 	return ts, e
 }
