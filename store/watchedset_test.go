@@ -23,24 +23,39 @@ func TestWatchedSetHoldsExactlyItsAddresses(t *testing.T) {
 	if len(w.filter)*64 < 16*n {
 		t.Fatalf("a filter of %d bits for %d sessions", len(w.filter)*64, n)
 	}
+	// Asked one at a time and all at once, mixed with as many others.
+	var keys []uint64
 	for _, a := range held {
-		if k, _ := addressKey(a); !w.mayHold(k) {
+		k, _ := addressKey(a)
+		if !w.mayHold(k) {
 			t.Fatalf("%s was given and is not held", a)
 		}
+		keys = append(keys, k, 0)
 	}
 	passed := 0
-	for range 100000 {
+	for i := range keys {
+		if i%2 == 0 {
+			continue
+		}
 		k, _ := addressKey(address())
-		if i, bit := filterBit(k, len(w.filter)); w.filter[i]&bit != 0 {
+		keys[i] = k
+		if i, bits := filterBits(k, len(w.filter)); w.filter[i]&bits == bits {
 			passed++
 		}
 		if w.mayHold(k) {
 			t.Fatalf("%x, given to no session, is held", k)
 		}
 	}
-	// At 16 bits a session or more, at most about one in sixteen gets
-	// past the filter to the map.
-	if passed > 100000/10 {
-		t.Fatalf("the filter let %d of 100,000 through", passed)
+	each := make([]bool, len(keys))
+	w.mayHoldEach(keys, each)
+	for i, h := range each {
+		if h != (i%2 == 0) {
+			t.Fatalf("key %d of %d (%x): held %v", i, len(keys), keys[i], h)
+		}
+	}
+	// At 16 bits a session or more, two bits a key, at most about one in
+	// fifty gets past the filter to the map.
+	if passed > n/50 {
+		t.Fatalf("the filter let %d of %d through", passed, n)
 	}
 }
