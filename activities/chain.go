@@ -445,6 +445,13 @@ func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInpu
 // sweep (package sessionstart) to start it before it hands the session a
 // payment.
 func (a *Activities) HurrySessionStart(ctx context.Context, sessionID string) (bool, error) {
-	pending, err := a.Store.HurrySessionStart(ctx, sessionID)
+	pending, err := a.Store.HurrySessionStarts(ctx, []string{sessionID})
+	return pending, classify(err)
+}
+
+// HurrySessionStarts is HurrySessionStart for several sessions: it tells
+// whether any of their starts is still pending.
+func (a *Activities) HurrySessionStarts(ctx context.Context, sessionIDs []string) (bool, error) {
+	pending, err := a.Store.HurrySessionStarts(ctx, sessionIDs)
 	return pending, classify(err)
 }

@@ -66,12 +66,12 @@ func (s *Store) DelaySessionStarts(ctx context.Context, sessionIDs []string, del
 	return mapErr(err)
 }
 
-// HurrySessionStart makes a session's pending start due now, for the next
-// sweep to make, and tells whether there is one. No pending start means
-// the session's workflow was started (or the session was never recorded
-// with one).
-func (s *Store) HurrySessionStart(ctx context.Context, sessionID string) (pending bool, err error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE session_starts SET due_at = least(due_at, now()) WHERE session_id = $1`, sessionID)
+// HurrySessionStarts makes the sessions' pending starts due now, for the
+// next sweep to make, and tells whether there is any. No pending start
+// means the session's workflow was started (or the session was never
+// recorded with one).
+func (s *Store) HurrySessionStarts(ctx context.Context, sessionIDs []string) (pending bool, err error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE session_starts SET due_at = least(due_at, now()) WHERE session_id = ANY($1)`, sessionIDs)
 	if err != nil {
 		return false, mapErr(err)
 	}

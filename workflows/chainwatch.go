@@ -87,24 +87,52 @@ func reportTransfers(ctx workflow.Context, transfers []SessionTransfer) error {
 
 // reportTransfersAtOnce hands transfers found on the chain to their
 // sessions: it signals every session's workflow at once (one workflow
-// task for a whole scan, not one per transfer), then takes those it could
-// not signal one by one as reportTransfers does.
+// task for a whole scan, not one per transfer). Sessions recorded a moment
+// ago may have their workflows' starts still pending (a burst of sessions
+// paid as soon as they opened): it hurries those starts together and
+// signals their sessions again together once started, instead of waiting
+// for each in turn. What is left (no session's, or a session whose
+// workflow has ended) it takes one by one as reportTransfers does.
 func reportTransfersAtOnce(ctx workflow.Context, transfers []SessionTransfer) error {
+	left := signalAtOnce(ctx, transfers)
+	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+		pending, err := hurrySessionStarts(ctx, left)
+		if err != nil {
+			return err
+		}
+		if !pending {
+			break
+		}
+		if err := workflow.Sleep(ctx, wait); err != nil {
+			return err
+		}
+		left = signalAtOnce(ctx, left)
+	}
+	for _, p := range left {
+		if err := handOver(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// signalAtOnce signals each transfer's session's workflow, all at once,
+// and returns the transfers it could not hand over: no session's, or a
+// session without a running workflow.
+func signalAtOnce(ctx workflow.Context, transfers []SessionTransfer) []SessionTransfer {
 	sent := make([]workflow.Future, len(transfers))
 	for i, p := range transfers {
 		if p.SessionID != "" {
 			sent[i] = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(p.SessionID), "", SignalTransfer, p)
 		}
 	}
+	var left []SessionTransfer
 	for i, p := range transfers {
-		if sent[i] != nil && sent[i].Get(ctx, nil) == nil {
-			continue
-		}
-		if err := handOver(ctx, p); err != nil {
-			return err
+		if sent[i] == nil || sent[i].Get(ctx, nil) != nil {
+			left = append(left, p)
 		}
 	}
-	return nil
+	return left
 }
 
 // handOver hands one transfer to its session's workflow. A session

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/paymentsd/paymentsd/workflows"
@@ -70,4 +74,57 @@ func TestATransferToAnEndedSessionGoesToItsTransaction(t *testing.T) {
 		t.Fatal("the transaction's workflow was not started")
 	}
 	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 1)
+}
+
+// A scan's transfers to sessions opened a moment before, whose workflows'
+// starts are still pending, wait for them together: one hurry of all
+// their starts, one wait, and one signal each once they run, instead of a
+// wait for each session in turn.
+func TestAScansTransfersWaitForPendingStartsTogether(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	env.RegisterActivityWithOptions(func(context.Context, workflows.ScanInput) (workflows.ScanOutput, error) {
+		return workflows.ScanOutput{}, nil
+	}, activity.RegisterOptions{Name: workflows.ActivityScanNetwork})
+	env.RegisterActivityWithOptions(func(context.Context, string) (bool, error) { return false, nil },
+		activity.RegisterOptions{Name: workflows.ActivityHurrySessionStart})
+	env.RegisterActivityWithOptions(func(context.Context, []string) (bool, error) { return false, nil },
+		activity.RegisterOptions{Name: workflows.ActivityHurrySessionStarts})
+	var transfers []workflows.SessionTransfer
+	var ids []string
+	for _, id := range []string{"cs_1", "cs_2", "cs_3"} {
+		p := workflows.SessionTransfer{SessionID: id, Network: "devnet", ChainID: 1337, TxHash: "0x" + id, AssetID: "usdc-devnet",
+			AmountBaseUnits: "1", Source: "chainwatch"}
+		transfers = append(transfers, p)
+		ids = append(ids, id)
+		// The first signal finds no workflow; the one after the wait does.
+		env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(id), "", workflows.SignalTransfer, p).
+			Return(errors.New("workflow not found")).Once()
+		env.OnSignalExternalWorkflow(mock.Anything, workflows.CheckoutSessionWorkflowID(id), "", workflows.SignalTransfer, p).Return(nil).Once()
+	}
+	stop := temporal.NewNonRetryableApplicationError("the test's scans end here", "stop", nil)
+	env.OnActivity(workflows.ActivityScanNetwork, mock.Anything, mock.Anything).Return(workflows.ScanOutput{Transfers: transfers}, nil).Once()
+	env.OnActivity(workflows.ActivityScanNetwork, mock.Anything, mock.Anything).Return(workflows.ScanOutput{}, stop)
+	env.OnActivity(workflows.ActivityHurrySessionStarts, mock.Anything, ids).Return(true, nil).Once()
+	env.OnWorkflow(workflows.WorkflowTransaction, mock.Anything, mock.Anything).Return(nil).Run(func(mock.Arguments) {
+		t.Error("a transaction's workflow was started for a session about to start")
+	}).Maybe()
+	start := env.Now()
+	var handedOver time.Time
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == workflows.ActivityScanNetwork && handedOver.IsZero() && env.Now().After(start) {
+			handedOver = env.Now()
+		}
+	})
+	env.ExecuteWorkflow(workflows.WorkflowChainwatch, workflows.ScanInput{Network: "devnet"})
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "the test's scans end here") {
+		t.Fatalf("workflow ended with %v", err)
+	}
+	env.AssertExpectations(t)
+	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStarts, 1)
+	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 0)
+	if took := handedOver.Sub(start); took < time.Second || took >= 2*time.Second {
+		t.Fatalf("the three transfers were handed over after %v, want one wait of a second", took)
+	}
 }

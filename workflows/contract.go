@@ -114,6 +114,9 @@ const (
 	// ActivityHurrySessionStart tells whether a session's workflow's start
 	// is still pending, and makes it due now for the next sweep.
 	ActivityHurrySessionStart = "HurrySessionStart"
+	// ActivityHurrySessionStarts is HurrySessionStart for several
+	// sessions: whether any of their starts is still pending.
+	ActivityHurrySessionStarts = "HurrySessionStarts"
 	// ActivityCheckTransaction reads a transaction's receipt,
 	// confirmations and transfers.
 	ActivityCheckTransaction = "CheckTransaction"
@@ -185,6 +188,7 @@ type Activities interface {
 	RecordClaim(context.Context, ClaimInput) (payment.Transaction, error)
 	ScanBehind(context.Context, ScanBehindInput) ([]string, error)
 	HurrySessionStart(context.Context, string) (bool, error)
+	HurrySessionStarts(context.Context, []string) (bool, error)
 	DispatchEvents(context.Context) (DispatchOutput, error)
 	MarkDispatched(context.Context, MarkInput) error
 	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
@@ -210,6 +214,7 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityRecordClaim, a.RecordClaim},
 		{ActivityScanBehind, a.ScanBehind},
 		{ActivityHurrySessionStart, a.HurrySessionStart},
+		{ActivityHurrySessionStarts, a.HurrySessionStarts},
 		{ActivityDispatchEvents, a.DispatchEvents},
 		{ActivityMarkDispatched, a.MarkDispatched},
 		{ActivityDeliverWebhook, a.DeliverWebhook},

@@ -281,9 +281,9 @@ func TestEnsureStartsOnlyWhatIsPending(t *testing.T) {
 	}
 }
 
-// HurrySessionStart tells a pending start from none, and makes a pending
+// HurrySessionStarts tells a pending start from none, and makes a pending
 // one due at once.
-func TestHurrySessionStart(t *testing.T) {
+func TestHurrySessionStarts(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.NewStore(t)
 	fake := newFakeTemporal()
@@ -298,13 +298,13 @@ func TestHurrySessionStart(t *testing.T) {
 	if n, _ := sweeper.Sweep(ctx, 10); n != 0 {
 		t.Fatalf("a start within its grace was swept")
 	}
-	if p, err := st.HurrySessionStart(ctx, in.Session.ID); !p || err != nil {
+	if p, err := st.HurrySessionStarts(ctx, []string{"cs_never_recorded", in.Session.ID}); !p || err != nil {
 		t.Fatalf("hurry = %v, %v; want pending", p, err)
 	}
 	if n, err := sweeper.Sweep(ctx, 10); n != 1 || err != nil {
 		t.Fatalf("sweep after the hurry started %d (%v), want 1", n, err)
 	}
-	if p, err := st.HurrySessionStart(ctx, in.Session.ID); p || err != nil {
+	if p, err := st.HurrySessionStarts(ctx, []string{in.Session.ID}); p || err != nil {
 		t.Fatalf("hurry of a started session = %v, %v; want none pending", p, err)
 	}
 }
