@@ -31,6 +31,12 @@ type Activities struct {
 	// Temporal signals the sessions' workflows of the transfers a scan
 	// finds (ScanInput.SignalSessions); nil leaves them to chainwatch.
 	Temporal client.Client
+	// Starts starts now the workflows of sessions whose starts are still
+	// pending (package sessionstart), when a scan finds them paid before
+	// their workflows run; nil leaves them to chainwatch, which waits.
+	Starts interface {
+		Ensure(ctx context.Context, sessionIDs ...string) error
+	}
 
 	mempools mempools
 }

@@ -136,34 +136,41 @@ func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *
 const signalsAtOnce = 16
 
 // signalSessions hands a scan's transfers to their sessions' running
-// workflows, signalling each with the client; once every one is handed
-// over, it tells the due sessions the scan's progress. It leaves in out
-// what it could not hand over (no session's transfer, a session whose
-// workflow is not running, a signal that failed) and, unless all were, the
-// sessions still to tell: chainwatch takes those as it did before. A retried
-// scan signals again, which a session ignores (it knows the transfer, and
-// the progress only grows).
+// workflows, signalling each with the client; sessions recorded a moment
+// ago whose workflows' starts are still pending it has started (Starts)
+// and signals again. Once every transfer is handed over, it tells the due
+// sessions the scan's progress. It leaves in out what it could not hand
+// over (no session's transfer, a session whose workflow has ended, a
+// signal that failed) and, unless all were, the sessions still to tell:
+// chainwatch takes those as it did before. A retried scan signals again,
+// which a session ignores (it knows the transfer, and the progress only
+// grows).
 func (a *Activities) signalSessions(ctx context.Context, network string, out *workflows.ScanOutput) error {
-	left := make([]bool, len(out.Transfers))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(signalsAtOnce)
+	// unsent marks the transfers to sessions not signalled yet.
+	unsent := make([]bool, len(out.Transfers))
 	for i, p := range out.Transfers {
-		if p.SessionID == "" {
-			left[i] = true
-			continue
-		}
-		g.Go(func() error {
-			err := a.Temporal.SignalWorkflow(gctx, workflows.CheckoutSessionWorkflowID(p.SessionID), "", workflows.SignalTransfer, p)
-			left[i] = err != nil
-			return ctx.Err()
-		})
+		unsent[i] = p.SessionID != ""
 	}
-	if err := g.Wait(); err != nil {
+	if err := a.signalEach(ctx, out.Transfers, unsent); err != nil {
 		return err
+	}
+	var ids []string
+	for i, p := range out.Transfers {
+		if unsent[i] && !slices.Contains(ids, p.SessionID) {
+			ids = append(ids, p.SessionID)
+		}
+	}
+	if len(ids) > 0 && a.Starts != nil {
+		// A start that fails leaves its transfer to chainwatch, which
+		// waits for the start.
+		_ = a.Starts.Ensure(ctx, ids...)
+		if err := a.signalEach(ctx, out.Transfers, unsent); err != nil {
+			return err
+		}
 	}
 	var rest []workflows.SessionTransfer
 	for i, p := range out.Transfers {
-		if left[i] {
+		if unsent[i] || p.SessionID == "" {
 			rest = append(rest, p)
 		}
 	}
@@ -171,7 +178,7 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 		return nil
 	}
 	word := workflows.ScanProgress{Network: network, BlockTime: out.Cursor.Time}
-	g = &errgroup.Group{}
+	g := &errgroup.Group{}
 	g.SetLimit(signalsAtOnce)
 	for _, id := range out.Due {
 		g.Go(func() error {
@@ -187,6 +194,25 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 	}
 	out.Due = nil
 	return nil
+}
+
+// signalEach signals the sessions of the transfers marked in unsent, at
+// most signalsAtOnce at a time, and leaves marked those it could not
+// signal.
+func (a *Activities) signalEach(ctx context.Context, transfers []workflows.SessionTransfer, unsent []bool) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(signalsAtOnce)
+	for i, p := range transfers {
+		if !unsent[i] {
+			continue
+		}
+		g.Go(func() error {
+			err := a.Temporal.SignalWorkflow(gctx, workflows.CheckoutSessionWorkflowID(p.SessionID), "", workflows.SignalTransfer, p)
+			unsent[i] = err != nil
+			return ctx.Err()
+		})
+	}
+	return g.Wait()
 }
 
 // maxDue bounds how many sessions of each kind (expiry, late-payment

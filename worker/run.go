@@ -76,8 +76,12 @@ func (d Deps) Activities() *activities.Activities {
 	if hooks == nil {
 		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: d.Webhooks.AllowPrivate})
 	}
-	return &activities.Activities{Store: d.Store, Chains: d.Chains, Temporal: d.Temporal, Webhooks: activities.Webhooks{
+	acts := &activities.Activities{Store: d.Store, Chains: d.Chains, Temporal: d.Temporal, Webhooks: activities.Webhooks{
 		Sealer: d.Webhooks.Sealer, Client: hooks, DisableAfter: d.Webhooks.DisableAfter, Shape: d.Webhooks.Shape}}
+	if d.Temporal != nil {
+		acts.Starts = sessionstart.New(d.Store, d.Temporal)
+	}
+	return acts
 }
 
 func (d Deps) logger() *slog.Logger {

@@ -160,8 +160,8 @@ func decode(st store.SessionStart) (pending, error) {
 }
 
 // Ensure starts now the workflows of these sessions whose starts are still
-// pending. A session without a pending start is left as it is: its
-// workflow runs or ran.
+// pending, as many at once as the background starts. A session without a
+// pending start is left as it is: its workflow runs or ran.
 func (s *Starter) Ensure(ctx context.Context, sessionIDs ...string) error {
 	if len(sessionIDs) == 0 {
 		return nil
@@ -170,14 +170,21 @@ func (s *Starter) Ensure(ctx context.Context, sessionIDs ...string) error {
 	if err != nil {
 		return fmt.Errorf("load pending starts: %w", err)
 	}
-	var errs []error
-	for _, st := range starts {
-		p, err := decode(st)
-		if err == nil {
-			err = s.start(ctx, p)
-		}
-		errs = append(errs, err)
+	errs := make([]error, len(starts))
+	var wg sync.WaitGroup
+	at := make(chan struct{}, backgroundStarts)
+	for i, st := range starts {
+		wg.Go(func() {
+			at <- struct{}{}
+			defer func() { <-at }()
+			p, err := decode(st)
+			if err == nil {
+				err = s.start(ctx, p)
+			}
+			errs[i] = err
+		})
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
