@@ -135,6 +135,10 @@ func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *
 // signalsAtOnce bounds the signals one scan has in flight.
 const signalsAtOnce = 16
 
+// startsWithin bounds the time a scan gives the pending starts of the
+// sessions it found paid, well inside its heartbeat timeout.
+const startsWithin = 5 * time.Second
+
 // signalSessions hands a scan's transfers to their sessions' running
 // workflows, signalling each with the client; sessions recorded a moment
 // ago whose workflows' starts are still pending it has started (Starts)
@@ -161,9 +165,11 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 		}
 	}
 	if len(ids) > 0 && a.Starts != nil {
-		// A start that fails leaves its transfer to chainwatch, which
-		// waits for the start.
-		_ = a.Starts.Ensure(ctx, ids...)
+		// A start that fails (or is not made in time) leaves its
+		// transfer to chainwatch, which waits for the start.
+		starting, cancel := context.WithTimeout(ctx, startsWithin)
+		_ = a.Starts.Ensure(starting, ids...)
+		cancel()
 		if err := a.signalEach(ctx, out.Transfers, unsent); err != nil {
 			return err
 		}
