@@ -70,32 +70,23 @@ func filterBits(k uint64, words int) (int, uint64) {
 	return int((k & uint64(words*64-1)) >> 6), 1<<(k>>52&63) | 1<<(k>>58)
 }
 
-// mayHold tells whether an address (by its key) may be a session's:
-// false for most that are not, true for every one that is.
-func (w *watchedSet) mayHold(k uint64) bool {
-	i, bits := filterBits(k, len(w.filter))
-	if w.filter[i]&bits != bits {
-		return false
-	}
-	_, held := w.keys[k]
-	return held
-}
-
-// mayHoldEach is mayHold of each of keys, into held. It reads the
-// filter's words for all of them before it looks at any: the reads do not
-// wait on one another, so the processor has many in flight at once, where
-// one key after the other would wait on memory for each (at a million
-// sessions the filter is out of the processor's caches again after each
-// round trip to the database).
-func (w *watchedSet) mayHoldEach(keys []uint64, held []bool) {
+// mayHold tells, for each of keys, whether its address may be a
+// session's, into held: false for most that are not, true for every one
+// that is. It reads the filter's words for all of them before it looks at
+// any: the reads do not wait on one another, so the processor has many in
+// flight at once, where one key after the other would wait on memory for
+// each (at a million sessions the filter is out of the processor's caches
+// again after each round trip to the database).
+func (w *watchedSet) mayHold(keys []uint64, held []bool) {
 	words := make([]uint64, len(keys))
 	for i, k := range keys {
 		j, _ := filterBits(k, len(w.filter))
 		words[i] = w.filter[j]
 	}
 	for i, k := range keys {
-		_, bits := filterBits(k, len(w.filter))
-		held[i] = words[i]&bits == bits && w.mayHold(k)
+		if _, bits := filterBits(k, len(w.filter)); words[i]&bits == bits {
+			_, held[i] = w.keys[k]
+		}
 	}
 }
 
@@ -232,7 +223,7 @@ func (s *Store) WatchedRecipients(ctx context.Context, network string, addresses
 	err := w.refresh(ctx, s)
 	var deposits, shared []string
 	if err == nil {
-		w.mayHoldEach(keys, held)
+		w.mayHold(keys, held)
 		for i, a := range addresses {
 			if !ok[i] || held[i] {
 				deposits = append(deposits, a)

@@ -21,6 +21,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/views"
@@ -171,20 +172,19 @@ func (s *Starter) Ensure(ctx context.Context, sessionIDs ...string) error {
 		return fmt.Errorf("load pending starts: %w", err)
 	}
 	errs := make([]error, len(starts))
-	var wg sync.WaitGroup
-	at := make(chan struct{}, backgroundStarts)
+	var g errgroup.Group
+	g.SetLimit(backgroundStarts)
 	for i, st := range starts {
-		wg.Go(func() {
-			at <- struct{}{}
-			defer func() { <-at }()
+		g.Go(func() error {
 			p, err := decode(st)
 			if err == nil {
 				err = s.start(ctx, p)
 			}
 			errs[i] = err
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return errors.Join(errs...)
 }
 
