@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/client"
@@ -37,6 +38,9 @@ type Activities struct {
 	Starts interface {
 		Ensure(ctx context.Context, sessionIDs ...string) error
 	}
+	// StaleAfter is how long a refund's or payout's transaction may stay
+	// unmined before it is stale (payment.DefaultStaleAfter when 0).
+	StaleAfter time.Duration
 
 	mempools mempools
 }

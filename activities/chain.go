@@ -60,7 +60,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 		return out, err
 	}
 	sessions := &depositSessions{store: a.Store, network: c.Network}
-	sent := &sentWatch{a: a, network: in.Network}
+	sent := &outgoingWatch{a: a, network: in.Network}
 	lookup := sent.lookup(sessions.lookup)
 	started := time.Now()
 	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, lookup)
@@ -90,7 +90,6 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
 		return out, err
 	}
-	a.followSent(ctx, c)
 	return out, a.handOver(ctx, in, &out, untraced)
 }
 

@@ -2,110 +2,166 @@ package activities
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // Money going out (refunds and payouts) is one transfer each, prepared by
-// the engine and signed by the merchant, and followed by its network's
-// chainwatch as the scans go, with no workflow of its own.
+// the engine and signed by the merchant. Once sent, each is followed by a
+// workflow of its own (workflows.Outgoing), whose looks are FollowOutgoing;
+// a transfer made without its hash reported is found by the scans, by its
+// destination (outgoingWatch).
 
-// sentPerScan bounds the refunds, and the payouts, one scan looks at: the
-// least recently changed first, so that every one is looked at in turn.
-const sentPerScan = 8
+// How often a stale transaction (or one canceled while stale) is looked
+// at, and for how long after it was sent.
+const (
+	staleLookEvery = 5 * time.Minute
+	staleFollowFor = 30 * 24 * time.Hour
+)
 
-// sentBudget bounds the time a scan spends on them: a node that does not
-// answer delays the scan's payments this long at most.
-const sentBudget = 2 * time.Second
-
-// followSent looks, after a scan, at the network's refunds and payouts
-// whose transaction is sent or confirmed, and records what the chain says
-// of each (payment.FollowRefund, payment.FollowPayout). One that cannot be
-// looked at now is looked at by the next scan.
-func (a *Activities) followSent(ctx context.Context, c *chainwatch.Chain) {
-	ctx, cancel := context.WithTimeout(ctx, sentBudget)
-	defer cancel()
-	refunds, err := a.Store.FollowedRefunds(ctx, c.Network.Key, sentPerScan)
-	if err != nil {
-		slog.WarnContext(ctx, "refunds not followed this scan", "network", c.Network.Key, "err", err)
-	}
-	for _, r := range refunds {
-		if err := a.followRefund(ctx, c, r); err != nil && ctx.Err() == nil {
-			slog.WarnContext(ctx, "refund not followed this scan", "refund", r.ID, "txHash", r.TxHash, "err", err)
-		}
-	}
-	payouts, err := a.Store.FollowedPayouts(ctx, c.Network.Key, sentPerScan)
-	if err != nil {
-		slog.WarnContext(ctx, "payouts not followed this scan", "network", c.Network.Key, "err", err)
-	}
-	for _, p := range payouts {
-		if err := a.followPayout(ctx, c, p); err != nil && ctx.Err() == nil {
-			slog.WarnContext(ctx, "payout not followed this scan", "payout", p.ID, "txHash", p.TxHash, "err", err)
-		}
-	}
+// outgoingItem is a refund or a payout, as its workflow follows it.
+type outgoingItem struct {
+	payment.Outgoing
+	ID        string
+	ProjectID string
+	IsLive    bool
 }
 
-// look is what the chain says of a sent transaction.
-func look(ctx context.Context, c *chainwatch.Chain, hash string) (payment.SentLook, error) {
-	n := c.Network
-	st, err := chainwatch.CheckTransaction(ctx, c.Client, common.HexToHash(hash), n.FinalizedTag(), c.Scanner().Traces)
-	if err != nil {
-		return payment.SentLook{}, err
+func (a *Activities) outgoingItem(ctx context.Context, id string) (outgoingItem, error) {
+	if strings.HasPrefix(id, payment.PrefixRefund) {
+		r, err := a.Store.RefundByID(ctx, id)
+		return outgoingItem{r.Outgoing, r.ID, r.ProjectID, r.IsLive}, err
 	}
-	return payment.SentLook{Mined: st.Mined, Succeeded: st.Succeeded, Final: st.Final,
-		Confirmations: int(st.Confirmations), Required: n.Confirmations, Transfers: c.PaymentTransfers(st.Transfers)}, nil
+	p, err := a.Store.PayoutByID(ctx, id)
+	return outgoingItem{p.Outgoing, p.ID, p.ProjectID, p.IsLive}, err
 }
 
-func (a *Activities) followRefund(ctx context.Context, c *chainwatch.Chain, r payment.Refund) error {
-	l, err := look(ctx, c, r.TxHash)
+// FollowOutgoing looks at the transaction of a refund or a payout and
+// records what the domain makes of it (payment.FollowRefund,
+// payment.FollowPayout), with its event, and says when to look again.
+func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutgoingInput) (workflows.FollowOutgoingOutput, error) {
+	item, err := a.outgoingItem(ctx, in.ID)
 	if err != nil {
-		return err
+		return workflows.FollowOutgoingOutput{}, classify(err)
+	}
+	if !item.Followed() {
+		return workflows.FollowOutgoingOutput{Status: item.Status, Ended: true}, nil
+	}
+	c, err := a.chain(item.Network)
+	if err != nil {
+		return workflows.FollowOutgoingOutput{}, err
+	}
+	if c.IsBitcoin() {
+		return workflows.FollowOutgoingOutput{}, temporal.NewNonRetryableApplicationError(
+			"no Bitcoin refund or payout is followed yet", "invalid", nil)
+	}
+	l, err := a.lookOutgoing(ctx, c, item)
+	if err != nil {
+		return workflows.FollowOutgoingOutput{}, err
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	_, err = a.Store.UpdateRefund(ctx, nil, r.ID, func(locked *payment.Refund) (payment.EventType, error) {
-		if locked.TxHash != r.TxHash {
-			return "", nil // a replacement was reported meanwhile: the next scan looks at it
-		}
-		return payment.FollowRefund(locked, l, now), nil
-	}, views.RefundEvent)
-	return err
-}
-
-func (a *Activities) followPayout(ctx context.Context, c *chainwatch.Chain, p payment.Payout) error {
-	l, err := look(ctx, c, p.TxHash)
-	if err != nil {
-		return err
+	l.Now, l.StaleAfter = now, a.StaleAfter
+	if l.StaleAfter <= 0 {
+		l.StaleAfter = payment.DefaultStaleAfter
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	_, err = a.Store.UpdatePayout(ctx, nil, p.ID, func(locked *payment.Payout) (payment.EventType, error) {
-		if locked.TxHash != p.TxHash {
-			return "", nil // as for a refund
+	var got outgoingItem
+	if strings.HasPrefix(item.ID, payment.PrefixRefund) {
+		r, uerr := a.Store.UpdateRefund(ctx, nil, item.ID, func(locked *payment.Refund) (payment.EventType, error) {
+			if locked.TxHash != item.TxHash {
+				return "", nil // a replacement was reported meanwhile: looked at next
+			}
+			return payment.FollowRefund(locked, l), nil
+		}, views.RefundEvent)
+		got, err = outgoingItem{r.Outgoing, r.ID, r.ProjectID, r.IsLive}, uerr
+	} else {
+		p, uerr := a.Store.UpdatePayout(ctx, nil, item.ID, func(locked *payment.Payout) (payment.EventType, error) {
+			if locked.TxHash != item.TxHash {
+				return "", nil
+			}
+			return payment.FollowPayout(locked, l), nil
+		}, views.PayoutEvent, views.BatchEvent)
+		got, err = outgoingItem{p.Outgoing, p.ID, p.ProjectID, p.IsLive}, uerr
+	}
+	if errors.Is(err, store.ErrTransferTaken) {
+		return workflows.FollowOutgoingOutput{}, err // raced another item for the transfer: the retry sees it taken
+	}
+	if err != nil {
+		return workflows.FollowOutgoingOutput{}, classify(err)
+	}
+	out := workflows.FollowOutgoingOutput{Status: got.Status, TxHash: got.TxHash, Detail: lookDetail(l), Ended: !got.Followed()}
+	switch {
+	case got.TxHash != item.TxHash:
+		out.Wait = time.Second
+	case got.Status == payment.RefundStale || got.Status == payment.RefundCanceled:
+		out.Wait = staleLookEvery
+		if got.SentAt != nil && now.Sub(*got.SentAt) > staleFollowFor {
+			out.Ended = true
 		}
-		return payment.FollowPayout(locked, l, now), nil
-	}, views.PayoutEvent, views.BatchEvent)
-	return err
+	default:
+		out.Wait = max(time.Second, time.Duration(c.Network.BlockTime))
+	}
+	if got.Status != item.Status || got.TxHash != item.TxHash {
+		slog.InfoContext(ctx, "outgoing transfer moved", "id", item.ID, "from", item.Status, "to", got.Status,
+			"txHash", item.TxHash, "reason", got.FailureReason)
+	}
+	return out, nil
 }
 
-// sentWatched bounds the refunds, and the payouts, waiting for their
-// signature whose prepared transfer one scan watches for, oldest first.
-const sentWatched = 500
+// lookOutgoing is what the chain says of an item's transaction, with what
+// judging it needs: the addresses that may pay it besides its own, and the
+// transaction's transfers that count for something else already.
+func (a *Activities) lookOutgoing(ctx context.Context, c *chainwatch.Chain, item outgoingItem) (payment.SentLook, error) {
+	l, err := chainwatch.LookSent(ctx, c, item.TxHash)
+	if err != nil {
+		return l, err
+	}
+	if !l.Mined || !l.Succeeded {
+		return l, nil
+	}
+	if strings.HasPrefix(item.ID, payment.PrefixRefund) {
+		if l.Sources, err = a.Store.ProvenAddresses(ctx, item.ProjectID, item.IsLive); err != nil {
+			return l, err
+		}
+	}
+	l.Taken, err = a.Store.TakenTransfers(ctx, item.ChainID, item.TxHash, item.ID)
+	return l, err
+}
 
-// sentWatch adds to a scan's watched addresses the destinations of the
-// network's refunds and payouts that wait for their signature, so that a
+// lookDetail says what a look saw, for the Temporal UI.
+func lookDetail(l payment.SentLook) string {
+	switch {
+	case !l.Mined:
+		return "not mined"
+	case !l.Succeeded:
+		return "reverted"
+	case l.Final:
+		return "mined (final)"
+	}
+	return fmt.Sprintf("mined · %d of %d confirmations", l.Confirmations, l.Required)
+}
+
+// outgoingWatch adds to a scan's watched addresses those of its recipients
+// that a refund or payout waiting for its signature pays, so that a
 // prepared transfer made without its hash reported is seen
-// (payment.SpotRefund, payment.SpotPayout). They are read when the scan
-// looks its blocks' recipients up, not when it starts: a scan that waits
-// at the head for the next block must see a payout approved meanwhile
-// and paid in that block.
-type sentWatch struct {
+// (payment.SpotRefund, payment.SpotPayout). It reads the items by the
+// recipients, so its cost grows with a block's recipients, not with the
+// items waiting. They are read when the scan looks its blocks' recipients
+// up, not when it starts: a scan that waits at the head for the next block
+// must see a payout approved meanwhile and paid in that block.
+type outgoingWatch struct {
 	a       *Activities
 	network string
 	refunds []payment.Refund
@@ -115,31 +171,24 @@ type sentWatch struct {
 	deposits map[common.Address]bool
 }
 
-// load reads what waits for its signature on the network.
-func (w *sentWatch) load(ctx context.Context) error {
-	var err error
-	if w.refunds, err = w.a.Store.AwaitingRefunds(ctx, w.network, sentWatched); err != nil {
-		return err
-	}
-	if w.payouts, err = w.a.Store.AwaitingPayouts(ctx, w.network, sentWatched); err != nil {
-		return err
-	}
-	w.dest = map[common.Address]bool{}
-	for _, r := range w.refunds {
-		w.dest[common.HexToAddress(r.ToAddress)] = true
-	}
-	for _, p := range w.payouts {
-		w.dest[common.HexToAddress(p.ToAddress)] = true
-	}
-	return nil
-}
-
 // lookup is the scan's lookup: the sessions' (next), and the
 // destinations.
-func (w *sentWatch) lookup(next chainwatch.Watchlist) chainwatch.Watchlist {
+func (w *outgoingWatch) lookup(next chainwatch.Watchlist) chainwatch.Watchlist {
 	return func(ctx context.Context, recipients []common.Address) (map[common.Address]bool, error) {
-		if err := w.load(ctx); err != nil {
+		addrs := make([]string, len(recipients))
+		for i, r := range recipients {
+			addrs[i] = r.Hex()
+		}
+		var err error
+		if w.refunds, w.payouts, err = w.a.Store.AwaitingOutgoingTo(ctx, w.network, addrs); err != nil {
 			return nil, classify(err)
+		}
+		w.dest = map[common.Address]bool{}
+		for _, r := range w.refunds {
+			w.dest[common.HexToAddress(r.ToAddress)] = true
+		}
+		for _, p := range w.payouts {
+			w.dest[common.HexToAddress(p.ToAddress)] = true
 		}
 		watched, err := next(ctx, recipients)
 		if err != nil {
@@ -149,10 +198,8 @@ func (w *sentWatch) lookup(next chainwatch.Watchlist) chainwatch.Watchlist {
 		for addr := range watched {
 			w.deposits[addr] = true
 		}
-		for _, addr := range recipients {
-			if w.dest[addr] {
-				watched[addr] = true
-			}
+		for addr := range w.dest {
+			watched[addr] = true
 		}
 		return watched, nil
 	}
@@ -160,7 +207,7 @@ func (w *sentWatch) lookup(next chainwatch.Watchlist) chainwatch.Watchlist {
 
 // take records the refunds and payouts whose prepared transfer the scan
 // found, and returns the transfers the sessions watch.
-func (w *sentWatch) take(ctx context.Context, c *chainwatch.Chain, found []chainwatch.Transfer) ([]chainwatch.Transfer, error) {
+func (w *outgoingWatch) take(ctx context.Context, c *chainwatch.Chain, found []chainwatch.Transfer) ([]chainwatch.Transfer, error) {
 	if w.deposits == nil {
 		return found, nil // nothing was looked up
 	}
@@ -177,7 +224,7 @@ func (w *sentWatch) take(ctx context.Context, c *chainwatch.Chain, found []chain
 		if len(mapped) == 0 {
 			continue // not one of the network's assets
 		}
-		if err := w.spot(ctx, mapped[0], t.TxHash.Hex(), now); err != nil {
+		if err := w.spot(ctx, c, mapped[0], t.TxHash.Hex(), now); err != nil {
 			return nil, classify(err)
 		}
 	}
@@ -185,10 +232,12 @@ func (w *sentWatch) take(ctx context.Context, c *chainwatch.Chain, found []chain
 }
 
 // spot records the first refund, else the first payout, waiting for its
-// signature that seen pays, unless a refund or a payout already records
-// seen as its own: a scan retried over the same blocks, or two prepared
-// transfers alike, must not take one transfer for two.
-func (w *sentWatch) spot(ctx context.Context, seen payment.Transfer, hash string, now time.Time) error {
+// signature that seen pays, unless an item already records seen's
+// transaction as paying it, or seen counts for something else: a scan
+// retried over the same blocks, or two prepared transfers alike, must not
+// take one transfer for two. The item's workflow starts from the pending
+// follow the change records.
+func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen payment.Transfer, hash string, now time.Time) error {
 	hash = strings.ToLower(hash)
 	refunds, err := w.a.Store.RefundsByTxHash(ctx, hash)
 	if err != nil {
@@ -201,6 +250,10 @@ func (w *sentWatch) spot(ctx context.Context, seen payment.Transfer, hash string
 	if slices.ContainsFunc(refunds, func(r payment.Refund) bool { return r.Pays(seen, hash) }) ||
 		slices.ContainsFunc(payouts, func(p payment.Payout) bool { return p.Pays(seen, hash) }) {
 		return nil // taken already
+	}
+	taken, err := w.a.Store.TakenTransfers(ctx, c.Network.ChainID, hash, "")
+	if err != nil || taken[seen.LogIndex] != "" {
+		return err
 	}
 	for i := range w.refunds {
 		r := w.refunds[i]

@@ -1,8 +1,6 @@
 package chainwatch
 
 import (
-	"github.com/paymentsd/paymentsd/internal/evmrpc"
-
 	"context"
 	"errors"
 	"math/big"
@@ -10,10 +8,16 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/paymentsd/paymentsd/internal/evmrpc"
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // TxState is what the chain says of a transaction now.
 type TxState struct {
+	// Sender is the address that signed the transaction (its receipt's
+	// from), once mined.
+	Sender      common.Address
 	Mined       bool
 	Succeeded   bool
 	BlockNumber uint64
@@ -76,7 +80,7 @@ func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, 
 	if h.Hash != r.BlockHash {
 		return TxState{}, nil
 	}
-	st := TxState{Mined: true, Succeeded: r.Status == 1, BlockNumber: uint64(r.BlockNumber), BlockHash: r.BlockHash,
+	st := TxState{Sender: r.From, Mined: true, Succeeded: r.Status == 1, BlockNumber: uint64(r.BlockNumber), BlockHash: r.BlockHash,
 		BlockTime: uint64(h.Timestamp)}
 	if head >= st.BlockNumber {
 		st.Confirmations = head - st.BlockNumber + 1
@@ -122,4 +126,20 @@ func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, 
 		}
 	}
 	return st, nil
+}
+
+// LookSent is what the chain says of a refund's or payout's transaction
+// (payment.SentLook), without what judging it needs besides the chain.
+func LookSent(ctx context.Context, c *Chain, hash string) (payment.SentLook, error) {
+	n := c.Network
+	st, err := CheckTransaction(ctx, c.Client, common.HexToHash(hash), n.FinalizedTag(), c.Scanner().Traces)
+	if err != nil {
+		return payment.SentLook{}, err
+	}
+	l := payment.SentLook{Mined: st.Mined, Succeeded: st.Succeeded, Final: st.Final, Confirmations: int(st.Confirmations),
+		Required: n.Confirmations, Transfers: c.PaymentTransfers(st.Transfers)}
+	if st.Sender != (common.Address{}) {
+		l.Sender = st.Sender.Hex()
+	}
+	return l, nil
 }

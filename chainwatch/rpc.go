@@ -50,6 +50,7 @@ type rpcTx struct {
 
 // rpcReceipt is a transaction's receipt.
 type rpcReceipt struct {
+	From        common.Address `json:"from"`
 	Status      hexutil.Uint64 `json:"status"`
 	BlockHash   common.Hash    `json:"blockHash"`
 	BlockNumber hexutil.Uint64 `json:"blockNumber"`

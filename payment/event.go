@@ -62,9 +62,10 @@ var EventTypes = []EventType{
 	EventSessionUpdated, EventSessionOpen, EventSessionResolved,
 	EventTxPending, EventTxConfirmed, EventTxFinalized, EventTxFailed, EventTxReorged, EventTxAssigned,
 	EventRefundCreated, EventRefundAddressProvided, EventRefundSent, EventRefundConfirmed, EventRefundFinalized,
-	EventRefundFailed, EventRefundException, EventRefundCanceled,
+	EventRefundFailed, EventRefundException, EventRefundCanceled, EventRefundStale, EventRefundRejected,
 	EventPayoutBatchCreated, EventPayoutBatchApproved, EventPayoutBatchCanceled, EventPayoutBatchCompleted,
 	EventPayoutSent, EventPayoutConfirmed, EventPayoutFinalized, EventPayoutFailed, EventPayoutException,
+	EventPayoutStale, EventPayoutRejected,
 	EventWebhookDisabled,
 }
 

@@ -1,8 +1,8 @@
 package payment
 
 import (
-	"slices"
 	"strings"
+	"time"
 )
 
 // Outgoing is a transfer out the engine prepared for the merchant to sign:
@@ -24,15 +24,20 @@ type Outgoing struct {
 	ToAddress     string
 	TxHash        string
 	FailureReason string
+	// SentAt is when its transaction (TxHash) was reported or seen: a
+	// sent one still not mined StaleAfter later is stale.
+	SentAt *time.Time
+	// LogIndex is the transfer of its transaction that pays it, once
+	// mined: (chain, transaction, log index) counts for one incoming
+	// payment or outgoing item at most.
+	LogIndex *int
 }
 
 // Amount is the amount in whole units of its asset.
 func (o Outgoing) Amount() string { return UnitsToAmount(o.AmountBaseUnits, o.Decimals) }
 
-// paidBy tells whether a transfer pays it: its asset, its amount, to its
-// address. A reported transaction may pay it from any address (a
-// treasury, once a deposit address is swept); the merchant's report says
-// it is this one's.
+// paidBy tells whether a transfer makes its prepared transfer: its asset,
+// its amount, to its address.
 func (o Outgoing) paidBy(t Transfer) bool {
 	return t.AssetID == o.AssetDefinitionID && strings.EqualFold(t.To, o.ToAddress) && sameUnits(t.AmountBaseUnits, o.AmountBaseUnits)
 }
@@ -43,24 +48,39 @@ func (o Outgoing) Pays(t Transfer, hash string) bool {
 	return o.TxHash != "" && strings.EqualFold(o.TxHash, hash) && o.paidBy(t)
 }
 
+// Followed tells whether its transaction is still followed on chain: sent,
+// confirmed or stale, or canceled once stale (a transaction given up on
+// may still be mined, and the chain decides).
+func (o Outgoing) Followed() bool {
+	switch o.Status {
+	case RefundSent, RefundConfirmed, RefundStale:
+		return true
+	case RefundCanceled:
+		return o.TxHash != ""
+	}
+	return false
+}
+
 // spot records it as sent when it waits for its signature and the scanner
 // sees its prepared transfer made, unreported, from its own address (which
 // only the merchant's key moves). A transfer from elsewhere is not taken
 // for it: another payment of the same amount to the same address would be.
-func (o *Outgoing) spot(t Transfer, txHash string) bool {
+func (o *Outgoing) spot(t Transfer, txHash string, now time.Time) bool {
 	if o.Status != RefundAwaitingSignature || !strings.EqualFold(t.From, o.FromAddress) || !o.paidBy(t) {
 		return false
 	}
-	o.Status, o.TxHash = RefundSent, strings.ToLower(txHash)
+	i := t.LogIndex
+	o.Status, o.TxHash, o.SentAt, o.LogIndex, o.FailureReason = RefundSent, strings.ToLower(txHash), &now, &i, ""
 	return true
 }
 
 // report records the hash of the transaction the merchant sent for it
 // (what names it in errors), and tells whether that changed anything. One
-// waiting for its signature becomes sent; a sent one not yet mined takes a
-// replacement's hash (the same transfer sent again at a higher fee); the
-// same hash again changes nothing, so that a signer may repeat its report.
-func (o *Outgoing) report(what, hash string) (bool, error) {
+// waiting for its signature becomes sent; a sent or stale one not yet
+// mined takes a replacement's hash (the same transfer sent again at a
+// higher fee, or at the same nonce); the same hash again changes nothing,
+// so that a signer may repeat its report.
+func (o *Outgoing) report(what, hash string, now time.Time) (bool, error) {
 	if !ValidTxHash(hash) {
 		var probs Problems
 		probs.Add("txHash", TxHashProblem)
@@ -68,53 +88,168 @@ func (o *Outgoing) report(what, hash string) (bool, error) {
 	}
 	hash = strings.ToLower(hash)
 	switch {
-	case o.TxHash == hash && (o.Status == RefundSent || o.Status == RefundConfirmed || o.Status == RefundFinalized):
+	case o.TxHash == hash && (o.Status == RefundSent || o.Status == RefundConfirmed || o.Status == RefundFinalized || o.Status == RefundStale):
 		return false, nil
-	case o.Status == RefundAwaitingSignature, o.Status == RefundSent:
-		o.Status, o.TxHash = RefundSent, hash
+	case o.Status == RefundAwaitingSignature, o.Status == RefundSent, o.Status == RefundStale:
+		o.Status, o.TxHash, o.SentAt, o.LogIndex, o.FailureReason = RefundSent, hash, &now, nil, ""
 		return true, nil
 	}
 	return false, Conflict("The " + what + " is " + string(o.Status) + ": its transaction cannot change")
 }
 
-// SentLook is what the chain says of a sent transaction.
+// DefaultStaleAfter is how long a sent transfer may stay unmined before
+// it is stale, unless the engine is told otherwise (MONEY_OUT_STALE_AFTER).
+const DefaultStaleAfter = time.Hour
+
+// MaxInFlight bounds a project's refunds and payouts, in one environment,
+// whose reported transactions are not mined yet (sent or stale): hashes
+// that are never mined cost their project only, and that much at most.
+const MaxInFlight = 5000
+
+// SentLook is what the chain says of a sent transaction, with what a look
+// needs to judge it.
 type SentLook struct {
 	Mined, Succeeded bool
 	Final            bool
 	Confirmations    int
 	Required         int
+	// Sender is the address that signed the transaction (its from).
+	Sender string
 	// Transfers are the transaction's transfers of the network's assets.
 	Transfers []Transfer
+	// Sources are the addresses, besides its own FromAddress, that may
+	// pay it: the project's proven addresses (verified recipients) for a
+	// refund, none for a payout.
+	Sources []string
+	// Taken names, by log index, the transaction's transfers that count
+	// for another incoming payment or outgoing item already.
+	Taken map[int]string
+	// Now is when the look was made, and StaleAfter how long a sent
+	// transaction may stay unmined before it is stale (0: never).
+	Now        time.Time
+	StaleAfter time.Duration
 }
 
-// follow moves a sent one along what the chain says of its transaction,
-// and tells whether it moved: confirmed once mined paying exactly what was
-// prepared, finalized once final (or the network's confirmations deep),
-// back to sent when its block leaves the chain, failed when it reverted
-// (nothing moved, so nothing is held), and an exception when it moved the
-// funds otherwise.
-func (o *Outgoing) follow(look SentLook) bool {
-	if o.Status != RefundSent && o.Status != RefundConfirmed {
-		return false
+// The moves of a followed outgoing transfer that are not a status of
+// their own (the others are named by the status they lead to).
+const (
+	// MoveRejected: the reported transaction was mined but does not pay it
+	// from its source (another sender, or a transfer counted for another
+	// item): it is not taken, and it waits for its signature again.
+	MoveRejected = "transaction_rejected"
+)
+
+// fromSource tells whether the transfer, or the transaction that made
+// it, comes from an address that may pay it.
+func (o Outgoing) fromSource(t Transfer, look SentLook) bool {
+	for _, a := range append([]string{o.FromAddress}, look.Sources...) {
+		if strings.EqualFold(t.From, a) || strings.EqualFold(look.Sender, a) {
+			return true
+		}
 	}
+	return false
+}
+
+// follow moves a followed one along what the chain says of its
+// transaction, and names the move ("" for none): its new status, or
+// MoveRejected. Confirmed once mined paying exactly what was prepared from
+// its source, with a transfer nothing else counts; finalized once final
+// (or the network's confirmations deep); back to sent when its block
+// leaves the chain; stale when not mined StaleAfter after it was sent;
+// failed when it reverted (nothing moved, so nothing is held); an
+// exception when its source moved the funds otherwise. A transaction
+// that does not come from its source, or whose transfer counts for
+// another item, is rejected: the item waits for its signature again and
+// FailureReason says why. A canceled one (given up on while stale) moves
+// only if its transaction pays it after all.
+func (o *Outgoing) follow(look SentLook) string {
+	if !o.Followed() {
+		return ""
+	}
+	canceled := o.Status == RefundCanceled
 	next := RefundStatus("")
 	switch {
 	case !look.Mined:
 		if o.Status == RefundConfirmed {
-			next = RefundSent
+			next, o.LogIndex = RefundSent, nil
+		} else if o.Status == RefundSent && look.StaleAfter > 0 && o.SentAt != nil && look.Now.Sub(*o.SentAt) >= look.StaleAfter {
+			next = RefundStale
+			o.FailureReason = "the transaction " + o.TxHash + " was not mined within " + look.StaleAfter.String() +
+				": send it again at a higher fee and report the replacement, or cancel"
 		}
 	case !look.Succeeded:
-		next, o.FailureReason = RefundFailed, "the transaction reverted: nothing was paid"
-	case !slices.ContainsFunc(look.Transfers, o.paidBy):
-		next, o.FailureReason = RefundException, "the transaction did not make the prepared transfer of "+o.Amount()+" "+o.Symbol+" to "+o.ToAddress
-	case look.Final || look.Confirmations >= look.Required:
-		next = RefundFinalized
-	case o.Status == RefundSent:
-		next = RefundConfirmed
+		if !canceled {
+			next, o.FailureReason, o.LogIndex = RefundFailed, "the transaction reverted: nothing was paid", nil
+		}
+	default:
+		var taken string
+		found := false
+		for _, t := range look.Transfers {
+			if !o.paidBy(t) || !o.fromSource(t, look) {
+				continue
+			}
+			if by := look.Taken[t.LogIndex]; by != "" {
+				taken = by
+				continue
+			}
+			i := t.LogIndex
+			o.LogIndex, o.FailureReason, found = &i, "", true
+			switch {
+			case look.Final || look.Confirmations >= look.Required:
+				next = RefundFinalized
+			case o.Status != RefundConfirmed:
+				next = RefundConfirmed
+			}
+			break
+		}
+		if found {
+			break
+		}
+		switch {
+		case canceled:
+			// Its transaction did something else (a cancellation at the
+			// same nonce): the cancellation stands.
+		case taken != "":
+			o.FailureReason = "the transaction " + o.TxHash + " is counted for " + taken + " already: it is not taken for this one"
+			o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
+			return MoveRejected
+		case strings.EqualFold(look.Sender, o.FromAddress) || o.movedFromSource(look):
+			next, o.LogIndex = RefundException, nil
+			o.FailureReason = "the transaction did not make the prepared transfer of " + o.Amount() + " " + o.Symbol + " to " + o.ToAddress
+		default:
+			o.FailureReason = "the transaction " + o.TxHash + " was not sent from " + o.FromAddress + " (nor from a proven address of the project): it is not taken"
+			o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
+			return MoveRejected
+		}
 	}
 	if next == "" {
-		return false
+		return ""
 	}
 	o.Status = next
-	return true
+	return string(next)
+}
+
+// movedFromSource tells whether the transaction moved any of the
+// network's assets from its source.
+func (o Outgoing) movedFromSource(look SentLook) bool {
+	for _, t := range look.Transfers {
+		if strings.EqualFold(t.From, o.FromAddress) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckReported judges a reported transaction that is mined already as
+// the item's workflow would, so that the report is refused now, with the
+// reason, rather than recorded and then rejected: a transaction that does
+// not pay it from its source, or whose transfer counts for another item.
+func CheckReported(o Outgoing, hash string, look SentLook) error {
+	o.Status, o.TxHash, o.LogIndex = RefundSent, strings.ToLower(hash), nil
+	if o.follow(look) != MoveRejected {
+		return nil
+	}
+	var probs Problems
+	probs.Add("txHash", "is not taken: "+o.FailureReason)
+	return probs.Err()
 }

@@ -46,6 +46,8 @@ const (
 	EventPayoutFinalized      EventType = "payout.finalized"
 	EventPayoutFailed         EventType = "payout.failed"
 	EventPayoutException      EventType = "payout.exception"
+	EventPayoutStale          EventType = "payout.stale"
+	EventPayoutRejected       EventType = "payout." + MoveRejected
 )
 
 // Limits of a batch.
@@ -262,7 +264,7 @@ func ReportPayoutSent(p *Payout, hash string, now time.Time) (EventType, error) 
 	if p.Status == PayoutAwaitingApproval {
 		return "", Conflict("The payout's batch is not approved: nothing may be sent for it")
 	}
-	if changed, err := p.report("payout", hash); err != nil || !changed {
+	if changed, err := p.report("payout", hash, now); err != nil || !changed {
 		return "", err
 	}
 	p.UpdatedAt = now
@@ -271,19 +273,20 @@ func ReportPayoutSent(p *Payout, hash string, now time.Time) (EventType, error) 
 
 // FollowPayout moves a sent payout along what the chain says of its
 // transaction (as FollowRefund moves a refund).
-func FollowPayout(p *Payout, look SentLook, now time.Time) EventType {
-	if !p.follow(look) {
+func FollowPayout(p *Payout, look SentLook) EventType {
+	move := p.follow(look)
+	if move == "" {
 		return ""
 	}
-	p.UpdatedAt = now
-	return EventType("payout." + string(p.Status))
+	p.UpdatedAt = look.Now
+	return EventType("payout." + move)
 }
 
 // SpotPayout records as sent a payout waiting for its signature when the
 // scanner sees its prepared transfer made, unreported, from the batch's
 // address (as SpotRefund does).
 func SpotPayout(p *Payout, t Transfer, txHash string, now time.Time) EventType {
-	if !p.spot(t, txHash) {
+	if !p.spot(t, txHash, now) {
 		return ""
 	}
 	p.UpdatedAt = now
@@ -324,7 +327,7 @@ func ReportOf(payouts []Payout) PayoutReport {
 		switch p.Status {
 		case RefundFinalized:
 			t.Paid.Add(t.Paid, n)
-		case RefundSent, RefundConfirmed:
+		case RefundSent, RefundConfirmed, RefundStale:
 			t.InFlight.Add(t.InFlight, n)
 		case RefundAwaitingSignature, PayoutAwaitingApproval:
 			t.ToSign.Add(t.ToSign, n)

@@ -121,13 +121,13 @@ func TestPayoutBatchLifecycle(t *testing.T) {
 		t.Error("the payout's transfer was not spotted")
 	}
 	paid := Transfer{From: treasury, To: alice, AssetID: "usdc-devnet", AmountBaseUnits: "1000000"}
-	if typ := FollowPayout(&payouts[0], SentLook{Mined: true, Succeeded: true, Final: true, Transfers: []Transfer{paid}}, now); typ != EventPayoutFinalized {
+	if typ := FollowPayout(&payouts[0], SentLook{Mined: true, Succeeded: true, Final: true, Transfers: []Transfer{paid}, Now: now}); typ != EventPayoutFinalized {
 		t.Errorf("follow: %q", typ)
 	}
 	if b.Complete(payouts, now) {
 		t.Error("the batch completed with a payout still sent")
 	}
-	if typ := FollowPayout(&payouts[1], SentLook{Mined: true, Succeeded: true, Final: true, Transfers: []Transfer{paid}}, now); typ != EventPayoutException {
+	if typ := FollowPayout(&payouts[1], SentLook{Mined: true, Succeeded: true, Final: true, Transfers: []Transfer{paid}, Now: now}); typ != EventPayoutException {
 		t.Errorf("a transaction that paid another payout's transfer: %q", typ)
 	}
 	if !b.Complete(payouts, now) || b.Status != BatchCompleted {

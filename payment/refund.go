@@ -30,20 +30,25 @@ const (
 	// funds otherwise than prepared (less, more, elsewhere): what it holds
 	// stays held until the merchant settles it.
 	RefundException RefundStatus = "exception"
+	// RefundStale is a sent transfer not mined within the bound
+	// (StaleAfter): still followed, and the merchant may report its
+	// replacement or cancel it.
+	RefundStale RefundStatus = "stale"
 )
 
 // RefundStatuses are the statuses a refunds list filters by.
 var RefundStatuses = []RefundStatus{RefundAwaitingAddress, RefundAwaitingSignature, RefundSent,
-	RefundConfirmed, RefundFinalized, RefundFailed, RefundCanceled, RefundException}
+	RefundConfirmed, RefundFinalized, RefundFailed, RefundCanceled, RefundException, RefundStale}
 
 // Holds tells whether a refund in the status counts against what remains
 // to refund of its session: every refund but a failed or canceled one.
 func (s RefundStatus) Holds() bool { return s != RefundFailed && s != RefundCanceled }
 
 // Cancelable tells whether a refund in the status can still be canceled:
-// nothing has been sent for it.
+// nothing has been sent for it, or what was sent is stale (its
+// transaction is still followed: mined after all, it counts).
 func (s RefundStatus) Cancelable() bool {
-	return s == RefundAwaitingAddress || s == RefundAwaitingSignature
+	return s == RefundAwaitingAddress || s == RefundAwaitingSignature || s == RefundStale
 }
 
 // Who gave a refund's address.
@@ -62,6 +67,10 @@ const (
 	EventRefundFailed          EventType = "refund.failed"
 	EventRefundCanceled        EventType = "refund.canceled"
 	EventRefundException       EventType = "refund.exception"
+	EventRefundStale           EventType = "refund.stale"
+	// EventRefundRejected is a reported transaction that was mined
+	// without paying the refund from its source: not taken.
+	EventRefundRejected EventType = "refund." + MoveRejected
 )
 
 // Refund gives back, in one asset on one network, part or all of what a
@@ -298,29 +307,30 @@ func ReportRefundSent(r *Refund, hash string, now time.Time) (EventType, error) 
 	if r.Status == RefundAwaitingAddress {
 		return "", Conflict("The refund has no address yet: nothing can have been sent for it")
 	}
-	if changed, err := r.report("refund", hash); err != nil || !changed {
+	if changed, err := r.report("refund", hash, now); err != nil || !changed {
 		return "", err
 	}
 	r.UpdatedAt = now
 	return EventRefundSent, nil
 }
 
-// FollowRefund moves a sent refund along what the chain says of its
+// FollowRefund moves a followed refund along what the chain says of its
 // transaction (Outgoing.follow) and names the event of the move ("" for
 // none): refund.sent again when its block left the chain.
-func FollowRefund(r *Refund, look SentLook, now time.Time) EventType {
-	if !r.follow(look) {
+func FollowRefund(r *Refund, look SentLook) EventType {
+	move := r.follow(look)
+	if move == "" {
 		return ""
 	}
-	r.UpdatedAt = now
-	return EventType("refund." + string(r.Status))
+	r.UpdatedAt = look.Now
+	return EventType("refund." + move)
 }
 
 // SpotRefund records as sent a refund waiting for its signature when the
 // scanner sees its prepared transfer made, unreported, from the refund's
 // own address (Outgoing.spot).
 func SpotRefund(r *Refund, t Transfer, txHash string, now time.Time) EventType {
-	if !r.spot(t, txHash) {
+	if !r.spot(t, txHash, now) {
 		return ""
 	}
 	r.UpdatedAt = now

@@ -12,14 +12,24 @@ func TestFollowRefund(t *testing.T) {
 	now := time.Now()
 	prepared := Transfer{LogIndex: 0, From: "0x00000000000000000000000000000000000000AA", To: "0x00000000000000000000000000000000000000bb",
 		AssetID: "usdc-devnet", AmountBaseUnits: "4000000"}
+	sentAt := now.Add(-time.Minute)
 	sent := Refund{Outgoing: Outgoing{Status: RefundSent, AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "4000000",
-		FromAddress: "0x00000000000000000000000000000000000000aa", ToAddress: "0x00000000000000000000000000000000000000BB", TxHash: "0x01"}}
+		FromAddress: "0x00000000000000000000000000000000000000aa", ToAddress: "0x00000000000000000000000000000000000000BB", TxHash: "0x01",
+		SentAt: &sentAt}}
 	less := prepared
 	less.AmountBaseUnits = "3999999"
 	elsewhere := prepared
 	elsewhere.To = "0x00000000000000000000000000000000000000cc"
+	const treasuryAddr = "0x00000000000000000000000000000000000000dd"
 	treasury := prepared
-	treasury.From = "0x00000000000000000000000000000000000000dd"
+	treasury.From = treasuryAddr
+	mined := func(l SentLook) SentLook {
+		l.Mined, l.Succeeded, l.Now = true, true, now
+		if l.Required == 0 {
+			l.Confirmations, l.Required = 1, 3
+		}
+		return l
+	}
 	for _, c := range []struct {
 		name  string
 		from  RefundStatus
@@ -27,25 +37,42 @@ func TestFollowRefund(t *testing.T) {
 		want  RefundStatus
 		event EventType
 	}{
-		{"not mined yet", RefundSent, SentLook{}, RefundSent, ""},
-		{"mined, one confirmation", RefundSent, SentLook{Mined: true, Succeeded: true, Confirmations: 1, Required: 3, Transfers: []Transfer{prepared}}, RefundConfirmed, EventRefundConfirmed},
-		{"deep enough", RefundConfirmed, SentLook{Mined: true, Succeeded: true, Confirmations: 3, Required: 3, Transfers: []Transfer{prepared}}, RefundFinalized, EventRefundFinalized},
-		{"final by the node's tag", RefundSent, SentLook{Mined: true, Succeeded: true, Final: true, Confirmations: 1, Required: 64, Transfers: []Transfer{prepared}}, RefundFinalized, EventRefundFinalized},
-		{"its block left the chain", RefundConfirmed, SentLook{}, RefundSent, EventRefundSent},
-		{"reverted", RefundSent, SentLook{Mined: true}, RefundFailed, EventRefundFailed},
-		{"paid less", RefundSent, SentLook{Mined: true, Succeeded: true, Confirmations: 1, Required: 3, Transfers: []Transfer{less}}, RefundException, EventRefundException},
-		{"paid from a treasury", RefundSent, SentLook{Mined: true, Succeeded: true, Confirmations: 1, Required: 3, Transfers: []Transfer{treasury}}, RefundConfirmed, EventRefundConfirmed},
-		{"paid elsewhere", RefundSent, SentLook{Mined: true, Succeeded: true, Confirmations: 1, Required: 3, Transfers: []Transfer{elsewhere}}, RefundException, EventRefundException},
-		{"finalized stays", RefundFinalized, SentLook{}, RefundFinalized, ""},
+		{"not mined yet", RefundSent, SentLook{Now: now, StaleAfter: time.Hour}, RefundSent, ""},
+		{"not mined within the bound", RefundSent, SentLook{Now: now, StaleAfter: time.Minute}, RefundStale, EventRefundStale},
+		{"stale stays stale", RefundStale, SentLook{Now: now, StaleAfter: time.Minute}, RefundStale, ""},
+		{"stale, then mined", RefundStale, mined(SentLook{Transfers: []Transfer{prepared}}), RefundConfirmed, EventRefundConfirmed},
+		{"canceled while stale, then mined", RefundCanceled, mined(SentLook{Transfers: []Transfer{prepared}}), RefundConfirmed, EventRefundConfirmed},
+		{"canceled while stale, replaced by a cancellation", RefundCanceled, mined(SentLook{Sender: prepared.From}), RefundCanceled, ""},
+		{"mined, one confirmation", RefundSent, mined(SentLook{Transfers: []Transfer{prepared}}), RefundConfirmed, EventRefundConfirmed},
+		{"deep enough", RefundConfirmed, mined(SentLook{Confirmations: 3, Required: 3, Transfers: []Transfer{prepared}}), RefundFinalized, EventRefundFinalized},
+		{"final by the node's tag", RefundSent, mined(SentLook{Final: true, Confirmations: 1, Required: 64, Transfers: []Transfer{prepared}}), RefundFinalized, EventRefundFinalized},
+		{"its block left the chain", RefundConfirmed, SentLook{Now: now}, RefundSent, EventRefundSent},
+		{"reverted", RefundSent, SentLook{Mined: true, Now: now}, RefundFailed, EventRefundFailed},
+		{"paid less", RefundSent, mined(SentLook{Sender: prepared.From, Transfers: []Transfer{less}}), RefundException, EventRefundException},
+		{"paid elsewhere", RefundSent, mined(SentLook{Sender: prepared.From, Transfers: []Transfer{elsewhere}}), RefundException, EventRefundException},
+		{"paid from a proven treasury", RefundSent, mined(SentLook{Sender: treasuryAddr, Transfers: []Transfer{treasury}, Sources: []string{treasuryAddr}}), RefundConfirmed, EventRefundConfirmed},
+		{"paid from an address not proven", RefundSent, mined(SentLook{Sender: treasuryAddr, Transfers: []Transfer{treasury}}), RefundAwaitingSignature, EventRefundRejected},
+		{"its transfer counted for another", RefundSent, mined(SentLook{Sender: prepared.From, Transfers: []Transfer{prepared}, Taken: map[int]string{0: "po_other"}}), RefundAwaitingSignature, EventRefundRejected},
+		{"finalized stays", RefundFinalized, SentLook{Now: now}, RefundFinalized, ""},
 	} {
 		r := sent
 		r.Status = c.from
-		if got := FollowRefund(&r, c.look, now); got != c.event || r.Status != c.want {
+		if got := FollowRefund(&r, c.look); got != c.event || r.Status != c.want {
 			t.Errorf("%s: %s → %s (%q); want %s (%q)", c.name, c.from, r.Status, got, c.want, c.event)
 		}
+		switch {
+		case c.event == EventRefundConfirmed || c.event == EventRefundFinalized:
+			if r.LogIndex == nil || *r.LogIndex != 0 {
+				t.Errorf("%s: the paying transfer is not recorded: %v", c.name, r.LogIndex)
+			}
+		case c.event == EventRefundRejected:
+			if r.TxHash != "" || r.FailureReason == "" || r.LogIndex != nil {
+				t.Errorf("%s: a rejected transaction is kept, or not explained: %+v", c.name, r.Outgoing)
+			}
+		}
 	}
-	if !RefundException.Holds() || RefundFailed.Holds() {
-		t.Error("an exception must hold what the refund held; a failed refund must not")
+	if !RefundException.Holds() || RefundFailed.Holds() || !RefundStale.Holds() {
+		t.Error("an exception and a stale refund must hold what the refund held; a failed refund must not")
 	}
 }
 

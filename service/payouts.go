@@ -20,6 +20,9 @@ func (svc *Service) CreatePayoutBatch(ctx context.Context, p payment.Principal, 
 	if err != nil {
 		return payment.BatchRecord{}, err
 	}
+	if err := svc.provenSource(ctx, p, "fromAddress", b.FromAddress); err != nil {
+		return payment.BatchRecord{}, err
+	}
 	b.ID, b.ProjectID = payment.NewID(payment.PrefixPayoutBatch, now), p.ProjectID
 	for i := range payouts {
 		payouts[i].ID, payouts[i].BatchID, payouts[i].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, p.ProjectID
@@ -121,17 +124,26 @@ func (svc *Service) GetPayout(ctx context.Context, p payment.Principal, projectI
 // for a payout (payment.ReportPayoutSent); audited. The network's
 // chainwatch follows it to finalized.
 func (svc *Service) ReportPayoutSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Payout, error) {
-	if _, err := svc.GetPayout(ctx, p, projectID, id); err != nil {
+	po, err := svc.GetPayout(ctx, p, projectID, id)
+	if err != nil {
+		return payment.Payout{}, err
+	}
+	if err := svc.checkReport(ctx, p, id, po.Outgoing, txHash); err != nil {
 		return payment.Payout{}, err
 	}
 	now := svc.now()
-	var po payment.Payout
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutSent, "payout", id, map[string]any{"txHash": txHash},
+	sent := false
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutSent, "payout", id, map[string]any{"txHash": txHash},
 		func(ctx context.Context) (err error) {
 			po, err = svc.store.UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
-				return payment.ReportPayoutSent(po, txHash, now)
+				typ, err := payment.ReportPayoutSent(po, txHash, now)
+				sent = typ != ""
+				return typ, err
 			}, views.PayoutEvent, views.BatchEvent)
 			return err
 		})
+	if err == nil && sent {
+		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Network)
+	}
 	return po, err
 }

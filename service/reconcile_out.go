@@ -37,7 +37,8 @@ func (svc *Service) reconcileRefunds(ctx context.Context, o ReconcileOptions) ([
 		f, err := svc.checkSent(ctx, FindingRefundNotOnChain, r.ID, r.Network, r.TxHash, r.Status, func(look payment.SentLook) bool {
 			check := r
 			check.Status = payment.RefundSent
-			payment.FollowRefund(&check, look, r.UpdatedAt)
+			look.Sources, _ = svc.store.ProvenAddresses(ctx, r.ProjectID, r.IsLive)
+			payment.FollowRefund(&check, look)
 			return check.Status == payment.RefundFinalized
 		})
 		if err != nil {
@@ -96,7 +97,8 @@ func (svc *Service) checkSent(ctx context.Context, kind, id, network, hash strin
 	if err != nil {
 		return nil, err
 	}
-	look := payment.SentLook{Mined: st.Mined, Succeeded: st.Succeeded, Final: true, Transfers: c.PaymentTransfers(st.Transfers)}
+	look := payment.SentLook{Mined: st.Mined, Succeeded: st.Succeeded, Final: true, Transfers: c.PaymentTransfers(st.Transfers),
+		Sender: st.Sender.Hex()}
 	if finalizes(look) {
 		return nil, nil
 	}
@@ -115,7 +117,7 @@ func (svc *Service) reconcilePayouts(ctx context.Context, o ReconcileOptions) ([
 		f, err := svc.checkSent(ctx, FindingPayoutNotOnChain, p.ID, p.Network, p.TxHash, p.Status, func(look payment.SentLook) bool {
 			check := p
 			check.Status = payment.RefundSent
-			payment.FollowPayout(&check, look, p.UpdatedAt)
+			payment.FollowPayout(&check, look)
 			return check.Status == payment.RefundFinalized
 		})
 		if err != nil {

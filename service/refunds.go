@@ -124,6 +124,10 @@ func (svc *Service) CancelRefund(ctx context.Context, p payment.Principal, proje
 			}, renderRefund)
 			return err
 		})
+	if err == nil && r.Followed() {
+		// Canceled while stale: its transaction is still followed.
+		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Network)
+	}
 	return r, err
 }
 
@@ -131,18 +135,27 @@ func (svc *Service) CancelRefund(ctx context.Context, p payment.Principal, proje
 // for a refund (payment.ReportRefundSent); audited. From then on the
 // network's chainwatch follows it to finalized.
 func (svc *Service) ReportRefundSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Refund, error) {
-	if _, err := svc.GetRefund(ctx, p, projectID, id); err != nil {
+	r, err := svc.GetRefund(ctx, p, projectID, id)
+	if err != nil {
+		return payment.Refund{}, err
+	}
+	if err := svc.checkReport(ctx, p, id, r.Outgoing, txHash); err != nil {
 		return payment.Refund{}, err
 	}
 	now := svc.now()
-	var r payment.Refund
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundSent, "refund", id, map[string]any{"txHash": txHash},
+	sent := false
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundSent, "refund", id, map[string]any{"txHash": txHash},
 		func(ctx context.Context) (err error) {
 			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
-				return payment.ReportRefundSent(r, txHash, now)
+				typ, err := payment.ReportRefundSent(r, txHash, now)
+				sent = typ != ""
+				return typ, err
 			}, renderRefund)
 			return err
 		})
+	if err == nil && sent {
+		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Network)
+	}
 	return r, err
 }
 

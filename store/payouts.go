@@ -14,7 +14,7 @@ const batchColumns = `id, project_id, is_live, status, reference, from_address, 
 
 const payoutColumns = `id, batch_id, project_id, is_live, line, reference, status, network, chain_id, asset_definition_id,
 	symbol, decimals, token_address, amount_base_units::text, from_address, to_address, tx_hash, failure_reason,
-	version, created_at, updated_at`
+	version, created_at, updated_at, sent_at, log_index`
 
 // CreatePayoutBatch records a batch and its payouts, with its
 // payout_batch.created event, all or nothing.
@@ -81,23 +81,14 @@ func queryPayouts(ctx context.Context, q dbQuerier, what, where string, args ...
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Payout, error) { return scanPayout(r) })
 }
 
-// FollowedPayouts returns up to limit payouts of a network whose
-// transaction is sent or confirmed, least recently changed first.
-func (s *Store) FollowedPayouts(ctx context.Context, network string, limit int) ([]payment.Payout, error) {
-	return queryPayouts(ctx, s.db(ctx), "followed payouts",
-		`network = $1 AND status IN ('sent', 'confirmed') ORDER BY updated_at, id LIMIT $2`, network, limit)
-}
-
-// AwaitingPayouts returns up to limit payouts of a network that wait for
-// their signature, oldest first.
-func (s *Store) AwaitingPayouts(ctx context.Context, network string, limit int) ([]payment.Payout, error) {
-	return queryPayouts(ctx, s.db(ctx), "awaiting payouts",
-		`network = $1 AND status = 'awaiting_signature' ORDER BY created_at, id LIMIT $2`, network, limit)
-}
-
 // PayoutsByTxHash returns the payouts whose recorded transaction is hash.
 func (s *Store) PayoutsByTxHash(ctx context.Context, hash string) ([]payment.Payout, error) {
 	return queryPayouts(ctx, s.db(ctx), "payouts by transaction", `tx_hash = $1`, hash)
+}
+
+// PayoutByID returns a payout whatever its project: for its workflow.
+func (s *Store) PayoutByID(ctx context.Context, id string) (payment.Payout, error) {
+	return scanPayout(s.db(ctx).QueryRow(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE id = $1`, id))
 }
 
 // PayoutsToCheck returns the payouts a reconciliation checks against the
@@ -184,9 +175,13 @@ func (s *Store) UpdatePayout(ctx context.Context, p *payment.Principal, id strin
 			return err
 		}
 		po.Version++
-		if _, err := tx.Exec(ctx, `UPDATE payouts SET status = $2, tx_hash = $3, failure_reason = $4, version = $5, updated_at = $6
-			WHERE id = $1`, po.ID, string(po.Status), po.TxHash, po.FailureReason, po.Version, po.UpdatedAt); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE payouts SET status = $2, tx_hash = $3, failure_reason = $4, version = $5, updated_at = $6,
+			sent_at = $7, log_index = $8 WHERE id = $1`, po.ID, string(po.Status), po.TxHash, po.FailureReason, po.Version, po.UpdatedAt,
+			po.SentAt, po.LogIndex); err != nil {
 			return mapErr(err)
+		}
+		if err := trackOutgoing(ctx, tx, po.ID, po.Outgoing, typ == payment.EventPayoutSent); err != nil {
+			return err
 		}
 		if err := insertEvent(ctx, tx, po.ProjectID, po.IsLive, typ, po.ID, po.Version, render, po, po.UpdatedAt); err != nil {
 			return err
@@ -224,10 +219,10 @@ func scanPayout(row pgx.Row) (payment.Payout, error) {
 	var p payment.Payout
 	err := row.Scan(&p.ID, &p.BatchID, &p.ProjectID, &p.IsLive, &p.Line, &p.Reference, &p.Status, &p.Network, &p.ChainID,
 		&p.AssetDefinitionID, &p.Symbol, &p.Decimals, &p.TokenAddress, &p.AmountBaseUnits, &p.FromAddress, &p.ToAddress,
-		&p.TxHash, &p.FailureReason, &p.Version, &p.CreatedAt, &p.UpdatedAt)
+		&p.TxHash, &p.FailureReason, &p.Version, &p.CreatedAt, &p.UpdatedAt, &p.SentAt, &p.LogIndex)
 	if err != nil {
 		return p, mapErr(err)
 	}
-	p.CreatedAt, p.UpdatedAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC()
+	p.CreatedAt, p.UpdatedAt, p.SentAt = p.CreatedAt.UTC(), p.UpdatedAt.UTC(), utcPtr(p.SentAt)
 	return p, nil
 }

@@ -12,7 +12,7 @@ import (
 
 const refundColumns = `id, project_id, is_live, checkout_session_id, status, network, chain_id, asset_definition_id,
 	symbol, decimals, token_address, amount_base_units::text, amount_usd::text, rate_usd::text, reason,
-	from_address, to_address, address_source, claim_token_hash, tx_hash, failure_reason, version, created_at, updated_at`
+	from_address, to_address, address_source, claim_token_hash, tx_hash, failure_reason, version, created_at, updated_at, sent_at, log_index`
 
 // CreateRefund records a refund of a session of the principal, built by
 // build from the session, its transfers and its refunds so far, with its
@@ -110,22 +110,6 @@ func (s *Store) RefundByID(ctx context.Context, id string) (payment.Refund, erro
 	return scanRefund(s.db(ctx).QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`, id))
 }
 
-// FollowedRefunds returns up to limit refunds of a network whose
-// transaction is sent or confirmed, least recently changed first: those
-// its chainwatch follows on chain.
-func (s *Store) FollowedRefunds(ctx context.Context, network string, limit int) ([]payment.Refund, error) {
-	return queryRefunds(ctx, s.db(ctx), "followed refunds",
-		`network = $1 AND status IN ('sent', 'confirmed') ORDER BY updated_at, id LIMIT $2`, network, limit)
-}
-
-// AwaitingRefunds returns up to limit refunds of a network that wait for
-// their signature, oldest first: those whose prepared transfer the
-// network's scans watch for.
-func (s *Store) AwaitingRefunds(ctx context.Context, network string, limit int) ([]payment.Refund, error) {
-	return queryRefunds(ctx, s.db(ctx), "awaiting refunds",
-		`network = $1 AND status = 'awaiting_signature' ORDER BY created_at, id LIMIT $2`, network, limit)
-}
-
 // RefundsByTxHash returns the refunds whose recorded transaction is hash.
 func (s *Store) RefundsByTxHash(ctx context.Context, hash string) ([]payment.Refund, error) {
 	return queryRefunds(ctx, s.db(ctx), "refunds by transaction", `tx_hash = $1`, hash)
@@ -190,9 +174,12 @@ func (s *Store) UpdateRefund(ctx context.Context, p *payment.Principal, id strin
 		}
 		r.Version++
 		if _, err := tx.Exec(ctx, `UPDATE refunds SET status = $2, to_address = $3, address_source = $4, tx_hash = $5,
-			failure_reason = $6, version = $7, updated_at = $8 WHERE id = $1`,
-			r.ID, r.Status, r.ToAddress, r.AddressSource, r.TxHash, r.FailureReason, r.Version, r.UpdatedAt); err != nil {
+			failure_reason = $6, version = $7, updated_at = $8, sent_at = $9, log_index = $10 WHERE id = $1`,
+			r.ID, r.Status, r.ToAddress, r.AddressSource, r.TxHash, r.FailureReason, r.Version, r.UpdatedAt, r.SentAt, r.LogIndex); err != nil {
 			return mapErr(err)
+		}
+		if err := trackOutgoing(ctx, tx, r.ID, r.Outgoing, typ == payment.EventRefundSent); err != nil {
+			return err
 		}
 		return insertEvent(ctx, tx, r.ProjectID, r.IsLive, typ, r.ID, r.Version, render, r, r.UpdatedAt)
 	})
@@ -204,11 +191,12 @@ func scanRefund(row pgx.Row) (payment.Refund, error) {
 	var usd, rate *string
 	err := row.Scan(&r.ID, &r.ProjectID, &r.IsLive, &r.CheckoutSessionID, &r.Status, &r.Network, &r.ChainID, &r.AssetDefinitionID,
 		&r.Symbol, &r.Decimals, &r.TokenAddress, &r.AmountBaseUnits, &usd, &rate, &r.Reason,
-		&r.FromAddress, &r.ToAddress, &r.AddressSource, &r.ClaimTokenHash, &r.TxHash, &r.FailureReason, &r.Version, &r.CreatedAt, &r.UpdatedAt)
+		&r.FromAddress, &r.ToAddress, &r.AddressSource, &r.ClaimTokenHash, &r.TxHash, &r.FailureReason, &r.Version, &r.CreatedAt, &r.UpdatedAt,
+		&r.SentAt, &r.LogIndex)
 	if err != nil {
 		return r, mapErr(err)
 	}
 	r.AmountUSD, r.RateUSD = optDecimal(usd), optDecimal(rate)
-	r.CreatedAt, r.UpdatedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC()
+	r.CreatedAt, r.UpdatedAt, r.SentAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), utcPtr(r.SentAt)
 	return r, nil
 }

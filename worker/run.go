@@ -45,9 +45,14 @@ type Deps struct {
 	// write completes instead of being cancelled and retried elsewhere.
 	// Zero cancels them at once.
 	StopTimeout time.Duration
-	// SweepInterval is how often the sweeper starts the workflows of the
-	// sessions whose start no API process made; zero is a second.
+	// SweepInterval is how often the sweepers start the workflows of the
+	// sessions, and of the refunds and payouts sent, whose start no API
+	// process made; zero is a second.
 	SweepInterval time.Duration
+	// StaleAfter is how long a refund's or payout's transaction may stay
+	// unmined before it is stale (MONEY_OUT_STALE_AFTER); zero is
+	// payment.DefaultStaleAfter.
+	StaleAfter time.Duration
 	// Logger logs the worker's start and its troubles; nil is slog's
 	// default.
 	Logger *slog.Logger
@@ -77,7 +82,8 @@ func (d Deps) Activities() *activities.Activities {
 		hooks = webhook.NewClient(webhook.ClientOptions{AllowPrivate: d.Webhooks.AllowPrivate})
 	}
 	acts := &activities.Activities{Store: d.Store, Chains: d.Chains, Temporal: d.Temporal, Webhooks: activities.Webhooks{
-		Sealer: d.Webhooks.Sealer, Client: hooks, DisableAfter: d.Webhooks.DisableAfter, Shape: d.Webhooks.Shape}}
+		Sealer: d.Webhooks.Sealer, Client: hooks, DisableAfter: d.Webhooks.DisableAfter, Shape: d.Webhooks.Shape},
+		StaleAfter: d.StaleAfter}
 	if d.Temporal != nil {
 		acts.Starts = sessionstart.New(d.Store, d.Temporal)
 	}
@@ -153,6 +159,11 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 		// Sessions whose workflow's start an API process did not make (it
 		// died, Temporal was unreachable) are started here once due.
 		sessionstart.New(d.Store, d.Temporal).RunSweeper(runCtx, sweep)
+	})
+	r.goBackground(func() {
+		// Refunds and payouts sent whose workflow no API process started
+		// (the scan found their transfer; Temporal was unreachable).
+		runFollowSweeper(runCtx, d.Store, d.Temporal, sweep)
 	})
 	unregister, err := observability.RegisterRecords(d.Store.CountByStatus, time.Minute)
 	if err != nil {

@@ -23,6 +23,7 @@ const (
 	WorkflowWebhookDelivery   = "WebhookDelivery"
 	WorkflowWebhookDispatcher = "WebhookDispatcher"
 	WorkflowRescan            = "Rescan"
+	WorkflowOutgoing          = "OutgoingTransfer"
 )
 
 // Signals.
@@ -43,6 +44,10 @@ const (
 	// (ScanProgress), when that time passes the session's expiry or its
 	// late-payment window.
 	SignalScanned = "scanned"
+	// SignalOutgoingChanged tells a refund's or payout's workflow that
+	// the item changed (a transaction reported, a replacement): it looks
+	// at once.
+	SignalOutgoingChanged = "outgoing-changed"
 )
 
 // Updates of a session's workflow.
@@ -141,6 +146,9 @@ const (
 	ActivityDeliverWebhook = "DeliverWebhook"
 	// ActivityFinishDelivery records a delivery's final status.
 	ActivityFinishDelivery = "FinishDelivery"
+	// ActivityFollowOutgoing looks at the transaction of a refund or a
+	// payout and records what the chain says of it.
+	ActivityFollowOutgoing = "FollowOutgoing"
 )
 
 // Definition is a workflow type: the name it is registered under and its
@@ -161,6 +169,7 @@ func Definitions() []Definition {
 		{WorkflowWebhookDelivery, WebhookDelivery},
 		{WorkflowWebhookDispatcher, WebhookDispatcher},
 		{WorkflowRescan, Rescan},
+		{WorkflowOutgoing, Outgoing},
 	}
 }
 
@@ -193,6 +202,7 @@ type Activities interface {
 	MarkDispatched(context.Context, MarkInput) error
 	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
 	FinishDelivery(context.Context, FinishInput) error
+	FollowOutgoing(context.Context, FollowOutgoingInput) (FollowOutgoingOutput, error)
 }
 
 // RegisterActivities registers each of a's activities under the name the
@@ -219,6 +229,7 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityMarkDispatched, a.MarkDispatched},
 		{ActivityDeliverWebhook, a.DeliverWebhook},
 		{ActivityFinishDelivery, a.FinishDelivery},
+		{ActivityFollowOutgoing, a.FollowOutgoing},
 	} {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}

@@ -25,6 +25,12 @@ import (
 // removed.
 const releases = "testdata/releases"
 
+// unreleased are the workflow types added since the newest release: no
+// deployment has executions of them to strand yet. Recording the next
+// release's histories (dev/scripts/record-histories.sh, whose tests
+// record one of each) takes them off this list.
+var unreleased = []string{workflows.WorkflowOutgoing}
+
 // The workflows replay every history of every release: a change that
 // would break executions a running deployment still has fails here, and
 // must go through workflow.GetVersion (docs/operations.md, "Releases and
@@ -52,7 +58,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 			continue
 		}
 		for _, d := range workflows.Definitions() {
-			if !types[d.Name] {
+			if !types[d.Name] && !slices.Contains(unreleased, d.Name) {
 				t.Errorf("the newest release, %s, has no recorded history of %s", release, d.Name)
 			}
 		}

@@ -64,6 +64,10 @@ type config struct {
 	// activities finish (WORKER_STOP_TIMEOUT, default 30s); keep it below
 	// the platform's grace period (Kubernetes: terminationGracePeriodSeconds).
 	WorkerStopTimeout time.Duration
+	// MoneyOutStaleAfter is how long a refund's or payout's reported
+	// transaction may stay unmined before it is stale
+	// (MONEY_OUT_STALE_AFTER, default 1h).
+	MoneyOutStaleAfter time.Duration
 }
 
 func env(name, def string) string {
@@ -177,6 +181,10 @@ func loadConfig() (config, error) {
 	}
 	if c.WorkerStopTimeout, err = time.ParseDuration(env("WORKER_STOP_TIMEOUT", "30s")); err != nil || c.WorkerStopTimeout < 0 || c.WorkerStopTimeout > 10*time.Minute {
 		return c, fmt.Errorf("WORKER_STOP_TIMEOUT: want a duration from 0s to 10m, such as 30s")
+	}
+	if c.MoneyOutStaleAfter, err = time.ParseDuration(env("MONEY_OUT_STALE_AFTER", "1h")); err != nil ||
+		c.MoneyOutStaleAfter < time.Minute || c.MoneyOutStaleAfter > 7*24*time.Hour {
+		return c, fmt.Errorf("MONEY_OUT_STALE_AFTER: want a duration from 1m to 168h, such as 1h")
 	}
 	networks := []byte(os.Getenv("NETWORKS"))
 	if path := os.Getenv("NETWORKS_FILE"); path != "" {

@@ -32,5 +32,6 @@ func runWorker(ctx context.Context) error {
 		Namespace:   c.Temporal.Namespace,
 		MetricsAddr: c.MetricsAddr,
 		StopTimeout: c.WorkerStopTimeout,
+		StaleAfter:  c.MoneyOutStaleAfter,
 	})
 }

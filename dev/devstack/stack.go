@@ -53,6 +53,9 @@ type StackConfig struct {
 	WebhookKey          []byte
 	WebhookKeys         []webhook.Key
 	WebhookDisableAfter time.Duration
+	// MoneyOutStaleAfter is how long a refund's or payout's transaction
+	// may stay unmined before it is stale (worker.Deps.StaleAfter).
+	MoneyOutStaleAfter time.Duration
 	// Logger is the Temporal client's logger.
 	Logger sdklog.Logger
 	// WebhookClient, when set, delivers webhooks in place of the dev
@@ -159,7 +162,8 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	// is left empty). The dev stack's receivers live on loopback
 	// (AllowPrivate, unless the caller delivers with its own client).
 	s.worker = worker.Deps{Store: s.Store, Temporal: s.Temporal, Chains: s.Chains, Webhooks: worker.Webhooks{
-		Sealer: s.Sealer, Client: cfg.WebhookClient, AllowPrivate: true, DisableAfter: cfg.WebhookDisableAfter, Shape: cfg.Shape}}
+		Sealer: s.Sealer, Client: cfg.WebhookClient, AllowPrivate: true, DisableAfter: cfg.WebhookDisableAfter, Shape: cfg.Shape},
+		StaleAfter: cfg.MoneyOutStaleAfter}
 	if err := s.StartWorker(); err != nil {
 		return nil, err
 	}

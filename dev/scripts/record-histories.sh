@@ -23,7 +23,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 RECORD_HISTORIES="$tmp" go test ./tests/e2e -count=1 -run \
-	'^(TestPayInDevToken|TestHashSubmittedBeforeTheNodeSawItCountsWhenMined|TestOneTransactionPaysTwoSessionsAndOneOfThemTwice|TestARescanRunTwiceCountsEachTransferOnce|TestWebhooksDeliverAPaymentsEvents|TestAFailedFirstAttemptIsRetriedByItsWorkflow|TestAcceptAnUnderpayment|TestAssignAnUnexpectedTransfer|TestEngineDatabaseRestoredFromABackup|TestPaymentToASessionNotStartedYet)$'
+	'^(TestPayInDevToken|TestHashSubmittedBeforeTheNodeSawItCountsWhenMined|TestOneTransactionPaysTwoSessionsAndOneOfThemTwice|TestARescanRunTwiceCountsEachTransferOnce|TestWebhooksDeliverAPaymentsEvents|TestAFailedFirstAttemptIsRetriedByItsWorkflow|TestAcceptAnUnderpayment|TestAssignAnUnexpectedTransfer|TestEngineDatabaseRestoredFromABackup|TestPaymentToASessionNotStartedYet|TestARefundIsClaimedSignedOfflineAndFollowedToFinalized)$'
 mkdir -p "$dir"
 cp "$tmp"/*.json "$dir"/
 (cd workflows/testdata/releases && sha256sum "$release"/*.json >> SHA256SUMS)

@@ -1,0 +1,83 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// checkReport refuses a reported transaction before it is recorded when
+// the project has too many in flight, or when it is mined already and
+// does not pay the item from its source (the domain's rejection, said
+// now rather than after the item moved). A transaction not mined yet is
+// taken, and its workflow judges it once mined.
+func (svc *Service) checkReport(ctx context.Context, p payment.Principal, id string, o payment.Outgoing, txHash string) error {
+	if !payment.ValidTxHash(txHash) || strings.EqualFold(o.TxHash, txHash) {
+		return nil // the domain says what is wrong, or that nothing changes
+	}
+	if o.Status == payment.RefundAwaitingSignature {
+		n, err := svc.store.OutgoingInFlight(ctx, p.ProjectID, p.IsLive)
+		if err != nil {
+			return err
+		}
+		if n >= payment.MaxInFlight {
+			return &payment.Error{Kind: payment.KindRateLimited, Message: fmt.Sprintf(
+				"The project has %d refunds and payouts whose transactions are not mined yet: report more once those are mined, or cancel the stale ones", n)}
+		}
+	}
+	c, ok := svc.chains[o.Network]
+	if !ok || c.IsBitcoin() {
+		return nil
+	}
+	l, err := chainwatch.LookSent(ctx, c, txHash)
+	if err != nil || !l.Mined || !l.Succeeded {
+		return nil // not known yet: the workflow looks again
+	}
+	if strings.HasPrefix(id, payment.PrefixRefund) {
+		if l.Sources, err = svc.store.ProvenAddresses(ctx, p.ProjectID, p.IsLive); err != nil {
+			return err
+		}
+	}
+	if l.Taken, err = svc.store.TakenTransfers(ctx, o.ChainID, txHash, id); err != nil {
+		return err
+	}
+	l.Now = svc.now()
+	return payment.CheckReported(o, txHash, l)
+}
+
+// follow starts, or wakes, the workflow that follows a refund's or
+// payout's transaction once it is recorded sent. A start that fails here
+// is made by the worker's sweep of pending follows.
+func (svc *Service) follow(ctx context.Context, id, projectID string, isLive bool, network string) {
+	if svc.temporal == nil {
+		return
+	}
+	_, err := svc.temporal.SignalWithStartWorkflow(ctx, workflows.OutgoingWorkflowID(id), workflows.SignalOutgoingChanged, nil,
+		workflows.OutgoingStartOptions(id, projectID, isLive, network), workflows.WorkflowOutgoing, workflows.OutgoingInput{ID: id})
+	if err == nil {
+		err = svc.store.FollowStarted(ctx, id)
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "outgoing transfer's workflow left to the sweep", "id", id, "err", err)
+	}
+}
+
+// provenSource refuses a source of money out (a payout batch's address)
+// that the project has not proven it controls in the environment, as a
+// recipient is proven (an EIP-191 or EIP-1271 signature of its
+// challenge; one owner an environment and address): without it another
+// project could name this one's treasury and take its transfers for its
+// own payouts.
+func (svc *Service) provenSource(ctx context.Context, p payment.Principal, field, address string) error {
+	r, err := svc.store.GetRecipient(ctx, p.ProjectID, p.IsLive, strings.ToLower(address))
+	if errors.Is(err, payment.ErrNotFound) || err == nil && !r.Verified() {
+		return payment.RecipientNotVerified(field, address)
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
+)
+
+// OutgoingWorkflowID is the workflow ID of a refund's or a payout's
+// transfer.
+func OutgoingWorkflowID(id string) string { return "outgoing/" + id }
+
+// OutgoingInput starts an outgoing transfer's workflow.
+type OutgoingInput struct {
+	// ID is the refund's or the payout's.
+	ID string
+}
+
+// OutgoingStartOptions start (or, signalled, find running) the workflow
+// of a refund or payout once it is sent: one runs per item at a time, and
+// a later report (a replacement) starts it again once ended.
+func OutgoingStartOptions(id, projectID string, isLive bool, network string) client.StartWorkflowOptions {
+	kind := "Payout"
+	if strings.HasPrefix(id, payment.PrefixRefund) {
+		kind = "Refund"
+	}
+	return client.StartWorkflowOptions{
+		ID:                       OutgoingWorkflowID(id),
+		TaskQueue:                TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes: temporal.NewSearchAttributes(ProjectID.ValueSet(projectID), IsLive.ValueSet(isLive),
+			Network.ValueSet(network), PaymentStatus.ValueSet(string(payment.RefundSent))),
+		StaticSummary: fmt.Sprintf("%s %s on %s · project %s", kind, id, network, projectID),
+	}
+}
+
+// looksPerOutgoingRun bounds an outgoing workflow run's history, as
+// looksPerRun does a transaction's.
+const looksPerOutgoingRun = 500
+
+// Outgoing follows the transaction of one refund or payout, from sent to
+// finalized, failed or an exception, or back to its signature when the
+// transaction is rejected, as a transaction's workflow follows a payment:
+// a look at the chain (the FollowOutgoing activity, which records what
+// the domain makes of it), then a durable timer sized by the activity,
+// or sooner when SignalOutgoingChanged says the item changed (a
+// replacement was reported). Every item has its own: nothing one
+// project's transfers do delays another's.
+func Outgoing(ctx workflow.Context, in OutgoingInput) error {
+	ctx = withLocalActivityOptions(ctx)
+	changed := workflow.GetSignalChannel(ctx, SignalOutgoingChanged)
+	for looks := 1; ; looks++ {
+		for changed.ReceiveAsync(nil) {
+		}
+		out, err := followOutgoing(ctx, FollowOutgoingInput(in))
+		if err != nil {
+			return err
+		}
+		workflow.SetCurrentDetails(ctx, outgoingDetails(out))
+		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(out.Status)))
+		if out.Ended {
+			if changed.ReceiveAsync(nil) {
+				continue // reported again as it ended: look once more
+			}
+			return nil
+		}
+		if looks >= looksPerOutgoingRun {
+			return workflow.NewContinueAsNewError(ctx, Outgoing, in)
+		}
+		timerCtx, cancel := workflow.WithCancel(ctx)
+		sel := workflow.NewSelector(ctx)
+		sel.AddFuture(workflow.NewTimer(timerCtx, out.Wait), func(workflow.Future) {})
+		sel.AddReceive(changed, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
+		sel.Select(ctx)
+		cancel()
+	}
+}
+
+// outgoingDetails says where an outgoing transfer stands.
+func outgoingDetails(out FollowOutgoingOutput) string {
+	s := fmt.Sprintf("**%s**", out.Status)
+	if out.TxHash != "" {
+		s += " · " + out.TxHash
+	}
+	if out.Detail != "" {
+		s += "\n\n" + out.Detail
+	}
+	return s
+}
