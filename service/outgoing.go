@@ -9,6 +9,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -80,4 +81,27 @@ func (svc *Service) provenSource(ctx context.Context, p payment.Principal, field
 		return payment.RecipientNotVerified(field, address)
 	}
 	return err
+}
+
+// refuseDestinations refuses, by field, the destinations of money out
+// that would come back as money in, or go nowhere: a checkout session's
+// deposit address (what is sent there counts as a payment), a project's
+// verified recipient (likewise), and the transfer's own source.
+func (svc *Service) refuseDestinations(ctx context.Context, source string, fields, addrs []string) error {
+	kinds, err := svc.store.ReceivingAddresses(ctx, addrs)
+	if err != nil {
+		return err
+	}
+	var probs payment.Problems
+	for i, a := range addrs {
+		switch {
+		case source != "" && strings.EqualFold(a, source):
+			probs.Add(fields[i], "is the address the transfer is paid from")
+		case kinds[strings.ToLower(a)] == store.ReceivesDeposit:
+			probs.Add(fields[i], "is a checkout session's deposit address: what is sent there counts as a payment, not as money out")
+		case kinds[strings.ToLower(a)] == store.ReceivesRecipient:
+			probs.Add(fields[i], "is a project's verified receiving address: what is sent there may count as a payment, not as money out")
+		}
+	}
+	return probs.Err()
 }

@@ -23,6 +23,13 @@ func (svc *Service) CreatePayoutBatch(ctx context.Context, p payment.Principal, 
 	if err := svc.provenSource(ctx, p, "fromAddress", b.FromAddress); err != nil {
 		return payment.BatchRecord{}, err
 	}
+	fields, addrs := make([]string, len(payouts)), make([]string, len(payouts))
+	for i, po := range payouts {
+		fields[i], addrs[i] = in.Lines[i].Label+".address", po.ToAddress
+	}
+	if err := svc.refuseDestinations(ctx, b.FromAddress, fields, addrs); err != nil {
+		return payment.BatchRecord{}, err
+	}
 	b.ID, b.ProjectID = payment.NewID(payment.PrefixPayoutBatch, now), p.ProjectID
 	for i := range payouts {
 		payouts[i].ID, payouts[i].BatchID, payouts[i].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, p.ProjectID

@@ -9,7 +9,21 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-const treasury = "0x00000000000000000000000000000000000000aa"
+// provenTreasury is a new address the member's project has proven it
+// controls (a verified recipient), to pay batches from.
+func provenTreasury(t *testing.T, e env, m member) string {
+	t.Helper()
+	ctx := context.Background()
+	w := newWallet(t)
+	claim, err := e.svc.ClaimRecipient(ctx, m.principal, m.principal.ProjectID, w.address, "pay.example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.VerifyRecipient(ctx, m.principal, m.principal.ProjectID, w.address, w.sign(t, claim.Challenge)); err != nil {
+		t.Fatal(err)
+	}
+	return w.address
+}
 
 func payoutLine(label, address, amount, ref string) payment.PayoutLine {
 	return payment.PayoutLine{Label: label, Address: ptr(address), AssetDefinitionID: ptr("usdc-devnet"), Amount: ptr(amount), Reference: ptr(ref)}
@@ -26,6 +40,16 @@ func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
 	dev := e.join(t, m, payment.RoleDeveloper)
 	other := e.owner(t, "Another merchant")
 	project := m.principal.ProjectID
+	treasury := provenTreasury(t, e, m)
+
+	// A batch pays only from an address its project proved it controls:
+	// not another project's treasury, nor an address nobody proved.
+	for _, from := range []string{provenTreasury(t, e, other), newWallet(t).address} {
+		unproven := payment.PayoutBatchInput{FromAddress: ptr(from), Lines: []payment.PayoutLine{
+			payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "10", "inv-1")}}
+		_, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, unproven)
+		wantInvalid(t, err, "fromAddress", "has not verified")
+	}
 
 	bad := payment.PayoutBatchInput{FromAddress: ptr(treasury), Lines: []payment.PayoutLine{
 		payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "10", "inv-1"),

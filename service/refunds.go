@@ -28,6 +28,11 @@ func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, proje
 		probs.Merge(payment.Problems{{Field: "checkoutSessionId", Message: "is not a checkout session ID"}})
 		return payment.Refund{}, "", probs.Err()
 	}
+	if in.Address != nil && *in.Address != "" {
+		if err := svc.refuseDestinations(ctx, "", []string{"address"}, []string{*in.Address}); err != nil {
+			return payment.Refund{}, "", err
+		}
+	}
 	now := svc.now()
 	token := payment.NewSessionToken()
 	rate := func(a payment.Asset) (decimal.Decimal, bool) { return svc.rate(ctx, a) }
@@ -91,15 +96,18 @@ func (svc *Service) ExportRefunds(ctx context.Context, p payment.Principal, proj
 // SetRefundAddress is the merchant giving (or correcting) the address a
 // refund is paid to, until its transfer is sent; audited.
 func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
-	if _, err := svc.GetRefund(ctx, p, projectID, id); err != nil {
+	r, err := svc.GetRefund(ctx, p, projectID, id)
+	if err != nil {
 		return payment.Refund{}, err
 	}
 	if err := addressRequired(address); err != nil {
 		return payment.Refund{}, err
 	}
+	if err := svc.refuseDestinations(ctx, r.FromAddress, []string{"address"}, []string{address}); err != nil {
+		return payment.Refund{}, err
+	}
 	now := svc.now()
-	var r payment.Refund
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundAddressSet, "refund", id, map[string]any{"address": address},
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundAddressSet, "refund", id, map[string]any{"address": address},
 		func(ctx context.Context) (err error) {
 			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
 				return payment.EventRefundAddressProvided, payment.SetRefundAddress(r, address, payment.AddressFromMerchant, now)
@@ -188,6 +196,9 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 	}
 	if r.Status != payment.RefundAwaitingAddress {
 		return r, payment.Conflict("The refund's address has been given already")
+	}
+	if err := svc.refuseDestinations(ctx, r.FromAddress, []string{"address"}, []string{address}); err != nil {
+		return r, err
 	}
 	if addr, msg := payment.CheckPayee(address); msg == "" && !acceptContract {
 		contract, err := svc.isContract(ctx, r.Network, addr)

@@ -212,3 +212,43 @@ func TestTheClaimLinkTakesOneAddress(t *testing.T) {
 		t.Fatalf("the merchant's correction: %+v, %v", fixed, err)
 	}
 }
+
+// Money out never goes where it would come back as money in, or nowhere:
+// a session's deposit address (its own or another project's), a
+// project's verified recipient, or the transfer's own source, given by
+// the merchant, by the customer's link or as a payout's payee.
+func TestMoneyOutRefusesDestinationsThatReceivePayments(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m, other := e.owner(t, "Refunds"), e.owner(t, "Another merchant")
+	cs := e.paidSession(t, m, transfer{"10", payment.TxFinalized})
+	elsewhere := e.paidSession(t, other, transfer{"1", payment.TxFinalized})
+	recipient := provenTreasury(t, e, other)
+	p, project := m.principal, m.principal.ProjectID
+
+	for _, to := range []string{cs.DepositAddress, elsewhere.DepositAddress, recipient} {
+		_, _, err := e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Address: ptr(to)})
+		wantInvalid(t, err, "address", "")
+	}
+	r, token, err := e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Amount: ptr("1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.SetRefundAddress(ctx, p, project, r.ID, elsewhere.DepositAddress)
+	wantInvalid(t, err, "address", "deposit address")
+	_, err = e.svc.ClaimRefund(ctx, token, cs.DepositAddress, true)
+	wantInvalid(t, err, "address", "")
+
+	treasury := provenTreasury(t, e, m)
+	batch := payment.PayoutBatchInput{FromAddress: ptr(treasury), Lines: []payment.PayoutLine{
+		payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "1", "fine"),
+		payoutLine("line 3", elsewhere.DepositAddress, "1", "a deposit address"),
+		payoutLine("line 4", recipient, "1", "a recipient"),
+	}}
+	_, err = e.svc.CreatePayoutBatch(ctx, p, project, batch)
+	pe, ok := err.(*payment.Error)
+	if !ok || pe.Kind != payment.KindValidation || len(pe.Details) != 2 || pe.Details[0].Field != "line 3.address" ||
+		pe.Details[1].Field != "line 4.address" {
+		t.Fatalf("a batch paying a deposit address and a recipient: %v", err)
+	}
+}

@@ -142,3 +142,35 @@ func (s *Store) FollowStarted(ctx context.Context, id string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM outgoing_follows WHERE item_id = $1`, id)
 	return mapErr(err)
 }
+
+// Kinds of address that receive payments (ReceivingAddresses).
+const (
+	ReceivesDeposit   = "deposit"
+	ReceivesRecipient = "recipient"
+)
+
+// ReceivingAddresses says which of addrs receive payments the engine
+// counts, whatever the project or environment: a checkout session's
+// deposit address, or a verified recipient. Keyed by the lowercase
+// address.
+func (s *Store) ReceivingAddresses(ctx context.Context, addrs []string) (map[string]string, error) {
+	lower := make([]string, len(addrs))
+	for i, a := range addrs {
+		lower[i] = strings.ToLower(a)
+	}
+	rows, err := s.db(ctx).Query(ctx, `SELECT lower(deposit_address), 'deposit' FROM checkout_sessions
+			WHERE deposit_address <> '' AND lower(deposit_address) = ANY($1)
+		UNION ALL SELECT address, 'recipient' FROM recipients WHERE verified_at IS NOT NULL AND address = ANY($1)`, lower)
+	if err != nil {
+		return nil, fmt.Errorf("receiving addresses: %w", err)
+	}
+	out := map[string]string{}
+	var a, kind string
+	_, err = pgx.ForEachRow(rows, []any{&a, &kind}, func() error {
+		if out[a] == "" {
+			out[a] = kind
+		}
+		return nil
+	})
+	return out, err
+}

@@ -78,6 +78,15 @@ func setup(t *testing.T) world {
 			[]byte(`{"checkoutSessionId":"`+str(session["id"])+`","amount":"4"}`), nil))
 		claimToken := str(refund["claimUrl"])[strings.LastIndex(str(refund["claimUrl"]), "/")+1:]
 		secrets.add(claimToken)
+		// The batch pays from a treasury the victim proved it controls.
+		const treasury = "0x00000000000000000000000000000000000000aa"
+		if _, err := stack.Store.ClaimRecipient(context.Background(), payment.Recipient{ProjectID: w.victim.Project.ID,
+			Address: treasury, Challenge: "proof", ChallengeExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stack.Store.VerifyRecipient(context.Background(), w.victim.Project.ID, false, treasury, "proof", "eip191", now); err != nil {
+			t.Fatal(err)
+		}
 		batch := mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/payout-batches", key,
 			[]byte(`{"fromAddress":"0x00000000000000000000000000000000000000aa","payouts":[`+
 				`{"address":"0x000000000000000000000000000000000000bEEF","asset":"usdc-devnet","amount":"1","reference":"victim-supplier"}]}`), nil))

@@ -46,8 +46,11 @@ type run struct {
 	btcTxs   []*sentBTC
 	refunds  []sentRefund
 	payouts  []sentPayout
-	// ownerCookie is the owner's session, which approves payout batches.
+	// ownerCookie is the owner's session, which approves payout batches
+	// and proves the treasuries they pay from.
 	ownerCookie string
+	// proven are the treasuries the project has proven it controls.
+	proven map[common.Address]bool
 	// refundWaits are, per refund, how long after its payment was sent
 	// the engine had recorded it (zero: before the first look) and the
 	// API took a refund of it (the payment final).

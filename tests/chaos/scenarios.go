@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/api"
@@ -371,6 +374,9 @@ func (r *run) payout(ctx context.Context, sc *scenario, g *rand.Rand) error {
 		lines[i] = map[string]any{"address": sent[i].To.Hex(), "asset": sc.Asset,
 			"amount": decimal.NewFromBigInt(sent[i].Amount, -decimals).String(), "reference": fmt.Sprintf("chaos-%d", i)}
 	}
+	if err := r.prove(ctx, acc); err != nil {
+		return err
+	}
 	proj := r.s.longAPI + "/api/v1/projects/" + r.s.projectID
 	res, err := r.s.api.post(ctx, proj+"/payout-batches", r.s.key, map[string]any{"fromAddress": acc.Address.Hex(), "payouts": lines})
 	if err != nil || res.Status != http.StatusCreated {
@@ -423,9 +429,54 @@ func (r *run) payout(ctx context.Context, sc *scenario, g *rand.Rand) error {
 	return nil
 }
 
-// approve approves a payout batch as the project's owner: signed in once
-// per run, and again when the sign-in is too old for a sensitive action.
+// approve approves a payout batch as the project's owner.
 func (r *run) approve(ctx context.Context, url string) error {
+	_, err := r.asOwner(ctx, "payout batch approval", url, map[string]any{})
+	return err
+}
+
+// prove makes a payer account a proven address of the project (a verified
+// recipient: its key signs the claim's challenge), once per run: a batch
+// pays only from one.
+func (r *run) prove(ctx context.Context, acc devchain.Account) error {
+	r.mu.Lock()
+	done := r.proven[acc.Address]
+	r.mu.Unlock()
+	if done {
+		return nil
+	}
+	proj := r.s.longAPI + "/api/v1/projects/" + r.s.projectID
+	res, err := r.asOwner(ctx, "treasury claim", proj+"/recipients", map[string]any{"address": acc.Address.Hex()})
+	if err != nil {
+		return err
+	}
+	var claim struct{ Challenge *string }
+	if err := json.Unmarshal(res.Data, &claim); err != nil {
+		return fmt.Errorf("treasury claim: %v: %s", err, res.Raw)
+	}
+	if claim.Challenge != nil {
+		sig, err := crypto.Sign(accounts.TextHash([]byte(*claim.Challenge)), acc.Key)
+		if err != nil {
+			return err
+		}
+		sig[64] += 27
+		if _, err := r.asOwner(ctx, "treasury proof", proj+"/recipients/"+acc.Address.Hex()+"/verify",
+			map[string]any{"signature": hexutil.Encode(sig)}); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	if r.proven == nil {
+		r.proven = map[common.Address]bool{}
+	}
+	r.proven[acc.Address] = true
+	r.mu.Unlock()
+	return nil
+}
+
+// asOwner posts body to url as the project's owner: signed in once per
+// run, and again when the sign-in is too old for a sensitive action.
+func (r *run) asOwner(ctx context.Context, what, url string, body any) (apiResponse, error) {
 	for tries := 0; tries < 3; tries++ {
 		r.mu.Lock()
 		cookie := r.ownerCookie
@@ -434,7 +485,7 @@ func (r *run) approve(ctx context.Context, url string) error {
 			login, err := r.s.api.post(ctx, r.s.longAPI+"/api/v1/auth/login", "", map[string]any{"email": r.s.owner, "password": r.s.ownerPassword})
 			if err != nil || login.Status != http.StatusOK {
 				r.problem("api", "", "the owner's sign-in: %v %d %s", err, login.Status, login.Raw)
-				return errReported
+				return apiResponse{}, errReported
 			}
 			for _, c := range (&http.Response{Header: login.Header}).Cookies() {
 				if c.Name == api.SessionCookie {
@@ -445,21 +496,21 @@ func (r *run) approve(ctx context.Context, url string) error {
 			r.ownerCookie = cookie
 			r.mu.Unlock()
 		}
-		res, err := r.s.api.postWith(ctx, url, map[string]string{"Cookie": cookie}, map[string]any{})
+		res, err := r.s.api.postWith(ctx, url, map[string]string{"Cookie": cookie}, body)
 		switch {
-		case err == nil && res.Status == http.StatusOK:
-			return nil
+		case err == nil && (res.Status == http.StatusOK || res.Status == http.StatusCreated):
+			return res, nil
 		case err == nil && strings.Contains(string(res.Raw), api.ReauthenticationRequired), err == nil && res.Status == http.StatusUnauthorized:
 			r.mu.Lock()
 			r.ownerCookie = "" // signed in again
 			r.mu.Unlock()
 		default:
-			r.problem("api", "", "payout batch approval: %v %d %s", err, res.Status, res.Raw)
-			return errReported
+			r.problem("api", "", "%s: %v %d %s", what, err, res.Status, res.Raw)
+			return apiResponse{}, errReported
 		}
 	}
-	r.problem("api", "", "payout batch approval: the owner's fresh sign-in was refused")
-	return errReported
+	r.problem("api", "", "%s: the owner's fresh sign-in was refused", what)
+	return apiResponse{}, errReported
 }
 
 // open opens a session for a random amount between 1 and 500 USD (10 and

@@ -45,12 +45,13 @@ func violations(t *testing.T, err error) []string {
 // through Connect, and followed to finalized. Another project's key finds
 // none of it.
 func TestPayoutBatchesThroughConnect(t *testing.T) {
-	ts, _ := newAPI(t, apiOptions{})
+	ts, e := newAPI(t, apiOptions{})
 	owner, keys := ownedProject(t, ts.URL, "Connect payouts shop")
 	ctx := context.Background()
 	proj := "/api/v1/projects/" + keys.id
 	payments := paymentsdv1connect.NewPaymentsServiceClient(http.DefaultClient, ts.URL)
 	treasury, _ := newTreasury(t)
+	verifyRecipient(t, e, keys.id, treasury.Key)
 	from := treasury.Address.Hex()
 	alice, bob := common.HexToAddress(fmt.Sprintf("0xa11ce%035x", time.Now().UnixNano())), common.HexToAddress(fmt.Sprintf("0xb0b%037x", time.Now().UnixNano()))
 

@@ -32,7 +32,8 @@ func TestDashboardPayouts(t *testing.T) {
 	owner, keys := ownedProject(t, d.base, "Payout shop")
 	proj := "/api/v1/projects/" + keys.id
 	page := "/dashboard/projects/" + keys.id + "/sandbox/payouts"
-	treasury := chain.Accounts[2]
+	treasury, _ := newTreasury(t)
+	verifyRecipient(t, d.svc, keys.id, treasury.Key) // a batch pays from a proven address
 	sent := make(chan *big.Int, 4)
 	d.run(chromedp.ExposeFunc("devWallet", devWallet(treasury, sent)))
 	d.run(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {

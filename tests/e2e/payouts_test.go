@@ -84,6 +84,7 @@ func TestAPayoutBatchIsApprovedSignedOfflineAndFollowed(t *testing.T) {
 	ctx := context.Background()
 	proj := "/api/v1/projects/" + keys.id
 	treasury, keyFile := newTreasury(t)
+	verifyRecipient(t, e, keys.id, treasury.Key) // a batch pays from a proven address
 	alice, bob := common.HexToAddress(fmt.Sprintf("0xa11ce%035x", time.Now().UnixNano())), common.HexToAddress(fmt.Sprintf("0xb0b%037x", time.Now().UnixNano()))
 
 	upload := proj + "/payout-batches?fromAddress=" + treasury.Address.Hex() + "&reference=November"
@@ -225,11 +226,12 @@ func TestAPayoutBatchIsApprovedSignedOfflineAndFollowed(t *testing.T) {
 // followed to finalized from its own transfer in it; the native coin's by
 // the contract's internal calls, which the node's traces show.
 func TestAPayoutBatchIsPaidThroughAMultisend(t *testing.T) {
-	ts, _ := newAPI(t, apiOptions{})
+	ts, e := newAPI(t, apiOptions{})
 	owner, keys := ownedProject(t, ts.URL, "Multisend shop")
 	ctx := context.Background()
 	proj := "/api/v1/projects/" + keys.id
 	treasury, keyFile := newTreasury(t)
+	verifyRecipient(t, e, keys.id, treasury.Key) // a batch pays from a proven address
 	contract, deployed, err := chain.Deploy(ctx, chain.Deployer, common.FromHex(bindings.DevMultisendMetaData.Bin))
 	if err != nil {
 		t.Fatal(err)

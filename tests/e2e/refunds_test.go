@@ -17,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/paymentsd/paymentsd/api"
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
@@ -25,6 +26,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/sweep"
 	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // waitRefund polls a refund until ok says it is as wanted.
@@ -141,6 +143,13 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 		t.Fatalf("the customer holds %s USDC base units; want 2000000", b)
 	}
 	final := waitRefund(t, ts.URL, keys, id, "finalized", func(r map[string]any) bool { return r["status"] == "finalized" })
+	// A workflow of its own followed it, and ended once it was final.
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		d, err := temporal.DescribeWorkflowExecution(ctx, workflows.OutgoingWorkflowID(id), "")
+		return err == nil && d.WorkflowExecutionInfo.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+			fmt.Sprintf("the refund's workflow did not complete: %v %v", err, d)
+	})
+	recordClosedHistory(t, workflows.OutgoingWorkflowID(id), "outgoing_refund_finalized")
 	if str(final["txHash"]) == "" {
 		t.Fatalf("the finalized refund: %v", final)
 	}
@@ -170,20 +179,27 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 		t.Fatalf("a second run paid again: the customer holds %s", b)
 	}
 
-	// The rest, to the merchant's address; a reported transaction that is
-	// not the prepared transfer is an exception, and what it held stays
-	// held.
+	// The rest, to the merchant's address; a reported transaction that
+	// was not sent from the refund's source is refused, with the reason,
+	// and what the refund holds stays held.
 	rest := post(t, ts.URL, proj+"/refunds", keys.key, map[string]any{"checkoutSessionId": sessionID, "address": chain.Accounts[4].Address.Hex()})
 	mustStatus(t, rest, http.StatusCreated)
 	restID := str(rest.data()["id"])
 	if rest.data()["amountBaseUnits"] != "3000000" || rest.data()["status"] != "awaiting_signature" || rest.data()["claimUrl"] != nil {
 		t.Fatalf("the rest: %s", rest.Raw)
 	}
-	other := payToken(t, 1, chain.Accounts[4].Address.Hex(), units("2500000")) // half a USDC short
-	mustStatus(t, post(t, ts.URL, proj+"/refunds/"+restID+"/transaction", keys.key, map[string]any{"txHash": other.Hex()}), http.StatusOK)
-	ex := waitRefund(t, ts.URL, keys, restID, "an exception", func(r map[string]any) bool { return r["status"] == "exception" })
-	if !strings.Contains(str(ex["failureReason"]), "did not make the prepared transfer") {
-		t.Fatalf("the exception: %v", ex)
+	other := payToken(t, 1, chain.Accounts[4].Address.Hex(), units("3000000")) // the amount, from someone else
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		r, err := chain.Client().TransactionReceipt(ctx, other)
+		return err == nil && r != nil, "the other transfer is not mined"
+	})
+	refused := post(t, ts.URL, proj+"/refunds/"+restID+"/transaction", keys.key, map[string]any{"txHash": other.Hex()})
+	mustStatus(t, refused, http.StatusUnprocessableEntity)
+	if !strings.Contains(string(refused.Raw), "was not sent from") {
+		t.Fatalf("a transaction from another address, refused: %s", refused.Raw)
+	}
+	if r := get(t, ts.URL, proj+"/refunds/"+restID, keys.key).data(); r["status"] != "awaiting_signature" || r["txHash"] != nil {
+		t.Fatalf("the refund after a refused report: %v", r)
 	}
 	mustStatus(t, post(t, ts.URL, proj+"/refunds", keys.key, map[string]any{"checkoutSessionId": sessionID, "amount": "0.5"}), http.StatusUnprocessableEntity)
 	list := get(t, ts.URL, proj+"/refunds?checkoutSessionId="+sessionID, keys.key)
@@ -212,7 +228,7 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 
 	// The books: every refund in the CSV export, with its transaction.
 	res, rows := csvExport(t, ts.URL, proj+"/refunds", keys.key)
-	if res.StatusCode != http.StatusOK || len(rows) != 3 || column(rows, 1, "id") != restID || column(rows, 1, "status") != "exception" ||
+	if res.StatusCode != http.StatusOK || len(rows) != 3 || column(rows, 1, "id") != restID || column(rows, 1, "status") != "awaiting_signature" ||
 		column(rows, 2, "id") != id || column(rows, 2, "amount") != "2" || column(rows, 2, "tx_hash") != "0x"+strings.Repeat("ee", 32) ||
 		!strings.EqualFold(column(rows, 2, "to_address"), customer.Hex()) || column(rows, 2, "address_source") != "customer" {
 		t.Fatalf("the refunds' CSV: %d %v", res.StatusCode, rows)
@@ -341,7 +357,9 @@ func TestDashboardRefunds(t *testing.T) {
 	cs := openSession(t, d.base, keys, "6", "usdc-devnet")
 	waitTx(t, d.base, keys, payToken(t, 3, str(cs["depositAddress"]), units("6000000")), "finalized")
 	sent := make(chan *big.Int, 4)
-	d.run(chromedp.ExposeFunc("devWallet", devWallet(chain.Accounts[2], sent)))
+	treasury, _ := newTreasury(t)
+	verifyRecipient(t, d.svc, keys.id, treasury.Key) // a refund paid from a treasury: one the project proved
+	d.run(chromedp.ExposeFunc("devWallet", devWallet(treasury, sent)))
 	d.run(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
 			Source: `window.ethereum = {request: ({method, params}) => window.devWallet({method, params: params || []})};`})
@@ -420,6 +438,7 @@ func TestARefundReorgedOutGoesBackToSent(t *testing.T) {
 		t.Fatalf("a refund of all that remains: %s", created.Raw)
 	}
 
+	verifyRecipient(t, e, keys.id, chain.Accounts[2].Key) // the treasury, proven by the project
 	first, receipt := payInOneBlock(t, 2, customer.Hex(), units("4000000")) // the chain stays paused
 	mustStatus(t, post(t, ts.URL, proj+"/refunds/"+id+"/transaction", keys.key, map[string]any{"txHash": first.Hex()}), http.StatusOK)
 	waitRefund(t, ts.URL, keys, id, "confirmed", func(r map[string]any) bool { return r["status"] == "confirmed" })

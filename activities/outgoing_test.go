@@ -1,0 +1,198 @@
+package activities_test
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/dev/devchain"
+	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
+	"github.com/paymentsd/paymentsd/store/storetest"
+	"github.com/paymentsd/paymentsd/workflows"
+)
+
+// outgoingFixture is a dev chain, a store and the activities over both,
+// with a short bound for a transaction to be mined.
+type outgoingFixture struct {
+	chain *devchain.Chain
+	store *store.Store
+	env   *testsuite.TestActivityEnvironment
+}
+
+func newOutgoingFixture(t *testing.T) outgoingFixture {
+	t.Helper()
+	ctx := context.Background()
+	c, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	st := storetest.NewStore(t)
+	(&activities.Activities{Store: st, Chains: connect(t, c), StaleAfter: time.Minute}).Register(env)
+	return outgoingFixture{chain: c, store: st, env: env}
+}
+
+// approvedPayout records a project with an approved batch of one payout
+// of amount USDC base units from `from` to `to`, and returns the payout.
+func (f outgoingFixture) approvedPayout(t *testing.T, name string, from, to common.Address, amount int64) payment.Payout {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	pid := payment.NewID(payment.PrefixProject, now)
+	if err := f.store.CreateProject(ctx, payment.Project{ID: pid, Name: name, CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	units := payment.UnitsToAmount(big.NewInt(amount).String(), 6)
+	b, payouts, err := payment.NewPayoutBatch(payment.PayoutBatchInput{FromAddress: ptr(from.Hex()), Lines: []payment.PayoutLine{{
+		Label: "line 2", Address: ptr(to.Hex()), AssetDefinitionID: ptr("usdc-devnet"), Amount: ptr(units)}}},
+		payment.Catalog{Assets: []payment.Asset{usdc}}, false, "usr_test", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ID, b.ProjectID = payment.NewID(payment.PrefixPayoutBatch, now), pid
+	payouts[0].ID, payouts[0].BatchID, payouts[0].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, pid
+	if err := f.store.CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: payouts}, views.BatchEvent); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := f.store.UpdatePayoutBatch(ctx, payment.Principal{ProjectID: pid}, b.ID,
+		func(b *payment.PayoutBatch, ps []payment.Payout) (payment.EventType, error) {
+			return payment.EventPayoutBatchApproved, payment.ApprovePayoutBatch(b, ps, "usr_test", now)
+		}, views.BatchEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.Payouts[0]
+}
+
+// report records hash as the payout's transaction, as the API does.
+func (f outgoingFixture) report(t *testing.T, p payment.Payout, hash common.Hash) {
+	t.Helper()
+	_, err := f.store.UpdatePayout(context.Background(), &payment.Principal{ProjectID: p.ProjectID}, p.ID,
+		func(po *payment.Payout) (payment.EventType, error) { return payment.ReportPayoutSent(po, hash.Hex(), time.Now().UTC()) },
+		views.PayoutEvent, views.BatchEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// follow runs one look of the payout's workflow.
+func (f outgoingFixture) follow(t *testing.T, id string) workflows.FollowOutgoingOutput {
+	t.Helper()
+	v, err := f.env.ExecuteActivity(workflows.ActivityFollowOutgoing, workflows.FollowOutgoingInput{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out workflows.FollowOutgoingOutput
+	if err := v.Get(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (f outgoingFixture) payout(t *testing.T, id string) payment.Payout {
+	t.Helper()
+	p, err := f.store.PayoutByID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// One on-chain transfer pays one outgoing item, whichever project's: a
+// second project's payout alike (same source, payee and amount) reported
+// with the same hash is rejected, says which item the transfer counts
+// for, and waits for its signature again; a transaction its source did
+// not send is rejected too.
+func TestOneTransferPaysOneOutgoingItemWhateverTheProject(t *testing.T) {
+	f := newOutgoingFixture(t)
+	ctx := context.Background()
+	treasury, payee := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000b0b01")
+	mine := f.approvedPayout(t, "Treasury's own", treasury.Address, payee, 1_500_000)
+	theirs := f.approvedPayout(t, "Second merchant", treasury.Address, payee, 1_500_000)
+
+	h, err := f.chain.TransferToken(ctx, treasury, payee, big.NewInt(1_500_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.chain.WaitMined(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	f.report(t, mine, h)
+	f.report(t, theirs, h)
+	if out := f.follow(t, mine.ID); out.Status != payment.RefundFinalized && out.Status != payment.RefundConfirmed {
+		t.Fatalf("the first payout of the transfer: %+v", out)
+	}
+	out := f.follow(t, theirs.ID)
+	got := f.payout(t, theirs.ID)
+	if !out.Ended || got.Status != payment.RefundAwaitingSignature || got.TxHash != "" ||
+		!strings.Contains(got.FailureReason, "counted for "+mine.ID) {
+		t.Fatalf("a second project's payout took the same transfer: %+v %+v", out, got)
+	}
+	if n := events(t, f.store, theirs.ProjectID)[payment.EventPayoutRejected]; n != 1 {
+		t.Fatalf("%d payout.transaction_rejected events, want 1", n)
+	}
+
+	// A transaction another address sent (the payee's amount, from
+	// someone else) is not the payout's.
+	stranger := f.approvedPayout(t, "Stranger", treasury.Address, common.HexToAddress("0x00000000000000000000000000000000000b0b02"), 7)
+	other, err := f.chain.TransferToken(ctx, f.chain.Accounts[2], common.HexToAddress("0x00000000000000000000000000000000000b0b02"), big.NewInt(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.chain.WaitMined(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	f.report(t, stranger, other)
+	f.follow(t, stranger.ID)
+	if got := f.payout(t, stranger.ID); got.Status != payment.RefundAwaitingSignature || !strings.Contains(got.FailureReason, "was not sent from") {
+		t.Fatalf("a transaction its source did not send: %+v", got)
+	}
+}
+
+// A reported hash that is never mined makes its payout stale once the
+// bound passes, with its event; the workflow keeps looking, slowly. A
+// replacement reported then is followed.
+func TestAHashNeverMinedGoesStale(t *testing.T) {
+	f := newOutgoingFixture(t)
+	ctx := context.Background()
+	treasury, payee := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000b0b03")
+	p := f.approvedPayout(t, "Stuck", treasury.Address, payee, 2_000_000)
+	f.report(t, p, common.HexToHash("0x"+strings.Repeat("5e", 32)))
+	if out := f.follow(t, p.ID); out.Status != payment.RefundSent || out.Ended {
+		t.Fatalf("a fresh unmined hash: %+v", out)
+	}
+	// Sent longer ago than the bound.
+	if _, err := f.store.Pool().Exec(ctx, `UPDATE payouts SET sent_at = now() - interval '2 minutes' WHERE id = $1`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	out := f.follow(t, p.ID)
+	if out.Status != payment.RefundStale || out.Ended || out.Wait < time.Minute {
+		t.Fatalf("past the bound: %+v", out)
+	}
+	if n := events(t, f.store, p.ProjectID)[payment.EventPayoutStale]; n != 1 {
+		t.Fatalf("%d payout.stale events, want 1", n)
+	}
+	h, err := f.chain.TransferToken(ctx, treasury, payee, big.NewInt(2_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.chain.WaitMined(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	f.report(t, f.payout(t, p.ID), h)
+	if out := f.follow(t, p.ID); out.Status != payment.RefundConfirmed && out.Status != payment.RefundFinalized {
+		t.Fatalf("the replacement: %+v", out)
+	}
+}
