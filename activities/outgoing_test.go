@@ -78,7 +78,9 @@ func (f outgoingFixture) approvedPayout(t *testing.T, name string, from, to comm
 func (f outgoingFixture) report(t *testing.T, p payment.Payout, hash common.Hash) {
 	t.Helper()
 	_, err := f.store.UpdatePayout(context.Background(), &payment.Principal{ProjectID: p.ProjectID}, p.ID,
-		func(po *payment.Payout) (payment.EventType, error) { return payment.ReportPayoutSent(po, hash.Hex(), time.Now().UTC()) },
+		func(po *payment.Payout) (payment.EventType, error) {
+			return payment.ReportPayoutSent(po, hash.Hex(), time.Now().UTC())
+		},
 		views.PayoutEvent, views.BatchEvent)
 	if err != nil {
 		t.Fatal(err)

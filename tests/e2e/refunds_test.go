@@ -438,7 +438,7 @@ func TestARefundReorgedOutGoesBackToSent(t *testing.T) {
 		t.Fatalf("a refund of all that remains: %s", created.Raw)
 	}
 
-	verifyRecipient(t, e, keys.id, chain.Accounts[2].Key) // the treasury, proven by the project
+	verifyRecipient(t, e, keys.id, chain.Accounts[2].Key)                   // the treasury, proven by the project
 	first, receipt := payInOneBlock(t, 2, customer.Hex(), units("4000000")) // the chain stays paused
 	mustStatus(t, post(t, ts.URL, proj+"/refunds/"+id+"/transaction", keys.key, map[string]any{"txHash": first.Hex()}), http.StatusOK)
 	waitRefund(t, ts.URL, keys, id, "confirmed", func(r map[string]any) bool { return r["status"] == "confirmed" })
