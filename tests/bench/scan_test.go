@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
@@ -36,32 +37,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // addresses are matched locally.
 func BenchmarkScanRPCCallsPerBlock(b *testing.B) {
 	ctx := context.Background()
-	chain, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer chain.Close()
-	for i := range 50 {
-		to := common.BigToAddress(big.NewInt(int64(1000 + i)))
-		var h common.Hash
-		if i%2 == 0 {
-			h, err = chain.TransferToken(ctx, chain.Accounts[0], to, big.NewInt(1_000_000))
-		} else {
-			h, err = chain.TransferNative(ctx, chain.Accounts[1], to, big.NewInt(1e15))
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := chain.Mine(ctx, h); err != nil {
-			b.Fatal(err)
-		}
-	}
-	head, _ := chain.Client().BlockNumber(ctx)
-	genesis, _ := chain.Client().HeaderByNumber(ctx, big.NewInt(int64(head-50)))
-	catalog := payment.Catalog{Assets: []payment.Asset{
-		{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet", ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
-		{ID: "eth-devnet", Symbol: "ETH", Decimals: 18, Network: "devnet", ChainID: 1337, Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: chain.PriceFeed.Hex()}},
-	}}
+	chain, genesis, catalog := scannedChain(b)
 	for _, watched := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprintf("watched=%d", watched), func(b *testing.B) {
 			url, drop, err := storetest.CreateDB()
@@ -95,6 +71,40 @@ func BenchmarkScanRPCCallsPerBlock(b *testing.B) {
 			b.ReportMetric(float64(counter.n.Load())/float64(blocks), "rpc/block")
 		})
 	}
+}
+
+// scannedChain starts a dev chain and mines 50 blocks holding token and
+// native payments to 50 addresses; it returns the chain, the block before
+// them and the catalog of its assets.
+func scannedChain(b *testing.B) (*devchain.Chain, *types.Header, payment.Catalog) {
+	ctx := context.Background()
+	chain, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = chain.Close() })
+	for i := range 50 {
+		to := common.BigToAddress(big.NewInt(int64(1000 + i)))
+		var h common.Hash
+		if i%2 == 0 {
+			h, err = chain.TransferToken(ctx, chain.Accounts[0], to, big.NewInt(1_000_000))
+		} else {
+			h, err = chain.TransferNative(ctx, chain.Accounts[1], to, big.NewInt(1e15))
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := chain.Mine(ctx, h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	head, _ := chain.Client().BlockNumber(ctx)
+	genesis, _ := chain.Client().HeaderByNumber(ctx, big.NewInt(int64(head-50)))
+	catalog := payment.Catalog{Assets: []payment.Asset{
+		{ID: "usdc-devnet", Symbol: "USDC", Decimals: 6, Network: "devnet", ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
+		{ID: "eth-devnet", Symbol: "ETH", Decimals: 18, Network: "devnet", ChainID: 1337, Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: chain.PriceFeed.Hex()}},
+	}}
+	return chain, genesis, catalog
 }
 
 // seedWatched records n open sessions, each with its own deposit address.
