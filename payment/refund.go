@@ -259,10 +259,16 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 
 // SetRefundAddress checks an address given for a refund and sets it, by
 // whom (AddressFromCustomer, AddressFromMerchant). Once the transfer is
-// sent, or the refund canceled, the address cannot change.
+// sent, or the refund canceled, the address cannot change; the address the
+// customer gave through the claim link is never replaced by the merchant
+// (cancel the refund and make another).
 func SetRefundAddress(r *Refund, address, source string, now time.Time) error {
-	if !r.Status.Cancelable() {
+	if r.Status != RefundAwaitingAddress && r.Status != RefundAwaitingSignature {
 		return Conflict("The refund's address cannot change: it is " + string(r.Status))
+	}
+	if r.AddressSource == AddressFromCustomer && source != AddressFromCustomer {
+		return Conflict("The customer gave the refund's address through the claim link: it is not replaced without the customer. " +
+			"Cancel the refund and make another if the customer asks for another address")
 	}
 	addr, msg := CheckPayee(address)
 	if msg != "" {

@@ -177,8 +177,8 @@ func TestRefundsRacingForTheRemainderOneIsRecorded(t *testing.T) {
 }
 
 // The claim link takes one address while the refund waits for it; the
-// merchant can correct it until the transfer is sent. Another project
-// finds none of it.
+// merchant cannot replace it (only an address the merchant gave). Another
+// project finds none of it.
 func TestTheClaimLinkTakesOneAddress(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -207,9 +207,19 @@ func TestTheClaimLinkTakesOneAddress(t *testing.T) {
 	if _, err := e.svc.SetRefundAddress(ctx, other.principal, other.principal.ProjectID, r.ID, "0x00000000000000000000000000000000000000cc"); payment.KindOf(err) != payment.KindNotFound {
 		t.Fatalf("another project setting the address: %v; want not found", err)
 	}
-	fixed, err := e.svc.SetRefundAddress(ctx, m.principal, m.principal.ProjectID, r.ID, "0x00000000000000000000000000000000000000cc")
+	// The customer's word stands: the merchant cannot replace the
+	// address the customer gave, only one the merchant gave.
+	if _, err := e.svc.SetRefundAddress(ctx, m.principal, m.principal.ProjectID, r.ID, "0x00000000000000000000000000000000000000cc"); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("the merchant replacing the customer's address: %v; want a conflict", err)
+	}
+	own, _, err := e.svc.CreateRefund(ctx, m.principal, m.principal.ProjectID, e.paidSession(t, m, transfer{"1", payment.TxFinalized}).ID,
+		payment.RefundInput{Address: ptr("0x00000000000000000000000000000000000000dd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := e.svc.SetRefundAddress(ctx, m.principal, m.principal.ProjectID, own.ID, "0x00000000000000000000000000000000000000cc")
 	if err != nil || fixed.AddressSource != payment.AddressFromMerchant || !strings.EqualFold(fixed.ToAddress, "0x00000000000000000000000000000000000000cc") {
-		t.Fatalf("the merchant's correction: %+v, %v", fixed, err)
+		t.Fatalf("the merchant's correction of their own address: %+v, %v", fixed, err)
 	}
 }
 

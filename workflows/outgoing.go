@@ -56,6 +56,7 @@ const looksPerOutgoingRun = 500
 func Outgoing(ctx workflow.Context, in OutgoingInput) error {
 	ctx = withLocalActivityOptions(ctx)
 	changed := workflow.GetSignalChannel(ctx, SignalOutgoingChanged)
+	status := payment.RefundSent // as the start's search attributes say
 	for looks := 1; ; looks++ {
 		for changed.ReceiveAsync(nil) {
 		}
@@ -64,7 +65,10 @@ func Outgoing(ctx workflow.Context, in OutgoingInput) error {
 			return err
 		}
 		workflow.SetCurrentDetails(ctx, outgoingDetails(out))
-		_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(out.Status)))
+		if out.Status != status {
+			status = out.Status
+			_ = workflow.UpsertTypedSearchAttributes(ctx, PaymentStatus.ValueSet(string(status)))
+		}
 		if out.Ended {
 			if changed.ReceiveAsync(nil) {
 				continue // reported again as it ended: look once more

@@ -203,3 +203,34 @@ func waitStarted(b *testing.B, c client.Client, id string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// BenchmarkOutgoingTransferCost counts what one refund or payout costs in
+// Temporal, from its workflow's history: the file OUTGOING_HISTORY names,
+// such as the one the end-to-end refund test records
+// (RECORD_HISTORIES=DIR go test ./tests/e2e -run
+// TestARefundIsClaimedSignedOfflineAndFollowedToFinalized writes
+// DIR/outgoing_refund_finalized.json). Without it, it is skipped.
+func BenchmarkOutgoingTransferCost(b *testing.B) {
+	file := os.Getenv("OUTGOING_HISTORY")
+	if file == "" {
+		b.Skip("OUTGOING_HISTORY names no history")
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c cost
+	for range b.N {
+		c = historyCost(h.Events)
+	}
+	b.ReportMetric(float64(c.Actions()), "actions")
+	b.ReportMetric(float64(c.LocalActivities), "looks")
+	b.ReportMetric(float64(c.Timers), "timers")
+	b.ReportMetric(float64(c.Signals), "signals")
+	b.ReportMetric(float64(c.Upserts), "upserts")
+}
