@@ -231,8 +231,20 @@ func (w *outgoingWatch) take(ctx context.Context, c *chainwatch.Chain, found []c
 	return deposits, nil
 }
 
+// replaceable tells whether an item the scan saw paid may take the
+// transfer's transaction: one waiting for its signature, or one whose
+// transaction is not mined (the transfer is then its replacement). One
+// whose transaction is mined keeps it: the transfer is another payment.
+func (w *outgoingWatch) replaceable(ctx context.Context, c *chainwatch.Chain, o payment.Outgoing) bool {
+	if o.Status == payment.RefundAwaitingSignature {
+		return true
+	}
+	l, err := chainwatch.LookSent(ctx, c, o.TxHash)
+	return err == nil && !l.Mined
+}
+
 // spot records the first refund, else the first payout, waiting for its
-// signature that seen pays, unless an item already records seen's
+// signature (else sent, as a replacement) that seen pays, unless an item already records seen's
 // transaction as paying it, or seen counts for something else: a scan
 // retried over the same blocks, or two prepared transfers alike, must not
 // take one transfer for two. The item's workflow starts from the pending
@@ -257,7 +269,7 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 	}
 	for i := range w.refunds {
 		r := w.refunds[i]
-		if payment.SpotRefund(&r, seen, hash, now) == "" {
+		if payment.SpotRefund(&r, seen, hash, now) == "" || !w.replaceable(ctx, c, w.refunds[i].Outgoing) {
 			continue
 		}
 		got, err := w.a.Store.UpdateRefund(ctx, nil, r.ID, func(locked *payment.Refund) (payment.EventType, error) {
@@ -274,7 +286,7 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 	}
 	for i := range w.payouts {
 		p := w.payouts[i]
-		if payment.SpotPayout(&p, seen, hash, now) == "" {
+		if payment.SpotPayout(&p, seen, hash, now) == "" || !w.replaceable(ctx, c, w.payouts[i].Outgoing) {
 			continue
 		}
 		got, err := w.a.Store.UpdatePayout(ctx, nil, p.ID, func(locked *payment.Payout) (payment.EventType, error) {

@@ -128,7 +128,7 @@ func TestOneTransferPaysOneOutgoingItemWhateverTheProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.chain.WaitMined(ctx, h); err != nil {
+	if _, err := f.chain.Mine(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	f.report(t, mine, h)
@@ -153,7 +153,7 @@ func TestOneTransferPaysOneOutgoingItemWhateverTheProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.chain.WaitMined(ctx, other); err != nil {
+	if _, err := f.chain.Mine(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	f.report(t, stranger, other)
@@ -190,11 +190,45 @@ func TestAHashNeverMinedGoesStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.chain.WaitMined(ctx, h); err != nil {
+	if _, err := f.chain.Mine(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	f.report(t, f.payout(t, p.ID), h)
 	if out := f.follow(t, p.ID); out.Status != payment.RefundConfirmed && out.Status != payment.RefundFinalized {
 		t.Fatalf("the replacement: %+v", out)
+	}
+}
+
+// A payout whose reported transaction is never mined (a wallet replaced
+// it at the same nonce, at a higher fee) is followed through the
+// replacement the scan sees paying the same transfer from the treasury,
+// unreported: it takes the replacement's hash and is followed to the end.
+func TestAReplacementSeenByTheScanIsFollowed(t *testing.T) {
+	f := newOutgoingFixture(t)
+	ctx := context.Background()
+	treasury, payee := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000b0b04")
+	p := f.approvedPayout(t, "Sped up", treasury.Address, payee, 3_000_000)
+	f.report(t, p, common.HexToHash("0x"+strings.Repeat("7a", 32))) // never mined
+	before, err := f.chain.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.chain.TransferToken(ctx, treasury, payee, big.NewInt(3_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.chain.Mine(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.ScanInput{Network: "devnet", Cursor: workflows.ScanCursor{Number: before.Number.Uint64(), Hash: before.Hash().Hex()}}
+	if _, err := f.env.ExecuteActivity(workflows.ActivityScanNetwork, in); err != nil {
+		t.Fatal(err)
+	}
+	got := f.payout(t, p.ID)
+	if got.Status != payment.RefundSent || !strings.EqualFold(got.TxHash, h.Hex()) {
+		t.Fatalf("the payout after the scan saw its replacement: %+v", got.Outgoing)
+	}
+	if out := f.follow(t, p.ID); out.Status != payment.RefundConfirmed && out.Status != payment.RefundFinalized {
+		t.Fatalf("the replacement followed: %+v", out)
 	}
 }

@@ -61,12 +61,18 @@ func (o Outgoing) Followed() bool {
 	return false
 }
 
-// spot records it as sent when it waits for its signature and the scanner
-// sees its prepared transfer made, unreported, from its own address (which
-// only the merchant's key moves). A transfer from elsewhere is not taken
-// for it: another payment of the same amount to the same address would be.
+// spot records it as sent when the scanner sees its prepared transfer
+// made, unreported, from its own address (which only the merchant's key
+// moves): while it waits for its signature, or, sent or stale with
+// another transaction not mined (the caller checks), as that
+// transaction's replacement (a wallet's speed-up at the same nonce). A
+// transfer from elsewhere is not taken for it: another payment of the same
+// amount to the same address would be.
 func (o *Outgoing) spot(t Transfer, txHash string, now time.Time) bool {
-	if o.Status != RefundAwaitingSignature || !strings.EqualFold(t.From, o.FromAddress) || !o.paidBy(t) {
+	switch {
+	case !strings.EqualFold(t.From, o.FromAddress) || !o.paidBy(t) || strings.EqualFold(o.TxHash, txHash):
+		return false
+	case o.Status != RefundAwaitingSignature && o.Status != RefundSent && o.Status != RefundStale:
 		return false
 	}
 	i := t.LogIndex

@@ -143,7 +143,9 @@ func TestRefundBalances(t *testing.T) {
 }
 
 // The scanner takes an unreported transfer for a refund only when it is
-// the prepared one, from the refund's own address.
+// the prepared one, from the refund's own address: for a refund waiting
+// for its signature, or as the replacement of a sent one's transaction
+// (the caller checks that one is not mined); never for a confirmed one.
 func TestSpotRefund(t *testing.T) {
 	now := time.Now()
 	r := Refund{Outgoing: Outgoing{Status: RefundAwaitingSignature, AssetDefinitionID: "usdc", AmountBaseUnits: "5",
@@ -157,7 +159,14 @@ func TestSpotRefund(t *testing.T) {
 	if got := SpotRefund(&r, prepared, "0xAB", now); got != EventRefundSent || r.Status != RefundSent || r.TxHash != "0xab" {
 		t.Fatalf("the prepared transfer: %q %+v", got, r)
 	}
-	if got := SpotRefund(&r, prepared, "0xcd", now); got != "" || r.TxHash != "0xab" {
-		t.Fatalf("a sent refund spotted again: %q %+v", got, r)
+	if got := SpotRefund(&r, prepared, "0xab", now); got != "" || r.TxHash != "0xab" {
+		t.Fatalf("a sent refund spotted again in its own transaction: %q %+v", got, r)
+	}
+	if got := SpotRefund(&r, prepared, "0xcd", now); got != EventRefundSent || r.TxHash != "0xcd" || r.Status != RefundSent {
+		t.Fatalf("a sent refund's replacement: %q %+v", got, r)
+	}
+	r.Status = RefundConfirmed
+	if got := SpotRefund(&r, prepared, "0xef", now); got != "" || r.TxHash != "0xcd" {
+		t.Fatalf("a confirmed refund took another transaction: %q %+v", got, r)
 	}
 }

@@ -78,10 +78,11 @@ func (s *Store) TakenTransfers(ctx context.Context, chainID int64, hash, except 
 	return taken, err
 }
 
-// AwaitingOutgoingTo returns the refunds and payouts of a network that wait
-// for their signature and pay one of addrs, oldest first: those a scan's
-// recipients may have paid unreported. It reads by destination, so a
-// scan's cost does not grow with the items waiting.
+// AwaitingOutgoingTo returns the refunds and payouts of a network that pay
+// one of addrs and wait for their signature, or are sent and not mined
+// (sent, stale: a replacement may pay them), those waiting first, oldest
+// first: those a scan's recipients may have paid unreported. It reads by
+// destination, so a scan's cost does not grow with the items open.
 func (s *Store) AwaitingOutgoingTo(ctx context.Context, network string, addrs []string) ([]payment.Refund, []payment.Payout, error) {
 	if len(addrs) == 0 {
 		return nil, nil, nil
@@ -90,14 +91,14 @@ func (s *Store) AwaitingOutgoingTo(ctx context.Context, network string, addrs []
 	for i, a := range addrs {
 		lower[i] = strings.ToLower(a)
 	}
+	const where = `network = $1 AND status IN ('awaiting_signature', 'sent', 'stale') AND lower(to_address) = ANY($2)
+		ORDER BY status <> 'awaiting_signature', created_at, id`
 	q := s.db(ctx)
-	refunds, err := queryRefunds(ctx, q, "awaiting refunds", `network = $1 AND status = 'awaiting_signature'
-		AND lower(to_address) = ANY($2) ORDER BY created_at, id`, network, lower)
+	refunds, err := queryRefunds(ctx, q, "awaiting refunds", where, network, lower)
 	if err != nil {
 		return nil, nil, err
 	}
-	payouts, err := queryPayouts(ctx, q, "awaiting payouts", `network = $1 AND status = 'awaiting_signature'
-		AND lower(to_address) = ANY($2) ORDER BY created_at, id`, network, lower)
+	payouts, err := queryPayouts(ctx, q, "awaiting payouts", where, network, lower)
 	return refunds, payouts, err
 }
 

@@ -36,9 +36,10 @@ DROP INDEX refunds_following;
 DROP INDEX payouts_following;
 DROP INDEX refunds_awaiting;
 DROP INDEX payouts_awaiting;
--- What a scan's recipients find waiting for their signature.
-CREATE INDEX refunds_awaiting_to ON refunds (network, lower(to_address)) WHERE status = 'awaiting_signature';
-CREATE INDEX payouts_awaiting_to ON payouts (network, lower(to_address)) WHERE status = 'awaiting_signature';
+-- What a scan's recipients find waiting for their signature, or sent and
+-- not mined (a replacement may pay them).
+CREATE INDEX refunds_awaiting_to ON refunds (network, lower(to_address)) WHERE status IN ('awaiting_signature', 'sent', 'stale');
+CREATE INDEX payouts_awaiting_to ON payouts (network, lower(to_address)) WHERE status IN ('awaiting_signature', 'sent', 'stale');
 -- A reported transaction's items, and a project's transfers in flight.
 CREATE INDEX refunds_tx_hash ON refunds (tx_hash) WHERE tx_hash <> '';
 CREATE INDEX payouts_tx_hash ON payouts (tx_hash) WHERE tx_hash <> '';

@@ -248,7 +248,8 @@ type sentRefund struct {
 
 // refund refunds part or all of what s received (once the payment is
 // final, which the API says by refusing before) to a fresh address, pays
-// it from a payer account (the merchant's treasury) and reports the hash.
+// it from a payer account (the merchant's treasury, proven) and reports
+// the hash.
 func (r *run) refund(ctx context.Context, sc *scenario, s *session, g *rand.Rand, paid *big.Int, payment common.Hash) error {
 	amount := paid
 	if g.IntN(2) == 0 {
@@ -307,6 +308,12 @@ func (r *run) refund(ctx context.Context, sc *scenario, s *session, g *rand.Rand
 	r.mu.Unlock()
 	acc, release, err := r.payer(ctx)
 	if err != nil {
+		return err
+	}
+	// The refund is paid from a treasury, which the project proves it
+	// controls: a transaction from any other address is not taken.
+	if err := r.prove(ctx, acc); err != nil {
+		release()
 		return err
 	}
 	value, data, callTo := amount, []byte(nil), to

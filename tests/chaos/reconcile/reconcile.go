@@ -595,7 +595,10 @@ func checkEvents(rec *Records, add func(kind, session, format string, args ...an
 			add(KindEvents, f.SessionID, "%s: first event is %s", f.ID, evs[0].Type)
 		}
 		for _, e := range evs[1:] {
-			if e.Type != "refund."+e.DataStatus && (e.Type != "refund.address_provided" || e.DataStatus != "awaiting_signature") {
+			// An address given, and a transaction rejected, leave the
+			// refund waiting for its signature.
+			if e.Type != "refund."+e.DataStatus && ((e.Type != "refund.address_provided" && e.Type != "refund.transaction_rejected") ||
+				e.DataStatus != "awaiting_signature") {
 				add(KindEvents, f.SessionID, "%s: event %s (version %d) carries status %s", f.ID, e.Type, e.Version, e.DataStatus)
 			}
 		}
@@ -616,7 +619,8 @@ func checkEvents(rec *Records, add func(kind, session, format string, args ...an
 		known[f.ID] = true
 		evs := byObject[f.ID]
 		for _, e := range evs {
-			if e.Type != "payout."+e.DataStatus || e.DataVersion != e.Version {
+			rejected := e.Type == "payout.transaction_rejected" && e.DataStatus == "awaiting_signature"
+			if e.Type != "payout."+e.DataStatus && !rejected || e.DataVersion != e.Version {
 				add(KindEvents, f.SessionID, "%s: event %s (version %d) carries status %s and version %d", f.ID, e.Type, e.Version, e.DataStatus, e.DataVersion)
 			}
 		}
