@@ -58,6 +58,10 @@ const (
 	// restored behind, and the next session would get an address already
 	// paid to.
 	FindingDepositIndexBehind = "deposit-index-behind"
+	// FindingNetworkUnreachable: a configured network whose nodes cannot
+	// be read: what the reconciliation reads on it (deposit addresses
+	// used, refunds and payouts) is not checked.
+	FindingNetworkUnreachable = "network-unreachable"
 )
 
 // depositLookahead is how many unused addresses past the last used one
@@ -147,9 +151,13 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 	if out = append(out, lostTxs...); err != nil {
 		return out, err
 	}
+	// The networks the checks below read: one whose nodes do not answer
+	// is found, and not read further.
+	down, unreachable := svc.networksDown(ctx)
+	out = append(out, unreachable...)
 	// After the sessions recorded again from their workflows: they hold
 	// their indexes.
-	behind, err := svc.depositCountersBehind(ctx, o)
+	behind, err := svc.depositCountersBehind(ctx, o, down)
 	if out = append(out, behind...); err != nil {
 		return out, err
 	}
@@ -158,20 +166,16 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 	if out = append(out, collisions...); err != nil {
 		return out, err
 	}
-	// Money out: the refunds against the chain and the books, the payouts
-	// against the chain.
-	refunds, err := svc.reconcileRefunds(ctx, o)
-	if out = append(out, refunds...); err != nil {
-		return out, err
-	}
-	payouts, err := svc.reconcilePayouts(ctx, o)
-	return append(out, payouts...), err
+	// Money out: the refunds and the payouts against the chain and each
+	// other, the refunds against their sessions' books.
+	moneyOut, err := svc.reconcileMoneyOut(ctx, o, down)
+	return append(out, moneyOut...), err
 }
 
 // depositCountersBehind finds deposit keys whose counter is at or below an
-// index already used, by a recorded session or on chain, and with Repair
-// moves the counter past it.
-func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+// index already used, by a recorded session or on chain (the networks
+// down left out), and with Repair moves the counter past it.
+func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
 	counters, err := svc.store.DepositCounters(ctx, o.ProjectID)
 	if err != nil {
 		return nil, fmt.Errorf("load deposit counters: %w", err)
@@ -183,7 +187,7 @@ func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOption
 		if used >= c.NextIndex {
 			why = append(why, fmt.Sprintf("a recorded session holds index %d", used))
 		}
-		onChain, err := svc.usedOnChain(ctx, c, max(c.NextIndex, used+1))
+		onChain, err := svc.usedOnChain(ctx, c, max(c.NextIndex, used+1), down)
 		if err != nil {
 			return out, err
 		}
@@ -213,11 +217,41 @@ func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOption
 	return out, nil
 }
 
+// networkAnswerWait bounds how long the reconciliation waits for a
+// network's nodes before it finds the network unreachable.
+const networkAnswerWait = 15 * time.Second
+
+// networksDown asks every configured EVM network for its head: those whose
+// nodes cannot be read are found (network-unreachable) and returned with
+// why, for the chain checks to leave them out.
+func (svc *Service) networksDown(ctx context.Context) (map[string]error, []Finding) {
+	down := map[string]error{}
+	var out []Finding
+	for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
+		ch := svc.chains[network]
+		if ch.IsBitcoin() {
+			continue // the reconciliation reads no Bitcoin network
+		}
+		wait, cancel := context.WithTimeout(ctx, networkAnswerWait)
+		_, err := ch.Client.BlockNumber(wait)
+		cancel()
+		if err == nil {
+			continue
+		}
+		down[network] = err
+		out = append(out, Finding{Kind: FindingNetworkUnreachable, ObjectID: network,
+			Detail: fmt.Sprintf("configured, but its nodes cannot be read (%v): its deposit addresses, refunds and payouts are not checked", err),
+			Error:  "not checked"})
+	}
+	return down, out
+}
+
 // usedOnChain reads the addresses of c's key from index from on, on every
-// network of c's environment, until depositLookahead in a row are unused,
-// and returns the highest index used (-1: none). An address is used when
-// it has sent a transaction or holds any of the network's assets.
-func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, from int64) (int64, error) {
+// network of c's environment but those down, until depositLookahead in a
+// row are unused, and returns the highest index used (-1: none). An
+// address is used when it has sent a transaction or holds any of the
+// network's assets.
+func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, from int64, down map[string]error) (int64, error) {
 	key, err := keys.ParseKey(c.Xpub)
 	if err != nil {
 		return -1, err
@@ -230,7 +264,7 @@ func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, fro
 		}
 		for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
 			ch := svc.chains[network]
-			if ch.Network.IsLive != c.IsLive || ch.IsBitcoin() {
+			if ch.Network.IsLive != c.IsLive || ch.IsBitcoin() || down[network] != nil {
 				continue
 			}
 			used, err := addressUsed(ctx, ch, addr)

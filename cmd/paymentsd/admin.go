@@ -104,25 +104,56 @@ func adminOrigin(ctx context.Context) context.Context {
 // adminTemporalService is adminService with a Temporal client, for the admin
 // commands that start workflows.
 func adminTemporalService(ctx context.Context) (*service.Service, func(), error) {
-	d, closeStore, err := adminDeps(ctx)
+	d, closeDeps, err := adminTemporalDeps(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return service.New(d), closeDeps, nil
+}
+
+// adminChainService is adminTemporalService with the configured networks
+// connected as the worker and the API connect them, for the admin commands
+// that read the chains.
+func adminChainService(ctx context.Context) (*service.Service, func(), error) {
+	d, closeDeps, err := adminTemporalDeps(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := loadConfig()
+	if err == nil {
+		d.Chains, err = connectChains(ctx, c)
+	}
+	if err != nil {
+		closeDeps()
+		return nil, nil, err
+	}
+	return service.New(d), closeDeps, nil
+}
+
+// dialTemporal connects the admin commands to Temporal.
+var dialTemporal = client.Dial
+
+// adminTemporalDeps are adminDeps with a Temporal client.
+func adminTemporalDeps(ctx context.Context) (service.Deps, func(), error) {
+	d, closeStore, err := adminDeps(ctx)
+	if err != nil {
+		return service.Deps{}, nil, err
+	}
+	c, err := loadConfig()
 	if err != nil {
 		closeStore()
-		return nil, nil, err
+		return service.Deps{}, nil, err
 	}
 	opts, err := c.Temporal.Options(client.Options{Logger: slogAdapter{}})
 	if err != nil {
 		closeStore()
-		return nil, nil, err
+		return service.Deps{}, nil, err
 	}
-	tc, err := client.Dial(opts)
+	tc, err := dialTemporal(opts)
 	if err != nil {
 		closeStore()
-		return nil, nil, fmt.Errorf("temporal at %s: %w", c.Temporal.Address, err)
+		return service.Deps{}, nil, fmt.Errorf("temporal at %s: %w", c.Temporal.Address, err)
 	}
 	d.Temporal = tc
-	return service.New(d), func() { tc.Close(); closeStore() }, nil
+	return d, func() { tc.Close(); closeStore() }, nil
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-// runReconcile compares the records with the workflows after a restore
-// and, with --repair, repairs what is safe to (docs/operations.md, "Backups
-// and restores"). It exits non-zero while findings are left unrepaired.
+// runReconcile compares the records with the workflows after a restore,
+// and money out with the chain, and, with --repair, repairs what is safe
+// to (docs/operations.md, "Backups and restores"). It reads the networks
+// the worker reads (NETWORKS). It exits non-zero while findings are left
+// unrepaired.
 func runReconcile(ctx context.Context, out io.Writer, args []string) error {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	project := fs.String("project", "", "only this project's records and workflows")
@@ -21,7 +23,7 @@ func runReconcile(ctx context.Context, out io.Writer, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, closeEngine, err := adminTemporalService(ctx)
+	e, closeEngine, err := adminChainService(ctx)
 	if err != nil {
 		return err
 	}

@@ -63,13 +63,20 @@ func open(ctx context.Context, c config, tel *observability.Telemetry) (deps, er
 		st.Close()
 		return deps{}, err
 	}
-	chains, err := chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
+	chains, err := connectChains(ctx, c)
 	if err != nil {
 		tc.Close()
 		st.Close()
 		return deps{}, err
 	}
 	return deps{st, tc, chains}, nil
+}
+
+// connectChains connects the configured networks (NETWORKS, with the
+// catalog's assets): the processes' chains, and the admin commands' that
+// read them.
+func connectChains(ctx context.Context, c config) (chainwatch.Chains, error) {
+	return chainwatch.Connect(ctx, c.Networks, c.Catalog, nil)
 }
 
 // serviceDeps are the engine's dependencies over a process's connections.
