@@ -51,7 +51,7 @@ var sensitiveRoutes = map[string]bool{
 	"POST /api/v1/projects/{projectId}/payout-batches/{batchId}/approve": true,
 	// The project's payment policy: when a payment completes, how short of
 	// its amount it may fall, how late it may come, how long a session is
-	// open (the one route that changes them, the name with them).
+	// open (the name alone is no policy: see takesNothing).
 	"PATCH /api/v1/projects/{projectId}": true,
 	// An application's lasting access on the user's behalf: allowing it
 	// (denying takes nothing: see takesNothing).
@@ -70,6 +70,7 @@ func SensitiveRoute(method, pattern string) bool { return sensitiveRoutes[method
 const (
 	memberPattern  = "/api/v1/projects/{projectId}/members/{userId}"
 	consentPattern = "/api/v1/oauth/authorization"
+	projectPattern = "/api/v1/projects/{projectId}"
 )
 
 // leaving is a member removing themselves: any role may.
@@ -88,11 +89,30 @@ func denying(r *http.Request, body []byte) bool {
 	return err == nil && obj["decision"] == "deny"
 }
 
+// renaming is a project's PATCH that changes its name alone (or
+// nothing): no payment setting. The body is read as denying reads it.
+func renaming(r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPatch || r.Pattern != projectPattern {
+		return false
+	}
+	obj, err := parseObject(body)
+	if err != nil {
+		return false
+	}
+	for k := range obj {
+		if k != "name" {
+			return false
+		}
+	}
+	return true
+}
+
 // takesNothing is a request of a sensitive route that gives no one a way
-// in: a member leaving, a user denying an application. body is the
-// request's (nil for a method without one).
+// in and moves no money: a member leaving, a user denying an application,
+// a project renamed. body is the request's (nil for a method without
+// one).
 func takesNothing(r *http.Request, in signedIn, body []byte) bool {
-	return leaving(r, in) || denying(r, body)
+	return leaving(r, in) || denying(r, body) || renaming(r, body)
 }
 
 // needsReauthentication is a sensitive action asked by a session whose

@@ -157,8 +157,8 @@ func str(v any) string { s, _ := v.(string); return s }
 // A session signed in over REAUTH_WINDOW ago changes no payment setting,
 // no webhook endpoint and grants no application: each is 403
 // REAUTHENTICATION_REQUIRED and changes nothing; the same request, after
-// the password is confirmed, runs. Denying an application takes nothing
-// and needs no fresh sign-in. API keys and access tokens change webhook
+// the password is confirmed, runs. Renaming the project and denying an
+// application take nothing and need no fresh sign-in. API keys and access tokens change webhook
 // endpoints as before, whatever the session's age.
 func TestStaleSessionReauthenticatesForPolicyWebhooksAndConsent(t *testing.T) {
 	w := newSudoWorld(t)
@@ -204,6 +204,20 @@ func TestStaleSessionReauthenticatesForPolicyWebhooksAndConsent(t *testing.T) {
 		refusedThenRuns("PATCH the project "+string(mustJSON(one)), http.MethodPatch, proj, one, func() bool {
 			return string(mustJSON(project())) == string(mustJSON(before))
 		}, http.StatusOK)
+	}
+
+	// The name alone is no payment setting: renamed with the stale
+	// session; a rename with a setting is refused.
+	w.goStale(t)
+	if a := w.call(t, owner, http.MethodPatch, proj, map[string]any{"name": "Renamed shop"}); a.status != http.StatusOK {
+		t.Fatalf("renaming the project with a stale session: %d %s", a.status, a.raw)
+	}
+	if a := w.call(t, owner, http.MethodPatch, proj, map[string]any{"name": "Renamed again", "completeOn": "confirmed"}); a.status != http.StatusForbidden ||
+		a.code != ReauthenticationRequired {
+		t.Fatalf("renaming with a setting, stale: %d %s; want 403 %s", a.status, a.raw, ReauthenticationRequired)
+	}
+	if p := project(); p["name"] != "Renamed shop" {
+		t.Fatalf("the name after the refused change: %v", p["name"])
 	}
 
 	// Webhook endpoints: created, changed, their secret rotated, deleted.
