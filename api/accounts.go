@@ -279,7 +279,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
-	ok(w, r, http.StatusOK, "Password changed; every other session is signed out", userViewOf(in.User))
+	ok(w, r, http.StatusOK, "Password changed; every other session is signed out and every application you authorized disconnected", userViewOf(in.User))
 	return nil
 }
 
@@ -321,11 +321,12 @@ func (s *Server) revokeUserSession(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) revokeOtherSessions(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	n, err := s.svc.RevokeOtherSessions(r.Context(), u.user.ID, u.session.ID)
+	out, err := s.svc.RevokeOtherSessions(r.Context(), u.user.ID, u.session.ID)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Every other session ended", map[string]any{"revoked": n})
+	ok(w, r, http.StatusOK, "Every other session ended, and every application you authorized disconnected",
+		map[string]any{"revoked": out.Sessions, "oauthGrantsRevoked": out.OAuthGrants})
 	return nil
 }
 

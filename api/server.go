@@ -422,7 +422,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 	}
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
 		body, ok := s.readBody(w, r)
-		if !ok || s.reauthenticationRefused(w, r, signed) {
+		if !ok || s.reauthenticationRefused(w, r, signed, body) {
 			return
 		}
 		// Idempotency keys are scoped to the credential, or for public
@@ -443,7 +443,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 		s.idempotent(w, r, scope, body, ep.handle)
 		return
 	}
-	if s.reauthenticationRefused(w, r, signed) {
+	if s.reauthenticationRefused(w, r, signed, nil) {
 		return
 	}
 	if err := ep.handle(w, r); err != nil {

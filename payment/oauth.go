@@ -156,7 +156,8 @@ type OAuthGrant struct {
 	LastUsedAt *time.Time
 	RevokedAt  *time.Time
 	// RevokedReason: "user", "owner", "client_revoked", "token_revoked",
-	// "refresh_token_reused" or "code_reused".
+	// "refresh_token_reused", "code_reused", or for every grant of the
+	// user at once "password_changed" or "signed_out_everywhere".
 	RevokedReason string
 }
 

@@ -172,9 +172,27 @@ func (svc *Service) RevokeUserSession(ctx context.Context, userID, id string) er
 	return err
 }
 
-// RevokeOtherSessions ends every session of the user but keep.
-func (svc *Service) RevokeOtherSessions(ctx context.Context, userID, keep string) (int64, error) {
-	return svc.store.RevokeUserSessions(ctx, userID, "", keep, svc.now())
+// SignedOut is what a sign-out everywhere ended: the other sessions, and
+// the applications' grants.
+type SignedOut struct {
+	Sessions    int64
+	OAuthGrants int
+}
+
+// RevokeOtherSessions signs the user out everywhere but keep: it ends
+// every other session, and every application's access on the user's
+// consent (grants, their tokens, codes not yet exchanged), in one
+// transaction.
+func (svc *Service) RevokeOtherSessions(ctx context.Context, userID, keep string) (SignedOut, error) {
+	var out SignedOut
+	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
+		if out.Sessions, err = svc.store.RevokeUserSessions(ctx, userID, "", keep, svc.now()); err != nil {
+			return err
+		}
+		out.OAuthGrants, err = svc.endUserOAuthGrants(ctx, userID, GrantsEndSignedOutEverywhere)
+		return err
+	})
+	return out, err
 }
 
 // Proof is what a password change or a re-authentication is made with:
@@ -188,7 +206,8 @@ type Proof struct {
 }
 
 // ChangePassword sets a new password after checking the proof, ends
-// every session of the user and signs this one in again (a new token).
+// every session of the user and every application's access on the user's
+// consent, and signs this one in again (a new token).
 func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Proof, next string, c Client) (SignedIn, error) {
 	u, hash, err := svc.store.UserByID(ctx, userID)
 	if err != nil {
@@ -227,7 +246,11 @@ func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Pro
 		if err := svc.store.SetPassword(ctx, userID, newHash, "", svc.now()); err != nil {
 			return err
 		}
-		return svc.accountEvent(ctx, userID, "", payment.AccountPasswordChanged, c, nil)
+		grants, err := svc.endUserOAuthGrants(ctx, userID, GrantsEndPasswordChanged)
+		if err != nil {
+			return err
+		}
+		return svc.accountEvent(ctx, userID, "", payment.AccountPasswordChanged, c, map[string]any{"oauthGrantsRevoked": grants})
 	}); err != nil {
 		return SignedIn{}, err
 	}

@@ -103,14 +103,48 @@ func (svc *Service) OAuthClientForConsent(ctx context.Context, id string) (payme
 
 // ConsentOAuth records a member's authorization of an application: issue
 // stores what the authorization server issues for it (its code), in one
-// transaction with the project's audit entry.
+// transaction with the project's audit entry. The session that consents
+// (p's) is held live through the transaction: a password change or a
+// sign-out everywhere that ended it first refuses the consent, and one
+// that comes after waits for it and ends its code (endUserOAuthGrants).
 func (svc *Service) ConsentOAuth(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string,
 	issue func(ctx context.Context) error) error {
 	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
 		map[string]any{"clientId": clientID, "scopes": scopes}, func(ctx context.Context) error {
+			live, err := svc.store.SessionLive(ctx, p.SessionID)
+			if err != nil {
+				return err
+			}
+			if !live {
+				return payment.ErrUnauthorized
+			}
 			tx, _ := store.TxOf(ctx)
 			return issue(oauth.WithTx(ctx, tx))
 		})
+}
+
+// Why every grant of a user ends at once (oauth_grants.revoked_reason).
+const (
+	GrantsEndPasswordChanged     = "password_changed"
+	GrantsEndSignedOutEverywhere = "signed_out_everywhere"
+)
+
+// endUserOAuthGrants ends every application's access on the user's
+// consent (store.RevokeUserOAuthGrants: grants, tokens, codes not yet
+// exchanged), each grant's end an entry of its project's audit log, in
+// ctx's transaction. It returns how many grants it ended.
+func (svc *Service) endUserOAuthGrants(ctx context.Context, userID, reason string) (int, error) {
+	ended, err := svc.store.RevokeUserOAuthGrants(ctx, userID, reason, svc.now())
+	if err != nil {
+		return 0, err
+	}
+	for _, g := range ended {
+		if err := svc.auditIn(ctx, g.ProjectID, g.IsLive, payment.AuditOAuthGrantRevoked, "oauth_grant", g.ID,
+			map[string]any{"clientId": g.ClientID, "reason": reason}); err != nil {
+			return 0, err
+		}
+	}
+	return len(ended), nil
 }
 
 // ProjectOAuthGrants lists the applications the project's members have

@@ -99,14 +99,15 @@ func (s *Store) SessionAuthenticated(ctx context.Context, sessionID string, now 
 }
 
 // RevokeUserSessions revokes a user's sessions: the one named by id, or
-// (id empty) every one but keep. It returns how many it revoked.
+// (id empty) every one but keep, in ctx's transaction if it has one. It
+// returns how many it revoked.
 func (s *Store) RevokeUserSessions(ctx context.Context, userID, id, keep string, now time.Time) (int64, error) {
 	var tag interface{ RowsAffected() int64 }
 	var err error
 	if id != "" {
-		tag, err = s.pool.Exec(ctx, `UPDATE user_sessions SET revoked_at = $3 WHERE user_id = $1 AND id = $2 AND revoked_at IS NULL`, userID, id, now)
+		tag, err = s.db(ctx).Exec(ctx, `UPDATE user_sessions SET revoked_at = $3 WHERE user_id = $1 AND id = $2 AND revoked_at IS NULL`, userID, id, now)
 	} else {
-		tag, err = s.pool.Exec(ctx, `UPDATE user_sessions SET revoked_at = $3 WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL`, userID, keep, now)
+		tag, err = s.db(ctx).Exec(ctx, `UPDATE user_sessions SET revoked_at = $3 WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL`, userID, keep, now)
 	}
 	if err != nil {
 		return 0, err

@@ -79,6 +79,60 @@ func RevokeOAuthGrant(ctx context.Context, db execer, grantID, reason string, at
 	return tag.RowsAffected() == 1, nil
 }
 
+// RevokeUserOAuthGrants ends every application's access on the user's
+// consent, in ctx's transaction (InTx) or its own: the live grants (with
+// reason, at at), their tokens, and the codes not yet exchanged for a
+// grant (a code is the grant's first record; its grant is written at the
+// exchange). It returns the grants it ended.
+//
+// The order keeps a concurrent exchange or refresh from outliving it and
+// from deadlocking with it: the codes first (an exchange in flight has
+// locked its code: this waits for it, and the grant it writes is then
+// seen by the grants' statement), the refresh tokens next and the access
+// tokens after (the order a refresh locks them in), the grants last (a
+// refresh writes its grant after its tokens). Tokens written by a refresh
+// that commits meanwhile stay active but belong to an ended grant, and a
+// token of an ended grant is not found.
+func (s *Store) RevokeUserOAuthGrants(ctx context.Context, userID, reason string, at time.Time) ([]payment.OAuthGrant, error) {
+	var ended []payment.OAuthGrant
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		db := s.db(ctx)
+		if _, err := db.Exec(ctx, `UPDATE oauth_tokens SET active = false
+			WHERE kind = 'authorize_code' AND active AND session->>'userId' = $1`, userID); err != nil {
+			return err
+		}
+		for _, kind := range []string{"refresh_token", "access_token"} {
+			if _, err := db.Exec(ctx, `UPDATE oauth_tokens SET active = false WHERE kind = $2 AND active
+				AND request_id IN (SELECT id FROM oauth_grants WHERE user_id = $1 AND revoked_at IS NULL)`, userID, kind); err != nil {
+				return err
+			}
+		}
+		rows, err := db.Query(ctx, `UPDATE oauth_grants g SET revoked_at = $3, revoked_reason = $2
+			FROM oauth_clients c, users u
+			WHERE g.user_id = $1 AND g.revoked_at IS NULL AND c.id = g.client_id AND u.id = g.user_id
+			RETURNING `+oauthGrantColumns, userID, reason, at)
+		if err != nil {
+			return err
+		}
+		ended, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.OAuthGrant, error) { return scanOAuthGrant(r) })
+		return err
+	})
+	return ended, err
+}
+
+// SessionLive reads whether a user's session is still live (not revoked)
+// and, in ctx's transaction, holds it so until the transaction ends: a
+// revocation of the session waits for it, and one that came first is
+// seen.
+func (s *Store) SessionLive(ctx context.Context, sessionID string) (bool, error) {
+	var one int
+	err := s.db(ctx).QueryRow(ctx, `SELECT 1 FROM user_sessions WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, sessionID).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 const oauthGrantColumns = `g.id, g.client_id, c.name, g.user_id, u.email, g.project_id, g.is_live, g.scopes, g.created_at,
 	g.last_used_at, g.revoked_at, COALESCE(g.revoked_reason, '')`
 

@@ -61,7 +61,7 @@ api.onReauthenticationRequired(() => dialog("Confirm it is you", (close) => {
     } catch (err) { toast(err.message || "The passkey was not accepted", "bad"); }
   } }, "Use a passkey") : null;
   return h("div", {},
-    h("p", {}, "This action changes who can reach your account or your project's money. Confirm your password (or use a passkey) to go on; you will not be asked again for a few minutes."),
+    h("p", {}, "This action changes who can reach your account or your project, where its events go or how its payments are settled. Confirm your password (or use a passkey) to go on; you will not be asked again for a few minutes."),
     form({}, [field("Password", password, { name: "password" }),
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Confirm"), usePasskey,
         h("button", { type: "button", onclick: () => close(false) }, "Cancel"))], async () => {

@@ -27,7 +27,7 @@ function passwordCard(el) {
   usePasskey.addEventListener("click", () => { withPasskey = true; });
   const f = form({ class: "narrow" }, [
     has ? field("Current password", current, { name: "currentPassword" }) : h("p", { class: "muted" }, "This account signs in with passkeys only; setting a password needs a passkey's confirmation."),
-    field(has ? "New password" : "Password", next, { name: "newPassword", hint: "At least 12 characters. Every other session is signed out." }),
+    field(has ? "New password" : "Password", next, { name: "newPassword", hint: "At least 12 characters. Every other session is signed out, and every application you authorized is disconnected." }),
     h("div", { class: "actions" }, has ? h("button", { type: "submit", class: "primary" }, "Change password") : null, passkeys.supported() ? usePasskey : null),
   ], async () => {
     const viaPasskey = withPasskey || !has;
@@ -35,7 +35,7 @@ function passwordCard(el) {
     if (viaPasskey) await passkeys.assert("/auth/password", { newPassword: next.value });
     else await api.post("/auth/password", { currentPassword: current.value, newPassword: next.value });
     await reloadMe();
-    toast("Password changed; your other sessions are signed out.");
+    toast("Password changed; your other sessions are signed out and your authorized applications disconnected.");
     go(location.pathname, { replace: true });
   });
   clear(el, h("h2", {}, has ? "Password" : "Set a password"), f);
@@ -105,7 +105,8 @@ async function sessionsCard(el) {
     ], list, { caption: "Sessions" }),
     list.length > 1 ? h("button", { type: "button", onclick: async () => {
       const r = await api.post("/auth/sessions/revoke-others");
-      toast(`${r.revoked} other session(s) signed out`);
-      sessionsCard(el);
-    } }, "Sign out every other session") : null);
+      toast(`${r.revoked} other session(s) signed out, ${r.oauthGrantsRevoked} authorized application(s) disconnected`);
+      go(location.pathname, { replace: true }); // the authorized applications' list too
+    } }, "Sign out every other session") : null,
+    list.length > 1 ? h("p", { class: "muted" }, "Signing out every other session also disconnects every application you authorized.") : null);
 }

@@ -145,9 +145,13 @@ export async function settings(main) {
     field("Session lifetime (seconds)", lifetime, { name: "sessionLifetimeSeconds", hint: "How long a checkout session stays open; empty for the deployment's default." }),
     owner ? h("button", { type: "submit", class: "primary" }, "Save settings") : ownersOnly(),
   ], async () => {
-    const body = { name: name.value.trim(), completeOn: completeOn.value, underpaymentTolerancePercent: tolerance.value.trim(),
-      latePaymentWindowSeconds: Number(late.value) };
-    if (lifetime.value) body.sessionLifetimeSeconds = Number(lifetime.value);
+    // Only the settings that changed: a rename alone needs no fresh
+    // sign-in, a payment setting does (the dialog asks for the password).
+    const body = { name: name.value.trim() };
+    if (completeOn.value !== p.completeOn) body.completeOn = completeOn.value;
+    if (tolerance.value.trim() !== p.underpaymentTolerancePercent) body.underpaymentTolerancePercent = tolerance.value.trim();
+    if (Number(late.value) !== seconds(p.latePaymentWindow)) body.latePaymentWindowSeconds = Number(late.value);
+    if (lifetime.value && Number(lifetime.value) !== p.sessionLifetimeSeconds) body.sessionLifetimeSeconds = Number(lifetime.value);
     await api.patch(project(), body);
     await reloadMe();
     toast("Settings saved");
