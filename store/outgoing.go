@@ -57,12 +57,13 @@ func trackOutgoing(ctx context.Context, tx pgx.Tx, id string, o payment.Outgoing
 
 // TakenTransfers names, by log index, the transfers of a transaction that
 // count already for an outgoing item other than except, or for an
-// incoming payment (a transaction's record).
+// incoming payment (a transaction's record; a payer's claim, which names
+// no transfer yet, is none).
 func (s *Store) TakenTransfers(ctx context.Context, chainID int64, hash, except string) (map[int]string, error) {
 	rows, err := s.db(ctx).Query(ctx, `SELECT log_index, item_id FROM outgoing_transfers
 			WHERE chain_id = $1 AND tx_hash = $2 AND item_id <> $3
-		UNION ALL SELECT log_index, id FROM transactions WHERE chain_id = $1 AND tx_hash = $2 AND log_index >= $4`,
-		chainID, strings.ToLower(hash), except, payment.LogIndexNative)
+		UNION ALL SELECT log_index, id FROM transactions WHERE chain_id = $1 AND tx_hash = $2 AND log_index <> $4`,
+		chainID, strings.ToLower(hash), except, payment.LogIndexClaim)
 	if err != nil {
 		return nil, fmt.Errorf("taken transfers: %w", err)
 	}
