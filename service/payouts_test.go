@@ -130,3 +130,41 @@ func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
 		t.Errorf("the batch's events: %v", types)
 	}
 }
+
+// A project's transactions reported and not mined are bounded: past
+// payment.MaxInFlight a report is refused with a 429 that says why, and
+// another project reports as before.
+func TestReportsInFlightAreBoundedPerProject(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m, other := e.owner(t, "Busy"), e.owner(t, "Another merchant")
+	approved := func(m member) payment.Payout {
+		t.Helper()
+		rec, err := e.svc.CreatePayoutBatch(ctx, m.principal, m.principal.ProjectID, payment.PayoutBatchInput{FromAddress: ptr(provenTreasury(t, e, m)),
+			Lines: []payment.PayoutLine{payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "1", "x")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, err = e.svc.ApprovePayoutBatch(ctx, m.principal, m.principal.ProjectID, rec.Batch.ID); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Payouts[0]
+	}
+	mine, theirs := approved(m), approved(other)
+	// The project's earlier payouts, sent and never mined.
+	if _, err := e.store.Pool().Exec(ctx, `INSERT INTO payouts (id, batch_id, project_id, is_live, line, status, network, chain_id,
+		asset_definition_id, symbol, decimals, amount_base_units, from_address, to_address, tx_hash, version, created_at, updated_at)
+		SELECT 'po_stuck' || g, batch_id, project_id, false, 1000 + g, 'sent', network, chain_id, asset_definition_id, symbol, decimals,
+			1, from_address, to_address, '0x' || lpad(to_hex(g), 64, '0'), 2, now(), now()
+		FROM payouts, generate_series(1, $2) g WHERE id = $1`, mine.ID, payment.MaxInFlight); err != nil {
+		t.Fatal(err)
+	}
+	hash := "0x" + strings.Repeat("ab", 32)
+	_, err := e.svc.ReportPayoutSent(ctx, m.principal, m.principal.ProjectID, mine.ID, hash)
+	if payment.KindOf(err) != payment.KindRateLimited || !strings.Contains(err.Error(), "not mined yet") {
+		t.Fatalf("a report past the project's bound: %v; want rate limited", err)
+	}
+	if _, err := e.svc.ReportPayoutSent(ctx, other.principal, other.principal.ProjectID, theirs.ID, hash); err != nil {
+		t.Fatalf("another project's report: %v", err)
+	}
+}
