@@ -87,6 +87,20 @@ func (f outgoingFixture) report(t *testing.T, p payment.Payout, hash common.Hash
 	}
 }
 
+// transfer sends amount USDC base units from `from` to `to` and mines it.
+func (f outgoingFixture) transfer(t *testing.T, from devchain.Account, to common.Address, amount int64) common.Hash {
+	t.Helper()
+	ctx := context.Background()
+	h, err := f.chain.TransferToken(ctx, from, to, big.NewInt(amount))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.chain.Mine(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // follow runs one look of the payout's workflow.
 func (f outgoingFixture) follow(t *testing.T, id string) workflows.FollowOutgoingOutput {
 	t.Helper()
@@ -119,18 +133,11 @@ func ptr[T any](v T) *T { return &v }
 // not send is rejected too.
 func TestOneTransferPaysOneOutgoingItemWhateverTheProject(t *testing.T) {
 	f := newOutgoingFixture(t)
-	ctx := context.Background()
 	treasury, payee := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000b0b01")
 	mine := f.approvedPayout(t, "Treasury's own", treasury.Address, payee, 1_500_000)
 	theirs := f.approvedPayout(t, "Second merchant", treasury.Address, payee, 1_500_000)
 
-	h, err := f.chain.TransferToken(ctx, treasury, payee, big.NewInt(1_500_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.chain.Mine(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	h := f.transfer(t, treasury, payee, 1_500_000)
 	f.report(t, mine, h)
 	f.report(t, theirs, h)
 	if out := f.follow(t, mine.ID); out.Status != payment.RefundFinalized && out.Status != payment.RefundConfirmed {
@@ -149,13 +156,7 @@ func TestOneTransferPaysOneOutgoingItemWhateverTheProject(t *testing.T) {
 	// A transaction another address sent (the payee's amount, from
 	// someone else) is not the payout's.
 	stranger := f.approvedPayout(t, "Stranger", treasury.Address, common.HexToAddress("0x00000000000000000000000000000000000b0b02"), 7)
-	other, err := f.chain.TransferToken(ctx, f.chain.Accounts[2], common.HexToAddress("0x00000000000000000000000000000000000b0b02"), big.NewInt(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.chain.Mine(ctx, other); err != nil {
-		t.Fatal(err)
-	}
+	other := f.transfer(t, f.chain.Accounts[2], common.HexToAddress("0x00000000000000000000000000000000000b0b02"), 7)
 	f.report(t, stranger, other)
 	f.follow(t, stranger.ID)
 	if got := f.payout(t, stranger.ID); got.Status != payment.RefundAwaitingSignature || !strings.Contains(got.FailureReason, "was not sent from") {
@@ -186,13 +187,7 @@ func TestAHashNeverMinedGoesStale(t *testing.T) {
 	if n := events(t, f.store, p.ProjectID)[payment.EventPayoutStale]; n != 1 {
 		t.Fatalf("%d payout.stale events, want 1", n)
 	}
-	h, err := f.chain.TransferToken(ctx, treasury, payee, big.NewInt(2_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.chain.Mine(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	h := f.transfer(t, treasury, payee, 2_000_000)
 	f.report(t, f.payout(t, p.ID), h)
 	if out := f.follow(t, p.ID); out.Status != payment.RefundConfirmed && out.Status != payment.RefundFinalized {
 		t.Fatalf("the replacement: %+v", out)
@@ -213,13 +208,7 @@ func TestAReplacementSeenByTheScanIsFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := f.chain.TransferToken(ctx, treasury, payee, big.NewInt(3_000_000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.chain.Mine(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	h := f.transfer(t, treasury, payee, 3_000_000)
 	in := workflows.ScanInput{Network: "devnet", Cursor: workflows.ScanCursor{Number: before.Number.Uint64(), Hash: before.Hash().Hex()}}
 	if _, err := f.env.ExecuteActivity(workflows.ActivityScanNetwork, in); err != nil {
 		t.Fatal(err)
