@@ -22,6 +22,7 @@ import (
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 // The world the attacks are made in: a victim project with a resource of
@@ -79,12 +80,7 @@ func setup(t *testing.T) world {
 		claimToken := str(refund["claimUrl"])[strings.LastIndex(str(refund["claimUrl"]), "/")+1:]
 		secrets.add(claimToken)
 		// The batch pays from a treasury the victim proved it controls.
-		const treasury = "0x00000000000000000000000000000000000000aa"
-		if _, err := stack.Store.ClaimRecipient(context.Background(), payment.Recipient{ProjectID: w.victim.Project.ID,
-			Address: treasury, Challenge: "proof", ChallengeExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := stack.Store.VerifyRecipient(context.Background(), w.victim.Project.ID, false, treasury, "proof", "eip191", now); err != nil {
+		if err := stacktest.ProveAddress(stack.Store, w.victim.Project.ID, "0x00000000000000000000000000000000000000aa"); err != nil {
 			t.Fatal(err)
 		}
 		batch := mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/payout-batches", key,

@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 // Money out, tried as a second merchant: a batch naming the victim's
@@ -33,12 +34,7 @@ func TestAnotherTenantCannotPayOutFromOrIntoTheVictimsAddresses(t *testing.T) {
 
 	// The attacker's own treasury, proven.
 	const own = "0x00000000000000000000000000000000000000cc"
-	now := time.Now().UTC()
-	if _, err := stack.Store.ClaimRecipient(context.Background(), payment.Recipient{ProjectID: w.attacker.Project.ID,
-		Address: own, Challenge: "proof", ChallengeExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stack.Store.VerifyRecipient(context.Background(), w.attacker.Project.ID, false, own, "proof", "eip191", now); err != nil {
+	if err := stacktest.ProveAddress(stack.Store, w.attacker.Project.ID, own); err != nil {
 		t.Fatal(err)
 	}
 	session := mustJSON(t, http.StatusOK)(call(t, "GET", "/api/v1/projects/"+w.victim.Project.ID+"/checkout-sessions/"+w.params["sessionId"],
@@ -81,13 +77,7 @@ func provenTreasury(t *testing.T, tn tenant) devchain.Account {
 			t.Fatal(err)
 		}
 	}
-	now := time.Now().UTC()
-	addr := strings.ToLower(acct.Address.Hex())
-	if _, err := stack.Store.ClaimRecipient(ctx, payment.Recipient{ProjectID: tn.Project.ID, Address: addr, Challenge: "proof",
-		ChallengeExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stack.Store.VerifyRecipient(ctx, tn.Project.ID, false, addr, "proof", "eip191", now); err != nil {
+	if err := stacktest.ProveAddress(stack.Store, tn.Project.ID, acct.Address.Hex()); err != nil {
 		t.Fatal(err)
 	}
 	return acct

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	sdklog "go.temporal.io/sdk/log"
@@ -21,7 +22,9 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
@@ -94,4 +97,18 @@ func Project(svc *service.Service, name string) (service.CreatedProject, error) 
 		}
 	}
 	return p, nil
+}
+
+// ProveAddress records address as a verified recipient of the project's
+// sandbox, as its owner's signed challenge would: a proven address, which
+// payout batches may pay from.
+func ProveAddress(st *store.Store, projectID, address string) error {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	if _, err := st.ClaimRecipient(ctx, payment.Recipient{ProjectID: projectID, Address: strings.ToLower(address), Challenge: "proof",
+		ChallengeExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
+		return err
+	}
+	_, err := st.VerifyRecipient(ctx, projectID, false, address, "proof", "eip191", now)
+	return err
 }

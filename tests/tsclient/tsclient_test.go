@@ -38,6 +38,10 @@ func TestTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The client's payout batches pay from a treasury the project proved.
+	if err := stacktest.ProveAddress(stack.Store, p.Project.ID, "0x00000000000000000000000000000000000000aa"); err != nil {
+		t.Fatal(err)
+	}
 	run := func(args ...string) {
 		cmd := exec.Command("npm", args...)
 		cmd.Dir = dir
