@@ -32,10 +32,9 @@ INSERT INTO outgoing_follows (item_id, due_at)
     SELECT id, now() FROM refunds WHERE status IN ('sent', 'confirmed')
     UNION ALL SELECT id, now() FROM payouts WHERE status IN ('sent', 'confirmed');
 
-DROP INDEX refunds_following;
-DROP INDEX payouts_following;
-DROP INDEX refunds_awaiting;
-DROP INDEX payouts_awaiting;
+-- refunds_following, payouts_following, refunds_awaiting and
+-- payouts_awaiting serve the previous release's scans while it drains:
+-- dropped by a later release.
 -- What a scan's recipients find waiting for their signature, or sent and
 -- not mined (a replacement may pay them).
 CREATE INDEX refunds_awaiting_to ON refunds (network, lower(to_address)) WHERE status IN ('awaiting_signature', 'sent', 'stale');
@@ -53,10 +52,6 @@ DROP INDEX payouts_tx_hash;
 DROP INDEX refunds_tx_hash;
 DROP INDEX payouts_awaiting_to;
 DROP INDEX refunds_awaiting_to;
-CREATE INDEX refunds_following ON refunds (network, updated_at) WHERE status IN ('sent', 'confirmed');
-CREATE INDEX refunds_awaiting ON refunds (network, created_at) WHERE status = 'awaiting_signature';
-CREATE INDEX payouts_following ON payouts (network, updated_at) WHERE status IN ('sent', 'confirmed');
-CREATE INDEX payouts_awaiting ON payouts (network, created_at) WHERE status = 'awaiting_signature';
 DROP TABLE outgoing_follows;
 DROP TABLE outgoing_transfers;
 ALTER TABLE payouts DROP COLUMN log_index, DROP COLUMN sent_at;
