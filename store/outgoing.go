@@ -92,6 +92,10 @@ func (s *Store) AwaitingOutgoingTo(ctx context.Context, network string, addrs []
 	for i, a := range addrs {
 		lower[i] = strings.ToLower(a)
 	}
+	lower, err := s.mayBeDestinations(ctx, lower)
+	if err != nil || len(lower) == 0 {
+		return nil, nil, err
+	}
 	const where = `network = $1 AND status IN ('awaiting_signature', 'sent', 'stale') AND lower(to_address) = ANY($2)
 		ORDER BY status <> 'awaiting_signature', created_at, id`
 	q := s.db(ctx)

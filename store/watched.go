@@ -11,14 +11,16 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// watchedSet is, in the process that scans, every deposit address issued
-// and every shared recipient ever held, by the first 8 bytes of the
-// address: the scan's lookup asks the database only about the recipients
-// it may hold (none, in most ranges), so that what a lookup costs hardly
-// grows with the sessions stored. The database, not the set, says which
+// watchedSet is, in the process that scans, every deposit address issued,
+// every shared recipient ever held and every destination a refund or
+// payout was ever given, by the first 8 bytes of the address: the scan's
+// lookups ask the database only about the recipients it may hold (none,
+// in most ranges), so that what a lookup costs hardly grows with the
+// sessions stored or the money out waiting. The database, not the set, says which
 // sessions exist (a database restored from a backup may have lost some the
 // set holds). The set is read whole on first use, then grows by the
-// sessions and holds created since its last read at each lookup. Its
+// sessions, holds and destinations created (or, for a destination,
+// changed) since its last read at each lookup. Its
 // last read noted the oldest transaction still running then (the
 // snapshot's xmin): the next reads the rows created by that transaction or
 // later ones, which holds every row committed since, in whatever order the
@@ -28,8 +30,9 @@ import (
 type watchedSet struct {
 	mu sync.Mutex
 	// keys are the deposit addresses', shared those of the recipients of
-	// holds (on any network).
-	keys, shared map[uint64]struct{}
+	// holds (on any network), outgoing those of every destination a
+	// refund or payout was given (on any network, in any status).
+	keys, shared, outgoing map[uint64]struct{}
 	// filter has two bits of a word set for each deposit address's key
 	// (filterBits; 16 to 32 bits a session): most of a range's recipients
 	// are no session's, and the filter, 2 to 4 megabytes at a million
@@ -55,7 +58,8 @@ func addressKey(a string) (uint64, bool) {
 }
 
 func (w *watchedSet) reset() {
-	w.keys, w.shared, w.filter = map[uint64]struct{}{}, map[uint64]struct{}{}, make([]uint64, minFilterWords)
+	w.keys, w.shared, w.outgoing = map[uint64]struct{}{}, map[uint64]struct{}{}, map[uint64]struct{}{}
+	w.filter = make([]uint64, minFilterWords)
 }
 
 // minFilterWords is the filter's least size, in 64-bit words (8 KB).
@@ -111,10 +115,14 @@ func (w *watchedSet) addDeposits(addresses ...string) {
 	}
 }
 
-func (w *watchedSet) addShared(recipients ...string) {
-	for _, r := range recipients {
-		if k, ok := addressKey(r); ok {
-			w.shared[k] = struct{}{}
+func (w *watchedSet) addShared(recipients ...string) { addKeys(w.shared, recipients) }
+
+func (w *watchedSet) addOutgoing(destinations ...string) { addKeys(w.outgoing, destinations) }
+
+func addKeys(set map[uint64]struct{}, addresses []string) {
+	for _, a := range addresses {
+		if k, ok := addressKey(a); ok {
+			set[k] = struct{}{}
 		}
 	}
 }
@@ -128,13 +136,16 @@ func (w *watchedSet) refresh(ctx context.Context, s *Store) error {
 	// One statement, one snapshot: the sessions and holds it sees, and
 	// its xmin for the next read.
 	var snapshot string
-	var addresses, recipients []string
+	var addresses, recipients, destinations []string
 	if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
 			coalesce((SELECT array_agg(deposit_address) FROM checkout_sessions
 				WHERE created_xid >= $1::text::xid8 AND deposit_address <> '' AND NOT shared_recipient), '{}'),
 			coalesce((SELECT array_agg(DISTINCT recipient) FROM amount_reservations
-				WHERE created_xid >= $1::text::xid8), '{}')`,
-		strconv.FormatUint(w.from, 10)).Scan(&snapshot, &addresses, &recipients); err != nil {
+				WHERE created_xid >= $1::text::xid8), '{}'),
+			coalesce((SELECT array_agg(DISTINCT to_address) FROM (
+				SELECT to_address FROM refunds WHERE address_xid >= $1::text::xid8 AND to_address <> ''
+				UNION ALL SELECT to_address FROM payouts WHERE address_xid >= $1::text::xid8 AND to_address <> '') d), '{}')`,
+		strconv.FormatUint(w.from, 10)).Scan(&snapshot, &addresses, &recipients, &destinations); err != nil {
 		return err
 	}
 	xmin, err := strconv.ParseUint(snapshot, 10, 64)
@@ -148,6 +159,7 @@ func (w *watchedSet) refresh(ctx context.Context, s *Store) error {
 	}
 	w.addDeposits(addresses...)
 	w.addShared(recipients...)
+	w.addOutgoing(destinations...)
 	w.from = xmin
 	return nil
 }
@@ -193,7 +205,17 @@ func (w *watchedSet) readAll(ctx context.Context, s *Store) error {
 	}); err != nil {
 		return err
 	}
-	w.keys, w.shared, w.filter, w.from = next.keys, next.shared, next.filter, xmin
+	if rows, err = tx.Query(ctx, `SELECT to_address FROM refunds WHERE to_address <> ''
+		UNION SELECT to_address FROM payouts WHERE to_address <> ''`); err != nil {
+		return err
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&a}, func() error {
+		next.addOutgoing(a)
+		return nil
+	}); err != nil {
+		return err
+	}
+	w.keys, w.shared, w.outgoing, w.filter, w.from = next.keys, next.shared, next.outgoing, next.filter, xmin
 	return nil
 }
 
@@ -247,4 +269,25 @@ func (s *Store) WatchedRecipients(ctx context.Context, network string, addresses
 		out.Shared, err = s.SharedRecipients(ctx, network, shared)
 	}
 	return out, err
+}
+
+// mayBeDestinations returns those of addresses (lowercase) that a refund
+// or payout may pay, through the set of every destination money out was
+// given: most of a scanned range's recipients are none, and are not looked
+// up in the database.
+func (s *Store) mayBeDestinations(ctx context.Context, addresses []string) ([]string, error) {
+	w := &s.watched
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.refresh(ctx, s); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range addresses {
+		k, ok := addressKey(a)
+		if _, held := w.outgoing[k]; held || !ok {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }

@@ -187,3 +187,71 @@ func TestWatchedRecipientsFindEveryHold(t *testing.T) {
 		t.Fatalf("a new process watches %v, want both", got)
 	}
 }
+
+// The scan's lookup of money out waiting for its transfer finds a payout
+// whatever its destination's history: given before the process's first
+// lookup, after it, or changed since, and by a fresh process; a recipient
+// no item pays finds nothing, nor does a finalized item's.
+func TestAwaitingOutgoingMissesNoDestination(t *testing.T) {
+	ctx := context.Background()
+	s, url := openOwn(t)
+	pr := newProject(t, s)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	render := func(payment.BatchRecord, int) ([]byte, error) { return []byte(`{}`), nil }
+	n := 0
+	pay := func(to string, status payment.RefundStatus) string {
+		t.Helper()
+		n++
+		b := payment.PayoutBatch{ID: payment.NewID(payment.PrefixPayoutBatch, now), ProjectID: pr.ProjectID, Status: payment.BatchApproved,
+			FromAddress: "0x00000000000000000000000000000000000000f1", Count: 1, Version: 1, CreatedAt: now, UpdatedAt: now}
+		p := payment.Payout{ID: payment.NewID(payment.PrefixPayout, now), BatchID: b.ID, ProjectID: pr.ProjectID, Line: 1,
+			Outgoing: payment.Outgoing{Status: status, Network: "devnet", ChainID: 1337, AssetDefinitionID: "usdc-devnet",
+				Symbol: "USDC", Decimals: 6, AmountBaseUnits: fmt.Sprint(n), FromAddress: b.FromAddress, ToAddress: to},
+			Version: 1, CreatedAt: now, UpdatedAt: now}
+		if err := s.CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: []payment.Payout{p}}, render); err != nil {
+			t.Fatal(err)
+		}
+		return p.ID
+	}
+	awaiting := func(s *store.Store, addresses ...string) []string {
+		t.Helper()
+		_, payouts, err := s.AwaitingOutgoingTo(ctx, "devnet", append(addresses, "0x00000000000000aa000000000000000000000000"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range payouts {
+			got = append(got, p.ID)
+		}
+		return got
+	}
+	before := fmt.Sprintf("0x%016x%024x", 0xb1, 1)
+	first := pay(before, payment.RefundAwaitingSignature)
+	if got := awaiting(s, before); len(got) != 1 || got[0] != first {
+		t.Fatalf("a payout approved before the first lookup: found %v", got)
+	}
+	after, changed := fmt.Sprintf("0x%016x%024x", 0xb2, 2), fmt.Sprintf("0x%016x%024x", 0xb3, 3)
+	second := pay(after, payment.RefundAwaitingSignature)
+	if got := awaiting(s, after); len(got) != 1 || got[0] != second {
+		t.Fatalf("a payout approved after the first lookup: found %v", got)
+	}
+	if _, err := s.Pool().Exec(ctx, `UPDATE payouts SET to_address = $2 WHERE id = $1`, second, changed); err != nil {
+		t.Fatal(err)
+	}
+	if got := awaiting(s, changed); len(got) != 1 || got[0] != second {
+		t.Fatalf("a payout whose destination changed after the lookups: found %v", got)
+	}
+	done := fmt.Sprintf("0x%016x%024x", 0xb4, 4)
+	pay(done, payment.RefundFinalized)
+	if got := awaiting(s, done); len(got) != 0 {
+		t.Fatalf("a finalized payout found awaiting: %v", got)
+	}
+	again, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got := awaiting(again, before, changed, after); len(got) != 2 {
+		t.Fatalf("a new process found %v, want the two awaiting payouts", got)
+	}
+}
