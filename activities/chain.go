@@ -2,19 +2,23 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -114,8 +118,8 @@ func attachTxTransfers(ts []workflows.SessionTransfer, untraced map[string]bool)
 // handOver ends a scan: it marks the transfers that pay one session alone
 // (with their transaction's transfers, for an EVM scan, which names the
 // transactions it could not trace in untraced), finds the sessions due,
-// and, when asked, signals the transfers and the progress to the sessions
-// itself.
+// and, when asked, hands the transfers and the progress to the sessions
+// itself (signalSessions).
 func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *workflows.ScanOutput, untraced map[string]bool) error {
 	workflows.MarkSolo(out.Transfers)
 	if untraced != nil {
@@ -125,57 +129,99 @@ func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *
 	if out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time); err != nil {
 		return classify(err)
 	}
-	if in.SignalSessions && a.Temporal != nil {
-		return a.signalSessions(ctx, in.Network, out)
+	if !in.SignalSessions {
+		return nil
 	}
-	return nil
+	if a.Temporal == nil {
+		// Chainwatch gives what is left to the transactions' workflows:
+		// a session whose start is pending would miss its transfer.
+		return temporal.NewNonRetryableApplicationError("the scan hands its transfers to their sessions with a Temporal client, and has none",
+			"invalid", nil)
+	}
+	return a.signalSessions(ctx, in.Network, out)
 }
 
 // signalsAtOnce bounds the signals one scan has in flight.
 const signalsAtOnce = 16
 
-// startsWithin bounds the time a scan gives the pending starts of the
-// sessions it found paid, well inside its heartbeat timeout.
-const startsWithin = 5 * time.Second
-
-// signalSessions hands a scan's transfers to their sessions' running
-// workflows, signalling each with the client; sessions recorded a moment
-// ago whose workflows' starts are still pending it has started (Starts)
-// and signals again. Once every transfer is handed over, it tells the due
-// sessions the scan's progress. It leaves in out what it could not hand
-// over (no session's transfer, a session whose workflow has ended, a
-// signal that failed) and, unless all were, the sessions still to tell:
-// chainwatch takes those as it did before. A retried scan signals again,
-// which a session ignores (it knows the transfer, and the progress only
-// grows).
+// signalSessions hands a scan's transfers to their sessions' workflows
+// with the client. A session whose workflow's start is still pending (it
+// was recorded a moment ago, package sessionstart) gets its transfer by a
+// signal-with-start that carries the recorded start, so the same call
+// starts the workflow and hands it the transfer; the pending start is then
+// done. Every other session's workflow gets a plain signal. Once every
+// transfer is handed over, it tells the due sessions the scan's progress.
+//
+// It leaves in out what cannot be handed over: a transfer that is no
+// session's, or a session's whose workflow has ended (the plain signal
+// finds no running workflow, or the start is refused as a duplicate),
+// and, unless all were handed over, the sessions still to tell: chainwatch
+// gives those transfers to their transactions' workflows. Any other
+// failure fails the scan, which is retried: a session ignores a transfer
+// it has heard already, and the progress only grows.
 func (a *Activities) signalSessions(ctx context.Context, network string, out *workflows.ScanOutput) error {
-	// unsent marks the transfers to sessions not signalled yet.
-	unsent := make([]bool, len(out.Transfers))
-	for i, p := range out.Transfers {
-		unsent[i] = p.SessionID != ""
-	}
-	if err := a.signalEach(ctx, out.Transfers, unsent); err != nil {
-		return err
-	}
 	var ids []string
-	for i, p := range out.Transfers {
-		if unsent[i] && !slices.Contains(ids, p.SessionID) {
+	for _, p := range out.Transfers {
+		if p.SessionID != "" && !slices.Contains(ids, p.SessionID) {
 			ids = append(ids, p.SessionID)
 		}
 	}
-	if len(ids) > 0 && a.Starts != nil {
-		// A start that fails (or is not made in time) leaves its
-		// transfer to chainwatch, which waits for the start.
-		starting, cancel := context.WithTimeout(ctx, startsWithin)
-		_ = a.Starts.Ensure(starting, ids...)
-		cancel()
-		if err := a.signalEach(ctx, out.Transfers, unsent); err != nil {
+	var starts map[string]store.SessionStart
+	if len(ids) > 0 {
+		pending, err := a.Store.PendingSessionStarts(ctx, ids)
+		if err != nil {
 			return err
 		}
+		starts = make(map[string]store.SessionStart, len(pending))
+		for _, st := range pending {
+			starts[st.SessionID] = st
+		}
+	}
+	// undelivered marks the transfers no running workflow takes.
+	undelivered := make([]bool, len(out.Transfers))
+	var mu sync.Mutex
+	var started []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(signalsAtOnce)
+	for i, p := range out.Transfers {
+		if p.SessionID == "" {
+			undelivered[i] = true
+			continue
+		}
+		g.Go(func() error {
+			var err error
+			st, pending := starts[p.SessionID]
+			if pending {
+				err = sessionstart.SignalWithStart(gctx, a.Temporal, st, workflows.SignalTransfer, p)
+			} else {
+				err = a.Temporal.SignalWorkflow(gctx, workflows.CheckoutSessionWorkflowID(p.SessionID), "", workflows.SignalTransfer, p)
+			}
+			ended := temporal.IsWorkflowExecutionAlreadyStartedError(err) || isNotFound(err)
+			if err != nil && !ended {
+				return fmt.Errorf("hand a transfer to session %s: %w", p.SessionID, err)
+			}
+			undelivered[i] = ended
+			if pending {
+				// Started now, or ran and ended: no start is due.
+				mu.Lock()
+				if !slices.Contains(started, p.SessionID) {
+					started = append(started, p.SessionID)
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := a.Store.SessionsStarted(ctx, started); err != nil {
+		// The sweep would start them again, finding them started: no harm.
+		slog.WarnContext(ctx, "pending starts of sessions started by their transfers not deleted", "sessions", started, "err", err)
 	}
 	var rest []workflows.SessionTransfer
 	for i, p := range out.Transfers {
-		if unsent[i] || p.SessionID == "" {
+		if undelivered[i] {
 			rest = append(rest, p)
 		}
 	}
@@ -183,10 +229,10 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 		return nil
 	}
 	word := workflows.ScanProgress{Network: network, BlockTime: out.Cursor.Time}
-	g := &errgroup.Group{}
-	g.SetLimit(signalsAtOnce)
+	tell := &errgroup.Group{}
+	tell.SetLimit(signalsAtOnce)
 	for _, id := range out.Due {
-		g.Go(func() error {
+		tell.Go(func() error {
 			// A session whose workflow has ended or not started yet
 			// does not hear it, as from chainwatch: it reads the
 			// progress for itself if it waits.
@@ -194,30 +240,18 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 			return ctx.Err()
 		})
 	}
-	if err := g.Wait(); err != nil {
+	if err := tell.Wait(); err != nil {
 		return err
 	}
 	out.Due = nil
 	return nil
 }
 
-// signalEach signals the sessions of the transfers marked in unsent, at
-// most signalsAtOnce at a time, and leaves marked those it could not
-// signal.
-func (a *Activities) signalEach(ctx context.Context, transfers []workflows.SessionTransfer, unsent []bool) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(signalsAtOnce)
-	for i, p := range transfers {
-		if !unsent[i] {
-			continue
-		}
-		g.Go(func() error {
-			err := a.Temporal.SignalWorkflow(gctx, workflows.CheckoutSessionWorkflowID(p.SessionID), "", workflows.SignalTransfer, p)
-			unsent[i] = err != nil
-			return ctx.Err()
-		})
-	}
-	return g.Wait()
+// isNotFound tells a signal that found no running workflow: the session's
+// workflow has ended (or was never started).
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
 }
 
 // maxDue bounds how many sessions of each kind (expiry, late-payment
