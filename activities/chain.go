@@ -33,10 +33,11 @@ func (a *Activities) chain(key string) (*chainwatch.Chain, error) {
 }
 
 // ScanNetwork polls a network for payments to watched deposit addresses:
-// the blocks after the cursor, or a wait at the head for the next one (see
-// chainwatch.Poller, which also rewinds a cursor a reorg left behind). It
-// does not move the cursor itself: chainwatch does, with the
-// result, so a retried scan rescans the same range.
+// the blocks after the cursor, or a wait at the head for the next one, as
+// the network's family reads them (chainFamily.scan), then hands them to
+// their sessions (handOver). It does not move the cursor itself:
+// chainwatch does, with the result, so a retried scan rescans the same
+// range.
 func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (workflows.ScanOutput, error) {
 	c, err := a.chain(in.Network)
 	if err != nil {
@@ -52,49 +53,21 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 			return workflows.ScanOutput{Cursor: in.Cursor}, err
 		}
 	}
-	if c.IsBitcoin() {
-		out, mempool, err := a.scanBitcoin(ctx, c, cursor)
-		if err == nil {
-			err = a.handOver(ctx, in, &out, nil) // a Bitcoin look reads the transaction anyway
-		}
-		if err == nil && mempool != nil {
-			// Only now: a scan retried reads the mempool's payments again.
-			a.mempools.set(in.Network, mempool)
-		}
-		return out, err
+	f, err := a.family(c)
+	if err != nil {
+		return workflows.ScanOutput{}, err
 	}
-	sessions := &depositSessions{store: a.Store, network: c.Network}
-	sent := &outgoingWatch{a: a, network: in.Network}
-	lookup := sent.lookup(sessions.lookup)
-	started := time.Now()
-	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, lookup)
-	if polled.Head > 0 {
-		observability.ChainHead.WithLabelValues(in.Network).Set(float64(polled.Head))
-		observability.ScanLag.WithLabelValues(in.Network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
-	}
-	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
-		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
+	out, handed, err := f.scan(ctx, a, c, in.Network, cursor)
 	if err != nil {
 		return out, err
 	}
-	observability.ScannedBlock.WithLabelValues(in.Network).Set(float64(polled.Cursor.Number))
-	if polled.Cursor.Number != in.Cursor.Number {
-		// A poll that found no new block measured a wait, not a scan.
-		observability.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
-	}
-	if polled.Transfers, err = sent.take(ctx, c, polled.Transfers); err != nil {
+	if err := a.handOver(ctx, in, &out, handed.untraced); err != nil {
 		return out, err
 	}
-	untraced := map[string]bool{}
-	for _, t := range polled.Transfers {
-		if t.Untraced {
-			untraced[hashString(t.TxHash)] = true
-		}
+	if handed.after != nil {
+		handed.after()
 	}
-	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
-		return out, err
-	}
-	return out, a.handOver(ctx, in, &out, untraced)
+	return out, nil
 }
 
 // attachTxTransfers gives each transfer whose transaction pays its session
@@ -283,12 +256,16 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	if c.IsBitcoin() {
+	f, err := a.family(c)
+	if err != nil {
+		return workflows.ScanOutput{}, err
+	}
+	if !c.Family().Capabilities().Rescan {
 		return workflows.ScanOutput{}, temporal.NewNonRetryableApplicationError(
-			"a Bitcoin network is not rescanned: its scan keeps every payment it saw", "invalid", nil)
+			fmt.Sprintf("a %s network is not rescanned: its scan keeps every payment it saw", c.Family().Kind()), "invalid", nil)
 	}
 	defer heartbeat(ctx, 2*time.Second)()
-	head, err := c.Client.BlockNumber(ctx)
+	head, err := c.Family().Head(ctx)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
@@ -296,12 +273,7 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 		return workflows.ScanOutput{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("blocks %d to %d are not on the chain (its head is %d)", in.From, in.To, head), "invalid", nil)
 	}
-	sessions := &depositSessions{store: a.Store, network: c.Network}
-	_, found, err := c.Scanner().Scan(ctx, in.From, in.To, common.Hash{}, sessions.lookup)
-	if err != nil {
-		return workflows.ScanOutput{}, err
-	}
-	transfers, err := sessions.transfers(ctx, c, found)
+	transfers, err := f.rescan(ctx, a, c, in.From, in.To)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
@@ -440,22 +412,11 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 	n := c.Network
 	out := workflows.CheckOutput{RequiredConfirmations: n.Confirmations, BlockTime: time.Duration(n.BlockTime),
 		PendingTimeout: time.Duration(n.PendingTimeout)}
-	if c.IsBitcoin() {
-		return a.checkBitcoin(ctx, c, in.TxHash, out)
-	}
-	hash := common.HexToHash(in.TxHash)
-	// No ReadIn (a first look) is the zero hash, which no block has.
-	st, err := chainwatch.RecheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces, common.HexToHash(in.ReadIn))
+	f, err := a.family(c)
 	if err != nil {
 		return out, err
 	}
-	out.Mined, out.Succeeded, out.BlockNumber, out.Confirmations, out.Final = st.Mined, st.Succeeded, st.BlockNumber, int(st.Confirmations), st.Final
-	out.BlockHash, out.MinedAt, out.InternalUnknown = hashString(st.BlockHash), st.BlockTime, st.InternalUnknown
-	out.SameBlock = st.SameBlock
-	if st.Mined && st.Succeeded && !st.SameBlock {
-		out.Transfers = c.PaymentTransfers(st.Transfers)
-	}
-	return out, nil
+	return f.look(ctx, a, c, in, out)
 }
 
 // SyncTransaction records what the chain says of a transaction: the
