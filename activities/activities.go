@@ -30,14 +30,10 @@ type Activities struct {
 	Chains   chainwatch.Chains
 	Webhooks Webhooks
 	// Temporal signals the sessions' workflows of the transfers a scan
-	// finds (ScanInput.SignalSessions); nil leaves them to chainwatch.
+	// finds (ScanInput.SignalSessions), with a signal-with-start for a
+	// session whose workflow's start is still pending; nil leaves them to
+	// chainwatch.
 	Temporal client.Client
-	// Starts starts now the workflows of sessions whose starts are still
-	// pending (package sessionstart), when a scan finds them paid before
-	// their workflows run; nil leaves them to chainwatch, which waits.
-	Starts interface {
-		Ensure(ctx context.Context, sessionIDs ...string) error
-	}
 	// StaleAfter is how long a refund's or payout's transaction may stay
 	// unmined before it is stale (payment.DefaultStaleAfter when 0).
 	StaleAfter time.Duration

@@ -2,19 +2,23 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -29,10 +33,11 @@ func (a *Activities) chain(key string) (*chainwatch.Chain, error) {
 }
 
 // ScanNetwork polls a network for payments to watched deposit addresses:
-// the blocks after the cursor, or a wait at the head for the next one (see
-// chainwatch.Poller, which also rewinds a cursor a reorg left behind). It
-// does not move the cursor itself: chainwatch does, with the
-// result, so a retried scan rescans the same range.
+// the blocks after the cursor, or a wait at the head for the next one, as
+// the network's family reads them (chainFamily.scan), then hands them to
+// their sessions (handOver). It does not move the cursor itself:
+// chainwatch does, with the result, so a retried scan rescans the same
+// range.
 func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (workflows.ScanOutput, error) {
 	c, err := a.chain(in.Network)
 	if err != nil {
@@ -48,49 +53,21 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 			return workflows.ScanOutput{Cursor: in.Cursor}, err
 		}
 	}
-	if c.IsBitcoin() {
-		out, mempool, err := a.scanBitcoin(ctx, c, cursor)
-		if err == nil {
-			err = a.handOver(ctx, in, &out, nil) // a Bitcoin look reads the transaction anyway
-		}
-		if err == nil && mempool != nil {
-			// Only now: a scan retried reads the mempool's payments again.
-			a.mempools.set(in.Network, mempool)
-		}
-		return out, err
+	f, err := a.family(c)
+	if err != nil {
+		return workflows.ScanOutput{}, err
 	}
-	sessions := &depositSessions{store: a.Store, network: c.Network}
-	sent := &outgoingWatch{a: a, network: in.Network}
-	lookup := sent.lookup(sessions.lookup)
-	started := time.Now()
-	polled, err := c.Poller(a.Store.ScannedBlocks(in.Network)).Poll(ctx, cursor, lookup)
-	if polled.Head > 0 {
-		observability.ChainHead.WithLabelValues(in.Network).Set(float64(polled.Head))
-		observability.ScanLag.WithLabelValues(in.Network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
-	}
-	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
-		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
+	out, handed, err := f.scan(ctx, a, c, in.Network, cursor)
 	if err != nil {
 		return out, err
 	}
-	observability.ScannedBlock.WithLabelValues(in.Network).Set(float64(polled.Cursor.Number))
-	if polled.Cursor.Number != in.Cursor.Number {
-		// A poll that found no new block measured a wait, not a scan.
-		observability.ScanDuration.WithLabelValues(in.Network).Observe(time.Since(started).Seconds())
-	}
-	if polled.Transfers, err = sent.take(ctx, c, polled.Transfers); err != nil {
+	if err := a.handOver(ctx, in, &out, handed.untraced); err != nil {
 		return out, err
 	}
-	untraced := map[string]bool{}
-	for _, t := range polled.Transfers {
-		if t.Untraced {
-			untraced[hashString(t.TxHash)] = true
-		}
+	if handed.after != nil {
+		handed.after()
 	}
-	if out.Transfers, err = sessions.transfers(ctx, c, polled.Transfers); err != nil {
-		return out, err
-	}
-	return out, a.handOver(ctx, in, &out, untraced)
+	return out, nil
 }
 
 // attachTxTransfers gives each transfer whose transaction pays its session
@@ -114,8 +91,8 @@ func attachTxTransfers(ts []workflows.SessionTransfer, untraced map[string]bool)
 // handOver ends a scan: it marks the transfers that pay one session alone
 // (with their transaction's transfers, for an EVM scan, which names the
 // transactions it could not trace in untraced), finds the sessions due,
-// and, when asked, signals the transfers and the progress to the sessions
-// itself.
+// and, when asked, hands the transfers and the progress to the sessions
+// itself (signalSessions).
 func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *workflows.ScanOutput, untraced map[string]bool) error {
 	workflows.MarkSolo(out.Transfers)
 	if untraced != nil {
@@ -125,57 +102,99 @@ func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *
 	if out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time); err != nil {
 		return classify(err)
 	}
-	if in.SignalSessions && a.Temporal != nil {
-		return a.signalSessions(ctx, in.Network, out)
+	if !in.SignalSessions {
+		return nil
 	}
-	return nil
+	if a.Temporal == nil {
+		// Chainwatch gives what is left to the transactions' workflows:
+		// a session whose start is pending would miss its transfer.
+		return temporal.NewNonRetryableApplicationError("the scan hands its transfers to their sessions with a Temporal client, and has none",
+			"invalid", nil)
+	}
+	return a.signalSessions(ctx, in.Network, out)
 }
 
 // signalsAtOnce bounds the signals one scan has in flight.
 const signalsAtOnce = 16
 
-// startsWithin bounds the time a scan gives the pending starts of the
-// sessions it found paid, well inside its heartbeat timeout.
-const startsWithin = 5 * time.Second
-
-// signalSessions hands a scan's transfers to their sessions' running
-// workflows, signalling each with the client; sessions recorded a moment
-// ago whose workflows' starts are still pending it has started (Starts)
-// and signals again. Once every transfer is handed over, it tells the due
-// sessions the scan's progress. It leaves in out what it could not hand
-// over (no session's transfer, a session whose workflow has ended, a
-// signal that failed) and, unless all were, the sessions still to tell:
-// chainwatch takes those as it did before. A retried scan signals again,
-// which a session ignores (it knows the transfer, and the progress only
-// grows).
+// signalSessions hands a scan's transfers to their sessions' workflows
+// with the client. A session whose workflow's start is still pending (it
+// was recorded a moment ago, package sessionstart) gets its transfer by a
+// signal-with-start that carries the recorded start, so the same call
+// starts the workflow and hands it the transfer; the pending start is then
+// done. Every other session's workflow gets a plain signal. Once every
+// transfer is handed over, it tells the due sessions the scan's progress.
+//
+// It leaves in out what cannot be handed over: a transfer that is no
+// session's, or a session's whose workflow has ended (the plain signal
+// finds no running workflow, or the start is refused as a duplicate),
+// and, unless all were handed over, the sessions still to tell: chainwatch
+// gives those transfers to their transactions' workflows. Any other
+// failure fails the scan, which is retried: a session ignores a transfer
+// it has heard already, and the progress only grows.
 func (a *Activities) signalSessions(ctx context.Context, network string, out *workflows.ScanOutput) error {
-	// unsent marks the transfers to sessions not signalled yet.
-	unsent := make([]bool, len(out.Transfers))
-	for i, p := range out.Transfers {
-		unsent[i] = p.SessionID != ""
-	}
-	if err := a.signalEach(ctx, out.Transfers, unsent); err != nil {
-		return err
-	}
 	var ids []string
-	for i, p := range out.Transfers {
-		if unsent[i] && !slices.Contains(ids, p.SessionID) {
+	for _, p := range out.Transfers {
+		if p.SessionID != "" && !slices.Contains(ids, p.SessionID) {
 			ids = append(ids, p.SessionID)
 		}
 	}
-	if len(ids) > 0 && a.Starts != nil {
-		// A start that fails (or is not made in time) leaves its
-		// transfer to chainwatch, which waits for the start.
-		starting, cancel := context.WithTimeout(ctx, startsWithin)
-		_ = a.Starts.Ensure(starting, ids...)
-		cancel()
-		if err := a.signalEach(ctx, out.Transfers, unsent); err != nil {
+	var starts map[string]store.SessionStart
+	if len(ids) > 0 {
+		pending, err := a.Store.PendingSessionStarts(ctx, ids)
+		if err != nil {
 			return err
 		}
+		starts = make(map[string]store.SessionStart, len(pending))
+		for _, st := range pending {
+			starts[st.SessionID] = st
+		}
+	}
+	// undelivered marks the transfers no running workflow takes.
+	undelivered := make([]bool, len(out.Transfers))
+	var mu sync.Mutex
+	var started []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(signalsAtOnce)
+	for i, p := range out.Transfers {
+		if p.SessionID == "" {
+			undelivered[i] = true
+			continue
+		}
+		g.Go(func() error {
+			var err error
+			st, pending := starts[p.SessionID]
+			if pending {
+				err = sessionstart.SignalWithStart(gctx, a.Temporal, st, workflows.SignalTransfer, p)
+			} else {
+				err = a.Temporal.SignalWorkflow(gctx, workflows.CheckoutSessionWorkflowID(p.SessionID), "", workflows.SignalTransfer, p)
+			}
+			ended := temporal.IsWorkflowExecutionAlreadyStartedError(err) || isNotFound(err)
+			if err != nil && !ended {
+				return fmt.Errorf("hand a transfer to session %s: %w", p.SessionID, err)
+			}
+			undelivered[i] = ended
+			if pending {
+				// Started now, or ran and ended: no start is due.
+				mu.Lock()
+				if !slices.Contains(started, p.SessionID) {
+					started = append(started, p.SessionID)
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := a.Store.SessionsStarted(ctx, started); err != nil {
+		// The sweep would start them again, finding them started: no harm.
+		slog.WarnContext(ctx, "pending starts of sessions started by their transfers not deleted", "sessions", started, "err", err)
 	}
 	var rest []workflows.SessionTransfer
 	for i, p := range out.Transfers {
-		if unsent[i] || p.SessionID == "" {
+		if undelivered[i] {
 			rest = append(rest, p)
 		}
 	}
@@ -183,10 +202,10 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 		return nil
 	}
 	word := workflows.ScanProgress{Network: network, BlockTime: out.Cursor.Time}
-	g := &errgroup.Group{}
-	g.SetLimit(signalsAtOnce)
+	tell := &errgroup.Group{}
+	tell.SetLimit(signalsAtOnce)
 	for _, id := range out.Due {
-		g.Go(func() error {
+		tell.Go(func() error {
 			// A session whose workflow has ended or not started yet
 			// does not hear it, as from chainwatch: it reads the
 			// progress for itself if it waits.
@@ -194,30 +213,18 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 			return ctx.Err()
 		})
 	}
-	if err := g.Wait(); err != nil {
+	if err := tell.Wait(); err != nil {
 		return err
 	}
 	out.Due = nil
 	return nil
 }
 
-// signalEach signals the sessions of the transfers marked in unsent, at
-// most signalsAtOnce at a time, and leaves marked those it could not
-// signal.
-func (a *Activities) signalEach(ctx context.Context, transfers []workflows.SessionTransfer, unsent []bool) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(signalsAtOnce)
-	for i, p := range transfers {
-		if !unsent[i] {
-			continue
-		}
-		g.Go(func() error {
-			err := a.Temporal.SignalWorkflow(gctx, workflows.CheckoutSessionWorkflowID(p.SessionID), "", workflows.SignalTransfer, p)
-			unsent[i] = err != nil
-			return ctx.Err()
-		})
-	}
-	return g.Wait()
+// isNotFound tells a signal that found no running workflow: the session's
+// workflow has ended (or was never started).
+func isNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
 }
 
 // maxDue bounds how many sessions of each kind (expiry, late-payment
@@ -249,12 +256,16 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	if c.IsBitcoin() {
+	f, err := a.family(c)
+	if err != nil {
+		return workflows.ScanOutput{}, err
+	}
+	if !c.Family().Capabilities().Rescan {
 		return workflows.ScanOutput{}, temporal.NewNonRetryableApplicationError(
-			"a Bitcoin network is not rescanned: its scan keeps every payment it saw", "invalid", nil)
+			fmt.Sprintf("a %s network is not rescanned: its scan keeps every payment it saw", c.Family().Kind()), "invalid", nil)
 	}
 	defer heartbeat(ctx, 2*time.Second)()
-	head, err := c.Client.BlockNumber(ctx)
+	head, err := c.Family().Head(ctx)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
@@ -262,12 +273,7 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 		return workflows.ScanOutput{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("blocks %d to %d are not on the chain (its head is %d)", in.From, in.To, head), "invalid", nil)
 	}
-	sessions := &depositSessions{store: a.Store, network: c.Network}
-	_, found, err := c.Scanner().Scan(ctx, in.From, in.To, common.Hash{}, sessions.lookup)
-	if err != nil {
-		return workflows.ScanOutput{}, err
-	}
-	transfers, err := sessions.transfers(ctx, c, found)
+	transfers, err := f.rescan(ctx, a, c, in.From, in.To)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
@@ -406,22 +412,11 @@ func (a *Activities) CheckTransaction(ctx context.Context, in workflows.CheckInp
 	n := c.Network
 	out := workflows.CheckOutput{RequiredConfirmations: n.Confirmations, BlockTime: time.Duration(n.BlockTime),
 		PendingTimeout: time.Duration(n.PendingTimeout)}
-	if c.IsBitcoin() {
-		return a.checkBitcoin(ctx, c, in.TxHash, out)
-	}
-	hash := common.HexToHash(in.TxHash)
-	// No ReadIn (a first look) is the zero hash, which no block has.
-	st, err := chainwatch.RecheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces, common.HexToHash(in.ReadIn))
+	f, err := a.family(c)
 	if err != nil {
 		return out, err
 	}
-	out.Mined, out.Succeeded, out.BlockNumber, out.Confirmations, out.Final = st.Mined, st.Succeeded, st.BlockNumber, int(st.Confirmations), st.Final
-	out.BlockHash, out.MinedAt, out.InternalUnknown = hashString(st.BlockHash), st.BlockTime, st.InternalUnknown
-	out.SameBlock = st.SameBlock
-	if st.Mined && st.Succeeded && !st.SameBlock {
-		out.Transfers = c.PaymentTransfers(st.Transfers)
-	}
-	return out, nil
+	return f.look(ctx, a, c, in, out)
 }
 
 // SyncTransaction records what the chain says of a transaction: the

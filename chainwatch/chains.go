@@ -18,7 +18,8 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// Chain is one configured network with its client and its assets.
+// Chain is one configured network with its client and its assets; what
+// depends on its chain's family is behind Family.
 type Chain struct {
 	Network Network
 	// Client reads an EVM network; nil on a Bitcoin network.
@@ -30,8 +31,10 @@ type Chain struct {
 	Assets  []payment.Asset
 }
 
-// IsBitcoin reports whether the chain is a Bitcoin network.
-func (c *Chain) IsBitcoin() bool { return c.Bitcoin != nil }
+// IsBitcoin reports whether the chain is a Bitcoin network. Only money
+// out asks it still (refunds, payouts, their reconciliation): the rest of
+// the engine asks the chain's Family.
+func (c *Chain) IsBitcoin() bool { return c.Family().Kind() == KindBitcoin }
 
 // BitcoinScanner returns a Bitcoin network's scanner.
 func (c *Chain) BitcoinScanner() btcscan.Scanner {
@@ -49,12 +52,19 @@ func (c *Chain) BitcoinPoller(blocks BlockStore) *BitcoinPoller {
 // Chains are the networks of a deployment, by key.
 type Chains map[string]*Chain
 
+// A dial connects to one network of a family. claimed holds the keys the
+// networks dialed before claimed (a chain ID, a Bitcoin chain): two
+// networks must not share one key space.
+type dial func(ctx context.Context, n Network, transport http.RoundTripper, claimed map[string]string) (*Chain, error)
+
+// familyDialers dial each family's networks, by kind.
+var familyDialers = map[string]dial{KindEVM: dialEVM, KindBitcoin: dialBitcoin}
+
 // Connect dials every network and attaches the catalog's assets to their
 // networks. transport, when set, carries the RPC calls (for counting).
 func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, transport http.RoundTripper) (Chains, error) {
 	chains := Chains{}
-	byChainID := map[int64]string{}
-	byBitcoinChain, byBitcoinEnv := map[string]string{}, map[bool]string{}
+	claimed := map[string]string{}
 	for _, n := range networks {
 		if err := n.Check(); err != nil {
 			return nil, err
@@ -62,41 +72,15 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 		if _, dup := chains[n.Key]; dup {
 			return nil, fmt.Errorf("network %q is listed twice", n.Key)
 		}
-		if n.Kind == KindBitcoin {
-			// Bitcoin transactions are keyed by network and txid; two
-			// networks of one chain would fight over one key space.
-			if other, dup := byBitcoinChain[n.Chain]; dup {
-				return nil, fmt.Errorf("networks %q and %q are both Bitcoin's %s", other, n.Key, n.Chain)
-			}
-			// A session's Bitcoin address is written for its
-			// environment's one Bitcoin network.
-			if other, dup := byBitcoinEnv[n.IsLive]; dup {
-				return nil, fmt.Errorf("networks %q and %q are both Bitcoin networks of one environment: list one", other, n.Key)
-			}
-			byBitcoinChain[n.Chain], byBitcoinEnv[n.IsLive] = n.Key, n.Key
-			params := bitcoinChains[n.Chain]
-			f, err := btcrpc.Dial(ctx, n.RPCURLs, params)
-			if err != nil {
-				return nil, fmt.Errorf("network %q: %w", n.Key, err)
-			}
-			chains[n.Key] = &Chain{Network: n.WithDefaults(), Bitcoin: f, Params: params}
-			continue
+		kind := n.Kind
+		if kind == "" {
+			kind = KindEVM
 		}
-		// Transactions are keyed by chain ID: two networks of one chain
-		// would share (and fight over) one key space.
-		if other, dup := byChainID[n.ChainID]; dup {
-			return nil, fmt.Errorf("networks %q and %q have the same chainId %d", other, n.Key, n.ChainID)
-		}
-		byChainID[n.ChainID] = n.Key
-		c, err := evmrpc.Dial(ctx, n.ChainID, n.RPCURLs, transport)
+		c, err := familyDialers[kind](ctx, n, transport, claimed)
 		if err != nil {
-			return nil, fmt.Errorf("network %q: %w", n.Key, err)
+			return nil, err
 		}
-		c.Network = n.Key
-		if err := c.CheckChainIDs(ctx); err != nil {
-			return nil, fmt.Errorf("network %q: %w", n.Key, err)
-		}
-		chains[n.Key] = &Chain{Network: n.WithDefaults(), Client: c}
+		chains[n.Key] = c
 	}
 	for _, a := range catalog.Assets {
 		c, ok := chains[a.Network]
@@ -109,20 +93,55 @@ func Connect(ctx context.Context, networks []Network, catalog payment.Catalog, t
 		if a.IsLive != c.Network.IsLive {
 			return nil, fmt.Errorf("asset %q: isLive %v differs from network %q's %v", a.ID, a.IsLive, a.Network, c.Network.IsLive)
 		}
-		if c.IsBitcoin() {
-			feed := chains[a.Price.Network]
-			switch {
-			case !a.Native() || a.Decimals != 8:
-				return nil, fmt.Errorf("asset %q: a Bitcoin network's asset is bitcoin: no tokenAddress, 8 decimals", a.ID)
-			case a.Price.Kind != payment.PriceChainlink || a.Price.Network == "":
-				return nil, fmt.Errorf("asset %q: bitcoin's price is a chainlink feed read on an EVM network (priceSource.network)", a.ID)
-			case feed != nil && feed.IsBitcoin():
-				return nil, fmt.Errorf("asset %q: its price feed's network %q is not an EVM network", a.ID, a.Price.Network)
-			}
+		if err := c.Family().CheckAsset(a, chains); err != nil {
+			return nil, err
 		}
 		c.Assets = append(c.Assets, a)
 	}
 	return chains, nil
+}
+
+// dialBitcoin connects to a Bitcoin network's nodes.
+func dialBitcoin(ctx context.Context, n Network, _ http.RoundTripper, claimed map[string]string) (*Chain, error) {
+	// Bitcoin transactions are keyed by network and txid; two networks of
+	// one chain would fight over one key space.
+	if other, dup := claimed["bitcoin-chain:"+n.Chain]; dup {
+		return nil, fmt.Errorf("networks %q and %q are both Bitcoin's %s", other, n.Key, n.Chain)
+	}
+	// A session's Bitcoin address is written for its environment's one
+	// Bitcoin network.
+	env := fmt.Sprintf("bitcoin-live:%v", n.IsLive)
+	if other, dup := claimed[env]; dup {
+		return nil, fmt.Errorf("networks %q and %q are both Bitcoin networks of one environment: list one", other, n.Key)
+	}
+	claimed["bitcoin-chain:"+n.Chain], claimed[env] = n.Key, n.Key
+	params := bitcoinChains[n.Chain]
+	f, err := btcrpc.Dial(ctx, n.RPCURLs, params)
+	if err != nil {
+		return nil, fmt.Errorf("network %q: %w", n.Key, err)
+	}
+	return &Chain{Network: n.WithDefaults(), Bitcoin: f, Params: params}, nil
+}
+
+// dialEVM connects to an EVM network's endpoints and checks they serve
+// its chain.
+func dialEVM(ctx context.Context, n Network, transport http.RoundTripper, claimed map[string]string) (*Chain, error) {
+	// Transactions are keyed by chain ID: two networks of one chain would
+	// share (and fight over) one key space.
+	id := fmt.Sprintf("chain-id:%d", n.ChainID)
+	if other, dup := claimed[id]; dup {
+		return nil, fmt.Errorf("networks %q and %q have the same chainId %d", other, n.Key, n.ChainID)
+	}
+	claimed[id] = n.Key
+	c, err := evmrpc.Dial(ctx, n.ChainID, n.RPCURLs, transport)
+	if err != nil {
+		return nil, fmt.Errorf("network %q: %w", n.Key, err)
+	}
+	c.Network = n.Key
+	if err := c.CheckChainIDs(ctx); err != nil {
+		return nil, fmt.Errorf("network %q: %w", n.Key, err)
+	}
+	return &Chain{Network: n.WithDefaults(), Client: c}, nil
 }
 
 // Scanner returns the chain's scanner over its assets.

@@ -10,11 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -331,13 +329,13 @@ func (svc *Service) Catalog() payment.Catalog { return svc.catalog }
 // Bitcoin account key for the environment, on the environment's Bitcoin
 // network.
 func (svc *Service) bitcoinAddress(ctx context.Context, s *payment.Session) error {
-	var params *chaincfg.Params
+	var family chainwatch.Family
 	for _, c := range svc.chains {
-		if c.IsBitcoin() && c.Network.IsLive == s.IsLive {
-			params = c.Params
+		if f := c.Family(); f.Capabilities().AccountKey && c.Network.IsLive == s.IsLive {
+			family = f
 		}
 	}
-	if params == nil {
+	if family == nil {
 		return fmt.Errorf("no Bitcoin network of the session's environment is configured")
 	}
 	xpub, addressType, index, err := svc.store.NextBitcoinIndex(ctx, s.ProjectID, s.IsLive)
@@ -350,14 +348,10 @@ func (svc *Service) bitcoinAddress(ctx context.Context, s *payment.Session) erro
 	if err != nil {
 		return fmt.Errorf("bitcoin index: %w", err)
 	}
-	key, err := btckeys.ParseKey(xpub, btckeys.Kind(addressType))
+	addr, err := family.DeriveAddress(xpub, addressType, uint32(index))
 	if err != nil {
 		return fmt.Errorf("bitcoin key of %s: %w", s.ProjectID, err)
 	}
-	addr, err := key.DeriveAddress(uint32(index), params)
-	if err != nil {
-		return err
-	}
-	s.BitcoinAddress, s.BitcoinIndex = addr.EncodeAddress(), &index
+	s.BitcoinAddress, s.BitcoinIndex = addr, &index
 	return nil
 }

@@ -45,15 +45,7 @@ func (svc *Service) Ready(ctx context.Context, timeout time.Duration) Readiness 
 	for i, k := range keys {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			var head uint64
-			var err error
-			if c := svc.chains[k]; c.IsBitcoin() {
-				var h int64
-				h, err = c.Bitcoin.BlockCount(ctx)
-				head = uint64(max(h, 0))
-			} else {
-				head, err = c.Client.BlockNumber(ctx)
-			}
+			head, err := svc.chains[k].Family().Head(ctx)
 			r.Networks[i] = NetworkReadiness{Key: k, Head: head, Err: err}
 			if err != nil {
 				slog.WarnContext(ctx, "network unreachable", "network", k, "err", err)

@@ -116,7 +116,9 @@ func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 	}
 	clients := map[string]evmrpc.Client{}
 	for key, c := range svc.chains {
-		if c.Network.IsLive == p.IsLive && !c.IsBitcoin() {
+		// The networks where an address may be a contract wallet,
+		// whose proof is its EIP-1271 approval there.
+		if c.Network.IsLive == p.IsLive && c.Family().Capabilities().Contracts {
 			clients[key] = c.Client
 		}
 	}

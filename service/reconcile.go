@@ -221,19 +221,21 @@ func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOption
 // network's nodes before it finds the network unreachable.
 const networkAnswerWait = 15 * time.Second
 
-// networksDown asks every configured EVM network for its head: those whose
-// nodes cannot be read are found (network-unreachable) and returned with
-// why, for the chain checks to leave them out.
+// networksDown asks every configured network the chain checks read (a
+// deposit key's addresses, refunds and payouts: chainwatch.Capabilities
+// DepositKey, MoneyOut) for its head: those whose nodes cannot be read
+// are found (network-unreachable) and returned with why, for the chain
+// checks to leave them out.
 func (svc *Service) networksDown(ctx context.Context) (map[string]error, []Finding) {
 	down := map[string]error{}
 	var out []Finding
 	for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
 		ch := svc.chains[network]
-		if ch.IsBitcoin() {
-			continue // the reconciliation reads no Bitcoin network
+		if caps := ch.Family().Capabilities(); !caps.DepositKey && !caps.MoneyOut {
+			continue // no chain check reads it
 		}
 		wait, cancel := context.WithTimeout(ctx, networkAnswerWait)
-		_, err := ch.Client.BlockNumber(wait)
+		_, err := ch.Family().Head(wait)
 		cancel()
 		if err == nil {
 			continue
@@ -264,7 +266,7 @@ func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, fro
 		}
 		for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
 			ch := svc.chains[network]
-			if ch.Network.IsLive != c.IsLive || ch.IsBitcoin() || down[network] != nil {
+			if ch.Network.IsLive != c.IsLive || !ch.Family().Capabilities().DepositKey || down[network] != nil {
 				continue
 			}
 			used, err := addressUsed(ctx, ch, addr)

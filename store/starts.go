@@ -84,6 +84,16 @@ func (s *Store) SessionStarted(ctx context.Context, sessionID string) error {
 	return mapErr(err)
 }
 
+// SessionsStarted deletes the pending starts of these sessions: their
+// workflows run (or ran), started by a transfer's signal-with-start.
+func (s *Store) SessionsStarted(ctx context.Context, sessionIDs []string) error {
+	if len(sessionIDs) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `DELETE FROM session_starts WHERE session_id = ANY($1)`, sessionIDs)
+	return mapErr(err)
+}
+
 // CountSessionStarts returns how many starts are pending, and how old the
 // oldest is.
 func (s *Store) CountSessionStarts(ctx context.Context) (n int, oldest time.Duration, err error) {

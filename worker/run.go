@@ -84,9 +84,6 @@ func (d Deps) Activities() *activities.Activities {
 	acts := &activities.Activities{Store: d.Store, Chains: d.Chains, Temporal: d.Temporal, Webhooks: activities.Webhooks{
 		Sealer: d.Webhooks.Sealer, Client: hooks, DisableAfter: d.Webhooks.DisableAfter, Shape: d.Webhooks.Shape},
 		StaleAfter: d.StaleAfter}
-	if d.Temporal != nil {
-		acts.Starts = sessionstart.New(d.Store, d.Temporal)
-	}
 	return acts
 }
 

@@ -22,9 +22,10 @@ type ScanInput struct {
 	// expiry or late-payment window it passed have been told so.
 	Told uint64 `json:",omitempty"`
 	// SignalSessions has the scan hand its transfers to their sessions'
-	// running workflows, and tell the due sessions of its progress once
-	// all are handed over, itself (ChangeSignalsFromScan): its output then
-	// holds only what it could not hand over or tell.
+	// workflows (a signal-with-start for a session whose start is still
+	// pending: ChangeSignalWithStart), and tell the due sessions of its
+	// progress once all are handed over, itself (ChangeSignalsFromScan):
+	// its output then holds only what it could not hand over or tell.
 	SignalSessions bool `json:",omitempty"`
 }
 

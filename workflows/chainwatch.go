@@ -38,13 +38,17 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 	ctx = withActivityOptions(ctx)
 	v := workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1)
 	in.SignalSessions = workflow.GetVersion(ctx, ChangeSignalsFromScan, workflow.DefaultVersion, 1) >= 1
+	delivered := in.SignalSessions && workflow.GetVersion(ctx, ChangeSignalWithStart, workflow.DefaultVersion, 1) >= 1
 	for range scansPerRun {
 		out, err := scanNetwork(ctx, in)
 		if err != nil {
 			return err
 		}
 		report := reportTransfers
-		if v >= 1 {
+		switch {
+		case delivered:
+			report = reportUndelivered
+		case v >= 1:
 			report = reportTransfersAtOnce
 		}
 		if err := report(ctx, out.Transfers); err != nil {
@@ -72,6 +76,22 @@ func tellProgress(ctx workflow.Context, network string, out ScanOutput) {
 	for _, f := range sent {
 		_ = f.Get(ctx, nil)
 	}
+}
+
+// reportUndelivered takes the transfers a scan could not hand to a
+// session's workflow (ChangeSignalWithStart): no session's, or a session's
+// whose workflow has ended. Each goes to its transaction's workflow, which
+// records it (as unexpected, unless it was mined while the session took
+// payments). A session whose start was pending was started by the scan's
+// signal-with-start, so none is waited for.
+func reportUndelivered(ctx workflow.Context, transfers []SessionTransfer) error {
+	for _, p := range transfers {
+		s := payment.Session{ID: p.SessionID, ProjectID: p.ProjectID, IsLive: p.IsLive}
+		if _, err := watchTransaction(ctx, TransactionInput{Transfer: p, Session: s}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reportTransfers hands transfers found on the chain to their sessions, in

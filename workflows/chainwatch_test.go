@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -76,14 +77,16 @@ func TestATransferToAnEndedSessionGoesToItsTransaction(t *testing.T) {
 	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 1)
 }
 
-// A scan's transfers to sessions opened a moment before, whose workflows'
-// starts are still pending, wait for them together: one hurry of all
-// their starts, one wait, and one signal each once they run, instead of a
-// wait for each session in turn.
-func TestAScansTransfersWaitForPendingStartsTogether(t *testing.T) {
+// In a chainwatch run started before ChangeSignalWithStart, a scan's
+// transfers to sessions opened a moment before, whose workflows' starts
+// are still pending, wait for them together: one hurry of all their
+// starts, one wait, and one signal each once they run, instead of a wait
+// for each session in turn.
+func TestAScansTransfersWaitForPendingStartsTogetherInAnOldRun(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	workflows.Register(env)
+	env.OnGetVersion(workflows.ChangeSignalWithStart, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	env.RegisterActivityWithOptions(func(context.Context, workflows.ScanInput) (workflows.ScanOutput, error) {
 		return workflows.ScanOutput{}, nil
 	}, activity.RegisterOptions{Name: workflows.ActivityScanNetwork})
@@ -127,4 +130,50 @@ func TestAScansTransfersWaitForPendingStartsTogether(t *testing.T) {
 	if took := handedOver.Sub(start); took < time.Second || took >= 2*time.Second {
 		t.Fatalf("the three transfers were handed over after %v, want one wait of a second", took)
 	}
+}
+
+// A chainwatch run started since ChangeSignalWithStart hurries and waits
+// for no start: the scan has handed each transfer to its session's
+// workflow, starting a pending one with the signal-with-start, and what it
+// leaves (a transfer to a session whose workflow has ended, one no
+// session's) goes at once to its transaction's workflow, which records it.
+func TestWhatTheScanCouldNotHandOverGoesToItsTransaction(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	workflows.Register(env)
+	env.RegisterActivityWithOptions(func(context.Context, workflows.ScanInput) (workflows.ScanOutput, error) {
+		return workflows.ScanOutput{}, nil
+	}, activity.RegisterOptions{Name: workflows.ActivityScanNetwork})
+	left := []workflows.SessionTransfer{
+		{SessionID: "cs_ended", Network: "devnet", ChainID: 1337, TxHash: "0xended", AssetID: "usdc-devnet", AmountBaseUnits: "1", Source: "chainwatch"},
+		{Network: "devnet", ChainID: 1337, TxHash: "0xnobody", AssetID: "usdc-devnet", AmountBaseUnits: "2", Source: "chainwatch"},
+	}
+	stop := temporal.NewNonRetryableApplicationError("the test's scans end here", "stop", nil)
+	var asked workflows.ScanInput
+	env.OnActivity(workflows.ActivityScanNetwork, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.ScanInput) (workflows.ScanOutput, error) {
+			asked = in
+			return workflows.ScanOutput{Transfers: left}, nil
+		}).Once()
+	env.OnActivity(workflows.ActivityScanNetwork, mock.Anything, mock.Anything).Return(workflows.ScanOutput{}, stop)
+	var recorded []workflows.SessionTransfer
+	env.OnWorkflow(workflows.WorkflowTransaction, mock.Anything, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+		in := args.Get(1).(workflows.TransactionInput)
+		if in.Session.ID != in.Transfer.SessionID {
+			t.Errorf("transaction's workflow for %s's transfer given session %q", in.Transfer.SessionID, in.Session.ID)
+		}
+		recorded = append(recorded, in.Transfer)
+	})
+	env.ExecuteWorkflow(workflows.WorkflowChainwatch, workflows.ScanInput{Network: "devnet"})
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "the test's scans end here") {
+		t.Fatalf("workflow ended with %v", err)
+	}
+	if !asked.SignalSessions {
+		t.Fatal("the scan was not asked to hand its transfers over itself")
+	}
+	if !reflect.DeepEqual(recorded, left) {
+		t.Fatalf("transactions' workflows started for %+v, want %+v", recorded, left)
+	}
+	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStarts, 0)
+	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 0)
 }

@@ -25,3 +25,13 @@ const ChangeOneWorkflowPerPayment = "one-workflow-per-payment"
 // network cannot take hundreds of those a second. What the scan could not
 // hand over, chainwatch takes as before.
 const ChangeSignalsFromScan = "signals-from-scan"
+
+// ChangeSignalWithStart (version 1): chainwatch's scan activity hands a
+// transfer to a session whose workflow's start is still pending with a
+// signal-with-start that makes the recorded start, so what it leaves is
+// only what no session's workflow can take (no session's transfer, a
+// session whose workflow has ended). Chainwatch then gives each of those to
+// its transaction's workflow at once, with no hurried start and no wait
+// for a sweep (the HurrySessionStart(s) local activities, still registered
+// for the runs that started before).
+const ChangeSignalWithStart = "signal-with-start"

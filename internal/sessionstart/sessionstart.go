@@ -4,9 +4,10 @@
 // after, in the background. A start left behind (the process died, Temporal
 // was unreachable) is made by a worker's sweep once it is due, or at once
 // by the first API call that needs the session's workflow (a payer's
-// submission, a cancel); a payment found on the chain makes it due now
-// (store.HurrySessionStart) and waits for the sweep. A recorded session so
-// always gets its workflow, and never two.
+// submission, a cancel); a payment found on the chain is delivered with a
+// signal-with-start carrying the recorded start (SignalWithStart), so it
+// starts the workflow it signals. A recorded session so always gets its
+// workflow, and never two: every start names the session's workflow ID.
 package sessionstart
 
 import (
@@ -19,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
@@ -158,6 +160,31 @@ func decode(st store.SessionStart) (pending, error) {
 		return p, fmt.Errorf("decode workflow input of %s: %w", st.SessionID, err)
 	}
 	return p, nil
+}
+
+// SignalWithStart sends a session's workflow a signal, starting the
+// workflow first from its recorded pending start if it has not started
+// yet: the start the sweep would make, with the same options, except that
+// a session whose workflow has ended is never started again
+// (WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE; the error is then
+// temporal.IsWorkflowExecutionAlreadyStartedError) and a running one is
+// signalled (WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING). The caller deletes
+// the pending start once it succeeded (store.SessionsStarted); a sweep's
+// start racing it names the same workflow ID and makes no second one.
+func SignalWithStart(ctx context.Context, c client.Client, st store.SessionStart, signal string, arg any) error {
+	p, err := decode(st)
+	if err != nil {
+		return err
+	}
+	opts := workflows.CheckoutSessionStartOptions(p.input.Session, st.PlanTitle)
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	started := time.Now()
+	if _, err := c.SignalWithStartWorkflow(ctx, opts.ID, signal, arg, opts, workflows.CheckoutSession, p.input); err != nil {
+		return err
+	}
+	observability.SessionStartDelay.Observe(started.Sub(st.CreatedAt).Seconds())
+	return nil
 }
 
 // Ensure starts now the workflows of these sessions whose starts are still

@@ -2,6 +2,7 @@ package sessionstart_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/shopspring/decimal"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
@@ -30,6 +33,8 @@ type fakeTemporal struct {
 	running  map[string]workflows.CheckoutSessionInput
 	starts   int // made
 	attempts int // made or refused
+	ended    map[string]bool
+	signals  map[string][]string
 }
 
 func newFakeTemporal() *fakeTemporal {
@@ -50,6 +55,35 @@ func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	if _, ok := f.running[o.ID]; !ok {
 		f.running[o.ID] = args[0].(workflows.CheckoutSessionInput)
 	}
+	return nil, nil
+}
+
+// SignalWithStartWorkflow starts a workflow as ExecuteWorkflow does, but
+// refuses one whose ID ended (ended) as the reuse policy
+// REJECT_DUPLICATE has the server do, and keeps the signals sent.
+func (f *fakeTemporal) SignalWithStartWorkflow(_ context.Context, id, name string, _ any, o client.StartWorkflowOptions,
+	_ any, args ...any) (client.WorkflowRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.attempts++
+	if f.down {
+		return nil, errors.New("temporal unreachable")
+	}
+	if o.ID != id || o.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING ||
+		o.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
+		panic("a signal-with-start must join a running workflow and never start a second run")
+	}
+	if f.ended[id] {
+		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("workflow execution already finished", "", "")
+	}
+	if _, ok := f.running[id]; !ok {
+		f.starts++
+		f.running[id] = args[0].(workflows.CheckoutSessionInput)
+	}
+	if f.signals == nil {
+		f.signals = map[string][]string{}
+	}
+	f.signals[id] = append(f.signals[id], name)
 	return nil, nil
 }
 
@@ -306,5 +340,52 @@ func TestHurrySessionStarts(t *testing.T) {
 	}
 	if p, err := st.HurrySessionStarts(ctx, []string{in.Session.ID}); p || err != nil {
 		t.Fatalf("hurry of a started session = %v, %v; want none pending", p, err)
+	}
+}
+
+// A transfer's signal-with-start starts a pending session's workflow with
+// the input recorded for it, and signals it; a sweep racing it (the start
+// still pending) starts nothing more. A session whose workflow has ended
+// is not started again: the signal-with-start is refused.
+func TestSignalWithStartStartsThePendingWorkflowOnce(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.NewStore(t)
+	fake := newFakeTemporal()
+	fake.setDown(true)
+	in := fixture(t, st)
+	if err := sessionstart.New(st, fake).Open(ctx, in, "P"); err != nil {
+		t.Fatal(err)
+	}
+	fake.refused(t, 1)
+	fake.setDown(false)
+	starts, err := st.PendingSessionStarts(ctx, []string{in.Session.ID})
+	if err != nil || len(starts) != 1 {
+		t.Fatalf("pending starts = %v, %v", starts, err)
+	}
+	if err := sessionstart.SignalWithStart(ctx, fake, starts[0], workflows.SignalTransfer, "0xab"); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := fake.workflow(in.Session.ID)
+	if !ok || got.Session.ID != in.Session.ID || got.Settings.CompleteOn != in.Settings.CompleteOn || fake.starts != 1 {
+		t.Fatalf("workflow started with %+v (%v, %d starts), want the recorded input once", got, ok, fake.starts)
+	}
+	if s := fake.signals[workflows.CheckoutSessionWorkflowID(in.Session.ID)]; len(s) != 1 || s[0] != workflows.SignalTransfer {
+		t.Fatalf("the workflow heard %v, want the transfer", s)
+	}
+	due(t, st)
+	if _, err := sessionstart.New(st, fake).Sweep(ctx, 10); err != nil || len(fake.running) != 1 {
+		t.Fatalf("a sweep racing the signal-with-start: %v, %d workflows, want still 1", err, len(fake.running))
+	}
+
+	ended := fixture(t, st)
+	raw, _ := json.Marshal(ended)
+	fake.ended = map[string]bool{workflows.CheckoutSessionWorkflowID(ended.Session.ID): true}
+	err = sessionstart.SignalWithStart(ctx, fake, store.SessionStart{SessionID: ended.Session.ID, PlanTitle: "P", Input: raw,
+		CreatedAt: ended.Session.CreatedAt}, workflows.SignalTransfer, "0xcd")
+	if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		t.Fatalf("signal-with-start of an ended session: %v, want it refused as started already", err)
+	}
+	if _, ok := fake.workflow(ended.Session.ID); ok {
+		t.Fatal("an ended session's workflow was started again")
 	}
 }

@@ -259,8 +259,9 @@ func TestSessionOpenedWithoutTemporalIsStartedBySweep(t *testing.T) {
 }
 
 // A payment to a session whose workflow's start is still pending (its API
-// process died, no sweep has come yet) starts the workflow before the
-// scanner hands the payment over: the session is paid, once.
+// process died, no sweep has come yet) starts the workflow by the scan's
+// signal-with-start, which hands it the payment: the session is paid,
+// once, and its pending start is done.
 func TestPaymentToASessionNotStartedYet(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t)})
 	p := newProject(t, e)
@@ -277,6 +278,50 @@ func TestPaymentToASessionNotStartedYet(t *testing.T) {
 		t.Fatalf("session = %v", done)
 	}
 	waitStarted(t, str(cs["id"]))
+}
+
+// A session whose workflow has ended is never run again by a late
+// transfer, even with its pending start still recorded (a start whose
+// deletion was lost): the scan's signal-with-start is refused, the pending
+// start is done, and the transaction's workflow records the transfer as
+// unexpected.
+func TestALateTransferDoesNotRestartAnEndedSession(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t), lifetime: 2 * time.Second})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	shortLateWindow(t, p.Project.ID)
+	cs := openSession(t, ts.URL, keys, "3", "usdc-devnet")
+	id := str(cs["id"])
+	ctx := context.Background()
+	var title, input string
+	var created time.Time
+	if err := st.Pool().QueryRow(ctx, `SELECT plan_title, input::text, created_at FROM session_starts WHERE session_id = $1`, id).
+		Scan(&title, &input, &created); err != nil {
+		t.Fatal(err)
+	}
+	waitWorkflowEnded(t, id) // started by a sweep, then expired past its late window
+	if _, err := st.Pool().Exec(ctx, `INSERT INTO session_starts (session_id, plan_title, input, created_at, due_at)
+		VALUES ($1, $2, $3, $4, now() + interval '1 hour')`, id, title, input, created); err != nil {
+		t.Fatal(err)
+	}
+	hash := payToken(t, 1, str(cs["depositAddress"]), units("3000000"))
+	tx := waitTx(t, ts.URL, keys, hash, "finalized")
+	if tx["unexpected"] != true || tx["checkoutSessionId"] != id {
+		t.Fatalf("the late transfer to the ended session = %v", tx)
+	}
+	runs, err := temporal.ListWorkflow(ctx, listRequest(workflows.CheckoutSessionWorkflowID(id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs.Executions) != 1 {
+		t.Fatalf("the ended session's workflow ran %d times, want once", len(runs.Executions))
+	}
+	if pending, err := st.PendingSessionStarts(ctx, []string{id}); err != nil || len(pending) != 0 {
+		t.Fatalf("pending starts = %v, %v; want none", pending, err)
+	}
+	if s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data(); s["status"] != "expired" || s["amountPaidUsd"] != "0.00" {
+		t.Fatalf("the ended session counted the late transfer: %v", s)
+	}
 }
 
 // A merchant cancels a session whose workflow's start is still pending:
