@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,9 +33,9 @@ import (
 // bitcoinSend is a Bitcoin send's settings.
 type bitcoinSend struct {
 	apiURL, apiKey, project, network string
-	rpcURL, keyFile, journal        string
-	feeRate                         int64
-	execute                         bool
+	rpcURL, keyFile, journal         string
+	feeRate                          int64
+	execute                          bool
 	// prefer is the address whose coins are spent first (a refund's own
 	// session's deposit address); "" for none.
 	prefer string
@@ -57,7 +59,7 @@ func readBitcoinJournal(path string) (*bitcoinJournal, error) {
 		return nil, nil
 	}
 	if err == nil {
-		err = jsonUnmarshal(b, &j)
+		err = json.Unmarshal(b, &j)
 	}
 	if err != nil || j.TxID == "" {
 		return nil, fmt.Errorf("journal %s is not a Bitcoin payment's journal (%v): move it aside to plan again", path, err)
@@ -244,4 +246,10 @@ func sendJournaled(ctx context.Context, out io.Writer, node btcsweep.Node, j *bi
 	}
 	j.Reported = true
 	return sweep.SaveJSON(path, j)
+}
+
+// bitcoinFeeRateFlag is `refund send`'s and `payout send`'s fee rate on a
+// Bitcoin network.
+func bitcoinFeeRateFlag(fs *flag.FlagSet) *int64 {
+	return fs.Int64("fee-rate", 0, "on a Bitcoin network: the fee rate in sat/vB (default: the node's estimate for 6 blocks)")
 }
