@@ -150,4 +150,3 @@ func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcsc
 	}
 	return nil
 }
-

@@ -108,7 +108,7 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 	for address, want := range map[string]string{
 		"0xc0ffee000000000000000000000000000000beef":          "is not a Bitcoin address",
 		customer(0, &chaincfg.TestNet3Params).EncodeAddress(): "is a Bitcoin address of testnet3, not of regtest",
-		customer(0, &chaincfg.MainNetParams).EncodeAddress():  "is a Bitcoin address of mainnet, not of regtest",
+		"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq":          "is a Bitcoin address of mainnet, not of regtest",
 		deposit: "deposit address",
 	} {
 		r := claim(address)
