@@ -109,7 +109,7 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 		"0xc0ffee000000000000000000000000000000beef":          "is not a Bitcoin address",
 		customer(0, &chaincfg.TestNet3Params).EncodeAddress(): "is a Bitcoin address of testnet3, not of regtest",
 		"bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq":          "is a Bitcoin address of mainnet, not of regtest",
-		deposit: "deposit address",
+		deposit: "is the address the transfer is paid from",
 	} {
 		r := claim(address)
 		if r.Status != http.StatusUnprocessableEntity || !slices.Contains(r.detailFields(), "address") || !strings.Contains(string(r.Raw), want) {
@@ -288,7 +288,7 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 			t.Fatalf("payout output %d pays %d sats to %s; want %d to %s", vout, sats, addr, want.sats, want.to)
 		}
 	}
-	if again := payout("--execute"); !strings.Contains(again, "no bitcoin payout waiting") {
+	if again := payout("--execute"); !strings.Contains(again, "is completed: nothing to send") {
 		t.Fatalf("a second run:\n%s", again)
 	}
 
