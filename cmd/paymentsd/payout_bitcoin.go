@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 
@@ -22,6 +23,8 @@ func bitcoinNode(ctx context.Context, rpcURL string) bool {
 	if err != nil {
 		return false
 	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
 	_, err = btcsweep.Network(ctx, node)
 	return err == nil
 }

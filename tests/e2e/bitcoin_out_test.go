@@ -314,7 +314,11 @@ func operatorEnvOf(t *testing.T, networks ...string) []string {
 	var ns []chainwatch.Network
 	var as []payment.Asset
 	for _, n := range networks {
-		ns = append(ns, chains[n].Network)
+		network := chains[n].Network
+		if network.Kind == chainwatch.KindBitcoin {
+			network.Confirmations = 0 // a Bitcoin network's depth is its finality tiers, filled in again
+		}
+		ns = append(ns, network)
 		for _, a := range catalog.Assets {
 			if a.Network == n {
 				as = append(as, a)
