@@ -26,8 +26,11 @@ import (
 type bitcoinOutgoing struct {
 	a       *Activities
 	network string
-	refunds map[string]payment.Refund
-	payouts map[string]payment.Payout
+	// refunds and payouts are the items read, oldest first (those waiting
+	// for their signature first, per read); seen names them.
+	refunds []payment.Refund
+	payouts []payment.Payout
+	seen    map[string]bool
 	dest    map[string]bool
 }
 
@@ -39,14 +42,18 @@ func (w *bitcoinOutgoing) watch(ctx context.Context, addrs []string) (map[string
 		return nil, err
 	}
 	if w.dest == nil {
-		w.dest, w.refunds, w.payouts = map[string]bool{}, map[string]payment.Refund{}, map[string]payment.Payout{}
+		w.dest, w.seen = map[string]bool{}, map[string]bool{}
 	}
 	watched := map[string]bool{}
 	for _, r := range refunds {
-		w.refunds[r.ID], watched[r.ToAddress], w.dest[r.ToAddress] = r, true, true
+		if watched[r.ToAddress], w.dest[r.ToAddress] = true, true; !w.seen[r.ID] {
+			w.seen[r.ID], w.refunds = true, append(w.refunds, r)
+		}
 	}
 	for _, p := range payouts {
-		w.payouts[p.ID], watched[p.ToAddress], w.dest[p.ToAddress] = p, true, true
+		if watched[p.ToAddress], w.dest[p.ToAddress] = true, true; !w.seen[p.ID] {
+			w.seen[p.ID], w.payouts = true, append(w.payouts, p)
+		}
 	}
 	return watched, nil
 }
@@ -114,7 +121,8 @@ func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcsc
 		return payment.Transfer{LogIndex: int(o.Vout), From: og.FromAddress, To: o.Address, AssetID: og.AssetDefinitionID,
 			AmountBaseUnits: strconv.FormatInt(o.Sats, 10)}
 	}
-	for id, r := range w.refunds {
+	for i, r := range w.refunds {
+		id := r.ID
 		if all, _ := ownedBy(o, r.ProjectID, r.IsLive); !all || r.Status != payment.RefundAwaitingSignature ||
 			!strings.EqualFold(r.ToAddress, o.Address) {
 			continue
@@ -126,12 +134,13 @@ func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcsc
 			return err
 		}
 		if got.TxHash == hash {
-			w.refunds[id] = got
+			w.refunds[i] = got
 			slog.InfoContext(ctx, "refund's bitcoin transaction seen unreported", "refund", id, "txid", hash)
 			return nil
 		}
 	}
-	for id, p := range w.payouts {
+	for i, p := range w.payouts {
+		id := p.ID
 		if all, _ := ownedBy(o, p.ProjectID, p.IsLive); !all || p.Status != payment.RefundAwaitingSignature ||
 			!strings.EqualFold(p.ToAddress, o.Address) {
 			continue
@@ -143,7 +152,7 @@ func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcsc
 			return err
 		}
 		if got.TxHash == hash {
-			w.payouts[id] = got
+			w.payouts[i] = got
 			slog.InfoContext(ctx, "payout's bitcoin transaction seen unreported", "payout", id, "txid", hash)
 			return nil
 		}
