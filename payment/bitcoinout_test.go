@@ -54,6 +54,15 @@ func TestBitcoinAddressesTransactionIDsAndRejections(t *testing.T) {
 	}
 	right := wrong
 	right.Transfers = []Transfer{{LogIndex: 1, From: "bcrt1qsource", To: "bcrt1qdest", AssetID: "btc-regtest", AmountBaseUnits: "30000"}}
+	// The output counts for a payment (or another item) already: not taken.
+	taken := right
+	taken.Taken = map[int]string{1: "tx_01payment"}
+	if move := o.follow(taken); move != MoveRejected || !strings.Contains(o.FailureReason, "is counted for tx_01payment already") {
+		t.Fatalf("an output another record counts: %q %+v", move, o)
+	}
+	if _, err := o.report("refund", txid, now); err != nil {
+		t.Fatal(err)
+	}
 	if move := o.follow(right); move != string(RefundFinalized) || *o.LogIndex != 1 {
 		t.Fatalf("the transaction paying it: %q %+v", move, o)
 	}
