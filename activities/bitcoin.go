@@ -53,13 +53,17 @@ func (m *mempools) set(network string, seen map[chainhash.Hash]bool) {
 func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, cursor chainwatch.Cursor) (workflows.ScanOutput, map[chainhash.Hash]bool, error) {
 	network := c.Network.Key
 	sessions := map[string]store.WatchedAddress{}
+	sent := &bitcoinOutgoing{a: a, network: network}
 	watch := btcscan.Watch{
 		Addresses: func(ctx context.Context, addrs []string) (map[string]bool, error) {
 			found, err := a.Store.BitcoinDepositAddresses(ctx, addrs)
 			if err != nil {
 				return nil, err
 			}
-			watched := map[string]bool{}
+			watched, err := sent.watch(ctx, addrs)
+			if err != nil {
+				return nil, err
+			}
 			for _, w := range found {
 				if w.IsLive != c.Network.IsLive {
 					continue // a key of one environment derives addresses of its own network only
@@ -91,11 +95,15 @@ func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, curso
 		slog.WarnContext(ctx, "a watched Bitcoin transaction was replaced or double-spent", "network", network,
 			"txid", cf.TxID.String(), "by", cf.By.String(), "mined", cf.Block.Height > 0)
 	}
+	paying, err := sent.sessionOutputs(ctx, c, polled.Found.Outputs, sessions)
+	if err != nil {
+		return out, nil, err
+	}
 	asset, ok := bitcoinAsset(c)
 	if !ok {
 		return out, polled.Mempool, nil
 	}
-	for _, o := range polled.Found.Outputs {
+	for _, o := range paying {
 		w := sessions[o.Address]
 		t := workflows.SessionTransfer{SessionID: w.SessionID, ProjectID: w.ProjectID, IsLive: w.IsLive, Network: network,
 			TxHash: o.TxID.String(), LogIndex: int(o.Vout), To: o.Address, AssetID: asset.ID,

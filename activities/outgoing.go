@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/btcout"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
@@ -63,10 +63,6 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 	c, err := a.chain(item.Network)
 	if err != nil {
 		return workflows.FollowOutgoingOutput{}, err
-	}
-	if c.IsBitcoin() {
-		return workflows.FollowOutgoingOutput{}, temporal.NewNonRetryableApplicationError(
-			"no Bitcoin refund or payout is followed yet", "invalid", nil)
 	}
 	l, err := a.lookOutgoing(ctx, c, item)
 	if err != nil {
@@ -124,6 +120,17 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 // judging it needs: the addresses that may pay it besides its own, and the
 // transaction's transfers that count for something else already.
 func (a *Activities) lookOutgoing(ctx context.Context, c *chainwatch.Chain, item outgoingItem) (payment.SentLook, error) {
+	if c.IsBitcoin() {
+		tx, err := btcout.Read(ctx, a.Store, c, item.TxHash)
+		if err != nil {
+			return payment.SentLook{}, err
+		}
+		l := btcout.LookFor(tx, c, item.Outgoing, item.ProjectID, item.IsLive)
+		if l.Mined {
+			l.Taken, err = a.Store.TakenTransfers(ctx, item.ChainID, item.TxHash, item.ID)
+		}
+		return l, err
+	}
 	l, err := chainwatch.LookSent(ctx, c, item.TxHash)
 	if err != nil {
 		return l, err

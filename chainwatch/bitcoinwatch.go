@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
@@ -145,6 +146,8 @@ type BitcoinSeen struct {
 	// ConflictMined says ConflictedBy was found in a block, not in the
 	// mempool.
 	ConflictMined bool
+	// Spends are the outputs it spends.
+	Spends []wire.OutPoint
 }
 
 // BitcoinOutput is an output of a transaction to a watched address.

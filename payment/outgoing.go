@@ -87,7 +87,15 @@ func (o *Outgoing) spot(t Transfer, txHash string, now time.Time) bool {
 // higher fee, or at the same nonce); the same hash again changes nothing,
 // so that a signer may repeat its report.
 func (o *Outgoing) report(what, hash string, now time.Time) (bool, error) {
-	if !ValidTxHash(hash) {
+	if o.Bitcoin() {
+		id, ok := NormalizeBitcoinTxID(hash)
+		if !ok {
+			var probs Problems
+			probs.Add("txHash", BitcoinTxIDProblem)
+			return false, probs.Err()
+		}
+		hash = id
+	} else if !ValidTxHash(hash) {
 		var probs Problems
 		probs.Add("txHash", TxHashProblem)
 		return false, probs.Err()
@@ -217,6 +225,13 @@ func (o *Outgoing) follow(look SentLook) string {
 			// same nonce): the cancellation stands.
 		case taken != "":
 			o.FailureReason = "the transaction " + o.TxHash + " is counted for " + taken + " already: it is not taken for this one"
+			o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
+			return MoveRejected
+		case o.Bitcoin():
+			// The project's coins are one pool, not the item's: a
+			// transaction of them that does not pay it leaves it to be paid.
+			o.FailureReason = "the transaction " + o.TxHash + " does not pay " + o.Amount() + " " + o.Symbol + " to " + o.ToAddress +
+				" from the project's own coins (outputs at its deposit addresses): it is not taken"
 			o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
 			return MoveRejected
 		case strings.EqualFold(look.Sender, o.FromAddress) || o.movedFromSource(look):

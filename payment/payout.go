@@ -133,8 +133,18 @@ type PayoutBatchInput struct {
 func NewPayoutBatch(in PayoutBatchInput, catalog Catalog, isLive bool, createdBy string, now time.Time) (PayoutBatch, []Payout, error) {
 	probs := in.Problems
 	b := PayoutBatch{IsLive: isLive, Status: BatchAwaitingApproval, CreatedBy: createdBy, Version: 1, CreatedAt: now, UpdatedAt: now}
-	if in.FromAddress == nil {
-		probs.Add("fromAddress", "is required: the address of yours the payouts are paid from")
+	// A batch of bitcoin alone is paid from the project's Bitcoin deposit
+	// key, which proves itself: it names no fromAddress.
+	allBitcoin := len(in.Lines) > 0
+	for _, l := range in.Lines {
+		if a, ok := catalog.Asset(deref(l.AssetDefinitionID)); !ok || !a.Bitcoin() {
+			allBitcoin = false
+		}
+	}
+	if in.FromAddress == nil || *in.FromAddress == "" && allBitcoin {
+		if !allBitcoin {
+			probs.Add("fromAddress", "is required: the address of yours the payouts are paid from")
+		}
 	} else if addr, msg := CheckPayee(*in.FromAddress); msg != "" {
 		probs.Add("fromAddress", msg)
 	} else {
@@ -159,9 +169,13 @@ func NewPayoutBatch(in PayoutBatchInput, catalog Catalog, isLive bool, createdBy
 		p := Payout{IsLive: isLive, Line: i + 1, Outgoing: Outgoing{Status: PayoutAwaitingApproval, FromAddress: b.FromAddress},
 			Version: 1, CreatedAt: now, UpdatedAt: now}
 		field := func(name string) string { return l.Label + "." + name }
+		lineAsset, _ := catalog.Asset(deref(l.AssetDefinitionID))
+		if lineAsset.Bitcoin() {
+			p.FromAddress = "" // the project's Bitcoin deposit key
+		}
 		if l.Address == nil || *l.Address == "" {
 			probs.Add(field("address"), "is required")
-		} else if addr, msg := CheckPayee(*l.Address); msg != "" {
+		} else if addr, msg := checkPayeeOf(lineAsset.Bitcoin() && lineAsset.ID != "", *l.Address); msg != "" {
 			probs.Add(field("address"), msg)
 		} else if strings.EqualFold(addr, b.FromAddress) {
 			probs.Add(field("address"), "is the address the batch is paid from")
@@ -175,9 +189,6 @@ func NewPayoutBatch(in PayoutBatchInput, catalog Catalog, isLive bool, createdBy
 		} else if asset, known = catalog.Asset(*l.AssetDefinitionID); !known || asset.IsLive != isLive {
 			known = false
 			probs.Addf(field("asset"), "%q is not an asset of the %s environment (GET /api/v1/assets lists them)", *l.AssetDefinitionID, EnvironmentName(isLive))
-		} else if asset.Bitcoin() {
-			known = false
-			probs.Add(field("asset"), "payouts are of EVM assets: bitcoin is paid from the merchant's own wallet")
 		} else {
 			p.AssetDefinitionID, p.Network, p.ChainID, p.Symbol = asset.ID, asset.Network, asset.ChainID, asset.Symbol
 			p.Decimals, p.TokenAddress = asset.Decimals, asset.TokenAddress
@@ -357,4 +368,11 @@ func (b *PayoutBatch) Complete(payouts []Payout, now time.Time) bool {
 func ParsePayoutBatchQuery(v url.Values, statuses []string) (ListQuery, error) {
 	q, probs := parseListQuery(v, "status", statuses, nil)
 	return q, probs.Err()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

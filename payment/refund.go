@@ -190,8 +190,9 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 		}
 		r.Reason = *in.Reason
 	}
+	a, known := catalog.Asset(assetID)
 	if in.Address != nil {
-		addr, msg := CheckPayee(*in.Address)
+		addr, msg := checkPayeeOf(known && a.Bitcoin(), *in.Address)
 		if msg != "" {
 			probs.Add("address", msg)
 		}
@@ -200,18 +201,18 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 	if len(probs) > 0 {
 		return r, probs.Err()
 	}
-	a, ok := catalog.Asset(assetID)
-	if !ok {
+	if !known {
 		// A transfer of an asset the deployment no longer lists.
 		probs.Add("assetDefinitionId", "is not an asset of this deployment")
 		return r, probs.Err()
 	}
-	if a.Bitcoin() {
-		probs.Add("assetDefinitionId", "a bitcoin payment is refunded from the merchant's own wallet: refunds here are of EVM assets")
-		return r, probs.Err()
-	}
 	r.AssetDefinitionID, r.Network, r.ChainID, r.Symbol = a.ID, a.Network, a.ChainID, a.Symbol
 	r.Decimals, r.TokenAddress = a.Decimals, a.TokenAddress
+	if a.Bitcoin() {
+		// Paid from the project's Bitcoin deposit key: its coins at the
+		// session's Bitcoin address first (cmd paymentsd refund send).
+		r.FromAddress = s.BitcoinAddress
+	}
 	left := Refundable(s.ID, a.ID, txs, refunds)
 	field := "amount"
 	var amount *big.Int
@@ -270,7 +271,7 @@ func SetRefundAddress(r *Refund, address, source string, now time.Time) error {
 		return Conflict("The customer gave the refund's address through the claim link: it is not replaced without the customer. " +
 			"Cancel the refund and make another if the customer asks for another address")
 	}
-	addr, msg := CheckPayee(address)
+	addr, msg := checkPayeeOf(r.Bitcoin(), address)
 	if msg != "" {
 		var probs Problems
 		probs.Add("address", msg)

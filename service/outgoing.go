@@ -19,7 +19,11 @@ import (
 // now rather than after the item moved). A transaction not mined yet is
 // taken, and its workflow judges it once mined.
 func (svc *Service) checkReport(ctx context.Context, p payment.Principal, id string, o payment.Outgoing, txHash string) error {
-	if !payment.ValidTxHash(txHash) || strings.EqualFold(o.TxHash, txHash) {
+	if o.Bitcoin() {
+		if _, ok := payment.NormalizeBitcoinTxID(txHash); !ok {
+			return nil // the domain says what is wrong
+		}
+	} else if !payment.ValidTxHash(txHash) || strings.EqualFold(o.TxHash, txHash) {
 		return nil // the domain says what is wrong, or that nothing changes
 	}
 	if o.Status == payment.RefundAwaitingSignature {
@@ -31,6 +35,9 @@ func (svc *Service) checkReport(ctx context.Context, p payment.Principal, id str
 			return &payment.Error{Kind: payment.KindRateLimited, Message: fmt.Sprintf(
 				"The project has %d refunds and payouts whose transactions are not mined yet: report more once those are mined, or cancel the stale ones", n)}
 		}
+	}
+	if o.Bitcoin() {
+		return svc.checkBitcoinReport(ctx, p, id, o, txHash)
 	}
 	c, ok := svc.chains[o.Network]
 	if !ok || c.IsBitcoin() {

@@ -20,12 +20,19 @@ func (svc *Service) CreatePayoutBatch(ctx context.Context, p payment.Principal, 
 	if err != nil {
 		return payment.BatchRecord{}, err
 	}
-	if err := svc.provenSource(ctx, p, "fromAddress", b.FromAddress); err != nil {
-		return payment.BatchRecord{}, err
+	if b.FromAddress != "" { // "": bitcoin alone, from the project's Bitcoin deposit key
+		if err := svc.provenSource(ctx, p, "fromAddress", b.FromAddress); err != nil {
+			return payment.BatchRecord{}, err
+		}
 	}
 	fields, addrs := make([]string, len(payouts)), make([]string, len(payouts))
 	for i, po := range payouts {
 		fields[i], addrs[i] = in.Lines[i].Label+".address", po.ToAddress
+		if po.Bitcoin() {
+			if err := svc.checkBitcoinAddresses(po.Network, fields[i:i+1], addrs[i:i+1]); err != nil {
+				return payment.BatchRecord{}, err
+			}
+		}
 	}
 	if err := svc.refuseDestinations(ctx, b.FromAddress, fields, addrs); err != nil {
 		return payment.BatchRecord{}, err

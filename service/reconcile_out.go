@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/btcout"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -43,6 +44,7 @@ type outgoing struct {
 	what      string // refund, payout
 	id        string
 	projectID string
+	isLive    bool
 	createdAt time.Time
 	payment.Outgoing
 	// finalizes says whether, followed from sent as the chain is now (as
@@ -53,7 +55,7 @@ type outgoing struct {
 // refundOut is a refund as the reconciliation checks it; sources are its
 // project's proven addresses, which may pay it besides its own.
 func refundOut(r payment.Refund, sources []string) outgoing {
-	return outgoing{what: "refund", id: r.ID, projectID: r.ProjectID, createdAt: r.CreatedAt, Outgoing: r.Outgoing,
+	return outgoing{what: "refund", id: r.ID, projectID: r.ProjectID, isLive: r.IsLive, createdAt: r.CreatedAt, Outgoing: r.Outgoing,
 		finalizes: func(look payment.SentLook) bool {
 			check := r
 			check.Status = payment.RefundSent
@@ -64,7 +66,7 @@ func refundOut(r payment.Refund, sources []string) outgoing {
 }
 
 func payoutOut(p payment.Payout) outgoing {
-	return outgoing{what: "payout", id: p.ID, projectID: p.ProjectID, createdAt: p.CreatedAt, Outgoing: p.Outgoing,
+	return outgoing{what: "payout", id: p.ID, projectID: p.ProjectID, isLive: p.IsLive, createdAt: p.CreatedAt, Outgoing: p.Outgoing,
 		finalizes: func(look payment.SentLook) bool {
 			check := p
 			check.Status = payment.RefundSent
@@ -171,6 +173,21 @@ type sentTx struct {
 	st      chainwatch.TxState
 	look    payment.SentLook
 	notRead string
+	// btc is a Bitcoin transaction as read (its look depends on the item:
+	// lookFor).
+	btc   *btcout.Tx
+	chain *chainwatch.Chain
+}
+
+// lookFor is the look that judges item o: a Bitcoin transaction's says
+// whether it spends o's project's own coins.
+func (tx sentTx) lookFor(o outgoing) payment.SentLook {
+	if tx.btc == nil {
+		return tx.look
+	}
+	l := btcout.LookFor(*tx.btc, tx.chain, o.Outgoing, o.projectID, o.isLive)
+	l.Final = l.Mined // as if final, as an EVM transaction's is read
+	return l
 }
 
 // sentTxs reads the transactions of money out from the chain, each once,
@@ -213,10 +230,19 @@ func (r *sentTxs) get(ctx context.Context, network, hash string) (sentTx, error)
 	switch {
 	case !ok:
 		tx.notRead = "the network is not configured here: give this command the worker's NETWORKS (or NETWORKS_FILE) for it to read the chain"
-	case c.IsBitcoin():
-		tx.notRead = "money out on a Bitcoin network is not checked"
 	case r.down[network] != nil:
 		tx.notRead = "the network's nodes cannot be read (see its " + FindingNetworkUnreachable + " finding)"
+	case c.IsBitcoin():
+		btc, err := btcout.Read(ctx, r.svc.store, c, hash)
+		if err != nil {
+			if ctx.Err() != nil {
+				return tx, ctx.Err()
+			}
+			tx.notRead = "the network's nodes did not answer: " + err.Error()
+			break
+		}
+		tx.btc, tx.chain, tx.st = &btc, c, btc.State
+		tx.st.Succeeded = btc.State.Mined
 	default:
 		st, err := chainwatch.CheckTransaction(ctx, c.Client, common.HexToHash(hash), false, c.Scanner().Traces)
 		if err != nil {
@@ -249,7 +275,7 @@ func (r *sentTxs) check(ctx context.Context, kind string, o outgoing) (_ []Findi
 	case tx.notRead != "":
 		return []Finding{{Kind: kind, ObjectID: o.id, Detail: fmt.Sprintf("%s on %s: %s", o.TxHash, o.Network, tx.notRead),
 			Error: "not checked"}}, false, nil
-	case o.finalizes(tx.look):
+	case o.finalizes(tx.lookFor(o)):
 		return nil, true, nil
 	}
 	return []Finding{{Kind: kind, ObjectID: o.id, Detail: fmt.Sprintf("recorded %s in %s; the chain shows it %s", o.Status, o.TxHash, chainSays(tx.st))}}, false, nil
@@ -288,8 +314,9 @@ func (svc *Service) transfersReused(ctx context.Context, paid []outgoing, txs *s
 		var pays [][]int // each item's transfers, by log index
 		for _, o := range claims {
 			var logs []int
-			for _, t := range tx.look.Transfers {
-				one := tx.look
+			look := tx.lookFor(o)
+			for _, t := range look.Transfers {
+				one := look
 				one.Transfers = []payment.Transfer{t}
 				if o.finalizes(one) {
 					logs = append(logs, t.LogIndex)

@@ -40,6 +40,9 @@ func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, proje
 	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
 		r, err = svc.store.CreateRefund(ctx, p, sessionID, func(s payment.Session, txs []payment.Transaction, refunds []payment.Refund) (payment.Refund, error) {
 			r, err := payment.NewRefund(in, s, txs, refunds, svc.catalog, rate, now)
+			if err == nil && r.Bitcoin() && r.ToAddress != "" {
+				err = svc.checkBitcoinAddresses(r.Network, []string{"address"}, []string{r.ToAddress})
+			}
 			r.ID, r.ClaimTokenHash = payment.NewID(payment.PrefixRefund, now), payment.HashSecret(token)
 			return r, err
 		}, renderRefund)
@@ -102,6 +105,11 @@ func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, p
 	}
 	if err := addressRequired(address); err != nil {
 		return payment.Refund{}, err
+	}
+	if r.Bitcoin() {
+		if err := svc.checkBitcoinAddresses(r.Network, []string{"address"}, []string{address}); err != nil {
+			return payment.Refund{}, err
+		}
 	}
 	if err := svc.refuseDestinations(ctx, r.FromAddress, []string{"address"}, []string{address}); err != nil {
 		return payment.Refund{}, err
@@ -197,10 +205,15 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 	if r.Status != payment.RefundAwaitingAddress {
 		return r, payment.Conflict("The refund's address has been given already")
 	}
+	if r.Bitcoin() {
+		if err := svc.checkBitcoinAddresses(r.Network, []string{"address"}, []string{address}); err != nil {
+			return r, err
+		}
+	}
 	if err := svc.refuseDestinations(ctx, r.FromAddress, []string{"address"}, []string{address}); err != nil {
 		return r, err
 	}
-	if addr, msg := payment.CheckPayee(address); msg == "" && !acceptContract {
+	if addr, msg := payment.CheckPayee(address); msg == "" && !acceptContract && !r.Bitcoin() {
 		contract, err := svc.isContract(ctx, r.Network, addr)
 		if err != nil {
 			return r, err

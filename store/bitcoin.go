@@ -141,9 +141,10 @@ func (s *Store) BitcoinSeen(ctx context.Context, network string, txid chainhash.
 	var at *time.Time
 	var seen chainwatch.BitcoinSeen
 	var outputs []byte
-	err := s.pool.QueryRow(ctx, `SELECT outputs, block_hash, block_height, block_time, conflicted_by, conflict_mined
+	var spends []string
+	err := s.pool.QueryRow(ctx, `SELECT outputs, block_hash, block_height, block_time, conflicted_by, conflict_mined, spends
 		FROM bitcoin_transactions WHERE network = $1 AND txid = $2`, network, txid.String()).
-		Scan(&outputs, &hash, &height, &at, &conflict, &seen.ConflictMined)
+		Scan(&outputs, &hash, &height, &at, &conflict, &seen.ConflictMined, &spends)
 	if err == pgx.ErrNoRows {
 		return seen, false, nil
 	}
@@ -152,6 +153,13 @@ func (s *Store) BitcoinSeen(ctx context.Context, network string, txid chainhash.
 	}
 	if err := json.Unmarshal(outputs, &seen.Outputs); err != nil {
 		return seen, false, err
+	}
+	for _, sp := range spends {
+		op, err := parseOutPoint(sp)
+		if err != nil {
+			return seen, false, err
+		}
+		seen.Spends = append(seen.Spends, op)
 	}
 	if hash != nil {
 		h, err := chainhash.NewHashFromStr(*hash)

@@ -168,8 +168,25 @@ func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q
 	}
 	outputs := `'[]'::jsonb`
 	if q.Chain == payment.ChainBitcoin {
-		outputs = `coalesce((SELECT jsonb_agg(jsonb_build_array(t.tx_hash, t.log_index, t.amount_base_units::text, t.status)
-			ORDER BY t.tx_hash, t.log_index) FROM transactions t WHERE ` + paid + `), '[]')`
+		// And the change of the project's own money out back at the
+		// address (an output of a mined transaction that spends an output
+		// recorded at a deposit address of the same project environment:
+		// activities' bitcoinOutgoing), which a refund, a payout or a
+		// sweep spends as well.
+		outputs = `coalesce((SELECT jsonb_agg(x ORDER BY x->>0, (x->>1)::bigint) FROM (
+			SELECT jsonb_build_array(t.tx_hash, t.log_index, t.amount_base_units::text, t.status) x FROM transactions t WHERE ` + paid + `
+			UNION ALL
+			SELECT jsonb_build_array(bt.txid, (o->>'vout')::bigint, o->>'sats', 'change')
+			FROM bitcoin_transactions bt, jsonb_array_elements(bt.outputs) o
+			WHERE bt.outputs @> jsonb_build_array(jsonb_build_object('address', u.deposit_address))
+				AND o->>'address' = u.deposit_address AND bt.block_height IS NOT NULL
+				AND NOT EXISTS (SELECT 1 FROM transactions t WHERE t.chain_id = 0 AND t.tx_hash = bt.txid AND t.log_index = (o->>'vout')::bigint)
+				AND EXISTS (SELECT 1 FROM unnest(bt.spends) sp
+					JOIN bitcoin_transactions pt ON pt.network = bt.network AND pt.txid = split_part(sp, ':', 1)
+					CROSS JOIN jsonb_array_elements(pt.outputs) po
+					JOIN bitcoin_deposit_addresses b ON b.address = po->>'address'
+					WHERE po->>'vout' = split_part(sp, ':', 2) AND b.project_id = u.project_id AND b.is_live = u.is_live)
+			) y), '[]')`
 	}
 	args := append(f.args, q.Limit, q.Offset())
 	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT deposit_index, deposit_address, id, status, created_at, gap_before, late_until,

@@ -166,6 +166,7 @@ func (s *Store) ReceivingAddresses(ctx context.Context, addrs []string) (map[str
 	}
 	rows, err := s.db(ctx).Query(ctx, `SELECT lower(deposit_address), 'deposit' FROM checkout_sessions
 			WHERE deposit_address <> '' AND lower(deposit_address) = ANY($1)
+		UNION ALL SELECT address, 'deposit' FROM bitcoin_deposit_addresses WHERE address = ANY($1)
 		UNION ALL SELECT address, 'recipient' FROM recipients WHERE verified_at IS NOT NULL AND address = ANY($1)`, lower)
 	if err != nil {
 		return nil, fmt.Errorf("receiving addresses: %w", err)

@@ -55,6 +55,7 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	execute := fs.Bool("execute", false, "sign and send the transfers (default: print the plans only)")
 	wait := fs.Duration("wait", 5*time.Minute, "how long to wait for each transaction to be mined before stopping (run again to resume)")
 	multisend := fs.String("multisend", "", "a multisend contract's address: one transaction per asset instead of one per payout")
+	feeRate := bitcoinFeeRateFlag(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -74,6 +75,10 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	}
 	if b.Status != "approved" {
 		return fmt.Errorf("payout send: batch %s is %s: only an approved batch is paid (an owner approves it in the dashboard)", id, b.Status)
+	}
+	if bitcoinNode(ctx, *rpcURL) {
+		return payoutBitcoin(ctx, out, stdin, hc, b, *journals, bitcoinSend{apiURL: *apiURL, apiKey: apiKey, project: *project,
+			rpcURL: *rpcURL, keyFile: *keyFile, feeRate: *feeRate, execute: *execute})
 	}
 	hexKey, err := readSecret(*keyFile, stdin)
 	if err != nil {

@@ -44,6 +44,7 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	journal := fs.String("journal", "", "the journal of signed transactions, to resume from (default refund-ID.journal.json here)")
 	execute := fs.Bool("execute", false, "sign and send the transfer (default: print the plan only)")
 	wait := fs.Duration("wait", 5*time.Minute, "how long to wait for each transaction to be mined before stopping (run again to resume)")
+	feeRate := bitcoinFeeRateFlag(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -69,6 +70,10 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 		return nil
 	default:
 		return fmt.Errorf("refund send: %s is %s: nothing can be sent for it", id, r.Status)
+	}
+	if done, err := refundBitcoin(ctx, out, stdin, hc, r, bitcoinSend{apiURL: *apiURL, apiKey: apiKey, project: *project, network: r.Network,
+		rpcURL: *rpcURL, keyFile: *keyFile, journal: *journal, feeRate: *feeRate, execute: *execute}); done {
+		return err
 	}
 	cfg := sweep.Config{Destination: common.HexToAddress(r.ToAddress), Journal: *journal, Wait: *wait}
 	if err := signer(&cfg, *keyFile, *relayerFile, *gasPrice, stdin); err != nil {

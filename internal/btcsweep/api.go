@@ -25,8 +25,9 @@ type Funded struct {
 	Outputs   []Paid
 }
 
-// Paid is a payment's output to a deposit address; Final when the engine
-// holds the payment final.
+// Paid is a payment's output to a deposit address, or the change of the
+// project's own refund or payout; Final when the engine holds the payment
+// final (change: once mined).
 type Paid struct {
 	Out   wire.OutPoint
 	Sats  int64
@@ -96,7 +97,7 @@ func FromAPI(ctx context.Context, hc *http.Client, baseURL, apiKey, projectID, n
 				if err != nil || sats <= 0 {
 					return nil, fmt.Errorf("deposit address %d: output %s:%d of %q satoshis", d.Index, o.TxID, o.Vout, o.Sats)
 				}
-				f.Outputs = append(f.Outputs, Paid{Out: *wire.NewOutPoint(hash, o.Vout), Sats: sats, Final: o.Status == "finalized"})
+				f.Outputs = append(f.Outputs, Paid{Out: *wire.NewOutPoint(hash, o.Vout), Sats: sats, Final: o.Status == "finalized" || o.Status == "change"})
 			}
 			funded = append(funded, f)
 		}

@@ -199,6 +199,7 @@ type BatchPayout struct {
 	Line              int    `json:"line"`
 	Status            string `json:"status"`
 	ChainID           int64  `json:"chainId"`
+	Network           string `json:"network"`
 	AssetDefinitionID string `json:"assetDefinitionId"`
 	Symbol            string `json:"symbol"`
 	Decimals          int32  `json:"decimals"`

@@ -64,7 +64,7 @@ func TransferOf(r payment.Refund) *PreparedTransfer { return prepared(r.Outgoing
 // prepared is the call that makes an outgoing transfer (a refund's, a
 // payout's); nil without its destination.
 func prepared(o payment.Outgoing) *PreparedTransfer {
-	if o.ToAddress == "" {
+	if o.ToAddress == "" || o.Bitcoin() { // bitcoin: planned by the signer from the project's coins
 		return nil
 	}
 	amount, _ := new(big.Int).SetString(o.AmountBaseUnits, 10)
