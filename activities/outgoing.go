@@ -12,7 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/btcout"
+	"github.com/paymentsd/paymentsd/internal/sentlook"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
@@ -33,20 +33,15 @@ const (
 )
 
 // outgoingItem is a refund or a payout, as its workflow follows it.
-type outgoingItem struct {
-	payment.Outgoing
-	ID        string
-	ProjectID string
-	IsLive    bool
-}
+type outgoingItem = sentlook.Item
 
 func (a *Activities) outgoingItem(ctx context.Context, id string) (outgoingItem, error) {
 	if strings.HasPrefix(id, payment.PrefixRefund) {
 		r, err := a.Store.RefundByID(ctx, id)
-		return outgoingItem{r.Outgoing, r.ID, r.ProjectID, r.IsLive}, err
+		return outgoingItem{ID: r.ID, ProjectID: r.ProjectID, IsLive: r.IsLive, Outgoing: r.Outgoing}, err
 	}
 	p, err := a.Store.PayoutByID(ctx, id)
-	return outgoingItem{p.Outgoing, p.ID, p.ProjectID, p.IsLive}, err
+	return outgoingItem{ID: p.ID, ProjectID: p.ProjectID, IsLive: p.IsLive, Outgoing: p.Outgoing}, err
 }
 
 // FollowOutgoing looks at the transaction of a refund or a payout and
@@ -81,7 +76,7 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 			}
 			return payment.FollowRefund(locked, l), nil
 		}, views.RefundEvent)
-		got, err = outgoingItem{r.Outgoing, r.ID, r.ProjectID, r.IsLive}, uerr
+		got, err = outgoingItem{ID: r.ID, ProjectID: r.ProjectID, IsLive: r.IsLive, Outgoing: r.Outgoing}, uerr
 	} else {
 		p, uerr := a.Store.UpdatePayout(ctx, nil, item.ID, func(locked *payment.Payout) (payment.EventType, error) {
 			if locked.TxHash != item.TxHash {
@@ -89,7 +84,7 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 			}
 			return payment.FollowPayout(locked, l), nil
 		}, views.PayoutEvent, views.BatchEvent)
-		got, err = outgoingItem{p.Outgoing, p.ID, p.ProjectID, p.IsLive}, uerr
+		got, err = outgoingItem{ID: p.ID, ProjectID: p.ProjectID, IsLive: p.IsLive, Outgoing: p.Outgoing}, uerr
 	}
 	if errors.Is(err, store.ErrTransferTaken) {
 		return workflows.FollowOutgoingOutput{}, err // raced another item for the transfer: the retry sees it taken
@@ -117,33 +112,9 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 }
 
 // lookOutgoing is what the chain says of an item's transaction, with what
-// judging it needs: the addresses that may pay it besides its own, and the
-// transaction's transfers that count for something else already.
+// judging it needs (outgoing.Look).
 func (a *Activities) lookOutgoing(ctx context.Context, c *chainwatch.Chain, item outgoingItem) (payment.SentLook, error) {
-	if c.IsBitcoin() {
-		tx, err := btcout.Read(ctx, a.Store, c, item.TxHash)
-		if err != nil {
-			return payment.SentLook{}, err
-		}
-		l := btcout.LookFor(tx, c, item.Outgoing, item.ProjectID, item.IsLive)
-		if l.Mined {
-			l.Taken, err = a.Store.TakenTransfers(ctx, item.ChainID, item.TxHash, item.ID)
-		}
-		return l, err
-	}
-	l, err := chainwatch.LookSent(ctx, c, item.TxHash)
-	if err != nil {
-		return l, err
-	}
-	if !l.Mined || !l.Succeeded {
-		return l, nil
-	}
-	if strings.HasPrefix(item.ID, payment.PrefixRefund) {
-		if l.Sources, err = a.Store.ProvenAddresses(ctx, item.ProjectID, item.IsLive); err != nil {
-			return l, err
-		}
-	}
-	l.Taken, err = a.Store.TakenTransfers(ctx, item.ChainID, item.TxHash, item.ID)
+	l, _, err := sentlook.Look(ctx, a.Store, c, item, item.TxHash)
 	return l, err
 }
 
@@ -246,8 +217,8 @@ func (w *outgoingWatch) replaceable(ctx context.Context, c *chainwatch.Chain, o 
 	if o.Status == payment.RefundAwaitingSignature {
 		return true
 	}
-	l, err := chainwatch.LookSent(ctx, c, o.TxHash)
-	return err == nil && !l.Mined
+	tx, err := sentlook.Read(ctx, w.a.Store, c, o.TxHash)
+	return err == nil && !tx.State.Mined
 }
 
 // spot records the first refund, else the first payout, waiting for its

@@ -173,8 +173,8 @@ func TestABitcoinNetworkConnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := chains["btc"]
-	if !c.IsBitcoin() || c.Client != nil || len(c.Assets) != 1 || c.Network.Confirmations != 1 || c.Params != btcnode.Params {
-		t.Fatalf("the network served: bitcoin %v, assets %v, depth %d", c.IsBitcoin(), c.Assets, c.Network.Confirmations)
+	if c.Family().Kind() != chainwatch.KindBitcoin || c.Client != nil || len(c.Assets) != 1 || c.Network.Confirmations != 1 || c.Params != btcnode.Params {
+		t.Fatalf("the network served: %s, assets %v, depth %d", c.Family().Kind(), c.Assets, c.Network.Confirmations)
 	}
 	if head, err := c.BitcoinScanner().Head(ctx); err != nil || head < btcnode.SegWitActive {
 		t.Fatalf("its head: %d %v", head, err)

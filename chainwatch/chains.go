@@ -31,11 +31,6 @@ type Chain struct {
 	Assets  []payment.Asset
 }
 
-// IsBitcoin reports whether the chain is a Bitcoin network. Only money
-// out asks it still (refunds, payouts, their reconciliation): the rest of
-// the engine asks the chain's Family.
-func (c *Chain) IsBitcoin() bool { return c.Family().Kind() == KindBitcoin }
-
 // BitcoinScanner returns a Bitcoin network's scanner.
 func (c *Chain) BitcoinScanner() btcscan.Scanner {
 	return btcscan.Scanner{Node: c.Bitcoin, Params: c.Params}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/payment"
@@ -42,11 +43,12 @@ type Family interface {
 	// project's account key (xpub) of kind keyType, on a family whose
 	// sessions' addresses derive from one (Capabilities.AccountKey).
 	DeriveAddress(xpub, keyType string, index uint32) (string, error)
-	// LookSent is money out's look at a refund's or payout's transaction
-	// (Capabilities.MoneyOut); ErrNotSupported elsewhere. Money out still
-	// branches on Chain.IsBitcoin and reads the EVM client itself: its
-	// code is to move behind this method.
-	LookSent(ctx context.Context, hash string) (payment.SentLook, error)
+	// PayeeProblem says what is wrong with s as the address money out
+	// pays on the network ("" when nothing is), for the field's error.
+	PayeeProblem(s string) string
+	// IsContract tells whether an address holds code (false on a family
+	// without contracts): a refund's customer confirms such an address.
+	IsContract(ctx context.Context, address string) (bool, error)
 }
 
 // Capabilities are what a family's networks do; the engine asks them
@@ -69,7 +71,7 @@ type Capabilities struct {
 	// network of the family.
 	AccountKey bool
 	// MoneyOut: refunds and payouts are sent and followed on the network
-	// (LookSent).
+	// (their transactions read by package sentlook).
 	MoneyOut bool
 	// PriceFeeds: the network's Chainlink feeds may price assets, its own
 	// or another network's.
@@ -107,8 +109,17 @@ func (evmFamily) DeriveAddress(string, string, uint32) (string, error) {
 	return "", fmt.Errorf("an EVM session's address derives from the project's deposit key: %w", ErrNotSupported)
 }
 
-func (f evmFamily) LookSent(ctx context.Context, hash string) (payment.SentLook, error) {
-	return LookSent(ctx, f.c, hash)
+func (evmFamily) PayeeProblem(s string) string {
+	if !common.IsHexAddress(s) {
+		return "must be a 0x-prefixed 20-byte hex address"
+	}
+	return ""
+}
+
+func (f evmFamily) IsContract(ctx context.Context, address string) (bool, error) {
+	var code hexutil.Bytes
+	err := f.c.Client.Call(ctx, &code, "eth_getCode", common.HexToAddress(address), "latest")
+	return len(code) > 0, err
 }
 
 // bitcoinFamily is a Bitcoin network read from Bitcoin Core or btcd nodes.
@@ -119,7 +130,7 @@ func (bitcoinFamily) Kind() string { return KindBitcoin }
 func (bitcoinFamily) Capabilities() Capabilities {
 	// Its scan keeps every payment it saw (the mempool's and the
 	// blocks'), so there is nothing to rescan.
-	return Capabilities{AccountKey: true}
+	return Capabilities{AccountKey: true, MoneyOut: true}
 }
 
 func (f bitcoinFamily) Head(ctx context.Context) (uint64, error) {
@@ -157,6 +168,9 @@ func (f bitcoinFamily) DeriveAddress(xpub, keyType string, index uint32) (string
 	return addr.EncodeAddress(), nil
 }
 
-func (bitcoinFamily) LookSent(context.Context, string) (payment.SentLook, error) {
-	return payment.SentLook{}, fmt.Errorf("no Bitcoin refund or payout is followed yet: %w", ErrNotSupported)
+func (f bitcoinFamily) PayeeProblem(s string) string {
+	_, problem := payment.CheckBitcoinPayee(s, f.c.Params)
+	return problem
 }
+
+func (bitcoinFamily) IsContract(context.Context, string) (bool, error) { return false, nil }

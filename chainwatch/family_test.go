@@ -23,12 +23,12 @@ func TestEachFamilySaysWhatItsNetworksDo(t *testing.T) {
 		Bitcoin: &btcrpc.Failover{}, Params: &chaincfg.RegressionNetParams}
 	chains := chainwatch.Chains{"devnet": evm, "bitcoin-regtest": btc}
 
-	if f := evm.Family(); f.Kind() != chainwatch.KindEVM || evm.IsBitcoin() ||
+	if f := evm.Family(); f.Kind() != chainwatch.KindEVM ||
 		f.Capabilities() != (chainwatch.Capabilities{Rescan: true, Contracts: true, DepositKey: true, MoneyOut: true, PriceFeeds: true}) {
 		t.Fatalf("EVM family: %s, %+v", f.Kind(), f.Capabilities())
 	}
-	if f := btc.Family(); f.Kind() != chainwatch.KindBitcoin || !btc.IsBitcoin() ||
-		f.Capabilities() != (chainwatch.Capabilities{AccountKey: true}) {
+	if f := btc.Family(); f.Kind() != chainwatch.KindBitcoin ||
+		f.Capabilities() != (chainwatch.Capabilities{AccountKey: true, MoneyOut: true}) {
 		t.Fatalf("Bitcoin family: %s, %+v", f.Kind(), f.Capabilities())
 	}
 
@@ -85,7 +85,16 @@ func TestEachFamilySaysWhatItsNetworksDo(t *testing.T) {
 	if _, err := evm.Family().DeriveAddress(xpub.String(), "", 0); !errors.Is(err, chainwatch.ErrNotSupported) {
 		t.Fatalf("an EVM network derived an account key's address: %v", err)
 	}
-	if _, err := btc.Family().LookSent(context.Background(), "00"); !errors.Is(err, chainwatch.ErrNotSupported) {
-		t.Fatalf("a Bitcoin refund's look: %v, want not supported", err)
+	for _, c := range []struct {
+		chain *chainwatch.Chain
+		addr  string
+		ok    bool
+	}{{evm, evmAddr, true}, {evm, regtestAddr, false}, {btc, regtestAddr, true}, {btc, mainnetAddr, false}, {btc, evmAddr, false}} {
+		if problem := c.chain.Family().PayeeProblem(c.addr); (problem == "") != c.ok {
+			t.Errorf("%s: paying %s: %q", c.chain.Network.Key, c.addr, problem)
+		}
+	}
+	if contract, err := btc.Family().IsContract(context.Background(), regtestAddr); contract || err != nil {
+		t.Fatalf("a Bitcoin address taken for a contract: %v, %v", contract, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
-	"github.com/paymentsd/paymentsd/payment"
 )
 
 // TxState is what the chain says of a transaction now.
@@ -126,20 +125,4 @@ func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, 
 		}
 	}
 	return st, nil
-}
-
-// LookSent is what the chain says of a refund's or payout's transaction
-// (payment.SentLook), without what judging it needs besides the chain.
-func LookSent(ctx context.Context, c *Chain, hash string) (payment.SentLook, error) {
-	n := c.Network
-	st, err := CheckTransaction(ctx, c.Client, common.HexToHash(hash), n.FinalizedTag(), c.Scanner().Traces)
-	if err != nil {
-		return payment.SentLook{}, err
-	}
-	l := payment.SentLook{Mined: st.Mined, Succeeded: st.Succeeded, Final: st.Final, Confirmations: int(st.Confirmations),
-		Required: n.Confirmations, Transfers: c.PaymentTransfers(st.Transfers)}
-	if st.Sender != (common.Address{}) {
-		l.Sender = st.Sender.Hex()
-	}
-	return l, nil
 }

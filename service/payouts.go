@@ -29,7 +29,7 @@ func (svc *Service) CreatePayoutBatch(ctx context.Context, p payment.Principal, 
 	for i, po := range payouts {
 		fields[i], addrs[i] = in.Lines[i].Label+".address", po.ToAddress
 		if po.Bitcoin() {
-			if err := svc.checkBitcoinAddresses(po.Network, fields[i:i+1], addrs[i:i+1]); err != nil {
+			if err := svc.checkPayees(po.Network, fields[i:i+1], addrs[i:i+1]); err != nil {
 				return payment.BatchRecord{}, err
 			}
 		}

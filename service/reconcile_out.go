@@ -8,10 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/btcout"
+	"github.com/paymentsd/paymentsd/internal/sentlook"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -170,23 +168,15 @@ func (svc *Service) refundsOverdrawn(ctx context.Context, o ReconcileOptions) ([
 // sentTx is a transaction refunds or payouts are recorded with, as the
 // chain shows it; or, when it was not read, why (notRead).
 type sentTx struct {
-	st      chainwatch.TxState
-	look    payment.SentLook
+	sentlook.Tx
 	notRead string
-	// btc is a Bitcoin transaction as read (its look depends on the item:
-	// lookFor).
-	btc   *btcout.Tx
-	chain *chainwatch.Chain
 }
 
-// lookFor is the look that judges item o: a Bitcoin transaction's says
-// whether it spends o's project's own coins.
+// lookFor is the look that judges item o, as if final (the reconciliation
+// asks where an item would come out, not when).
 func (tx sentTx) lookFor(o outgoing) payment.SentLook {
-	if tx.btc == nil {
-		return tx.look
-	}
-	l := btcout.LookFor(*tx.btc, tx.chain, o.Outgoing, o.projectID, o.isLive)
-	l.Final = l.Mined // as if final, as an EVM transaction's is read
+	l := tx.For(sentlook.Item{ID: o.id, ProjectID: o.projectID, IsLive: o.isLive, Outgoing: o.Outgoing})
+	l.Final = l.Mined
 	return l
 }
 
@@ -232,19 +222,8 @@ func (r *sentTxs) get(ctx context.Context, network, hash string) (sentTx, error)
 		tx.notRead = "the network is not configured here: give this command the worker's NETWORKS (or NETWORKS_FILE) for it to read the chain"
 	case r.down[network] != nil:
 		tx.notRead = "the network's nodes cannot be read (see its " + FindingNetworkUnreachable + " finding)"
-	case c.IsBitcoin():
-		btc, err := btcout.Read(ctx, r.svc.store, c, hash)
-		if err != nil {
-			if ctx.Err() != nil {
-				return tx, ctx.Err()
-			}
-			tx.notRead = "the network's nodes did not answer: " + err.Error()
-			break
-		}
-		tx.btc, tx.chain, tx.st = &btc, c, btc.State
-		tx.st.Succeeded = btc.State.Mined
 	default:
-		st, err := chainwatch.CheckTransaction(ctx, c.Client, common.HexToHash(hash), false, c.Scanner().Traces)
+		read, err := sentlook.Read(ctx, r.svc.store, c, hash)
 		if err != nil {
 			if ctx.Err() != nil {
 				return tx, ctx.Err()
@@ -252,9 +231,7 @@ func (r *sentTxs) get(ctx context.Context, network, hash string) (sentTx, error)
 			tx.notRead = "the network's nodes did not answer: " + err.Error()
 			break
 		}
-		tx.st = st
-		tx.look = payment.SentLook{Mined: st.Mined, Succeeded: st.Succeeded, Final: true, Transfers: c.PaymentTransfers(st.Transfers),
-			Sender: st.Sender.Hex()}
+		tx.Tx = read
 	}
 	r.read[key] = tx
 	return tx, nil
@@ -278,7 +255,7 @@ func (r *sentTxs) check(ctx context.Context, kind string, o outgoing) (_ []Findi
 	case o.finalizes(tx.lookFor(o)):
 		return nil, true, nil
 	}
-	return []Finding{{Kind: kind, ObjectID: o.id, Detail: fmt.Sprintf("recorded %s in %s; the chain shows it %s", o.Status, o.TxHash, chainSays(tx.st))}}, false, nil
+	return []Finding{{Kind: kind, ObjectID: o.id, Detail: fmt.Sprintf("recorded %s in %s; the chain shows it %s", o.Status, o.TxHash, chainSays(tx.State))}}, false, nil
 }
 
 // transfersReused finds, in the transactions of paid (refunds and payouts

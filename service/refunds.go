@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/internal/views"
@@ -41,7 +39,7 @@ func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, proje
 		r, err = svc.store.CreateRefund(ctx, p, sessionID, func(s payment.Session, txs []payment.Transaction, refunds []payment.Refund) (payment.Refund, error) {
 			r, err := payment.NewRefund(in, s, txs, refunds, svc.catalog, rate, now)
 			if err == nil && r.Bitcoin() && r.ToAddress != "" {
-				err = svc.checkBitcoinAddresses(r.Network, []string{"address"}, []string{r.ToAddress})
+				err = svc.checkPayees(r.Network, []string{"address"}, []string{r.ToAddress})
 			}
 			r.ID, r.ClaimTokenHash = payment.NewID(payment.PrefixRefund, now), payment.HashSecret(token)
 			return r, err
@@ -107,7 +105,7 @@ func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, p
 		return payment.Refund{}, err
 	}
 	if r.Bitcoin() {
-		if err := svc.checkBitcoinAddresses(r.Network, []string{"address"}, []string{address}); err != nil {
+		if err := svc.checkPayees(r.Network, []string{"address"}, []string{address}); err != nil {
 			return payment.Refund{}, err
 		}
 	}
@@ -206,7 +204,7 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 		return r, payment.Conflict("The refund's address has been given already")
 	}
 	if r.Bitcoin() {
-		if err := svc.checkBitcoinAddresses(r.Network, []string{"address"}, []string{address}); err != nil {
+		if err := svc.checkPayees(r.Network, []string{"address"}, []string{address}); err != nil {
 			return r, err
 		}
 	}
@@ -237,16 +235,16 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 // isContract tells whether an address on a network holds code.
 func (svc *Service) isContract(ctx context.Context, network, address string) (bool, error) {
 	c, ok := svc.chains[network]
-	if !ok || c.IsBitcoin() {
+	if !ok {
 		return false, &payment.Error{Kind: payment.KindUnavailable, Message: "The network " + network + " cannot be read now"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	var code hexutil.Bytes
-	if err := c.Client.Call(ctx, &code, "eth_getCode", common.HexToAddress(address), "latest"); err != nil {
+	contract, err := c.Family().IsContract(ctx, address)
+	if err != nil {
 		return false, &payment.Error{Kind: payment.KindUnavailable, Message: fmt.Sprintf("The network %s cannot be read now", network)}
 	}
-	return len(code) > 0, nil
+	return contract, nil
 }
 
 func addressRequired(address string) error {
