@@ -291,6 +291,14 @@ func TestARefundToADepositAddressIsRefused(t *testing.T) {
 	}
 	deposits := map[string]string{"its own deposit address": str(own["depositAddress"]),
 		"another session's deposit address": str(other["depositAddress"]), "another project's session's deposit address": str(elsewhere["depositAddress"])}
+	// Why each is refused: the session's own address is where the refund
+	// is paid from; another session's receives payments.
+	why := func(what string) string {
+		if what == "its own deposit address" {
+			return "is the address the transfer is paid from"
+		}
+		return "is a checkout session's deposit address"
+	}
 
 	pending := mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/refunds", key,
 		[]byte(`{"checkoutSessionId":"`+str(own["id"])+`","amount":"1"}`), nil))
@@ -303,14 +311,16 @@ func TestARefundToADepositAddressIsRefused(t *testing.T) {
 		res, raw := call(t, "POST", proj+"/refunds", key,
 			[]byte(`{"checkoutSessionId":"`+str(own["id"])+`","amount":"1","address":"`+addr+`"}`), nil)
 		refusedWith(t, "a refund created to "+what, res, raw, "address", "deposit address")
+		// (At creation the refund has no source yet: every deposit address
+		// is refused as one.)
 		tally.add("money out: a refund to a deposit address", "created by the merchant: refused (422)")
 
 		res, raw = call(t, "POST", proj+"/refunds/"+str(pending["id"])+"/address", key, []byte(`{"address":"`+addr+`"}`), nil)
-		refusedWith(t, "a refund's address set to "+what, res, raw, "address", "deposit address")
+		refusedWith(t, "a refund's address set to "+what, res, raw, "address", why(what))
 		tally.add("money out: a refund to a deposit address", "given by the merchant later: refused (422)")
 
 		res, raw = call(t, "POST", "/api/v1/refund-claims/"+claimToken+"/address", "", []byte(`{"address":"`+addr+`","acceptContract":true}`), nil)
-		refusedWith(t, "a claim of the refund to "+what, res, raw, "address", "deposit address")
+		refusedWith(t, "a claim of the refund to "+what, res, raw, "address", why(what))
 		tally.add("money out: a refund to a deposit address", "claimed by the customer: refused (422)")
 	}
 	got := mustJSON(t, http.StatusOK)(call(t, "GET", proj+"/refunds/"+str(pending["id"]), key, nil, nil))
