@@ -245,13 +245,23 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 	if err != nil || taken[seen.LogIndex] != "" {
 		return err
 	}
+	// A refund may be paid from its project's proven addresses too (its
+	// treasury), as a reported transaction may.
+	proven := map[string][]string{}
 	for i := range w.refunds {
 		r := w.refunds[i]
-		if payment.SpotRefund(&r, seen, hash, now) == "" || !w.replaceable(ctx, c, w.refunds[i].Outgoing) {
+		k := fmt.Sprint(r.ProjectID, r.IsLive)
+		if _, ok := proven[k]; !ok {
+			if proven[k], err = w.a.Store.ProvenAddresses(ctx, r.ProjectID, r.IsLive); err != nil {
+				return err
+			}
+		}
+		sources := proven[k]
+		if payment.SpotRefund(&r, seen, hash, now, sources...) == "" || !w.replaceable(ctx, c, w.refunds[i].Outgoing) {
 			continue
 		}
 		got, err := w.a.Store.UpdateRefund(ctx, nil, r.ID, func(locked *payment.Refund) (payment.EventType, error) {
-			return payment.SpotRefund(locked, seen, hash, now), nil
+			return payment.SpotRefund(locked, seen, hash, now, sources...), nil
 		}, views.RefundEvent)
 		if err != nil {
 			return err

@@ -62,15 +62,20 @@ func (o Outgoing) Followed() bool {
 }
 
 // spot records it as sent when the scanner sees its prepared transfer
-// made, unreported, from its own address (which only the merchant's key
-// moves): while it waits for its signature, or, sent or stale with
-// another transaction not mined (the caller checks), as that
-// transaction's replacement (a wallet's speed-up at the same nonce). A
-// transfer from elsewhere is not taken for it: another payment of the same
-// amount to the same address would be.
-func (o *Outgoing) spot(t Transfer, txHash string, now time.Time) bool {
+// made, unreported, from its source (its own address, or one of sources,
+// the other addresses that may pay it: addresses only the merchant's keys
+// move): while it waits for its signature, or, sent or stale with another
+// transaction not mined (the caller checks), as that transaction's
+// replacement (a wallet's speed-up at the same nonce). A transfer from
+// elsewhere is not taken for it: another payment of the same amount to
+// the same address would be.
+func (o *Outgoing) spot(t Transfer, txHash string, now time.Time, sources ...string) bool {
+	fromSource := false
+	for _, a := range append([]string{o.FromAddress}, sources...) {
+		fromSource = fromSource || a != "" && strings.EqualFold(t.From, a)
+	}
 	switch {
-	case !strings.EqualFold(t.From, o.FromAddress) || !o.paidBy(t) || strings.EqualFold(o.TxHash, txHash):
+	case !fromSource || !o.paidBy(t) || strings.EqualFold(o.TxHash, txHash):
 		return false
 	case o.Status != RefundAwaitingSignature && o.Status != RefundSent && o.Status != RefundStale:
 		return false

@@ -335,9 +335,11 @@ func FollowRefund(r *Refund, look SentLook) EventType {
 
 // SpotRefund records as sent a refund waiting for its signature when the
 // scanner sees its prepared transfer made, unreported, from the refund's
-// own address (Outgoing.spot).
-func SpotRefund(r *Refund, t Transfer, txHash string, now time.Time) EventType {
-	if !r.spot(t, txHash, now) {
+// source (Outgoing.spot): its own address, or one of proven, the
+// addresses its project has proven it controls (which may pay it, as a
+// reported transaction may: SentLook.Sources).
+func SpotRefund(r *Refund, t Transfer, txHash string, now time.Time, proven ...string) EventType {
+	if !r.spot(t, txHash, now, proven...) {
 		return ""
 	}
 	r.UpdatedAt = now

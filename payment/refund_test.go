@@ -170,3 +170,20 @@ func TestSpotRefund(t *testing.T) {
 		t.Fatalf("a confirmed refund took another transaction: %q %+v", got, r)
 	}
 }
+
+// A refund may be paid from an address its project proved it controls
+// (its treasury), reported or not: the scanner takes the prepared transfer
+// from one of those, and still from no other address.
+func TestSpotRefundFromAProvenAddress(t *testing.T) {
+	now := time.Now()
+	r := Refund{Outgoing: Outgoing{Status: RefundAwaitingSignature, AssetDefinitionID: "usdc", AmountBaseUnits: "5",
+		FromAddress: "0x00000000000000000000000000000000000000aa", ToAddress: "0x00000000000000000000000000000000000000bb"}}
+	fromTreasury := Transfer{From: "0x00000000000000000000000000000000000000CC", To: "0x00000000000000000000000000000000000000bb", AssetID: "usdc", AmountBaseUnits: "5"}
+	if got := SpotRefund(&r, fromTreasury, "0x01", now, "0x00000000000000000000000000000000000000dd"); got != "" || r.Status != RefundAwaitingSignature {
+		t.Fatalf("a transfer from an address the project did not prove was taken: %q", got)
+	}
+	if got := SpotRefund(&r, fromTreasury, "0x02", now, "0x00000000000000000000000000000000000000dd", "0x00000000000000000000000000000000000000cc"); got != EventRefundSent ||
+		r.Status != RefundSent || r.TxHash != "0x02" {
+		t.Fatalf("the prepared transfer from the project's treasury: %q %+v", got, r.Outgoing)
+	}
+}

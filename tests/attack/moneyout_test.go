@@ -11,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/internal/testwait"
@@ -135,4 +136,200 @@ func TestAnotherTenantsStuckHashesDoNotHoldThisTenantsPayouts(t *testing.T) {
 		p := mustJSON(t, http.StatusOK)(call(t, "GET", path, w.victim.SandboxKey, nil, nil))
 		return p["status"] == "confirmed" || p["status"] == "finalized", fmt.Sprintf("the victim's payout is %v", p["status"])
 	})
+}
+
+// payoutTo uploads a batch of one payout of 0.01 USDC from `from` to `to`
+// with the tenant's key, has its owner approve it, and returns the
+// payout's path.
+func payoutTo(t *testing.T, tn tenant, from common.Address, to string) string {
+	t.Helper()
+	batch := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/projects/"+tn.Project.ID+"/payout-batches", tn.SandboxKey,
+		[]byte(`{"fromAddress":"`+from.Hex()+`","payouts":[{"address":"`+to+`","asset":"usdc-devnet","amount":"0.01"}]}`), nil))
+	owner := payment.Principal{ProjectID: tn.Project.ID, UserID: tn.userID, Role: payment.RoleOwner}
+	rec, err := eng.ApprovePayoutBatch(context.Background(), owner, tn.Project.ID, str(batch["id"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/api/v1/projects/" + tn.Project.ID + "/payouts/" + rec.Payouts[0].ID
+}
+
+// finalPaidSession opens a session of the tenant's plan and records a
+// finalized payment of 10 USDC on it, as the scanner would: the session
+// may then be refunded.
+func finalPaidSession(t *testing.T, tn tenant, planID string) map[string]any {
+	t.Helper()
+	session := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/checkout/sessions", "",
+		[]byte(`{"paymentPlanId":"`+planID+`"}`), nil))
+	secrets.add(str(session["token"]))
+	now := time.Now().UTC()
+	hash := crypto.Keccak256Hash([]byte(str(session["id"])))
+	if err := stack.Store.InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
+		ProjectID: tn.Project.ID, CheckoutSessionID: str(session["id"]), PaymentPlanID: planID,
+		Status: payment.TxFinalized, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(),
+		AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Amount: "10", AmountBaseUnits: "10000000",
+		AmountUSD: decimal.NewFromInt(10), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	return session
+}
+
+// refusedWith checks an answer is a 422 in the error envelope whose text
+// names field and says want.
+func refusedWith(t *testing.T, what string, res *http.Response, raw []byte, field, want string) {
+	t.Helper()
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(raw), `"`+field+`"`) || !strings.Contains(string(raw), want) {
+		t.Fatalf("%s: %d %s; want 422 on %s saying %q", what, res.StatusCode, raw, field, want)
+	}
+	assertEnvelopeError(t, what, raw)
+}
+
+// A reused hash: the victim's payout is paid and its hash reported; the
+// attacker reports the same hash against a payout and a refund of its own
+// that the transfer would pay exactly (the same address and amount), and
+// the victim reports it against a second payout alike. Each report is
+// refused (422, naming txHash, saying why), none of those items moves,
+// and the victim's payout keeps its transfer: one on-chain transfer
+// closes one item, whatever the project.
+func TestAReusedHashClosesOneItemOnly(t *testing.T) {
+	w := setup(t)
+	ctx := context.Background()
+	const dest = "0x000000000000000000000000000000000000ba5e"
+	treasury := provenTreasury(t, w.victim)
+	victimPath := payoutTo(t, w.victim, treasury.Address, dest)
+	h, err := stack.Chain.TransferToken(ctx, treasury, common.HexToAddress(dest), big.NewInt(10_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stack.Chain.WaitMined(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	report := func(tn tenant, path string) (*http.Response, []byte) {
+		return call(t, "POST", path+"/transaction", tn.SandboxKey, []byte(`{"txHash":"`+h.Hex()+`"}`), nil)
+	}
+	mustJSON(t, http.StatusOK)(report(w.victim, victimPath))
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		p := mustJSON(t, http.StatusOK)(call(t, "GET", victimPath, w.victim.SandboxKey, nil, nil))
+		return p["status"] == "confirmed" || p["status"] == "finalized", fmt.Sprintf("the victim's payout is %v", p["status"])
+	})
+
+	// The attacker's payout alike, from its own proven treasury.
+	attackerPath := payoutTo(t, w.attacker, provenTreasury(t, w.attacker).Address, dest)
+	res, raw := report(w.attacker, attackerPath)
+	refusedWith(t, "the victim's hash on the attacker's payout", res, raw, "txHash", "is not taken")
+	assertNoVictimData(t, w, "the victim's hash on the attacker's payout", raw)
+	tally.add("money out: a reused hash", "another project's payout: refused (422)")
+
+	// The attacker's refund alike, of a session of its own paid in full.
+	plan := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/projects/"+w.attacker.Project.ID+"/payment-plans", w.attacker.SandboxKey,
+		[]byte(`{"title":"Attacker's plan","amountUsd":"10"}`), nil))
+	session := finalPaidSession(t, w.attacker, str(plan["id"]))
+	refund := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/projects/"+w.attacker.Project.ID+"/refunds", w.attacker.SandboxKey,
+		[]byte(`{"checkoutSessionId":"`+str(session["id"])+`","amount":"0.01","address":"`+dest+`"}`), nil))
+	refundPath := "/api/v1/projects/" + w.attacker.Project.ID + "/refunds/" + str(refund["id"])
+	res, raw = report(w.attacker, refundPath)
+	refusedWith(t, "the victim's hash on the attacker's refund", res, raw, "txHash", "is not taken")
+	assertNoVictimData(t, w, "the victim's hash on the attacker's refund", raw)
+	tally.add("money out: a reused hash", "another project's refund: refused (422)")
+
+	// The victim's own second payout alike: the transfer counts once.
+	secondPath := payoutTo(t, w.victim, treasury.Address, dest)
+	res, raw = report(w.victim, secondPath)
+	refusedWith(t, "the same hash on a second payout alike", res, raw, "txHash", "is counted for")
+	tally.add("money out: a reused hash", "a second item of the same project: refused (422)")
+
+	// Nothing moved but the victim's payout, and the scans (blocks go on)
+	// do not give the transfer to another item either.
+	time.Sleep(3 * time.Second)
+	for _, it := range []struct {
+		what, path string
+		tn         tenant
+	}{{"the attacker's payout", attackerPath, w.attacker}, {"the attacker's refund", refundPath, w.attacker}, {"the victim's second payout", secondPath, w.victim}} {
+		got := mustJSON(t, http.StatusOK)(call(t, "GET", it.path, it.tn.SandboxKey, nil, nil))
+		if got["status"] != "awaiting_signature" || got["txHash"] != nil {
+			t.Errorf("%s is %v with %v; want awaiting_signature with no transaction", it.what, got["status"], got["txHash"])
+		}
+	}
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
+		p := mustJSON(t, http.StatusOK)(call(t, "GET", victimPath, w.victim.SandboxKey, nil, nil))
+		return p["status"] == "finalized" && strings.EqualFold(str(p["txHash"]), h.Hex()),
+			fmt.Sprintf("the victim's payout is %v with %v", p["status"], p["txHash"])
+	})
+}
+
+// A refund to a deposit address would come back as money in: a refund of
+// a session to its own deposit address, or to another session's (of the
+// same project or another), is refused, whether the merchant gives the
+// address (at creation, or later through the API) or the customer does
+// through the claim link. The refund keeps waiting for an address, and
+// neither session's amount received grows.
+func TestARefundToADepositAddressIsRefused(t *testing.T) {
+	w := setup(t)
+	key, proj := w.victim.SandboxKey, "/api/v1/projects/"+w.victim.Project.ID
+	own := finalPaidSession(t, w.victim, w.params["planId"])
+	other := mustJSON(t, http.StatusOK)(call(t, "GET", proj+"/checkout-sessions/"+w.params["sessionId"], key, nil, nil))
+	attackerPlan := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/projects/"+w.attacker.Project.ID+"/payment-plans",
+		w.attacker.SandboxKey, []byte(`{"title":"Another shop's plan","amountUsd":"5"}`), nil))
+	elsewhere := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/checkout/sessions", "",
+		[]byte(`{"paymentPlanId":"`+str(attackerPlan["id"])+`"}`), nil))
+	secrets.add(str(elsewhere["token"]))
+	received := func(tn tenant, id string) string {
+		s := mustJSON(t, http.StatusOK)(call(t, "GET", "/api/v1/projects/"+tn.Project.ID+"/checkout-sessions/"+id, tn.SandboxKey, nil, nil))
+		txs, _ := s["transactions"].([]any)
+		return fmt.Sprintf("%v, %v paid, %d payments", s["status"], s["amountPaidUsd"], len(txs))
+	}
+	type watched struct {
+		what   string
+		tn     tenant
+		id     string
+		before string
+	}
+	sessions := []*watched{{what: "the refunded session", tn: w.victim, id: str(own["id"])},
+		{what: "another session of the project", tn: w.victim, id: str(other["id"])},
+		{what: "another project's session", tn: w.attacker, id: str(elsewhere["id"])}}
+	for _, s := range sessions {
+		s.before = received(s.tn, s.id)
+	}
+	deposits := map[string]string{"its own deposit address": str(own["depositAddress"]),
+		"another session's deposit address": str(other["depositAddress"]), "another project's session's deposit address": str(elsewhere["depositAddress"])}
+	// Why each is refused: the session's own address is where the refund
+	// is paid from; another session's receives payments.
+	why := func(what string) string {
+		if what == "its own deposit address" {
+			return "is the address the transfer is paid from"
+		}
+		return "is a checkout session's deposit address"
+	}
+
+	pending := mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/refunds", key,
+		[]byte(`{"checkoutSessionId":"`+str(own["id"])+`","amount":"1"}`), nil))
+	claimToken := str(pending["claimUrl"])[strings.LastIndex(str(pending["claimUrl"]), "/")+1:]
+	secrets.add(claimToken)
+	for what, addr := range deposits {
+		if addr == "" {
+			t.Fatalf("%s is empty", what)
+		}
+		res, raw := call(t, "POST", proj+"/refunds", key,
+			[]byte(`{"checkoutSessionId":"`+str(own["id"])+`","amount":"1","address":"`+addr+`"}`), nil)
+		refusedWith(t, "a refund created to "+what, res, raw, "address", "deposit address")
+		// (At creation the refund has no source yet: every deposit address
+		// is refused as one.)
+		tally.add("money out: a refund to a deposit address", "created by the merchant: refused (422)")
+
+		res, raw = call(t, "POST", proj+"/refunds/"+str(pending["id"])+"/address", key, []byte(`{"address":"`+addr+`"}`), nil)
+		refusedWith(t, "a refund's address set to "+what, res, raw, "address", why(what))
+		tally.add("money out: a refund to a deposit address", "given by the merchant later: refused (422)")
+
+		res, raw = call(t, "POST", "/api/v1/refund-claims/"+claimToken+"/address", "", []byte(`{"address":"`+addr+`","acceptContract":true}`), nil)
+		refusedWith(t, "a claim of the refund to "+what, res, raw, "address", why(what))
+		tally.add("money out: a refund to a deposit address", "claimed by the customer: refused (422)")
+	}
+	got := mustJSON(t, http.StatusOK)(call(t, "GET", proj+"/refunds/"+str(pending["id"]), key, nil, nil))
+	if got["status"] != "awaiting_address" || got["toAddress"] != nil {
+		t.Errorf("the refund is %v to %v; want awaiting_address with no address", got["status"], got["toAddress"])
+	}
+	for _, s := range sessions {
+		if after := received(s.tn, s.id); after != s.before {
+			t.Errorf("%s was %s, is %s", s.what, s.before, after)
+		}
+	}
 }

@@ -121,6 +121,14 @@ func (r *run) injectFaults(ctx context.Context, rng *rand.Rand) {
 			at(between(0.1, 0.9), func() { r.restartBitcoin(ctx) })
 		}
 	}
+	if o.has(FaultMadeUpHashes) && r.s.second != nil {
+		// The second project's items, throughout the phase, each on a
+		// generator of its own drawn here (the faults' draws stay in order).
+		for range o.MadeUpHashes {
+			g := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+			at(between(0.02, 0.9), func() { r.madeUp(ctx, g) })
+		}
+	}
 	if o.has(FaultKill) {
 		for range o.Kills {
 			pause := time.Duration(1+rng.IntN(5)) * time.Second

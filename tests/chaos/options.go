@@ -59,6 +59,10 @@ const (
 	// Bitcoin faults, injected when a Bitcoin class runs.
 	FaultBTCReorg   = "btc-reorg"   // the node's last blocks invalidated (invalidateblock) and a longer branch mined, some payments double-spent in between
 	FaultBTCRestart = "btc-restart" // the node stopped and started again; its mempool is lost, and the payers' wallets send their unmined payments again
+	// Money-out faults, on the refund and payout classes.
+	FaultMadeUpHashes = "made-up-hashes" // a second project reports never-mined hashes against its own payouts and refunds
+	FaultStuckTx      = "stuck-tx"       // refunds' and payouts' transactions held unmined, replaced at their nonce, or left to go stale and then canceled or replaced
+	FaultUnreported   = "unreported"     // refunds and payouts paid on chain and never reported
 )
 
 // AllClasses are the payment classes in their order of report; AllFaults
@@ -67,7 +71,8 @@ var (
 	AllClasses = []string{ClassFull, ClassTopUp, ClassOver, ClassUnder, ClassLate, ClassMulti, ClassSplit,
 		ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassInternal, ClassRefund, ClassPayout,
 		ClassBTCFull, ClassBTCTopUp, ClassBTCOver, ClassBTCUnder, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate}
-	AllFaults      = []string{FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart}
+	AllFaults = []string{FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart,
+		FaultMadeUpHashes, FaultStuckTx, FaultUnreported}
 	bitcoinClasses = []string{ClassBTCFull, ClassBTCTopUp, ClassBTCOver, ClassBTCUnder, ClassBTCMulti, ClassBTCReplace,
 		ClassBTCDoubleSpend, ClassBTCLate}
 )
@@ -89,10 +94,12 @@ var (
 		"bitcoin": bitcoinClasses,
 	}
 	faultPresets = map[string][]string{
-		"none":    {},
-		"happy":   {FaultRPCErrors},
-		"all":     {FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart},
-		"bitcoin": {FaultBTCReorg, FaultBTCRestart},
+		"none":  {},
+		"happy": {FaultRPCErrors},
+		"all": {FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart,
+			FaultMadeUpHashes, FaultStuckTx, FaultUnreported},
+		"bitcoin":   {FaultBTCReorg, FaultBTCRestart},
+		"money-out": {FaultMadeUpHashes, FaultStuckTx, FaultUnreported},
 	}
 )
 
@@ -138,6 +145,14 @@ type Options struct {
 	BitcoinRestarts      int
 	BitcoinDown          time.Duration
 
+	// StaleAfter is the worker's MONEY_OUT_STALE_AFTER when stuck-tx is
+	// injected: how long a refund's or payout's transaction may stay
+	// unmined before it is stale. MadeUpHashes is how many items the
+	// second project makes (made-up-hashes; 0: one per ten scenarios, at
+	// least 4).
+	StaleAfter   time.Duration
+	MadeUpHashes int
+
 	// Settle bounds the wait for the engine to finish after the payments;
 	// Stall ends it early when nothing has changed for that long.
 	Settle time.Duration
@@ -159,7 +174,7 @@ func DefaultOptions() Options {
 		RPCErrorRate: 0.05, RPCTimeoutRate: 0.01, RPCHold: 20 * time.Second,
 		Outages: 1, OutageLength: 70 * time.Second, Reorgs: 3, MaxReorgDepth: 3, Kills: 2,
 		BitcoinInterval: 2 * time.Second, BitcoinFinality: 3, BitcoinReorgs: 2, BitcoinMaxReorgDepth: 2,
-		BitcoinRestarts: 1, BitcoinDown: 5 * time.Second,
+		BitcoinRestarts: 1, BitcoinDown: 5 * time.Second, StaleAfter: time.Minute,
 		Settle: 5 * time.Minute, Stall: 90 * time.Second,
 	}
 }
@@ -219,10 +234,15 @@ func (o *Options) check() error {
 		return fmt.Errorf("-max-reorg-depth must be under -confirmations: deeper reorgs undo final payments")
 	case o.ShortLifetime < 4*o.Margin+10*time.Second:
 		return fmt.Errorf("-short-lifetime must be at least 4 x -margin + 10s")
+	case o.has(FaultStuckTx) && o.StaleAfter < time.Minute:
+		return fmt.Errorf("-stale-after must be at least 1m (the engine's lower bound)")
 	case o.bitcoin() && o.BitcoinInterval < time.Second:
 		return fmt.Errorf("-bitcoin-interval must be at least 1s")
 	case o.bitcoin() && o.BitcoinMaxReorgDepth >= o.BitcoinFinality:
 		return fmt.Errorf("-bitcoin-max-reorg-depth must be under -bitcoin-finality: deeper reorgs undo final payments")
+	}
+	if o.MadeUpHashes == 0 {
+		o.MadeUpHashes = max(4, o.N/10)
 	}
 	if o.PayPhase == 0 {
 		o.PayPhase = max(time.Duration(o.N)*time.Second, time.Minute)

@@ -128,6 +128,13 @@ func (rep *Report) Print(w io.Writer) {
 			rep.Chain.From, rep.Chain.Head, rep.Result.Transfers, rep.Result.Internal, rep.Drift)
 		p("money out: %d refunds recorded, %d paid on the canonical chain%s; %d payouts recorded, %d paid on the canonical chain",
 			rep.Result.Refunds, rep.Result.RefundsPaid, refundWaits(rep.RefundWaits), rep.Result.Payouts, rep.Result.PayoutsPaid)
+		p("money out on the chain: %d transfers out of the project's %d treasuries (each must pay one refund or payout)", rep.Result.Outgoing, len(rep.Chain.Treasuries))
+	}
+	if m := rep.MoneyOut; m != nil {
+		p("money-out faults: %d made-up hashes reported by a second project (%d taken); %d paid and never reported; %d held and sped up; "+
+			"%d held until stale (%d then canceled, %d replaced), %d not stale by the run's end and replaced; %d replacements left to the scan",
+			m.MadeUp.Load(), m.MadeUpTaken.Load(), m.Unreported.Load(), m.SpedUp.Load(), m.Stale.Load(), m.Canceled.Load(), m.Replaced.Load(),
+			m.NotStale.Load(), m.ScanFound.Load())
 	}
 	f := rep.Faults
 	down := total(f.outages)

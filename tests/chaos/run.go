@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -51,6 +52,12 @@ type run struct {
 	ownerCookie string
 	// proven are the treasuries the project has proven it controls.
 	proven map[common.Address]bool
+	// outSeq numbers the refunds and payouts paid, for the money-out
+	// faults to take in turn; outStats counts what those faults did.
+	outSeq   atomic.Int64
+	outStats moneyOutStats
+	// secondMu is held while the second project's treasury sends.
+	secondMu sync.Mutex
 	// refundWaits are, per refund, how long after its payment was sent
 	// the engine had recorded it (zero: before the first look) and the
 	// API took a refund of it (the payment final).
@@ -78,8 +85,10 @@ type Report struct {
 	// RefundWaits are the refund scenarios' waits after their payment:
 	// until the engine recorded it, and until it was final.
 	RefundWaits [][2]time.Duration
-	Result      *reconcile.Result
-	Chain       *reconcile.Chain
+	// MoneyOut counts what the money-out faults did.
+	MoneyOut *moneyOutStats
+	Result   *reconcile.Result
+	Chain    *reconcile.Chain
 	// Problems are the harness's own findings: API failures, answers that
 	// show another session's data, and scenario errors.
 	Problems []reconcile.Discrepancy
@@ -140,8 +149,13 @@ func Run(ctx context.Context, o Options, logf func(string, ...any)) (*Report, er
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	r := &run{o: o, s: s, logf: logf, accounts: make(chan devchain.Account, len(s.chain.Accounts)),
 		sessions: map[string]*session{}, submits: map[string]int{}}
-	for _, a := range s.chain.Accounts {
+	for _, a := range s.chain.Accounts[:o.Concurrency] {
 		r.accounts <- a
+	}
+	if s.second != nil {
+		if err := r.prove(ctx, s.second.projectID, s.second.treasury); err != nil {
+			return nil, fmt.Errorf("the second project's treasury: %w", err)
+		}
 	}
 	scenarios := plan(o, rng)
 	// The set-up mined blocks faster than one a second, which put the
@@ -216,7 +230,14 @@ wait:
 	for _, f := range append(rec.Refunds, rec.Payouts...) {
 		watched = append(watched, f.To) // money out
 	}
-	ch, err := reconcile.ReadChain(ctx, s.chain.URL, 0, watched, []common.Address{s.chain.Token})
+	// Money out: every transfer from the project's treasuries.
+	r.mu.Lock()
+	var treasuries []common.Address
+	for a := range r.proven {
+		treasuries = append(treasuries, a)
+	}
+	r.mu.Unlock()
+	ch, err := reconcile.ReadChainOut(ctx, s.chain.URL, 0, watched, treasuries, []common.Address{s.chain.Token})
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +272,8 @@ wait:
 			rep.BitcoinFailed++
 		}
 	}
-	rep.Result = reconcile.Reconcile(ch, rec, reconcile.Settings{ChainID: s.chain.ChainID.Int64(), Now: readAt, Margin: o.Margin})
+	rep.Result = reconcile.Reconcile(ch, rec, reconcile.Settings{ChainID: s.chain.ChainID.Int64(), Now: readAt, Margin: o.Margin,
+		NotMoneyOut: []common.Address{s.multisend}})
 	rep.Chain = ch
 	rep.ReconcileFor = time.Since(reconcileStart)
 
@@ -281,6 +303,16 @@ wait:
 		case rec.Refunds[i].To != f.To || rec.Refunds[i].Token != f.Token || rec.Refunds[i].Amount.Cmp(f.Amount) != 0:
 			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.SessionID,
 				Detail: fmt.Sprintf("refund %s of %s to %s is recorded as %s to %s", f.ID, f.Amount, f.To.Hex(), rec.Refunds[i].Amount, rec.Refunds[i].To.Hex())})
+		case f.Hash == (common.Hash{}) && rec.Refunds[i].Status != "canceled":
+			// Canceled while stale, its transaction never sent.
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.SessionID,
+				Detail: fmt.Sprintf("refund %s, canceled while stale, is %s", f.ID, rec.Refunds[i].Status)})
+		case f.Hash != (common.Hash{}) && rec.Refunds[i].Status != "finalized" &&
+			slices.ContainsFunc(ch.Transfers, func(t reconcile.Transfer) bool { return t.TxHash == f.Hash }):
+			// Paid on the canonical chain (reported, replaced or neither):
+			// it must be followed to the end.
+			r.problems = append(r.problems, reconcile.Discrepancy{Kind: reconcile.KindRefund, SessionID: f.SessionID,
+				Detail: fmt.Sprintf("refund %s, paid by %s, is %s", f.ID, f.Hash.Hex(), rec.Refunds[i].Status)})
 		}
 	}
 	for _, f := range r.payouts {
@@ -301,6 +333,7 @@ wait:
 	}
 	rep.Sessions, rep.Sent, rep.SentBTC, rep.Submits, rep.Problems = r.sessions, r.txs, r.btcTxs, r.submits, r.problems
 	rep.RefundWaits = r.refundWaits
+	rep.MoneyOut = &r.outStats
 	r.mu.Unlock()
 	rep.Problems = append(rep.Problems, r.failedWorkflows(ctx)...)
 	for _, f := range r.faults.failures {

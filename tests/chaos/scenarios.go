@@ -310,39 +310,20 @@ func (r *run) refund(ctx context.Context, sc *scenario, s *session, g *rand.Rand
 	if err != nil {
 		return err
 	}
+	defer release()
 	// The refund is paid from a treasury, which the project proves it
 	// controls: a transaction from any other address is not taken.
-	if err := r.prove(ctx, acc); err != nil {
-		release()
+	if err := r.prove(ctx, r.s.projectID, acc); err != nil {
 		return err
 	}
-	value, data, callTo := amount, []byte(nil), to
-	if token != (common.Address{}) {
-		value, data, callTo = nil, usdcABI.PackTransfer(to, amount), token
+	h, err := r.sendOut(ctx, g, r.outMode(), acc, "refunds", id,
+		r.s.longAPI+"/api/v1/projects/"+r.s.projectID+"/refunds/"+id+"/transaction", to, token, amount)
+	if h != (common.Hash{}) || err == nil {
+		r.mu.Lock()
+		r.refunds = append(r.refunds, sentRefund{ID: id, SessionID: s.ID, To: to, Token: token, Amount: amount, Hash: h})
+		r.mu.Unlock()
 	}
-	r.chainMu.RLock()
-	h, err := r.s.chain.Transact(ctx, acc, callTo, value, data)
-	r.chainMu.RUnlock()
-	release()
-	if err != nil {
-		return fmt.Errorf("refund %s: %w", id, err)
-	}
-	r.mu.Lock()
-	r.refunds = append(r.refunds, sentRefund{ID: id, SessionID: s.ID, To: to, Token: token, Amount: amount, Hash: h})
-	r.mu.Unlock()
-	for tries := 0; ; tries++ {
-		res, err := r.s.api.post(ctx, r.s.longAPI+"/api/v1/projects/"+r.s.projectID+"/refunds/"+id+"/transaction", r.s.key, map[string]any{"txHash": h.Hex()})
-		if err == nil && res.Status == http.StatusOK {
-			return nil
-		}
-		if tries == 20 {
-			r.problem("api", s.ID, "refund %s: its transaction %s not taken: %v %v", id, h.Hex(), err, res.Status)
-			return errReported
-		}
-		if err := sleep(ctx, time.Second); err != nil {
-			return err
-		}
-	}
+	return err
 }
 
 // sentPayout is a payout the run made, and the transfer that pays it.
@@ -381,7 +362,7 @@ func (r *run) payout(ctx context.Context, sc *scenario, g *rand.Rand) error {
 		lines[i] = map[string]any{"address": sent[i].To.Hex(), "asset": sc.Asset,
 			"amount": decimal.NewFromBigInt(sent[i].Amount, -decimals).String(), "reference": fmt.Sprintf("chaos-%d", i)}
 	}
-	if err := r.prove(ctx, acc); err != nil {
+	if err := r.prove(ctx, r.s.projectID, acc); err != nil {
 		return err
 	}
 	proj := r.s.longAPI + "/api/v1/projects/" + r.s.projectID
@@ -402,35 +383,20 @@ func (r *run) payout(ctx context.Context, sc *scenario, g *rand.Rand) error {
 	}
 	for i := range sent {
 		sent[i].ID, sent[i].BatchID = batch.Payouts[i].ID, batch.ID
-		value, data, callTo := sent[i].Amount, []byte(nil), sent[i].To
-		if token != (common.Address{}) {
-			value, data, callTo = nil, usdcABI.PackTransfer(sent[i].To, sent[i].Amount), token
+		mode := r.outMode()
+		if mode == outReported && g.IntN(3) == 0 {
+			mode = outUnreported // the scanner sees it come from the treasury
 		}
-		r.chainMu.RLock()
-		h, err := r.s.chain.Transact(ctx, acc, callTo, value, data)
-		r.chainMu.RUnlock()
+		h, err := r.sendOut(ctx, g, mode, acc, "payouts", sent[i].ID, proj+"/payouts/"+sent[i].ID+"/transaction",
+			sent[i].To, sent[i].Token, sent[i].Amount)
+		if h != (common.Hash{}) {
+			sent[i].Hash = h
+			r.mu.Lock()
+			r.payouts = append(r.payouts, sent[i])
+			r.mu.Unlock()
+		}
 		if err != nil {
-			return fmt.Errorf("payout %s: %w", sent[i].ID, err)
-		}
-		sent[i].Hash = h
-		r.mu.Lock()
-		r.payouts = append(r.payouts, sent[i])
-		r.mu.Unlock()
-		if g.IntN(3) == 0 {
-			continue // the scanner sees it come from the treasury
-		}
-		for tries := 0; ; tries++ {
-			res, err := r.s.api.post(ctx, proj+"/payouts/"+sent[i].ID+"/transaction", r.s.key, map[string]any{"txHash": h.Hex()})
-			if err == nil && res.Status == http.StatusOK {
-				break
-			}
-			if tries == 20 {
-				r.problem("api", "", "payout %s: its transaction %s not taken: %v %v", sent[i].ID, h.Hex(), err, res.Status)
-				return errReported
-			}
-			if err := sleep(ctx, time.Second); err != nil {
-				return err
-			}
+			return err
 		}
 	}
 	return nil
@@ -442,17 +408,18 @@ func (r *run) approve(ctx context.Context, url string) error {
 	return err
 }
 
-// prove makes a payer account a proven address of the project (a verified
+// prove makes an account a proven address of a project (a verified
 // recipient: its key signs the claim's challenge), once per run: a batch
-// pays only from one.
-func (r *run) prove(ctx context.Context, acc devchain.Account) error {
+// pays only from one. The first project's are its treasuries.
+func (r *run) prove(ctx context.Context, projectID string, acc devchain.Account) error {
+	first := projectID == r.s.projectID
 	r.mu.Lock()
-	done := r.proven[acc.Address]
+	done := first && r.proven[acc.Address]
 	r.mu.Unlock()
 	if done {
 		return nil
 	}
-	proj := r.s.longAPI + "/api/v1/projects/" + r.s.projectID
+	proj := r.s.longAPI + "/api/v1/projects/" + projectID
 	res, err := r.asOwner(ctx, "treasury claim", proj+"/recipients", map[string]any{"address": acc.Address.Hex()})
 	if err != nil {
 		return err
@@ -471,6 +438,9 @@ func (r *run) prove(ctx context.Context, acc devchain.Account) error {
 			map[string]any{"signature": hexutil.Encode(sig)}); err != nil {
 			return err
 		}
+	}
+	if !first {
+		return nil
 	}
 	r.mu.Lock()
 	if r.proven == nil {

@@ -69,7 +69,7 @@ type stack struct {
 	planID    string
 	api       apiClient
 	// owner signs in to approve payout batches: an owner of the project.
-	owner, ownerPassword string
+	owner, ownerPassword, ownerID string
 
 	// btc is the Bitcoin network (when a Bitcoin class runs): a node
 	// mined every BitcoinInterval, whose wallet the payers spend;
@@ -77,6 +77,8 @@ type stack struct {
 	// btcPlanID is the plan that accepts bitcoin alone.
 	btc, btcEngine *btcnode.Node
 	btcPlanID      string
+	// second is another project (made-up-hashes), nil without it.
+	second *secondProject
 	// btcMu is held for writing by whoever changes the network's chain
 	// (the miner, a reorg), and for reading by a payer while it sends, and
 	// between a payment and its replacement, which no block must mine.
@@ -123,7 +125,11 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 	}
 	s.onClose(s.db.Close)
 
-	if s.chain, err = devchain.Start(ctx, devchain.Config{BlockInterval: o.BlockInterval, Accounts: o.Concurrency}); err != nil {
+	accounts := o.Concurrency
+	if o.has(FaultMadeUpHashes) {
+		accounts++ // the second project's treasury, which pays no scenario
+	}
+	if s.chain, err = devchain.Start(ctx, devchain.Config{BlockInterval: o.BlockInterval, Accounts: accounts}); err != nil {
 		return nil, err
 	}
 	s.onClose(func() { _ = s.chain.Close() })
@@ -206,12 +212,20 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 	if err := s.setUpProject(ctx, e, o.Seed); err != nil {
 		return nil, err
 	}
+	if o.has(FaultMadeUpHashes) {
+		if err := s.setUpSecondProject(ctx, e, o.Seed); err != nil {
+			return nil, err
+		}
+	}
 
 	networks, _ := json.Marshal(append([]chainwatch.Network{devnetAt(s.proxy.URL)}, bitcoin...))
 	assets, _ := json.Marshal(catalog.Assets)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + url, "TEMPORAL_ADDRESS=" + s.temporal.Address, "TEMPORAL_NAMESPACE=" + s.temporal.Namespace,
 		"NETWORKS=" + string(networks), "ASSETS=" + string(assets)}
+	if o.has(FaultStuckTx) {
+		env = append(env, "MONEY_OUT_STALE_AFTER="+o.StaleAfter.String())
+	}
 	if s.worker, err = startWorker(bin, env, filepath.Join(s.dir, "worker.log")); err != nil {
 		return nil, err
 	}
@@ -327,6 +341,7 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 	if err := svc.AddOwner(ctx, p.Project.ID, u.ID); err != nil {
 		return err
 	}
+	s.ownerID = u.ID
 	walletSeed := sha256.Sum256([]byte("chaos deposit wallet " + strconv.FormatUint(seed, 10)))
 	_, xpub, err := keys.NewDevKey(walletSeed[:])
 	if err != nil {
@@ -372,6 +387,43 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 		return fmt.Errorf("create the bitcoin plan: %d %s", r.Status, r.Raw)
 	}
 	s.btcPlanID = plan.ID
+	return nil
+}
+
+// setUpSecondProject makes another tenant (made-up-hashes): a project of
+// its own, with its own API key, deposit key and plan, owned by the same
+// owner, whose treasury is the chain's last account (no scenario pays
+// from it). Its treasury is proven by the run.
+func (s *stack) setUpSecondProject(ctx context.Context, svc *service.Service, seed uint64) error {
+	p, err := svc.CreateProject(ctx, "Another tenant")
+	if err != nil {
+		return err
+	}
+	if err := svc.AddOwner(ctx, p.Project.ID, s.ownerID); err != nil {
+		return err
+	}
+	walletSeed := sha256.Sum256([]byte("chaos second project's deposit wallet " + strconv.FormatUint(seed, 10)))
+	_, xpub, err := keys.NewDevKey(walletSeed[:])
+	if err != nil {
+		return err
+	}
+	if err := svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+		return err
+	}
+	r, err := s.api.post(ctx, s.longAPI+"/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, map[string]any{
+		"title": "Any amount", "pricingModel": "variable_usd", "minAmountUsd": "1", "maxAmountUsd": "1000",
+		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": assetUSDC}}})
+	if err != nil {
+		return err
+	}
+	var plan struct {
+		ID string `json:"id"`
+	}
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Data, &plan) != nil || plan.ID == "" {
+		return fmt.Errorf("create the second project's plan: %d %s", r.Status, r.Raw)
+	}
+	s.second = &secondProject{projectID: p.Project.ID, key: p.SandboxKey, planID: plan.ID,
+		treasury: s.chain.Accounts[len(s.chain.Accounts)-1]}
 	return nil
 }
 

@@ -64,6 +64,11 @@ type Chain struct {
 	Head      uint64 // last block read
 	Blocks    int
 	Transfers []Transfer
+	// Outgoing are the transfers made from a treasury (ReadChainOut):
+	// money out, whoever it pays.
+	Outgoing []Transfer
+	// Treasuries are the addresses whose transfers Outgoing holds.
+	Treasuries []common.Address
 	// Balances of every watched address at Head: of the native coin and of
 	// each token (by token address).
 	Native map[common.Address]*big.Int
@@ -113,13 +118,21 @@ var errMoved = errors.New("the chain moved while it was read")
 // parent is the block read before it, and starts over if a reorg happens
 // while it reads.
 func ReadChain(ctx context.Context, url string, from uint64, watched []common.Address, tokens []common.Address) (*Chain, error) {
+	return ReadChainOut(ctx, url, from, watched, nil, tokens)
+}
+
+// ReadChainOut is ReadChain that also reads every transfer made from one
+// of treasuries (native value, Transfer logs of the tokens) into
+// Outgoing, whatever address it pays: the money out to match to the
+// engine's refunds and payouts.
+func ReadChainOut(ctx context.Context, url string, from uint64, watched, treasuries, tokens []common.Address) (*Chain, error) {
 	c, err := rpc.DialContext(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: dial %s: %w", url, err)
 	}
 	defer c.Close()
 	for attempt := 1; ; attempt++ {
-		ch, err := readChain(ctx, c, from, watched, tokens)
+		ch, err := readChain(ctx, c, from, watched, treasuries, tokens)
 		if errors.Is(err, errMoved) && attempt < 5 {
 			continue
 		}
@@ -127,7 +140,7 @@ func ReadChain(ctx context.Context, url string, from uint64, watched []common.Ad
 	}
 }
 
-func readChain(ctx context.Context, c *rpc.Client, from uint64, watched []common.Address, tokens []common.Address) (*Chain, error) {
+func readChain(ctx context.Context, c *rpc.Client, from uint64, watched, treasuries, tokens []common.Address) (*Chain, error) {
 	var id hexutil.Uint64
 	if err := c.CallContext(ctx, &id, "eth_chainId"); err != nil {
 		return nil, fmt.Errorf("reconcile: chain id: %w", err)
@@ -144,7 +157,11 @@ func readChain(ctx context.Context, c *rpc.Client, from uint64, watched []common
 	for _, t := range tokens {
 		isToken[t] = true
 	}
-	out := &Chain{ChainID: int64(id), From: from, Head: uint64(head)}
+	isTreasury := make(map[common.Address]bool, len(treasuries))
+	for _, a := range treasuries {
+		isTreasury[a] = true
+	}
+	out := &Chain{ChainID: int64(id), From: from, Head: uint64(head), Treasuries: treasuries}
 	// Balances first: the node keeps the state of recent blocks only.
 	if err := readBalances(ctx, c, out, watched, tokens); err != nil {
 		return nil, err
@@ -186,10 +203,15 @@ func readChain(ctx context.Context, c *rpc.Client, from uint64, watched []common
 				continue // reverted: it moved nothing
 			}
 			base := Transfer{TxHash: tx.Hash, Block: n, BlockHash: b.Hash, Time: uint64(b.Timestamp)}
-			if tx.To != nil && isWatched[*tx.To] && tx.Value != nil && tx.Value.ToInt().Sign() > 0 {
+			if tx.To != nil && tx.Value != nil && tx.Value.ToInt().Sign() > 0 {
 				t := base
 				t.LogIndex, t.From, t.To, t.Amount = -1, tx.From, *tx.To, new(big.Int).Set(tx.Value.ToInt())
-				out.Transfers = append(out.Transfers, t)
+				if isWatched[t.To] {
+					out.Transfers = append(out.Transfers, t)
+				}
+				if isTreasury[t.From] {
+					out.Outgoing = append(out.Outgoing, t)
+				}
 			}
 			for _, l := range r.Logs {
 				if l.Removed || len(l.Topics) == 0 {
@@ -207,6 +229,9 @@ func readChain(ctx context.Context, c *rpc.Client, from uint64, watched []common
 				}
 				if isWatched[t.To] {
 					out.Transfers = append(out.Transfers, t)
+				}
+				if !t.Internal && isTreasury[t.From] {
+					out.Outgoing = append(out.Outgoing, t)
 				}
 			}
 		}

@@ -74,6 +74,9 @@ type Settings struct {
 	// expiry: a payment mined within Margin of expiresAt may count as in
 	// time or late, and both outcomes are accepted.
 	Margin time.Duration
+	// NotMoneyOut are addresses a treasury pays that are not money out:
+	// the run's own contracts (a payer's value to the multisend).
+	NotMoneyOut []common.Address
 }
 
 // Result is what Reconcile found.
@@ -96,6 +99,10 @@ type Result struct {
 	Refunds, RefundsPaid int
 	// Payouts and PayoutsPaid are the same of payouts.
 	Payouts, PayoutsPaid int
+	// Outgoing counts the canonical transfers out of the treasuries
+	// (to neither a deposit address, a treasury nor Settings.NotMoneyOut),
+	// each of which must pay exactly one refund or payout.
+	Outgoing int
 }
 
 // Outcome is a session's status and exception.
@@ -287,6 +294,7 @@ func Reconcile(ch *Chain, rec *Records, set Settings) *Result {
 	}
 
 	checkMoneyOut(ch, rec, r, add)
+	checkOutgoing(ch, rec, set, sessions, r, add)
 	checkEvents(rec, add)
 	sort.SliceStable(r.Discrepancies, func(i, j int) bool { return r.Discrepancies[i].Kind < r.Discrepancies[j].Kind })
 	return r
@@ -508,6 +516,55 @@ func checkMoneyOut(ch *Chain, rec *Records, r *Result, add func(kind, session, f
 			add(KindRefund, id, "payout batch %s is completed with %d payouts not done", id, pending[id])
 		case b.Status == "approved" && pending[id] == 0:
 			add(KindRefund, id, "payout batch %s is approved with every payout done, not completed", id)
+		}
+	}
+}
+
+// checkOutgoing counts money out like money in: every canonical transfer
+// out of a treasury to an address that is neither a session's deposit
+// address, a treasury (a cancellation sends to itself) nor one of
+// set.NotMoneyOut pays exactly one refund or payout, which records its
+// transaction, address, asset and amount (checkMoneyOut then holds the
+// item finalized). One that pays none is money out the engine does not
+// know of; one that closes two items counts one transfer twice.
+func checkOutgoing(ch *Chain, rec *Records, set Settings, sessions map[common.Address]*Session, r *Result, add func(kind, session, format string, args ...any)) {
+	skip := map[common.Address]bool{}
+	for _, a := range append(slices.Clone(ch.Treasuries), set.NotMoneyOut...) {
+		skip[a] = true
+	}
+	type item struct{ what, id, owner string }
+	byHash := map[string][]Refund{}
+	kinds := map[string]string{}
+	for _, f := range rec.Refunds {
+		byHash[f.TxHash] = append(byHash[f.TxHash], f)
+		kinds[f.ID] = "refund"
+	}
+	for _, f := range rec.Payouts {
+		byHash[f.TxHash] = append(byHash[f.TxHash], f)
+		kinds[f.ID] = "payout"
+	}
+	for _, t := range ch.Outgoing {
+		if _, deposit := sessions[t.To]; deposit || skip[t.To] {
+			continue
+		}
+		r.Outgoing++
+		var items []item
+		for _, f := range byHash[strings.ToLower(t.TxHash.Hex())] {
+			if f.To == t.To && f.Token == t.Token && f.Amount.Cmp(t.Amount) == 0 {
+				items = append(items, item{kinds[f.ID], f.ID, f.SessionID})
+			}
+		}
+		what := fmt.Sprintf("the transfer %s %s of %s (token %s) from %s to %s in block %d", t.TxHash.Hex(), logName(t.LogIndex), t.Amount,
+			t.Token.Hex(), t.From.Hex(), t.To.Hex(), t.Block)
+		switch {
+		case len(items) == 0:
+			add(KindRefund, "", "%s is money out that no refund or payout records", what)
+		case len(items) > 1:
+			names := make([]string, len(items))
+			for i, it := range items {
+				names[i] = it.what + " " + it.id
+			}
+			add(KindRefund, items[0].owner, "%s is recorded for %d items: %s", what, len(items), strings.Join(names, ", "))
 		}
 	}
 }

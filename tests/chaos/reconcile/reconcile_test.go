@@ -382,3 +382,52 @@ func TestPayoutsAgainstTheChain(t *testing.T) {
 		t.Fatalf("discrepancies %v (%+v), %d payouts, %d paid; want %v, 2, 1", got, res.Discrepancies, res.Payouts, res.PayoutsPaid, want)
 	}
 }
+
+// Money out is counted like money in: every transfer out of a treasury
+// pays exactly one refund or payout; one that pays none, or closes two, is
+// a discrepancy, and a payment to a deposit address, a transfer back to a
+// treasury or one to the run's contracts is not money out.
+func TestEveryOutgoingTransferPaysOneItem(t *testing.T) {
+	treasury := common.HexToAddress("0x00000000000000000000000000000000000000aa")
+	multisend := common.HexToAddress("0x00000000000000000000000000000000000000ab")
+	to1, to2, to3 := common.HexToAddress("0x00000000000000000000000000000000000000d1"),
+		common.HexToAddress("0x00000000000000000000000000000000000000d2"), common.HexToAddress("0x00000000000000000000000000000000000000d3")
+	h1, h2, h3, h4 := common.HexToHash("0x21"), common.HexToHash("0x22"), common.HexToHash("0x23"), common.HexToHash("0x24")
+	out := func(h common.Hash, to common.Address, amount int64) Transfer {
+		return Transfer{TxHash: h, LogIndex: 0, From: treasury, To: to, Token: token, Amount: big.NewInt(amount)}
+	}
+	paid := []Transfer{out(h1, to1, 100), out(h2, to2, 200), out(h3, to3, 300)}
+	ch := &Chain{
+		Transfers: paid,
+		// Besides the three: a payment to a session, a cancellation to
+		// itself, value to the multisend.
+		Outgoing:   append(slices.Clone(paid), out(h4, addrA, 50), out(h4, treasury, 0), out(h4, multisend, 9)),
+		Treasuries: []common.Address{treasury},
+		Native:     map[common.Address]*big.Int{},
+		Tokens:     map[common.Address]map[common.Address]*big.Int{token: {to1: big.NewInt(100), to2: big.NewInt(200), to3: big.NewInt(300)}},
+	}
+	hex := func(h common.Hash) string { return strings.ToLower(h.Hex()) }
+	rec := &Records{
+		Sessions: []Session{{ID: "cs_a", DepositAddress: addrA, Status: "open", PaidUSD: new(big.Rat), ExpiresAt: time.Now().Add(time.Hour), Version: 1}},
+		Refunds: []Refund{
+			{ID: "rf_1", SessionID: "cs_a", Status: "finalized", To: to1, Token: token, Amount: big.NewInt(100), TxHash: hex(h1), Version: 1},
+		},
+		Payouts: []Refund{
+			// to2's transfer closes two payouts alike; to3's none.
+			{ID: "po_2", SessionID: "pb_x", Status: "finalized", To: to2, Token: token, Amount: big.NewInt(100), TxHash: hex(h2), Version: 1},
+			{ID: "po_3", SessionID: "pb_x", Status: "finalized", To: to2, Token: token, Amount: big.NewInt(100), TxHash: hex(h2), Version: 1},
+		},
+	}
+	rec.Payouts[0].Amount, rec.Payouts[1].Amount = big.NewInt(200), big.NewInt(200)
+	res := Reconcile(ch, rec, Settings{ChainID: 1337, Now: time.Now(), NotMoneyOut: []common.Address{multisend}})
+	var got []string
+	for _, d := range res.Discrepancies {
+		if d.Kind == KindRefund && strings.Contains(d.Detail, "the transfer ") {
+			got = append(got, d.Detail)
+		}
+	}
+	if res.Outgoing != 3 || len(got) != 2 || !strings.Contains(got[0], "recorded for 2 items: payout po_2, payout po_3") ||
+		!strings.Contains(got[1], h3.Hex()) || !strings.Contains(got[1], "no refund or payout records") {
+		t.Fatalf("%d outgoing, discrepancies %q; want 3, the transfer closing two payouts and the one closing none", res.Outgoing, got)
+	}
+}

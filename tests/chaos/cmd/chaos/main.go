@@ -20,7 +20,7 @@ import (
 func main() {
 	o := chaos.DefaultOptions()
 	classes := flag.String("classes", "all", "payment classes, comma-separated, or a preset (happy, evm, bitcoin, all): "+strings.Join(chaos.AllClasses, ", "))
-	faults := flag.String("faults", "all", "fault classes, comma-separated, or a preset (none, happy, bitcoin, all): "+strings.Join(chaos.AllFaults, ", "))
+	faults := flag.String("faults", "all", "fault classes, comma-separated, or a preset (none, happy, bitcoin, money-out, all): "+strings.Join(chaos.AllFaults, ", "))
 	flag.IntVar(&o.N, "n", o.N, "number of randomized payments (scenarios)")
 	flag.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the scenarios and the faults (default: the time)")
 	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "payer accounts, so payments in flight at once")
@@ -44,6 +44,8 @@ func main() {
 	flag.IntVar(&o.BitcoinMaxReorgDepth, "bitcoin-max-reorg-depth", o.BitcoinMaxReorgDepth, "deepest Bitcoin reorg, in blocks")
 	flag.IntVar(&o.BitcoinRestarts, "bitcoin-restarts", o.BitcoinRestarts, "Bitcoin node restarts (btc-restart)")
 	flag.DurationVar(&o.BitcoinDown, "bitcoin-down", o.BitcoinDown, "how long the Bitcoin node is down in a restart")
+	flag.DurationVar(&o.StaleAfter, "stale-after", o.StaleAfter, "the worker's MONEY_OUT_STALE_AFTER when stuck-tx is injected")
+	flag.IntVar(&o.MadeUpHashes, "made-up", 0, "the second project's items reported with made-up hashes (made-up-hashes; default: N/10, at least 4)")
 	flag.DurationVar(&o.Settle, "settle", o.Settle, "longest wait for the engine to settle after the payments")
 	flag.DurationVar(&o.Stall, "stall", o.Stall, "stop waiting when nothing has been recorded for this long")
 	flag.StringVar(&o.Paymentsd, "paymentsd", "", "the production paymentsd binary (default: built into the run's folder)")
