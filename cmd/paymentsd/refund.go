@@ -75,8 +75,7 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	default:
 		return fmt.Errorf("refund send: %s is %s: nothing can be sent for it", id, r.Status)
 	}
-	digest := planDigest("refund "+id, "", []paidTransfer{{Item: r.ID, Network: r.Network, ChainID: r.ChainID, Asset: r.AssetDefinitionID,
-		Token: r.TokenAddress, Amount: r.AmountBaseUnits, From: r.FromAddress, To: r.ToAddress}})
+	digest := refundPlanDigest(r)
 	if err := checkPlan("refund "+id, *execute, *planFlag, digest); err != nil {
 		return fmt.Errorf("refund send: %w", err)
 	}
@@ -168,4 +167,10 @@ func sendOnce(ctx context.Context, cfg sweep.Config, chainID *big.Int, addr swee
 		return o.Err
 	}
 	return report(o.Hashes[len(o.Hashes)-1])
+}
+
+// refundPlanDigest is the digest of what a refund's plan pays.
+func refundPlanDigest(r sweep.Refund) string {
+	return planDigest("refund "+r.ID, "", []paidTransfer{{Item: r.ID, Network: r.Network, ChainID: r.ChainID, Asset: r.AssetDefinitionID,
+		Token: r.TokenAddress, Amount: r.AmountBaseUnits, From: r.FromAddress, To: r.ToAddress}})
 }
