@@ -341,7 +341,7 @@ func TestAnUnreportedRefundTransferIsSeenByTheScanner(t *testing.T) {
 	if final["txHash"] != hash.Hex() {
 		t.Fatalf("the refund names %v; the transfer was %s", final["txHash"], hash.Hex())
 	}
-	if got := eventTypes(t, id); len(got) < 3 || got[1] != "refund.sent" || got[len(got)-1] != "refund.finalized" {
+	if got := eventTypes(t, id); len(got) < 4 || got[1] != "refund.approved" || got[2] != "refund.sent" || got[len(got)-1] != "refund.finalized" {
 		t.Fatalf("the refund's events: %v", got)
 	}
 }
@@ -466,7 +466,7 @@ func TestARefundReorgedOutGoesBackToSent(t *testing.T) {
 	if back["txHash"] != first.Hex() {
 		t.Fatalf("the refund after the reorg: %v", back)
 	}
-	if got := eventTypes(t, id); !slices.Equal(got, []string{"refund.created", "refund.sent", "refund.confirmed", "refund.sent"}) {
+	if got := eventTypes(t, id); !slices.Equal(got, []string{"refund.created", "refund.approved", "refund.sent", "refund.confirmed", "refund.sent"}) {
 		t.Fatalf("the refund's events after the reorg: %v", got)
 	}
 	chain.Resume()
