@@ -28,6 +28,7 @@ var procedureTiers = map[string]Tier{
 	paymentsdv1connect.PaymentsServiceCreatePayoutBatchProcedure:       SemiRelaxed,
 	paymentsdv1connect.PaymentsServiceCancelPayoutBatchProcedure:       SemiRelaxed,
 	paymentsdv1connect.PaymentsServiceReportPayoutTransactionProcedure: SemiRelaxed,
+	paymentsdv1connect.PaymentsServiceCancelPayoutProcedure:            SemiRelaxed,
 	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure:   Strict,
 }
 
@@ -55,6 +56,7 @@ var procedureScopes = map[string]string{
 	paymentsdv1connect.PaymentsServiceCancelPayoutBatchProcedure:         "payouts:write",
 	paymentsdv1connect.PaymentsServiceGetPayoutProcedure:                 "payouts:read",
 	paymentsdv1connect.PaymentsServiceReportPayoutTransactionProcedure:   "payouts:write",
+	paymentsdv1connect.PaymentsServiceCancelPayoutProcedure:              "payouts:write",
 }
 
 // connectHandlers mounts the Connect services (Connect JSON and binary,
@@ -433,6 +435,14 @@ func (h *paymentsService) ReportPayoutTransaction(ctx context.Context, req *conn
 		return nil, err
 	}
 	return connect.NewResponse(&v1.ReportPayoutTransactionResponse{Payout: pbPayout(views.PayoutOf(p))}), nil
+}
+
+func (h *paymentsService) CancelPayout(ctx context.Context, req *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error) {
+	p, err := h.s.svc.CancelPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&v1.CancelPayoutResponse{Payout: pbPayout(views.PayoutOf(p))}), nil
 }
 
 type checkoutService struct{ s *Server }

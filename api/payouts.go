@@ -31,6 +31,7 @@ func (s *Server) payoutRoutes() {
 	s.route(payoutBatchesPattern+"/{batchId}/approve", map[string]endpoint{http.MethodPost: {Strict, member, action(s.approvePayoutBatch)}})
 	s.route(payoutBatchesPattern+"/{batchId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelPayoutBatch)}})
 	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getPayout}})
+	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelPayout)}})
 	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.reportPayoutSent}})
 }
 
@@ -257,6 +258,15 @@ func (s *Server) getPayout(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Payout retrieved", views.PayoutOf(p))
+	return nil
+}
+
+func (s *Server) cancelPayout(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.svc.CancelPayout(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Payout canceled", views.PayoutOf(p))
 	return nil
 }
 

@@ -101,7 +101,8 @@ func pbRefund(v views.Refund) *v1.Refund {
 		Network: v.Network, ChainId: v.ChainID, AssetDefinitionId: v.AssetDefinitionID, Symbol: v.Symbol, TokenAddress: v.TokenAddress,
 		Amount: v.Amount, AmountBaseUnits: v.AmountBaseUnits, AmountUsd: v.AmountUSD, RateUsd: v.RateUSD, Reason: v.Reason,
 		FromAddress: v.FromAddress, ToAddress: v.ToAddress, AddressSource: v.AddressSource, TxHash: v.TxHash,
-		FailureReason: v.FailureReason, ClaimUrl: v.ClaimURL, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+		FailureReason: v.FailureReason, ClaimUrl: v.ClaimURL, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+		ApprovedBy: v.ApprovedBy, ApprovedAt: v.ApprovedAt}
 	out.Transfer = pbTransfer(v.Transfer)
 	return out
 }

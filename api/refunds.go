@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -18,6 +19,9 @@ func (s *Server) refundRoutes() {
 	})
 	s.route("/api/v1/projects/{projectId}/refunds/{refundId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getRefund}})
 	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/address", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.setRefundAddress}})
+	// Approval is an owner's, freshly signed in (sensitiveRoutes), as a
+	// payout batch's is.
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/approve", map[string]endpoint{http.MethodPost: {Moderate, member, s.approveRefund}})
 	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelRefund)}})
 	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.reportRefundSent}})
 	s.route("/api/v1/refund-claims/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getRefundClaim}})
@@ -131,6 +135,25 @@ func (s *Server) setRefundAddress(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	ok(w, r, http.StatusOK, "Refund address set", s.refundJSON(refund))
+	return nil
+}
+
+// approveRefund takes no body, {} or {address}: the address the owner was
+// shown, which must still be the refund's.
+func (s *Server) approveRefund(w http.ResponseWriter, r *http.Request) error {
+	body, _ := io.ReadAll(r.Body)
+	var address string
+	if len(bytes.TrimSpace(body)) > 0 {
+		var err error
+		if address, err = decodeString(body, "address"); err != nil {
+			return decodeErr(w, r, err)
+		}
+	}
+	refund, err := s.svc.ApproveRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Refund approved", s.refundJSON(refund))
 	return nil
 }
 

@@ -49,6 +49,8 @@ var sensitiveRoutes = map[string]bool{
 	"DELETE /api/v1/projects/{projectId}/recipients/{address}":      true,
 	// Money paid out of the merchant's treasury.
 	"POST /api/v1/projects/{projectId}/payout-batches/{batchId}/approve": true,
+	// A refund to an address the merchant gave is a payout: approved alike.
+	"POST /api/v1/projects/{projectId}/refunds/{refundId}/approve": true,
 	// The project's payment policy: when a payment completes, how short of
 	// its amount it may fall, how late it may come, how long a session is
 	// open (the name alone is no policy: see takesNothing).

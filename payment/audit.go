@@ -19,10 +19,12 @@ const (
 	AuditRefundAddressSet      = "refund.address_set"
 	AuditRefundCanceled        = "refund.canceled"
 	AuditRefundSent            = "refund.transaction_reported"
+	AuditRefundApproved        = "refund.approved"
 	AuditPayoutBatchCreated    = "payout_batch.created"
 	AuditPayoutBatchApproved   = "payout_batch.approved"
 	AuditPayoutBatchCanceled   = "payout_batch.canceled"
 	AuditPayoutSent            = "payout.transaction_reported"
+	AuditPayoutCanceled        = "payout.canceled"
 	AuditWebhookCreated        = "webhook_endpoint.created"
 	AuditWebhookUpdated        = "webhook_endpoint.updated"
 	AuditWebhookDeleted        = "webhook_endpoint.deleted"
@@ -60,8 +62,8 @@ const (
 
 // AuditActions lists every action, for the list's filter.
 var AuditActions = []string{AuditPlanCreated, AuditPlanUpdated, AuditPlanArchived, AuditSessionCanceled, AuditSessionResolved,
-	AuditTransactionAssigned, AuditRefundCreated, AuditRefundAddressSet, AuditRefundCanceled, AuditRefundSent,
-	AuditPayoutBatchCreated, AuditPayoutBatchApproved, AuditPayoutBatchCanceled, AuditPayoutSent,
+	AuditTransactionAssigned, AuditRefundCreated, AuditRefundAddressSet, AuditRefundCanceled, AuditRefundSent, AuditRefundApproved,
+	AuditPayoutBatchCreated, AuditPayoutBatchApproved, AuditPayoutBatchCanceled, AuditPayoutSent, AuditPayoutCanceled,
 	AuditWebhookCreated, AuditWebhookUpdated, AuditWebhookDeleted, AuditWebhookSecretRotated, AuditWebhookSecretResealed, AuditWebhookDisabled, AuditWebhookTestSent,
 	AuditDeliveryRedelivered, AuditDepositKeySet, AuditBitcoinKeySet, AuditAPIKeyCreated, AuditAPIKeyRevoked, AuditAPIKeyRolled,
 	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditInvitationRevoked, AuditProjectUpdated,

@@ -61,11 +61,11 @@ var EventTypes = []EventType{
 	EventSessionExpired, EventSessionCanceled, EventSessionException,
 	EventSessionUpdated, EventSessionOpen, EventSessionResolved,
 	EventTxPending, EventTxConfirmed, EventTxFinalized, EventTxFailed, EventTxReorged, EventTxAssigned,
-	EventRefundCreated, EventRefundAddressProvided, EventRefundSent, EventRefundConfirmed, EventRefundFinalized,
+	EventRefundCreated, EventRefundAddressProvided, EventRefundApproved, EventRefundSent, EventRefundConfirmed, EventRefundFinalized,
 	EventRefundFailed, EventRefundException, EventRefundCanceled, EventRefundStale, EventRefundRejected,
 	EventPayoutBatchCreated, EventPayoutBatchApproved, EventPayoutBatchCanceled, EventPayoutBatchCompleted,
 	EventPayoutSent, EventPayoutConfirmed, EventPayoutFinalized, EventPayoutFailed, EventPayoutException,
-	EventPayoutStale, EventPayoutRejected,
+	EventPayoutStale, EventPayoutRejected, EventPayoutCanceled,
 	EventWebhookDisabled,
 }
 

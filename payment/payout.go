@@ -33,7 +33,7 @@ var PayoutBatchStatuses = []PayoutBatchStatus{BatchAwaitingApproval, BatchApprov
 
 // PayoutAwaitingApproval is a payout of a batch not yet approved; the
 // other statuses of a payout are a refund's, from awaiting_signature on.
-const PayoutAwaitingApproval RefundStatus = "awaiting_approval"
+const PayoutAwaitingApproval = RefundAwaitingApproval
 
 // The events of payout batches and payouts.
 const (
@@ -47,6 +47,7 @@ const (
 	EventPayoutFailed         EventType = "payout.failed"
 	EventPayoutException      EventType = "payout.exception"
 	EventPayoutStale          EventType = "payout.stale"
+	EventPayoutCanceled       EventType = "payout.canceled"
 	EventPayoutRejected       EventType = "payout." + MoveRejected
 )
 
@@ -266,6 +267,24 @@ func CancelPayoutBatch(b *PayoutBatch, payouts []Payout, now time.Time) error {
 	for i := range payouts {
 		payouts[i].Status, payouts[i].UpdatedAt = RefundCanceled, now
 	}
+	return nil
+}
+
+// CancelPayout cancels one payout of an approved batch: one waiting for
+// its signature (the merchant will not pay it), or one whose transaction
+// is stale (given up on; still followed, and mined after all it counts
+// again, as a refund canceled while stale does). A payout awaiting its
+// batch's approval is canceled with its batch; one sent, confirmed or
+// done runs its course.
+func CancelPayout(p *Payout, now time.Time) error {
+	switch p.Status {
+	case RefundAwaitingSignature, RefundStale:
+	case PayoutAwaitingApproval:
+		return Conflict("The payout's batch awaits approval: cancel the batch, or approve it and then cancel this payout")
+	default:
+		return Conflict("The payout cannot be canceled: it is " + string(p.Status) + " (only a payout awaiting its signature or stale is)")
+	}
+	p.Status, p.UpdatedAt = RefundCanceled, now
 	return nil
 }
 

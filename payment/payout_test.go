@@ -160,3 +160,27 @@ func TestNewPayoutBatchRefusesPayoutsAlike(t *testing.T) {
 		t.Fatalf("two payouts alike: %v", err)
 	}
 }
+
+// A payout canceled while stale keeps its transaction: mined after all
+// and paying it, it is confirmed and counts again (as a refund canceled
+// while stale does); a payout sent or done cannot be canceled.
+func TestAStalePayoutCanceledCountsWhenMinedAfterAll(t *testing.T) {
+	now := time.Now()
+	sentAt := now.Add(-2 * time.Hour)
+	p := Payout{Outgoing: Outgoing{Status: RefundStale, AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "1000000",
+		FromAddress: "0x00000000000000000000000000000000000000aa", ToAddress: "0x00000000000000000000000000000000000000bb", TxHash: "0x01", SentAt: &sentAt}}
+	if err := CancelPayout(&p, now); err != nil || p.Status != RefundCanceled || !p.Followed() || !p.Done() {
+		t.Fatalf("a stale payout canceled: %+v, %v; want canceled, still followed", p.Outgoing, err)
+	}
+	paid := Transfer{From: p.FromAddress, To: p.ToAddress, AssetID: "usdc-devnet", AmountBaseUnits: "1000000"}
+	look := SentLook{Mined: true, Succeeded: true, Confirmations: 1, Required: 3, Transfers: []Transfer{paid}, Now: now}
+	if ev := FollowPayout(&p, look); ev != "payout.confirmed" || p.Status != RefundConfirmed {
+		t.Fatalf("the canceled payout's transaction mined: %q, %s; want payout.confirmed", ev, p.Status)
+	}
+	for _, st := range []RefundStatus{PayoutAwaitingApproval, RefundSent, RefundConfirmed, RefundFinalized, RefundFailed, RefundCanceled, RefundException} {
+		q := Payout{Outgoing: Outgoing{Status: st}}
+		if err := CancelPayout(&q, now); KindOf(err) != KindConflict || q.Status != st {
+			t.Errorf("a %s payout canceled: %v; want a conflict", st, err)
+		}
+	}
+}

@@ -17,9 +17,13 @@ type RefundStatus string
 
 // A refund waits for the address it is paid to (the customer gives it
 // through the claim link, or the merchant does), then for the merchant's
-// signed transfer; once sent it is followed on chain as a payment is.
+// signed transfer; once sent it is followed on chain as a payment is. An
+// address the merchant gives waits first for an owner's approval, as a
+// payout batch does: only the customer's own word through the claim link
+// goes to the signature without one.
 const (
 	RefundAwaitingAddress   RefundStatus = "awaiting_address"
+	RefundAwaitingApproval  RefundStatus = "awaiting_approval"
 	RefundAwaitingSignature RefundStatus = "awaiting_signature"
 	RefundSent              RefundStatus = "sent"
 	RefundConfirmed         RefundStatus = "confirmed"
@@ -37,7 +41,7 @@ const (
 )
 
 // RefundStatuses are the statuses a refunds list filters by.
-var RefundStatuses = []RefundStatus{RefundAwaitingAddress, RefundAwaitingSignature, RefundSent,
+var RefundStatuses = []RefundStatus{RefundAwaitingAddress, RefundAwaitingApproval, RefundAwaitingSignature, RefundSent,
 	RefundConfirmed, RefundFinalized, RefundFailed, RefundCanceled, RefundException, RefundStale}
 
 // Holds tells whether a refund in the status counts against what remains
@@ -48,7 +52,7 @@ func (s RefundStatus) Holds() bool { return s != RefundFailed && s != RefundCanc
 // nothing has been sent for it, or what was sent is stale (its
 // transaction is still followed: mined after all, it counts).
 func (s RefundStatus) Cancelable() bool {
-	return s == RefundAwaitingAddress || s == RefundAwaitingSignature || s == RefundStale
+	return s == RefundAwaitingAddress || s == RefundAwaitingApproval || s == RefundAwaitingSignature || s == RefundStale
 }
 
 // Who gave a refund's address.
@@ -61,13 +65,16 @@ const (
 const (
 	EventRefundCreated         EventType = "refund.created"
 	EventRefundAddressProvided EventType = "refund.address_provided"
-	EventRefundSent            EventType = "refund.sent"
-	EventRefundConfirmed       EventType = "refund.confirmed"
-	EventRefundFinalized       EventType = "refund.finalized"
-	EventRefundFailed          EventType = "refund.failed"
-	EventRefundCanceled        EventType = "refund.canceled"
-	EventRefundException       EventType = "refund.exception"
-	EventRefundStale           EventType = "refund.stale"
+	// EventRefundApproved is an owner approving a refund to an address the
+	// merchant gave: it may be signed.
+	EventRefundApproved  EventType = "refund.approved"
+	EventRefundSent      EventType = "refund.sent"
+	EventRefundConfirmed EventType = "refund.confirmed"
+	EventRefundFinalized EventType = "refund.finalized"
+	EventRefundFailed    EventType = "refund.failed"
+	EventRefundCanceled  EventType = "refund.canceled"
+	EventRefundException EventType = "refund.exception"
+	EventRefundStale     EventType = "refund.stale"
 	// EventRefundRejected is a reported transaction that was mined
 	// without paying the refund from its source: not taken.
 	EventRefundRejected EventType = "refund." + MoveRejected
@@ -93,6 +100,10 @@ type Refund struct {
 	// AddressSource says who gave ToAddress (AddressFromCustomer,
 	// AddressFromMerchant).
 	AddressSource string
+	// ApprovedBy and ApprovedAt name the owner who approved a refund to an
+	// address the merchant gave, and when (empty otherwise).
+	ApprovedBy string
+	ApprovedAt *time.Time
 	// ClaimTokenHash is the hash of the claim link's token (HashSecret);
 	// the token itself is shown once, to the merchant who creates the
 	// refund.
@@ -196,7 +207,7 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 		if msg != "" {
 			probs.Add("address", msg)
 		}
-		r.ToAddress, r.AddressSource, r.Status = addr, AddressFromMerchant, RefundAwaitingSignature
+		r.ToAddress, r.AddressSource, r.Status = addr, AddressFromMerchant, RefundAwaitingApproval
 	}
 	if len(probs) > 0 {
 		return r, probs.Err()
@@ -262,9 +273,11 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 // whom (AddressFromCustomer, AddressFromMerchant). Once the transfer is
 // sent, or the refund canceled, the address cannot change; the address the
 // customer gave through the claim link is never replaced by the merchant
-// (cancel the refund and make another).
+// (cancel the refund and make another). The customer's address goes to
+// the signature; the merchant's waits for an owner's approval, given
+// again whenever it changes.
 func SetRefundAddress(r *Refund, address, source string, now time.Time) error {
-	if r.Status != RefundAwaitingAddress && r.Status != RefundAwaitingSignature {
+	if r.Status != RefundAwaitingAddress && r.Status != RefundAwaitingApproval && r.Status != RefundAwaitingSignature {
 		return Conflict("The refund's address cannot change: it is " + string(r.Status))
 	}
 	if r.AddressSource == AddressFromCustomer && source != AddressFromCustomer {
@@ -278,6 +291,25 @@ func SetRefundAddress(r *Refund, address, source string, now time.Time) error {
 		return probs.Err()
 	}
 	r.ToAddress, r.AddressSource, r.Status, r.UpdatedAt = addr, source, RefundAwaitingSignature, now
+	r.ApprovedBy, r.ApprovedAt = "", nil
+	if source != AddressFromCustomer {
+		r.Status = RefundAwaitingApproval
+	}
+	return nil
+}
+
+// CanApproveRefunds says whether the principal may approve a refund to an
+// address the merchant gave: what approves a payout batch (an owner
+// signed in, never an API key or an application).
+func (p Principal) CanApproveRefunds() bool { return p.CanApprovePayouts() }
+
+// ApproveRefund approves a refund waiting for approval: it waits for its
+// signature.
+func ApproveRefund(r *Refund, by string, now time.Time) error {
+	if r.Status != RefundAwaitingApproval {
+		return Conflict("The refund is " + string(r.Status) + ": only a refund awaiting approval is approved")
+	}
+	r.Status, r.ApprovedBy, r.ApprovedAt, r.UpdatedAt = RefundAwaitingSignature, by, &now, now
 	return nil
 }
 
@@ -311,8 +343,11 @@ func ParseRefundQuery(v url.Values, statuses []string) (ListQuery, string, error
 // again at a higher fee). The same hash again changes nothing (""), so a
 // signer may repeat its report.
 func ReportRefundSent(r *Refund, hash string, now time.Time) (EventType, error) {
-	if r.Status == RefundAwaitingAddress {
+	switch r.Status {
+	case RefundAwaitingAddress:
 		return "", Conflict("The refund has no address yet: nothing can have been sent for it")
+	case RefundAwaitingApproval:
+		return "", Conflict("The refund's address was given by the merchant and awaits an owner's approval: nothing may be sent for it")
 	}
 	if changed, err := r.report("refund", hash, now); err != nil || !changed {
 		return "", err

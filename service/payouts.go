@@ -161,3 +161,26 @@ func (svc *Service) ReportPayoutSent(ctx context.Context, p payment.Principal, p
 	}
 	return po, err
 }
+
+// CancelPayout cancels one payout of an approved batch, waiting for its
+// signature or stale (payment.CancelPayout); audited. A stale one's
+// transaction is still followed: mined after all, it counts.
+func (svc *Service) CancelPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
+	if _, err := svc.GetPayout(ctx, p, projectID, id); err != nil {
+		return payment.Payout{}, err
+	}
+	now := svc.now()
+	var po payment.Payout
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutCanceled, "payout", id, nil,
+		func(ctx context.Context) (err error) {
+			po, err = svc.store.UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
+				return payment.EventPayoutCanceled, payment.CancelPayout(po, now)
+			}, views.PayoutEvent, views.BatchEvent)
+			return err
+		})
+	if err == nil && po.Followed() {
+		// Canceled while stale: its transaction is still followed.
+		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Network)
+	}
+	return po, err
+}

@@ -168,3 +168,83 @@ func TestReportsInFlightAreBoundedPerProject(t *testing.T) {
 		t.Fatalf("another project's report: %v", err)
 	}
 }
+
+// One payout of an approved batch is canceled on its own while it awaits
+// its signature or is stale, never once sent or before its batch is
+// approved; audited, with its event. A stale payout canceled keeps its
+// transaction, still followed; the batch completes when every payout is
+// done.
+func TestAPayoutIsCanceledAloneWhileUnsentOrStale(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m := e.owner(t, "Payout cancel")
+	dev := e.join(t, m, payment.RoleDeveloper)
+	project := m.principal.ProjectID
+	in := payment.PayoutBatchInput{FromAddress: ptr(provenTreasury(t, e, m)), Lines: []payment.PayoutLine{
+		payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "1", ""),
+		payoutLine("line 3", "0x00000000000000000000000000000000000000b2", "2", ""),
+		payoutLine("line 4", "0x00000000000000000000000000000000000000b3", "3", ""),
+	}}
+	rec, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[0].ID); payment.KindOf(err) != payment.KindConflict ||
+		!strings.Contains(err.Error(), "cancel the batch") {
+		t.Fatalf("a payout of a batch awaiting approval canceled alone: %v; want a conflict naming the batch", err)
+	}
+	if rec, err = e.svc.ApprovePayoutBatch(ctx, m.principal, project, rec.Batch.ID); err != nil {
+		t.Fatal(err)
+	}
+	other := e.owner(t, "Another merchant")
+	if _, err := e.svc.CancelPayout(ctx, other.principal, other.principal.ProjectID, rec.Payouts[0].ID); payment.KindOf(err) != payment.KindNotFound {
+		t.Fatalf("another project canceled the payout: %v; want not found", err)
+	}
+	unsent, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[0].ID)
+	if err != nil || unsent.Status != payment.RefundCanceled {
+		t.Fatalf("an unsent payout canceled = %+v, %v", unsent, err)
+	}
+	hash := "0x" + strings.Repeat("cd", 32)
+	if _, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[1].ID, hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[1].ID); payment.KindOf(err) != payment.KindConflict ||
+		!strings.Contains(err.Error(), "it is sent") {
+		t.Fatalf("a sent payout canceled: %v; want a conflict saying it is sent", err)
+	}
+	// Its transaction not mined within the bound: stale (as its workflow
+	// records it).
+	if _, err := e.store.Pool().Exec(ctx, `UPDATE payouts SET status = 'stale' WHERE id = $1`, rec.Payouts[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[1].ID)
+	if err != nil || stale.Status != payment.RefundCanceled || stale.TxHash != hash || !stale.Followed() {
+		t.Fatalf("a stale payout canceled = %+v, %v; want canceled, its transaction kept and still followed", stale, err)
+	}
+	if _, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[1].ID, "0x"+strings.Repeat("ef", 32)); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("a canceled payout took another transaction: %v; want a conflict", err)
+	}
+	if _, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.svc.PayoutBatch(ctx, m.principal, project, rec.Batch.ID); err != nil || got.Batch.Status != payment.BatchCompleted {
+		t.Fatalf("the batch with every payout canceled: %+v, %v; want completed", got.Batch, err)
+	}
+	if n := countAudit(e.audit(t, m), payment.AuditPayoutCanceled); n != 3 {
+		t.Errorf("%d payout.canceled audit entries; want 3", n)
+	}
+	events, _, err := e.store.ListEvents(ctx, m.principal, payment.ListQuery{Page: 1, Limit: 50, ObjectID: rec.Payouts[1].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Recorded at the same instant of the test's clock: the last by version.
+	var last payment.Event
+	for _, ev := range events {
+		if ev.Version > last.Version {
+			last = ev
+		}
+	}
+	if last.Type != payment.EventPayoutCanceled {
+		t.Errorf("the stale payout's last event: %s (version %d); want payout.canceled", last.Type, last.Version)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -95,7 +96,9 @@ func (svc *Service) ExportRefunds(ctx context.Context, p payment.Principal, proj
 }
 
 // SetRefundAddress is the merchant giving (or correcting) the address a
-// refund is paid to, until its transfer is sent; audited.
+// refund is paid to, until its transfer is sent; audited. The refund then
+// waits for an owner's approval (ApproveRefund), given again after every
+// change: the merchant's address is a payout's, not the customer's word.
 func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
 	r, err := svc.GetRefund(ctx, p, projectID, id)
 	if err != nil {
@@ -117,6 +120,38 @@ func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, p
 		func(ctx context.Context) (err error) {
 			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
 				return payment.EventRefundAddressProvided, payment.SetRefundAddress(r, address, payment.AddressFromMerchant, now)
+			}, renderRefund)
+			return err
+		})
+	return r, err
+}
+
+// ApproveRefund is an owner approving a refund to an address the
+// merchant gave: it may be signed and sent. Only an owner signed in
+// approves (the API asks for a fresh sign-in), as a payout batch is
+// approved; audited with the address and amount approved. address, when
+// not empty, is the address the owner was shown: the approval is refused
+// when the refund's is another by then (changed while the owner read it).
+func (svc *Service) ApproveRefund(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
+	r, err := svc.GetRefund(ctx, p, projectID, id)
+	if err != nil {
+		return payment.Refund{}, err
+	}
+	if !p.CanApproveRefunds() {
+		return payment.Refund{}, &payment.Error{Kind: payment.KindForbidden,
+			Message: "Only an owner of the project, signed in, approves a refund to an address the merchant gave"}
+	}
+	now := svc.now()
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundApproved, "refund", id,
+		map[string]any{"address": r.ToAddress, "amount": r.Amount(), "asset": r.AssetDefinitionID},
+		func(ctx context.Context) (err error) {
+			r, err = svc.store.UpdateRefund(ctx, &p, id, func(locked *payment.Refund) (payment.EventType, error) {
+				if locked.ToAddress != r.ToAddress || address != "" && !strings.EqualFold(address, locked.ToAddress) {
+					// The owner approves the address they were shown, no other.
+					return "", payment.Conflict("The refund's address is " + locked.ToAddress + ", not the one approved: " +
+						"it changed meanwhile; read the refund again and approve what it is now")
+				}
+				return payment.EventRefundApproved, payment.ApproveRefund(locked, p.UserID, now)
 			}, renderRefund)
 			return err
 		})

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,9 +105,9 @@ func TestRefundsNeverExceedWhatWasReceived(t *testing.T) {
 		t.Fatal(err)
 	}
 	if part.Amount() != "4" || part.AmountUSD == nil || !part.RateUSD.Equal(decimal.NewFromInt(1)) ||
-		part.Status != payment.RefundAwaitingSignature || part.AddressSource != payment.AddressFromMerchant ||
+		part.Status != payment.RefundAwaitingApproval || part.AddressSource != payment.AddressFromMerchant ||
 		part.ToAddress != "0x000000000000000000000000000000000000bEEF" {
-		t.Fatalf("partial refund = %+v; want 4 USDC at 1 USD to the merchant's address, awaiting its signature", part)
+		t.Fatalf("partial refund = %+v; want 4 USDC at 1 USD to the merchant's address, awaiting an owner's approval", part)
 	}
 	_, _, err = e.svc.CreateRefund(ctx, p, project, cs.ID, payment.RefundInput{Amount: ptr("7")})
 	wantInvalid(t, err, "amount", "is more than remains to refund: 6 USDC")
@@ -218,8 +219,86 @@ func TestTheClaimLinkTakesOneAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixed, err := e.svc.SetRefundAddress(ctx, m.principal, m.principal.ProjectID, own.ID, "0x00000000000000000000000000000000000000cc")
-	if err != nil || fixed.AddressSource != payment.AddressFromMerchant || !strings.EqualFold(fixed.ToAddress, "0x00000000000000000000000000000000000000cc") {
-		t.Fatalf("the merchant's correction of their own address: %+v, %v", fixed, err)
+	if err != nil || fixed.AddressSource != payment.AddressFromMerchant || !strings.EqualFold(fixed.ToAddress, "0x00000000000000000000000000000000000000cc") ||
+		fixed.Status != payment.RefundAwaitingApproval {
+		t.Fatalf("the merchant's correction of their own address: %+v, %v; want it awaiting an owner's approval", fixed, err)
+	}
+}
+
+// A refund to an address the merchant gives is a payout: it waits for an
+// owner's approval before it may be signed. A developer, an API key and
+// an application never approve; the owner approves the address shown,
+// audited with it and with its event; a change of the address after the
+// approval asks for it again. A refund through the claim link needs none.
+func TestARefundToTheMerchantsAddressWaitsForAnOwnersApproval(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m := e.owner(t, "Approvals")
+	dev := e.join(t, m, payment.RoleDeveloper)
+	project := m.principal.ProjectID
+	const first, second = "0x00000000000000000000000000000000000000d1", "0x00000000000000000000000000000000000000d2"
+	r, _, err := e.svc.CreateRefund(ctx, dev.principal, project, e.paidSession(t, m, transfer{"3", payment.TxFinalized}).ID,
+		payment.RefundInput{Address: ptr(first)})
+	if err != nil || r.Status != payment.RefundAwaitingApproval {
+		t.Fatalf("a refund to the merchant's address = %+v, %v; want it awaiting approval", r, err)
+	}
+	hash := "0x" + strings.Repeat("ab", 32)
+	if _, err := e.svc.ReportRefundSent(ctx, dev.principal, project, r.ID, hash); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("a transaction reported before the approval: %v; want a conflict", err)
+	}
+	for name, p := range map[string]payment.Principal{
+		"a developer":    dev.principal,
+		"an API key":     {ProjectID: project, KeyID: "key_x"},
+		"an application": {ProjectID: project, UserID: m.user.ID, Role: payment.RoleOwner, GrantID: "grant_x", ClientID: "oc_x"},
+	} {
+		if _, err := e.svc.ApproveRefund(ctx, p, project, r.ID, ""); payment.KindOf(err) != payment.KindForbidden {
+			t.Errorf("%s approved a refund: %v; want forbidden", name, err)
+		}
+	}
+	if _, err := e.svc.ApproveRefund(ctx, m.principal, project, r.ID, second); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("an approval of another address than the refund's: %v; want a conflict", err)
+	}
+	e.clock.Advance(time.Second)
+	ok, err := e.svc.ApproveRefund(ctx, m.principal, project, r.ID, first)
+	if err != nil || ok.Status != payment.RefundAwaitingSignature || ok.ApprovedBy != m.user.ID || ok.ApprovedAt == nil {
+		t.Fatalf("the owner's approval = %+v, %v; want it awaiting its signature, approved by the owner", ok, err)
+	}
+	if _, err := e.svc.ApproveRefund(ctx, m.principal, project, r.ID, ""); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("approving twice: %v; want a conflict", err)
+	}
+	_, details := findAudit(t, e.audit(t, m), payment.AuditRefundApproved)
+	if !strings.EqualFold(fmt.Sprint(details["address"]), first) || details["amount"] != "3" {
+		t.Fatalf("the approval's audit entry: %v; want the address and amount approved", details)
+	}
+	// Changed after the approval, the address waits for another.
+	moved, err := e.svc.SetRefundAddress(ctx, dev.principal, project, r.ID, second)
+	if err != nil || moved.Status != payment.RefundAwaitingApproval || moved.ApprovedBy != "" || moved.ApprovedAt != nil {
+		t.Fatalf("an approved refund's address changed = %+v, %v; want it awaiting approval again", moved, err)
+	}
+	events, _, err := e.store.ListEvents(ctx, m.principal, payment.ListQuery{Page: 1, Limit: 50, ObjectID: r.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range events {
+		types = append(types, string(ev.Type))
+	}
+	slices.Sort(types)
+	if strings.Join(types, " ") != "refund.address_provided refund.approved refund.created" {
+		t.Errorf("the refund's events: %v", types)
+	}
+
+	// The customer's word through the claim link needs no approval.
+	claimed, token, err := e.svc.CreateRefund(ctx, dev.principal, project, e.paidSession(t, m, transfer{"1", payment.TxFinalized}).ID,
+		payment.RefundInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claimed, err = e.svc.ClaimRefund(ctx, token, first, true); err != nil || claimed.Status != payment.RefundAwaitingSignature {
+		t.Fatalf("the customer's address = %+v, %v; want it awaiting its signature", claimed, err)
+	}
+	if _, err := e.svc.ApproveRefund(ctx, m.principal, project, claimed.ID, ""); payment.KindOf(err) != payment.KindConflict {
+		t.Fatalf("approving a refund to the customer's address: %v; want a conflict (nothing to approve)", err)
 	}
 }
 

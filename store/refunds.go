@@ -12,7 +12,8 @@ import (
 
 const refundColumns = `id, project_id, is_live, checkout_session_id, status, network, chain_id, asset_definition_id,
 	symbol, decimals, token_address, amount_base_units::text, amount_usd::text, rate_usd::text, reason,
-	from_address, to_address, address_source, claim_token_hash, tx_hash, failure_reason, version, created_at, updated_at, sent_at, log_index`
+	from_address, to_address, address_source, claim_token_hash, tx_hash, failure_reason, version, created_at, updated_at, sent_at, log_index,
+	approved_by, approved_at`
 
 // CreateRefund records a refund of a session of the principal, built by
 // build from the session, its transfers and its refunds so far, with its
@@ -41,11 +42,13 @@ func (s *Store) CreateRefund(ctx context.Context, p payment.Principal, sessionID
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO refunds (id, project_id, is_live, checkout_session_id, status, network, chain_id,
 			asset_definition_id, symbol, decimals, token_address, amount_base_units, amount_usd, rate_usd, reason,
-			from_address, to_address, address_source, claim_token_hash, tx_hash, failure_reason, version, created_at, updated_at)
-			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24)`,
+			from_address, to_address, address_source, claim_token_hash, tx_hash, failure_reason, version, created_at, updated_at,
+			approved_by, approved_at)
+			VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)`,
 			r.ID, r.ProjectID, r.IsLive, r.CheckoutSessionID, r.Status, r.Network, r.ChainID, r.AssetDefinitionID,
 			r.Symbol, r.Decimals, r.TokenAddress, r.AmountBaseUnits, decString(r.AmountUSD), decString(r.RateUSD), r.Reason,
-			r.FromAddress, r.ToAddress, r.AddressSource, r.ClaimTokenHash, r.TxHash, r.FailureReason, r.Version, r.CreatedAt, r.UpdatedAt)
+			r.FromAddress, r.ToAddress, r.AddressSource, r.ClaimTokenHash, r.TxHash, r.FailureReason, r.Version, r.CreatedAt, r.UpdatedAt,
+			r.ApprovedBy, r.ApprovedAt)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -174,8 +177,9 @@ func (s *Store) UpdateRefund(ctx context.Context, p *payment.Principal, id strin
 		}
 		r.Version++
 		if _, err := tx.Exec(ctx, `UPDATE refunds SET status = $2, to_address = $3, address_source = $4, tx_hash = $5,
-			failure_reason = $6, version = $7, updated_at = $8, sent_at = $9, log_index = $10 WHERE id = $1`,
-			r.ID, r.Status, r.ToAddress, r.AddressSource, r.TxHash, r.FailureReason, r.Version, r.UpdatedAt, r.SentAt, r.LogIndex); err != nil {
+			failure_reason = $6, version = $7, updated_at = $8, sent_at = $9, log_index = $10, approved_by = $11, approved_at = $12 WHERE id = $1`,
+			r.ID, r.Status, r.ToAddress, r.AddressSource, r.TxHash, r.FailureReason, r.Version, r.UpdatedAt, r.SentAt, r.LogIndex,
+			r.ApprovedBy, r.ApprovedAt); err != nil {
 			return mapErr(err)
 		}
 		if err := trackOutgoing(ctx, tx, r.ID, r.Outgoing, typ == payment.EventRefundSent); err != nil {
@@ -192,11 +196,11 @@ func scanRefund(row pgx.Row) (payment.Refund, error) {
 	err := row.Scan(&r.ID, &r.ProjectID, &r.IsLive, &r.CheckoutSessionID, &r.Status, &r.Network, &r.ChainID, &r.AssetDefinitionID,
 		&r.Symbol, &r.Decimals, &r.TokenAddress, &r.AmountBaseUnits, &usd, &rate, &r.Reason,
 		&r.FromAddress, &r.ToAddress, &r.AddressSource, &r.ClaimTokenHash, &r.TxHash, &r.FailureReason, &r.Version, &r.CreatedAt, &r.UpdatedAt,
-		&r.SentAt, &r.LogIndex)
+		&r.SentAt, &r.LogIndex, &r.ApprovedBy, &r.ApprovedAt)
 	if err != nil {
 		return r, mapErr(err)
 	}
 	r.AmountUSD, r.RateUSD = optDecimal(usd), optDecimal(rate)
-	r.CreatedAt, r.UpdatedAt, r.SentAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), utcPtr(r.SentAt)
+	r.CreatedAt, r.UpdatedAt, r.SentAt, r.ApprovedAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), utcPtr(r.SentAt), utcPtr(r.ApprovedAt)
 	return r, nil
 }

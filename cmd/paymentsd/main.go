@@ -47,12 +47,12 @@ commands:
                                address, signing here with the deposit key's xprv
                                (PAYMENTSD_API_KEY; a dry run without --execute;
                                docs/operations.md)
-  refund send --project ID --rpc URL --key-file FILE [--execute] REFUND_ID
+  refund send --project ID --rpc URL --key-file FILE [--execute --plan DIGEST] REFUND_ID
                                sign and send a refund's prepared transfer from
                                its deposit address, here with the deposit key's
                                xprv, and report it (PAYMENTSD_API_KEY; a dry run
                                without --execute; docs/refunds.md)
-  payout send --project ID --rpc URL --key-file FILE [--execute] BATCH_ID
+  payout send --project ID --rpc URL --key-file FILE [--execute --plan DIGEST] BATCH_ID
                                sign and send an approved batch's payouts from its
                                address, here with its hex private key, and report
                                them (PAYMENTSD_API_KEY; a dry run without

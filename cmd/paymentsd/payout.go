@@ -28,8 +28,12 @@ or with --multisend one transaction per asset through a multisend
 contract (DevMultisend's interface: dev/contracts/DevMultisend.sol, after
 an allowance to it for a token). It reports each hash, and the engine
 follows each payout to finalized. Without --execute it only prints the
-plans. A run stopped halfway is run again: what was signed (in the
-journals) is sent again and reported, never signed twice.
+plans and their digest; --execute --plan DIGEST signs only while the
+batch's payouts waiting here, fetched again, still make that plan
+(refused, nothing signed, when one was canceled, added or changed since).
+A run stopped halfway is run again, after a dry run of what is left: what
+was signed (in the journals) is sent again and reported, never signed
+twice.
 
 `
 
@@ -53,6 +57,7 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	keyFile := fs.String("key-file", "", "file holding the hex private key of the batch's address (its fromAddress); - reads it from stdin")
 	journals := fs.String("journal-dir", ".", "the folder of the journals of signed transactions, one per payout (payout-ID.journal.json)")
 	execute := fs.Bool("execute", false, "sign and send the transfers (default: print the plans only)")
+	planFlag := fs.String("plan", "", "with --execute: the digest the dry run printed; the payouts must still make that plan")
 	wait := fs.Duration("wait", 5*time.Minute, "how long to wait for each transaction to be mined before stopping (run again to resume)")
 	multisend := fs.String("multisend", "", "a multisend contract's address: one transaction per asset instead of one per payout")
 	feeRate := bitcoinFeeRateFlag(fs)
@@ -78,7 +83,7 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	}
 	if bitcoinNode(ctx, *rpcURL) {
 		return payoutBitcoin(ctx, out, stdin, hc, b, *journals, bitcoinSend{apiURL: *apiURL, apiKey: apiKey, project: *project,
-			rpcURL: *rpcURL, keyFile: *keyFile, feeRate: *feeRate, execute: *execute})
+			rpcURL: *rpcURL, keyFile: *keyFile, feeRate: *feeRate, execute: *execute, what: "payout batch " + id, plan: *planFlag})
 	}
 	hexKey, err := readSecret(*keyFile, stdin)
 	if err != nil {
@@ -142,6 +147,17 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 		}
 		groups[p.AssetDefinitionID] = append(groups[p.AssetDefinitionID], p)
 	}
+	var planned []paidTransfer
+	for _, assetID := range assets {
+		for _, p := range groups[assetID] {
+			planned = append(planned, paidTransfer{Item: p.ID, ChainID: p.ChainID, Asset: p.AssetDefinitionID, Token: p.TokenAddress,
+				Amount: p.AmountBaseUnits, From: b.FromAddress, To: p.ToAddress})
+		}
+	}
+	digest := planDigest("payout batch "+id, *multisend, planned)
+	if err := checkPlan("batch "+id, *execute, *planFlag, digest); err != nil {
+		return fmt.Errorf("payout send: %w", err)
+	}
 	for _, assetID := range assets {
 		group := groups[assetID]
 		asset := assetOf(group[0])
@@ -154,7 +170,6 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 			}
 			fmt.Fprintf(out, "Multisend of %d payouts, %s from %s through %s\n", len(group), asset.Format(total), from, contract)
 			if !*execute {
-				fmt.Fprintln(out, "Dry run: nothing was signed or sent. Run again with --execute to send it.")
 				continue
 			}
 			c := cfg
@@ -177,7 +192,7 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 			c.Destination = common.HexToAddress(p.ToAddress)
 			c.Journal = filepath.Join(*journals, fmt.Sprintf("payout-%s.journal.json", p.ID))
 			title := fmt.Sprintf("Payout %s (line %d): %s from %s to %s", p.ID, p.Line, asset.Format(amount(p)), from, c.Destination)
-			if err := sendOnce(ctx, c, chainID, sweep.Address{Address: from}, asset, sweep.Asset{Symbol: "wei"}, amount(p), title, *execute, out,
+			if err := sendOnce(ctx, c, chainID, sweep.Address{Address: from}, asset, sweep.Asset{Symbol: "wei"}, amount(p), title, "", *execute, out,
 				func(h common.Hash) error { return report(p, h) }); err != nil {
 				// One payout that cannot be sent (its gas, its balance) does
 				// not stop the others.
@@ -185,6 +200,14 @@ func runPayout(ctx context.Context, args []string, stdin io.Reader, out io.Write
 				failed++
 			}
 		}
+	}
+	if !*execute {
+		fmt.Fprintf(out, "Batch %s on chain %s: %d payouts to send.\n", id, chainID, len(planned))
+		printDigest(out, digest)
+		if failed > 0 {
+			return fmt.Errorf("payout send: %d payouts could not be planned: fix them before executing", failed)
+		}
+		return nil
 	}
 	fmt.Fprintf(out, "Batch %s on chain %s: %d sent and reported, %d not sent", id, chainID, sent, failed)
 	if elsewhere > 0 {

@@ -47,6 +47,7 @@ func payoutBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, hc *http
 		items = append(items, bitcoinPayee{ID: p.ID, To: p.ToAddress, Sats: sats, Title: fmt.Sprintf("payout %s (line %d)", p.ID, p.Line)})
 		network = p.Network
 	}
+	o.network = network
 	o.journal = filepath.Join(journals, fmt.Sprintf("payout-%s.bitcoin.journal.json", b.ID))
 	if len(items) == 0 {
 		if j, err := readBitcoinJournal(o.journal); err != nil || j == nil || j.Reported {

@@ -22,8 +22,10 @@ const refundUsage = `usage: PAYMENTSD_API_KEY=svc_… paymentsd refund send --pr
 Signs and sends a refund's prepared transfer from the deposit address that
 received the payment, on this machine with the deposit key's extended
 private key, which is never sent anywhere; then reports its hash, and the
-engine follows it to finalized. Without --execute it only prints the plan.
-A run stopped halfway is run again with the same journal: a transfer made
+engine follows it to finalized. Without --execute it only prints the plan
+and its digest; --execute --plan DIGEST signs only while the refund, fetched
+again, still makes that plan (refused, nothing signed, when its address,
+amount or asset changed since). A run stopped halfway is run again with the same journal: a transfer made
 once is reported, never made twice.
 
 `
@@ -43,6 +45,7 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	relayerFile := fs.String("relayer-key-file", "", "file holding the hex private key of the account that pays the gas of authorisations, permits and top-ups")
 	journal := fs.String("journal", "", "the journal of signed transactions, to resume from (default refund-ID.journal.json here)")
 	execute := fs.Bool("execute", false, "sign and send the transfer (default: print the plan only)")
+	planFlag := fs.String("plan", "", "with --execute: the digest the dry run printed; the refund must still make that plan")
 	wait := fs.Duration("wait", 5*time.Minute, "how long to wait for each transaction to be mined before stopping (run again to resume)")
 	feeRate := bitcoinFeeRateFlag(fs)
 	if err := fs.Parse(args[1:]); err != nil {
@@ -65,6 +68,8 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 	case "awaiting_signature":
 	case "awaiting_address":
 		return fmt.Errorf("refund send: %s has no address yet: the customer gives it through the claim link, or you do (POST …/refunds/%s/address)", id, id)
+	case "awaiting_approval":
+		return fmt.Errorf("refund send: %s is to an address the merchant gave (%s): an owner approves it in the dashboard before it is signed", id, r.ToAddress)
 	case "sent", "confirmed", "finalized":
 		fmt.Fprintf(out, "Refund %s is %s (transaction %s): nothing to send.\n", id, r.Status, r.TxHash)
 		return nil
@@ -72,8 +77,12 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 		return fmt.Errorf("refund send: %s is %s: nothing can be sent for it", id, r.Status)
 	}
 	if done, err := refundBitcoin(ctx, out, stdin, hc, r, bitcoinSend{apiURL: *apiURL, apiKey: apiKey, project: *project, network: r.Network,
-		rpcURL: *rpcURL, keyFile: *keyFile, journal: *journal, feeRate: *feeRate, execute: *execute}); done {
+		rpcURL: *rpcURL, keyFile: *keyFile, journal: *journal, feeRate: *feeRate, execute: *execute, what: "refund " + id, plan: *planFlag}); done {
 		return err
+	}
+	digest := refundPlanDigest(r)
+	if err := checkPlan("refund "+id, *execute, *planFlag, digest); err != nil {
+		return fmt.Errorf("refund send: %w", err)
 	}
 	cfg := sweep.Config{Destination: common.HexToAddress(r.ToAddress), Journal: *journal, Wait: *wait}
 	if err := signer(&cfg, *keyFile, *relayerFile, *gasPrice, stdin); err != nil {
@@ -117,7 +126,7 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 		}
 	}
 	title := fmt.Sprintf("Refund %s: %s from %s to %s", id, src.Assets[j].Format(amount), from, cfg.Destination)
-	if err := sendOnce(ctx, cfg, chainID, src.Addresses[i], src.Assets[j], native, amount, title, *execute, out, report); err != nil {
+	if err := sendOnce(ctx, cfg, chainID, src.Addresses[i], src.Assets[j], native, amount, title, digest, *execute, out, report); err != nil {
 		return fmt.Errorf("refund send: %w", err)
 	}
 	return nil
@@ -126,9 +135,10 @@ func runRefund(ctx context.Context, args []string, stdin io.Reader, out io.Write
 // sendOnce makes one prepared transfer, of amount of asset from addr to
 // cfg.Destination, and reports its hash: a transfer an earlier run made
 // (cfg.Journal) is reported, never made again. Without execute it prints
-// the plan only.
+// the plan only, and its digest when it has one of its own ("" for a
+// payout, whose batch's plan has the digest).
 func sendOnce(ctx context.Context, cfg sweep.Config, chainID *big.Int, addr sweep.Address, asset, native sweep.Asset, amount *big.Int,
-	title string, execute bool, out io.Writer, report func(common.Hash) error) error {
+	title, digest string, execute bool, out io.Writer, report func(common.Hash) error) error {
 	if _, err := os.Stat(cfg.Journal); err == nil {
 		if _, err := sweep.Resume(ctx, cfg, out); err != nil {
 			return fmt.Errorf("resume from %s: %w", cfg.Journal, err)
@@ -146,7 +156,11 @@ func sendOnce(ctx context.Context, cfg sweep.Config, chainID *big.Int, addr swee
 	fmt.Fprintln(out, title)
 	plan.Print(out, native)
 	if !execute {
-		fmt.Fprintln(out, "Dry run: nothing was signed or sent. Run again with --execute to send it.")
+		if digest != "" {
+			printDigest(out, digest)
+		} else {
+			fmt.Fprintln(out, "Dry run: nothing was signed or sent.")
+		}
 		return nil
 	}
 	outcomes, err := sweep.Execute(ctx, cfg, plan, out)
@@ -158,4 +172,10 @@ func sendOnce(ctx context.Context, cfg sweep.Config, chainID *big.Int, addr swee
 		return o.Err
 	}
 	return report(o.Hashes[len(o.Hashes)-1])
+}
+
+// refundPlanDigest is the digest of what a refund's plan pays.
+func refundPlanDigest(r sweep.Refund) string {
+	return planDigest("refund "+r.ID, "", []paidTransfer{{Item: r.ID, Network: r.Network, ChainID: r.ChainID, Asset: r.AssetDefinitionID,
+		Token: r.TokenAddress, Amount: r.AmountBaseUnits, From: r.FromAddress, To: r.ToAddress}})
 }

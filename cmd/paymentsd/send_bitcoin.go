@@ -36,6 +36,9 @@ type bitcoinSend struct {
 	rpcURL, keyFile, journal         string
 	feeRate                          int64
 	execute                          bool
+	// what names the plan (a refund, a batch); plan is the digest of the
+	// dry run that --execute signs (--plan).
+	what, plan string
 	// prefer is the address whose coins are spent first (a refund's own
 	// session's deposit address); "" for none.
 	prefer string
@@ -97,6 +100,10 @@ func sendBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []b
 		}
 		return sendJournaled(ctx, out, node, j, o.journal, report)
 	}
+	digest := bitcoinPlanDigest(o.what, o.network, items)
+	if err := checkPlan(o.what, o.execute, o.plan, digest); err != nil {
+		return err
+	}
 	xprv, err := readSecret(o.keyFile, stdin)
 	if err != nil {
 		return fmt.Errorf("--key-file: %w", err)
@@ -129,7 +136,7 @@ func sendBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []b
 	}
 	printBitcoinPlan(out, key, params, plan, items)
 	if !o.execute {
-		fmt.Fprintln(out, "Dry run: nothing was signed or sent. Run again with --execute to send it.")
+		printDigest(out, digest)
 		return nil
 	}
 	p, err := plan.PSBT(key, params)

@@ -149,7 +149,9 @@ type Refund struct {
 	ID                string `json:"id"`
 	Status            string `json:"status"`
 	Network           string `json:"network"`
+	ChainID           int64  `json:"chainId"`
 	AssetDefinitionID string `json:"assetDefinitionId"`
+	TokenAddress      string `json:"tokenAddress"`
 	AmountBaseUnits   string `json:"amountBaseUnits"`
 	FromAddress       string `json:"fromAddress"`
 	ToAddress         string `json:"toAddress"`

@@ -31,6 +31,10 @@ type Refund struct {
 	FromAddress   string  `json:"fromAddress"`
 	ToAddress     *string `json:"toAddress"`
 	AddressSource *string `json:"addressSource"`
+	// ApprovedBy and ApprovedAt: the owner who approved a refund to an
+	// address the merchant gave, and when.
+	ApprovedBy *string `json:"approvedBy"`
+	ApprovedAt *string `json:"approvedAt"`
 	// Transfer is the transaction the merchant signs, once the address is
 	// known: exactly what will be paid.
 	Transfer      *PreparedTransfer `json:"transfer"`
@@ -88,7 +92,11 @@ func RefundOf(r payment.Refund) Refund {
 		Symbol: r.Symbol, TokenAddress: nonEmpty(r.TokenAddress), Amount: r.Amount(), AmountBaseUnits: r.AmountBaseUnits,
 		Reason: r.Reason, FromAddress: r.FromAddress, ToAddress: nonEmpty(r.ToAddress), AddressSource: nonEmpty(r.AddressSource),
 		Transfer: TransferOf(r), TxHash: nonEmpty(r.TxHash), FailureReason: nonEmpty(r.FailureReason),
-		CreatedAt: Time(r.CreatedAt), UpdatedAt: Time(r.UpdatedAt)}
+		ApprovedBy: nonEmpty(r.ApprovedBy), CreatedAt: Time(r.CreatedAt), UpdatedAt: Time(r.UpdatedAt)}
+	if r.ApprovedAt != nil {
+		at := Time(*r.ApprovedAt)
+		v.ApprovedAt = &at
+	}
 	if r.AmountUSD != nil {
 		usd := payment.FormatUSD(*r.AmountUSD)
 		v.AmountUSD = &usd

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/payment"
@@ -80,8 +81,10 @@ func TestRemovedMemberCannotComeBackThroughAnInvitation(t *testing.T) {
 }
 
 // A session cookie stolen from a browser left open an hour ago adds no
-// passkey, changes no password, makes no API key, sets no deposit key and
-// invites no one: each is 403 REAUTHENTICATION_REQUIRED.
+// passkey, changes no password, makes no API key, sets no deposit key,
+// invites no one, changes no payment setting, sends no event elsewhere,
+// allows no application and approves no money out: each is 403
+// REAUTHENTICATION_REQUIRED.
 func TestStolenSessionCannotTakeTheAccount(t *testing.T) {
 	ctx := context.Background()
 	victim := newTenant(t, "stolen session victim")
@@ -91,6 +94,8 @@ func TestStolenSessionCannotTakeTheAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	proj := "/api/v1/projects/" + victim.Project.ID
+	hook := str(mustJSON(t, http.StatusCreated)(call(t, "POST", proj+"/webhooks", victim.SandboxKey,
+		[]byte(`{"url":"https://hooks.victim.test/paymentsd","enabledEvents":["*"]}`), nil))["id"])
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", "/api/v1/auth/passkeys/registration-options", `{}`},
 		{"POST", "/api/v1/auth/password", `{"currentPassword":"the owner's long password","newPassword":"the thief's new password"}`},
@@ -100,8 +105,24 @@ func TestStolenSessionCannotTakeTheAccount(t *testing.T) {
 		{"POST", proj + "/invitations", `{"email":"thief@attack.test","role":"owner"}`},
 		{"PATCH", proj + "/members/" + victim.userID, `{"role":"developer"}`},
 		{"POST", proj + "/oauth-clients", `{"name":"Thief","redirectUris":["https://thief.example/cb"],"confidential":true}`},
+		// The payment policy, where the events go, an application's
+		// lasting access, and money out.
+		{"PATCH", proj, `{"underpaymentTolerancePercent":"50"}`},
+		{"PATCH", proj, `{"name":"Renamed","completeOn":"confirmed"}`},
+		{"POST", proj + "/webhooks", `{"url":"https://thief.example/hook","enabledEvents":["*"]}`},
+		{"PATCH", proj + "/webhooks/" + hook, `{"url":"https://thief.example/hook"}`},
+		{"DELETE", proj + "/webhooks/" + hook, ``},
+		{"POST", proj + "/webhooks/" + hook + "/rotate-secret", `{}`},
+		{"POST", "/api/v1/oauth/authorization?response_type=code&client_id=oc_x&redirect_uri=https://thief.example/cb",
+			`{"decision":"allow","projectId":"` + victim.Project.ID + `","environment":"live"}`},
+		{"POST", proj + "/payout-batches/" + payment.NewID(payment.PrefixPayoutBatch, time.Now()) + "/approve", `{}`},
+		{"POST", proj + "/refunds/" + payment.NewID(payment.PrefixRefund, time.Now()) + "/approve", `{}`},
 	} {
-		res, raw := call(t, c.method, c.path, "", []byte(c.body), stolen)
+		var body []byte
+		if c.body != "" {
+			body = []byte(c.body)
+		}
+		res, raw := call(t, c.method, c.path, "", body, stolen)
 		env := envelopeOf(t, raw)
 		errObj, _ := env["error"].(map[string]any)
 		code, _ := errObj["code"].(string)
@@ -109,6 +130,14 @@ func TestStolenSessionCannotTakeTheAccount(t *testing.T) {
 			t.Errorf("%s %s with a stolen session: %d %s; want 403 %s", c.method, c.path, res.StatusCode, raw, api.ReauthenticationRequired)
 		}
 		tally.add("takeover: stale session", "sensitive action → 403 "+api.ReauthenticationRequired)
+	}
+	// The payment policy and the webhook endpoint are unchanged.
+	if p, err := eng.GetProject(ctx, payment.Principal{ProjectID: victim.Project.ID, UserID: victim.userID, Role: payment.RoleOwner}, victim.Project.ID); err != nil ||
+		p.Name != victim.Project.Name || p.CompleteOn != victim.Project.CompleteOn || !p.UnderpaymentTolerancePercent.Equal(victim.Project.UnderpaymentTolerancePercent) {
+		t.Errorf("the project after the stolen session's tries: %+v, %v", p, err)
+	}
+	if h := mustJSON(t, http.StatusOK)(call(t, "GET", proj+"/webhooks/"+hook, victim.SandboxKey, nil, nil)); h["url"] != "https://hooks.victim.test/paymentsd" {
+		t.Errorf("the webhook endpoint after the stolen session's tries: %v", h)
 	}
 	// The password is unchanged and the victim's own session works.
 	if _, err := eng.Login(ctx, "stolen-session-victim@attack.test", "the owner's long password", service.Client{}); err != nil {

@@ -306,6 +306,12 @@ func (r *run) refund(ctx context.Context, sc *scenario, s *session, g *rand.Rand
 	r.mu.Lock()
 	r.refundWaits = append(r.refundWaits, [2]time.Duration{recorded, time.Since(paidAt)})
 	r.mu.Unlock()
+	// A refund to the merchant's address waits for an owner's approval of
+	// the address shown.
+	if _, err := r.asOwner(ctx, "refund approval", r.s.longAPI+"/api/v1/projects/"+r.s.projectID+"/refunds/"+id+"/approve",
+		map[string]any{"address": to.Hex()}); err != nil {
+		return err
+	}
 	acc, release, err := r.payer(ctx)
 	if err != nil {
 		return err

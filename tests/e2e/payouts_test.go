@@ -144,13 +144,14 @@ func TestAPayoutBatchIsApprovedSignedOfflineAndFollowed(t *testing.T) {
 		args := append([]string{"payout", "send", "--api", ts.URL, "--project", keys.id, "--rpc", chain.URL, "--key-file", keyFile}, extra...)
 		return m.run(bin, keys.key, append(args, id)...)
 	}
-	if plan := send(); !strings.Contains(plan, "12.5 USDC from") || !strings.Contains(plan, "Dry run") {
+	plan := send()
+	if !strings.Contains(plan, "12.5 USDC from") || !strings.Contains(plan, "Dry run") {
 		t.Fatalf("the dry run:\n%s", plan)
 	}
 	if b, _ := chain.TokenBalance(ctx, alice); b.Sign() != 0 {
 		t.Fatalf("the dry run paid %s", b)
 	}
-	if out := send("--execute"); !strings.Contains(out, "2 sent and reported, 0 not sent") {
+	if out := send("--execute", "--plan", planDigestOf(t, plan)); !strings.Contains(out, "2 sent and reported, 0 not sent") {
 		t.Fatalf("payout send --execute:\n%s", out)
 	}
 	done := waitBatch(t, ts.URL, keys, id, "completed", func(b map[string]any) bool { return b["status"] == "completed" })
@@ -259,10 +260,11 @@ func TestAPayoutBatchIsPaidThroughAMultisend(t *testing.T) {
 			"--multisend", contract.Hex()}, extra...)
 		return m.run(bin, keys.key, append(args, id)...)
 	}
-	if plan := send(); !strings.Contains(plan, "Multisend of 2 payouts, 3.25 USDC") || !strings.Contains(plan, "Multisend of 1 payouts, 0.02 ETH") {
+	plan := send()
+	if !strings.Contains(plan, "Multisend of 2 payouts, 3.25 USDC") || !strings.Contains(plan, "Multisend of 1 payouts, 0.02 ETH") {
 		t.Fatalf("the dry run:\n%s", plan)
 	}
-	if out := send("--execute"); !strings.Contains(out, "3 sent and reported, 0 not sent") {
+	if out := send("--execute", "--plan", planDigestOf(t, plan)); !strings.Contains(out, "3 sent and reported, 0 not sent") {
 		t.Fatalf("payout send --multisend --execute:\n%s", out)
 	}
 	done := waitBatch(t, ts.URL, keys, id, "completed", func(b map[string]any) bool { return b["status"] == "completed" })

@@ -64,6 +64,7 @@ func TestAdminReconcileCommandChecksMoneyOutOnChain(t *testing.T) {
 	created := post(t, ts.URL, proj+"/refunds", keys.key, map[string]any{"checkoutSessionId": cs["id"], "amount": "2", "address": customer.Hex()})
 	mustStatus(t, created, http.StatusCreated)
 	refundID := str(created.data()["id"])
+	mustStatus(t, owner.call(t, ts.URL, http.MethodPost, proj+"/refunds/"+refundID+"/approve", map[string]any{"address": customer.Hex()}), http.StatusOK)
 	sent, err := chain.TransferToken(ctx, treasury, customer, units("2000000"))
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/internal/sweep"
 	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -135,7 +136,7 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 	if b, _ := chain.TokenBalance(ctx, customer); b.Sign() != 0 {
 		t.Fatalf("the dry run paid %s", b)
 	}
-	done := send("--execute")
+	done := send("--execute", "--plan", planDigestOf(t, plan))
 	if !strings.Contains(done, "sent in 0x") || !strings.Contains(done, "reported") {
 		t.Fatalf("refund send --execute:\n%s", done)
 	}
@@ -185,9 +186,10 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 	rest := post(t, ts.URL, proj+"/refunds", keys.key, map[string]any{"checkoutSessionId": sessionID, "address": chain.Accounts[4].Address.Hex()})
 	mustStatus(t, rest, http.StatusCreated)
 	restID := str(rest.data()["id"])
-	if rest.data()["amountBaseUnits"] != "3000000" || rest.data()["status"] != "awaiting_signature" || rest.data()["claimUrl"] != nil {
-		t.Fatalf("the rest: %s", rest.Raw)
+	if rest.data()["amountBaseUnits"] != "3000000" || rest.data()["status"] != "awaiting_approval" || rest.data()["claimUrl"] != nil {
+		t.Fatalf("the rest, to the merchant's address, awaiting an owner's approval: %s", rest.Raw)
 	}
+	approveRefund(t, e, keys.id, restID)
 	other := payToken(t, 1, chain.Accounts[4].Address.Hex(), units("3000000")) // the amount, from someone else
 	testwait.Until(t, 30*time.Second, func() (bool, string) {
 		r, err := chain.Client().TransactionReceipt(ctx, other)
@@ -304,6 +306,7 @@ func TestAnUnreportedRefundTransferIsSeenByTheScanner(t *testing.T) {
 		map[string]any{"checkoutSessionId": cs["id"], "amount": "1.25", "address": customer.Hex()})
 	mustStatus(t, created, http.StatusCreated)
 	id := str(created.data()["id"])
+	approveRefund(t, e, keys.id, id)
 
 	// The merchant's own signer: the sweep's machinery, with nothing
 	// reported to the API.
@@ -338,7 +341,7 @@ func TestAnUnreportedRefundTransferIsSeenByTheScanner(t *testing.T) {
 	if final["txHash"] != hash.Hex() {
 		t.Fatalf("the refund names %v; the transfer was %s", final["txHash"], hash.Hex())
 	}
-	if got := eventTypes(t, id); len(got) < 3 || got[1] != "refund.sent" || got[len(got)-1] != "refund.finalized" {
+	if got := eventTypes(t, id); len(got) < 4 || got[1] != "refund.approved" || got[2] != "refund.sent" || got[len(got)-1] != "refund.finalized" {
 		t.Fatalf("the refund's events: %v", got)
 	}
 }
@@ -375,6 +378,12 @@ func TestDashboardRefunds(t *testing.T) {
 	d.fill("Customer's address", customer.Hex())
 	d.fill("Reason", "Two items returned")
 	d.clickIn("dialog", "Create refund")
+	// The merchant's address waits for an owner's approval: the owner
+	// approves it here (signed in just now: no password asked).
+	d.waitText("#refunds", "Awaiting approval", 10*time.Second)
+	d.screens("session-refund-awaiting-approval")
+	d.click("Approve")
+	d.clickIn("dialog", "Approve refund")
 	d.waitText("#refunds", "Awaiting signature", 10*time.Second)
 	d.screens("session-refund-awaiting-signature")
 	d.click("Send with wallet")
@@ -437,6 +446,7 @@ func TestARefundReorgedOutGoesBackToSent(t *testing.T) {
 	if created.data()["amount"] != "4" {
 		t.Fatalf("a refund of all that remains: %s", created.Raw)
 	}
+	approveRefund(t, e, keys.id, id)
 
 	verifyRecipient(t, e, keys.id, chain.Accounts[2].Key)                   // the treasury, proven by the project
 	first, receipt := payInOneBlock(t, 2, customer.Hex(), units("4000000")) // the chain stays paused
@@ -456,7 +466,7 @@ func TestARefundReorgedOutGoesBackToSent(t *testing.T) {
 	if back["txHash"] != first.Hex() {
 		t.Fatalf("the refund after the reorg: %v", back)
 	}
-	if got := eventTypes(t, id); !slices.Equal(got, []string{"refund.created", "refund.sent", "refund.confirmed", "refund.sent"}) {
+	if got := eventTypes(t, id); !slices.Equal(got, []string{"refund.created", "refund.approved", "refund.sent", "refund.confirmed", "refund.sent"}) {
 		t.Fatalf("the refund's events after the reorg: %v", got)
 	}
 	chain.Resume()
@@ -515,6 +525,7 @@ func TestSecondShapeRefundsFromTheRecipientsWallet(t *testing.T) {
 	// The rest, to the merchant's word.
 	rest := post(t, ts.URL, proj+"/refunds", keys.key, map[string]any{"checkoutSessionId": cs["id"], "address": chain.Accounts[4].Address.Hex()})
 	mustStatus(t, rest, http.StatusCreated)
+	approveRefund(t, e, keys.id, str(rest.data()["id"]))
 
 	for _, id := range []string{str(created.data()["id"]), str(rest.data()["id"])} {
 		r := get(t, ts.URL, proj+"/refunds/"+id, keys.key).data()
@@ -536,5 +547,29 @@ func TestSecondShapeRefundsFromTheRecipientsWallet(t *testing.T) {
 	books := get(t, ts.URL, proj+"/checkout-sessions/"+str(cs["id"]), keys.key).data()["refunds"].(map[string]any)
 	if books["status"] != "refunded" {
 		t.Fatalf("the second-shape session's books: %v", books)
+	}
+}
+
+// planDigestOf is the digest a dry run of `refund send` or `payout send`
+// printed, which --execute --plan takes.
+func planDigestOf(t *testing.T, dryRun string) string {
+	t.Helper()
+	for _, line := range strings.Split(dryRun, "\n") {
+		if d, ok := strings.CutPrefix(line, "Plan digest: "); ok {
+			return strings.TrimSpace(d)
+		}
+	}
+	t.Fatalf("the dry run printed no plan digest:\n%s", dryRun)
+	return ""
+}
+
+// approveRefund is the project's owner approving a refund to an address
+// the merchant gave (the route's freshness check is the API's; the
+// owner's approval is the engine's).
+func approveRefund(t *testing.T, e *service.Service, projectID, id string) {
+	t.Helper()
+	owner := payment.Principal{ProjectID: projectID, UserID: "usr_owner", Role: payment.RoleOwner}
+	if r, err := e.ApproveRefund(context.Background(), owner, projectID, id, ""); err != nil || r.Status != payment.RefundAwaitingSignature {
+		t.Fatalf("the owner's approval of %s: %+v, %v", id, r, err)
 	}
 }

@@ -653,9 +653,11 @@ func checkEvents(rec *Records, add func(kind, session, format string, args ...an
 		}
 		for _, e := range evs[1:] {
 			// An address given, and a transaction rejected, leave the
-			// refund waiting for its signature.
-			if e.Type != "refund."+e.DataStatus && ((e.Type != "refund.address_provided" && e.Type != "refund.transaction_rejected") ||
-				e.DataStatus != "awaiting_signature") {
+			// refund waiting for its signature (the merchant's address for
+			// an owner's approval first); an approval, for its signature.
+			waiting := e.DataStatus == "awaiting_signature" || e.Type == "refund.address_provided" && e.DataStatus == "awaiting_approval"
+			if e.Type != "refund."+e.DataStatus && ((e.Type != "refund.address_provided" && e.Type != "refund.transaction_rejected" &&
+				e.Type != "refund.approved") || !waiting) {
 				add(KindEvents, f.SessionID, "%s: event %s (version %d) carries status %s", f.ID, e.Type, e.Version, e.DataStatus)
 			}
 		}

@@ -3236,9 +3236,13 @@ type Refund struct {
 	FailureReason     *string                `protobuf:"bytes,21,opt,name=failure_reason,json=failureReason,proto3,oneof" json:"failure_reason,omitempty"`
 	// Only in CreateRefund's answer, when no address was given: the
 	// customer's link, shown once.
-	ClaimUrl      *string `protobuf:"bytes,22,opt,name=claim_url,json=claimUrl,proto3,oneof" json:"claim_url,omitempty"`
-	CreatedAt     string  `protobuf:"bytes,23,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt     string  `protobuf:"bytes,24,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	ClaimUrl  *string `protobuf:"bytes,22,opt,name=claim_url,json=claimUrl,proto3,oneof" json:"claim_url,omitempty"`
+	CreatedAt string  `protobuf:"bytes,23,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt string  `protobuf:"bytes,24,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The owner who approved a refund to an address the merchant gave, and
+	// when.
+	ApprovedBy    *string `protobuf:"bytes,25,opt,name=approved_by,json=approvedBy,proto3,oneof" json:"approved_by,omitempty"`
+	ApprovedAt    *string `protobuf:"bytes,26,opt,name=approved_at,json=approvedAt,proto3,oneof" json:"approved_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3437,6 +3441,20 @@ func (x *Refund) GetCreatedAt() string {
 func (x *Refund) GetUpdatedAt() string {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return ""
+}
+
+func (x *Refund) GetApprovedBy() string {
+	if x != nil && x.ApprovedBy != nil {
+		return *x.ApprovedBy
+	}
+	return ""
+}
+
+func (x *Refund) GetApprovedAt() string {
+	if x != nil && x.ApprovedAt != nil {
+		return *x.ApprovedAt
 	}
 	return ""
 }
@@ -5078,6 +5096,102 @@ func (x *CancelPayoutBatchResponse) GetPayoutBatch() *PayoutBatch {
 	return nil
 }
 
+type CancelPayoutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	PayoutId      string                 `protobuf:"bytes,2,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelPayoutRequest) Reset() {
+	*x = CancelPayoutRequest{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelPayoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelPayoutRequest) ProtoMessage() {}
+
+func (x *CancelPayoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelPayoutRequest.ProtoReflect.Descriptor instead.
+func (*CancelPayoutRequest) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *CancelPayoutRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *CancelPayoutRequest) GetPayoutId() string {
+	if x != nil {
+		return x.PayoutId
+	}
+	return ""
+}
+
+type CancelPayoutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Payout        *Payout                `protobuf:"bytes,1,opt,name=payout,proto3" json:"payout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelPayoutResponse) Reset() {
+	*x = CancelPayoutResponse{}
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelPayoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelPayoutResponse) ProtoMessage() {}
+
+func (x *CancelPayoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelPayoutResponse.ProtoReflect.Descriptor instead.
+func (*CancelPayoutResponse) Descriptor() ([]byte, []int) {
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *CancelPayoutResponse) GetPayout() *Payout {
+	if x != nil {
+		return x.Payout
+	}
+	return nil
+}
+
 type GetPayoutRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ProjectId     string                 `protobuf:"bytes,1,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
@@ -5088,7 +5202,7 @@ type GetPayoutRequest struct {
 
 func (x *GetPayoutRequest) Reset() {
 	*x = GetPayoutRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[68]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5100,7 +5214,7 @@ func (x *GetPayoutRequest) String() string {
 func (*GetPayoutRequest) ProtoMessage() {}
 
 func (x *GetPayoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[68]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5113,7 +5227,7 @@ func (x *GetPayoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPayoutRequest.ProtoReflect.Descriptor instead.
 func (*GetPayoutRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{68}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetPayoutRequest) GetProjectId() string {
@@ -5139,7 +5253,7 @@ type GetPayoutResponse struct {
 
 func (x *GetPayoutResponse) Reset() {
 	*x = GetPayoutResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[69]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5151,7 +5265,7 @@ func (x *GetPayoutResponse) String() string {
 func (*GetPayoutResponse) ProtoMessage() {}
 
 func (x *GetPayoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[69]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5164,7 +5278,7 @@ func (x *GetPayoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPayoutResponse.ProtoReflect.Descriptor instead.
 func (*GetPayoutResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{69}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetPayoutResponse) GetPayout() *Payout {
@@ -5185,7 +5299,7 @@ type ReportPayoutTransactionRequest struct {
 
 func (x *ReportPayoutTransactionRequest) Reset() {
 	*x = ReportPayoutTransactionRequest{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[70]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5197,7 +5311,7 @@ func (x *ReportPayoutTransactionRequest) String() string {
 func (*ReportPayoutTransactionRequest) ProtoMessage() {}
 
 func (x *ReportPayoutTransactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[70]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5210,7 +5324,7 @@ func (x *ReportPayoutTransactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportPayoutTransactionRequest.ProtoReflect.Descriptor instead.
 func (*ReportPayoutTransactionRequest) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{70}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ReportPayoutTransactionRequest) GetProjectId() string {
@@ -5243,7 +5357,7 @@ type ReportPayoutTransactionResponse struct {
 
 func (x *ReportPayoutTransactionResponse) Reset() {
 	*x = ReportPayoutTransactionResponse{}
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[71]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5255,7 +5369,7 @@ func (x *ReportPayoutTransactionResponse) String() string {
 func (*ReportPayoutTransactionResponse) ProtoMessage() {}
 
 func (x *ReportPayoutTransactionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_paymentsd_v1_payments_proto_msgTypes[71]
+	mi := &file_paymentsd_v1_payments_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5268,7 +5382,7 @@ func (x *ReportPayoutTransactionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportPayoutTransactionResponse.ProtoReflect.Descriptor instead.
 func (*ReportPayoutTransactionResponse) Descriptor() ([]byte, []int) {
-	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{71}
+	return file_paymentsd_v1_payments_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ReportPayoutTransactionResponse) GetPayout() *Payout {
@@ -5646,7 +5760,7 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x03 \x01(\tR\x02to\x12\x14\n" +
 	"\x05value\x18\x04 \x01(\tR\x05value\x12\x12\n" +
-	"\x04data\x18\x05 \x01(\tR\x04data\"\xb5\a\n" +
+	"\x04data\x18\x05 \x01(\tR\x04data\"\xa1\b\n" +
 	"\x06Refund\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -5677,7 +5791,11 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x17 \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\x18 \x01(\tR\tupdatedAtB\x10\n" +
+	"updated_at\x18\x18 \x01(\tR\tupdatedAt\x12$\n" +
+	"\vapproved_by\x18\x19 \x01(\tH\bR\n" +
+	"approvedBy\x88\x01\x01\x12$\n" +
+	"\vapproved_at\x18\x1a \x01(\tH\tR\n" +
+	"approvedAt\x88\x01\x01B\x10\n" +
 	"\x0e_token_addressB\r\n" +
 	"\v_amount_usdB\v\n" +
 	"\t_rate_usdB\r\n" +
@@ -5687,7 +5805,9 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\b_tx_hashB\x11\n" +
 	"\x0f_failure_reasonB\f\n" +
 	"\n" +
-	"_claim_url\"\xfc\x02\n" +
+	"_claim_urlB\x0e\n" +
+	"\f_approved_byB\x0e\n" +
+	"\f_approved_at\"\xfc\x02\n" +
 	"\x13CreateRefundRequest\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\tR\tprojectId\x123\n" +
@@ -5853,7 +5973,13 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x19\n" +
 	"\bbatch_id\x18\x02 \x01(\tR\abatchId\"Y\n" +
 	"\x19CancelPayoutBatchResponse\x12<\n" +
-	"\fpayout_batch\x18\x01 \x01(\v2\x19.paymentsd.v1.PayoutBatchR\vpayoutBatch\"N\n" +
+	"\fpayout_batch\x18\x01 \x01(\v2\x19.paymentsd.v1.PayoutBatchR\vpayoutBatch\"Q\n" +
+	"\x13CancelPayoutRequest\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
+	"\tpayout_id\x18\x02 \x01(\tR\bpayoutId\"D\n" +
+	"\x14CancelPayoutResponse\x12,\n" +
+	"\x06payout\x18\x01 \x01(\v2\x14.paymentsd.v1.PayoutR\x06payout\"N\n" +
 	"\x10GetPayoutRequest\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x01 \x01(\tR\tprojectId\x12\x1b\n" +
@@ -5866,7 +5992,7 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\tpayout_id\x18\x02 \x01(\tR\bpayoutId\x12\x17\n" +
 	"\atx_hash\x18\x03 \x01(\tR\x06txHash\"O\n" +
 	"\x1fReportPayoutTransactionResponse\x12,\n" +
-	"\x06payout\x18\x01 \x01(\v2\x14.paymentsd.v1.PayoutR\x06payout2\xf2\x0f\n" +
+	"\x06payout\x18\x01 \x01(\v2\x14.paymentsd.v1.PayoutR\x06payout2\xc9\x10\n" +
 	"\x0fPaymentsService\x12T\n" +
 	"\n" +
 	"GetProject\x12\x1f.paymentsd.v1.GetProjectRequest\x1a .paymentsd.v1.GetProjectResponse\"\x03\x90\x02\x01\x12d\n" +
@@ -5888,7 +6014,8 @@ const file_paymentsd_v1_payments_proto_rawDesc = "" +
 	"\x0eGetPayoutBatch\x12#.paymentsd.v1.GetPayoutBatchRequest\x1a$.paymentsd.v1.GetPayoutBatchResponse\"\x03\x90\x02\x01\x12d\n" +
 	"\x11CancelPayoutBatch\x12&.paymentsd.v1.CancelPayoutBatchRequest\x1a'.paymentsd.v1.CancelPayoutBatchResponse\x12Q\n" +
 	"\tGetPayout\x12\x1e.paymentsd.v1.GetPayoutRequest\x1a\x1f.paymentsd.v1.GetPayoutResponse\"\x03\x90\x02\x01\x12v\n" +
-	"\x17ReportPayoutTransaction\x12,.paymentsd.v1.ReportPayoutTransactionRequest\x1a-.paymentsd.v1.ReportPayoutTransactionResponse2\xc7\x02\n" +
+	"\x17ReportPayoutTransaction\x12,.paymentsd.v1.ReportPayoutTransactionRequest\x1a-.paymentsd.v1.ReportPayoutTransactionResponse\x12U\n" +
+	"\fCancelPayout\x12!.paymentsd.v1.CancelPayoutRequest\x1a\".paymentsd.v1.CancelPayoutResponse2\xc7\x02\n" +
 	"\x0fCheckoutService\x12p\n" +
 	"\x15CreateCheckoutSession\x12*.paymentsd.v1.CreateCheckoutSessionRequest\x1a+.paymentsd.v1.CreateCheckoutSessionResponse\x12l\n" +
 	"\x12GetCheckoutSession\x12'.paymentsd.v1.GetCheckoutSessionRequest\x1a(.paymentsd.v1.GetCheckoutSessionResponse\"\x03\x90\x02\x01\x12T\n" +
@@ -5907,7 +6034,7 @@ func file_paymentsd_v1_payments_proto_rawDescGZIP() []byte {
 	return file_paymentsd_v1_payments_proto_rawDescData
 }
 
-var file_paymentsd_v1_payments_proto_msgTypes = make([]protoimpl.MessageInfo, 75)
+var file_paymentsd_v1_payments_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_paymentsd_v1_payments_proto_goTypes = []any{
 	(*ValidationError)(nil),                   // 0: paymentsd.v1.ValidationError
 	(*FieldViolation)(nil),                    // 1: paymentsd.v1.FieldViolation
@@ -5977,20 +6104,22 @@ var file_paymentsd_v1_payments_proto_goTypes = []any{
 	(*GetPayoutBatchResponse)(nil),            // 65: paymentsd.v1.GetPayoutBatchResponse
 	(*CancelPayoutBatchRequest)(nil),          // 66: paymentsd.v1.CancelPayoutBatchRequest
 	(*CancelPayoutBatchResponse)(nil),         // 67: paymentsd.v1.CancelPayoutBatchResponse
-	(*GetPayoutRequest)(nil),                  // 68: paymentsd.v1.GetPayoutRequest
-	(*GetPayoutResponse)(nil),                 // 69: paymentsd.v1.GetPayoutResponse
-	(*ReportPayoutTransactionRequest)(nil),    // 70: paymentsd.v1.ReportPayoutTransactionRequest
-	(*ReportPayoutTransactionResponse)(nil),   // 71: paymentsd.v1.ReportPayoutTransactionResponse
-	nil,                                       // 72: paymentsd.v1.CheckoutSession.MetadataEntry
-	nil,                                       // 73: paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
-	nil,                                       // 74: paymentsd.v1.PayoutReport.StatusesEntry
+	(*CancelPayoutRequest)(nil),               // 68: paymentsd.v1.CancelPayoutRequest
+	(*CancelPayoutResponse)(nil),              // 69: paymentsd.v1.CancelPayoutResponse
+	(*GetPayoutRequest)(nil),                  // 70: paymentsd.v1.GetPayoutRequest
+	(*GetPayoutResponse)(nil),                 // 71: paymentsd.v1.GetPayoutResponse
+	(*ReportPayoutTransactionRequest)(nil),    // 72: paymentsd.v1.ReportPayoutTransactionRequest
+	(*ReportPayoutTransactionResponse)(nil),   // 73: paymentsd.v1.ReportPayoutTransactionResponse
+	nil,                                       // 74: paymentsd.v1.CheckoutSession.MetadataEntry
+	nil,                                       // 75: paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
+	nil,                                       // 76: paymentsd.v1.PayoutReport.StatusesEntry
 }
 var file_paymentsd_v1_payments_proto_depIdxs = []int32{
 	1,  // 0: paymentsd.v1.ValidationError.violations:type_name -> paymentsd.v1.FieldViolation
 	5,  // 1: paymentsd.v1.Asset.price_source:type_name -> paymentsd.v1.PriceSource
 	7,  // 2: paymentsd.v1.PaymentPlan.accepted_asset_policies:type_name -> paymentsd.v1.Policy
 	8,  // 3: paymentsd.v1.PaymentPlan.merchant_info:type_name -> paymentsd.v1.MerchantInfo
-	72, // 4: paymentsd.v1.CheckoutSession.metadata:type_name -> paymentsd.v1.CheckoutSession.MetadataEntry
+	74, // 4: paymentsd.v1.CheckoutSession.metadata:type_name -> paymentsd.v1.CheckoutSession.MetadataEntry
 	10, // 5: paymentsd.v1.CheckoutSession.payment_options:type_name -> paymentsd.v1.PaymentOption
 	11, // 6: paymentsd.v1.CheckoutSession.transactions:type_name -> paymentsd.v1.TransactionSummary
 	10, // 7: paymentsd.v1.PublicCheckoutSession.payment_options:type_name -> paymentsd.v1.PaymentOption
@@ -6014,7 +6143,7 @@ var file_paymentsd_v1_payments_proto_depIdxs = []int32{
 	12, // 25: paymentsd.v1.ListCheckoutSessionsResponse.checkout_sessions:type_name -> paymentsd.v1.CheckoutSession
 	3,  // 26: paymentsd.v1.ListCheckoutSessionsResponse.pagination:type_name -> paymentsd.v1.Pagination
 	12, // 27: paymentsd.v1.GetProjectCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
-	73, // 28: paymentsd.v1.CreateCheckoutSessionRequest.metadata:type_name -> paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
+	75, // 28: paymentsd.v1.CreateCheckoutSessionRequest.metadata:type_name -> paymentsd.v1.CreateCheckoutSessionRequest.MetadataEntry
 	12, // 29: paymentsd.v1.CreateCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.CheckoutSession
 	13, // 30: paymentsd.v1.GetCheckoutSessionResponse.checkout_session:type_name -> paymentsd.v1.PublicCheckoutSession
 	6,  // 31: paymentsd.v1.ListAssetsResponse.assets:type_name -> paymentsd.v1.Asset
@@ -6029,7 +6158,7 @@ var file_paymentsd_v1_payments_proto_depIdxs = []int32{
 	42, // 40: paymentsd.v1.CancelRefundResponse.refund:type_name -> paymentsd.v1.Refund
 	56, // 41: paymentsd.v1.PayoutBatch.report:type_name -> paymentsd.v1.PayoutReport
 	58, // 42: paymentsd.v1.PayoutBatch.payouts:type_name -> paymentsd.v1.Payout
-	74, // 43: paymentsd.v1.PayoutReport.statuses:type_name -> paymentsd.v1.PayoutReport.StatusesEntry
+	76, // 43: paymentsd.v1.PayoutReport.statuses:type_name -> paymentsd.v1.PayoutReport.StatusesEntry
 	57, // 44: paymentsd.v1.PayoutReport.totals:type_name -> paymentsd.v1.PayoutTotal
 	41, // 45: paymentsd.v1.Payout.transfer:type_name -> paymentsd.v1.PreparedTransfer
 	59, // 46: paymentsd.v1.CreatePayoutBatchRequest.payouts:type_name -> paymentsd.v1.PayoutInput
@@ -6039,59 +6168,62 @@ var file_paymentsd_v1_payments_proto_depIdxs = []int32{
 	3,  // 50: paymentsd.v1.ListPayoutBatchesResponse.pagination:type_name -> paymentsd.v1.Pagination
 	55, // 51: paymentsd.v1.GetPayoutBatchResponse.payout_batch:type_name -> paymentsd.v1.PayoutBatch
 	55, // 52: paymentsd.v1.CancelPayoutBatchResponse.payout_batch:type_name -> paymentsd.v1.PayoutBatch
-	58, // 53: paymentsd.v1.GetPayoutResponse.payout:type_name -> paymentsd.v1.Payout
-	58, // 54: paymentsd.v1.ReportPayoutTransactionResponse.payout:type_name -> paymentsd.v1.Payout
-	18, // 55: paymentsd.v1.PaymentsService.GetProject:input_type -> paymentsd.v1.GetProjectRequest
-	21, // 56: paymentsd.v1.PaymentsService.CreatePaymentPlan:input_type -> paymentsd.v1.CreatePaymentPlanRequest
-	23, // 57: paymentsd.v1.PaymentsService.ListPaymentPlans:input_type -> paymentsd.v1.ListPaymentPlansRequest
-	25, // 58: paymentsd.v1.PaymentsService.GetPaymentPlan:input_type -> paymentsd.v1.GetPaymentPlanRequest
-	27, // 59: paymentsd.v1.PaymentsService.ListTransactions:input_type -> paymentsd.v1.ListTransactionsRequest
-	29, // 60: paymentsd.v1.PaymentsService.GetTransaction:input_type -> paymentsd.v1.GetTransactionRequest
-	31, // 61: paymentsd.v1.PaymentsService.ListCheckoutSessions:input_type -> paymentsd.v1.ListCheckoutSessionsRequest
-	33, // 62: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:input_type -> paymentsd.v1.GetProjectCheckoutSessionRequest
-	43, // 63: paymentsd.v1.PaymentsService.CreateRefund:input_type -> paymentsd.v1.CreateRefundRequest
-	45, // 64: paymentsd.v1.PaymentsService.ListRefunds:input_type -> paymentsd.v1.ListRefundsRequest
-	47, // 65: paymentsd.v1.PaymentsService.GetRefund:input_type -> paymentsd.v1.GetRefundRequest
-	49, // 66: paymentsd.v1.PaymentsService.SetRefundAddress:input_type -> paymentsd.v1.SetRefundAddressRequest
-	51, // 67: paymentsd.v1.PaymentsService.ReportRefundTransaction:input_type -> paymentsd.v1.ReportRefundTransactionRequest
-	53, // 68: paymentsd.v1.PaymentsService.CancelRefund:input_type -> paymentsd.v1.CancelRefundRequest
-	60, // 69: paymentsd.v1.PaymentsService.CreatePayoutBatch:input_type -> paymentsd.v1.CreatePayoutBatchRequest
-	62, // 70: paymentsd.v1.PaymentsService.ListPayoutBatches:input_type -> paymentsd.v1.ListPayoutBatchesRequest
-	64, // 71: paymentsd.v1.PaymentsService.GetPayoutBatch:input_type -> paymentsd.v1.GetPayoutBatchRequest
-	66, // 72: paymentsd.v1.PaymentsService.CancelPayoutBatch:input_type -> paymentsd.v1.CancelPayoutBatchRequest
-	68, // 73: paymentsd.v1.PaymentsService.GetPayout:input_type -> paymentsd.v1.GetPayoutRequest
-	70, // 74: paymentsd.v1.PaymentsService.ReportPayoutTransaction:input_type -> paymentsd.v1.ReportPayoutTransactionRequest
-	35, // 75: paymentsd.v1.CheckoutService.CreateCheckoutSession:input_type -> paymentsd.v1.CreateCheckoutSessionRequest
-	37, // 76: paymentsd.v1.CheckoutService.GetCheckoutSession:input_type -> paymentsd.v1.GetCheckoutSessionRequest
-	39, // 77: paymentsd.v1.CheckoutService.ListAssets:input_type -> paymentsd.v1.ListAssetsRequest
-	19, // 78: paymentsd.v1.PaymentsService.GetProject:output_type -> paymentsd.v1.GetProjectResponse
-	22, // 79: paymentsd.v1.PaymentsService.CreatePaymentPlan:output_type -> paymentsd.v1.CreatePaymentPlanResponse
-	24, // 80: paymentsd.v1.PaymentsService.ListPaymentPlans:output_type -> paymentsd.v1.ListPaymentPlansResponse
-	26, // 81: paymentsd.v1.PaymentsService.GetPaymentPlan:output_type -> paymentsd.v1.GetPaymentPlanResponse
-	28, // 82: paymentsd.v1.PaymentsService.ListTransactions:output_type -> paymentsd.v1.ListTransactionsResponse
-	30, // 83: paymentsd.v1.PaymentsService.GetTransaction:output_type -> paymentsd.v1.GetTransactionResponse
-	32, // 84: paymentsd.v1.PaymentsService.ListCheckoutSessions:output_type -> paymentsd.v1.ListCheckoutSessionsResponse
-	34, // 85: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:output_type -> paymentsd.v1.GetProjectCheckoutSessionResponse
-	44, // 86: paymentsd.v1.PaymentsService.CreateRefund:output_type -> paymentsd.v1.CreateRefundResponse
-	46, // 87: paymentsd.v1.PaymentsService.ListRefunds:output_type -> paymentsd.v1.ListRefundsResponse
-	48, // 88: paymentsd.v1.PaymentsService.GetRefund:output_type -> paymentsd.v1.GetRefundResponse
-	50, // 89: paymentsd.v1.PaymentsService.SetRefundAddress:output_type -> paymentsd.v1.SetRefundAddressResponse
-	52, // 90: paymentsd.v1.PaymentsService.ReportRefundTransaction:output_type -> paymentsd.v1.ReportRefundTransactionResponse
-	54, // 91: paymentsd.v1.PaymentsService.CancelRefund:output_type -> paymentsd.v1.CancelRefundResponse
-	61, // 92: paymentsd.v1.PaymentsService.CreatePayoutBatch:output_type -> paymentsd.v1.CreatePayoutBatchResponse
-	63, // 93: paymentsd.v1.PaymentsService.ListPayoutBatches:output_type -> paymentsd.v1.ListPayoutBatchesResponse
-	65, // 94: paymentsd.v1.PaymentsService.GetPayoutBatch:output_type -> paymentsd.v1.GetPayoutBatchResponse
-	67, // 95: paymentsd.v1.PaymentsService.CancelPayoutBatch:output_type -> paymentsd.v1.CancelPayoutBatchResponse
-	69, // 96: paymentsd.v1.PaymentsService.GetPayout:output_type -> paymentsd.v1.GetPayoutResponse
-	71, // 97: paymentsd.v1.PaymentsService.ReportPayoutTransaction:output_type -> paymentsd.v1.ReportPayoutTransactionResponse
-	36, // 98: paymentsd.v1.CheckoutService.CreateCheckoutSession:output_type -> paymentsd.v1.CreateCheckoutSessionResponse
-	38, // 99: paymentsd.v1.CheckoutService.GetCheckoutSession:output_type -> paymentsd.v1.GetCheckoutSessionResponse
-	40, // 100: paymentsd.v1.CheckoutService.ListAssets:output_type -> paymentsd.v1.ListAssetsResponse
-	78, // [78:101] is the sub-list for method output_type
-	55, // [55:78] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	58, // 53: paymentsd.v1.CancelPayoutResponse.payout:type_name -> paymentsd.v1.Payout
+	58, // 54: paymentsd.v1.GetPayoutResponse.payout:type_name -> paymentsd.v1.Payout
+	58, // 55: paymentsd.v1.ReportPayoutTransactionResponse.payout:type_name -> paymentsd.v1.Payout
+	18, // 56: paymentsd.v1.PaymentsService.GetProject:input_type -> paymentsd.v1.GetProjectRequest
+	21, // 57: paymentsd.v1.PaymentsService.CreatePaymentPlan:input_type -> paymentsd.v1.CreatePaymentPlanRequest
+	23, // 58: paymentsd.v1.PaymentsService.ListPaymentPlans:input_type -> paymentsd.v1.ListPaymentPlansRequest
+	25, // 59: paymentsd.v1.PaymentsService.GetPaymentPlan:input_type -> paymentsd.v1.GetPaymentPlanRequest
+	27, // 60: paymentsd.v1.PaymentsService.ListTransactions:input_type -> paymentsd.v1.ListTransactionsRequest
+	29, // 61: paymentsd.v1.PaymentsService.GetTransaction:input_type -> paymentsd.v1.GetTransactionRequest
+	31, // 62: paymentsd.v1.PaymentsService.ListCheckoutSessions:input_type -> paymentsd.v1.ListCheckoutSessionsRequest
+	33, // 63: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:input_type -> paymentsd.v1.GetProjectCheckoutSessionRequest
+	43, // 64: paymentsd.v1.PaymentsService.CreateRefund:input_type -> paymentsd.v1.CreateRefundRequest
+	45, // 65: paymentsd.v1.PaymentsService.ListRefunds:input_type -> paymentsd.v1.ListRefundsRequest
+	47, // 66: paymentsd.v1.PaymentsService.GetRefund:input_type -> paymentsd.v1.GetRefundRequest
+	49, // 67: paymentsd.v1.PaymentsService.SetRefundAddress:input_type -> paymentsd.v1.SetRefundAddressRequest
+	51, // 68: paymentsd.v1.PaymentsService.ReportRefundTransaction:input_type -> paymentsd.v1.ReportRefundTransactionRequest
+	53, // 69: paymentsd.v1.PaymentsService.CancelRefund:input_type -> paymentsd.v1.CancelRefundRequest
+	60, // 70: paymentsd.v1.PaymentsService.CreatePayoutBatch:input_type -> paymentsd.v1.CreatePayoutBatchRequest
+	62, // 71: paymentsd.v1.PaymentsService.ListPayoutBatches:input_type -> paymentsd.v1.ListPayoutBatchesRequest
+	64, // 72: paymentsd.v1.PaymentsService.GetPayoutBatch:input_type -> paymentsd.v1.GetPayoutBatchRequest
+	66, // 73: paymentsd.v1.PaymentsService.CancelPayoutBatch:input_type -> paymentsd.v1.CancelPayoutBatchRequest
+	70, // 74: paymentsd.v1.PaymentsService.GetPayout:input_type -> paymentsd.v1.GetPayoutRequest
+	72, // 75: paymentsd.v1.PaymentsService.ReportPayoutTransaction:input_type -> paymentsd.v1.ReportPayoutTransactionRequest
+	68, // 76: paymentsd.v1.PaymentsService.CancelPayout:input_type -> paymentsd.v1.CancelPayoutRequest
+	35, // 77: paymentsd.v1.CheckoutService.CreateCheckoutSession:input_type -> paymentsd.v1.CreateCheckoutSessionRequest
+	37, // 78: paymentsd.v1.CheckoutService.GetCheckoutSession:input_type -> paymentsd.v1.GetCheckoutSessionRequest
+	39, // 79: paymentsd.v1.CheckoutService.ListAssets:input_type -> paymentsd.v1.ListAssetsRequest
+	19, // 80: paymentsd.v1.PaymentsService.GetProject:output_type -> paymentsd.v1.GetProjectResponse
+	22, // 81: paymentsd.v1.PaymentsService.CreatePaymentPlan:output_type -> paymentsd.v1.CreatePaymentPlanResponse
+	24, // 82: paymentsd.v1.PaymentsService.ListPaymentPlans:output_type -> paymentsd.v1.ListPaymentPlansResponse
+	26, // 83: paymentsd.v1.PaymentsService.GetPaymentPlan:output_type -> paymentsd.v1.GetPaymentPlanResponse
+	28, // 84: paymentsd.v1.PaymentsService.ListTransactions:output_type -> paymentsd.v1.ListTransactionsResponse
+	30, // 85: paymentsd.v1.PaymentsService.GetTransaction:output_type -> paymentsd.v1.GetTransactionResponse
+	32, // 86: paymentsd.v1.PaymentsService.ListCheckoutSessions:output_type -> paymentsd.v1.ListCheckoutSessionsResponse
+	34, // 87: paymentsd.v1.PaymentsService.GetProjectCheckoutSession:output_type -> paymentsd.v1.GetProjectCheckoutSessionResponse
+	44, // 88: paymentsd.v1.PaymentsService.CreateRefund:output_type -> paymentsd.v1.CreateRefundResponse
+	46, // 89: paymentsd.v1.PaymentsService.ListRefunds:output_type -> paymentsd.v1.ListRefundsResponse
+	48, // 90: paymentsd.v1.PaymentsService.GetRefund:output_type -> paymentsd.v1.GetRefundResponse
+	50, // 91: paymentsd.v1.PaymentsService.SetRefundAddress:output_type -> paymentsd.v1.SetRefundAddressResponse
+	52, // 92: paymentsd.v1.PaymentsService.ReportRefundTransaction:output_type -> paymentsd.v1.ReportRefundTransactionResponse
+	54, // 93: paymentsd.v1.PaymentsService.CancelRefund:output_type -> paymentsd.v1.CancelRefundResponse
+	61, // 94: paymentsd.v1.PaymentsService.CreatePayoutBatch:output_type -> paymentsd.v1.CreatePayoutBatchResponse
+	63, // 95: paymentsd.v1.PaymentsService.ListPayoutBatches:output_type -> paymentsd.v1.ListPayoutBatchesResponse
+	65, // 96: paymentsd.v1.PaymentsService.GetPayoutBatch:output_type -> paymentsd.v1.GetPayoutBatchResponse
+	67, // 97: paymentsd.v1.PaymentsService.CancelPayoutBatch:output_type -> paymentsd.v1.CancelPayoutBatchResponse
+	71, // 98: paymentsd.v1.PaymentsService.GetPayout:output_type -> paymentsd.v1.GetPayoutResponse
+	73, // 99: paymentsd.v1.PaymentsService.ReportPayoutTransaction:output_type -> paymentsd.v1.ReportPayoutTransactionResponse
+	69, // 100: paymentsd.v1.PaymentsService.CancelPayout:output_type -> paymentsd.v1.CancelPayoutResponse
+	36, // 101: paymentsd.v1.CheckoutService.CreateCheckoutSession:output_type -> paymentsd.v1.CreateCheckoutSessionResponse
+	38, // 102: paymentsd.v1.CheckoutService.GetCheckoutSession:output_type -> paymentsd.v1.GetCheckoutSessionResponse
+	40, // 103: paymentsd.v1.CheckoutService.ListAssets:output_type -> paymentsd.v1.ListAssetsResponse
+	80, // [80:104] is the sub-list for method output_type
+	56, // [56:80] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_paymentsd_v1_payments_proto_init() }
@@ -6120,7 +6252,7 @@ func file_paymentsd_v1_payments_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_paymentsd_v1_payments_proto_rawDesc), len(file_paymentsd_v1_payments_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   75,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

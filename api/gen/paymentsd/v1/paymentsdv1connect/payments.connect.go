@@ -95,6 +95,9 @@ const (
 	// PaymentsServiceReportPayoutTransactionProcedure is the fully-qualified name of the
 	// PaymentsService's ReportPayoutTransaction RPC.
 	PaymentsServiceReportPayoutTransactionProcedure = "/paymentsd.v1.PaymentsService/ReportPayoutTransaction"
+	// PaymentsServiceCancelPayoutProcedure is the fully-qualified name of the PaymentsService's
+	// CancelPayout RPC.
+	PaymentsServiceCancelPayoutProcedure = "/paymentsd.v1.PaymentsService/CancelPayout"
 	// CheckoutServiceCreateCheckoutSessionProcedure is the fully-qualified name of the
 	// CheckoutService's CreateCheckoutSession RPC.
 	CheckoutServiceCreateCheckoutSessionProcedure = "/paymentsd.v1.CheckoutService/CreateCheckoutSession"
@@ -135,6 +138,11 @@ type PaymentsServiceClient interface {
 	// POST /api/v1/projects/{projectId}/refunds/{refundId}/transaction
 	ReportRefundTransaction(context.Context, *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error)
 	// POST /api/v1/projects/{projectId}/refunds/{refundId}/cancel
+	//
+	// There is no procedure to approve a refund to an address the merchant
+	// gave (status awaiting_approval), on purpose: as a payout batch's, that
+	// approval is an owner's, with a fresh sign-in, through the REST route
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/approve only.
 	CancelRefund(context.Context, *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error)
 	// POST /api/v1/projects/{projectId}/payout-batches (the JSON form; the
 	// CSV upload is REST's)
@@ -154,6 +162,8 @@ type PaymentsServiceClient interface {
 	GetPayout(context.Context, *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error)
 	// POST /api/v1/projects/{projectId}/payouts/{payoutId}/transaction
 	ReportPayoutTransaction(context.Context, *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error)
+	// POST /api/v1/projects/{projectId}/payouts/{payoutId}/cancel
+	CancelPayout(context.Context, *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error)
 }
 
 // NewPaymentsServiceClient constructs a client for the paymentsd.v1.PaymentsService service. By
@@ -299,6 +309,12 @@ func NewPaymentsServiceClient(httpClient connect.HTTPClient, baseURL string, opt
 			connect.WithSchema(paymentsServiceMethods.ByName("ReportPayoutTransaction")),
 			connect.WithClientOptions(opts...),
 		),
+		cancelPayout: connect.NewClient[v1.CancelPayoutRequest, v1.CancelPayoutResponse](
+			httpClient,
+			baseURL+PaymentsServiceCancelPayoutProcedure,
+			connect.WithSchema(paymentsServiceMethods.ByName("CancelPayout")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -324,6 +340,7 @@ type paymentsServiceClient struct {
 	cancelPayoutBatch         *connect.Client[v1.CancelPayoutBatchRequest, v1.CancelPayoutBatchResponse]
 	getPayout                 *connect.Client[v1.GetPayoutRequest, v1.GetPayoutResponse]
 	reportPayoutTransaction   *connect.Client[v1.ReportPayoutTransactionRequest, v1.ReportPayoutTransactionResponse]
+	cancelPayout              *connect.Client[v1.CancelPayoutRequest, v1.CancelPayoutResponse]
 }
 
 // GetProject calls paymentsd.v1.PaymentsService.GetProject.
@@ -426,6 +443,11 @@ func (c *paymentsServiceClient) ReportPayoutTransaction(ctx context.Context, req
 	return c.reportPayoutTransaction.CallUnary(ctx, req)
 }
 
+// CancelPayout calls paymentsd.v1.PaymentsService.CancelPayout.
+func (c *paymentsServiceClient) CancelPayout(ctx context.Context, req *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error) {
+	return c.cancelPayout.CallUnary(ctx, req)
+}
+
 // PaymentsServiceHandler is an implementation of the paymentsd.v1.PaymentsService service.
 type PaymentsServiceHandler interface {
 	// GET /api/v1/projects/{projectId}
@@ -455,6 +477,11 @@ type PaymentsServiceHandler interface {
 	// POST /api/v1/projects/{projectId}/refunds/{refundId}/transaction
 	ReportRefundTransaction(context.Context, *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error)
 	// POST /api/v1/projects/{projectId}/refunds/{refundId}/cancel
+	//
+	// There is no procedure to approve a refund to an address the merchant
+	// gave (status awaiting_approval), on purpose: as a payout batch's, that
+	// approval is an owner's, with a fresh sign-in, through the REST route
+	// POST /api/v1/projects/{projectId}/refunds/{refundId}/approve only.
 	CancelRefund(context.Context, *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error)
 	// POST /api/v1/projects/{projectId}/payout-batches (the JSON form; the
 	// CSV upload is REST's)
@@ -474,6 +501,8 @@ type PaymentsServiceHandler interface {
 	GetPayout(context.Context, *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error)
 	// POST /api/v1/projects/{projectId}/payouts/{payoutId}/transaction
 	ReportPayoutTransaction(context.Context, *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error)
+	// POST /api/v1/projects/{projectId}/payouts/{payoutId}/cancel
+	CancelPayout(context.Context, *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error)
 }
 
 // NewPaymentsServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -615,6 +644,12 @@ func NewPaymentsServiceHandler(svc PaymentsServiceHandler, opts ...connect.Handl
 		connect.WithSchema(paymentsServiceMethods.ByName("ReportPayoutTransaction")),
 		connect.WithHandlerOptions(opts...),
 	)
+	paymentsServiceCancelPayoutHandler := connect.NewUnaryHandler(
+		PaymentsServiceCancelPayoutProcedure,
+		svc.CancelPayout,
+		connect.WithSchema(paymentsServiceMethods.ByName("CancelPayout")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/paymentsd.v1.PaymentsService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case PaymentsServiceGetProjectProcedure:
@@ -657,6 +692,8 @@ func NewPaymentsServiceHandler(svc PaymentsServiceHandler, opts ...connect.Handl
 			paymentsServiceGetPayoutHandler.ServeHTTP(w, r)
 		case PaymentsServiceReportPayoutTransactionProcedure:
 			paymentsServiceReportPayoutTransactionHandler.ServeHTTP(w, r)
+		case PaymentsServiceCancelPayoutProcedure:
+			paymentsServiceCancelPayoutHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -744,6 +781,10 @@ func (UnimplementedPaymentsServiceHandler) GetPayout(context.Context, *connect.R
 
 func (UnimplementedPaymentsServiceHandler) ReportPayoutTransaction(context.Context, *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.ReportPayoutTransaction is not implemented"))
+}
+
+func (UnimplementedPaymentsServiceHandler) CancelPayout(context.Context, *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("paymentsd.v1.PaymentsService.CancelPayout is not implemented"))
 }
 
 // CheckoutServiceClient is a client for the paymentsd.v1.CheckoutService service.

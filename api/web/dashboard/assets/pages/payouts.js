@@ -207,10 +207,28 @@ function payoutsCard(b, local, log, redraw) {
       { label: "", class: "actions-cell", cell: (p) => (canWrite() && p.status === "awaiting_signature" && !local.hashes[p.id] ? h("span", { class: "cell-buttons" },
         wallet ? h("button", { type: "button", class: "small send-payout", "data-line": String(p.line), disabled: local.busy,
           onclick: () => sendAll(b, [p], local, log, redraw) }, "Send with wallet") : null,
-        h("button", { type: "button", class: "small", disabled: local.busy, onclick: () => reportHash(p, redraw) }, "Report hash")) : null) },
+        h("button", { type: "button", class: "small", disabled: local.busy, onclick: () => reportHash(p, redraw) }, "Report hash"),
+        cancelButton(p, redraw))
+        : canWrite() && p.status === "stale" ? h("span", { class: "cell-buttons" }, cancelButton(p, redraw)) : null) },
     ], b.payouts, { caption: "Payouts" }),
     b.status === "approved" && !window.ethereum && pending.length ? h("p", { class: "muted small" }, "No browser wallet on this page: send each prepared transfer from your wallet, then report its hash.") : null,
     log.childElementCount ? [h("h3", { class: "small" }, "Sent from this page"), log] : null);
+}
+
+// cancelButton cancels one payout awaiting its signature or stale; a stale
+// one's transaction is still followed, and counts if it is mined after all.
+function cancelButton(p, redraw) {
+  return h("button", { type: "button", class: "small danger cancel-payout", onclick: async () => {
+    const text = p.status === "stale"
+      ? "Its transaction is still followed: if it is mined after all, the payout counts as paid."
+      : "It will not be paid; the batch's other payouts are not changed.";
+    if (!(await confirm("Cancel payout", `Cancel line ${p.line}, ${amount(p.amount, p.symbol)} to ${p.toAddress}? ${text}`, "Cancel payout", true))) return;
+    try {
+      await api.post(`${project()}/payouts/${p.id}/cancel`);
+      toast("Payout canceled");
+    } catch (err) { toast(err.message, "bad"); }
+    redraw();
+  } }, "Cancel");
 }
 
 // sendAll sends payouts one after the other from the browser wallet, each

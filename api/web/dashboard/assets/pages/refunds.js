@@ -3,7 +3,7 @@
 // the browser wallet that holds the funds (docs/refunds.md).
 import * as api from "../api.js";
 import { h, clear, table, time, badge, field, input, select, form, toast, confirm, dialog, secret, section, mono, amount, titleCase } from "../ui.js";
-import { state, every, canWrite } from "../app.js";
+import { state, every, canWrite, isOwner } from "../app.js";
 
 const project = () => `/projects/${state.project.id}`;
 const settled = (s) => s === "finalized" || s === "failed" || s === "canceled" || s === "exception";
@@ -46,7 +46,7 @@ function fill(card, s, refunds, redraw) {
     ], books, { caption: "Refund balance" }) : h("p", { class: "muted" }, "Nothing final received yet: a refund gives back what the session received in finalized transfers."),
     refunds.length ? table([
       { label: "Amount", cell: (r) => amount(r.amount, r.symbol) },
-      { label: "Status", cell: (r) => badge(r.status, r.status === "exception" || r.status === "failed" ? "bad" : undefined) },
+      { label: "Status", cell: (r) => badge(r.status, r.status === "exception" || r.status === "failed" ? "bad" : r.status === "awaiting_approval" ? "warn" : undefined) },
       { label: "To", cell: (r) => (r.toAddress ? [mono(r.toAddress, "refund address"), ` (${r.addressSource})`] : "the customer's link") },
       { label: "Created", cell: (r) => time(r.createdAt) },
       { label: "", cell: (r) => actions(r, redraw) },
@@ -57,8 +57,19 @@ function fill(card, s, refunds, redraw) {
 function actions(r, redraw) {
   if (!canWrite()) return null;
   return [
+    // A refund to an address the merchant gave is a payout: an owner
+    // approves the address shown, with a fresh sign-in.
+    r.status === "awaiting_approval" && isOwner() ? h("button", { type: "button", class: "primary approve-refund", onclick: async () => {
+      if (!(await confirm("Approve refund", `You approve paying ${amount(r.amount, r.symbol)} to ${r.toAddress}, an address the merchant gave (not the customer through the link). You may be asked to confirm your password.`, "Approve refund"))) return;
+      try {
+        await api.post(`${project()}/refunds/${r.id}/approve`, { address: r.toAddress });
+        toast("Refund approved: it may be sent");
+      } catch (err) { toast(err.code === "REAUTHENTICATION_REQUIRED" ? "Not approved: your identity was not confirmed" : err.message, "bad"); }
+      redraw();
+    } }, "Approve") : null,
+    r.status === "awaiting_approval" && !isOwner() ? h("span", { class: "muted" }, "An owner approves it") : null,
     r.status === "awaiting_signature" && window.ethereum ? h("button", { type: "button", class: "send-refund", onclick: () => sendWithWallet(r).then(redraw, (err) => toast(err.message || "The wallet did not send it", "bad")) }, "Send with wallet") : null,
-    r.status === "awaiting_address" || r.status === "awaiting_signature" ? h("button", { type: "button", class: "danger", onclick: async () => {
+    r.status === "awaiting_address" || r.status === "awaiting_approval" || r.status === "awaiting_signature" ? h("button", { type: "button", class: "danger", onclick: async () => {
       if (!(await confirm("Cancel refund", "Nothing has been sent for it; what it held can be refunded again.", "Cancel refund", true))) return;
       await api.post(`${project()}/refunds/${r.id}/cancel`);
       toast("Refund canceled");
@@ -79,7 +90,7 @@ function create(s, left, redraw) {
     return form({ id: "refund-form" }, [
       left.length > 1 ? field("Asset", asset, { name: "assetDefinitionId" }) : null,
       field("Amount", amt, { name: "amount", hint: "In the asset's units; empty refunds all that remains. Never more than remains." }),
-      field("Customer's address", address, { name: "address", hint: "Empty: you get a link for the customer to give it (an exchange's deposit address may not credit a refund)." }),
+      field("Customer's address", address, { name: "address", hint: "Empty: you get a link for the customer to give it (an exchange's deposit address may not credit a refund). An address you give waits for an owner's approval." }),
       field("Reason", reason, { name: "reason", hint: "Shown to the customer on the link's page." }),
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, "Create refund"), h("button", { type: "button", onclick: () => close() }, "Cancel")),
     ], async () => {
@@ -90,7 +101,7 @@ function create(s, left, redraw) {
       const r = await api.post(`${project()}/refunds`, body);
       close();
       if (r.claimUrl) await secret("The customer's link", r.claimUrl, "Send this link to the customer: there they give the address the refund goes to. It is shown this once.");
-      else toast(`Refund of ${amount(r.amount, r.symbol)} created`);
+      else toast(`Refund of ${amount(r.amount, r.symbol)} created` + (r.status === "awaiting_approval" ? ": an owner approves it before it is sent" : ""));
       redraw();
     });
   });
