@@ -149,7 +149,7 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 			t.Fatalf("the dry run lacks %q:\n%s", want, plan)
 		}
 	}
-	done := send(id, "--execute")
+	done := send(id, "--execute", "--plan", planDigestOf(t, plan))
 	txid := regexp.MustCompile(`sent in ([0-9a-f]{64}) and reported`).FindStringSubmatch(done)
 	if txid == nil {
 		t.Fatalf("refund send --execute:\n%s", done)
@@ -196,8 +196,14 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 	rest := post(t, base, proj+"/refunds", keys.key, map[string]any{"checkoutSessionId": sessionID, "address": restTo})
 	mustStatus(t, rest, http.StatusCreated)
 	restID := str(rest.data()["id"])
-	if rest.data()["amountBaseUnits"] != "30000" || rest.data()["status"] != "awaiting_signature" {
+	if rest.data()["amountBaseUnits"] != "30000" || rest.data()["status"] != "awaiting_approval" {
 		t.Fatalf("the rest: %s", rest.Raw)
+	}
+	// To the merchant's address: an owner approves it first.
+	approved := owner.call(t, base, http.MethodPost, proj+"/refunds/"+restID+"/approve", nil)
+	mustStatus(t, approved, http.StatusOK)
+	if approved.data()["status"] != "awaiting_signature" {
+		t.Fatalf("the rest approved: %s", approved.Raw)
 	}
 	rejected := func(sent, want string) {
 		t.Helper()
@@ -234,7 +240,8 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 	if !strings.Contains(restPlan, "Inputs (2)") || !strings.Contains(restPlan, txid[1]+":1  0.0002967 BTC  deposit address 0") {
 		t.Fatalf("the rest's plan spends the change first, then the second payment:\n%s", restPlan)
 	}
-	restSent := regexp.MustCompile(`sent in ([0-9a-f]{64}) and reported`).FindStringSubmatch(send(restID, "--execute"))
+	restSent := regexp.MustCompile(`sent in ([0-9a-f]{64}) and reported`).FindStringSubmatch(send(restID, "--execute", "--plan",
+		planDigestOf(t, restPlan)))
 	if restSent == nil {
 		t.Fatal("the rest was not sent")
 	}
@@ -267,11 +274,12 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 			"--fee-rate", "2", "--journal-dir", m.dir}, extra...)
 		return m.run(bin, keys.key, append(args, batchID)...)
 	}
-	if dry := payout(); !strings.Contains(dry, "2 bitcoin payouts in one transaction") || !strings.Contains(dry, "0  0.0001 BTC to "+p1) ||
+	dry := payout()
+	if !strings.Contains(dry, "2 bitcoin payouts in one transaction") || !strings.Contains(dry, "0  0.0001 BTC to "+p1) ||
 		!strings.Contains(dry, "1  0.00005 BTC to "+p2) || !strings.Contains(dry, "Dry run") {
 		t.Fatalf("the payouts' dry run:\n%s", dry)
 	}
-	if paidOut := payout("--execute"); strings.Count(paidOut, "sent in") != 2 || !strings.Contains(paidOut, "2 sent and reported") {
+	if paidOut := payout("--execute", "--plan", planDigestOf(t, dry)); strings.Count(paidOut, "sent in") != 2 || !strings.Contains(paidOut, "2 sent and reported") {
 		t.Fatalf("payout send --execute:\n%s", paidOut)
 	}
 	mine()
