@@ -70,8 +70,10 @@ func (o Outgoing) Followed() bool {
 // elsewhere is not taken for it: another payment of the same amount to
 // the same address would be.
 func (o *Outgoing) spot(t Transfer, txHash string, now time.Time, sources ...string) bool {
-	fromSource := false
-	for _, a := range append([]string{o.FromAddress}, sources...) {
+	// Its own source as recorded (a Bitcoin item's is its project's own
+	// coins, which its caller proved: no address); another, only named.
+	fromSource := strings.EqualFold(t.From, o.FromAddress)
+	for _, a := range sources {
 		fromSource = fromSource || a != "" && strings.EqualFold(t.From, a)
 	}
 	switch {
