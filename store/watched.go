@@ -137,6 +137,9 @@ func (w *watchedSet) refresh(ctx context.Context, s *Store) error {
 	// its xmin for the next read.
 	var snapshot string
 	var addresses, recipients, destinations []string
+	// Planned for its xmin each time (an unnamed statement): a plan made
+	// for any xmin would read the tables whole, where the indexes on the
+	// creating transactions find the few rows since.
 	if err := s.pool.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text,
 			coalesce((SELECT array_agg(deposit_address) FROM checkout_sessions
 				WHERE created_xid >= $1::text::xid8 AND deposit_address <> '' AND NOT shared_recipient), '{}'),
@@ -145,7 +148,7 @@ func (w *watchedSet) refresh(ctx context.Context, s *Store) error {
 			coalesce((SELECT array_agg(DISTINCT to_address) FROM (
 				SELECT to_address FROM refunds WHERE address_xid >= $1::text::xid8 AND to_address <> ''
 				UNION ALL SELECT to_address FROM payouts WHERE address_xid >= $1::text::xid8 AND to_address <> '') d), '{}')`,
-		strconv.FormatUint(w.from, 10)).Scan(&snapshot, &addresses, &recipients, &destinations); err != nil {
+		pgx.QueryExecModeExec, strconv.FormatUint(w.from, 10)).Scan(&snapshot, &addresses, &recipients, &destinations); err != nil {
 		return err
 	}
 	xmin, err := strconv.ParseUint(snapshot, 10, 64)
