@@ -32,6 +32,11 @@ const (
 	staleFollowFor = 30 * 24 * time.Hour
 )
 
+// awaitedLookEvery is how often the workflow of an item waiting for its
+// transaction looks at it while nothing wakes it: a report, the scan's
+// spotting and a cancel each signal it.
+const awaitedLookEvery = 24 * time.Hour
+
 // outgoingItem is a refund or a payout, as its workflow follows it.
 type outgoingItem = sentlook.Item
 
@@ -53,7 +58,7 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 		return workflows.FollowOutgoingOutput{}, classify(err)
 	}
 	if !item.Followed() {
-		return workflows.FollowOutgoingOutput{Status: item.Status, Ended: true}, nil
+		return workflows.FollowOutgoingOutput{Status: item.Status, Ended: !item.Awaited(), Wait: awaitedLookEvery}, nil
 	}
 	c, err := a.chain(item.Network)
 	if err != nil {
@@ -92,8 +97,11 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 	if err != nil {
 		return workflows.FollowOutgoingOutput{}, classify(err)
 	}
-	out := workflows.FollowOutgoingOutput{Status: got.Status, TxHash: got.TxHash, Detail: lookDetail(l), Ended: !got.Followed()}
+	out := workflows.FollowOutgoingOutput{Status: got.Status, TxHash: got.TxHash, Detail: lookDetail(l),
+		Ended: !got.Followed() && !got.Awaited()}
 	switch {
+	case got.Awaited():
+		out.Wait = awaitedLookEvery // rejected: it waits for its signature again
 	case got.TxHash != item.TxHash:
 		out.Wait = time.Second
 	case got.Status == payment.RefundStale || got.Status == payment.RefundCanceled:

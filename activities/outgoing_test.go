@@ -145,7 +145,7 @@ func TestOneTransferPaysOneOutgoingItemWhateverTheProject(t *testing.T) {
 	}
 	out := f.follow(t, theirs.ID)
 	got := f.payout(t, theirs.ID)
-	if !out.Ended || got.Status != payment.RefundAwaitingSignature || got.TxHash != "" ||
+	if out.Ended || out.Wait < time.Hour || got.Status != payment.RefundAwaitingSignature || got.TxHash != "" ||
 		!strings.Contains(got.FailureReason, "counted for "+mine.ID) {
 		t.Fatalf("a second project's payout took the same transfer: %+v %+v", out, got)
 	}
@@ -161,6 +161,34 @@ func TestOneTransferPaysOneOutgoingItemWhateverTheProject(t *testing.T) {
 	f.follow(t, stranger.ID)
 	if got := f.payout(t, stranger.ID); got.Status != payment.RefundAwaitingSignature || !strings.Contains(got.FailureReason, "was not sent from") {
 		t.Fatalf("a transaction its source did not send: %+v", got)
+	}
+}
+
+// A payout's workflow starts at its batch's approval and waits for its
+// transaction, looking a day apart (a report, the scan's spotting and a
+// cancel wake it): the approval records the pending start the worker's
+// sweep makes. A payout canceled before it was sent ends its workflow.
+func TestAnApprovedPayoutIsFollowedFromItsApproval(t *testing.T) {
+	f := newOutgoingFixture(t)
+	ctx := context.Background()
+	treasury, payee := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000b0b05")
+	p := f.approvedPayout(t, "Waiting", treasury.Address, payee, 1_000_000)
+	var pending int
+	if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM outgoing_follows WHERE item_id = $1`, p.ID).Scan(&pending); err != nil ||
+		pending != 1 {
+		t.Fatalf("the approval recorded %d pending starts of the payout's workflow (%v), want 1", pending, err)
+	}
+	if out := f.follow(t, p.ID); out.Ended || out.Status != payment.RefundAwaitingSignature || out.Wait < time.Hour {
+		t.Fatalf("an approved payout not sent yet: %+v; want its workflow waiting for its transaction", out)
+	}
+	if _, err := f.store.UpdatePayout(ctx, &payment.Principal{ProjectID: p.ProjectID}, p.ID,
+		func(po *payment.Payout) (payment.EventType, error) {
+			return payment.EventPayoutCanceled, payment.CancelPayout(po, time.Now().UTC())
+		}, views.PayoutEvent, views.BatchEvent); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.follow(t, p.ID); !out.Ended || out.Status != payment.RefundCanceled {
+		t.Fatalf("a payout canceled before it was sent: %+v; want its workflow ended", out)
 	}
 }
 

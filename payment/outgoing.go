@@ -51,6 +51,13 @@ func (o Outgoing) Pays(t Transfer, hash string) bool {
 // Followed tells whether its transaction is still followed on chain: sent,
 // confirmed or stale, or canceled once stale (a transaction given up on
 // may still be mined, and the chain decides).
+// Awaited tells whether it waits, approved, for its transaction: its
+// signature (again, after a rejected transaction), or an owner's approval
+// of a changed address. Its workflow, started at approval, waits with it.
+func (o Outgoing) Awaited() bool {
+	return o.Status == RefundAwaitingSignature || o.Status == PayoutAwaitingApproval
+}
+
 func (o Outgoing) Followed() bool {
 	switch o.Status {
 	case RefundSent, RefundConfirmed, RefundStale:

@@ -57,20 +57,31 @@ func (svc *Service) checkReport(ctx context.Context, p payment.Principal, id str
 	return payment.CheckReported(o, txHash, l)
 }
 
-// follow starts, or wakes, the workflow that follows a refund's or
-// payout's transaction once it is recorded sent. A start that fails here
-// is made by the worker's sweep of pending follows.
-func (svc *Service) follow(ctx context.Context, id, projectID string, isLive bool, network string) {
+// follow starts, or wakes, the workflow that follows a refund or payout
+// from its approval, once its change is recorded (approved, sent,
+// canceled while stale). A start that fails here is made by the worker's
+// sweep of pending follows.
+func (svc *Service) follow(ctx context.Context, id, projectID string, isLive bool, o payment.Outgoing) {
 	if svc.temporal == nil {
 		return
 	}
 	_, err := svc.temporal.SignalWithStartWorkflow(ctx, workflows.OutgoingWorkflowID(id), workflows.SignalOutgoingChanged, nil,
-		workflows.OutgoingStartOptions(id, projectID, isLive, network), workflows.WorkflowOutgoing, workflows.OutgoingInput{ID: id})
+		workflows.OutgoingStartOptions(id, projectID, isLive, o.Network, o.Status), workflows.WorkflowOutgoing,
+		workflows.OutgoingInput{ID: id, Status: o.Status})
 	if err == nil {
 		err = svc.store.FollowStarted(ctx, id)
 	}
 	if err != nil {
 		slog.WarnContext(ctx, "outgoing transfer's workflow left to the sweep", "id", id, "err", err)
+	}
+}
+
+// wake tells the workflow of a refund or payout, if one runs, that the
+// item changed (canceled before it was sent): it looks, and ends. None is
+// started.
+func (svc *Service) wake(ctx context.Context, id string) {
+	if svc.temporal != nil {
+		_ = svc.temporal.SignalWorkflow(ctx, workflows.OutgoingWorkflowID(id), "", workflows.SignalOutgoingChanged, nil)
 	}
 }
 

@@ -119,6 +119,11 @@ func (svc *Service) CancelPayoutBatch(ctx context.Context, p payment.Principal, 
 			}, views.BatchEvent)
 			return err
 		})
+	if err == nil && rec.Batch.ApprovedAt != nil {
+		for _, po := range rec.Payouts {
+			svc.wake(ctx, po.ID) // approved, their workflows wait: they end
+		}
+	}
 	return rec, err
 }
 
@@ -157,7 +162,7 @@ func (svc *Service) ReportPayoutSent(ctx context.Context, p payment.Principal, p
 			return err
 		})
 	if err == nil && sent {
-		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Network)
+		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Outgoing)
 	}
 	return po, err
 }
@@ -178,9 +183,12 @@ func (svc *Service) CancelPayout(ctx context.Context, p payment.Principal, proje
 			}, views.PayoutEvent, views.BatchEvent)
 			return err
 		})
-	if err == nil && po.Followed() {
+	switch {
+	case err == nil && po.Followed():
 		// Canceled while stale: its transaction is still followed.
-		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Network)
+		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Outgoing)
+	case err == nil:
+		svc.wake(ctx, po.ID)
 	}
 	return po, err
 }

@@ -155,6 +155,9 @@ func (svc *Service) ApproveRefund(ctx context.Context, p payment.Principal, proj
 			}, renderRefund)
 			return err
 		})
+	if err == nil {
+		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Outgoing) // approved: its workflow waits for its transaction
+	}
 	return r, err
 }
 
@@ -173,9 +176,12 @@ func (svc *Service) CancelRefund(ctx context.Context, p payment.Principal, proje
 			}, renderRefund)
 			return err
 		})
-	if err == nil && r.Followed() {
+	switch {
+	case err == nil && r.Followed():
 		// Canceled while stale: its transaction is still followed.
-		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Network)
+		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Outgoing)
+	case err == nil:
+		svc.wake(ctx, r.ID)
 	}
 	return r, err
 }
@@ -203,7 +209,7 @@ func (svc *Service) ReportRefundSent(ctx context.Context, p payment.Principal, p
 			return err
 		})
 	if err == nil && sent {
-		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Network)
+		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Outgoing)
 	}
 	return r, err
 }
@@ -259,12 +265,16 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 		}
 	}
 	now := svc.now()
-	return svc.store.UpdateRefund(ctx, nil, r.ID, func(r *payment.Refund) (payment.EventType, error) {
+	r, err = svc.store.UpdateRefund(ctx, nil, r.ID, func(r *payment.Refund) (payment.EventType, error) {
 		if r.Status != payment.RefundAwaitingAddress {
 			return "", payment.Conflict("The refund's address has been given already")
 		}
 		return payment.EventRefundAddressProvided, payment.SetRefundAddress(r, address, payment.AddressFromCustomer, now)
 	}, renderRefund)
+	if err == nil && r.Awaited() {
+		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Outgoing) // the customer's address: its workflow waits for its transaction
+	}
+	return r, err
 }
 
 // isContract tells whether an address on a network holds code.

@@ -23,8 +23,10 @@ const followGrace = 2 * time.Second
 
 // trackOutgoing keeps, with an outgoing item's change, the transfer it
 // counts (one item a transfer, whichever project's) and, when it has just
-// been sent, the pending start of the workflow that follows it.
-func trackOutgoing(ctx context.Context, tx pgx.Tx, id string, o payment.Outgoing, sent bool) error {
+// been approved (its address given through the claim link, an owner's
+// approval) or sent (follow), the pending start of the workflow that
+// follows it, or the signal that wakes it.
+func trackOutgoing(ctx context.Context, tx pgx.Tx, id string, o payment.Outgoing, follow bool) error {
 	if o.LogIndex == nil || o.TxHash == "" {
 		if _, err := tx.Exec(ctx, `DELETE FROM outgoing_transfers WHERE item_id = $1`, id); err != nil {
 			return mapErr(err)
@@ -47,7 +49,7 @@ func trackOutgoing(ctx context.Context, tx pgx.Tx, id string, o payment.Outgoing
 			return fmt.Errorf("%s: %w (%s)", id, ErrTransferTaken, owner)
 		}
 	}
-	if !sent || o.Status != payment.RefundSent {
+	if !follow || o.Status != payment.RefundSent && !o.Awaited() {
 		return nil
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO outgoing_follows (item_id, due_at) VALUES ($1, now() + make_interval(secs => $2))

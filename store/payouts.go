@@ -124,6 +124,15 @@ func (s *Store) UpdatePayoutBatch(ctx context.Context, p payment.Principal, id s
 			id, string(rec.Payouts[0].Status), rec.Batch.UpdatedAt); err != nil {
 			return mapErr(err)
 		}
+		if rec.Payouts[0].Awaited() {
+			// Approved: each payout's workflow starts, and waits for its
+			// transaction.
+			if _, err := tx.Exec(ctx, `INSERT INTO outgoing_follows (item_id, due_at)
+				SELECT id, now() + make_interval(secs => $2) FROM payouts WHERE batch_id = $1
+				ON CONFLICT (item_id) DO NOTHING`, id, followGrace.Seconds()); err != nil {
+				return mapErr(err)
+			}
+		}
 		for i := range rec.Payouts {
 			rec.Payouts[i].Version++
 		}

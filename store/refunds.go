@@ -182,7 +182,9 @@ func (s *Store) UpdateRefund(ctx context.Context, p *payment.Principal, id strin
 			r.ApprovedBy, r.ApprovedAt); err != nil {
 			return mapErr(err)
 		}
-		if err := trackOutgoing(ctx, tx, r.ID, r.Outgoing, typ == payment.EventRefundSent); err != nil {
+		follow := typ == payment.EventRefundSent || typ == payment.EventRefundApproved ||
+			typ == payment.EventRefundAddressProvided && r.Status == payment.RefundAwaitingSignature // the customer's, through the claim link
+		if err := trackOutgoing(ctx, tx, r.ID, r.Outgoing, follow); err != nil {
 			return err
 		}
 		return insertEvent(ctx, tx, r.ProjectID, r.IsLive, typ, r.ID, r.Version, render, r, r.UpdatedAt)

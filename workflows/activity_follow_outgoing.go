@@ -20,8 +20,8 @@ type FollowOutgoingOutput struct {
 	TxHash string `json:",omitempty"`
 	// Detail says where its transaction stands, for the Temporal UI.
 	Detail string `json:",omitempty"`
-	// Ended says nothing more is followed: the item is final, or waits for
-	// a signature (a new report starts its workflow again).
+	// Ended says nothing more is followed: the item is final, or was
+	// canceled before its transaction was sent.
 	Ended bool
 	// Wait is how long until the next look.
 	Wait time.Duration

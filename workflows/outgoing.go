@@ -20,12 +20,15 @@ func OutgoingWorkflowID(id string) string { return "outgoing/" + id }
 type OutgoingInput struct {
 	// ID is the refund's or the payout's.
 	ID string
+	// Status is the item's when the run starts, as its start's search
+	// attributes say.
+	Status payment.RefundStatus `json:",omitempty"`
 }
 
 // OutgoingStartOptions start (or, signalled, find running) the workflow
-// of a refund or payout once it is sent: one runs per item at a time, and
-// a later report (a replacement) starts it again once ended.
-func OutgoingStartOptions(id, projectID string, isLive bool, network string) client.StartWorkflowOptions {
+// of a refund or payout once it is approved (status): one runs per item at
+// a time, and a later report (a replacement) starts it again once ended.
+func OutgoingStartOptions(id, projectID string, isLive bool, network string, status payment.RefundStatus) client.StartWorkflowOptions {
 	kind := "Payout"
 	if strings.HasPrefix(id, payment.PrefixRefund) {
 		kind = "Refund"
@@ -36,7 +39,7 @@ func OutgoingStartOptions(id, projectID string, isLive bool, network string) cli
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes: temporal.NewSearchAttributes(ProjectID.ValueSet(projectID), IsLive.ValueSet(isLive),
-			Network.ValueSet(network), PaymentStatus.ValueSet(string(payment.RefundSent))),
+			Network.ValueSet(network), PaymentStatus.ValueSet(string(status))),
 		StaticSummary: fmt.Sprintf("%s %s on %s · project %s", kind, id, network, projectID),
 	}
 }
@@ -45,9 +48,10 @@ func OutgoingStartOptions(id, projectID string, isLive bool, network string) cli
 // looksPerRun does a transaction's.
 const looksPerOutgoingRun = 500
 
-// Outgoing follows the transaction of one refund or payout, from sent to
-// finalized, failed or an exception, or back to its signature when the
-// transaction is rejected, as a transaction's workflow follows a payment:
+// Outgoing follows one refund or payout from its approval: it waits for
+// its transaction (reported, or found by the scans), then follows it from
+// sent to finalized, failed or an exception, or back to its signature when
+// the transaction is rejected, as a transaction's workflow follows a payment:
 // a look at the chain (the FollowOutgoing activity, which records what
 // the domain makes of it), then a durable timer sized by the activity,
 // or sooner when SignalOutgoingChanged says the item changed (a
@@ -56,11 +60,14 @@ const looksPerOutgoingRun = 500
 func Outgoing(ctx workflow.Context, in OutgoingInput) error {
 	ctx = withLocalActivityOptions(ctx)
 	changed := workflow.GetSignalChannel(ctx, SignalOutgoingChanged)
-	status := payment.RefundSent // as the start's search attributes say
+	status := in.Status // as the start's search attributes say
+	if status == "" {
+		status = payment.RefundSent
+	}
 	for looks := 1; ; looks++ {
 		for changed.ReceiveAsync(nil) {
 		}
-		out, err := followOutgoing(ctx, FollowOutgoingInput(in))
+		out, err := followOutgoing(ctx, FollowOutgoingInput{ID: in.ID})
 		if err != nil {
 			return err
 		}
@@ -76,6 +83,7 @@ func Outgoing(ctx workflow.Context, in OutgoingInput) error {
 			return nil
 		}
 		if looks >= looksPerOutgoingRun {
+			in.Status = status
 			return workflow.NewContinueAsNewError(ctx, Outgoing, in)
 		}
 		timerCtx, cancel := workflow.WithCancel(ctx)
