@@ -31,6 +31,13 @@ CREATE INDEX CONCURRENTLY refunds_address_xid ON refunds (address_xid) WHERE add
 DROP INDEX CONCURRENTLY IF EXISTS payouts_address_xid;
 CREATE INDEX CONCURRENTLY payouts_address_xid ON payouts (address_xid) WHERE address_xid IS NOT NULL AND to_address <> '';
 
+-- The refunds and payouts approved and not sent yet are followed from now
+-- by their workflows, as newly approved ones are from their approval.
+INSERT INTO outgoing_follows (item_id, due_at)
+    SELECT id, now() FROM refunds WHERE status = 'awaiting_signature'
+    UNION ALL SELECT id, now() FROM payouts WHERE status = 'awaiting_signature'
+    ON CONFLICT (item_id) DO NOTHING;
+
 -- +goose Down
 DROP INDEX CONCURRENTLY IF EXISTS payouts_address_xid;
 DROP INDEX CONCURRENTLY IF EXISTS refunds_address_xid;
