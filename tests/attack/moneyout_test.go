@@ -226,6 +226,10 @@ func TestAReusedHashClosesOneItemOnly(t *testing.T) {
 	refund := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/projects/"+w.attacker.Project.ID+"/refunds", w.attacker.SandboxKey,
 		[]byte(`{"checkoutSessionId":"`+str(session["id"])+`","amount":"0.01","address":"`+dest+`"}`), nil))
 	refundPath := "/api/v1/projects/" + w.attacker.Project.ID + "/refunds/" + str(refund["id"])
+	// To the attacker's own address: its owner approves it, freshly signed in.
+	mustJSON(t, http.StatusOK)(call(t, "POST", "/api/v1/auth/reauthenticate", "", []byte(`{"password":"the owner's long password"}`),
+		w.attacker.cookie))
+	mustJSON(t, http.StatusOK)(call(t, "POST", refundPath+"/approve", "", []byte(`{}`), w.attacker.cookie))
 	res, raw = report(w.attacker, refundPath)
 	refusedWith(t, "the victim's hash on the attacker's refund", res, raw, "txHash", "is not taken")
 	assertNoVictimData(t, w, "the victim's hash on the attacker's refund", raw)
