@@ -130,8 +130,9 @@ func bitcoinAsset(c *chainwatch.Chain) (payment.Asset, bool) {
 // checkBitcoin is CheckTransaction on a Bitcoin network: where the
 // transaction stands from what the scans saw of it and the node's chain
 // (chainwatch.CheckBitcoin), its outputs to watched addresses as its
-// transfers from the mempool on, and the confirmations its sessions'
-// amounts call for (the network's finality tiers).
+// transfers from the mempool on, and the confirmations what it pays its
+// sessions calls for (the network's finality tiers, by the value received,
+// never below the tier of a session's own amount).
 func (a *Activities) checkBitcoin(ctx context.Context, c *chainwatch.Chain, hash string, out workflows.CheckOutput) (workflows.CheckOutput, error) {
 	txid, err := chainhash.NewHashFromStr(strings.TrimPrefix(hash, "0x"))
 	if err != nil {
@@ -161,10 +162,50 @@ func (a *Activities) checkBitcoin(ctx context.Context, c *chainwatch.Chain, hash
 			AmountBaseUnits: strconv.FormatInt(o.Sats, 10)})
 		addresses[i] = o.Address
 	}
-	due, err := a.Store.BitcoinSessionsAmount(ctx, addresses)
+	sessions, err := a.Store.BitcoinSessions(ctx, addresses)
 	if err != nil {
 		return out, classify(err)
 	}
-	out.RequiredConfirmations = c.Network.ConfirmationsFor(due)
+	out.RequiredConfirmations = c.Network.ConfirmationsForReceived(received(asset, seen.Outputs, sessions))
 	return out, nil
+}
+
+// received is what a Bitcoin transaction's outputs pay each session they
+// reach, at the session's quoted rate for bitcoin (late payments count at
+// it too), with the amount the session asks: its depth follows what was
+// received, not what was asked. An output to no session (an outgoing
+// transfer's change) is not a payment.
+func received(asset payment.Asset, outputs []chainwatch.BitcoinOutput, sessions map[string]payment.Session) []chainwatch.Received {
+	sats := map[string]int64{}
+	var order []string
+	for _, o := range outputs {
+		if _, ok := sessions[o.Address]; !ok {
+			continue
+		}
+		if _, ok := sats[o.Address]; !ok {
+			order = append(order, o.Address)
+		}
+		sats[o.Address] += o.Sats
+	}
+	paid := make([]chainwatch.Received, 0, len(order))
+	for _, addr := range order {
+		s := sessions[addr]
+		usd := chainwatch.Unpriced
+		if quoted(s, asset.ID) {
+			usd = payment.LineUSD(s, payment.PaymentLine{AssetID: asset.ID, AmountBaseUnits: strconv.FormatInt(sats[addr], 10)})
+		}
+		paid = append(paid, chainwatch.Received{AskedUSD: s.AmountUSD, ReceivedUSD: usd})
+	}
+	return paid
+}
+
+// quoted tells that the session quoted a positive amount of the asset: a
+// rate its payments in it count at.
+func quoted(s payment.Session, assetID string) bool {
+	for _, o := range s.PaymentOptions {
+		if q, err := strconv.ParseInt(o.AmountBaseUnits, 10, 64); o.AssetDefinitionID == assetID && err == nil && q > 0 {
+			return true
+		}
+	}
+	return false
 }

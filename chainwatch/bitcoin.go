@@ -62,6 +62,37 @@ func (n Network) ConfirmationsFor(amountUSD decimal.Decimal) int {
 	return n.Confirmations
 }
 
+// Received is what one Bitcoin transaction pays one session, in USD: the
+// amount the session asks, and what the transaction's outputs to the
+// session's address are worth at the session's quoted rate for bitcoin
+// (the rate its payments count at, late ones too: payment.LineUSD).
+type Received struct {
+	AskedUSD, ReceivedUSD decimal.Decimal
+}
+
+// Unpriced is the worth of a payment the engine cannot price (a session
+// without a quote for the network's asset): above every finality tier.
+var Unpriced = decimal.New(1, 18)
+
+// ConfirmationsForReceived returns the confirmations a Bitcoin transaction
+// paying sessions needs to be final: the tier of what it pays them all
+// together (a double spend of the transaction takes back every output at
+// once), and never fewer than the tier of any one session's own amount.
+// An overpayment, or a late payment larger than the session asked, waits
+// as long as its value calls for. A transaction paying no session (change
+// of an outgoing transfer, say) takes the last tier.
+func (n Network) ConfirmationsForReceived(paid []Received) int {
+	if len(paid) == 0 {
+		return n.Confirmations
+	}
+	total, depth := decimal.Zero, 0
+	for _, p := range paid {
+		total = total.Add(p.ReceivedUSD)
+		depth = max(depth, n.ConfirmationsFor(p.AskedUSD))
+	}
+	return max(depth, n.ConfirmationsFor(total))
+}
+
 // bitcoinDefaults fills a Bitcoin network's optional settings: the speed
 // policy by amount, blocks every ten minutes (a second on regtest, whose
 // blocks are mined on demand), mempool polled every 5 seconds.

@@ -79,3 +79,36 @@ func TestBitcoinNetworkMistakes(t *testing.T) {
 		}
 	}
 }
+
+// A Bitcoin transaction's depth follows what it pays, not what its
+// sessions asked: a $5 session paid 10 BTC waits the last tier, a session
+// paid less than it asked still waits its own amount's tier, and a
+// transaction paying several sessions is valued at all it pays them (a
+// double spend takes every output back at once).
+func TestBitcoinDepthFollowsWhatWasReceived(t *testing.T) {
+	var n Network
+	if err := json.Unmarshal([]byte(`{"key": "bitcoin", "kind": "bitcoin", "chain": "mainnet", "isLive": true,
+		"rpcUrls": ["http://u:p@node:8332"]}`), &n); err != nil {
+		t.Fatal(err)
+	}
+	n = n.WithDefaults()
+	d := decimal.RequireFromString
+	for _, c := range []struct {
+		name string
+		paid []Received
+		want int
+	}{
+		{"paid what it asked", []Received{{AskedUSD: d("5"), ReceivedUSD: d("5")}}, 1},
+		{"a $5 session paid 10 BTC at $60,000", []Received{{AskedUSD: d("5"), ReceivedUSD: d("600000")}}, 6},
+		{"overpaid into the next tier", []Received{{AskedUSD: d("90"), ReceivedUSD: d("150")}}, 2},
+		{"paid part of a large amount", []Received{{AskedUSD: d("5000"), ReceivedUSD: d("20")}}, 3},
+		{"two sessions under a tier each, over it together",
+			[]Received{{AskedUSD: d("60"), ReceivedUSD: d("60")}, {AskedUSD: d("60"), ReceivedUSD: d("60")}}, 2},
+		{"a payment the engine cannot price", []Received{{AskedUSD: d("5"), ReceivedUSD: Unpriced}}, 6},
+		{"no session paid", nil, 6},
+	} {
+		if got := n.ConfirmationsForReceived(c.paid); got != c.want {
+			t.Errorf("%s: final after %d confirmations; want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -122,7 +122,8 @@ type PaymentOption struct {
 	DepositAddress string `json:"depositAddress,omitempty"`
 	// Confirmations is the depth at which a bitcoin payment of the
 	// session is final: its network's finality tier for the session's
-	// amount, for the customer to know how long the wait is.
+	// amount, for the customer to know how long the wait is. A payment
+	// worth more (an overpayment) waits the tier of what it pays.
 	Confirmations int `json:"confirmations,omitempty"`
 	// WalletAccountOnly says the network's nodes do not show the native
 	// coin a contract sends by an internal call (a Safe, a smart account,

@@ -11,10 +11,10 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // RecordBitcoinScan records what a Bitcoin network's scan found: each
@@ -178,16 +178,24 @@ func (s *Store) BitcoinSeen(ctx context.Context, network string, txid chainhash.
 	return seen, true, nil
 }
 
-// BitcoinSessionsAmount is the largest amount due, in USD, of the sessions
-// whose Bitcoin addresses are among addresses: it sets how deep a payment
-// to them must be to be final. With none, a payment to no session, it
-// is an amount above every finality tier.
-func (s *Store) BitcoinSessionsAmount(ctx context.Context, addresses []string) (decimal.Decimal, error) {
-	var due *string
-	err := s.pool.QueryRow(ctx, `SELECT max(s.amount_usd)::text FROM bitcoin_deposit_addresses b
-		JOIN checkout_sessions s ON s.id = b.session_id WHERE b.address = ANY($1)`, addresses).Scan(&due)
-	if err != nil || due == nil {
-		return decimal.New(1, 18), err
+// BitcoinSessions returns, by address, the sessions whose Bitcoin
+// deposit addresses are among addresses: what they ask and the rates they
+// quoted set how deep a payment to them must be to be final.
+func (s *Store) BitcoinSessions(ctx context.Context, addresses []string) (map[string]payment.Session, error) {
+	rows, err := s.pool.Query(ctx, `WITH b AS (SELECT address AS btc_address, session_id FROM bitcoin_deposit_addresses
+		WHERE address = ANY($1)) SELECT `+sessionColumns+`, b.btc_address FROM checkout_sessions JOIN b ON b.session_id = id`, addresses)
+	if err != nil {
+		return nil, err
 	}
-	return decimal.NewFromString(*due)
+	defer rows.Close()
+	out := map[string]payment.Session{}
+	for rows.Next() {
+		var address string
+		cs, err := scanSessionWith(rows, &address)
+		if err != nil {
+			return nil, err
+		}
+		out[address] = cs
+	}
+	return out, rows.Err()
 }
