@@ -28,8 +28,9 @@ type config struct {
 	// address, namespace, TLS, mutual TLS, API key).
 	Temporal temporalconn.Config
 	HTTPAddr string
-	// MetricsAddr is where the worker serves /metrics and /healthz
-	// (METRICS_ADDR; none when empty). The API serves them on HTTPAddr.
+	// MetricsAddr is where the worker, and the API, serve /metrics and
+	// /healthz (METRICS_ADDR). Empty: the worker serves none, and the API
+	// serves /metrics on HTTPAddr (the dev stack's way; production sets it).
 	MetricsAddr     string
 	PublicURL       string
 	SessionLifetime time.Duration
