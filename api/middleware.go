@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sethvargo/go-limiter"
+
 	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -128,7 +130,12 @@ func (s *Server) originOf(r *http.Request, p payment.Principal) payment.Origin {
 // take takes one token of tier for counter, sets the rate-limit headers on
 // h and, when none is left, returns a rate-limited error.
 func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter string) error {
-	limit, remaining, reset, allowed, err := s.limiters[tier].Take(ctx, limitKey(tier, counter))
+	return s.takeFrom(ctx, s.limiters[tier], h, tier, counter)
+}
+
+// takeFrom is take on the store st.
+func (s *Server) takeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
+	limit, remaining, reset, allowed, err := st.Take(ctx, limitKey(tier, counter))
 	if err != nil {
 		// A broken limiter store must not take the API down with it.
 		slog.WarnContext(ctx, "rate limiter unavailable", "err", err)

@@ -55,6 +55,19 @@ func Run(ctx context.Context, d Deps) error {
 		return err
 	}
 	defer srv.Close()
+	if cfg.MetricsAddr != "" {
+		mctx, stop := context.WithCancel(ctx)
+		defer stop()
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("METRICS_ADDR: %w", err)
+		}
+		go func() {
+			if err := observability.ServeMetricsOn(mctx, mln); err != nil {
+				slog.Error("metrics listener stopped", "addr", cfg.MetricsAddr, "err", err)
+			}
+		}()
+	}
 	ln := d.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", listenAddr(d.Addr)); err != nil {

@@ -66,6 +66,9 @@ type Config struct {
 	// session may take sensitive actions (sudo mode, REAUTH_WINDOW); 0 is
 	// DefaultReauthWindow.
 	ReauthWindow time.Duration
+	// MetricsAddr, when set, is where Run serves /metrics (and /healthz),
+	// and /metrics is not served on the API's address (METRICS_ADDR).
+	MetricsAddr string
 }
 
 // Server serves the API.
@@ -84,6 +87,11 @@ type Server struct {
 	signupDisabled bool
 	shape          Shape
 	reauthWindow   time.Duration // Config.ReauthWindow
+	// probes counts each address's readiness probes, in this process.
+	probes limiter.Store
+	// metricsElsewhere leaves /metrics off the API's routes
+	// (Config.MetricsAddr is set).
+	metricsElsewhere bool
 }
 
 // Route is one method of one REST route, as the router serves it.
@@ -108,7 +116,7 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 	s := &Server{svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
 		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
 		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape,
-		reauthWindow: cfg.ReauthWindow}
+		reauthWindow: cfg.ReauthWindow, metricsElsewhere: cfg.MetricsAddr != ""}
 	if s.reauthWindow <= 0 {
 		s.reauthWindow = DefaultReauthWindow
 	}
@@ -135,6 +143,11 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 		}
 		s.limiters[tier], s.limits[tier] = st, n
 	}
+	probes, err := memorystore.New(&memorystore.Config{Tokens: s.limits[Relaxed], Interval: time.Minute})
+	if err != nil {
+		return nil, fmt.Errorf("rate limit store: %w", err)
+	}
+	s.probes = probes
 	if svc != nil && cfg.PublicURL != "" {
 		// Passkeys need a domain name in PUBLIC_URL (localhost will do).
 		if err := svc.SetRelyingParty(cfg.PublicURL); err != nil {
@@ -184,6 +197,7 @@ func (s *Server) Close() {
 	for _, st := range s.limiters {
 		_ = st.Close(context.Background())
 	}
+	_ = s.probes.Close(context.Background())
 }
 
 // Handler returns the HTTP handler of the whole API.
@@ -296,13 +310,27 @@ func (s *Server) routes() {
 	s.docsRoutes()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.ready)
-	s.mux.Handle("GET /metrics", observability.Handler())
+	if !s.metricsElsewhere {
+		// The dev stack's and a deployment's without METRICS_ADDR: on the
+		// API's address, to be kept from the public at the ingress.
+		s.mux.Handle("GET /metrics", observability.Handler())
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, http.StatusNotFound, "NOT_FOUND", "No route for "+r.Method+" "+r.URL.Path, nil)
 	})
 }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	// Each address has its own budget of probes (the Relaxed tier's),
+	// apart from its budget of API calls and counted by this process
+	// alone (a probe costs the process it reaches; the kubelet of a node
+	// probes every replica on it from one address): a flood is refused
+	// before it reaches the database or Temporal; the nodes' state is
+	// cached.
+	if err := s.takeFrom(r.Context(), s.probes, w.Header(), Relaxed, "readyz|ip:"+s.clientIP(r)); err != nil {
+		failErr(w, r, err)
+		return
+	}
 	st := s.svc.Ready(r.Context(), 2*time.Second)
 	if st.Database != nil {
 		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)

@@ -4,8 +4,21 @@ import (
 	"context"
 	"log/slog"
 	"sort"
+	"sync"
 	"time"
 )
+
+// ReadyCacheFor is how long the networks' state found by Ready is served
+// again before the nodes are asked anew: a flood of readiness probes
+// costs each network at most one node call in that time.
+const ReadyCacheFor = 5 * time.Second
+
+// readyCache is the networks' state Ready found last.
+type readyCache struct {
+	mu       sync.Mutex // held while the nodes are asked: callers wait for one answer
+	at       time.Time
+	networks []NetworkReadiness
+}
 
 // Readiness is what the engine's dependencies answer now.
 type Readiness struct {
@@ -24,29 +37,53 @@ type NetworkReadiness struct {
 	Err  error
 }
 
-// Ready asks the database, Temporal and every network's nodes, each within
-// timeout. A network that does not answer is logged with its error, which
-// may name an RPC URL and so stays out of what the caller shows.
+// Ready asks the database and Temporal, each within timeout, and gives
+// every network's state as its nodes answered within timeout at most
+// ReadyCacheFor ago: calls at once wait for one round of node calls, and
+// a caller that goes away does not cut that round short for the others.
+// A network that does not answer is logged with its error, which stays
+// out of what the caller shows.
 func (svc *Service) Ready(ctx context.Context, timeout time.Duration) Readiness {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var r Readiness
-	r.Database = svc.store.Pool().Ping(ctx)
-	if _, err := svc.temporal.CheckHealth(ctx, nil); err != nil {
+	r.Database = svc.store.Pool().Ping(tctx)
+	if _, err := svc.temporal.CheckHealth(tctx, nil); err != nil {
 		r.Temporal = err
 	}
+	r.Networks = svc.networksReady(ctx, timeout)
+	return r
+}
+
+// networksReady is every network's state, from the cache when it is
+// younger than ReadyCacheFor.
+func (svc *Service) networksReady(ctx context.Context, timeout time.Duration) []NetworkReadiness {
+	c := &svc.ready
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < ReadyCacheFor {
+		return c.networks
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	c.networks, c.at = svc.askNetworks(ctx), time.Now()
+	return c.networks
+}
+
+// askNetworks asks every network's nodes for their head, at once.
+func (svc *Service) askNetworks(ctx context.Context) []NetworkReadiness {
 	keys := make([]string, 0, len(svc.chains))
 	for k := range svc.chains {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	r.Networks = make([]NetworkReadiness, len(keys))
+	networks := make([]NetworkReadiness, len(keys))
 	done := make(chan struct{}, len(keys))
 	for i, k := range keys {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			head, err := svc.chains[k].Family().Head(ctx)
-			r.Networks[i] = NetworkReadiness{Key: k, Head: head, Err: err}
+			networks[i] = NetworkReadiness{Key: k, Head: head, Err: err}
 			if err != nil {
 				slog.WarnContext(ctx, "network unreachable", "network", k, "err", err)
 			}
@@ -55,5 +92,5 @@ func (svc *Service) Ready(ctx context.Context, timeout time.Duration) Readiness 
 	for range keys {
 		<-done
 	}
-	return r
+	return networks
 }

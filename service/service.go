@@ -59,6 +59,8 @@ type Service struct {
 	webauthn *webauthn.WebAuthn
 	// oauth is the authorization server of third-party applications.
 	oauth *oauth.Provider
+	// ready is the networks' state Ready last found.
+	ready readyCache
 }
 
 // New returns the service over d.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/paymentsd/paymentsd/api"
 )
@@ -27,9 +28,16 @@ func runAPI(ctx context.Context) error {
 			return err
 		}
 	}
+	cfg := apiConfig(c)
+	// METRICS_ADDR moves /metrics off the API's address (the dev stack,
+	// which runs the API and the worker in one process, keeps it there).
+	cfg.MetricsAddr = c.MetricsAddr
+	if cfg.MetricsAddr == "" {
+		slog.Warn("/metrics is served on the API's address: keep it from the public, or set METRICS_ADDR to serve it apart")
+	}
 	return api.Run(ctx, api.Deps{
 		Service:   serviceDeps(c, d),
-		Config:    apiConfig(c),
+		Config:    cfg,
 		Addr:      c.HTTPAddr,
 		RedisURL:  c.RedisURL,
 		Telemetry: tel,

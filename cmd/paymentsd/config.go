@@ -12,6 +12,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/redact"
 	"github.com/paymentsd/paymentsd/internal/temporalconn"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -27,8 +28,9 @@ type config struct {
 	// address, namespace, TLS, mutual TLS, API key).
 	Temporal temporalconn.Config
 	HTTPAddr string
-	// MetricsAddr is where the worker serves /metrics and /healthz
-	// (METRICS_ADDR; none when empty). The API serves them on HTTPAddr.
+	// MetricsAddr is where the worker, and the API, serve /metrics and
+	// /healthz (METRICS_ADDR). Empty: the worker serves none, and the API
+	// serves /metrics on HTTPAddr (the dev stack's way; production sets it).
 	MetricsAddr     string
 	PublicURL       string
 	SessionLifetime time.Duration
@@ -118,6 +120,12 @@ func loadConfig() (config, error) {
 	if c.Temporal, err = temporalconn.FromEnv(os.Getenv); err != nil {
 		return c, err
 	}
+	// What is written from here on (logs, the error the process exits
+	// with) reads none of these.
+	for _, u := range []string{c.DatabaseURL, c.DatabaseReadURL, c.RedisURL} {
+		redact.RegisterURL(u)
+	}
+	redact.Register(c.Temporal.APIKey)
 	if c.SessionLifetime, err = time.ParseDuration(env("SESSION_LIFETIME", "30m")); err != nil || c.SessionLifetime < time.Minute {
 		return c, fmt.Errorf("SESSION_LIFETIME: want a duration of at least 1m, such as 30m")
 	}
@@ -156,6 +164,12 @@ func loadConfig() (config, error) {
 	webhookKey, err := secret("WEBHOOK_SECRET_KEY")
 	if err != nil {
 		return c, err
+	}
+	redact.Register(webhookKey)
+	for _, entry := range strings.Split(webhookKey, ",") {
+		if _, k, ok := strings.Cut(entry, ":"); ok {
+			redact.Register(k)
+		}
 	}
 	if k := webhookKey; k != "" {
 		if c.WebhookKeys, err = webhook.ParseKeys(k); err != nil {
@@ -197,6 +211,9 @@ func loadConfig() (config, error) {
 			return c, fmt.Errorf("networks: %w", err)
 		}
 		for _, n := range c.Networks {
+			for _, u := range n.RPCURLs {
+				redact.RegisterURL(u)
+			}
 			if err := n.Check(); err != nil {
 				return c, err
 			}

@@ -1,6 +1,20 @@
 package main
 
-import "log/slog"
+import (
+	"io"
+	"log/slog"
+
+	"github.com/paymentsd/paymentsd/internal/redact"
+)
+
+// newLogger is the process's logger: JSON lines on w, scrubbed of every
+// secret the configuration registered (redact.Register, redact.RegisterURL:
+// RPC, database and Redis URLs, the Temporal API key, the webhook
+// encryption keys), in the message and in every attribute, errors wrapped
+// by libraries included.
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(redact.Handler(slog.NewJSONHandler(w, nil)))
+}
 
 // slogAdapter sends the Temporal SDK's logs to slog.
 type slogAdapter struct{}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/paymentsd/paymentsd/internal/redact"
 )
 
 const usage = `usage: paymentsd <command> [flags]
@@ -68,7 +70,7 @@ Configuration comes from the environment; see README.md.
 `
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, nil)))
+	slog.SetDefault(newLogger(os.Stderr))
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
@@ -106,7 +108,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "paymentsd: %v\n", err)
+		fmt.Fprintf(os.Stderr, "paymentsd: %v\n", redact.Error(err))
 		os.Exit(1)
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 
 	"github.com/btcsuite/btcd/btcjson"
+
+	"github.com/paymentsd/paymentsd/internal/redact"
 )
 
 // Client makes JSON-RPC calls on one node.
@@ -35,6 +37,7 @@ type Client struct {
 // __cookie__:<the cookie file's value>). An https node's certificate is
 // verified against the system's roots.
 func New(rawURL string) (*Client, error) {
+	redact.RegisterURL(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("bitcoin node URL %q: want http(s)://user:password@host:port", Redact(rawURL))
@@ -49,17 +52,12 @@ func New(rawURL string) (*Client, error) {
 	return c, nil
 }
 
-// Redact is a node URL with its password hidden, for errors and logs.
-func Redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	return u.Redacted()
-}
+// Redact is a node URL as errors and logs name it: its scheme and host,
+// and a fingerprint of its credentials, path and query (redact.URL).
+func Redact(rawURL string) string { return redact.URL(rawURL) }
 
-// String is the node's URL without its credentials.
-func (c *Client) String() string { return c.url }
+// String is the node's URL as Redact writes it.
+func (c *Client) String() string { return redact.URL(c.url) }
 
 type request struct {
 	JSONRPC string `json:"jsonrpc"`
@@ -100,12 +98,12 @@ func (c *Client) Call(ctx context.Context, result any, method string, params ...
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrNotAnswered, method, err)
+		return fmt.Errorf("%w: %s: %v", ErrNotAnswered, method, redact.Error(err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrNotAnswered, method, err)
+		return fmt.Errorf("%w: %s: %v", ErrNotAnswered, method, redact.Error(err))
 	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		return fmt.Errorf("%w: %s: the node refused the credentials (HTTP %d): check the URL's user and password", ErrNotAnswered, method, resp.StatusCode)

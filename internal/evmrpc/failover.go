@@ -24,6 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/redact"
 )
 
 // Failover is a Client over several RPC endpoints of one network: each
@@ -145,6 +146,11 @@ func Dial(ctx context.Context, chainID int64, urls []string, transport http.Roun
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
+	// An endpoint's path and query hold the provider's key: from here on
+	// its errors, and every log line, name it by redact.URL.
+	for _, u := range urls {
+		redact.RegisterURL(u)
+	}
 	for i, u := range urls {
 		// go-ethereum's rpc.HTTPError has the status and the body of a
 		// refused request but not its headers: the transport keeps the
@@ -152,7 +158,7 @@ func Dial(ctx context.Context, chainID int64, urls []string, transport http.Roun
 		hc := &http.Client{Transport: retryAfterTransport{next: transport, f: f, i: i}}
 		c, err := rpc.DialOptions(ctx, u, rpc.WithHTTPClient(hc))
 		if err != nil {
-			return nil, fmt.Errorf("dial %s: %w", u, err)
+			return nil, fmt.Errorf("dial %s: %w", redact.URL(u), redact.Error(err))
 		}
 		f.clients = append(f.clients, ethclient.NewClient(c))
 	}
@@ -171,7 +177,7 @@ func (f *Failover) CheckChainIDs(ctx context.Context) error {
 		if err := f.check(ctx, i, c); errors.Is(err, errWrongChain) {
 			return err
 		} else if err != nil {
-			slog.Warn("rpc endpoint not checked at start; it is checked before its first use", "url", f.urls[i], "err", err)
+			slog.Warn("rpc endpoint not checked at start; it is checked before its first use", "url", redact.URL(f.urls[i]), "err", redact.Error(err))
 		}
 	}
 	return nil
@@ -185,19 +191,19 @@ func (f *Failover) check(ctx context.Context, i int, c *ethclient.Client) error 
 	case chainOK:
 		return nil
 	case chainWrong:
-		return fmt.Errorf("%s: %w", f.urls[i], errWrongChain)
+		return fmt.Errorf("%s: %w", redact.URL(f.urls[i]), errWrongChain)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	f.Calls.Add(1)
 	id, err := c.ChainID(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: chain id: %w", f.urls[i], err)
+		return fmt.Errorf("%s: chain id: %w", redact.URL(f.urls[i]), redact.Error(err))
 	}
 	if id.Cmp(big.NewInt(f.chainID)) != 0 {
 		f.state[i].Store(chainWrong)
-		slog.Error("rpc endpoint serves another chain; it is not used", "url", f.urls[i], "chainId", id, "want", f.chainID)
-		return fmt.Errorf("%s reports chain %s, not %d: %w", f.urls[i], id, f.chainID, errWrongChain)
+		slog.Error("rpc endpoint serves another chain; it is not used", "url", redact.URL(f.urls[i]), "chainId", id, "want", f.chainID)
+		return fmt.Errorf("%s reports chain %s, not %d: %w", redact.URL(f.urls[i]), id, f.chainID, errWrongChain)
 	}
 	f.state[i].Store(chainOK)
 	return nil
@@ -255,7 +261,7 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 					observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
 					limited = true
 				}
-				err = cerr
+				err = redact.Error(cerr)
 				continue
 			}
 			f.Calls.Add(1)
@@ -280,10 +286,10 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 			case f.rateLimited(i, cerr):
 				observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
 				limited = true
-				err = cerr
+				err = redact.Error(cerr)
 			default:
 				observability.RPCRequests.WithLabelValues(f.Network, "error").Inc()
-				err = cerr
+				err = redact.Error(cerr)
 			}
 		}
 		if ctx.Err() != nil {
@@ -476,7 +482,7 @@ func (f *Failover) rateLimited(i int, err error) bool {
 		e.benchedUntil = until
 	}
 	slog.Warn("rpc endpoint rate limited; calls go to the other endpoints until it is due", "network", f.Network,
-		"endpoint", hostOf(f.urls[i]), "for", d.Round(time.Millisecond), "err", err)
+		"endpoint", hostOf(f.urls[i]), "for", d.Round(time.Millisecond), "err", redact.Error(err))
 	return true
 }
 

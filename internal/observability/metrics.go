@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -192,14 +193,24 @@ func RegisterRecords(count func(context.Context) ([]RecordCount, error), interva
 // ServeMetrics serves /metrics and /healthz on addr until ctx ends: the
 // listener of a process that serves no API (the worker's METRICS_ADDR).
 func ServeMetrics(ctx context.Context, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return ServeMetricsOn(ctx, ln)
+}
+
+// ServeMetricsOn serves /metrics and /healthz on ln until ctx ends (the
+// API's METRICS_ADDR, listened on before the API starts).
+func ServeMetricsOn(ctx context.Context, ln net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.ListenAndServe() }()
-	slog.Info("listening", "addr", addr)
+	go func() { errc <- hs.Serve(ln) }()
+	slog.Info("listening", "addr", ln.Addr().String(), "serves", "/metrics")
 	select {
 	case err := <-errc:
 		return err
