@@ -31,8 +31,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
-	"github.com/paymentsd/paymentsd/internal/childproc"
 	"github.com/paymentsd/paymentsd/internal/btckeys"
+	"github.com/paymentsd/paymentsd/internal/childproc"
 )
 
 // Params are the node's network's.
