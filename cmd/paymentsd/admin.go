@@ -64,7 +64,7 @@ func adminService(ctx context.Context) (*service.Service, func(), error) {
 // adminDeps are the service's dependencies for adminService: the store and
 // the catalog.
 func adminDeps(ctx context.Context) (service.Deps, func(), error) {
-	c, err := loadConfig()
+	c, err := loadProductionConfig()
 	if err != nil {
 		return service.Deps{}, nil, err
 	}
@@ -119,7 +119,7 @@ func adminChainService(ctx context.Context) (*service.Service, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := loadConfig()
+	c, err := loadProductionConfig()
 	if err == nil {
 		d.Chains, err = connectChains(ctx, c)
 	}
@@ -139,7 +139,7 @@ func adminTemporalDeps(ctx context.Context) (service.Deps, func(), error) {
 	if err != nil {
 		return service.Deps{}, nil, err
 	}
-	c, err := loadConfig()
+	c, err := loadProductionConfig()
 	if err != nil {
 		closeStore()
 		return service.Deps{}, nil, err

@@ -9,7 +9,7 @@ import (
 
 // runAPI is `paymentsd api`: the REST and Connect API on HTTP_ADDR.
 func runAPI(ctx context.Context) error {
-	c, err := loadConfig()
+	c, err := loadProductionConfig()
 	if err != nil {
 		return err
 	}

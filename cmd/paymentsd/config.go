@@ -81,7 +81,7 @@ func env(name, def string) string {
 
 // secret reads a secret from the environment: NAME, or the file NAME_FILE
 // names (a mounted Kubernetes or Docker secret), trimmed of the newline
-// an editor leaves. Both set is an error.
+// an editor leaves. Both set is an error, and so is a file others can read.
 func secret(name string) (string, error) {
 	v, path := os.Getenv(name), os.Getenv(name+"_FILE")
 	if path == "" {
@@ -90,14 +90,7 @@ func secret(name string) (string, error) {
 	if v != "" {
 		return "", fmt.Errorf("%s and %s_FILE: give one or the other", name, name)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("%s_FILE: %w", name, err)
-	}
-	if v = strings.TrimSpace(string(b)); v == "" {
-		return "", fmt.Errorf("%s_FILE: %s is empty", name, path)
-	}
-	return v, nil
+	return readSecretFile(name+"_FILE", path)
 }
 
 func loadConfig() (config, error) {

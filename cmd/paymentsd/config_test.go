@@ -151,3 +151,74 @@ func TestABitcoinNetworkIsCheckedAtStart(t *testing.T) {
 		}
 	}
 }
+
+// A deployment's process refuses a database it would reach without
+// verifying the server, off this machine, unless told so explicitly.
+func TestADatabaseOffThisMachineMustBeVerified(t *testing.T) {
+	t.Setenv("PGSSLMODE", "")
+	for _, c := range []struct{ url, insecure, says string }{
+		{"postgres://engine:pw@db.internal:5432/paymentsd?sslmode=require", "", "DATABASE_URL: the connection to db.internal does not verify the server's certificate (sslmode require)"},
+		{"postgres://engine:pw@db.internal:5432/paymentsd", "", "(sslmode prefer, the default)"},
+		{"postgres://engine:pw@db.internal:5432/paymentsd?sslmode=disable", "", "set DATABASE_INSECURE_TLS=true"},
+		{"host=10.1.2.3 user=engine dbname=paymentsd sslmode=allow", "", "the connection to 10.1.2.3"},
+		// Every host of a multi-host URL is verified.
+		{"postgres://engine:pw@127.0.0.1:5432,db.internal:5432/paymentsd?sslmode=disable", "", "the connection to db.internal"},
+		{"postgres://engine:pw@db.internal:5432/paymentsd?sslmode=require", "maybe", "DATABASE_INSECURE_TLS: want true or false"},
+		{"postgres://engine:pw@db.internal:5432/paymentsd?sslmode=verify-full", "", ""},
+		{"postgres://engine:pw@db.internal:5432/paymentsd?sslmode=verify-ca", "", ""},
+		{"postgres://engine:pw@db.internal:5432/paymentsd?sslmode=require", "true", ""},
+		{"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "", ""},
+		{"postgres://postgres@localhost:5432/postgres?sslmode=disable", "", ""},
+		{"postgres://postgres@[::1]:5432/postgres?sslmode=disable", "", ""},
+		{"host=/var/run/postgresql dbname=paymentsd sslmode=disable", "", ""},
+	} {
+		t.Run(c.url, func(t *testing.T) {
+			t.Setenv("DATABASE_URL", c.url)
+			t.Setenv("DATABASE_INSECURE_TLS", c.insecure)
+			_, err := loadProductionConfig()
+			switch {
+			case c.says == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.says != "" && (err == nil || !strings.Contains(err.Error(), c.says)):
+				t.Errorf("%v; want an error saying %q", err, c.says)
+			case err != nil && strings.Contains(err.Error(), "pw@"):
+				t.Errorf("the error shows the password: %v", err)
+			}
+		})
+	}
+	// The read replica is held to the same rule.
+	t.Setenv("DATABASE_URL", "postgres://engine:pw@db.internal:5432/paymentsd?sslmode=verify-full")
+	t.Setenv("DATABASE_READ_URL", "postgres://reader:pw@replica.internal:5432/paymentsd?sslmode=require")
+	t.Setenv("DATABASE_INSECURE_TLS", "")
+	if _, err := loadProductionConfig(); err == nil || !strings.Contains(err.Error(), "DATABASE_READ_URL: the connection to replica.internal") {
+		t.Errorf("%v; want the replica refused", err)
+	}
+	// The dev stack does not ask it.
+	t.Setenv("DATABASE_READ_URL", "")
+	t.Setenv("DATABASE_URL", "postgres://engine:pw@db.internal:5432/paymentsd?sslmode=disable")
+	if _, err := loadConfig(); err != nil {
+		t.Errorf("the dev stack's configuration: %v", err)
+	}
+}
+
+// A secret's file others can read is refused at start, naming the
+// variable, as the CLI refuses its key files.
+func TestASecretFileOthersCanReadIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"DATABASE_URL", "DATABASE_READ_URL", "REDIS_URL", "WEBHOOK_SECRET_KEY", "TEMPORAL_API_KEY"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, []byte("postgres://x@127.0.0.1/db\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv(name+"_FILE", path)
+			want := name + "_FILE: " + path + " can be read by others (mode -rw-r--r--): chmod 600 it"
+			if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v; want an error saying %q", err, want)
+			}
+		})
+	}
+}

@@ -16,7 +16,7 @@ func needDatabase(c config) error {
 }
 
 func runMigrate(ctx context.Context) error {
-	c, err := loadConfig()
+	c, err := loadProductionConfig()
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 // runWorker is `paymentsd worker`: the Temporal worker with the chainwatch workflows,
 // the webhook dispatcher and the sweeper of session starts.
 func runWorker(ctx context.Context) error {
-	c, err := loadConfig()
+	c, err := loadProductionConfig()
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/btcec/v2"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
 	"github.com/paymentsd/paymentsd/internal/btckeys"
+	"github.com/paymentsd/paymentsd/internal/childproc"
 )
 
 // Params are the node's network's.
@@ -104,7 +106,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/btcsuite/btcd")
+	cmd := childproc.Tie(exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/btcsuite/btcd"), syscall.SIGKILL)
 	cmd.Dir = tool
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build btcd: %v\n%s", err, out)
@@ -235,7 +237,10 @@ func (n *Node) start(ctx context.Context) error {
 	if n.peer != "" {
 		args = append(args, "--connect="+n.peer)
 	}
-	n.cmd = exec.Command(n.bin, args...)
+	// SIGTERM when its parent dies, however (SIGKILL, a crash): btcd
+	// flushes its database and frees its ports, and the next start finds
+	// the chain as it was.
+	n.cmd = childproc.Tie(exec.Command(n.bin, args...), syscall.SIGTERM)
 	n.cmd.Stdout, n.cmd.Stderr = f, f
 	if err := n.cmd.Start(); err != nil {
 		f.Close()

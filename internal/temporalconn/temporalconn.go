@@ -18,6 +18,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"github.com/paymentsd/paymentsd/internal/secretfile"
 )
 
 // Config says where Temporal is and how to reach it.
@@ -65,12 +67,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		if c.APIKey != "" {
 			return c, errors.New("TEMPORAL_API_KEY and TEMPORAL_API_KEY_FILE: give one or the other")
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return c, fmt.Errorf("TEMPORAL_API_KEY_FILE: %w", err)
-		}
-		if c.APIKey = strings.TrimSpace(string(b)); c.APIKey == "" {
-			return c, fmt.Errorf("TEMPORAL_API_KEY_FILE: %s is empty", path)
+		var err error
+		if c.APIKey, err = secretfile.Read("TEMPORAL_API_KEY_FILE", path); err != nil {
+			return c, err
 		}
 	}
 	if (c.CertFile == "") != (c.KeyFile == "") {

@@ -22,6 +22,7 @@ type service struct {
 	DependsOn   map[string]struct{ Condition string } `yaml:"depends_on"`
 	Healthcheck *struct{ Test []string }
 	Volumes     []string
+	Ports       []string
 }
 
 func load(t *testing.T) map[string]service {
@@ -123,6 +124,25 @@ func TestTheComposeFilesVariablesAreDocumented(t *testing.T) {
 			if !documented[v] {
 				t.Errorf("%s is given %s, which README.md does not document", name, v)
 			}
+		}
+	}
+}
+
+// Closed by default: every published port binds 127.0.0.1. Temporal's
+// gRPC port and UI take no credentials (a signal sent there could mark a
+// session paid), and the dev chain mines and funds on request.
+func TestThePublishedPortsAreThisMachinesAlone(t *testing.T) {
+	services := load(t)
+	for name, s := range services {
+		for _, p := range s.Ports {
+			if !strings.HasPrefix(p, "127.0.0.1:") || strings.Count(p, ":") != 2 {
+				t.Errorf("%s publishes %q; want 127.0.0.1:<host port>:<container port>", name, p)
+			}
+		}
+	}
+	for _, name := range []string{"temporal", "temporal-ui", "devchain"} {
+		if len(services[name].Ports) == 0 {
+			t.Errorf("%s publishes no port: the test above proves nothing for it", name)
 		}
 	}
 }

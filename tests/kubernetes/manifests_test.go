@@ -8,6 +8,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,7 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -219,5 +221,137 @@ func TestTheManifestsVariablesAreDocumented(t *testing.T) {
 		if name := strings.TrimSuffix(v, "_FILE"); !documented[v] && !documented[name] {
 			t.Errorf("the manifests set %s, which README.md does not document", v)
 		}
+	}
+}
+
+// Closed by default: the API trusts X-Forwarded-For from the ingress
+// controller alone and only it (and the monitoring) reaches the API's
+// port; the engine speaks TLS to Temporal with its API key from the
+// secret's file; the secret files are the pods' group's alone; and
+// Temporal's frontend takes the engine's pods and its own, no other.
+func TestTheManifestsAreClosedByDefault(t *testing.T) {
+	objs, _ := objects(t)
+	cm := find(objs, "paymentsd-config", func(c *corev1.ConfigMap) string { return c.Name })
+	if cm == nil {
+		t.Fatal("no ConfigMap paymentsd-config")
+	}
+	proxies := strings.Split(cm.Data["TRUSTED_PROXIES"], ",")
+	for _, p := range proxies {
+		prefix, err := netip.ParsePrefix(strings.TrimSpace(p))
+		if err != nil || prefix.Bits() <= 16 {
+			t.Errorf("TRUSTED_PROXIES %q: want the ingress controller's own range, narrower than a pod network (/16), not %q (%v)", cm.Data["TRUSTED_PROXIES"], p, err)
+		}
+	}
+	if cm.Data["TEMPORAL_TLS"] != "true" {
+		t.Errorf("TEMPORAL_TLS is %q; want true", cm.Data["TEMPORAL_TLS"])
+	}
+
+	pods := map[string]corev1.PodSpec{}
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *appsv1.Deployment:
+			pods[v.Name] = v.Spec.Template.Spec
+		case *batchv1.Job:
+			pods[v.Name] = v.Spec.Template.Spec
+		}
+	}
+	for name, pod := range pods {
+		mounts := map[string]string{}
+		for _, m := range pod.Containers[0].VolumeMounts {
+			mounts[m.Name] = m.MountPath
+		}
+		files := map[string]bool{}
+		for _, v := range pod.Volumes {
+			switch {
+			case v.Secret != nil:
+				m := v.Secret.DefaultMode
+				if m == nil || *m&^0o440 != 0 || (*m&0o070 != 0 && (pod.SecurityContext == nil || pod.SecurityContext.FSGroup == nil)) {
+					t.Errorf("%s: the secret volume's files can be read by others (defaultMode %v, fsGroup %v): the engine refuses them", name, m, pod.SecurityContext.FSGroup)
+				}
+				for _, item := range v.Secret.Items {
+					files[mounts[v.Name]+"/"+item.Path] = true
+				}
+			case v.ConfigMap != nil:
+				for _, item := range v.ConfigMap.Items {
+					files[mounts[v.Name]+"/"+item.Path] = true
+				}
+			}
+		}
+		if !files[cm.Data["TEMPORAL_TLS_CA_FILE"]] {
+			t.Errorf("%s: TEMPORAL_TLS_CA_FILE %s is mounted by no volume", name, cm.Data["TEMPORAL_TLS_CA_FILE"])
+		}
+		if name == "paymentsd-migrate" {
+			continue
+		}
+		if !slices.ContainsFunc(pod.Containers[0].Env, func(e corev1.EnvVar) bool {
+			return e.Name == "TEMPORAL_API_KEY_FILE" && files[e.Value]
+		}) {
+			t.Errorf("%s is not given Temporal's API key as a file of the secret", name)
+		}
+	}
+
+	api := deployment(t, objs, "paymentsd-api")
+	var apiPolicies int
+	for _, o := range objs {
+		np, ok := o.(*networkingv1.NetworkPolicy)
+		if !ok || !labels.SelectorFromSet(np.Spec.PodSelector.MatchLabels).Matches(labels.Set(api.Spec.Template.Labels)) {
+			continue
+		}
+		for _, rule := range np.Spec.Ingress {
+			apiPolicies++
+			if len(rule.From) == 0 {
+				t.Errorf("%s lets anyone reach the API", np.Name)
+			}
+			for _, peer := range rule.From {
+				ns := ""
+				if peer.NamespaceSelector != nil {
+					ns = peer.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"]
+				}
+				if ns != "ingress-nginx" && ns != "monitoring" {
+					t.Errorf("%s lets %+v reach the API; want the ingress controller's namespace (and the monitoring's)", np.Name, peer)
+				}
+			}
+			if len(rule.Ports) != 1 || rule.Ports[0].Port.IntValue() != 8080 {
+				t.Errorf("%s opens %v; want the API's port alone", np.Name, rule.Ports)
+			}
+		}
+	}
+	if apiPolicies == 0 {
+		t.Error("no NetworkPolicy limits who reaches the API's port")
+	}
+
+	// Temporal's side, applied in its namespace.
+	raw, err := os.ReadFile(filepath.Join(dir, "temporal", "network-policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	obj, _, err := decoder.Decode(raw, nil, nil)
+	if err != nil {
+		t.Fatalf("temporal/network-policy.yaml: %v", err)
+	}
+	np, ok := obj.(*networkingv1.NetworkPolicy)
+	if !ok || np.Namespace != "temporal" || np.Spec.PodSelector.MatchLabels["app.kubernetes.io/component"] != "frontend" {
+		t.Fatalf("temporal/network-policy.yaml is not a policy on Temporal's frontend: %#v", obj)
+	}
+	engine := false
+	for _, rule := range np.Spec.Ingress {
+		for _, peer := range rule.From {
+			switch {
+			case peer.NamespaceSelector == nil && peer.PodSelector != nil && len(peer.PodSelector.MatchLabels) == 0:
+				// Temporal's own pods, in its namespace.
+			case peer.NamespaceSelector != nil && peer.PodSelector != nil:
+				selects(t, "the frontend's policy", peer.PodSelector.MatchLabels, api.Spec.Template.Labels)
+				if peer.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "paymentsd" || len(rule.Ports) != 1 || rule.Ports[0].Port.IntValue() != 7233 {
+					t.Errorf("the frontend's policy lets %+v in on %v; want the paymentsd namespace's engine pods on 7233", peer, rule.Ports)
+				}
+				engine = true
+			default:
+				t.Errorf("the frontend's policy lets %+v in", peer)
+			}
+		}
+	}
+	if !engine {
+		t.Error("the frontend's policy does not let the engine in")
 	}
 }

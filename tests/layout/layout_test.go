@@ -25,6 +25,10 @@ const module = "github.com/paymentsd/paymentsd/"
 // packages under it unless a longer entry names them.
 var tiers = map[string]int{
 	"internal/version": 0,
+	// Standard library only: a secret file's reading and checking, and
+	// children that die with their parent.
+	"internal/secretfile": 0,
+	"internal/childproc":  0,
 
 	"payment":                1,
 	"internal/keys":          1,

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package childproc
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+func tie(*exec.Cmd, syscall.Signal) {}
