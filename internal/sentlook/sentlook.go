@@ -16,7 +16,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/btcout"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -118,15 +117,15 @@ func readEVM(ctx context.Context, _ *store.Store, c *chainwatch.Chain, hash stri
 }
 
 // readBitcoin reads a Bitcoin transaction from what the scans recorded of
-// it and the node's chain now (btcout).
+// it and the node's chain now (readBitcoinTx).
 func readBitcoin(ctx context.Context, st *store.Store, c *chainwatch.Chain, hash string) (Tx, error) {
-	btc, err := btcout.Read(ctx, st, c, hash)
+	btc, err := readBitcoinTx(ctx, st, c, hash)
 	if err != nil {
 		return Tx{}, err
 	}
 	s := btc.State
 	s.Succeeded = s.Mined
 	return Tx{State: s, Known: btc.Seen, forItem: func(it Item) payment.SentLook {
-		return btcout.LookFor(btc, c, it.Outgoing, it.ProjectID, it.IsLive)
+		return bitcoinLookFor(btc, c, it.Outgoing, it.ProjectID, it.IsLive)
 	}}, nil
 }

@@ -1,10 +1,10 @@
-// Package btcout reads what a Bitcoin network says of the transaction of a
+package sentlook
+
+// Bitcoin's reader: what a Bitcoin network says of the transaction of a
 // refund or payout paid in bitcoin (docs/decisions.md, "Bitcoin money
-// out"), for its workflow, for a report's check and for the
-// reconciliation: from what the network's scans recorded of it (they
-// record the transactions paying a Bitcoin item's destination, as they do
-// those paying a deposit address) and the node's chain now.
-package btcout
+// out"), from what the network's scans recorded of it (they record the
+// transactions paying a Bitcoin item's destination, as they do those
+// paying a deposit address) and the node's chain now.
 
 import (
 	"context"
@@ -18,14 +18,15 @@ import (
 	"github.com/paymentsd/paymentsd/store"
 )
 
-// Store is what a look reads of the engine's records (a *store.Store).
-type Store interface {
+// bitcoinRecords is what a Bitcoin look reads of the engine's records (a
+// *store.Store).
+type bitcoinRecords interface {
 	BitcoinSeen(ctx context.Context, network string, txid chainhash.Hash) (chainwatch.BitcoinSeen, bool, error)
 	BitcoinOutputOwners(ctx context.Context, network string, outpoints []wire.OutPoint) (map[wire.OutPoint]store.BitcoinOwner, error)
 }
 
-// Tx is a Bitcoin transaction as the chain and the scans show it.
-type Tx struct {
+// bitcoinTx is a Bitcoin transaction as the chain and the scans show it.
+type bitcoinTx struct {
 	State chainwatch.TxState
 	Seen  bool
 	// Outputs are its outputs to watched addresses (an item's destination,
@@ -38,10 +39,10 @@ type Tx struct {
 	OwnerLive    bool
 }
 
-// Read reads transaction txid of a Bitcoin network: not mined (State's
-// zero) while no scan recorded it.
-func Read(ctx context.Context, st Store, c *chainwatch.Chain, txid string) (Tx, error) {
-	var tx Tx
+// readBitcoinTx reads transaction txid of a Bitcoin network: not mined
+// (State's zero) while no scan recorded it.
+func readBitcoinTx(ctx context.Context, st bitcoinRecords, c *chainwatch.Chain, txid string) (bitcoinTx, error) {
+	var tx bitcoinTx
 	id, ok := payment.NormalizeBitcoinTxID(txid)
 	if !ok {
 		return tx, nil
@@ -73,13 +74,13 @@ func Read(ctx context.Context, st Store, c *chainwatch.Chain, txid string) (Tx, 
 	return tx, nil
 }
 
-// LookFor is what tx says to an item of project projectID's environment
+// bitcoinLookFor is what tx says to an item of project projectID's environment
 // isLive: mined with the network's confirmations (the depth of its last
 // finality tier: an outgoing item's worth is not weighed), its outputs as
 // transfers of bitcoin, sent from the item's own source when every output
 // the transaction spends is the project's (payment.BitcoinUnproven
 // otherwise).
-func LookFor(tx Tx, c *chainwatch.Chain, o payment.Outgoing, projectID string, isLive bool) payment.SentLook {
+func bitcoinLookFor(tx bitcoinTx, c *chainwatch.Chain, o payment.Outgoing, projectID string, isLive bool) payment.SentLook {
 	l := payment.SentLook{Mined: tx.State.Mined, Succeeded: tx.State.Mined, Confirmations: int(tx.State.Confirmations),
 		Required: c.Network.Confirmations}
 	l.Final = l.Mined && l.Confirmations >= l.Required
