@@ -302,17 +302,22 @@ func TestTheManifestsAreClosedByDefault(t *testing.T) {
 			if len(rule.From) == 0 {
 				t.Errorf("%s lets anyone reach the API", np.Name)
 			}
+			// The ingress controller reaches the API's port alone, the
+			// monitoring namespace the metrics' port alone.
+			want := map[string]int{"ingress-nginx": 8080, "monitoring": 9464}
 			for _, peer := range rule.From {
 				ns := ""
 				if peer.NamespaceSelector != nil {
 					ns = peer.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"]
 				}
-				if ns != "ingress-nginx" && ns != "monitoring" {
+				port, known := want[ns]
+				if !known {
 					t.Errorf("%s lets %+v reach the API; want the ingress controller's namespace (and the monitoring's)", np.Name, peer)
+					continue
 				}
-			}
-			if len(rule.Ports) != 1 || rule.Ports[0].Port.IntValue() != 8080 {
-				t.Errorf("%s opens %v; want the API's port alone", np.Name, rule.Ports)
+				if len(rule.Ports) != 1 || rule.Ports[0].Port.IntValue() != port {
+					t.Errorf("%s opens %v to %s; want port %d alone", np.Name, rule.Ports, ns, port)
+				}
 			}
 		}
 	}
