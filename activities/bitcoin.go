@@ -78,12 +78,7 @@ func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, curso
 		},
 	}
 	polled, err := c.BitcoinPoller(a.Store.ScannedBlocks(network)).Poll(ctx, cursor, a.mempools.get(network), watch)
-	if polled.Head > 0 {
-		observability.ChainHead.WithLabelValues(network).Set(float64(polled.Head))
-		observability.ScanLag.WithLabelValues(network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
-	}
-	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
-		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
+	out := scanned(network, polled.Head, polled.Cursor, polled.CaughtUp)
 	if err != nil {
 		return out, nil, err
 	}

@@ -74,12 +74,7 @@ func (evmChain) scan(ctx context.Context, a *Activities, c *chainwatch.Chain, ne
 	lookup := sent.lookup(sessions.lookup)
 	started := time.Now()
 	polled, err := c.Poller(a.Store.ScannedBlocks(network)).Poll(ctx, cursor, lookup)
-	if polled.Head > 0 {
-		observability.ChainHead.WithLabelValues(network).Set(float64(polled.Head))
-		observability.ScanLag.WithLabelValues(network).Set(float64(polled.Head - min(polled.Head, polled.Cursor.Number)))
-	}
-	out := workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: polled.Cursor.Number, Hash: hashString(polled.Cursor.Hash),
-		Time: polled.Cursor.Time}, CaughtUp: polled.CaughtUp}
+	out := scanned(network, polled.Head, polled.Cursor, polled.CaughtUp)
 	if err != nil {
 		return out, handOff{}, err
 	}
@@ -151,4 +146,15 @@ func (bitcoinChain) rescan(context.Context, *Activities, *chainwatch.Chain, uint
 
 func (bitcoinChain) look(ctx context.Context, a *Activities, c *chainwatch.Chain, in workflows.CheckInput, out workflows.CheckOutput) (workflows.CheckOutput, error) {
 	return a.checkBitcoin(ctx, c, in.TxHash, out)
+}
+
+// scanned records a scan's head and lag (head 0: not read) and returns its
+// output at the cursor it reached.
+func scanned(network string, head uint64, cursor chainwatch.Cursor, caughtUp bool) workflows.ScanOutput {
+	if head > 0 {
+		observability.ChainHead.WithLabelValues(network).Set(float64(head))
+		observability.ScanLag.WithLabelValues(network).Set(float64(head - min(head, cursor.Number)))
+	}
+	return workflows.ScanOutput{Cursor: workflows.ScanCursor{Number: cursor.Number, Hash: hashString(cursor.Hash), Time: cursor.Time},
+		CaughtUp: caughtUp}
 }

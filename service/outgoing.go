@@ -65,9 +65,7 @@ func (svc *Service) follow(ctx context.Context, id, projectID string, isLive boo
 	if svc.temporal == nil {
 		return
 	}
-	_, err := svc.temporal.SignalWithStartWorkflow(ctx, workflows.OutgoingWorkflowID(id), workflows.SignalOutgoingChanged, nil,
-		workflows.OutgoingStartOptions(id, projectID, isLive, o.Network, o.Status), workflows.WorkflowOutgoing,
-		workflows.OutgoingInput{ID: id, Status: o.Status})
+	err := workflows.StartOutgoing(ctx, svc.temporal, id, projectID, isLive, o)
 	if err == nil {
 		err = svc.store.FollowStarted(ctx, id)
 	}

@@ -44,9 +44,7 @@ func SweepFollows(ctx context.Context, st *store.Store, c client.Client, limit i
 		}
 		if projectID != "" {
 			one, cancel := context.WithTimeout(ctx, 10*time.Second)
-			_, err = c.SignalWithStartWorkflow(one, workflows.OutgoingWorkflowID(id), workflows.SignalOutgoingChanged, nil,
-				workflows.OutgoingStartOptions(id, projectID, isLive, o.Network, o.Status), workflows.WorkflowOutgoing,
-				workflows.OutgoingInput{ID: id, Status: o.Status})
+			err = workflows.StartOutgoing(one, c, id, projectID, isLive, o)
 			cancel()
 			if err != nil {
 				return n, err

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -42,6 +43,15 @@ func OutgoingStartOptions(id, projectID string, isLive bool, network string, sta
 			Network.ValueSet(network), PaymentStatus.ValueSet(string(status))),
 		StaticSummary: fmt.Sprintf("%s %s on %s · project %s", kind, id, network, projectID),
 	}
+}
+
+// StartOutgoing starts the workflow of a refund or payout in status o,
+// or wakes the one running (SignalOutgoingChanged): the API after a change
+// it recorded, the worker's sweep for the pending follows.
+func StartOutgoing(ctx context.Context, c client.Client, id, projectID string, isLive bool, o payment.Outgoing) error {
+	_, err := c.SignalWithStartWorkflow(ctx, OutgoingWorkflowID(id), SignalOutgoingChanged, nil,
+		OutgoingStartOptions(id, projectID, isLive, o.Network, o.Status), WorkflowOutgoing, OutgoingInput{ID: id, Status: o.Status})
+	return err
 }
 
 // looksPerOutgoingRun bounds an outgoing workflow run's history, as

@@ -40,7 +40,7 @@ func New(rawURL string) (*Client, error) {
 	redact.RegisterURL(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("bitcoin node URL %q: want http(s)://user:password@host:port", Redact(rawURL))
+		return nil, fmt.Errorf("bitcoin node URL %q: want http(s)://user:password@host:port", redact.URL(rawURL))
 	}
 	c := &Client{http: &http.Client{}}
 	if u.User != nil {
@@ -52,11 +52,8 @@ func New(rawURL string) (*Client, error) {
 	return c, nil
 }
 
-// Redact is a node URL as errors and logs name it: its scheme and host,
-// and a fingerprint of its credentials, path and query (redact.URL).
-func Redact(rawURL string) string { return redact.URL(rawURL) }
-
-// String is the node's URL as Redact writes it.
+// String is the node's URL as errors and logs name it: its scheme and
+// host, and a fingerprint of its credentials, path and query (redact.URL).
 func (c *Client) String() string { return redact.URL(c.url) }
 
 type request struct {
