@@ -47,6 +47,7 @@ const (
 	EventPayoutFailed         EventType = "payout.failed"
 	EventPayoutException      EventType = "payout.exception"
 	EventPayoutStale          EventType = "payout.stale"
+	EventPayoutReversed       EventType = "payout.reversed"
 	EventPayoutCanceled       EventType = "payout.canceled"
 	EventPayoutRejected       EventType = "payout." + MoveRejected
 )

@@ -58,6 +58,20 @@ var (
 		Name: "paymentsd_transfers_unexpected_total",
 		Help: "Transfers to a deposit address whose session no longer takes payments (recorded as unexpected).",
 	}, []string{"network"})
+	// FinalizedBlocksGone counts blocks holding finalized payments that
+	// the finality watch found no longer on the chain: a reorg deeper
+	// than the network's finality.
+	FinalizedBlocksGone = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_finalized_blocks_gone_total",
+		Help: "Blocks holding finalized payments found no longer on the canonical chain (a reorg deeper than finality).",
+	}, []string{"network"})
+	// PaymentsReversed counts finalized payments recorded reversed: their
+	// block left the chain past finality. direction is in (a payment to
+	// a session) or out (a refund or payout).
+	PaymentsReversed = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_payments_reversed_total",
+		Help: "Finalized payments recorded reversed because their block left the chain past finality.",
+	}, []string{"network", "direction"})
 	// RPCFailovers counts calls another node answered after the first
 	// one tried failed or was behind.
 	RPCFailovers = promauto.NewCounterVec(prometheus.CounterOpts{
