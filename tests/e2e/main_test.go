@@ -53,7 +53,7 @@ var (
 func devnet(url string) chainwatch.Network {
 	return chainwatch.Network{Key: "devnet", ChainID: 1337, RPCURLs: []string{url}, Confirmations: 3,
 		BlockTime: chainwatch.Duration(250 * time.Millisecond), PollInterval: chainwatch.Duration(100 * time.Millisecond),
-		PendingTimeout: chainwatch.Duration(time.Minute)}
+		PendingTimeout: chainwatch.Duration(time.Minute), ReorgWindow: 60, ReorgCheckInterval: chainwatch.Duration(time.Second)}
 }
 
 func TestMain(m *testing.M) {
@@ -93,7 +93,7 @@ func run(m *testing.M) int {
 				TokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
 		},
 		Bitcoin:     &btcnode.Config{},
-		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(200 * time.Millisecond)},
+		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(200 * time.Millisecond), ReorgCheckInterval: chainwatch.Duration(time.Second)},
 		Logger:      quietLogger{},
 	})
 	if err != nil {
