@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/paymentsd/paymentsd/dev/btcnode"
+	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/testwait"
 )
@@ -166,5 +170,62 @@ func TestAPaymentMinedAgainAfterAReorgPastFinalityReturnsOnce(t *testing.T) {
 	}
 	if got := strings.Join(eventTypes(t, id), ","); !strings.Contains(got, "checkout.session.exception") {
 		t.Fatalf("the session's events never flagged the reversal: %s", got)
+	}
+}
+
+// The reorg of a Bitcoin payment deeper than finality, with the payment
+// double-spent on the longer branch: the payment finalized in the
+// orphaned block is reversed, then fails naming the double-spend, and its
+// completed session flags payment_reversed with nothing paid.
+func TestABitcoinPaymentDoubleSpentInADeepReorgIsReversed(t *testing.T) {
+	ctx := context.Background()
+	keys, base := bitcoinProject(t, 0x44)
+	node := stack.Bitcoin
+	cs := openSession(t, base, keys, "5", devstack.BitcoinAsset)
+	opt := option(t, cs, devstack.BitcoinAsset)
+	addr, err := btcutil.DecodeAddress(str(opt["depositAddress"]), btcnode.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sats, err := strconv.ParseInt(str(opt["amountBaseUnits"]), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := node.Pay(ctx, addr, sats, 1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid, err := node.Mine(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionTx(t, base, str(cs["token"]), hash.String(), "finalized")
+	waitSession(t, base, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
+	if _, err := node.Mine(ctx, 2); err != nil { // three blocks deep: past regtest's finality of one
+		t.Fatal(err)
+	}
+
+	raw, err := node.Client.GetRawTransaction(hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Client.InvalidateBlock(paid[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.Replace(ctx, raw.MsgTx(), []btcnode.Out{{To: node.Wallet(), Sats: 10_000}}, 50_000); err != nil {
+		t.Fatalf("double-spend the payment: %v", err)
+	}
+	if _, err := node.Mine(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	sessionTx(t, base, str(cs["token"]), hash.String(), "failed")
+	tx := sessionTransaction(t, base, keys, str(cs["id"]))
+	if got := fmt.Sprint(tx["statusHistory"]); !strings.Contains(got, "reversed") || !strings.Contains(str(tx["failureReason"]), "replaced") &&
+		!strings.Contains(str(tx["failureReason"]), "spent") {
+		t.Fatalf("the double-spent payment = %v", tx)
+	}
+	s := waitSession(t, base, str(cs["token"]), "payment_reversed", func(s map[string]any) bool { return s["exception"] == "payment_reversed" })
+	if s["status"] != "completed" || s["amountPaidUsd"] != "0.00" {
+		t.Fatalf("the session after its finalized payment was double-spent = %v", s)
 	}
 }
