@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -228,4 +229,47 @@ func TestABitcoinPaymentDoubleSpentInADeepReorgIsReversed(t *testing.T) {
 	if s["status"] != "completed" || s["amountPaidUsd"] != "0.00" {
 		t.Fatalf("the session after its finalized payment was double-spent = %v", s)
 	}
+}
+
+// A refund finalized on chain whose block a reorg deeper than finality
+// takes away is reversed, with its event: the customer was not paid. The
+// merchant cancels it and may refund again; the session's books no
+// longer count it as refunded.
+func TestARefundReorgedOutPastFinalityIsReversed(t *testing.T) {
+	ts, e := newAPI(t, apiOptions{})
+	p := newProject(t, e)
+	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	proj := "/api/v1/projects/" + keys.id
+	cs := openSession(t, ts.URL, keys, "3", "usdc-devnet")
+	waitTx(t, ts.URL, keys, payToken(t, 1, str(cs["depositAddress"]), units("3000000")), "finalized")
+	customer := common.HexToAddress("0xc0ffee00000000000000000000000000000000e8")
+	created := post(t, ts.URL, proj+"/refunds", keys.key, map[string]any{"checkoutSessionId": cs["id"], "address": customer.Hex()})
+	mustStatus(t, created, http.StatusCreated)
+	id := str(created.data()["id"])
+	approveRefund(t, e, keys.id, id)
+	verifyRecipient(t, e, keys.id, chain.Accounts[2].Key)
+	sent, receipt := payInOneBlock(t, 2, customer.Hex(), units("3000000"))
+	mustStatus(t, post(t, ts.URL, proj+"/refunds/"+id+"/transaction", keys.key, map[string]any{"txHash": sent.Hex()}), http.StatusOK)
+	for range 4 {
+		chain.Commit()
+	}
+	waitRefund(t, ts.URL, keys, id, "finalized", func(r map[string]any) bool { return r["status"] == "finalized" })
+	before := testutil.ToFloat64(observability.PaymentsReversed.WithLabelValues("devnet", "out"))
+
+	forkBelow(t, receipt, true)
+	r := waitRefund(t, ts.URL, keys, id, "reversed", func(r map[string]any) bool { return r["status"] == "reversed" })
+	if !strings.Contains(str(r["failureReason"]), "left the canonical chain after it was final") {
+		t.Fatalf("the reversed refund = %v", r)
+	}
+	if got := eventTypes(t, id); got[len(got)-1] != "refund.reversed" || strings.Count(strings.Join(got, ","), "refund.reversed") != 1 {
+		t.Fatalf("the refund's events = %v", got)
+	}
+	if after := testutil.ToFloat64(observability.PaymentsReversed.WithLabelValues("devnet", "out")); after != before+1 {
+		t.Fatalf("paymentsd_payments_reversed_total{direction=out} went from %v to %v", before, after)
+	}
+	books := get(t, ts.URL, proj+"/checkout-sessions/"+str(cs["id"]), keys.key).data()["refunds"].(map[string]any)
+	if balance := books["assets"].([]any)[0].(map[string]any); books["status"] == "refunded" || balance["refunded"] != "0" {
+		t.Fatalf("the session's books after the refund was reversed: %v", books)
+	}
+	mustStatus(t, post(t, ts.URL, proj+"/refunds/"+id+"/cancel", keys.key, map[string]any{}), http.StatusOK)
 }
