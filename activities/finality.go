@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -32,7 +31,7 @@ func (a *Activities) CheckFinality(ctx context.Context, in workflows.CheckFinali
 		return out, err
 	}
 	out.From = out.Head - min(out.Head, uint64(n.Confirmations+n.ReorgWindow))
-	blocks, err := a.Store.FinalizedBlocks(ctx, n.Key, int64(out.From))
+	blocks, err := a.Store.FinalizedBlocks(ctx, n.Key, int64(out.From), "")
 	if err != nil {
 		return out, err
 	}
@@ -67,18 +66,13 @@ func (a *Activities) CheckFinality(ctx context.Context, in workflows.CheckFinali
 // handReversed starts the workflows of the finalized payments of a block
 // that left the chain, and returns how many it handed over.
 func (a *Activities) handReversed(ctx context.Context, network string, b store.BlockRef) (int, error) {
-	txs, items, err := a.Store.FinalizedInBlock(ctx, network, b)
+	txs, items, err := a.Store.FinalizedInBlock(ctx, network, b, "")
 	if err != nil {
 		return 0, err
 	}
 	now := time.Now().UTC()
 	for _, t := range txs {
-		s := payment.Session{ID: t.CheckoutSessionID, ProjectID: t.ProjectID, IsLive: t.IsLive}
-		p := workflows.SessionTransfer{SessionID: t.CheckoutSessionID, Network: t.Network, ChainID: t.ChainID, TxHash: t.TxHash,
-			LogIndex: t.LogIndex, ProjectID: t.ProjectID, IsLive: t.IsLive, Source: "finality-watch"}
-		in := workflows.TransactionInput{Transfer: p, Session: s, Resume: &workflows.TransactionState{Status: payment.TxFinalized,
-			BlockHash: t.BlockHash, PendingSince: now, PastFinality: true}}
-		if _, err := a.Temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(s, p), workflows.Transaction, in); err != nil {
+		if err := workflows.StartPastFinality(ctx, a.Temporal, t, now); err != nil {
 			return 0, err
 		}
 	}

@@ -108,7 +108,7 @@ func Settle(s Session, status SessionStatus, lines []PaymentLine, completeOn Tra
 // effect while no reversed payment is missing from what it covered.
 func Resettle(s Session, records []Transaction, completeOn TransactionStatus, tolerancePercent decimal.Decimal) SessionProgress {
 	var lines []PaymentLine
-	resolvedPaid := decimal.Zero
+	resolvedPaid, stillPaid := decimal.Zero, decimal.Zero
 	for _, t := range records {
 		if t.Unexpected && t.AssignedSessionID != s.ID || t.IsClaim() {
 			continue
@@ -119,6 +119,12 @@ func Resettle(s Session, records []Transaction, completeOn TransactionStatus, to
 		if Counts(t.Status, completeOn) || t.Status == TxReversed {
 			resolvedPaid = resolvedPaid.Add(LineUSD(s, l))
 		}
+		if Counts(t.Status, completeOn) {
+			stillPaid = stillPaid.Add(LineUSD(s, l))
+		}
+	}
+	if s.Resolution == ResolutionReversalSettled {
+		resolvedPaid = stillPaid // settled as it stands: only a further reversal flags it again
 	}
 	out := Settle(s, s.Status, lines, completeOn, tolerancePercent)
 	if s.Resolution != "" {

@@ -18,13 +18,17 @@ type BlockRef struct {
 
 // FinalizedBlocks returns the blocks, from height from on, that hold the
 // network's finalized payments: incoming transactions, refunds and
-// payouts. The finality watch checks each against the chain.
-func (s *Store) FinalizedBlocks(ctx context.Context, network string, from int64) ([]BlockRef, error) {
+// payouts (of one project, unless projectID is empty). The finality
+// watch checks each against the chain.
+func (s *Store) FinalizedBlocks(ctx context.Context, network string, from int64, projectID string) ([]BlockRef, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT block_number, block_hash FROM transactions WHERE network = $1 AND status = 'finalized' AND block_number >= $2
+			AND ($3 = '' OR project_id = $3)
 		UNION SELECT block_number, block_hash FROM refunds WHERE network = $1 AND status = 'finalized' AND block_number >= $2
+			AND ($3 = '' OR project_id = $3)
 		UNION SELECT block_number, block_hash FROM payouts WHERE network = $1 AND status = 'finalized' AND block_number >= $2
-		ORDER BY 1`, network, from)
+			AND ($3 = '' OR project_id = $3)
+		ORDER BY 1`, network, from, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +40,11 @@ func (s *Store) FinalizedBlocks(ctx context.Context, network string, from int64)
 
 // FinalizedInBlock returns the network's finalized payments in a block:
 // one incoming record per transaction hash, and the refunds' and payouts'
-// IDs with their owners.
-func (s *Store) FinalizedInBlock(ctx context.Context, network string, b BlockRef) ([]payment.Transaction, []OutgoingRef, error) {
+// IDs with their owners (of one project, unless projectID is empty).
+func (s *Store) FinalizedInBlock(ctx context.Context, network string, b BlockRef, projectID string) ([]payment.Transaction, []OutgoingRef, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (tx_hash) `+txColumns+` FROM transactions
-		WHERE network = $1 AND status = 'finalized' AND block_number = $2 AND block_hash = $3 ORDER BY tx_hash, log_index`,
-		network, b.Number, b.Hash)
+		WHERE network = $1 AND status = 'finalized' AND block_number = $2 AND block_hash = $3 AND ($4 = '' OR project_id = $4)
+		ORDER BY tx_hash, log_index`, network, b.Number, b.Hash, projectID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -50,8 +54,10 @@ func (s *Store) FinalizedInBlock(ctx context.Context, network string, b BlockRef
 	}
 	rows, err = s.pool.Query(ctx, `
 		SELECT id, project_id, is_live, status FROM refunds WHERE network = $1 AND status = 'finalized' AND block_number = $2 AND block_hash = $3
-		UNION ALL SELECT id, project_id, is_live, status FROM payouts WHERE network = $1 AND status = 'finalized' AND block_number = $2 AND block_hash = $3`,
-		network, b.Number, b.Hash)
+			AND ($4 = '' OR project_id = $4)
+		UNION ALL SELECT id, project_id, is_live, status FROM payouts WHERE network = $1 AND status = 'finalized' AND block_number = $2 AND block_hash = $3
+			AND ($4 = '' OR project_id = $4)`,
+		network, b.Number, b.Hash, projectID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,4 +99,33 @@ func (s *Store) SettleSession(ctx context.Context, id string, at time.Time, rend
 		progress := payment.Resettle(cs, records, completeOn, decimal.RequireFromString(tolerance))
 		return updateSession(ctx, tx, cs, at, func(s *payment.Session) []payment.EventType { return s.Progress(progress) }, render)
 	})
+}
+
+// ReversedUnsettled returns what a reorg past finality reversed and no one
+// has settled yet (of one project, unless projectID is empty): incoming
+// records reversed whose session still flags payment_reversed, and
+// refunds and payouts reversed.
+func (s *Store) ReversedUnsettled(ctx context.Context, projectID string) ([]payment.Transaction, []OutgoingRef, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions t WHERE status = 'reversed' AND ($1 = '' OR project_id = $1)
+		AND EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.id = coalesce(t.assigned_session_id, t.checkout_session_id)
+			AND c.exception = 'payment_reversed') ORDER BY created_at, id`, projectID)
+	if err != nil {
+		return nil, nil, err
+	}
+	txs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Transaction, error) { return scanTx(r) })
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = s.pool.Query(ctx, `
+		SELECT id, project_id, is_live, status FROM refunds WHERE status = 'reversed' AND ($1 = '' OR project_id = $1)
+		UNION ALL SELECT id, project_id, is_live, status FROM payouts WHERE status = 'reversed' AND ($1 = '' OR project_id = $1)
+		ORDER BY 1`, projectID)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingRef, error) {
+		var o OutgoingRef
+		return o, r.Scan(&o.ID, &o.ProjectID, &o.IsLive, &o.Status)
+	})
+	return txs, out, err
 }

@@ -1,12 +1,15 @@
 package workflows
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/paymentsd/paymentsd/payment"
 )
 
 // FinalityWatchWorkflowID is the workflow ID of a network's finality watch.
@@ -94,4 +97,19 @@ func settleSession(ctx workflow.Context, sessionID string) error {
 type SettleSessionInput struct {
 	SessionID string
 	At        time.Time
+}
+
+// StartPastFinality hands a finalized payment whose block may have left
+// the chain to its transaction's workflow, started from the record (the
+// finality watch, an operator's reconciliation): its first look records
+// it reversed if the block is gone, and it then follows the transaction
+// in case it is mined again. A running one is left as it is.
+func StartPastFinality(ctx context.Context, c client.Client, t payment.Transaction, now time.Time) error {
+	s := payment.Session{ID: t.CheckoutSessionID, ProjectID: t.ProjectID, IsLive: t.IsLive}
+	p := SessionTransfer{SessionID: t.CheckoutSessionID, Network: t.Network, ChainID: t.ChainID, TxHash: t.TxHash,
+		LogIndex: t.LogIndex, ProjectID: t.ProjectID, IsLive: t.IsLive, Source: "finality-watch"}
+	in := TransactionInput{Transfer: p, Session: s, Resume: &TransactionState{Status: payment.TxFinalized,
+		BlockHash: t.BlockHash, PendingSince: now, PastFinality: true}}
+	_, err := c.ExecuteWorkflow(ctx, TransactionStartOptions(s, p), Transaction, in)
+	return err
 }
