@@ -36,7 +36,9 @@ var txTransitions = map[TransactionStatus][]TransactionStatus{
 // Terminal reports whether the transaction needs no more looks in the
 // normal course: finalized and failed, and reversed (which leaves only if
 // the transaction is mined again, while the engine still looks).
-func (s TransactionStatus) Terminal() bool { return s == TxFinalized || s == TxFailed || s == TxReversed }
+func (s TransactionStatus) Terminal() bool {
+	return s == TxFinalized || s == TxFailed || s == TxReversed
+}
 
 // Valid reports whether s is a known status.
 func (s TransactionStatus) Valid() bool { return slices.Contains(TransactionStatuses, s) }
