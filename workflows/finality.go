@@ -46,7 +46,7 @@ const checksPerRun = 200
 func FinalityWatch(ctx workflow.Context, in FinalityWatchInput) error {
 	ctx = withActivityOptions(ctx)
 	for range checksPerRun {
-		out, err := checkFinality(ctx, CheckFinalityInput{Network: in.Network})
+		out, err := checkFinality(ctx, CheckFinalityInput(in))
 		if err != nil {
 			return err
 		}
