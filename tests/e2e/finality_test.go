@@ -247,8 +247,8 @@ func TestARefundReorgedOutPastFinalityIsReversed(t *testing.T) {
 	mustStatus(t, created, http.StatusCreated)
 	id := str(created.data()["id"])
 	approveRefund(t, e, keys.id, id)
-	verifyRecipient(t, e, keys.id, chain.Accounts[2].Key)
-	sent, receipt := payInOneBlock(t, 2, customer.Hex(), units("3000000"))
+	verifyRecipient(t, e, keys.id, chain.Accounts[5].Key) // the treasury, an account of this test's alone
+	sent, receipt := payInOneBlock(t, 5, customer.Hex(), units("3000000"))
 	mustStatus(t, post(t, ts.URL, proj+"/refunds/"+id+"/transaction", keys.key, map[string]any{"txHash": sent.Hex()}), http.StatusOK)
 	for range 4 {
 		chain.Commit()

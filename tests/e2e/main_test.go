@@ -78,7 +78,7 @@ func run(m *testing.M) int {
 	stack, err = devstack.StartStack(context.Background(), devstack.StackConfig{
 		DatabaseURL: url,
 		Temporal:    temporalCfg,
-		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
+		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond, Accounts: 6},
 		Devnet:      devnet(""),
 		DevnetURL: func(chainURL string) string {
 			if node, proxyErr = rpcproxy.Start(chainURL, "", 1); proxyErr != nil {
