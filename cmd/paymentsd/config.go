@@ -66,6 +66,9 @@ type config struct {
 	// activities finish (WORKER_STOP_TIMEOUT, default 30s); keep it below
 	// the platform's grace period (Kubernetes: terminationGracePeriodSeconds).
 	WorkerStopTimeout time.Duration
+	// MaxInflight bounds the requests one API process serves at once
+	// (MAX_INFLIGHT_REQUESTS, default api.DefaultMaxInflight).
+	MaxInflight int
 	// MoneyOutStaleAfter is how long a refund's or payout's reported
 	// transaction may stay unmined before it is stale
 	// (MONEY_OUT_STALE_AFTER, default 1h).
@@ -124,6 +127,10 @@ func loadConfig() (config, error) {
 	}
 	if c.MaxOpenHolds, err = strconv.Atoi(env("RECIPIENT_MAX_OPEN_HOLDS", strconv.Itoa(payment.DefaultMaxOpenHolds))); err != nil || c.MaxOpenHolds < 1 {
 		return c, fmt.Errorf("RECIPIENT_MAX_OPEN_HOLDS: want a positive number of holds, such as %d", payment.DefaultMaxOpenHolds)
+	}
+	if c.MaxInflight, err = strconv.Atoi(env("MAX_INFLIGHT_REQUESTS", strconv.Itoa(api.DefaultMaxInflight))); err != nil ||
+		c.MaxInflight < 1 || c.MaxInflight > 1_000_000 {
+		return c, fmt.Errorf("MAX_INFLIGHT_REQUESTS: want a number of requests from 1 to 1000000, such as %d", api.DefaultMaxInflight)
 	}
 	for tier := range api.DefaultLimits {
 		name := "RATE_LIMIT_" + upper(string(tier))
