@@ -106,13 +106,22 @@ func (p *Process) Tail(n int) string {
 // WaitReady waits for an API process's /readyz to answer 200, for up to
 // 4 minutes; a process that exits meanwhile is an error with its log.
 func (p *Process) WaitReady(ctx context.Context) error {
+	return p.waitOK(ctx, p.URL+"/readyz")
+}
+
+// WaitMetrics waits for the process's /metrics to answer, as WaitReady.
+func (p *Process) WaitMetrics(ctx context.Context) error {
+	return p.waitOK(ctx, p.MetricsURL+"/metrics")
+}
+
+func (p *Process) waitOK(ctx context.Context, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 	for {
 		if p.Exited() {
 			return fmt.Errorf("%s exited:\n%s", p.Log, p.Tail(4000))
 		}
-		if res, err := http.Get(p.URL + "/readyz"); err == nil {
+		if res, err := http.Get(url); err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				return nil
@@ -120,7 +129,7 @@ func (p *Process) WaitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w", p.URL, ctx.Err())
+			return fmt.Errorf("%s: %w", url, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

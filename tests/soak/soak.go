@@ -119,6 +119,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 
+	for _, p := range append(append([]*prodshape.Process(nil), sh.APIs...), sh.Workers...) {
+		if err := p.WaitMetrics(ctx); err != nil {
+			return Result{}, err
+		}
+	}
 	l := newLoad(sh, planID, o)
 	s := &sampler{sh: sh, temporal: tc, receiver: receiver, load: l}
 	loadCtx, stopLoad := context.WithTimeout(ctx, o.Duration)
@@ -128,10 +133,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	samples, err := s.every(loadCtx, o.Interval, func(x Sample) {
 		logf("%s: %s", x.Elapsed.Round(time.Second), x.Brief())
 	})
-	<-done
-	if err != nil && ctx.Err() == nil {
-		return Result{}, err
+	if err != nil {
+		// A series that cannot be read ends the run: it would judge nothing.
+		stopLoad()
+		<-done
+		return Result{Samples: samples}, fmt.Errorf("sample: %w", err)
 	}
+	<-done
 	res := Result{Samples: samples, Load: l.counts()}
 	logf("load stopped after %v: %s; accounting for every session (up to %v)", o.Duration, res.Load, o.Settle)
 	res.Account, err = account(ctx, sh, l, receiver, o.Settle)
