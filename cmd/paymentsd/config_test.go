@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/worker"
 )
 
 func TestTrustedProxies(t *testing.T) {
@@ -241,6 +242,25 @@ func TestMaxInflightRequests(t *testing.T) {
 		t.Setenv("MAX_INFLIGHT_REQUESTS", v)
 		if _, err := loadConfig(); err == nil || !strings.HasPrefix(err.Error(), "MAX_INFLIGHT_REQUESTS: ") {
 			t.Errorf("%q: error %v, want one naming MAX_INFLIGHT_REQUESTS", v, err)
+		}
+	}
+}
+
+// WORKER_WORKFLOW_CACHE_SIZE bounds the workflows a worker keeps in
+// memory: unset, the default; a bad number stops the start by name.
+func TestWorkerWorkflowCacheSize(t *testing.T) {
+	c, err := loadConfig()
+	if err != nil || c.WorkflowCacheSize != worker.DefaultWorkflowCacheSize {
+		t.Fatalf("unset: %d (%v), want %d", c.WorkflowCacheSize, err, worker.DefaultWorkflowCacheSize)
+	}
+	t.Setenv("WORKER_WORKFLOW_CACHE_SIZE", "500")
+	if c, err := loadConfig(); err != nil || c.WorkflowCacheSize != 500 {
+		t.Fatalf("500: %d (%v)", c.WorkflowCacheSize, err)
+	}
+	for _, v := range []string{"0", "-1", "lots"} {
+		t.Setenv("WORKER_WORKFLOW_CACHE_SIZE", v)
+		if _, err := loadConfig(); err == nil || !strings.HasPrefix(err.Error(), "WORKER_WORKFLOW_CACHE_SIZE: ") {
+			t.Errorf("%q: error %v, want one naming WORKER_WORKFLOW_CACHE_SIZE", v, err)
 		}
 	}
 }

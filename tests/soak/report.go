@@ -30,7 +30,7 @@ const (
 
 // panels in the plot's order.
 var panels = []string{"RSS (MiB)", "Go heap in use (MiB)", "Goroutines", "Database connections", "Backlogs",
-	"Running workflows", "Refusals and errors (cumulative)"}
+	"Workflows: running, and cached by each worker", "Refusals and errors (cumulative)"}
 
 // columnsOf lists the columns of a run's samples, the processes' first
 // (in the order they were started: APIs, then workers).
@@ -50,21 +50,26 @@ func columnsOf(s Sample) []column {
 		}
 		return strings.Compare(a, b)
 	})
-	var cols []column
+	var cols, cached []column
 	for _, p := range procs {
 		cols = append(cols,
 			column{name: p + "_rss_mib", panel: panels[0], judged: true, floor: memoryFloor, relative: relative, brief: true},
 			column{name: p + "_heap_mib", panel: panels[1], judged: true, floor: memoryFloor, relative: relative},
 			column{name: p + "_goroutines", panel: panels[2], judged: true, floor: countFloor, relative: relative, brief: true})
+		if _, ok := s.Values[p+"_cached_workflows"]; ok {
+			cached = append(cached, column{name: p + "_cached_workflows", panel: panels[5], judged: true, floor: countFloor, relative: relative})
+		}
 	}
-	return append(cols,
+	cols = append(cols,
 		column{name: "db_conns_engine", panel: panels[3], judged: true, floor: connFloor, brief: true},
 		column{name: "db_conns_temporal", panel: panels[3], judged: true, floor: connFloor},
 		column{name: "backlog_workflow_tasks", panel: panels[4], judged: true, floor: countFloor, brief: true},
 		column{name: "backlog_activity_tasks", panel: panels[4], judged: true, floor: countFloor, brief: true},
 		column{name: "backlog_webhook_events", panel: panels[4], judged: true, floor: countFloor, brief: true},
 		column{name: "backlog_session_starts", panel: panels[4], judged: true, floor: countFloor},
-		column{name: "workflows_running", panel: panels[5], judged: true, floor: countFloor, relative: relative, brief: true},
+		column{name: "workflows_running", panel: panels[5], judged: true, floor: countFloor, relative: relative, brief: true})
+	cols = append(cols, cached...)
+	return append(cols,
 		column{name: "sessions_opened", panel: panels[6], brief: true},
 		column{name: "refusals", panel: panels[6], brief: true},
 		column{name: "errors", panel: panels[6], brief: true})

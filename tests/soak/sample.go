@@ -85,6 +85,9 @@ func (s *sampler) sample(ctx context.Context) (Sample, error) {
 		x.Values[name+"_rss_mib"] = m["process_resident_memory_bytes"] / (1 << 20)
 		x.Values[name+"_heap_mib"] = m["go_memstats_heap_inuse_bytes"] / (1 << 20)
 		x.Values[name+"_goroutines"] = m["go_goroutines"]
+		if p.URL == "" {
+			x.Values[name+"_cached_workflows"] = m["temporal_sticky_cache_size"]
+		}
 	}
 	engine, temporal, err := s.connections(ctx)
 	if err != nil {
@@ -175,7 +178,10 @@ func (s *sampler) backlog(ctx context.Context, typ enumspb.TaskQueueType) (float
 	return float64(res.GetStats().GetApproximateBacklogCount()), nil
 }
 
-// scrape reads the unlabelled series of a Prometheus text page.
+// scrape reads the series of a Prometheus text page: each unlabelled
+// one, and of a labelled one the largest value under its name (the
+// SDK's gauges are one process-wide figure, reported under the labels
+// of whichever workflow type last touched them).
 func scrape(ctx context.Context, base string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
 	if err != nil {
@@ -193,11 +199,20 @@ func scrape(ctx context.Context, base string) (map[string]float64, error) {
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+		line := sc.Text()
+		cut := strings.LastIndexByte(line, ' ')
+		if cut < 0 || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if v, err := strconv.ParseFloat(value, 64); err == nil {
+		v, err := strconv.ParseFloat(line[cut+1:], 64)
+		if err != nil {
+			continue
+		}
+		name, labelled := line[:cut], false
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name, labelled = name[:i], true
+		}
+		if old, seen := out[name]; !labelled || !seen || v > old {
 			out[name] = v
 		}
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	// Settle bounds the wait, after the load, for every session to be
 	// accounted for.
 	Settle time.Duration
+	// Env is added to every process's environment (a worker's
+	// WORKER_WORKFLOW_CACHE_SIZE, say).
+	Env []string
 	// Bin is the paymentsd binary (default: built into Dir).
 	Bin string
 	// Dir holds the processes' logs, the CSV and the SVG.
@@ -98,7 +101,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.Bin = bin
 	}
 	payers := max(4, int(o.CreateRate*o.PayShare*4)+1)
-	env := append(prodshape.Limits(10_000_000), "SESSION_LIFETIME="+o.SessionLifetime.String())
+	env := append(append(prodshape.Limits(10_000_000), "SESSION_LIFETIME="+o.SessionLifetime.String()), o.Env...)
 	sh, err := prodshape.Start(ctx, prodshape.Options{Bin: o.Bin, Dir: o.Dir, APIs: o.APIs, Workers: o.Workers, Accounts: payers,
 		BlockInterval: o.BlockInterval, Env: env,
 		Project: func(p *payment.Project) { p.LatePaymentWindow = o.LateWindow }})

@@ -68,7 +68,11 @@ func drawPanel(b *strings.Builder, title string, cols []column, samples []Sample
 		fmt.Fprintf(b, `<line x1="%d" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#eee"/>`, marginLeft, marginLeft+innerW, y(v), y(v))
 		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", marginLeft-4, y(v)+4, tick(v))
 	}
-	for m := 0.0; m <= end+1e-9; m += 5 {
+	step := 5.0
+	if end < 10 {
+		step = 1
+	}
+	for m := 0.0; m <= end+1e-9; m += step {
 		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">%g min</text>`+"\n", x(m), top64+h+14, m)
 	}
 	if steady < end {

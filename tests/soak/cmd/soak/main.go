@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +37,13 @@ func main() {
 	flag.DurationVar(&o.LateWindow, "late-window", o.LateWindow, "the project's late-payment window")
 	flag.DurationVar(&o.Settle, "settle", o.Settle, "longest wait, after the load, for every session to be accounted for")
 	flag.StringVar(&o.Bin, "paymentsd", "", "the production paymentsd binary (default: built into -dir)")
+	flag.Func("env", "NAME=VALUE added to every process's environment (repeat it for more)", func(v string) error {
+		if !strings.Contains(v, "=") {
+			return fmt.Errorf("want NAME=VALUE, not %q", v)
+		}
+		o.Env = append(o.Env, v)
+		return nil
+	})
 	dir := flag.String("dir", "", "folder for the logs, soak.csv and soak.svg (default .data/soak/<time>)")
 	flag.Parse()
 	o.Dir = *dir
