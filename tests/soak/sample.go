@@ -109,12 +109,15 @@ func (s *sampler) sample(ctx context.Context) (Sample, error) {
 		return x, fmt.Errorf("count running workflows: %w", err)
 	}
 	x.Values["workflows_running"] = float64(running.GetCount())
+	// What the receiver has is read first: every event it has is recorded
+	// by then, so the difference never counts one the other way.
+	received := s.receiver.Events()
 	var events, starts int
 	if err := s.sh.DB.QueryRow(ctx, `SELECT (SELECT count(*) FROM events WHERE project_id = $1), (SELECT count(*) FROM session_starts)`,
 		s.sh.Project.Project.ID).Scan(&events, &starts); err != nil {
 		return x, err
 	}
-	x.Values["backlog_webhook_events"] = float64(events - s.receiver.Events())
+	x.Values["backlog_webhook_events"] = float64(events - received)
 	x.Values["backlog_session_starts"] = float64(starts)
 	c := s.load.counts()
 	x.Values["sessions_opened"], x.Values["refusals"], x.Values["errors"] = float64(c.Created), float64(c.Refused), float64(c.Errors)
