@@ -30,6 +30,9 @@ const (
 	retryAfterUnavailable = "2"
 )
 
+// busyMessage is the refusal's message, a sentence for the client.
+var busyMessage = "The server is serving as many requests as it may; retry after " + retryAfterBusy + " s"
+
 // unboundedPaths are answered whatever the load: the probes and the
 // metrics, which must tell an overloaded process from a dead one.
 var unboundedPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
@@ -78,13 +81,12 @@ func (b *inflight) bound(next http.Handler) http.Handler {
 // refuse answers a request the process has no room for: in the spec's
 // envelope, or as a Connect error with code unavailable.
 func (b *inflight) refuse(w http.ResponseWriter, r *http.Request) {
-	const message = "The server is serving as many requests as it may; retry after 1 s"
 	w.Header().Set("Retry-After", retryAfterBusy)
 	if strings.HasPrefix(r.URL.Path, "/paymentsd.") && b.connectErrors.IsSupported(r) {
-		_ = b.connectErrors.Write(w, r, connect.NewError(connect.CodeUnavailable, errors.New(message)))
+		_ = b.connectErrors.Write(w, r, connect.NewError(connect.CodeUnavailable, errors.New(busyMessage)))
 		return
 	}
-	fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", message, nil)
+	fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", busyMessage, nil)
 }
 
 // dependencyUnavailable tells whether err is the database or Temporal
