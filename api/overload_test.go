@@ -227,10 +227,10 @@ func freePort(t *testing.T) string {
 // closes them all and refuses new ones: the database gone, as a client
 // sees it.
 type forwarder struct {
-	url  string
-	ln   net.Listener
-	mu   sync.Mutex
-	open []net.Conn
+	url, addr, target string
+	mu                sync.Mutex
+	ln                net.Listener
+	open              []net.Conn
 }
 
 func forward(t *testing.T, dbURL string) *forwarder {
@@ -238,24 +238,36 @@ func forward(t *testing.T, dbURL string) *forwarder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	f := &forwarder{target: net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)), addr: "127.0.0.1:0"}
+	if err := f.listen(); err != nil {
 		t.Fatal(err)
 	}
-	f := &forwarder{ln: ln}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	f.url = strings.Replace(dbURL, target, "127.0.0.1:"+port, 1)
+	f.addr = f.ln.Addr().String()
+	_, port, _ := net.SplitHostPort(f.addr)
+	f.url = strings.Replace(dbURL, f.target, "127.0.0.1:"+port, 1)
 	if f.url == dbURL {
-		t.Fatalf("the database URL does not name %s", target)
+		t.Fatalf("the database URL does not name %s", f.target)
 	}
+	t.Cleanup(f.stop)
+	return f
+}
+
+// listen passes the connections made to f.addr through, until stop.
+func (f *forwarder) listen() error {
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.ln = ln
+	f.mu.Unlock()
 	go func() {
 		for {
 			in, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			out, err := net.Dial("tcp", target)
+			out, err := net.Dial("tcp", f.target)
 			if err != nil {
 				in.Close()
 				continue
@@ -267,16 +279,58 @@ func forward(t *testing.T, dbURL string) *forwarder {
 			go func() { _, _ = io.Copy(in, out); in.Close() }()
 		}
 	}()
-	t.Cleanup(f.stop)
-	return f
+	return nil
 }
 
 func (f *forwarder) stop() {
-	f.ln.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.ln.Close()
 	for _, c := range f.open {
 		c.Close()
 	}
 	f.open = nil
+}
+
+// A request that failed because the database did not answer has its
+// Idempotency-Key's claim released even when the database fails the
+// release too: it is tried again until the database is back, and the
+// key is then free for the client's retry (not a 409 for a day).
+func TestAClaimIsReleasedOnceTheDatabaseIsBack(t *testing.T) {
+	url := storetest.NewDB(t)
+	fwd := forward(t, url)
+	st, err := store.Open(context.Background(), fwd.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := New(service.New(service.Deps{Store: st}), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	id := recordID("key:k1", "retry-me")
+	if prev, err := s.svc.ClaimIdempotencyKey(ctx, id, "body"); err != nil || prev != nil {
+		t.Fatalf("claim: %v %v", prev, err)
+	}
+
+	fwd.stop() // the database goes away under the request
+	s.release(ctx, id)
+	own, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	direct := service.New(service.Deps{Store: own})
+	if prev, err := direct.ClaimIdempotencyKey(ctx, id, "body"); err != nil || prev == nil || prev.StatusCode != 0 {
+		t.Fatalf("with the database away from the API, the claim is still held: %+v %v", prev, err)
+	}
+	if err := fwd.listen(); err != nil { // and comes back
+		t.Fatal(err)
+	}
+	testwait.Until(t, 15*time.Second, func() (bool, string) {
+		prev, err := direct.ClaimIdempotencyKey(ctx, id, "body")
+		return err == nil && prev == nil, fmt.Sprintf("the claim is still held: %+v %v", prev, err)
+	})
 }
