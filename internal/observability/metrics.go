@@ -108,6 +108,18 @@ var (
 		Help:    "API request latency by route pattern (or Connect procedure) and method.",
 		Buckets: []float64{.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"route", "method"})
+	// HTTPInflight is how many requests the API serves now, and HTTPShed
+	// counts those refused with 503 because it served as many as it may
+	// (MAX_INFLIGHT_REQUESTS): a shed rate above zero says to add API
+	// processes or raise the bound.
+	HTTPInflight = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "paymentsd_http_requests_in_flight",
+		Help: "API requests being served now (probes and /metrics left out).",
+	})
+	HTTPShed = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "paymentsd_http_requests_shed_total",
+		Help: "API requests refused with 503 and Retry-After because the process served as many as MAX_INFLIGHT_REQUESTS allows.",
+	})
 	// RateLimited counts requests refused by a rate-limit tier.
 	RateLimited = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "paymentsd_rate_limited_total",
