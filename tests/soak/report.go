@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,6 +19,41 @@ type column struct {
 	// relative times its mean over the window.
 	floor, relative float64
 	brief           bool // shown in the run's log line
+	// derived: summed from the processes' series (withSums), not sampled.
+	derived bool
+}
+
+// The derived series: the workers' goroutines and cached workflows.
+const (
+	workersGoroutines = "workers_goroutines"
+	workersCached     = "workers_cached_workflows"
+)
+
+// withSums returns the sample with the derived series added.
+func withSums(s Sample) Sample {
+	values := make(map[string]float64, len(s.Values)+2)
+	for k, v := range s.Values {
+		values[k] = v
+	}
+	s.Values = values
+	var g, c float64
+	found := false
+	for k, v := range s.Values {
+		if !strings.HasPrefix(k, "worker") || strings.HasPrefix(k, "workers_") {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(k, "_goroutines"):
+			g += v
+		case strings.HasSuffix(k, "_cached_workflows"):
+			c, found = c+v, true
+		}
+	}
+	s.Values[workersGoroutines] = g
+	if found {
+		s.Values[workersCached] = c
+	}
+	return s
 }
 
 // The rules, by what the series measure.
@@ -37,7 +73,7 @@ var panels = []string{"RSS (MiB)", "Go heap in use (MiB)", "Goroutines", "Databa
 func columnsOf(s Sample) []column {
 	var procs []string
 	for k := range s.Values {
-		if p, ok := strings.CutSuffix(k, "_goroutines"); ok {
+		if p, ok := strings.CutSuffix(k, "_goroutines"); ok && k != workersGoroutines {
 			procs = append(procs, p)
 		}
 	}
@@ -52,17 +88,26 @@ func columnsOf(s Sample) []column {
 	})
 	var cols, cached []column
 	for _, p := range procs {
+		// A worker's goroutines and cached workflows follow the sessions
+		// it happens to take (whichever worker polls first): the workers'
+		// sum is judged, each worker's only drawn.
+		api := strings.HasPrefix(p, "api")
 		cols = append(cols,
 			column{name: p + "_rss_mib", panel: panels[0], judged: true, floor: memoryFloor, relative: relative, brief: true},
 			column{name: p + "_heap_mib", panel: panels[1], judged: true, floor: memoryFloor, relative: relative},
-			column{name: p + "_goroutines", panel: panels[2], judged: true, floor: countFloor, relative: relative, brief: true})
+			column{name: p + "_goroutines", panel: panels[2], judged: api, floor: countFloor, relative: relative, brief: true})
 		if _, ok := s.Values[p+"_cached_workflows"]; ok {
-			cached = append(cached, column{name: p + "_cached_workflows", panel: panels[5], judged: true, floor: countFloor, relative: relative})
+			cached = append(cached, column{name: p + "_cached_workflows", panel: panels[5], floor: countFloor, relative: relative})
 		}
+	}
+	cols = append(cols, column{name: workersGoroutines, panel: panels[2], judged: true, floor: countFloor, relative: relative, derived: true})
+	if len(cached) > 0 {
+		cached = append(cached, column{name: workersCached, panel: panels[5], judged: true, floor: countFloor, relative: relative, derived: true})
 	}
 	cols = append(cols,
 		column{name: "db_conns_engine", panel: panels[3], judged: true, floor: connFloor, brief: true},
-		column{name: "db_conns_temporal", panel: panels[3], judged: true, floor: connFloor},
+		// The test harness's Temporal server, not the engine: drawn.
+		column{name: "db_conns_temporal", panel: panels[3], floor: connFloor},
 		column{name: "backlog_workflow_tasks", panel: panels[4], judged: true, floor: countFloor, brief: true},
 		column{name: "backlog_activity_tasks", panel: panels[4], judged: true, floor: countFloor, brief: true},
 		column{name: "backlog_webhook_events", panel: panels[4], judged: true, floor: countFloor, brief: true},
@@ -92,7 +137,7 @@ func judge(samples []Sample, steadyFrom time.Duration) []Verdict {
 	var window []Sample
 	for _, s := range samples {
 		if s.Elapsed >= steadyFrom {
-			window = append(window, s)
+			window = append(window, withSums(s))
 		}
 	}
 	if len(window) < 2 {
@@ -100,7 +145,7 @@ func judge(samples []Sample, steadyFrom time.Duration) []Verdict {
 	}
 	span := (window[len(window)-1].Elapsed - window[0].Elapsed).Minutes()
 	var out []Verdict
-	for _, c := range columnsOf(samples[0]) {
+	for _, c := range columnsOf(window[0]) {
 		if !c.judged {
 			continue
 		}
@@ -169,7 +214,12 @@ func CSV(samples []Sample) string {
 	if len(samples) == 0 {
 		return ""
 	}
-	cols := columnsOf(samples[0])
+	var cols []column
+	for _, c := range columnsOf(samples[0]) {
+		if !c.derived {
+			cols = append(cols, c)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("elapsed_s")
 	for _, c := range cols {
@@ -185,3 +235,40 @@ func CSV(samples []Sample) string {
 	}
 	return b.String()
 }
+
+// ReadCSV reads the samples of a run's CSV (CSV's format), so that a
+// recorded run is judged again by the rules as they are.
+func ReadCSV(text string) ([]Sample, error) {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) < 2 {
+		return nil, fmt.Errorf("a soak CSV has a header and samples; this has %d lines", len(lines))
+	}
+	names := strings.Split(lines[0], ",")
+	if names[0] != "elapsed_s" {
+		return nil, fmt.Errorf("a soak CSV's first column is elapsed_s, not %q", names[0])
+	}
+	var out []Sample
+	for i, line := range lines[1:] {
+		fields := strings.Split(line, ",")
+		if len(fields) != len(names) {
+			return nil, fmt.Errorf("line %d: %d fields, want %d", i+2, len(fields), len(names))
+		}
+		s := Sample{Values: map[string]float64{}}
+		for j, f := range fields {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d, %s: %w", i+2, names[j], err)
+			}
+			if j == 0 {
+				s.Elapsed = time.Duration(v * float64(time.Second))
+			} else {
+				s.Values[names[j]] = v
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Judge judges a recorded run's samples from steadyFrom on.
+func Judge(samples []Sample, steadyFrom time.Duration) []Verdict { return judge(samples, steadyFrom) }

@@ -38,7 +38,7 @@ func TestALeakIsNotFlat(t *testing.T) {
 		got[v.Series] = v
 	}
 	for series, flat := range map[string]bool{"api1_heap_mib": false, "api1_rss_mib": true, "api1_goroutines": true,
-		"worker1_goroutines": true, "backlog_workflow_tasks": true, "db_conns_engine": true} {
+		"workers_goroutines": true, "backlog_workflow_tasks": true, "db_conns_engine": true} {
 		v, ok := got[series]
 		if !ok || v.Flat != flat {
 			t.Errorf("%s: %+v, want flat=%v", series, v, flat)
@@ -50,6 +50,32 @@ func TestALeakIsNotFlat(t *testing.T) {
 	summary := Summary(verdicts, 5*time.Minute, 30*time.Minute)
 	if !strings.Contains(summary, "| api1_heap_mib | 45 | 70 | +1.000 | +25.0 | ±8.0 | **not flat** |") {
 		t.Errorf("summary:\n%s", summary)
+	}
+}
+
+// Sessions moving from one worker to the other leave the workers' sum
+// flat, and each worker is drawn, not judged; a sum that grows is not flat.
+func TestTheWorkersAreJudgedTogether(t *testing.T) {
+	var moving, growing []Sample
+	for t := time.Duration(0); t <= 30*time.Minute; t += 20 * time.Second {
+		m := t.Minutes()
+		moving = append(moving, Sample{Elapsed: t, Values: map[string]float64{
+			"worker1_goroutines": 800 - 4*m, "worker2_goroutines": 800 + 4*m}})
+		growing = append(growing, Sample{Elapsed: t, Values: map[string]float64{
+			"worker1_goroutines": 800 + 4*m, "worker2_goroutines": 800 + 4*m}})
+	}
+	for name, c := range map[string]struct {
+		samples []Sample
+		flat    bool
+	}{"moving": {moving, true}, "growing": {growing, false}} {
+		for _, v := range judge(c.samples, 5*time.Minute) {
+			if v.Series == "worker1_goroutines" || v.Series == "worker2_goroutines" {
+				t.Errorf("%s: a single worker's %s is judged", name, v.Series)
+			}
+			if v.Series == "workers_goroutines" && v.Flat != c.flat {
+				t.Errorf("%s: %+v, want flat=%v", name, v, c.flat)
+			}
+		}
 	}
 }
 

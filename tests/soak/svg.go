@@ -27,6 +27,11 @@ func SVG(samples []Sample, steadyFrom time.Duration) string {
 	if len(samples) == 0 {
 		return ""
 	}
+	summed := make([]Sample, len(samples))
+	for i, s := range samples {
+		summed[i] = withSums(s) // the workers' sums are drawn too
+	}
+	samples = summed
 	cols := columnsOf(samples[0])
 	end := samples[len(samples)-1].Elapsed.Minutes()
 	height := marginTop + len(panels)*(panelHeight+panelGap)

@@ -45,7 +45,12 @@ func main() {
 		return nil
 	})
 	dir := flag.String("dir", "", "folder for the logs, soak.csv and soak.svg (default .data/soak/<time>)")
+	again := flag.String("judge", "", "judge a recorded run's CSV (docs/soak.csv) by the rules as they are, and run nothing")
 	flag.Parse()
+	if *again != "" {
+		rejudge(*again, o.SteadyFrom)
+		return
+	}
 	o.Dir = *dir
 	if o.Dir == "" {
 		o.Dir = filepath.Join(".data", "soak", time.Now().Format("20060102-150405"))
@@ -82,4 +87,26 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "soak:", err)
 	os.Exit(2)
+}
+
+// rejudge prints the verdicts of a recorded run and exits 1 when a series
+// is not flat.
+func rejudge(path string, steadyFrom time.Duration) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fail(err)
+	}
+	samples, err := soak.ReadCSV(string(b))
+	if err != nil {
+		fail(fmt.Errorf("%s: %w", path, err))
+	}
+	verdicts := soak.Judge(samples, steadyFrom)
+	fmt.Print(soak.Summary(verdicts, steadyFrom, samples[len(samples)-1].Elapsed))
+	for _, v := range verdicts {
+		if !v.Flat {
+			fmt.Println("\nNOT FLAT: see above")
+			os.Exit(1)
+		}
+	}
+	fmt.Println("\nflat")
 }
