@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -23,7 +24,7 @@ func Unavailable(err error) bool {
 		case "57P01", "57P02", "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
 			return true
 		}
-		return pgErr.Code[:2] == "08" // connection_exception
+		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
 	}
 	var connect *pgconn.ConnectError
 	var netErr net.Error
