@@ -23,6 +23,9 @@ type privatePostgres struct {
 	dir     string
 	port    int
 	cluster *postgres.Cluster
+	// keep leaves the cluster's files after the run, for a failed run's
+	// records to be read.
+	keep bool
 }
 
 // startPrivatePostgres starts a new cluster in dir and returns it with the
@@ -85,6 +88,9 @@ func (p *privatePostgres) Close() {
 	_ = p.cluster.Stop(ctx)
 	if log, err := os.ReadFile(filepath.Join(p.cluster.Dir, "postgres.log")); err == nil {
 		_ = os.WriteFile(p.dir+".log", log, 0o644)
+	}
+	if p.keep {
+		return
 	}
 	if p.cluster.Dir != p.dir {
 		_ = os.RemoveAll(p.cluster.Dir)

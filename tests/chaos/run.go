@@ -360,6 +360,10 @@ wait:
 		}
 	}
 	rep.Total = time.Since(began)
+	if rep.Failed() && s.pg != nil {
+		s.pg.keep = true
+		logf("the run's database is kept in %s (stopped; pg_ctl -D %s start, as the postgres user, reads it again)", s.pg.cluster.Dir, s.pg.cluster.Dir)
+	}
 	return rep, nil
 }
 
