@@ -367,11 +367,12 @@ wait:
 	return rep, nil
 }
 
-// minedUnfollowedRefunds counts the refunds still recorded sent whose
-// transaction the chain has mined: chainwatch is yet to follow them.
+// minedUnfollowedRefunds counts the refunds and payouts still recorded
+// sent or stale whose transaction the chain has mined: the engine is yet
+// to follow them.
 func (r *run) minedUnfollowedRefunds(ctx context.Context) int64 {
-	rows, err := r.s.db.Query(ctx, `SELECT tx_hash FROM refunds WHERE project_id = $1 AND status = 'sent'
-		UNION ALL SELECT tx_hash FROM payouts WHERE project_id = $1 AND status = 'sent'`, r.s.projectID)
+	rows, err := r.s.db.Query(ctx, `SELECT tx_hash FROM refunds WHERE project_id = $1 AND status IN ('sent', 'stale')
+		UNION ALL SELECT tx_hash FROM payouts WHERE project_id = $1 AND status IN ('sent', 'stale')`, r.s.projectID)
 	if err != nil {
 		return 1
 	}
