@@ -45,7 +45,8 @@ func (c apiClient) post(ctx context.Context, url, key string, body any) (apiResp
 // is down: a refused or dropped connection, or an answer of 502, 503 or
 // 504, is tried again a second later (or after Retry-After), for up to
 // three minutes, under one Idempotency-Key, so that a retry of a request
-// the engine did take is answered with its first response.
+// the engine did take is answered with its first response; a 409 saying
+// the first try is still being processed is waited out likewise.
 func (c apiClient) postWith(ctx context.Context, url string, headers map[string]string, body any) (apiResponse, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
@@ -59,7 +60,7 @@ func (c apiClient) postWith(ctx context.Context, url string, headers map[string]
 		out, err := c.postOnce(ctx, url, idempotency, headers, raw)
 		wait := time.Second
 		switch {
-		case err == nil && !retryable(out.Status):
+		case err == nil && !retryable(out):
 			return out, nil
 		case err == nil:
 			if s, e := strconv.Atoi(out.Header.Get("Retry-After")); e == nil && s > 0 {
@@ -79,9 +80,16 @@ func (c apiClient) postWith(ctx context.Context, url string, headers map[string]
 }
 
 // retryable are the answers a client tries again: the engine or what it
-// needs is down for now.
-func retryable(status int) bool {
-	return status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout
+// needs is down for now, or the first try of the same request (a try the
+// client gave up on) is still running.
+func retryable(r apiResponse) bool {
+	switch r.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	case http.StatusConflict:
+		return bytes.Contains(r.Raw, []byte("still being processed"))
+	}
+	return false
 }
 
 func (c apiClient) postOnce(ctx context.Context, url, idempotency string, headers map[string]string, raw []byte) (apiResponse, error) {
