@@ -185,7 +185,7 @@ func (rep *Report) Print(w io.Writer) {
 			orNone(strings.Join(synced, ", ")))
 	}
 	if o.has(FaultTemporalRestart) || o.has(FaultPostgresRestart) || o.has(FaultWorkerCut) {
-		p("infrastructure faults: %d Temporal server restarts (%s down), %d PostgreSQL restarts (%s down), %d cuts of the worker from Temporal (%s cut); %d API requests retried after a refused connection or a 502/503/504",
+		p("infrastructure faults: %d Temporal server restarts (%s down), %d PostgreSQL restarts (%s down), %d cuts of the worker from Temporal (%s cut); %d API requests retried (a refused connection, a 502/503/504, a 409 still being processed)",
 			len(f.temporalDown), total(f.temporalDown).Round(100*time.Millisecond), len(f.postgresDown),
 			total(f.postgresDown).Round(100*time.Millisecond), len(f.workerCut), total(f.workerCut).Round(time.Second), rep.APIRetries)
 	}

@@ -110,7 +110,7 @@ type Report struct {
 	BitcoinPayments, FromMempool, BitcoinFailed int
 	// PhaseStart is when the payment phase began, which the faults'
 	// timeline counts from; APIRetries how many API requests were tried
-	// again (a refused connection, or a 502, 503 or 504).
+	// again (apiClient.postWith).
 	PhaseStart time.Time
 	APIRetries int64
 	// Drift is how far the chain's clock ran ahead of the wall clock;
