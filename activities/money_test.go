@@ -148,7 +148,8 @@ func TestSyncTransactionRecordsAndAdvancesATransferOnce(t *testing.T) {
 	}
 }
 
-// A session's progress recorded again makes no second event.
+// A session's progress recorded again makes no second event, and a
+// progress behind the record changes nothing.
 func TestRecordSessionProgressOnce(t *testing.T) {
 	st, env, cs := moneyFixture(t)
 	insert(t, st, cs)
@@ -164,6 +165,21 @@ func TestRecordSessionProgressOnce(t *testing.T) {
 	}
 	if n := events(t, st, cs.ProjectID); n[payment.EventSessionCompleted] != 1 {
 		t.Fatalf("events = %v; want one completed", n)
+	}
+
+	// The workflow task that recorded it ran again (Temporal never
+	// recorded its completion), and its look at the chain found the last
+	// payment not yet final: the record stays completed, with no event.
+	run(t, env, workflows.ActivityRecordSessionProgress, nil, workflows.ProgressInput{SessionID: cs.ID,
+		Status: payment.SessionProcessing, PaidUSD: "10", At: at.Add(time.Second)})
+	if s, err = st.SessionByID(context.Background(), cs.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != payment.SessionCompleted || s.AmountPaidUSD.String() != "25" {
+		t.Fatalf("a completed session taken back: %s paid %s", s.Status, s.AmountPaidUSD)
+	}
+	if n := events(t, st, cs.ProjectID); n[payment.EventSessionProcessing] != 0 || n[payment.EventSessionCompleted] != 1 {
+		t.Fatalf("events = %v; want one completed and nothing after", n)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -234,6 +233,20 @@ func (w *outgoingWatch) replaceable(ctx context.Context, c *chainwatch.Chain, o 
 	return err == nil && !tx.State.Mined
 }
 
+// wakeStale has the workflow of a stale item whose own transaction the
+// scan saw mined look at it now: a stale item's workflow looks only every
+// few minutes, and its transaction mined after all (a wallet's
+// replacement at the same nonce, mined once the gap before it was
+// filled) should move it on when the scan sees it, as a sent item's
+// does. The sweep of pending follows wakes it.
+func (w *outgoingWatch) wakeStale(ctx context.Context, id string, o payment.Outgoing) error {
+	if o.Status != payment.RefundStale {
+		return nil
+	}
+	slog.InfoContext(ctx, "stale item's transaction seen mined", "id", id, "txHash", o.TxHash)
+	return w.a.Store.WakeOutgoing(ctx, id)
+}
+
 // spot records the first refund, else the first payout, waiting for its
 // signature (else sent, as a replacement) that seen pays, unless an item already records seen's
 // transaction as paying it, or seen counts for something else: a scan
@@ -250,9 +263,15 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(refunds, func(r payment.Refund) bool { return r.Pays(seen, hash) }) ||
-		slices.ContainsFunc(payouts, func(p payment.Payout) bool { return p.Pays(seen, hash) }) {
-		return nil // taken already
+	for _, r := range refunds {
+		if r.Pays(seen, hash) {
+			return w.wakeStale(ctx, r.ID, r.Outgoing) // taken already
+		}
+	}
+	for _, p := range payouts {
+		if p.Pays(seen, hash) {
+			return w.wakeStale(ctx, p.ID, p.Outgoing)
+		}
 	}
 	taken, err := w.a.Store.TakenTransfers(ctx, c.Network.ChainID, hash, "")
 	if err != nil || taken[seen.LogIndex] != "" {

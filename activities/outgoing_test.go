@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
@@ -247,5 +248,53 @@ func TestAReplacementSeenByTheScanIsFollowed(t *testing.T) {
 	}
 	if out := f.follow(t, p.ID); out.Status != payment.RefundConfirmed && out.Status != payment.RefundFinalized {
 		t.Fatalf("the replacement followed: %+v", out)
+	}
+}
+
+// A stale payout's own transaction mined after all (held by a node, then
+// broadcast) is seen by the scan, which has the payout's workflow woken
+// at once (a pending follow due now) rather than at its next slow look;
+// the look then moves it on.
+func TestAStaleItemsTransactionSeenMinedWakesItsWorkflow(t *testing.T) {
+	f := newOutgoingFixture(t)
+	ctx := context.Background()
+	treasury, payee := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000b0b06")
+	p := f.approvedPayout(t, "Held, then mined", treasury.Address, payee, 2_500_000)
+	held, err := f.chain.SignTransact(ctx, treasury, f.chain.Token, nil, bindings.NewDevUSDC().PackTransfer(payee, big.NewInt(2_500_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.report(t, p, held.Hash())
+	if _, err := f.store.Pool().Exec(ctx, `UPDATE payouts SET sent_at = now() - interval '2 minutes' WHERE id = $1`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.follow(t, p.ID); out.Status != payment.RefundStale || out.Wait < time.Minute {
+		t.Fatalf("past the bound: %+v", out)
+	}
+	if _, err := f.store.Pool().Exec(ctx, `DELETE FROM outgoing_follows WHERE item_id = $1`, p.ID); err != nil { // its workflow runs
+		t.Fatal(err)
+	}
+
+	before, err := f.chain.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.chain.SendSigned(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.chain.Mine(ctx, held.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.ScanInput{Network: "devnet", Cursor: workflows.ScanCursor{Number: before.Number.Uint64(), Hash: before.Hash().Hex()}}
+	if _, err := f.env.ExecuteActivity(workflows.ActivityScanNetwork, in); err != nil {
+		t.Fatal(err)
+	}
+	var due int
+	if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM outgoing_follows WHERE item_id = $1 AND due_at <= now()`, p.ID).Scan(&due); err != nil ||
+		due != 1 {
+		t.Fatalf("the scan saw the stale payout's transaction mined: %d follows due now (%v), want 1 to wake its workflow", due, err)
+	}
+	if out := f.follow(t, p.ID); out.Status != payment.RefundConfirmed && out.Status != payment.RefundFinalized {
+		t.Fatalf("the look the wake makes: %+v", out)
 	}
 }

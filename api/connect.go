@@ -15,6 +15,7 @@ import (
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // procedureTiers puts each Connect procedure in the rate-limit tier of its
@@ -139,6 +140,9 @@ func connectErr(err error) error {
 		return ce
 	}
 	var e *payment.Error
+	if !errors.As(err, &e) && service.Unavailable(err) {
+		return connect.NewError(connect.CodeUnavailable, errors.New("a service the engine needs is unavailable for now; try again shortly"))
+	}
 	if !errors.As(err, &e) {
 		if dependencyUnavailable(err) {
 			return connectUnavailable("The service is unavailable for a moment; retry after " + retryAfterUnavailable + " s")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // envelope is the spec's response envelope (section 1), for success and
@@ -121,6 +122,15 @@ func fail(w http.ResponseWriter, r *http.Request, status int, code, message stri
 // the one place where error kinds become HTTP statuses.
 func failErr(w http.ResponseWriter, r *http.Request, err error) {
 	var e *payment.Error
+	if !errors.As(err, &e) && service.Unavailable(err) {
+		// The database or Temporal is out of reach (a restart, a
+		// failover): nothing is wrong with the request, which the client
+		// may send again.
+		slog.WarnContext(r.Context(), "request failed: a service is unavailable", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		w.Header().Set("Retry-After", "1")
+		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "A service the engine needs is unavailable for now; try again shortly", nil)
+		return
+	}
 	if !errors.As(err, &e) {
 		if dependencyUnavailable(err) {
 			slog.WarnContext(r.Context(), "request failed: a dependency did not answer", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))

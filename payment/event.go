@@ -127,9 +127,19 @@ type SessionProgress struct {
 
 // Progress applies p to the session and returns the events of the change:
 // the new status, a new exception, or "updated" when only the amount paid
-// moved. Progress already applied changes nothing and makes no event.
+// moved. Progress already applied changes nothing and makes no event,
+// and so does a status the recorded one cannot move to: the record is
+// past it. A workflow task whose completion Temporal never recorded (the
+// server or the worker lost in between) runs again, its local activities
+// with it; a look at the chain made again may find less than the first
+// (a node that restarted), so the workflow may record a status the first
+// run had left behind. The record keeps the later one, and its events
+// the state machine's order, until the workflow reaches it again.
 func (s *Session) Progress(p SessionProgress) []EventType {
 	if s.Status == p.Status && s.AmountPaidUSD.Equal(p.PaidUSD) && s.Exception == p.Exception {
+		return nil
+	}
+	if s.Status != p.Status && AdvanceSession(s.Status, p.Status) != nil {
 		return nil
 	}
 	var events []EventType

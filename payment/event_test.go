@@ -35,6 +35,14 @@ func TestSessionChangesDecideTheirEvents(t *testing.T) {
 		{"progress recorded before", Session{Status: SessionProcessing, AmountPaidUSD: d("4")}, func(s *Session) []EventType {
 			return s.Progress(SessionProgress{Status: SessionProcessing, PaidUSD: d("4.00")})
 		}, nil, SessionProcessing},
+		// A workflow task run again after Temporal lost its completion,
+		// whose look at the chain found less than the first run's.
+		{"a completed record is not taken back to processing", Session{Status: SessionCompleted, AmountPaidUSD: d("10")}, func(s *Session) []EventType {
+			return s.Progress(SessionProgress{Status: SessionProcessing, PaidUSD: d("4")})
+		}, nil, SessionCompleted},
+		{"an expired record is not taken back to processing", Session{Status: SessionExpired, AmountPaidUSD: d("4"), Exception: "underpaid"}, func(s *Session) []EventType {
+			return s.Progress(SessionProgress{Status: SessionProcessing, PaidUSD: d("4")})
+		}, nil, SessionExpired},
 	}
 	for _, c := range cases {
 		s := c.from

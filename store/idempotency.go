@@ -16,17 +16,27 @@ type IdempotentResponse struct {
 // older than this are reclaimed on use and deleted by PurgeIdempotency.
 const IdempotencyTTL = 24 * time.Hour
 
+// IdempotencyClaimLease is how long a claim whose request never finished
+// holds its key: twice the API's write deadline (60 s), after which no
+// answer to the first request can come. A request that failed while the
+// database was down could not release its claim (ReleaseIdempotencyKey);
+// past the lease a retry runs again instead of hearing "still being
+// processed" for a day.
+const IdempotencyClaimLease = 2 * time.Minute
+
 // ClaimIdempotencyKey claims the record id (a hash of the caller's scope
 // and key; the store never sees the key) for a request whose body hashes to
 // hash. It returns (nil, nil) when the claim is new, so the request runs,
 // or the stored record when the key was used before. Records older than the
-// TTL are reclaimed.
+// TTL are reclaimed, and so are claims unfinished past the lease.
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, id []byte, hash string, now time.Time) (*IdempotentResponse, error) {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_records (id, request_hash, created_at)
 		VALUES ($1,$2,$3)
 		ON CONFLICT (id) DO UPDATE SET request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
 			status_code = NULL, response_sealed = NULL
-		WHERE idempotency_records.created_at < $4`, id, hash, now, now.Add(-IdempotencyTTL))
+		WHERE idempotency_records.created_at < $4
+			OR idempotency_records.status_code IS NULL AND idempotency_records.created_at < $5`,
+		id, hash, now, now.Add(-IdempotencyTTL), now.Add(-IdempotencyClaimLease))
 	if err != nil {
 		return nil, err
 	}

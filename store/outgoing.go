@@ -145,6 +145,15 @@ func (s *Store) ClaimOutgoingFollows(ctx context.Context, limit int, lease time.
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// WakeOutgoing makes an item's follow due now, so that the sweep wakes
+// its workflow (SignalOutgoingChanged), which then looks at the chain at
+// once.
+func (s *Store) WakeOutgoing(ctx context.Context, id string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO outgoing_follows (item_id, due_at) VALUES ($1, now())
+		ON CONFLICT (item_id) DO UPDATE SET due_at = least(outgoing_follows.due_at, excluded.due_at)`, id)
+	return mapErr(err)
+}
+
 // FollowStarted deletes an item's pending follow: its workflow runs.
 func (s *Store) FollowStarted(ctx context.Context, id string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM outgoing_follows WHERE item_id = $1`, id)

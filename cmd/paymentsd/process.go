@@ -20,6 +20,34 @@ import (
 // Temporal server that cannot be reached yet.
 const temporalStartWait = 30 * time.Second
 
+// databaseStartWait bounds how long a starting process waits for a
+// database it cannot reach yet: one restarting or failing over, or
+// starting with it.
+const databaseStartWait = 30 * time.Second
+
+// checkSchema checks the database's schema (store.CheckSchema), waiting
+// up to wait while the database cannot be reached, so that a process
+// started during a database restart (a service manager's restart after a
+// crash, a rollout) comes up when the database does instead of exiting.
+// Any other error, a schema too old above all, returns at once.
+func checkSchema(ctx context.Context, url string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for waited := false; ; waited = true {
+		err := store.CheckSchema(ctx, url)
+		if err == nil || !store.Unavailable(err) || !time.Now().Before(deadline) {
+			return err
+		}
+		if !waited {
+			slog.Warn("the database cannot be reached; waiting for it", "wait", wait, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // deps are a process's connections: Postgres, Temporal and the chains.
 type deps struct {
 	store    *store.Store
@@ -38,7 +66,7 @@ func open(ctx context.Context, c config, tel *observability.Telemetry) (deps, er
 	if err := needDatabase(c); err != nil {
 		return deps{}, err
 	}
-	if err := store.CheckSchema(ctx, c.DatabaseURL); err != nil {
+	if err := checkSchema(ctx, c.DatabaseURL, databaseStartWait); err != nil {
 		return deps{}, err
 	}
 	st, err := store.Open(ctx, c.DatabaseURL)

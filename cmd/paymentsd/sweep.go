@@ -29,7 +29,9 @@ environment) to one address, signing on this machine with the deposit
 key's extended private key, which is never sent anywhere. Without
 --execute it only prints the plan. On a Bitcoin network it spends the
 finalized payments' outputs in one transaction (a PSBT signed with the
-Bitcoin account key's xprv, tprv, zprv or vprv), at --fee-rate.
+Bitcoin account key's xprv, tprv, zprv or vprv), at --fee-rate or the
+node's estimate, never above --max-fee-rate; outputs worth no more than
+what spending them costs at that rate are left where they are (dust).
 
 `
 
@@ -48,7 +50,8 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	journal := fs.String("journal", "", "the journal of signed transactions, to resume from (default sweep-PROJECT-NETWORK.journal.json here)")
 	execute := fs.Bool("execute", false, "sign and send the plan (default: print it only)")
 	wait := fs.Duration("wait", 5*time.Minute, "how long each round waits to be mined before stopping (run again to resume)")
-	feeRate := fs.Int64("fee-rate", 0, "Bitcoin: the fee rate in sat/vB (default: the node's estimate for 6 blocks)")
+	feeRate := fs.Int64("fee-rate", 0, "Bitcoin: the fee rate in sat/vB (default: the node's estimate for 6 blocks, capped at --max-fee-rate)")
+	maxFeeRate := fs.Int64("max-fee-rate", btcsweep.DefaultMaxFeeRate, "Bitcoin: the ceiling of the fee rate in sat/vB: the node's estimate above it is capped to it, a --fee-rate above it refused")
 	psbtFile := fs.String("psbt", "", "Bitcoin: also write the unsigned PSBT (base64) to this file, for a hardware wallet")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,7 +67,7 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	funded, err := btcsweep.FromAPI(ctx, hc, *apiURL, apiKey, *project, *network)
 	switch {
 	case err == nil:
-		return sweepBitcoin(ctx, out, stdin, funded, bitcoinSweep{rpcURL: *rpcURL, to: *to, keyFile: *keyFile, feeRate: *feeRate,
+		return sweepBitcoin(ctx, out, stdin, funded, bitcoinSweep{rpcURL: *rpcURL, to: *to, keyFile: *keyFile, feeRate: *feeRate, maxFeeRate: *maxFeeRate,
 			psbtFile: *psbtFile, journal: *journal, execute: *execute, wait: *wait})
 	case !errors.Is(err, btcsweep.ErrNotBitcoin):
 		return fmt.Errorf("sweep: %w", err)

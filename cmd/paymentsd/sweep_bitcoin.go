@@ -17,7 +17,7 @@ import (
 // bitcoinSweep is `paymentsd sweep`'s flags on a Bitcoin network.
 type bitcoinSweep struct {
 	rpcURL, to, keyFile, psbtFile, journal string
-	feeRate                                int64
+	feeRate, maxFeeRate                    int64
 	execute                                bool
 	wait                                   time.Duration
 }
@@ -109,11 +109,25 @@ func sweepBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []
 		fmt.Fprintln(out, "Nothing to move.")
 		return nil
 	}
-	rate := o.feeRate
-	if rate == 0 {
-		if rate, err = btcsweep.FeeRate(ctx, node, 6); err != nil {
-			return fmt.Errorf("sweep: %w", err)
+	chosen, err := btcsweep.ChooseFeeRate(ctx, node, o.feeRate, o.maxFeeRate, 6)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	rate := chosen.SatPerVB
+	fmt.Fprintf(out, "Fee rate: %s\n", chosen)
+	coins, dust := btcsweep.SplitDust(coins, rate)
+	if len(dust) > 0 {
+		var held int64
+		for _, c := range dust {
+			held += c.Sats
 		}
+		total -= held
+		fmt.Fprintf(out, "Left as dust: %d outputs holding %s, each worth no more than the %d sats spending it costs at %d sat/vB\n",
+			len(dust), btc(held), btcsweep.DustAt(rate), rate)
+	}
+	if len(coins) == 0 {
+		fmt.Fprintln(out, "Nothing to move.")
+		return nil
 	}
 	p, fee, err := btcsweep.Build(key, params, coins, dest, rate)
 	if err != nil {

@@ -33,7 +33,9 @@ fi
 #
 # 1. The reconciliation run (docs/reconciliation.md), small: 50 randomized
 #    payments of every class under every fault (node outage, reorgs,
-#    worker SIGKILLs, RPC errors and held requests), then the engine's
+#    worker SIGKILLs, RPC errors and held requests, the Temporal server
+#    killed, its own PostgreSQL restarted, the worker cut off from
+#    Temporal), then the engine's
 #    records reconciled against the chain; it fails on any discrepancy.
 #    `make chaos N=1000` is the long run. It mostly waits (on blocks, and
 #    on the worker it kills), so it runs in the background beside part 2.
@@ -50,7 +52,8 @@ fi
 # fresh databases beside each test's own: the end-to-end suite covers
 # Temporal on Postgres at no extra run. SQLite, the default, stays covered
 # by the smoke test (`make dev` as a newcomer runs it, on a file) and by
-# the reconciliation run (in memory). See docs/scale-out.md. tests/bench
+# the reconciliation run (on a file, in a process the run kills and
+# starts again). See docs/scale-out.md. tests/bench
 # holds benchmarks only (`make bench`); `make lint` compiles it.
 go build -o bin/paymentsd ./cmd/paymentsd
 go build -o bin/chaos ./tests/chaos/cmd/chaos

@@ -35,7 +35,7 @@ const dust = 330
 // VSize estimates the virtual size of a transaction spending inputs
 // native SegWit outputs to outputs outputs (a Taproot output is the
 // largest kind: 43 vbytes).
-func VSize(inputs, outputs int) int64 { return 11 + 68*int64(inputs) + 43*int64(outputs) }
+func VSize(inputs, outputs int) int64 { return 11 + InputVSize*int64(inputs) + 43*int64(outputs) }
 
 // Build returns an unsigned PSBT spending coins, of deposit addresses of
 // key on the network of params, to dest, less the fee at feeRate

@@ -3,11 +3,15 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/big"
 	"net/http"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -17,6 +21,8 @@ import (
 // payer's wallet do.
 type apiClient struct {
 	http *http.Client
+	// retries counts the requests tried again (postWith).
+	retries *atomic.Int64
 }
 
 type apiResponse struct {
@@ -34,17 +40,65 @@ func (c apiClient) post(ctx context.Context, url, key string, body any) (apiResp
 	return c.postWith(ctx, url, h, body)
 }
 
-// postWith posts body with the headers given (a session's cookie).
+// postWith posts body with the headers given (a session's cookie). It
+// retries as a merchant's backend does while the engine's infrastructure
+// is down: a refused or dropped connection, or an answer of 502, 503 or
+// 504, is tried again a second later (or after Retry-After), for up to
+// three minutes, under one Idempotency-Key, so that a retry of a request
+// the engine did take is answered with its first response; a 409 saying
+// the first try is still being processed is waited out likewise.
 func (c apiClient) postWith(ctx context.Context, url string, headers map[string]string, body any) (apiResponse, error) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return apiResponse{}, err
 	}
+	key := make([]byte, 16)
+	_, _ = rand.Read(key)
+	idempotency := hex.EncodeToString(key)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		out, err := c.postOnce(ctx, url, idempotency, headers, raw)
+		wait := time.Second
+		switch {
+		case err == nil && !retryable(out):
+			return out, nil
+		case err == nil:
+			if s, e := strconv.Atoi(out.Header.Get("Retry-After")); e == nil && s > 0 {
+				wait = time.Duration(min(s, 10)) * time.Second
+			}
+		case ctx.Err() != nil:
+			return out, err
+		}
+		if time.Now().After(deadline) {
+			return out, err
+		}
+		c.retries.Add(1)
+		if err := sleep(ctx, wait); err != nil {
+			return out, err
+		}
+	}
+}
+
+// retryable are the answers a client tries again: the engine or what it
+// needs is down for now, or the first try of the same request (a try the
+// client gave up on) is still running.
+func retryable(r apiResponse) bool {
+	switch r.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	case http.StatusConflict:
+		return bytes.Contains(r.Raw, []byte("still being processed"))
+	}
+	return false
+}
+
+func (c apiClient) postOnce(ctx context.Context, url, idempotency string, headers map[string]string, raw []byte) (apiResponse, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(raw))
 	if err != nil {
 		return apiResponse{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", idempotency)
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}

@@ -249,6 +249,10 @@ func (r *run) reorgBitcoin(ctx context.Context, depth int, drop bool) {
 		}
 		f.btcReorgs = append(f.btcReorgs, rec)
 	})
+	if err == nil {
+		r.faults.event(faultEvent{Fault: FaultBTCReorg, At: rec.At,
+			Detail: fmt.Sprintf("depth %d, %d of the run's transactions back in the mempool, %d double-spent", rec.Depth, len(rec.Abandoned), len(rec.Dropped))})
+	}
 }
 
 func (r *run) doReorgBitcoin(ctx context.Context, depth int, drop bool) (btcReorg, error) {
@@ -332,6 +336,7 @@ func (r *run) reorgBitcoinNow(ctx context.Context, depth int, drop, anyway bool)
 // again from its peer, the network; the transactions its mempool held are
 // gone from it until a block mines them.
 func (r *run) restartBitcoin(ctx context.Context) {
+	flight := r.inFlight(ctx)
 	from := time.Now()
 	r.logf("fault: the merchant's bitcoin node restarted, down %s", r.o.BitcoinDown)
 	err := r.s.btcEngine.Restart(ctx, r.o.BitcoinDown)
@@ -346,4 +351,7 @@ func (r *run) restartBitcoin(ctx context.Context) {
 		f.btcDown = append(f.btcDown, window{from, time.Now()})
 		f.btcSync = append(f.btcSync, time.Since(up))
 	})
+	r.faults.event(faultEvent{Fault: FaultBTCRestart, At: from, For: time.Since(from), InFlight: flight,
+		Detail: fmt.Sprintf("the merchant's node stopped, started again after %s, at the network's best block after %s", r.o.BitcoinDown,
+			time.Since(up).Round(100*time.Millisecond))})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,36 @@ type faultLog struct {
 	btcReorgs []btcReorg
 	btcDown   []window
 	btcSync   []time.Duration
+
+	// The engine's infrastructure: the Temporal server's restarts, the
+	// PostgreSQL cluster's, and the worker's cuts from Temporal, each from
+	// the fault's start to the service's return.
+	temporalDown []window
+	postgresDown []window
+	workerCut    []window
+
+	// timeline is every fault that happened at a time, in the order
+	// they began, for the report.
+	timeline []faultEvent
+}
+
+// faultEvent is one fault on the report's timeline: when it began, how
+// long it lasted (zero for an instant one, a reorg), what the engine had
+// in flight as it began, and what it did.
+type faultEvent struct {
+	Fault    string
+	At       time.Time
+	For      time.Duration
+	InFlight string
+	Detail   string
+}
+
+// event records a fault on the timeline.
+func (f *faultLog) event(e faultEvent) {
+	f.add(func(f *faultLog) {
+		i, _ := slices.BinarySearchFunc(f.timeline, e.At, func(x faultEvent, t time.Time) int { return x.At.Compare(t) })
+		f.timeline = slices.Insert(f.timeline, i, e)
+	})
 }
 
 func (f *faultLog) add(fn func(*faultLog)) {
@@ -135,11 +166,112 @@ func (r *run) injectFaults(ctx context.Context, rng *rand.Rand) {
 			at(between(0.1, 0.9), func() { r.kill(ctx, pause) })
 		}
 	}
+	// The infrastructure's faults come once payments are confirming and
+	// refunds and payouts are being followed: after the phase's first
+	// fifth.
+	if o.has(FaultTemporalRestart) {
+		for range o.TemporalRestarts {
+			at(between(0.2, 0.9), func() { r.restartTemporal(ctx) })
+		}
+	}
+	if o.has(FaultPostgresRestart) {
+		for range o.PostgresRestarts {
+			at(between(0.2, 0.9), func() { r.restartPostgres(ctx) })
+		}
+	}
+	if o.has(FaultWorkerCut) {
+		for range o.WorkerCuts {
+			at(between(0.2, 0.9), func() { r.cutWorker(ctx) })
+		}
+	}
 	wg.Wait()
+}
+
+// inFlight says, from the engine's records, what it was following as a
+// fault began: payments pending or confirming, refunds and payouts sent
+// or confirming, sessions open with a payment on its way. Read in at most
+// two seconds; empty when the records could not be read.
+func (r *run) inFlight(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var payments, out, sessions int64
+	err := r.s.db.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM transactions WHERE status IN ('pending', 'confirmed')),
+		(SELECT count(*) FROM refunds WHERE status IN ('sent', 'confirmed'))
+			+ (SELECT count(*) FROM payouts WHERE status IN ('sent', 'confirmed')),
+		(SELECT count(*) FROM checkout_sessions WHERE status = 'processing')`).Scan(&payments, &out, &sessions)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d payments pending or confirming, %d refunds and payouts sent or confirming, %d sessions processing",
+		payments, out, sessions)
+}
+
+// restartTemporal kills the Temporal server (SIGKILL: its frontend and
+// history die at once) and starts it again TemporalDown later, on the
+// same address and state.
+func (r *run) restartTemporal(ctx context.Context) {
+	flight := r.inFlight(ctx)
+	from := time.Now()
+	r.logf("fault: Temporal server killed (SIGKILL), started again after %s", r.o.TemporalDown)
+	err := r.s.temporal.Restart(ctx, r.o.TemporalDown)
+	w := window{from, time.Now()}
+	r.faults.add(func(f *faultLog) {
+		if err != nil {
+			f.failures = append(f.failures, "temporal restart: "+err.Error())
+		}
+		f.temporalDown = append(f.temporalDown, w)
+	})
+	r.faults.event(faultEvent{Fault: FaultTemporalRestart, At: from, For: w.To.Sub(w.From), InFlight: flight,
+		Detail: fmt.Sprintf("killed, started again after %s, serving again after %s", r.o.TemporalDown, w.To.Sub(w.From).Round(100*time.Millisecond))})
+}
+
+// restartPostgres stops the run's PostgreSQL cluster (a fast shutdown:
+// every connection of the API, the worker and the run is closed) and
+// starts it again PostgresDown later.
+func (r *run) restartPostgres(ctx context.Context) {
+	flight := r.inFlight(ctx)
+	from := time.Now()
+	r.logf("fault: PostgreSQL restarted, down %s", r.o.PostgresDown)
+	err := r.s.pg.Restart(ctx, r.o.PostgresDown)
+	w := window{from, time.Now()}
+	r.faults.add(func(f *faultLog) {
+		if err != nil {
+			f.failures = append(f.failures, "postgres restart: "+err.Error())
+		}
+		f.postgresDown = append(f.postgresDown, w)
+	})
+	r.faults.event(faultEvent{Fault: FaultPostgresRestart, At: from, For: w.To.Sub(w.From), InFlight: flight,
+		Detail: fmt.Sprintf("stopped (fast shutdown), started again after %s, accepting connections after %s", r.o.PostgresDown,
+			w.To.Sub(w.From).Round(100*time.Millisecond))})
+}
+
+// cutWorker drops the worker's connections to Temporal and refuses new
+// ones for WorkerCutLength; the API, which dials Temporal itself, is not
+// cut.
+func (r *run) cutWorker(ctx context.Context) {
+	flight := r.inFlight(ctx)
+	from := time.Now()
+	r.logf("fault: worker cut off from Temporal for %s", r.o.WorkerCutLength)
+	err := r.s.temporalProxy.Cut()
+	if err == nil {
+		_ = sleep(ctx, r.o.WorkerCutLength)
+		err = r.s.temporalProxy.Restore()
+	}
+	w := window{from, time.Now()}
+	r.faults.add(func(f *faultLog) {
+		if err != nil {
+			f.failures = append(f.failures, "worker cut: "+err.Error())
+		}
+		f.workerCut = append(f.workerCut, w)
+	})
+	r.faults.event(faultEvent{Fault: FaultWorkerCut, At: from, For: w.To.Sub(w.From), InFlight: flight,
+		Detail: "the worker's connections to Temporal dropped, new ones refused"})
 }
 
 // outage stops the node (as the engine sees it) for OutageLength.
 func (r *run) outage(ctx context.Context) {
+	flight := r.inFlight(ctx)
 	from := time.Now()
 	r.logf("fault: node outage for %s", r.o.OutageLength)
 	if err := r.s.proxy.Down(); err != nil {
@@ -150,11 +282,15 @@ func (r *run) outage(ctx context.Context) {
 	if err := r.s.proxy.Up(); err != nil {
 		r.faults.add(func(f *faultLog) { f.failures = append(f.failures, "outage end: "+err.Error()) })
 	}
-	r.faults.add(func(f *faultLog) { f.outages = append(f.outages, window{from, time.Now()}) })
+	to := time.Now()
+	r.faults.add(func(f *faultLog) { f.outages = append(f.outages, window{from, to}) })
+	r.faults.event(faultEvent{Fault: FaultOutage, At: from, For: to.Sub(from), InFlight: flight,
+		Detail: "the chain's node refusing the worker's connections"})
 }
 
 // kill kills the worker with SIGKILL and starts it again after pause.
 func (r *run) kill(ctx context.Context, pause time.Duration) {
+	flight := r.inFlight(ctx)
 	from := time.Now()
 	r.logf("fault: worker killed (SIGKILL), restarted after %s", pause)
 	err := r.s.worker.Kill(ctx, pause)
@@ -165,6 +301,8 @@ func (r *run) kill(ctx context.Context, pause time.Duration) {
 		}
 		f.workerDown = append(f.workerDown, window{from, restarted})
 	})
+	r.faults.event(faultEvent{Fault: FaultKill, At: from, For: restarted.Sub(from), InFlight: flight,
+		Detail: fmt.Sprintf("the worker killed (SIGKILL), a new one started after %s", pause)})
 	if err != nil {
 		return
 	}
@@ -201,6 +339,8 @@ func (r *run) reorg(ctx context.Context, depth int, drop bool) {
 			verb = "dropped"
 		}
 		r.logf("fault: reorg of depth %d, %d transactions %s", depth, len(rec.Abandoned), verb)
+		r.faults.event(faultEvent{Fault: FaultReorg, At: rec.At,
+			Detail: fmt.Sprintf("depth %d, %d transactions %s", depth, len(rec.Abandoned), verb)})
 	}
 }
 

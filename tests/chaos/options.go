@@ -63,6 +63,10 @@ const (
 	FaultMadeUpHashes = "made-up-hashes" // a second project reports never-mined hashes against its own payouts and refunds
 	FaultStuckTx      = "stuck-tx"       // refunds' and payouts' transactions held unmined, replaced at their nonce, or left to go stale and then canceled or replaced
 	FaultUnreported   = "unreported"     // refunds and payouts paid on chain and never reported
+	// The engine's own infrastructure.
+	FaultTemporalRestart = "temporal-restart" // the Temporal server (frontend, history, all) killed with SIGKILL and started again on its address and its state
+	FaultPostgresRestart = "postgres-restart" // the run's PostgreSQL cluster (its own, never the machine's) stopped and started again
+	FaultWorkerCut       = "worker-cut"       // the worker's connections to Temporal dropped and refused for a while; the API still reaches Temporal
 )
 
 // AllClasses are the payment classes in their order of report; AllFaults
@@ -72,7 +76,7 @@ var (
 		ClassSubmitBefore, ClassSubmitAfter, ClassWrongSession, ClassExpireConfirming, ClassInternal, ClassRefund, ClassPayout,
 		ClassBTCFull, ClassBTCTopUp, ClassBTCOver, ClassBTCUnder, ClassBTCMulti, ClassBTCReplace, ClassBTCDoubleSpend, ClassBTCLate}
 	AllFaults = []string{FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart,
-		FaultMadeUpHashes, FaultStuckTx, FaultUnreported}
+		FaultMadeUpHashes, FaultStuckTx, FaultUnreported, FaultTemporalRestart, FaultPostgresRestart, FaultWorkerCut}
 	bitcoinClasses = []string{ClassBTCFull, ClassBTCTopUp, ClassBTCOver, ClassBTCUnder, ClassBTCMulti, ClassBTCReplace,
 		ClassBTCDoubleSpend, ClassBTCLate}
 )
@@ -97,9 +101,10 @@ var (
 		"none":  {},
 		"happy": {FaultRPCErrors},
 		"all": {FaultRPCErrors, FaultRPCTimeouts, FaultOutage, FaultReorg, FaultKill, FaultBTCReorg, FaultBTCRestart,
-			FaultMadeUpHashes, FaultStuckTx, FaultUnreported},
+			FaultMadeUpHashes, FaultStuckTx, FaultUnreported, FaultTemporalRestart, FaultPostgresRestart, FaultWorkerCut},
 		"bitcoin":   {FaultBTCReorg, FaultBTCRestart},
 		"money-out": {FaultMadeUpHashes, FaultStuckTx, FaultUnreported},
+		"infra":     {FaultTemporalRestart, FaultPostgresRestart, FaultWorkerCut},
 	}
 )
 
@@ -153,6 +158,18 @@ type Options struct {
 	StaleAfter   time.Duration
 	MadeUpHashes int
 
+	// The engine's infrastructure: TemporalRestarts kills of the Temporal
+	// server, each started again TemporalDown later; PostgresRestarts
+	// restarts of the run's PostgreSQL cluster, each down for
+	// PostgresDown; WorkerCuts cuts of the worker from Temporal, each
+	// WorkerCutLength long.
+	TemporalRestarts int
+	TemporalDown     time.Duration
+	PostgresRestarts int
+	PostgresDown     time.Duration
+	WorkerCuts       int
+	WorkerCutLength  time.Duration
+
 	// Settle bounds the wait for the engine to finish after the payments;
 	// Stall ends it early when nothing has changed for that long.
 	Settle time.Duration
@@ -175,6 +192,8 @@ func DefaultOptions() Options {
 		Outages: 1, OutageLength: 70 * time.Second, Reorgs: 3, MaxReorgDepth: 3, Kills: 2,
 		BitcoinInterval: 2 * time.Second, BitcoinFinality: 3, BitcoinReorgs: 2, BitcoinMaxReorgDepth: 2,
 		BitcoinRestarts: 1, BitcoinDown: 5 * time.Second, StaleAfter: time.Minute,
+		TemporalRestarts: 1, TemporalDown: 5 * time.Second, PostgresRestarts: 1, PostgresDown: 5 * time.Second,
+		WorkerCuts: 1, WorkerCutLength: 30 * time.Second,
 		Settle: 5 * time.Minute, Stall: 90 * time.Second,
 	}
 }

@@ -38,6 +38,11 @@ func (rep *Report) faultsMet() map[string][]string {
 	// Bitcoin node's restarts, the worker's kills both.
 	evmWindows := map[string][]window{FaultOutage: rep.Faults.outages, FaultKill: rep.Faults.workerDown}
 	btcWindows := map[string][]window{FaultBTCRestart: rep.Faults.btcDown, FaultKill: rep.Faults.workerDown}
+	// The engine's infrastructure stands behind both chains.
+	for fault, ws := range map[string][]window{FaultTemporalRestart: rep.Faults.temporalDown,
+		FaultPostgresRestart: rep.Faults.postgresDown, FaultWorkerCut: rep.Faults.workerCut} {
+		evmWindows[fault], btcWindows[fault] = ws, ws
+	}
 	sent := func(at time.Time, sessions []*session, windows map[string][]window, inFlight time.Duration) {
 		for fault, ws := range windows {
 			for _, w := range ws {
@@ -179,6 +184,24 @@ func (rep *Report) Print(w io.Writer) {
 			len(f.btcReorgs), orNone(strings.Join(depths, ",")), back, dropped, len(f.btcDown), total(f.btcDown).Round(time.Second),
 			orNone(strings.Join(synced, ", ")))
 	}
+	if o.has(FaultTemporalRestart) || o.has(FaultPostgresRestart) || o.has(FaultWorkerCut) {
+		p("infrastructure faults: %d Temporal server restarts (%s down), %d PostgreSQL restarts (%s down), %d cuts of the worker from Temporal (%s cut); %d API requests retried (a refused connection, a 502/503/504, a 409 still being processed)",
+			len(f.temporalDown), total(f.temporalDown).Round(100*time.Millisecond), len(f.postgresDown),
+			total(f.postgresDown).Round(100*time.Millisecond), len(f.workerCut), total(f.workerCut).Round(time.Second), rep.APIRetries)
+	}
+	if len(f.timeline) > 0 {
+		p("fault timeline (from the payment phase's start at %s):", rep.PhaseStart.Format("15:04:05"))
+		for _, e := range f.timeline {
+			lasted := "instant"
+			if e.For > 0 {
+				lasted = e.For.Round(100 * time.Millisecond).String()
+			}
+			p("  +%-8s %s  %-17s %-8s %s", clock(e.At.Sub(rep.PhaseStart)), e.At.Format("15:04:05.0"), e.Fault, lasted, e.Detail)
+			if e.InFlight != "" {
+				p("  %-30s in flight: %s", "", e.InFlight)
+			}
+		}
+	}
 	if len(f.resumed) > 0 {
 		var took []string
 		for _, d := range f.resumed {
@@ -317,4 +340,10 @@ func refundWaits(waits [][2]time.Duration) string {
 	rm, rx := median(0)
 	fm, fx := median(1)
 	return fmt.Sprintf("; after its payment a refund's session had it recorded in %s (longest %s) and final in %s (longest %s)", rm, rx, fm, fx)
+}
+
+// clock writes an offset as minutes and seconds: 4:07.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }

@@ -108,6 +108,11 @@ type Report struct {
 	// mined them), BitcoinFailed those that failed (replaced or
 	// double-spent).
 	BitcoinPayments, FromMempool, BitcoinFailed int
+	// PhaseStart is when the payment phase began, which the faults'
+	// timeline counts from; APIRetries how many API requests were tried
+	// again (apiClient.postWith).
+	PhaseStart time.Time
+	APIRetries int64
 	// Drift is how far the chain's clock ran ahead of the wall clock;
 	// BitcoinDrift the Bitcoin node's.
 	Drift, BitcoinDrift time.Duration
@@ -170,7 +175,7 @@ func Run(ctx context.Context, o Options, logf func(string, ...any)) (*Report, er
 		}
 	}()
 	r.start = time.Now()
-	rep := &Report{Options: o, Dir: o.Dir, Scenarios: scenarios, Started: began, Faults: &r.faults}
+	rep := &Report{Options: o, Dir: o.Dir, Scenarios: scenarios, Started: began, Faults: &r.faults, PhaseStart: r.start}
 
 	// The scenarios and the faults run together; the run is bounded: the
 	// phase, then the slowest scenario (a late payment after a short
@@ -342,6 +347,7 @@ wait:
 	ps := s.proxy.Stats()
 	rep.Proxy = proxyStats{ps.Requests, ps.Errors, ps.Timeouts, ps.Outages, ps.Down}
 	rep.Worker = s.worker.Stats()
+	rep.APIRetries = s.api.retries.Load()
 	rep.Dropped = r.dropped(ctx)
 	if h, err := s.chain.Client().HeaderByNumber(ctx, nil); err == nil {
 		rep.Drift = time.Until(time.Unix(int64(h.Time), 0)).Round(time.Second)
@@ -354,14 +360,19 @@ wait:
 		}
 	}
 	rep.Total = time.Since(began)
+	if rep.Failed() && s.pg != nil {
+		s.pg.keep = true
+		logf("the run's database is kept in %s (stopped; pg_ctl -D %s start, as the postgres user, reads it again)", s.pg.cluster.Dir, s.pg.cluster.Dir)
+	}
 	return rep, nil
 }
 
-// minedUnfollowedRefunds counts the refunds still recorded sent whose
-// transaction the chain has mined: chainwatch is yet to follow them.
+// minedUnfollowedRefunds counts the refunds and payouts still recorded
+// sent or stale whose transaction the chain has mined: the engine is yet
+// to follow them.
 func (r *run) minedUnfollowedRefunds(ctx context.Context) int64 {
-	rows, err := r.s.db.Query(ctx, `SELECT tx_hash FROM refunds WHERE project_id = $1 AND status = 'sent'
-		UNION ALL SELECT tx_hash FROM payouts WHERE project_id = $1 AND status = 'sent'`, r.s.projectID)
+	rows, err := r.s.db.Query(ctx, `SELECT tx_hash FROM refunds WHERE project_id = $1 AND status IN ('sent', 'stale')
+		UNION ALL SELECT tx_hash FROM payouts WHERE project_id = $1 AND status IN ('sent', 'stale')`, r.s.projectID)
 	if err != nil {
 		return 1
 	}

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -608,6 +609,9 @@ func (r *run) submit(ctx context.Context, s, submitTo *session, h common.Hash) {
 	r.mu.Lock()
 	r.submits[submitStatus(resp.Status, err)]++
 	r.mu.Unlock()
+	if err != nil || resp.Status >= http.StatusBadRequest {
+		r.logf("hash %s posted to %s (%s): %v %d %s", h.Hex(), submitTo.ID, submitTo.Class, err, resp.Status, bytes.TrimSpace(resp.Raw))
+	}
 	if err == nil && submitTo != s && leaks(resp.Raw, s) {
 		answer := strings.TrimSpace(string(resp.Raw))
 		if len(answer) > 200 {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -59,15 +60,20 @@ type stack struct {
 	chain     *devchain.Chain
 	multisend common.Address
 	proxy     *rpcproxy.Proxy
-	temporal  *devstack.Temporal
-	tc        client.Client
-	worker    *workerProcess
-	longAPI   string
-	shortAPI  string
-	projectID string
-	key       string
-	planID    string
-	api       apiClient
+	temporal  *temporalProcess
+	// temporalProxy is between the worker and Temporal (worker-cut); pg
+	// the run's own PostgreSQL cluster (postgres-restart). Nil without
+	// those faults.
+	temporalProxy *tcpProxy
+	pg            *privatePostgres
+	tc            client.Client
+	worker        *workerProcess
+	longAPI       string
+	shortAPI      string
+	projectID     string
+	key           string
+	planID        string
+	api           apiClient
 	// owner signs in to approve payout batches: an owner of the project.
 	owner, ownerPassword, ownerID string
 
@@ -97,7 +103,7 @@ func (s *stack) onClose(f func()) { s.closers = append(s.closers, f) }
 
 // startStack starts the stack; on error it closes what it started.
 func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *stack, err error) {
-	s := &stack{dir: o.Dir, api: apiClient{http: &http.Client{Timeout: 60 * time.Second}}}
+	s := &stack{dir: o.Dir, api: apiClient{http: &http.Client{Timeout: 60 * time.Second}, retries: new(atomic.Int64)}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -114,12 +120,11 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 		}
 	}
 
-	url, drop, err := storetest.CreateDB()
+	url, err := s.database(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	s.dbURL = url
-	s.onClose(drop)
 	if s.db, err = pgxpool.New(ctx, url); err != nil {
 		return nil, err
 	}
@@ -141,10 +146,20 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 	}
 	s.onClose(func() { _ = s.proxy.Close() })
 
-	if s.temporal, err = devstack.StartTemporal(devstack.TemporalConfig{}); err != nil {
+	if s.temporal, err = startTemporal(ctx, filepath.Join(s.dir, "temporal.db"), filepath.Join(s.dir, "temporal.log")); err != nil {
 		return nil, err
 	}
 	s.onClose(s.temporal.Stop)
+	// The worker reaches Temporal through a proxy of its own, which
+	// worker-cut cuts; the API and the run dial the frontend themselves.
+	workerTemporal := s.temporal.Address
+	if o.has(FaultWorkerCut) {
+		if s.temporalProxy, err = startTCPProxy(s.temporal.Address); err != nil {
+			return nil, err
+		}
+		s.onClose(s.temporalProxy.Close)
+		workerTemporal = s.temporalProxy.Addr
+	}
 	if s.tc, err = client.Dial(client.Options{HostPort: s.temporal.Address, Namespace: s.temporal.Namespace, Logger: quietLogger{}}); err != nil {
 		return nil, err
 	}
@@ -221,7 +236,7 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 	networks, _ := json.Marshal(append([]chainwatch.Network{devnetAt(s.proxy.URL)}, bitcoin...))
 	assets, _ := json.Marshal(catalog.Assets)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"DATABASE_URL=" + url, "TEMPORAL_ADDRESS=" + s.temporal.Address, "TEMPORAL_NAMESPACE=" + s.temporal.Namespace,
+		"DATABASE_URL=" + url, "TEMPORAL_ADDRESS=" + workerTemporal, "TEMPORAL_NAMESPACE=" + s.temporal.Namespace,
 		"NETWORKS=" + string(networks), "ASSETS=" + string(assets)}
 	if o.has(FaultStuckTx) {
 		env = append(env, "MONEY_OUT_STALE_AFTER="+o.StaleAfter.String())
@@ -240,6 +255,27 @@ func startStack(ctx context.Context, o Options, logf func(string, ...any)) (_ *s
 		s.onClose(func() { stop(); <-done })
 	}
 	return s, nil
+}
+
+// database makes the run's database: on a PostgreSQL cluster of the
+// run's own under postgres-restart, which restarts it, else a fresh
+// database on the tests' server (store/storetest).
+func (s *stack) database(ctx context.Context, o Options) (string, error) {
+	if !o.has(FaultPostgresRestart) {
+		url, drop, err := storetest.CreateDB()
+		if err != nil {
+			return "", err
+		}
+		s.onClose(drop)
+		return url, nil
+	}
+	pg, url, err := startPrivatePostgres(ctx, filepath.Join(s.dir, "postgres"))
+	if err != nil {
+		return "", fmt.Errorf("the run's PostgreSQL cluster: %w", err)
+	}
+	s.pg = pg
+	s.onClose(pg.Close)
+	return url, nil
 }
 
 // startBitcoin starts the Bitcoin network's node, each payment of its

@@ -8,8 +8,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -18,9 +20,16 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == chaos.TemporalServerCommand {
+		// The run's Temporal server, started by the run itself.
+		if err := chaos.ServeTemporal(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
 	o := chaos.DefaultOptions()
 	classes := flag.String("classes", "all", "payment classes, comma-separated, or a preset (happy, evm, bitcoin, all): "+strings.Join(chaos.AllClasses, ", "))
-	faults := flag.String("faults", "all", "fault classes, comma-separated, or a preset (none, happy, bitcoin, money-out, all): "+strings.Join(chaos.AllFaults, ", "))
+	faults := flag.String("faults", "all", "fault classes, comma-separated, or a preset (none, happy, bitcoin, money-out, infra, all): "+strings.Join(chaos.AllFaults, ", "))
 	flag.IntVar(&o.N, "n", o.N, "number of randomized payments (scenarios)")
 	flag.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the scenarios and the faults (default: the time)")
 	flag.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "payer accounts, so payments in flight at once")
@@ -44,6 +53,12 @@ func main() {
 	flag.IntVar(&o.BitcoinMaxReorgDepth, "bitcoin-max-reorg-depth", o.BitcoinMaxReorgDepth, "deepest Bitcoin reorg, in blocks")
 	flag.IntVar(&o.BitcoinRestarts, "bitcoin-restarts", o.BitcoinRestarts, "Bitcoin node restarts (btc-restart)")
 	flag.DurationVar(&o.BitcoinDown, "bitcoin-down", o.BitcoinDown, "how long the Bitcoin node is down in a restart")
+	flag.IntVar(&o.TemporalRestarts, "temporal-restarts", o.TemporalRestarts, "kills and restarts of the Temporal server (temporal-restart)")
+	flag.DurationVar(&o.TemporalDown, "temporal-down", o.TemporalDown, "how long the Temporal server stays down in a restart")
+	flag.IntVar(&o.PostgresRestarts, "postgres-restarts", o.PostgresRestarts, "restarts of the run's own PostgreSQL cluster (postgres-restart)")
+	flag.DurationVar(&o.PostgresDown, "postgres-down", o.PostgresDown, "how long the run's PostgreSQL cluster stays down in a restart")
+	flag.IntVar(&o.WorkerCuts, "worker-cuts", o.WorkerCuts, "cuts of the worker from Temporal (worker-cut)")
+	flag.DurationVar(&o.WorkerCutLength, "worker-cut", o.WorkerCutLength, "how long each cut of the worker from Temporal lasts")
 	flag.DurationVar(&o.StaleAfter, "stale-after", o.StaleAfter, "the worker's MONEY_OUT_STALE_AFTER when stuck-tx is injected")
 	flag.IntVar(&o.MadeUpHashes, "made-up", 0, "the second project's items reported with made-up hashes (made-up-hashes; default: N/10, at least 4)")
 	flag.DurationVar(&o.Settle, "settle", o.Settle, "longest wait for the engine to settle after the payments")
@@ -68,7 +83,17 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	rep.Print(os.Stdout)
+	// The report goes to the output and, whole, to the run's folder.
+	path := filepath.Join(rep.Dir, "report.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		fail(err)
+	}
+	rep.Print(io.MultiWriter(os.Stdout, f))
+	if err := f.Close(); err != nil {
+		fail(err)
+	}
+	fmt.Printf("report written to %s\n", path)
 	if rep.Failed() {
 		os.Exit(1)
 	}
