@@ -140,11 +140,8 @@ func connectErr(err error) error {
 		return ce
 	}
 	var e *payment.Error
-	if !errors.As(err, &e) && service.Unavailable(err) {
-		return connect.NewError(connect.CodeUnavailable, errors.New("a service the engine needs is unavailable for now; try again shortly"))
-	}
 	if !errors.As(err, &e) {
-		if dependencyUnavailable(err) {
+		if service.Unavailable(err) {
 			return connectUnavailable("The service is unavailable for a moment; retry after " + retryAfterUnavailable + " s")
 		}
 		return connect.NewError(connect.CodeInternal, errors.New("internal server error"))

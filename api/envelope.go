@@ -122,18 +122,12 @@ func fail(w http.ResponseWriter, r *http.Request, status int, code, message stri
 // the one place where error kinds become HTTP statuses.
 func failErr(w http.ResponseWriter, r *http.Request, err error) {
 	var e *payment.Error
-	if !errors.As(err, &e) && service.Unavailable(err) {
-		// The database or Temporal is out of reach (a restart, a
-		// failover): nothing is wrong with the request, which the client
-		// may send again.
-		slog.WarnContext(r.Context(), "request failed: a service is unavailable", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
-		w.Header().Set("Retry-After", "1")
-		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "A service the engine needs is unavailable for now; try again shortly", nil)
-		return
-	}
 	if !errors.As(err, &e) {
-		if dependencyUnavailable(err) {
-			slog.WarnContext(r.Context(), "request failed: a dependency did not answer", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		if service.Unavailable(err) {
+			// The database or Temporal is out of reach or overloaded (a
+			// restart, a failover, its limits): nothing is wrong with the
+			// request, which the client may send again.
+			slog.WarnContext(r.Context(), "request failed: a service is unavailable", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
 			fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "The service is unavailable for a moment; retry after "+retryAfterUnavailable+" s", nil)
 			return
 		}

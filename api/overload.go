@@ -1,16 +1,11 @@
 package api
 
 import (
-	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 
 	"connectrpc.com/connect"
-	"github.com/jackc/pgx/v5/pgconn"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
 )
@@ -87,42 +82,6 @@ func (b *inflight) refuse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", busyMessage, nil)
-}
-
-// dependencyUnavailable tells whether err is the database or Temporal
-// failing to answer for a while (overloaded, restarting, unreachable):
-// the request did nothing that a retry would repeat wrongly, and the
-// client should retry after a pause rather than read it as the server's
-// bug. Everything else unclassified stays a 500.
-func dependencyUnavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	// Temporal's frontend: its rate limits, an unreachable or restarting
-	// server, or a call it did not answer in time.
-	var exhausted *serviceerror.ResourceExhausted
-	var unavailable *serviceerror.Unavailable
-	var late *serviceerror.DeadlineExceeded
-	if errors.As(err, &exhausted) || errors.As(err, &unavailable) || errors.As(err, &late) {
-		return true
-	}
-	// Postgres: no connection could be made (refused, too many clients),
-	// the server is shutting down or out of resources, or the connection
-	// broke before the statement was sent.
-	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) {
-		return true
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		class := pgErr.Code[:2]
-		return class == "08" || class == "53" || class == "57" && pgErr.Code != "57014" // 57014: a query canceled on purpose
-	}
-	// A connection that broke under a statement (the server restarted, a
-	// proxy between dropped it), or a wait for a pool connection or a call
-	// that outlasted its deadline.
-	var netErr net.Error
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // connectUnavailable is a Connect error for a request a dependency could

@@ -201,7 +201,7 @@ func TestDependencyUnavailable(t *testing.T) {
 		{"the client went away", context.Canceled, false},
 		{"a bug", errors.New("nil map"), false},
 	} {
-		if got := dependencyUnavailable(c.err); got != c.want {
+		if got := service.Unavailable(c.err); got != c.want {
 			t.Errorf("%s (%v): %v, want %v", c.name, c.err, got, c.want)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -20,11 +19,11 @@ func Unavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "57P01", "57P02", "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
-			return true
-		}
-		return strings.HasPrefix(pgErr.Code, "08") // connection_exception
+		// connection_exception; insufficient_resources (too many
+		// clients); operator_intervention (shutting down, starting up),
+		// but a query canceled on purpose (57014).
+		class := pgErr.Code[:min(2, len(pgErr.Code))]
+		return class == "08" || class == "53" || class == "57" && pgErr.Code != "57014"
 	}
 	var connect *pgconn.ConnectError
 	var netErr net.Error
