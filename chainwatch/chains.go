@@ -7,6 +7,7 @@ import (
 
 	"context"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"time"
@@ -115,6 +116,7 @@ func dialBitcoin(ctx context.Context, n Network, _ http.RoundTripper, claimed ma
 	if err != nil {
 		return nil, fmt.Errorf("network %q: %w", n.Key, err)
 	}
+	f.Network = n.Key
 	return &Chain{Network: n.WithDefaults(), Bitcoin: f, Params: params}, nil
 }
 
@@ -136,12 +138,24 @@ func dialEVM(ctx context.Context, n Network, transport http.RoundTripper, claime
 	if err := c.CheckChainIDs(ctx); err != nil {
 		return nil, fmt.Errorf("network %q: %w", n.Key, err)
 	}
-	return &Chain{Network: n.WithDefaults(), Client: c}, nil
+	ch := &Chain{Network: n.WithDefaults(), Client: c}
+	c.BlockAt = ch.blockAt
+	return ch, nil
+}
+
+// blockAt reads the hash of block n on node c, checked as a scan checks
+// it: the network's nodes are compared by it.
+func (c *Chain) blockAt(ctx context.Context, node evmrpc.Client, n uint64) (common.Hash, error) {
+	h, err := c.Scanner().on(node).header(ctx, new(big.Int).SetUint64(n))
+	if err != nil {
+		return common.Hash{}, err
+	}
+	return h.Hash, nil
 }
 
 // Scanner returns the chain's scanner over its assets.
 func (c *Chain) Scanner() Scanner {
-	s := Scanner{Client: c.Client, Network: c.Network.Key}
+	s := Scanner{Client: c.Client, Network: c.Network.Key, Recompute: c.Network.HeaderHash == HeaderHashRecompute}
 	for _, a := range c.Assets {
 		if a.Native() {
 			s.Native, s.Traces = true, c.Network.TraceInternalTransfers

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/paymentsd/paymentsd/internal/btckeys"
+	"github.com/paymentsd/paymentsd/internal/nodetrust"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -49,6 +50,10 @@ type Family interface {
 	// IsContract tells whether an address holds code (false on a family
 	// without contracts): a refund's customer confirms such an address.
 	IsContract(ctx context.Context, address string) (bool, error)
+	// Nodes is what the engine believes of the network's nodes now: those
+	// set aside (an answer failed a check, or they disagree with the
+	// others), and whether they disagree with no majority (readiness).
+	Nodes() nodetrust.Status
 }
 
 // Capabilities are what a family's networks do; the engine asks them
@@ -116,6 +121,13 @@ func (evmFamily) PayeeProblem(s string) string {
 	return ""
 }
 
+func (f evmFamily) Nodes() nodetrust.Status {
+	if n, ok := f.c.Client.(interface{ Nodes() nodetrust.Status }); ok {
+		return n.Nodes()
+	}
+	return nodetrust.Status{Nodes: 1}
+}
+
 func (f evmFamily) IsContract(ctx context.Context, address string) (bool, error) {
 	var code hexutil.Bytes
 	err := f.c.Client.Call(ctx, &code, "eth_getCode", common.HexToAddress(address), "latest")
@@ -174,3 +186,5 @@ func (f bitcoinFamily) PayeeProblem(s string) string {
 }
 
 func (bitcoinFamily) IsContract(context.Context, string) (bool, error) { return false, nil }
+
+func (f bitcoinFamily) Nodes() nodetrust.Status { return f.c.Bitcoin.Nodes() }

@@ -4,6 +4,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
 
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -19,22 +20,29 @@ import (
 // the few fields a payment needs, not through go-ethereum's types: those
 // refuse the transaction types go-ethereum does not know (the OP stack's
 // deposit transactions in every Base and Optimism block, Arbitrum's system
-// transactions), and compute a header's hash from the fields they know,
-// which a chain with other header fields would not match. The node's own
-// hashes are taken as they are.
+// transactions). What the engine relies on is checked as it is read
+// (check.go): a block's number is the one asked for and its hash, on a
+// chain whose headers are Ethereum's (Network.HeaderHash), is recomputed
+// from its header's fields with go-ethereum's types.Header; elsewhere the
+// node's own hash is checked against the blocks that link to it.
 
-// rpcHeader is a block as eth_getBlockByNumber(n, false) returns it.
+// rpcHeader is a block's header as eth_getBlockByNumber returns it, with
+// its transactions' hashes (eth_getBlockByNumber(n, false)).
 type rpcHeader struct {
 	Number     hexutil.Uint64 `json:"number"`
 	Hash       common.Hash    `json:"hash"`
 	ParentHash common.Hash    `json:"parentHash"`
 	Timestamp  hexutil.Uint64 `json:"timestamp"`
+	LogsBloom  types.Bloom    `json:"logsBloom"`
+	TxHashes   []common.Hash  `json:"transactions"`
 }
 
-// rpcBlock is a block with its transactions, eth_getBlockByNumber(n, true).
+// rpcBlock is a block with its transactions, eth_getBlockByNumber(n,
+// true): each as the node wrote it (raw) and read (txs).
 type rpcBlock struct {
 	rpcHeader
-	Transactions []rpcTx `json:"transactions"`
+	Raw []json.RawMessage `json:"transactions"`
+	txs []rpcTx
 }
 
 // rpcTx is a transaction of any type: the node names its sender, so no
@@ -46,10 +54,16 @@ type rpcTx struct {
 	To    *common.Address `json:"to"`
 	Value *hexutil.Big    `json:"value"`
 	Input hexutil.Bytes   `json:"input"`
+	// Where it was mined, absent while pending.
+	BlockHash   *common.Hash    `json:"blockHash"`
+	BlockNumber *hexutil.Uint64 `json:"blockNumber"`
+	Index       *hexutil.Uint64 `json:"transactionIndex"`
 }
 
 // rpcReceipt is a transaction's receipt.
 type rpcReceipt struct {
+	TxHash      common.Hash    `json:"transactionHash"`
+	TxIndex     hexutil.Uint64 `json:"transactionIndex"`
 	From        common.Address `json:"from"`
 	Status      hexutil.Uint64 `json:"status"`
 	BlockHash   common.Hash    `json:"blockHash"`
@@ -57,13 +71,17 @@ type rpcReceipt struct {
 	Logs        []rpcLog       `json:"logs"`
 }
 
-// rpcLog is a receipt's log.
+// rpcLog is a receipt's log, with where it says it is.
 type rpcLog struct {
-	Address  common.Address `json:"address"`
-	Topics   []common.Hash  `json:"topics"`
-	Data     hexutil.Bytes  `json:"data"`
-	LogIndex hexutil.Uint   `json:"logIndex"`
-	Removed  bool           `json:"removed"`
+	Address     common.Address  `json:"address"`
+	Topics      []common.Hash   `json:"topics"`
+	Data        hexutil.Bytes   `json:"data"`
+	LogIndex    hexutil.Uint    `json:"logIndex"`
+	Removed     bool            `json:"removed"`
+	BlockHash   *common.Hash    `json:"blockHash"`
+	BlockNumber *hexutil.Uint64 `json:"blockNumber"`
+	TxHash      *common.Hash    `json:"transactionHash"`
+	TxIndex     *hexutil.Uint64 `json:"transactionIndex"`
 }
 
 func (l rpcLog) log() types.Log {
@@ -98,19 +116,64 @@ func call[T any](ctx context.Context, c evmrpc.Client, method string, args ...an
 	return v, nil
 }
 
-// header reads a block's header: number, hash, parent and time.
-func header(ctx context.Context, c evmrpc.Client, n *big.Int) (*rpcHeader, error) {
-	return call[rpcHeader](ctx, c, "eth_getBlockByNumber", blockArg(n), false)
+// reader reads one node's answers (the Client of an evmrpc.Client.Read)
+// and checks each as it comes (check.go). recompute: the chain's headers
+// are Ethereum's, and a block's hash is recomputed from them.
+type reader struct {
+	c         evmrpc.Client
+	recompute bool
 }
 
-// fullBlock reads a block with its transactions.
-func fullBlock(ctx context.Context, c evmrpc.Client, n uint64) (*rpcBlock, error) {
-	return call[rpcBlock](ctx, c, "eth_getBlockByNumber", hexutil.EncodeUint64(n), true)
+// header reads a block's header (n nil: the latest; negative: a tag) with
+// its transactions' hashes, checked.
+func (r reader) header(ctx context.Context, n *big.Int) (*rpcHeader, error) {
+	var raw json.RawMessage
+	if err := r.c.Call(ctx, &raw, "eth_getBlockByNumber", blockArg(n), false); err != nil {
+		return nil, err
+	}
+	var h rpcHeader
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	return &h, r.checkHeader(raw, &h, n)
 }
 
-// transaction reads a transaction by its hash.
-func transaction(ctx context.Context, c evmrpc.Client, hash common.Hash) (*rpcTx, error) {
-	return call[rpcTx](ctx, c, "eth_getTransactionByHash", hash)
+// fullBlock reads a block with its transactions, checked: its header, and
+// each transaction's place.
+func (r reader) fullBlock(ctx context.Context, n uint64) (*rpcBlock, error) {
+	var raw json.RawMessage
+	if err := r.c.Call(ctx, &raw, "eth_getBlockByNumber", hexutil.EncodeUint64(n), true); err != nil {
+		return nil, err
+	}
+	var b rpcBlock
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	b.txs = make([]rpcTx, len(b.Raw))
+	b.TxHashes = make([]common.Hash, len(b.Raw))
+	for i, tx := range b.Raw {
+		if err := json.Unmarshal(tx, &b.txs[i]); err != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber: transaction %d: %w", i, err)
+		}
+		b.TxHashes[i] = b.txs[i].Hash
+	}
+	if err := r.checkHeader(raw, &b.rpcHeader, new(big.Int).SetUint64(n)); err != nil {
+		return nil, err
+	}
+	return &b, checkPlaces(&b)
+}
+
+// transaction reads a transaction by its hash, as the node wrote it too.
+func (r reader) transaction(ctx context.Context, hash common.Hash) (*rpcTx, json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := r.c.Call(ctx, &raw, "eth_getTransactionByHash", hash); err != nil {
+		return nil, nil, err
+	}
+	var tx rpcTx
+	if err := json.Unmarshal(raw, &tx); err != nil {
+		return nil, nil, fmt.Errorf("eth_getTransactionByHash: %w", err)
+	}
+	return &tx, raw, nil
 }
 
 // receipt reads a transaction's receipt.

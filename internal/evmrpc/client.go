@@ -26,6 +26,17 @@ type Client interface {
 	// Call makes a JSON-RPC call and decodes its answer into result; a
 	// null answer is ethereum.NotFound.
 	Call(ctx context.Context, result any, method string, args ...any) error
+	// Read runs read with a Client whose calls all go to one node, so that
+	// the answers read checks against each other (a block and its parent,
+	// a receipt and its block, logs and their blocks) come from one
+	// witness, and one that contradicts itself is known. What read returns
+	// decides what comes next: an error wrapping nodetrust.ErrBadAnswer (a
+	// check failed) sets the node aside and runs read again on the next
+	// node; a failure of the node itself (no answer, a rate limit, "not
+	// found" from a node behind the others) runs it again on the next
+	// node, as any call moves on; anything else is read's own result and
+	// returned as it is. read may run more than once.
+	Read(ctx context.Context, read func(c Client) error) error
 }
 
 // RPC makes a Client of a go-ethereum client (the simulated backend's, in
@@ -37,6 +48,9 @@ type ethRPC struct{ *ethclient.Client }
 func (c ethRPC) Call(ctx context.Context, result any, method string, args ...any) error {
 	return rawCall(ctx, c.Client.Client(), result, method, args...)
 }
+
+// Read runs read on the one node: a failed check is its error.
+func (c ethRPC) Read(_ context.Context, read func(Client) error) error { return read(c) }
 
 // Call makes a raw JSON-RPC call on the endpoint that last worked (see
 // Client).
