@@ -897,11 +897,15 @@ func parseCount(s string) (uint64, bool) {
 // anyway, to learn which endpoints lag. Only when every endpoint reports a
 // head more than MaxLag blocks below the one returned has the chain itself
 // gone back (a restarted development chain, a deep reorg onto a shorter
-// branch), and then the lower head is returned.
+// branch), and then the lower head is returned. Every CompareInterval the
+// endpoints are compared first (compare).
 func (f *Failover) BlockNumber(ctx context.Context) (uint64, error) {
 	type answer struct {
 		n uint64
 		i int
+	}
+	if f.compareDue(f.CompareInterval) {
+		f.compare(ctx) // first: a node it sets aside gives no head
 	}
 	a, err := tryEach(ctx, f, func(i int, c *ethclient.Client) (answer, error) {
 		n, err := c.BlockNumber(ctx)
@@ -919,9 +923,6 @@ func (f *Failover) BlockNumber(ctx context.Context) (uint64, error) {
 			n = m
 			f.current.Store(int32(j))
 		}
-	}
-	if f.compareDue(f.CompareInterval) {
-		f.compare(ctx)
 	}
 	return f.show(n), nil
 }

@@ -122,8 +122,15 @@ type node struct {
 }
 
 // New is the ledger of a network's nodes, named (for logs and metrics) by
-// names, reporting to report (nil: to no one).
+// names, reporting to report (nil: to no one), which it tells at once that
+// every node is used.
 func New(network string, names []string, report Reporter) *Ledger {
+	if report != nil {
+		report.NodesDisagree(network, false)
+		for _, n := range names {
+			report.NodeSetAside(network, n, false)
+		}
+	}
 	return &Ledger{network: network, names: names, report: report, Backoff: DefaultBackoff, MaxBackoff: DefaultMaxBackoff,
 		nodes: make([]node, len(names))}
 }
