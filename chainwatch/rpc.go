@@ -38,11 +38,12 @@ type rpcHeader struct {
 }
 
 // rpcBlock is a block with its transactions, eth_getBlockByNumber(n,
-// true): each as the node wrote it (raw) and read (txs).
+// true): read (txs), and as the node wrote them (raw, read again only
+// for the few a check needs whole).
 type rpcBlock struct {
 	rpcHeader
-	Raw []json.RawMessage `json:"transactions"`
 	txs []rpcTx
+	raw json.RawMessage
 }
 
 // rpcTx is a transaction of any type: the node names its sender, so no
@@ -124,43 +125,71 @@ type reader struct {
 	recompute bool
 }
 
+// block reads a block (n nil: the latest; negative: a tag), its header
+// checked, and returns its transactions as the node wrote them (their
+// hashes, or with full, the transactions). The header is read apart from
+// the transactions, so that a block's JSON is parsed once and its header
+// alone again for its hash.
+func (r reader) block(ctx context.Context, n *big.Int, full bool) (*rpcHeader, json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := r.c.Call(ctx, &fields, "eth_getBlockByNumber", blockArg(n), full); err != nil {
+		return nil, nil, err
+	}
+	txs := fields["transactions"]
+	delete(fields, "transactions")
+	raw, err := json.Marshal(fields)
+	var h rpcHeader
+	if err == nil {
+		err = json.Unmarshal(raw, &h)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	return &h, txs, r.checkHeader(raw, &h, n)
+}
+
 // header reads a block's header (n nil: the latest; negative: a tag) with
 // its transactions' hashes, checked.
 func (r reader) header(ctx context.Context, n *big.Int) (*rpcHeader, error) {
-	var raw json.RawMessage
-	if err := r.c.Call(ctx, &raw, "eth_getBlockByNumber", blockArg(n), false); err != nil {
+	h, txs, err := r.block(ctx, n, false)
+	if err != nil {
 		return nil, err
 	}
-	var h rpcHeader
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	if len(txs) > 0 {
+		if err := json.Unmarshal(txs, &h.TxHashes); err != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+		}
 	}
-	return &h, r.checkHeader(raw, &h, n)
+	return h, nil
 }
 
 // fullBlock reads a block with its transactions, checked: its header, and
 // each transaction's place.
 func (r reader) fullBlock(ctx context.Context, n uint64) (*rpcBlock, error) {
-	var raw json.RawMessage
-	if err := r.c.Call(ctx, &raw, "eth_getBlockByNumber", hexutil.EncodeUint64(n), true); err != nil {
+	h, txs, err := r.block(ctx, new(big.Int).SetUint64(n), true)
+	if err != nil {
 		return nil, err
 	}
-	var b rpcBlock
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
-	}
-	b.txs = make([]rpcTx, len(b.Raw))
-	b.TxHashes = make([]common.Hash, len(b.Raw))
-	for i, tx := range b.Raw {
-		if err := json.Unmarshal(tx, &b.txs[i]); err != nil {
-			return nil, fmt.Errorf("eth_getBlockByNumber: transaction %d: %w", i, err)
+	b := &rpcBlock{rpcHeader: *h, raw: txs}
+	if len(txs) > 0 {
+		if err := json.Unmarshal(txs, &b.txs); err != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber: transactions: %w", err)
 		}
-		b.TxHashes[i] = b.txs[i].Hash
 	}
-	if err := r.checkHeader(raw, &b.rpcHeader, new(big.Int).SetUint64(n)); err != nil {
-		return nil, err
+	b.TxHashes = make([]common.Hash, len(b.txs))
+	for i, tx := range b.txs {
+		b.TxHashes[i] = tx.Hash
 	}
-	return &b, checkPlaces(&b)
+	return b, checkPlaces(b)
+}
+
+// rawTx returns transaction i of the block as the node wrote it.
+func (b *rpcBlock) rawTx(i int) (json.RawMessage, error) {
+	var all []json.RawMessage
+	if err := json.Unmarshal(b.raw, &all); err != nil || i >= len(all) {
+		return nil, fmt.Errorf("eth_getBlockByNumber: transaction %d: %v", i, err)
+	}
+	return all[i], nil
 }
 
 // transaction reads a transaction by its hash, as the node wrote it too.

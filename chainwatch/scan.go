@@ -9,7 +9,6 @@ import (
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
 
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -127,19 +126,29 @@ func (s Scanner) Canonical(ctx context.Context, c Cursor) (bool, error) {
 }
 
 // scannedBlock is a block a scan read, with what its checks need: its
-// transactions' hashes, its logs bloom, and the transactions paying
-// native coin as the node wrote them.
+// transactions' hashes, its logs bloom, and (full) the block with its
+// transactions, some of which pay native coin (sent: their indexes, by
+// hash).
 type scannedBlock struct {
 	Block
 	txs   []common.Hash
 	bloom types.Bloom
-	sent  map[common.Hash]sentTx
+	full  *rpcBlock
+	sent  map[common.Hash]int
 }
 
-// sentTx is a transaction that moves native coin, read and as written.
-type sentTx struct {
-	tx  rpcTx
-	raw json.RawMessage
+// checkSent checks the transaction hash of the block that pays a watched
+// address native coin (checkSent), read again whole.
+func (b scannedBlock) checkSent(hash common.Hash) error {
+	i, ok := b.sent[hash]
+	if !ok {
+		return nil
+	}
+	raw, err := b.full.rawTx(i)
+	if err != nil {
+		return err
+	}
+	return checkSent(raw, b.full.txs[i])
 }
 
 // Scan reads blocks from..to (inclusive) and returns them with the
@@ -223,10 +232,11 @@ func (s Scanner) scanOn(ctx context.Context, r reader, from, to uint64, parent c
 		return nil, nil, err
 	}
 	for _, t := range transfers {
-		if sent, ok := read[t.BlockNumber-from].sent[t.TxHash]; ok && t.LogIndex == -1 {
-			if err := checkSent(sent.raw, sent.tx); err != nil {
-				return nil, nil, err
-			}
+		if t.LogIndex != -1 {
+			continue
+		}
+		if err := read[t.BlockNumber-from].checkSent(t.TxHash); err != nil {
+			return nil, nil, err
 		}
 	}
 	return blocks, transfers, nil
@@ -275,10 +285,10 @@ func (s Scanner) nativeTransfers(ctx context.Context, r reader, n uint64) (b sca
 	if err != nil {
 		return scannedBlock{}, nil, false, err
 	}
-	b = scannedBlock{Block: rb.block(), txs: rb.TxHashes, bloom: rb.LogsBloom, sent: map[common.Hash]sentTx{}}
+	b = scannedBlock{Block: rb.block(), txs: rb.TxHashes, bloom: rb.LogsBloom, full: rb, sent: map[common.Hash]int{}}
 	for i, tx := range rb.txs {
 		if tx.To != nil && tx.value().Sign() > 0 {
-			b.sent[tx.Hash] = sentTx{tx: tx, raw: rb.Raw[i]}
+			b.sent[tx.Hash] = i
 			out = append(out, Transfer{TxHash: tx.Hash, LogIndex: -1, From: tx.From, To: *tx.To, Amount: tx.value(),
 				BlockNumber: n, BlockHash: b.Hash, BlockTime: b.Time})
 		}

@@ -62,14 +62,32 @@ func (f *Failover) Call(ctx context.Context, result any, method string, args ...
 }
 
 // rawCall makes a JSON-RPC call on c and decodes its answer into result;
-// a null answer is ethereum.NotFound.
+// a null answer is ethereum.NotFound. An object asked for field by field
+// (a *map[string]json.RawMessage: a block, whose header and transactions
+// are read apart) is decoded as the answer is read, and a raw answer
+// (*json.RawMessage) is taken as it is: a block's JSON is not parsed more
+// times than it must.
 func rawCall(ctx context.Context, c *rpc.Client, result any, method string, args ...any) error {
+	if fields, ok := result.(*map[string]json.RawMessage); ok {
+		*fields = nil
+		if err := c.CallContext(ctx, fields, method, args...); err != nil {
+			return err
+		}
+		if *fields == nil {
+			return ethereum.NotFound
+		}
+		return nil
+	}
 	var raw json.RawMessage
 	if err := c.CallContext(ctx, &raw, method, args...); err != nil {
 		return err
 	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return ethereum.NotFound
+	}
+	if r, ok := result.(*json.RawMessage); ok {
+		*r = raw
+		return nil
 	}
 	if err := json.Unmarshal(raw, result); err != nil {
 		return fmt.Errorf("%s: %w", method, err)

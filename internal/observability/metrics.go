@@ -32,7 +32,7 @@ var (
 	// for the traffic.
 	RPCRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "paymentsd_rpc_requests_total",
-		Help: "JSON-RPC calls to a network's nodes, by outcome (ok, error, rate_limited, range_refused or rejected).",
+		Help: "JSON-RPC calls to a network's nodes, by outcome (ok, error, rate_limited or range_refused).",
 	}, []string{"network", "outcome"})
 	// AnswersRejected counts the nodes' answers that failed a check, by
 	// node (named by redact.URL) and check (internal/nodetrust): a node
@@ -269,7 +269,6 @@ type NodeReport struct{}
 // AnswerRejected counts an answer of node that failed check.
 func (NodeReport) AnswerRejected(network, node, check string) {
 	AnswersRejected.WithLabelValues(network, node, check).Inc()
-	RPCRequests.WithLabelValues(network, "rejected").Inc()
 }
 
 // NodeSetAside sets the node's gauge.
