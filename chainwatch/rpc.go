@@ -135,17 +135,45 @@ func (r reader) block(ctx context.Context, n *big.Int, full bool) (*rpcHeader, j
 	if err := r.c.Call(ctx, &fields, "eth_getBlockByNumber", blockArg(n), full); err != nil {
 		return nil, nil, err
 	}
-	txs := fields["transactions"]
-	delete(fields, "transactions")
-	raw, err := json.Marshal(fields)
+	raw := headerJSON(fields)
 	var h rpcHeader
-	if err == nil {
-		err = json.Unmarshal(raw, &h)
-	}
-	if err != nil {
+	if err := json.Unmarshal(raw, &h); err != nil {
 		return nil, nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
 	}
-	return &h, txs, r.checkHeader(raw, &h, n)
+	return &h, fields["transactions"], r.checkHeader(raw, &h, n)
+}
+
+// headerJSON writes a block's fields but its transactions as one JSON
+// object: its header. The values are the node's, as its answer held them
+// (valid JSON: they were read from it); a key that is not a plain name is
+// no header field and is left out.
+func headerJSON(fields map[string]json.RawMessage) json.RawMessage {
+	out := make([]byte, 0, 2048)
+	out = append(out, '{')
+	for k, v := range fields {
+		if k == "transactions" || !plainName(k) {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, k...)
+		out = append(out, '"', ':')
+		out = append(out, v...)
+	}
+	return append(out, '}')
+}
+
+// plainName reports whether k is made of ASCII letters and digits alone,
+// as every header field's name is.
+func plainName(k string) bool {
+	for _, c := range k {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return k != ""
 }
 
 // header reads a block's header (n nil: the latest; negative: a tag) with

@@ -14,7 +14,7 @@ type report struct {
 	disagree bool
 }
 
-func (r *report) AnswerRejected(_, node, check string) { r.rejected[node+" "+check]++ }
+func (r *report) AnswerRejected(_, node, check string)    { r.rejected[node+" "+check]++ }
 func (r *report) NodeSetAside(_, node string, aside bool) { r.aside[node] = aside }
 func (r *report) NodesDisagree(_ string, disagree bool)   { r.disagree = disagree }
 
