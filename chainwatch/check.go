@@ -15,36 +15,52 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 
 	"github.com/paymentsd/paymentsd/internal/nodetrust"
 )
 
-// checkHeader checks a block's header as the node wrote it (raw) and
-// read (h): the block asked for (n, unless a tag), with a hash, and, where
-// the chain's headers are Ethereum's, a hash its fields hash to.
-func (r reader) checkHeader(raw json.RawMessage, h *rpcHeader, n *big.Int) error {
+// checkHeader reads a block's header (raw, its JSON without the
+// transactions; hash, its "hash" field) and checks it: the block asked for
+// (n, unless a tag), with a hash, and, where the chain's headers are
+// Ethereum's, a hash its fields hash to. The header is read once: into
+// go-ethereum's types.Header where its hash is recomputed, else into the
+// few fields the engine uses.
+func (r reader) checkHeader(raw, hash json.RawMessage, n *big.Int) (*rpcHeader, error) {
+	var h rpcHeader
+	var recomputed common.Hash
+	if r.recompute {
+		var gh types.Header
+		if err := json.Unmarshal(raw, &gh); err != nil {
+			return nil, nodetrust.Bad("block_hash", "a block's header does not read as Ethereum's (%v)", err)
+		}
+		h = rpcHeader{Number: hexutil.Uint64(gh.Number.Uint64()), ParentHash: gh.ParentHash, Timestamp: hexutil.Uint64(gh.Time),
+			LogsBloom: gh.Bloom}
+		recomputed = gh.Hash()
+	} else if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+	}
+	if len(hash) > 0 {
+		if err := json.Unmarshal(hash, &h.Hash); err != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber: hash: %w", err)
+		}
+	}
 	if n != nil && n.Sign() >= 0 && (!n.IsUint64() || uint64(h.Number) != n.Uint64()) {
-		return nodetrust.Bad("block_number", "asked for block %s, the node answered block %d", n, h.Number)
+		return nil, nodetrust.Bad("block_number", "asked for block %s, the node answered block %d", n, h.Number)
 	}
 	if h.Hash == (common.Hash{}) {
-		return nodetrust.Bad("block_hash", "block %d has no hash", h.Number)
+		return nil, nodetrust.Bad("block_hash", "block %d has no hash", h.Number)
 	}
-	if !r.recompute {
-		return nil
+	if r.recompute && recomputed != h.Hash {
+		return nil, nodetrust.Bad("block_hash", "block %d's header hashes to %s, not to its hash %s", h.Number, recomputed, h.Hash)
 	}
-	var gh types.Header
-	if err := json.Unmarshal(raw, &gh); err != nil {
-		return nodetrust.Bad("block_hash", "block %d's header does not read as Ethereum's (%v)", h.Number, err)
-	}
-	if got := gh.Hash(); got != h.Hash {
-		return nodetrust.Bad("block_hash", "block %d's header hashes to %s, not to its hash %s", h.Number, got, h.Hash)
-	}
-	return nil
+	return &h, nil
 }
 
 // checkPlaces checks that each transaction of a block, where it says

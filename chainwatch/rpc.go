@@ -135,12 +135,8 @@ func (r reader) block(ctx context.Context, n *big.Int, full bool) (*rpcHeader, j
 	if err := r.c.Call(ctx, &fields, "eth_getBlockByNumber", blockArg(n), full); err != nil {
 		return nil, nil, err
 	}
-	raw := headerJSON(fields)
-	var h rpcHeader
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return nil, nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
-	}
-	return &h, fields["transactions"], r.checkHeader(raw, &h, n)
+	h, err := r.checkHeader(headerJSON(fields), fields["hash"], n)
+	return h, fields["transactions"], err
 }
 
 // headerJSON writes a block's fields but its transactions as one JSON

@@ -267,7 +267,7 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 	return tryOn(ctx, f, true, call)
 }
 
-// tryEach makes a call on the endpoints in their order (see order) until
+// tryOn makes a call on the endpoints in their order (see order) until
 // one answers. An answer is a result, or ethereum.NotFound from an
 // endpoint at the highest head seen; a NotFound from one behind it is set
 // aside while the others are asked, and if none at the head answers the
