@@ -97,3 +97,12 @@ fuzz:
 chaos:
 	go build -ldflags "$(LDFLAGS)" -o bin/paymentsd ./cmd/paymentsd
 	go run ./tests/chaos/cmd/chaos -n $(or $(N),50) -paymentsd bin/paymentsd $(CHAOS_FLAGS)
+
+# soak holds the production shape (two APIs, two workers, Temporal on
+# Postgres) under a steady mix for DURATION (default 30m) and fails if
+# memory, goroutines, connections or backlogs grow from the 5th minute on,
+# or a session is lost (docs/performance.md, "Soak"). Kept out of make test.
+.PHONY: soak
+soak:
+	go build -ldflags "$(LDFLAGS)" -o bin/paymentsd ./cmd/paymentsd
+	TEMPORAL_PERSISTENCE=postgres go run ./tests/soak/cmd/soak -duration $(or $(DURATION),30m) -paymentsd bin/paymentsd $(SOAK_FLAGS)

@@ -434,6 +434,11 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 			to.Asset = c.Asset
 			var changes []payment.TxChange
 			changes, unexpected = payment.MatchTransfers(rows, obs, to, func() string { return payment.NewID(payment.PrefixTx, obs.At) })
+			for _, ch := range changes {
+				if ch.Event == payment.EventTxReversed {
+					observability.PaymentsReversed.WithLabelValues(obs.Network, "in").Inc()
+				}
+			}
 			return changes
 		}, renderTransaction)
 	if err != nil {

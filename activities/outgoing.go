@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/sentlook"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
@@ -57,7 +58,8 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 	if err != nil {
 		return workflows.FollowOutgoingOutput{}, classify(err)
 	}
-	if !item.Followed() {
+	recheck := in.PastFinality && item.Status == payment.RefundFinalized
+	if !item.Followed() && !recheck {
 		return workflows.FollowOutgoingOutput{Status: item.Status, Ended: !item.Awaited(), Wait: awaitedLookEvery}, nil
 	}
 	c, err := a.chain(item.Network)
@@ -69,7 +71,7 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 		return workflows.FollowOutgoingOutput{}, err
 	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	l.Now, l.StaleAfter = now, a.StaleAfter
+	l.Now, l.StaleAfter, l.PastFinality = now, a.StaleAfter, recheck
 	if l.StaleAfter <= 0 {
 		l.StaleAfter = payment.DefaultStaleAfter
 	}
@@ -104,13 +106,16 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 		out.Wait = awaitedLookEvery // rejected: it waits for its signature again
 	case got.TxHash != item.TxHash:
 		out.Wait = time.Second
-	case got.Status == payment.RefundStale || got.Status == payment.RefundCanceled:
+	case got.Status == payment.RefundStale || got.Status == payment.RefundCanceled || got.Status == payment.RefundReversed:
 		out.Wait = staleLookEvery
 		if got.SentAt != nil && now.Sub(*got.SentAt) > staleFollowFor {
 			out.Ended = true
 		}
 	default:
 		out.Wait = max(time.Second, time.Duration(c.Network.BlockTime))
+	}
+	if got.Status == payment.RefundReversed && item.Status != payment.RefundReversed {
+		observability.PaymentsReversed.WithLabelValues(item.Network, "out").Inc()
 	}
 	if got.Status != item.Status || got.TxHash != item.TxHash {
 		slog.InfoContext(ctx, "outgoing transfer moved", "id", item.ID, "from", item.Status, "to", got.Status,

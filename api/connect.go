@@ -140,7 +140,13 @@ func connectErr(err error) error {
 	}
 	var e *payment.Error
 	if !errors.As(err, &e) {
+		if dependencyUnavailable(err) {
+			return connectUnavailable("The service is unavailable for a moment; retry after " + retryAfterUnavailable + " s")
+		}
 		return connect.NewError(connect.CodeInternal, errors.New("internal server error"))
+	}
+	if e.Kind == payment.KindUnavailable {
+		return connectUnavailable(e.Message)
 	}
 	code := map[payment.Kind]connect.Code{
 		payment.KindValidation:      connect.CodeInvalidArgument,

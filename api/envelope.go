@@ -109,6 +109,10 @@ func fail(w http.ResponseWriter, r *http.Request, status int, code, message stri
 	if details == nil {
 		details = []payment.FieldError{}
 	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		// Every 503 says when to come back, as a 429 does.
+		w.Header().Set("Retry-After", retryAfterUnavailable)
+	}
 	writeJSON(w, status, envelope{StatusCode: status, Message: message,
 		Error: &errorBody{Code: code, Message: message, Details: details}, Meta: newMeta(r)})
 }
@@ -118,6 +122,11 @@ func fail(w http.ResponseWriter, r *http.Request, status int, code, message stri
 func failErr(w http.ResponseWriter, r *http.Request, err error) {
 	var e *payment.Error
 	if !errors.As(err, &e) {
+		if dependencyUnavailable(err) {
+			slog.WarnContext(r.Context(), "request failed: a dependency did not answer", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
+			fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "The service is unavailable for a moment; retry after "+retryAfterUnavailable+" s", nil)
+			return
+		}
 		slog.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
 		fail(w, r, http.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error", nil)
 		return

@@ -227,7 +227,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	ctx := contextWithoutCancel(r)
 	if rec.status >= 500 {
 		// A server error is worth retrying under the same key.
-		_ = e.ReleaseIdempotencyKey(ctx, id)
+		s.release(ctx, id)
 		return
 	}
 	sealed, err := sealResponse(scope, key, rec.body.Bytes())
@@ -237,6 +237,43 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	if err != nil {
 		slog.ErrorContext(ctx, "store idempotent response", "err", err)
 	}
+}
+
+// releaseFor is how long a claim whose release failed is tried again in
+// the background, once a second: the database that failed the request
+// often fails the release too, and a claim left would answer every retry
+// of the key with a 409 for a day.
+const releaseFor = time.Minute
+
+// release forgets the claim id of a request that failed with a server
+// error, so that a retry under the same key runs again: at once, and if
+// that fails, again in the background for up to releaseFor.
+func (s *Server) release(ctx context.Context, id []byte) {
+	attempt := func() error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return s.svc.ReleaseIdempotencyKey(ctx, id)
+	}
+	if attempt() == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, releaseFor)
+		defer cancel()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				slog.ErrorContext(ctx, "an Idempotency-Key's claim could not be released: retries of the key get 409 until it expires", "requestId", requestID(ctx))
+				return
+			case <-tick.C:
+			}
+			if attempt() == nil {
+				return
+			}
+		}
+	}()
 }
 
 // replay answers a request whose key has a record: the first response, or

@@ -69,6 +69,10 @@ type Config struct {
 	// MetricsAddr, when set, is where Run serves /metrics (and /healthz),
 	// and /metrics is not served on the API's address (METRICS_ADDR).
 	MetricsAddr string
+	// MaxInflight bounds the requests the server serves at once; past it a
+	// request is refused with 503 and Retry-After (MAX_INFLIGHT_REQUESTS);
+	// 0 is DefaultMaxInflight.
+	MaxInflight int
 }
 
 // Server serves the API.
@@ -92,6 +96,8 @@ type Server struct {
 	// metricsElsewhere leaves /metrics off the API's routes
 	// (Config.MetricsAddr is set).
 	metricsElsewhere bool
+	// inflight bounds the requests served at once (Config.MaxInflight).
+	inflight *inflight
 }
 
 // Route is one method of one REST route, as the router serves it.
@@ -116,7 +122,7 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 	s := &Server{svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
 		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
 		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape,
-		reauthWindow: cfg.ReauthWindow, metricsElsewhere: cfg.MetricsAddr != ""}
+		reauthWindow: cfg.ReauthWindow, metricsElsewhere: cfg.MetricsAddr != "", inflight: newInflight(cfg.MaxInflight)}
 	if s.reauthWindow <= 0 {
 		s.reauthWindow = DefaultReauthWindow
 	}
@@ -202,7 +208,7 @@ func (s *Server) Close() {
 
 // Handler returns the HTTP handler of the whole API.
 func (s *Server) Handler() http.Handler {
-	return withRequestID(withMetrics(withRecover(s.mux)))
+	return withRequestID(withMetrics(s.inflight.bound(withRecover(s.mux))))
 }
 
 // access says who may call a route.

@@ -121,6 +121,12 @@ func (n Network) bitcoinDefaults() Network {
 		// before it is mined or dropped (Bitcoin Core keeps it 14 days).
 		n.PendingTimeout = Duration(72 * time.Hour)
 	}
+	if n.ReorgWindow <= 0 {
+		n.ReorgWindow = 144 // a day: past Bitcoin Gold's and Bitcoin SV's deepest reorgs
+	}
+	if n.ReorgCheckInterval <= 0 {
+		n.ReorgCheckInterval = n.BlockTime
+	}
 	return n
 }
 

@@ -143,14 +143,19 @@ func dialEVM(ctx context.Context, n Network, transport http.RoundTripper, claime
 	return ch, nil
 }
 
-// blockAt reads the hash of block n on node c, checked as a scan checks
-// it: the network's nodes are compared by it.
-func (c *Chain) blockAt(ctx context.Context, node evmrpc.Client, n uint64) (common.Hash, error) {
-	h, err := c.Scanner().on(node).header(ctx, new(big.Int).SetUint64(n))
-	if err != nil {
-		return common.Hash{}, err
-	}
-	return h.Hash, nil
+// blockAt reads the hash of block n through c (one node, or the network's
+// any in a read of its own), checked as a scan checks it: the network's
+// nodes are compared by it.
+func (c *Chain) blockAt(ctx context.Context, client evmrpc.Client, n uint64) (common.Hash, error) {
+	var hash common.Hash
+	err := client.Read(ctx, func(node evmrpc.Client) error {
+		h, _, err := c.Scanner().on(node).block(ctx, new(big.Int).SetUint64(n), false)
+		if err == nil {
+			hash = h.Hash
+		}
+		return err
+	})
+	return hash, err
 }
 
 // Scanner returns the chain's scanner over its assets.

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
@@ -33,6 +36,10 @@ type Family interface {
 	// Head reads the network's head block number: readiness, and the
 	// reconciliation's check that a network answers.
 	Head(ctx context.Context) (uint64, error)
+	// BlockHashes reads the canonical chain's block hashes at heights,
+	// as the engine records them: the finality watch's check that the
+	// blocks of finalized payments are still the chain's.
+	BlockHashes(ctx context.Context, heights []uint64) (map[uint64]string, error)
 	// ValidAddress tells whether s is an address on the network, as the
 	// family writes it.
 	ValidAddress(s string) bool
@@ -106,6 +113,42 @@ func (evmFamily) Capabilities() Capabilities {
 
 func (f evmFamily) Head(ctx context.Context) (uint64, error) { return f.c.Client.BlockNumber(ctx) }
 
+func (f evmFamily) BlockHashes(ctx context.Context, heights []uint64) (map[uint64]string, error) {
+	hashes := make([]common.Hash, len(heights))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(blockHashReads)
+	for i, h := range heights {
+		g.Go(func() error {
+			// Checked as a scan checks a block (its number, its hash
+			// recomputed where the chain's headers allow it): a node's
+			// word that a finalized block left the chain reverses a
+			// payment.
+			hash, err := f.c.blockAt(gctx, f.c.Client, h)
+			if errors.Is(err, ethereum.NotFound) {
+				return nil // past the node's head: no block there now
+			}
+			if err != nil {
+				return fmt.Errorf("block %d: %w", h, err)
+			}
+			hashes[i] = hash
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := make(map[uint64]string, len(heights))
+	for i, h := range heights {
+		if hashes[i] != (common.Hash{}) {
+			out[h] = hashes[i].Hex()
+		}
+	}
+	return out, nil
+}
+
+// blockHashReads bounds the reads of BlockHashes in flight at once.
+const blockHashReads = 8
+
 func (evmFamily) ValidAddress(s string) bool { return common.IsHexAddress(s) }
 
 func (evmFamily) CheckAsset(payment.Asset, Chains) error { return nil }
@@ -148,6 +191,18 @@ func (bitcoinFamily) Capabilities() Capabilities {
 func (f bitcoinFamily) Head(ctx context.Context) (uint64, error) {
 	h, err := f.c.Bitcoin.BlockCount(ctx)
 	return uint64(max(h, 0)), err
+}
+
+func (f bitcoinFamily) BlockHashes(ctx context.Context, heights []uint64) (map[uint64]string, error) {
+	out := make(map[uint64]string, len(heights))
+	for _, h := range heights {
+		hash, err := f.c.Bitcoin.BlockHash(ctx, int64(h))
+		if err != nil {
+			return nil, fmt.Errorf("block %d: %w", h, err)
+		}
+		out[h] = hash.String()
+	}
+	return out, nil
 }
 
 func (f bitcoinFamily) ValidAddress(s string) bool {

@@ -47,6 +47,15 @@ type Network struct {
 	// the callTracer. Without it only a transaction's own value is seen,
 	// and the hosted page asks for the native coin from a wallet account.
 	TraceInternalTransfers bool `json:"traceInternalTransfers,omitempty"`
+	// ReorgWindow is how many blocks past its finality depth the block of
+	// a finalized payment (incoming or outgoing) is still checked against
+	// the chain, by its hash: a reorg deeper than finality within it
+	// reverses the payment, never silently (default DefaultReorgWindow;
+	// Bitcoin: a day of blocks).
+	ReorgWindow int `json:"reorgWindow,omitempty"`
+	// ReorgCheckInterval is how often that check runs (default 16 block
+	// times, at least a minute; Bitcoin: the block time).
+	ReorgCheckInterval Duration `json:"reorgCheckInterval,omitempty"`
 	// HeaderHash is how a block's hash is checked on an EVM network:
 	// HeaderHashRecompute (it is recomputed from the header's fields, in
 	// Ethereum's format, which the OP stack, Arbitrum and Polygon keep) or
@@ -194,6 +203,12 @@ func (n Network) WithDefaults() Network {
 	if n.PendingTimeout <= 0 {
 		n.PendingTimeout = Duration(30 * time.Minute)
 	}
+	if n.ReorgWindow <= 0 {
+		n.ReorgWindow = DefaultReorgWindow
+	}
+	if n.ReorgCheckInterval <= 0 {
+		n.ReorgCheckInterval = max(16*n.BlockTime, Duration(time.Minute))
+	}
 	if n.HeaderHash == "" {
 		n.HeaderHash = HeaderHashNode
 		if KnownHeaderFormat[n.ChainID] {
@@ -202,6 +217,12 @@ func (n Network) WithDefaults() Network {
 	}
 	return n
 }
+
+// DefaultReorgWindow is how many blocks past finality an EVM network's
+// finalized payments are re-checked where the configuration is silent:
+// more than the deepest reorgs of public EVM chains (Polygon PoS's 157
+// blocks in 2023), short of a 51% attack's thousands.
+const DefaultReorgWindow = 1000
 
 // Check reports the first mistake in a network's configuration.
 func (n Network) Check() error {
@@ -220,6 +241,8 @@ func (n Network) Check() error {
 		return fmt.Errorf("network %q: chainId must be positive", n.Key)
 	case n.Confirmations < 0:
 		return fmt.Errorf("network %q: confirmations must not be negative", n.Key)
+	case n.ReorgWindow < 0 || n.ReorgCheckInterval < 0:
+		return fmt.Errorf("network %q: reorgWindow and reorgCheckInterval must not be negative", n.Key)
 	case n.HeaderHash != "" && n.HeaderHash != HeaderHashRecompute && n.HeaderHash != HeaderHashNode:
 		return fmt.Errorf("network %q: headerHash must be %s or %s", n.Key, HeaderHashRecompute, HeaderHashNode)
 	}

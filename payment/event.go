@@ -39,6 +39,9 @@ const (
 	EventTxFinalized EventType = "transaction.finalized"
 	EventTxFailed    EventType = "transaction.failed"
 	EventTxReorged   EventType = "transaction.reorged"
+	// EventTxReversed is a finalized transaction whose block left the
+	// chain in a reorg deeper than finality.
+	EventTxReversed EventType = "transaction.reversed"
 	// EventTxAssigned is an unexpected transfer assigned to a session by
 	// the merchant (Transaction.Assign).
 	EventTxAssigned EventType = "transaction.assigned"
@@ -60,12 +63,12 @@ var EventTypes = []EventType{
 	EventSessionCreated, EventSessionProcessing, EventSessionCompleted,
 	EventSessionExpired, EventSessionCanceled, EventSessionException,
 	EventSessionUpdated, EventSessionOpen, EventSessionResolved,
-	EventTxPending, EventTxConfirmed, EventTxFinalized, EventTxFailed, EventTxReorged, EventTxAssigned,
+	EventTxPending, EventTxConfirmed, EventTxFinalized, EventTxFailed, EventTxReorged, EventTxReversed, EventTxAssigned,
 	EventRefundCreated, EventRefundAddressProvided, EventRefundApproved, EventRefundSent, EventRefundConfirmed, EventRefundFinalized,
-	EventRefundFailed, EventRefundException, EventRefundCanceled, EventRefundStale, EventRefundRejected,
+	EventRefundFailed, EventRefundException, EventRefundCanceled, EventRefundStale, EventRefundRejected, EventRefundReversed,
 	EventPayoutBatchCreated, EventPayoutBatchApproved, EventPayoutBatchCanceled, EventPayoutBatchCompleted,
 	EventPayoutSent, EventPayoutConfirmed, EventPayoutFinalized, EventPayoutFailed, EventPayoutException,
-	EventPayoutStale, EventPayoutRejected, EventPayoutCanceled,
+	EventPayoutStale, EventPayoutRejected, EventPayoutCanceled, EventPayoutReversed,
 	EventWebhookDisabled,
 }
 

@@ -24,6 +24,10 @@ type Outgoing struct {
 	ToAddress     string
 	TxHash        string
 	FailureReason string
+	// BlockNumber and BlockHash are the block that mined its transfer,
+	// once finalized: the finality watch checks it is still the chain's.
+	BlockNumber *int64
+	BlockHash   string
 	// SentAt is when its transaction (TxHash) was reported or seen: a
 	// sent one still not mined StaleAfter later is stale.
 	SentAt *time.Time
@@ -60,7 +64,7 @@ func (o Outgoing) Awaited() bool {
 
 func (o Outgoing) Followed() bool {
 	switch o.Status {
-	case RefundSent, RefundConfirmed, RefundStale:
+	case RefundSent, RefundConfirmed, RefundStale, RefundReversed:
 		return true
 	case RefundCanceled:
 		return o.TxHash != ""
@@ -141,6 +145,12 @@ type SentLook struct {
 	Final            bool
 	Confirmations    int
 	Required         int
+	// BlockNumber and BlockHash are the block that mined it.
+	BlockNumber int64
+	BlockHash   string
+	// PastFinality: the finality watch asks for a look at a finalized
+	// one, whose block may have left the chain.
+	PastFinality bool
 	// Sender is the address that signed the transaction (its from).
 	Sender string
 	// Transfers are the transaction's transfers of the network's assets.
@@ -191,6 +201,14 @@ func (o Outgoing) fromSource(t Transfer, look SentLook) bool {
 // FailureReason says why. A canceled one (given up on while stale) moves
 // only if its transaction pays it after all.
 func (o *Outgoing) follow(look SentLook) string {
+	if o.Status == RefundFinalized && look.PastFinality {
+		if look.Mined && look.Succeeded && sameBlock(look.BlockHash, o.BlockHash) {
+			return "" // its block is still the chain's
+		}
+		o.FailureReason = "its block " + o.BlockHash + " left the canonical chain after it was final: nothing is paid unless it is mined again"
+		o.Status, o.LogIndex = RefundReversed, nil
+		return string(RefundReversed)
+	}
 	if !o.Followed() {
 		return ""
 	}
@@ -220,8 +238,9 @@ func (o *Outgoing) follow(look SentLook) string {
 				taken = by
 				continue
 			}
-			i := t.LogIndex
+			i, n := t.LogIndex, look.BlockNumber
 			o.LogIndex, o.FailureReason, found = &i, "", true
+			o.BlockNumber, o.BlockHash = &n, look.BlockHash
 			switch {
 			case look.Final || look.Confirmations >= look.Required:
 				next = RefundFinalized
@@ -287,4 +306,10 @@ func CheckReported(o Outgoing, hash string, look SentLook) error {
 	var probs Problems
 	probs.Add("txHash", "is not taken: "+o.FailureReason)
 	return probs.Err()
+}
+
+// sameBlock compares two block hashes as the families write them (EVM
+// hashes 0x-prefixed; Bitcoin's in display order).
+func sameBlock(a, b string) bool {
+	return a != "" && strings.EqualFold(strings.TrimPrefix(a, "0x"), strings.TrimPrefix(b, "0x"))
 }

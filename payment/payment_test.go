@@ -13,6 +13,9 @@ func TestTransactionTransitions(t *testing.T) {
 		{TxPending, TxFailed}:      true,
 		{TxConfirmed, TxFinalized}: true,
 		{TxConfirmed, TxPending}:   true, // its block left the chain
+		{TxFinalized, TxReversed}:  true, // its block left the chain past finality
+		{TxReversed, TxConfirmed}:  true, // mined again
+		{TxReversed, TxFailed}:     true, // reverted or double-spent when mined again
 	}
 	for _, from := range TransactionStatuses {
 		for _, to := range TransactionStatuses {

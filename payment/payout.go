@@ -47,6 +47,7 @@ const (
 	EventPayoutFailed         EventType = "payout.failed"
 	EventPayoutException      EventType = "payout.exception"
 	EventPayoutStale          EventType = "payout.stale"
+	EventPayoutReversed       EventType = "payout.reversed"
 	EventPayoutCanceled       EventType = "payout.canceled"
 	EventPayoutRejected       EventType = "payout." + MoveRejected
 )
@@ -278,11 +279,11 @@ func CancelPayoutBatch(b *PayoutBatch, payouts []Payout, now time.Time) error {
 // done runs its course.
 func CancelPayout(p *Payout, now time.Time) error {
 	switch p.Status {
-	case RefundAwaitingSignature, RefundStale:
+	case RefundAwaitingSignature, RefundStale, RefundReversed:
 	case PayoutAwaitingApproval:
 		return Conflict("The payout's batch awaits approval: cancel the batch, or approve it and then cancel this payout")
 	default:
-		return Conflict("The payout cannot be canceled: it is " + string(p.Status) + " (only a payout awaiting its signature or stale is)")
+		return Conflict("The payout cannot be canceled: it is " + string(p.Status) + " (only a payout awaiting its signature, stale or reversed is)")
 	}
 	p.Status, p.UpdatedAt = RefundCanceled, now
 	return nil

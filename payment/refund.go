@@ -38,11 +38,16 @@ const (
 	// (StaleAfter): still followed, and the merchant may report its
 	// replacement or cancel it.
 	RefundStale RefundStatus = "stale"
+	// RefundReversed is a finalized transfer whose block left the chain
+	// in a reorg deeper than finality: nothing is paid unless it is mined
+	// again, which it is followed for; the merchant may cancel it, as a
+	// stale one, and send again.
+	RefundReversed RefundStatus = "reversed"
 )
 
 // RefundStatuses are the statuses a refunds list filters by.
 var RefundStatuses = []RefundStatus{RefundAwaitingAddress, RefundAwaitingApproval, RefundAwaitingSignature, RefundSent,
-	RefundConfirmed, RefundFinalized, RefundFailed, RefundCanceled, RefundException, RefundStale}
+	RefundConfirmed, RefundFinalized, RefundFailed, RefundCanceled, RefundException, RefundStale, RefundReversed}
 
 // Holds tells whether a refund in the status counts against what remains
 // to refund of its session: every refund but a failed or canceled one.
@@ -52,7 +57,8 @@ func (s RefundStatus) Holds() bool { return s != RefundFailed && s != RefundCanc
 // nothing has been sent for it, or what was sent is stale (its
 // transaction is still followed: mined after all, it counts).
 func (s RefundStatus) Cancelable() bool {
-	return s == RefundAwaitingAddress || s == RefundAwaitingApproval || s == RefundAwaitingSignature || s == RefundStale
+	return s == RefundAwaitingAddress || s == RefundAwaitingApproval || s == RefundAwaitingSignature || s == RefundStale ||
+		s == RefundReversed
 }
 
 // Who gave a refund's address.
@@ -75,6 +81,7 @@ const (
 	EventRefundCanceled  EventType = "refund.canceled"
 	EventRefundException EventType = "refund.exception"
 	EventRefundStale     EventType = "refund.stale"
+	EventRefundReversed  EventType = "refund.reversed"
 	// EventRefundRejected is a reported transaction that was mined
 	// without paying the refund from its source: not taken.
 	EventRefundRejected EventType = "refund." + MoveRejected

@@ -21,10 +21,17 @@ const (
 	// with the customer outside the engine (a refund, a credit): the
 	// exception is cleared.
 	ResolutionOverpaymentSettled Resolution = "overpayment_settled"
+	// ResolutionReversalSettled: the merchant settled with the customer a
+	// payment a reorg took away (payment_reversed): paid again another
+	// way, or written off. The exception is cleared.
+	ResolutionReversalSettled Resolution = "reversal_settled"
 )
 
 // Resolutions lists every resolution.
-var Resolutions = []Resolution{ResolutionUnderpaymentAccepted, ResolutionOverpaymentSettled}
+var Resolutions = []Resolution{ResolutionUnderpaymentAccepted, ResolutionOverpaymentSettled, ResolutionReversalSettled}
+
+// ResolutionNames lists the resolutions for an error message.
+const ResolutionNames = "underpayment_accepted, overpayment_settled or reversal_settled"
 
 // Valid reports whether r is a known resolution.
 func (r Resolution) Valid() bool { return slices.Contains(Resolutions, r) }
@@ -33,6 +40,7 @@ func (r Resolution) Valid() bool { return slices.Contains(Resolutions, r) }
 var resolves = map[Resolution]string{
 	ResolutionUnderpaymentAccepted: ExceptionUnderpaid,
 	ResolutionOverpaymentSettled:   ExceptionOverpaid,
+	ResolutionReversalSettled:      ExceptionReversed,
 }
 
 // Resolve applies a merchant's resolution to the session and returns the
@@ -43,7 +51,7 @@ func (s *Session) Resolve(r Resolution, at time.Time) ([]EventType, error) {
 	want, ok := resolves[r]
 	if !ok {
 		var probs Problems
-		probs.Add("resolution", "must be underpayment_accepted or overpayment_settled")
+		probs.Add("resolution", "must be "+ResolutionNames)
 		return nil, probs.Err()
 	}
 	if s.Exception != want {
@@ -64,12 +72,14 @@ func (s *Session) Resolve(r Resolution, at time.Time) ([]EventType, error) {
 
 // Keep adjusts a later settlement of a resolved session (its payments
 // changed after the resolution): a session whose underpayment was accepted
-// with resolvedPaid is not flagged payment_reversed while at least that
-// much still counts, and one whose overpayment was settled is not flagged
+// with resolvedPaid, or whose reversal was settled at resolvedPaid, is not
+// flagged payment_reversed while at least that much still counts, and one
+// whose overpayment was settled is not flagged
 // overpaid again until more than resolvedPaid has been paid.
 func (r Resolution) Keep(out Settlement, resolvedPaid decimal.Decimal) Settlement {
 	switch {
-	case r == ResolutionUnderpaymentAccepted && out.Exception == ExceptionReversed && out.PaidUSD.GreaterThanOrEqual(resolvedPaid):
+	case (r == ResolutionUnderpaymentAccepted || r == ResolutionReversalSettled) && out.Exception == ExceptionReversed &&
+		out.PaidUSD.GreaterThanOrEqual(resolvedPaid):
 		out.Exception = ""
 	case r == ResolutionOverpaymentSettled && out.Exception == ExceptionOverpaid && out.PaidUSD.LessThanOrEqual(resolvedPaid):
 		out.Exception = ""

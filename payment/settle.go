@@ -65,8 +65,8 @@ func Settle(s Session, status SessionStatus, lines []PaymentLine, completeOn Tra
 	paid, seen := decimal.Zero, decimal.Zero
 	late := false
 	for _, l := range lines {
-		if l.Status == TxFailed {
-			continue
+		if l.Status == TxFailed || l.Status == TxReversed {
+			continue // nothing on its way
 		}
 		usd := LineUSD(s, l)
 		seen = seen.Add(usd)
@@ -98,4 +98,37 @@ func Settle(s Session, status SessionStatus, lines []PaymentLine, completeOn Tra
 		out.Exception = ExceptionUnderpaid
 	}
 	return out
+}
+
+// Resettle works out a closed session's books again from its records,
+// once a payment that counted for it is reversed past finality (or
+// returns after that): its workflow has ended, so the records are all
+// there is. A payment counts as Settle counts it; one first recorded
+// after the session expired is late. A merchant's resolution keeps its
+// effect while no reversed payment is missing from what it covered.
+func Resettle(s Session, records []Transaction, completeOn TransactionStatus, tolerancePercent decimal.Decimal) SessionProgress {
+	var lines []PaymentLine
+	resolvedPaid, stillPaid := decimal.Zero, decimal.Zero
+	for _, t := range records {
+		if t.Unexpected && t.AssignedSessionID != s.ID || t.IsClaim() {
+			continue
+		}
+		l := PaymentLine{AssetID: t.AssetDefinitionID, AmountBaseUnits: t.AmountBaseUnits, Status: t.Status,
+			Late: t.Unexpected || !t.CreatedAt.Before(s.ExpiresAt)}
+		lines = append(lines, l)
+		if Counts(t.Status, completeOn) || t.Status == TxReversed {
+			resolvedPaid = resolvedPaid.Add(LineUSD(s, l))
+		}
+		if Counts(t.Status, completeOn) {
+			stillPaid = stillPaid.Add(LineUSD(s, l))
+		}
+	}
+	if s.Resolution == ResolutionReversalSettled {
+		resolvedPaid = stillPaid // settled as it stands: only a further reversal flags it again
+	}
+	out := Settle(s, s.Status, lines, completeOn, tolerancePercent)
+	if s.Resolution != "" {
+		out = s.Resolution.Keep(out, resolvedPaid)
+	}
+	return SessionProgress{Status: out.Status, PaidUSD: out.PaidUSD, Exception: out.Exception, CompletedAt: s.CompletedAt}
 }

@@ -13,18 +13,32 @@ const (
 	TxConfirmed TransactionStatus = "confirmed"
 	TxFinalized TransactionStatus = "finalized"
 	TxFailed    TransactionStatus = "failed"
+	// TxReversed is a finalized transaction whose block left the canonical
+	// chain in a reorg deeper than the network's finality: the money it
+	// brought is gone. It returns to confirmed if it is mined again, and
+	// fails if it cannot be (reverted, or double-spent).
+	TxReversed TransactionStatus = "reversed"
 )
 
 // TransactionStatuses lists every transaction status.
-var TransactionStatuses = []TransactionStatus{TxPending, TxConfirmed, TxFinalized, TxFailed}
+var TransactionStatuses = []TransactionStatus{TxPending, TxConfirmed, TxFinalized, TxFailed, TxReversed}
 
 var txTransitions = map[TransactionStatus][]TransactionStatus{
 	TxPending:   {TxConfirmed, TxFailed},
 	TxConfirmed: {TxFinalized, TxPending}, // back to pending when its block leaves the chain
+	// Final, then gone: its block left the chain past finality (a deep
+	// reorg), which the engine re-checks for a window (ReorgWindow).
+	TxFinalized: {TxReversed},
+	// Mined again (it returns to the normal path), or never to be.
+	TxReversed: {TxConfirmed, TxFailed},
 }
 
-// Terminal reports whether no transition leaves s.
-func (s TransactionStatus) Terminal() bool { return s == TxFinalized || s == TxFailed }
+// Terminal reports whether the transaction needs no more looks in the
+// normal course: finalized and failed, and reversed (which leaves only if
+// the transaction is mined again, while the engine still looks).
+func (s TransactionStatus) Terminal() bool {
+	return s == TxFinalized || s == TxFailed || s == TxReversed
+}
 
 // Valid reports whether s is a known status.
 func (s TransactionStatus) Valid() bool { return slices.Contains(TransactionStatuses, s) }

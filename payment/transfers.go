@@ -189,8 +189,8 @@ func MatchTransfers(rows []Transaction, obs Observation, recipients Recipients, 
 		}
 	}
 	for i, row := range rows {
-		if matched[i] || row.Status.Terminal() {
-			continue
+		if matched[i] || row.Status.Terminal() && AdvanceTransaction(row.Status, obs.Status) != nil {
+			continue // final, unless a reorg past finality took it, or it returns
 		}
 		switch {
 		case obs.InternalUnknown && row.LogIndex < LogIndexClaim:
@@ -199,7 +199,7 @@ func MatchTransfers(rows []Transaction, obs Observation, recipients Recipients, 
 			m.advance(row, TxFailed, "pays nothing to this session")
 		case row.IsClaim() && obs.Mined:
 			m.advance(row, TxFailed, "reverted")
-		case obs.Mined && obs.Succeeded && row.Status == TxPending:
+		case obs.Mined && obs.Succeeded && (row.Status == TxPending || row.Status == TxReversed):
 			m.advance(row, TxFailed, "no longer pays this session")
 		default:
 			m.follow(row, false, obs.Reason)
@@ -243,7 +243,7 @@ func (m *matcher) withBlock(row Transaction) Transaction {
 func (m *matcher) follow(row Transaction, changed bool, reason string) {
 	to := m.obs.Status
 	steps := []TransactionStatus{to}
-	if row.Status == TxPending && to == TxFinalized {
+	if (row.Status == TxPending || row.Status == TxReversed) && to == TxFinalized {
 		steps = []TransactionStatus{TxConfirmed, TxFinalized}
 	}
 	moved := false

@@ -62,6 +62,17 @@ const (
 	// be read: what the reconciliation reads on it (deposit addresses
 	// used, refunds and payouts) is not checked.
 	FindingNetworkUnreachable = "network-unreachable"
+	// FindingFinalizedBlockGone: a finalized payment (incoming, a refund
+	// or a payout) within its network's reorg window whose block is no
+	// longer the chain's at its height: a reorg deeper than finality the
+	// finality watch has not handled yet (the worker down). The repair
+	// hands it to its workflow, which records it reversed.
+	FindingFinalizedBlockGone = "finalized-block-gone"
+	// FindingPaymentReversed: a payment a reorg past finality reversed
+	// that no one has settled: a session still flagged payment_reversed
+	// (its merchant resolves it, reversal_settled), a refund or payout
+	// reversed (its merchant cancels it, or it is mined again).
+	FindingPaymentReversed = "payment-reversed"
 )
 
 // depositLookahead is how many unused addresses past the last used one
@@ -169,7 +180,104 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 	// Money out: the refunds and the payouts against the chain and each
 	// other, the refunds against their sessions' books.
 	moneyOut, err := svc.reconcileMoneyOut(ctx, o, down)
-	return append(out, moneyOut...), err
+	if out = append(out, moneyOut...); err != nil {
+		return out, err
+	}
+	// Reorgs past finality: blocks gone, and what they reversed.
+	gone, err := svc.finalizedBlocksGone(ctx, o, down)
+	if out = append(out, gone...); err != nil {
+		return out, err
+	}
+	reversed, err := svc.reversedUnsettled(ctx, o)
+	return append(out, reversed...), err
+}
+
+// finalizedBlocksGone checks the blocks of the finalized payments within
+// each network's reorg window against the chain, as the finality watch
+// does, and with Repair hands the payments of a block gone to their
+// workflows.
+func (svc *Service) finalizedBlocksGone(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
+	var out []Finding
+	for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
+		if down[network] != nil {
+			continue
+		}
+		ch := svc.chains[network]
+		n, f := ch.Network, ch.Family()
+		head, err := f.Head(ctx)
+		if err != nil {
+			return out, fmt.Errorf("%s: head: %w", network, err)
+		}
+		from := head - min(head, uint64(n.Confirmations+n.ReorgWindow))
+		blocks, err := svc.store.FinalizedBlocks(ctx, network, int64(from), o.ProjectID)
+		if err != nil {
+			return out, err
+		}
+		heights := make([]uint64, 0, len(blocks))
+		for _, b := range blocks {
+			heights = append(heights, uint64(b.Number))
+		}
+		canonical, err := f.BlockHashes(ctx, slices.Compact(heights))
+		if err != nil {
+			return out, fmt.Errorf("%s: block hashes: %w", network, err)
+		}
+		for _, b := range blocks {
+			if now := canonical[uint64(b.Number)]; now != "" && strings.EqualFold(strings.TrimPrefix(now, "0x"), strings.TrimPrefix(b.Hash, "0x")) {
+				continue
+			}
+			txs, items, err := svc.store.FinalizedInBlock(ctx, network, b, o.ProjectID)
+			if err != nil {
+				return out, err
+			}
+			detail := fmt.Sprintf("finalized in block %d (%s) of %s, no longer the chain's (%s there now)", b.Number, b.Hash, network,
+				canonical[uint64(b.Number)])
+			for _, t := range txs {
+				fd := Finding{Kind: FindingFinalizedBlockGone, ObjectID: t.ID, Detail: t.TxHash + " " + detail}
+				if o.Repair {
+					fd.Repaired, fd.Error = repaired(workflows.StartPastFinality(ctx, svc.temporal, t, svc.now()))
+				}
+				out = append(out, fd)
+			}
+			for _, it := range items {
+				fd := Finding{Kind: FindingFinalizedBlockGone, ObjectID: it.ID, Detail: detail}
+				if o.Repair {
+					fd.Repaired, fd.Error = repaired(workflows.StartOutgoingRecheck(ctx, svc.temporal, it.ID, it.ProjectID, it.IsLive, network))
+				}
+				out = append(out, fd)
+			}
+		}
+	}
+	return out, nil
+}
+
+// repaired is a repair's outcome as a finding says it.
+func repaired(err error) (bool, string) {
+	if err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// reversedUnsettled finds what a reorg past finality reversed and no one
+// has settled: nothing to repair, the merchant decides.
+func (svc *Service) reversedUnsettled(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	txs, items, err := svc.store.ReversedUnsettled(ctx, o.ProjectID)
+	if err != nil {
+		return nil, fmt.Errorf("load reversed payments: %w", err)
+	}
+	var out []Finding
+	for _, t := range txs {
+		out = append(out, Finding{Kind: FindingPaymentReversed, ObjectID: t.ID,
+			Detail: fmt.Sprintf("%s on %s was finalized, then reversed past finality; its session %s is flagged payment_reversed",
+				t.TxHash, t.Network, t.CheckoutSessionID),
+			Error: "the merchant settles it with the customer, then resolves the session (reversal_settled)"})
+	}
+	for _, it := range items {
+		out = append(out, Finding{Kind: FindingPaymentReversed, ObjectID: it.ID,
+			Detail: "finalized, then reversed past finality: the recipient was not paid",
+			Error:  "the merchant cancels it and sends again, unless its transaction is mined again"})
+	}
+	return out, nil
 }
 
 // depositCountersBehind finds deposit keys whose counter is at or below an

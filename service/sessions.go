@@ -326,9 +326,9 @@ func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, pro
 	if !r.Valid() {
 		var probs payment.Problems
 		if r == "" {
-			probs.Add("resolution", "is required: underpayment_accepted or overpayment_settled")
+			probs.Add("resolution", "is required: "+payment.ResolutionNames)
 		} else {
-			probs.Add("resolution", "must be underpayment_accepted or overpayment_settled")
+			probs.Add("resolution", "must be "+payment.ResolutionNames)
 		}
 		return SessionView{}, probs.Err()
 	}

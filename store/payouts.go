@@ -14,7 +14,7 @@ const batchColumns = `id, project_id, is_live, status, reference, from_address, 
 
 const payoutColumns = `id, batch_id, project_id, is_live, line, reference, status, network, chain_id, asset_definition_id,
 	symbol, decimals, token_address, amount_base_units::text, from_address, to_address, tx_hash, failure_reason,
-	version, created_at, updated_at, sent_at, log_index`
+	version, created_at, updated_at, sent_at, log_index, block_number, block_hash`
 
 // CreatePayoutBatch records a batch and its payouts, with its
 // payout_batch.created event, all or nothing.
@@ -185,8 +185,8 @@ func (s *Store) UpdatePayout(ctx context.Context, p *payment.Principal, id strin
 		}
 		po.Version++
 		if _, err := tx.Exec(ctx, `UPDATE payouts SET status = $2, tx_hash = $3, failure_reason = $4, version = $5, updated_at = $6,
-			sent_at = $7, log_index = $8 WHERE id = $1`, po.ID, string(po.Status), po.TxHash, po.FailureReason, po.Version, po.UpdatedAt,
-			po.SentAt, po.LogIndex); err != nil {
+			sent_at = $7, log_index = $8, block_number = $9, block_hash = $10 WHERE id = $1`, po.ID, string(po.Status), po.TxHash,
+			po.FailureReason, po.Version, po.UpdatedAt, po.SentAt, po.LogIndex, po.BlockNumber, po.BlockHash); err != nil {
 			return mapErr(err)
 		}
 		if err := trackOutgoing(ctx, tx, po.ID, po.Outgoing, typ == payment.EventPayoutSent); err != nil {
@@ -228,7 +228,7 @@ func scanPayout(row pgx.Row) (payment.Payout, error) {
 	var p payment.Payout
 	err := row.Scan(&p.ID, &p.BatchID, &p.ProjectID, &p.IsLive, &p.Line, &p.Reference, &p.Status, &p.Network, &p.ChainID,
 		&p.AssetDefinitionID, &p.Symbol, &p.Decimals, &p.TokenAddress, &p.AmountBaseUnits, &p.FromAddress, &p.ToAddress,
-		&p.TxHash, &p.FailureReason, &p.Version, &p.CreatedAt, &p.UpdatedAt, &p.SentAt, &p.LogIndex)
+		&p.TxHash, &p.FailureReason, &p.Version, &p.CreatedAt, &p.UpdatedAt, &p.SentAt, &p.LogIndex, &p.BlockNumber, &p.BlockHash)
 	if err != nil {
 		return p, mapErr(err)
 	}

@@ -13,7 +13,7 @@ import (
 const refundColumns = `id, project_id, is_live, checkout_session_id, status, network, chain_id, asset_definition_id,
 	symbol, decimals, token_address, amount_base_units::text, amount_usd::text, rate_usd::text, reason,
 	from_address, to_address, address_source, claim_token_hash, tx_hash, failure_reason, version, created_at, updated_at, sent_at, log_index,
-	approved_by, approved_at`
+	approved_by, approved_at, block_number, block_hash`
 
 // CreateRefund records a refund of a session of the principal, built by
 // build from the session, its transfers and its refunds so far, with its
@@ -177,9 +177,10 @@ func (s *Store) UpdateRefund(ctx context.Context, p *payment.Principal, id strin
 		}
 		r.Version++
 		if _, err := tx.Exec(ctx, `UPDATE refunds SET status = $2, to_address = $3, address_source = $4, tx_hash = $5,
-			failure_reason = $6, version = $7, updated_at = $8, sent_at = $9, log_index = $10, approved_by = $11, approved_at = $12 WHERE id = $1`,
+			failure_reason = $6, version = $7, updated_at = $8, sent_at = $9, log_index = $10, approved_by = $11, approved_at = $12,
+			block_number = $13, block_hash = $14 WHERE id = $1`,
 			r.ID, r.Status, r.ToAddress, r.AddressSource, r.TxHash, r.FailureReason, r.Version, r.UpdatedAt, r.SentAt, r.LogIndex,
-			r.ApprovedBy, r.ApprovedAt); err != nil {
+			r.ApprovedBy, r.ApprovedAt, r.BlockNumber, r.BlockHash); err != nil {
 			return mapErr(err)
 		}
 		follow := typ == payment.EventRefundSent || typ == payment.EventRefundApproved ||
@@ -198,7 +199,7 @@ func scanRefund(row pgx.Row) (payment.Refund, error) {
 	err := row.Scan(&r.ID, &r.ProjectID, &r.IsLive, &r.CheckoutSessionID, &r.Status, &r.Network, &r.ChainID, &r.AssetDefinitionID,
 		&r.Symbol, &r.Decimals, &r.TokenAddress, &r.AmountBaseUnits, &usd, &rate, &r.Reason,
 		&r.FromAddress, &r.ToAddress, &r.AddressSource, &r.ClaimTokenHash, &r.TxHash, &r.FailureReason, &r.Version, &r.CreatedAt, &r.UpdatedAt,
-		&r.SentAt, &r.LogIndex, &r.ApprovedBy, &r.ApprovedAt)
+		&r.SentAt, &r.LogIndex, &r.ApprovedBy, &r.ApprovedAt, &r.BlockNumber, &r.BlockHash)
 	if err != nil {
 		return r, mapErr(err)
 	}

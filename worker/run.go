@@ -22,6 +22,14 @@ import (
 	"github.com/paymentsd/paymentsd/webhook"
 )
 
+// DefaultWorkflowCacheSize is how many workflows a worker process keeps in
+// memory between their tasks unless WORKER_WORKFLOW_CACHE_SIZE says
+// otherwise. A checkout session's workflow waits for its late-payment
+// window, a day by default, with nothing to do: kept, each costs the
+// process memory for that whole day (docs/performance.md, "Soak"), where
+// replaying its short history at its next task costs milliseconds.
+const DefaultWorkflowCacheSize = 2000
+
 // Deps are what a worker process runs on: its connections and settings.
 // `paymentsd worker`, the dev stack and the tests' stacks all start the
 // worker through Start or Run, so they run the same thing.
@@ -53,6 +61,12 @@ type Deps struct {
 	// unmined before it is stale (MONEY_OUT_STALE_AFTER); zero is
 	// payment.DefaultStaleAfter.
 	StaleAfter time.Duration
+	// WorkflowCacheSize bounds the workflows the process keeps in memory
+	// between their tasks (WORKER_WORKFLOW_CACHE_SIZE); one evicted is
+	// replayed from its history at its next task. Zero leaves the SDK's
+	// bound. It applies to the whole process, from the first worker it
+	// starts.
+	WorkflowCacheSize int
 	// Logger logs the worker's start and its troubles; nil is slog's
 	// default.
 	Logger *slog.Logger
@@ -130,6 +144,9 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 		if err := RegisterSearchAttributes(ctx, d.Temporal, d.Namespace); err != nil {
 			log.Warn("search attributes not registered; register them with the Temporal operator CLI", "err", err)
 		}
+	}
+	if d.WorkflowCacheSize > 0 {
+		sdkworker.SetStickyWorkflowCacheSize(d.WorkflowCacheSize)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	r := &Running{worker: New(d.Temporal, d.Activities(), d.StopTimeout), cancel: cancel, unregister: func() {}}

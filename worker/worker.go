@@ -39,8 +39,8 @@ func Register(r sdkworker.Registry, acts *activities.Activities) {
 	acts.Register(r)
 }
 
-// StartChainwatch starts the chainwatch workflow of each network unless it is
-// running already.
+// StartChainwatch starts the chainwatch workflow and the finality watch of
+// each network unless they are running already.
 func StartChainwatch(ctx context.Context, c client.Client, networks []string) error {
 	sort.Strings(networks)
 	for _, n := range networks {
@@ -50,6 +50,13 @@ func StartChainwatch(ctx context.Context, c client.Client, networks []string) er
 		})
 		if err != nil {
 			return fmt.Errorf("start chainwatch of %s: %w", n, err)
+		}
+		err = retryTransient(ctx, func() error {
+			_, err := c.ExecuteWorkflow(ctx, workflows.FinalityWatchStartOptions(n), workflows.FinalityWatch, workflows.FinalityWatchInput{Network: n})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("start the finality watch of %s: %w", n, err)
 		}
 	}
 	return nil

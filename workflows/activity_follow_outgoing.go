@@ -11,6 +11,9 @@ import (
 // FollowOutgoingInput names the refund or payout to look at.
 type FollowOutgoingInput struct {
 	ID string
+	// PastFinality: the finality watch asks for a look at a finalized
+	// item whose block may have left the chain.
+	PastFinality bool `json:",omitempty"`
 }
 
 // FollowOutgoingOutput is where the item stands after the look, and when

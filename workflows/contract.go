@@ -24,6 +24,7 @@ const (
 	WorkflowWebhookDispatcher = "WebhookDispatcher"
 	WorkflowRescan            = "Rescan"
 	WorkflowOutgoing          = "OutgoingTransfer"
+	WorkflowFinalityWatch     = "FinalityWatch"
 )
 
 // Signals.
@@ -149,6 +150,14 @@ const (
 	// ActivityFollowOutgoing looks at the transaction of a refund or a
 	// payout and records what the chain says of it.
 	ActivityFollowOutgoing = "FollowOutgoing"
+	// ActivityCheckFinality checks the blocks of a network's finalized
+	// payments within its reorg window against the chain, and hands the
+	// payments of the blocks gone to their workflows.
+	ActivityCheckFinality = "CheckFinality"
+	// ActivitySettleSession works a session's books out again from its
+	// records, its workflow having ended (a payment reversed past
+	// finality, or returned).
+	ActivitySettleSession = "SettleSession"
 )
 
 // Definition is a workflow type: the name it is registered under and its
@@ -170,6 +179,7 @@ func Definitions() []Definition {
 		{WorkflowWebhookDispatcher, WebhookDispatcher},
 		{WorkflowRescan, Rescan},
 		{WorkflowOutgoing, Outgoing},
+		{WorkflowFinalityWatch, FinalityWatch},
 	}
 }
 
@@ -203,6 +213,8 @@ type Activities interface {
 	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
 	FinishDelivery(context.Context, FinishInput) error
 	FollowOutgoing(context.Context, FollowOutgoingInput) (FollowOutgoingOutput, error)
+	CheckFinality(context.Context, CheckFinalityInput) (CheckFinalityOutput, error)
+	SettleSession(context.Context, SettleSessionInput) error
 }
 
 // RegisterActivities registers each of a's activities under the name the
@@ -230,6 +242,8 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivityDeliverWebhook, a.DeliverWebhook},
 		{ActivityFinishDelivery, a.FinishDelivery},
 		{ActivityFollowOutgoing, a.FollowOutgoing},
+		{ActivityCheckFinality, a.CheckFinality},
+		{ActivitySettleSession, a.SettleSession},
 	} {
 		r.RegisterActivityWithOptions(act.fn, activity.RegisterOptions{Name: act.name})
 	}

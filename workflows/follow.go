@@ -73,8 +73,23 @@ func (w *txWatch) look(ctx workflow.Context) (CheckOutput, []payment.Transaction
 		case st.Final || st.Confirmations >= st.RequiredConfirmations:
 			next = payment.TxFinalized
 		}
+	case payment.TxFinalized:
+		// Looked at again by the finality watch: its block left the
+		// canonical chain after it was final.
+		if !st.Mined || st.BlockHash != w.blockHash {
+			next, reason = payment.TxReversed, "its block "+w.blockHash+" left the canonical chain after it was final"
+		}
+	case payment.TxReversed:
+		switch {
+		case st.Mined && !st.Succeeded:
+			next, reason = payment.TxFailed, "reverted when mined again"
+		case !st.Mined && st.Conflict != "":
+			next, reason = payment.TxFailed, st.Conflict
+		case st.Mined:
+			next, w.blockHash = payment.TxConfirmed, st.BlockHash // mined again
+		}
 	}
-	justMined := next == payment.TxConfirmed && w.status != payment.TxConfirmed
+	justMined := next == payment.TxConfirmed && w.status == payment.TxPending
 	if next != w.status {
 		w.status = next
 		if w.upsert {

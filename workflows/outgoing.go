@@ -24,6 +24,9 @@ type OutgoingInput struct {
 	// Status is the item's when the run starts, as its start's search
 	// attributes say.
 	Status payment.RefundStatus `json:",omitempty"`
+	// PastFinality: started by the finality watch for a finalized item
+	// whose block may have left the chain; its first look checks.
+	PastFinality bool `json:",omitempty"`
 }
 
 // OutgoingStartOptions start (or, signalled, find running) the workflow
@@ -54,6 +57,15 @@ func StartOutgoing(ctx context.Context, c client.Client, id, projectID string, i
 	return err
 }
 
+// StartOutgoingRecheck starts the workflow of a finalized refund or
+// payout whose block may have left the chain (the finality watch): its
+// first look records it reversed if it did. A running one is left as it is.
+func StartOutgoingRecheck(ctx context.Context, c client.Client, id, projectID string, isLive bool, network string) error {
+	_, err := c.ExecuteWorkflow(ctx, OutgoingStartOptions(id, projectID, isLive, network, payment.RefundFinalized), WorkflowOutgoing,
+		OutgoingInput{ID: id, Status: payment.RefundFinalized, PastFinality: true})
+	return err
+}
+
 // looksPerOutgoingRun bounds an outgoing workflow run's history, as
 // looksPerRun does a transaction's.
 const looksPerOutgoingRun = 500
@@ -77,7 +89,7 @@ func Outgoing(ctx workflow.Context, in OutgoingInput) error {
 	for looks := 1; ; looks++ {
 		for changed.ReceiveAsync(nil) {
 		}
-		out, err := followOutgoing(ctx, FollowOutgoingInput{ID: in.ID})
+		out, err := followOutgoing(ctx, FollowOutgoingInput{ID: in.ID, PastFinality: in.PastFinality && looks == 1})
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,10 @@ type TransactionState struct {
 	BlockHash    string
 	PendingSince time.Time
 	Watchers     []string
+	// PastFinality: the run was started by the finality watch (a
+	// finalized transaction whose block may have left the chain), or
+	// carries on from one: the sessions it pays may have ended.
+	PastFinality bool `json:",omitempty"`
 }
 
 // looksPerRun bounds a transaction workflow run's history (each look at
@@ -115,8 +119,10 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 	}
 	w := newTxWatch(ctx, p)
 	w.upsert = true
+	pastFinality := false
 	if r := in.Resume; r != nil {
 		w.status, w.blockHash, w.pendingSince, watchers = r.Status, r.BlockHash, r.PendingSince, r.Watchers
+		pastFinality = r.PastFinality
 	}
 	for looks := 1; ; looks++ {
 		st, records, err := w.look(ctx)
@@ -125,10 +131,31 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 		}
 		workflow.SetCurrentDetails(ctx, transactionDetails(w.status, st, len(records)))
 		for _, r := range records {
-			if u, isNews := w.news(r, st); isNews {
-				// A session whose workflow has ended takes no news.
-				_ = workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(r.CheckoutSessionID), "", SignalTxStatus, u).Get(ctx, nil)
+			u, isNews := w.news(r, st)
+			if !isNews {
+				continue
 			}
+			err := workflow.SignalExternalWorkflow(ctx, CheckoutSessionWorkflowID(r.CheckoutSessionID), "", SignalTxStatus, u).Get(ctx, nil)
+			if err == nil || !pastFinality {
+				continue // a session whose workflow has ended takes no news
+			}
+			// Past finality the session may long have ended: its books
+			// follow its records (SettleSession).
+			for _, id := range []string{r.CheckoutSessionID, r.AssignedSessionID} {
+				if id != "" {
+					if err := settleSession(ctx, id); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if w.status == payment.TxReversed && workflow.Now(ctx).Sub(w.pendingSince) < st.PendingTimeout {
+			// Gone past finality: looked at for the network's pending
+			// timeout, in case it is mined again.
+			if err := workflow.Sleep(ctx, maxLookBlocks*st.BlockTime); err != nil {
+				return err
+			}
+			continue
 		}
 		if w.ended(st, records) {
 			// Done, unless a session asked to watch in the meantime (it
@@ -145,7 +172,8 @@ func Transaction(ctx workflow.Context, in TransactionInput) error {
 			for watch.ReceiveAsync(&id) {
 				addWatcher(id)
 			}
-			in.Resume = &TransactionState{Status: w.status, BlockHash: w.blockHash, PendingSince: w.pendingSince, Watchers: watchers}
+			in.Resume = &TransactionState{Status: w.status, BlockHash: w.blockHash, PendingSince: w.pendingSince, Watchers: watchers,
+				PastFinality: pastFinality}
 			return workflow.NewContinueAsNewError(ctx, Transaction, in)
 		}
 		timerCtx, cancel := workflow.WithCancel(ctx)

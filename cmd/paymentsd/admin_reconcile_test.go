@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,106 @@ func TestAdminReconcileChecksMoneyOutOnChain(t *testing.T) {
 			!strings.Contains(f.Detail, "the network is not configured here") || !strings.Contains(f.Detail, "NETWORKS") {
 			t.Errorf("with no network configured, %s: %+v", id, got)
 		}
+	}
+}
+
+// `paymentsd admin reconcile` finds a finalized payment whose block a
+// reorg deeper than finality took away, even with no worker running
+// (finalized-block-gone), and, once it is recorded reversed, the
+// reversal no one has settled (payment-reversed) until the merchant
+// resolves the session.
+func TestAdminReconcileFindsPaymentsReorgedPastFinality(t *testing.T) {
+	ctx := context.Background()
+	url := storetest.NewDB(t)
+	chain, err := devchain.Start(ctx, devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := service.New(service.Deps{Store: st}).CreateProject(ctx, "Reorged shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := outgoingFixture{st: st, projectID: p.Project.ID, token: chain.Token.Hex(), now: time.Now().UTC().Truncate(time.Microsecond)}
+	refundID := f.refund(t, chain.Accounts[0].Address.Hex(), "1000000", chain.Accounts[1].Address.Hex(), fmt.Sprintf("0x%064x", 1))
+	// The session's payment, finalized in a block of the chain.
+	h, err := chain.TransferToken(ctx, chain.Accounts[2], chain.Accounts[3].Address, big.NewInt(10_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipt, err := chain.Mine(ctx, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txID, sessionID string
+	if err := st.Pool().QueryRow(ctx, `UPDATE transactions SET block_number = $2, block_hash = $3
+		WHERE project_id = $1 RETURNING id, checkout_session_id`, p.Project.ID, receipt.BlockNumber.Int64(),
+		receipt.BlockHash.Hex()).Scan(&txID, &sessionID); err != nil {
+		t.Fatal(err)
+	}
+	// The refund is not the point here: it is settled as canceled.
+	if _, err := st.Pool().Exec(ctx, `UPDATE refunds SET status = 'canceled' WHERE id = $1`, refundID); err != nil {
+		t.Fatal(err)
+	}
+
+	assets, _ := json.Marshal([]payment.Asset{{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: 6, Network: "devnet",
+		ChainID: 1337, TokenAddress: chain.Token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}})
+	networks, _ := json.Marshal([]chainwatch.Network{{Key: "devnet", ChainID: 1337, RPCURLs: []string{chain.URL}, Confirmations: 1}})
+	t.Setenv("DATABASE_URL", url)
+	t.Setenv("ASSETS", string(assets))
+	t.Setenv("NETWORKS", string(networks))
+	dial := dialTemporal
+	dialTemporal = func(client.Options) (client.Client, error) { return noWorkflows{}, nil }
+	defer func() { dialTemporal = dial }()
+	reconcile := func() (string, error) {
+		var out bytes.Buffer
+		err := runReconcile(ctx, &out, []string{"--project", p.Project.ID})
+		return out.String(), err
+	}
+	if out, err := reconcile(); err != nil || out != "0 findings, 0 repaired, 0 left\n" {
+		t.Fatalf("with the payment's block on the chain: %v\n%s", err, out)
+	}
+
+	block, err := chain.Client().HeaderByNumber(ctx, receipt.BlockNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Fork(block.ParentHash); err != nil {
+		t.Fatal(err)
+	}
+	chain.Rollback()
+	for range 4 {
+		chain.Commit()
+	}
+	out, err := reconcile()
+	if err == nil || !regexp.MustCompile(service.FindingFinalizedBlockGone+` +`+txID).MatchString(out) || !strings.Contains(out, "no longer the chain's") {
+		t.Fatalf("after a reorg past the payment's finality: %v\n%s", err, out)
+	}
+
+	// Recorded reversed (as its workflow does), its session flagged.
+	if _, err := st.Pool().Exec(ctx, `UPDATE transactions SET status = 'reversed' WHERE id = $1`, txID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SettleSession(ctx, sessionID, f.now, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err = reconcile()
+	if err == nil || !strings.Contains(out, service.FindingPaymentReversed) || !strings.Contains(out, "reversal_settled") ||
+		strings.Contains(out, service.FindingFinalizedBlockGone) {
+		t.Fatalf("with the payment reversed and its session flagged: %v\n%s", err, out)
+	}
+	if err := st.UpdateSession(ctx, sessionID, f.now, func(s *payment.Session) []payment.EventType {
+		events, _ := s.Resolve(payment.ResolutionReversalSettled, f.now)
+		return events
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := reconcile(); err != nil || out != "0 findings, 0 repaired, 0 left\n" {
+		t.Fatalf("once the merchant settled the reversal: %v\n%s", err, out)
 	}
 }

@@ -48,5 +48,5 @@ func runAPI(ctx context.Context) error {
 // stack alike.
 func apiConfig(c config) api.Config {
 	return api.Config{Limits: c.Limits, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies,
-		SignupDisabled: c.SignupDisabled, Shape: c.Shape, ReauthWindow: c.ReauthWindow}
+		SignupDisabled: c.SignupDisabled, Shape: c.Shape, ReauthWindow: c.ReauthWindow, MaxInflight: c.MaxInflight}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/temporalconn"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/webhook"
+	"github.com/paymentsd/paymentsd/worker"
 )
 
 // config is the deployment's configuration, read from the environment.
@@ -66,6 +67,13 @@ type config struct {
 	// activities finish (WORKER_STOP_TIMEOUT, default 30s); keep it below
 	// the platform's grace period (Kubernetes: terminationGracePeriodSeconds).
 	WorkerStopTimeout time.Duration
+	// WorkflowCacheSize bounds the workflows a worker process keeps in
+	// memory between their tasks (WORKER_WORKFLOW_CACHE_SIZE, default
+	// worker.DefaultWorkflowCacheSize).
+	WorkflowCacheSize int
+	// MaxInflight bounds the requests one API process serves at once
+	// (MAX_INFLIGHT_REQUESTS, default api.DefaultMaxInflight).
+	MaxInflight int
 	// MoneyOutStaleAfter is how long a refund's or payout's reported
 	// transaction may stay unmined before it is stale
 	// (MONEY_OUT_STALE_AFTER, default 1h).
@@ -124,6 +132,14 @@ func loadConfig() (config, error) {
 	}
 	if c.MaxOpenHolds, err = strconv.Atoi(env("RECIPIENT_MAX_OPEN_HOLDS", strconv.Itoa(payment.DefaultMaxOpenHolds))); err != nil || c.MaxOpenHolds < 1 {
 		return c, fmt.Errorf("RECIPIENT_MAX_OPEN_HOLDS: want a positive number of holds, such as %d", payment.DefaultMaxOpenHolds)
+	}
+	if c.MaxInflight, err = strconv.Atoi(env("MAX_INFLIGHT_REQUESTS", strconv.Itoa(api.DefaultMaxInflight))); err != nil ||
+		c.MaxInflight < 1 || c.MaxInflight > 1_000_000 {
+		return c, fmt.Errorf("MAX_INFLIGHT_REQUESTS: want a number of requests from 1 to 1000000, such as %d", api.DefaultMaxInflight)
+	}
+	if c.WorkflowCacheSize, err = strconv.Atoi(env("WORKER_WORKFLOW_CACHE_SIZE", strconv.Itoa(worker.DefaultWorkflowCacheSize))); err != nil ||
+		c.WorkflowCacheSize < 1 || c.WorkflowCacheSize > 1_000_000 {
+		return c, fmt.Errorf("WORKER_WORKFLOW_CACHE_SIZE: want a number of workflows from 1 to 1000000, such as %d", worker.DefaultWorkflowCacheSize)
 	}
 	for tier := range api.DefaultLimits {
 		name := "RATE_LIMIT_" + upper(string(tier))

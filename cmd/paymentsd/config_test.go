@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/worker"
 )
 
 func TestTrustedProxies(t *testing.T) {
@@ -220,5 +223,44 @@ func TestASecretFileOthersCanReadIsRefused(t *testing.T) {
 				t.Errorf("%v; want an error saying %q", err, want)
 			}
 		})
+	}
+}
+
+// MAX_INFLIGHT_REQUESTS bounds an API process's requests at once: unset,
+// the default; a number that bounds nothing or is not a number stops the
+// start, naming the variable.
+func TestMaxInflightRequests(t *testing.T) {
+	c, err := loadConfig()
+	if err != nil || c.MaxInflight != api.DefaultMaxInflight {
+		t.Fatalf("unset: %d (%v), want %d", c.MaxInflight, err, api.DefaultMaxInflight)
+	}
+	t.Setenv("MAX_INFLIGHT_REQUESTS", "64")
+	if c, err := loadConfig(); err != nil || c.MaxInflight != 64 || apiConfig(c).MaxInflight != 64 {
+		t.Fatalf("64: %d (%v), want the API configured with 64", c.MaxInflight, err)
+	}
+	for _, v := range []string{"0", "-5", "many", "2000000"} {
+		t.Setenv("MAX_INFLIGHT_REQUESTS", v)
+		if _, err := loadConfig(); err == nil || !strings.HasPrefix(err.Error(), "MAX_INFLIGHT_REQUESTS: ") {
+			t.Errorf("%q: error %v, want one naming MAX_INFLIGHT_REQUESTS", v, err)
+		}
+	}
+}
+
+// WORKER_WORKFLOW_CACHE_SIZE bounds the workflows a worker keeps in
+// memory: unset, the default; a bad number stops the start by name.
+func TestWorkerWorkflowCacheSize(t *testing.T) {
+	c, err := loadConfig()
+	if err != nil || c.WorkflowCacheSize != worker.DefaultWorkflowCacheSize {
+		t.Fatalf("unset: %d (%v), want %d", c.WorkflowCacheSize, err, worker.DefaultWorkflowCacheSize)
+	}
+	t.Setenv("WORKER_WORKFLOW_CACHE_SIZE", "500")
+	if c, err := loadConfig(); err != nil || c.WorkflowCacheSize != 500 {
+		t.Fatalf("500: %d (%v)", c.WorkflowCacheSize, err)
+	}
+	for _, v := range []string{"0", "-1", "lots"} {
+		t.Setenv("WORKER_WORKFLOW_CACHE_SIZE", v)
+		if _, err := loadConfig(); err == nil || !strings.HasPrefix(err.Error(), "WORKER_WORKFLOW_CACHE_SIZE: ") {
+			t.Errorf("%q: error %v, want one naming WORKER_WORKFLOW_CACHE_SIZE", v, err)
+		}
 	}
 }

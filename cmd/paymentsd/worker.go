@@ -29,9 +29,10 @@ func runWorker(ctx context.Context) error {
 		Store: d.store, Temporal: d.temporal, Chains: d.chains,
 		Webhooks: worker.Webhooks{Sealer: sealer(c), AllowPrivate: c.WebhookAllowPrivate,
 			DisableAfter: c.WebhookDisableAfter, Shape: c.Shape},
-		Namespace:   c.Temporal.Namespace,
-		MetricsAddr: c.MetricsAddr,
-		StopTimeout: c.WorkerStopTimeout,
-		StaleAfter:  c.MoneyOutStaleAfter,
+		Namespace:         c.Temporal.Namespace,
+		MetricsAddr:       c.MetricsAddr,
+		StopTimeout:       c.WorkerStopTimeout,
+		StaleAfter:        c.MoneyOutStaleAfter,
+		WorkflowCacheSize: c.WorkflowCacheSize,
 	})
 }

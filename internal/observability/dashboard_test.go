@@ -32,3 +32,30 @@ func TestTheDashboardChartsServedSeries(t *testing.T) {
 		}
 	}
 }
+
+// The alerting rules in deploy/ watch only series the processes serve,
+// among them the reversal of a finalized payment (a reorg deeper than
+// finality), which must never go unnoticed.
+func TestTheAlertRulesWatchServedSeries(t *testing.T) {
+	rules, err := os.ReadFile("../../deploy/kubernetes/alert-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := os.ReadFile("metrics.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"(paymentsd_[a-z_]+)"`).FindAllSubmatch(source, -1) {
+		served[string(m[1])] = true
+	}
+	watched := regexp.MustCompile(`expr: .*?(paymentsd_[a-z_]+)`).FindAllSubmatch(rules, -1)
+	for _, m := range watched {
+		if !served[string(m[1])] {
+			t.Errorf("an alert watches %s, which no process serves", m[1])
+		}
+	}
+	if !strings.Contains(string(rules), "paymentsd_payments_reversed_total") {
+		t.Error("no alert on a finalized payment reversed past finality")
+	}
+}

@@ -78,6 +78,20 @@ var (
 		Name: "paymentsd_transfers_unexpected_total",
 		Help: "Transfers to a deposit address whose session no longer takes payments (recorded as unexpected).",
 	}, []string{"network"})
+	// FinalizedBlocksGone counts blocks holding finalized payments that
+	// the finality watch found no longer on the chain: a reorg deeper
+	// than the network's finality.
+	FinalizedBlocksGone = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_finalized_blocks_gone_total",
+		Help: "Blocks holding finalized payments found no longer on the canonical chain (a reorg deeper than finality).",
+	}, []string{"network"})
+	// PaymentsReversed counts finalized payments recorded reversed: their
+	// block left the chain past finality. direction is in (a payment to
+	// a session) or out (a refund or payout).
+	PaymentsReversed = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_payments_reversed_total",
+		Help: "Finalized payments recorded reversed because their block left the chain past finality.",
+	}, []string{"network", "direction"})
 	// RPCFailovers counts calls another node answered after the first
 	// one tried failed or was behind.
 	RPCFailovers = promauto.NewCounterVec(prometheus.CounterOpts{
@@ -114,6 +128,18 @@ var (
 		Help:    "API request latency by route pattern (or Connect procedure) and method.",
 		Buckets: []float64{.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"route", "method"})
+	// HTTPInflight is how many requests the API serves now, and HTTPShed
+	// counts those refused with 503 because it served as many as it may
+	// (MAX_INFLIGHT_REQUESTS): a shed rate above zero says to add API
+	// processes or raise the bound.
+	HTTPInflight = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "paymentsd_http_requests_in_flight",
+		Help: "API requests being served now (probes and /metrics left out).",
+	})
+	HTTPShed = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "paymentsd_http_requests_shed_total",
+		Help: "API requests refused with 503 and Retry-After because the process served as many as MAX_INFLIGHT_REQUESTS allows.",
+	})
 	// RateLimited counts requests refused by a rate-limit tier.
 	RateLimited = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "paymentsd_rate_limited_total",

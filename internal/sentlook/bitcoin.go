@@ -84,6 +84,9 @@ func bitcoinLookFor(tx bitcoinTx, c *chainwatch.Chain, o payment.Outgoing, proje
 	l := payment.SentLook{Mined: tx.State.Mined, Succeeded: tx.State.Mined, Confirmations: int(tx.State.Confirmations),
 		Required: c.Network.Confirmations}
 	l.Final = l.Mined && l.Confirmations >= l.Required
+	if l.Mined {
+		l.BlockNumber, l.BlockHash = int64(tx.State.BlockNumber), tx.State.BlockHash.Hex()
+	}
 	l.Sender = payment.BitcoinUnproven
 	if tx.OwnerProject != "" && tx.OwnerProject == projectID && tx.OwnerLive == isLive {
 		l.Sender = o.FromAddress

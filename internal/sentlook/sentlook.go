@@ -110,6 +110,9 @@ func readEVM(ctx context.Context, _ *store.Store, c *chainwatch.Chain, hash stri
 	}
 	l := payment.SentLook{Mined: st.Mined, Succeeded: st.Succeeded, Final: st.Final, Confirmations: int(st.Confirmations),
 		Required: n.Confirmations, Transfers: c.PaymentTransfers(st.Transfers)}
+	if st.Mined {
+		l.BlockNumber, l.BlockHash = int64(st.BlockNumber), st.BlockHash.Hex()
+	}
 	if st.Sender != (common.Address{}) {
 		l.Sender = st.Sender.Hex()
 	}

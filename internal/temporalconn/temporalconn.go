@@ -120,6 +120,11 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 		}
 	}
 	if c.CertFile != "" {
+		// The client's private key is a secret file: refused if others
+		// can read it, as every *_FILE secret is.
+		if err := secretfile.Check("TEMPORAL_TLS_KEY_FILE", c.KeyFile); err != nil {
+			return nil, err
+		}
 		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE: %w", err)

@@ -23,6 +23,10 @@ func TestFromEnv(t *testing.T) {
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	openKey := filepath.Join(dir, "client-key.pem") // a private key others can read
+	if err := os.WriteFile(openKey, []byte("not a key"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c, err := FromEnv(envOf(nil))
 	if err != nil || c.Address != "127.0.0.1:7233" || c.Namespace != "default" || c.Mode() != "plaintext" {
 		t.Fatalf("defaults: %+v %v", c, err)
@@ -49,6 +53,7 @@ func TestFromEnv(t *testing.T) {
 		{map[string]string{"TEMPORAL_TLS_CA_FILE": filepath.Join(dir, "missing.pem")}, "TEMPORAL_TLS_CA_FILE: open"},
 		{map[string]string{"TEMPORAL_TLS_CERT_FILE": notPEM, "TEMPORAL_TLS_KEY_FILE": notPEM}, "TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE"},
 		{map[string]string{"TEMPORAL_API_KEY": "k", "TEMPORAL_API_KEY_FILE": keyFile}, "give one or the other"},
+		{map[string]string{"TEMPORAL_TLS_CERT_FILE": notPEM, "TEMPORAL_TLS_KEY_FILE": openKey}, "TEMPORAL_TLS_KEY_FILE: " + openKey},
 	} {
 		if _, err := FromEnv(envOf(bad.env)); err == nil || !strings.Contains(err.Error(), bad.says) {
 			t.Errorf("%v: %v; want an error saying %q", bad.env, err, bad.says)

@@ -21,10 +21,16 @@ const (
 )
 
 // TxStatus is a transaction status as shape names it: in the second,
-// confirmed and finalized are both completed.
+// confirmed and finalized are both completed, and reversed (gone in a
+// reorg past finality: its money did not arrive) is failed, the one of
+// the shape's three that says so.
 func TxStatus(shape Shape, status string) string {
-	if shape == ShapeSecond && (status == string(payment.TxConfirmed) || status == string(payment.TxFinalized)) {
+	switch {
+	case shape != ShapeSecond:
+	case status == string(payment.TxConfirmed) || status == string(payment.TxFinalized):
 		return "completed"
+	case status == string(payment.TxReversed):
+		return string(payment.TxFailed)
 	}
 	return status
 }

@@ -25,6 +25,8 @@ func TestShapedEvents(t *testing.T) {
 	}{
 		{ShapeFirst, tx, `{"id":"tx_1","status":"finalized","amount":"12.500000000000000001","confirmations":12}`},
 		{ShapeSecond, tx, `{"amount":"12.500000000000000001","confirmations":12,"id":"tx_1","status":"completed"}`},
+		{ShapeSecond, payment.Event{Type: payment.EventTxReversed, Data: json.RawMessage(`{"id":"tx_1","status":"reversed"}`)},
+			`{"id":"tx_1","status":"failed"}`},
 		{ShapeSecond, session, `{"id":"cs_1","status":"completed","transactions":[{"id":"tx_1","status":"completed"},{"id":"tx_2","status":"failed"}]}`},
 		{ShapeSecond, plan, `{"id":"plan_1","status":"active"}`},
 	} {

@@ -56,7 +56,7 @@ var (
 func devnet(url string) chainwatch.Network {
 	return chainwatch.Network{Key: "devnet", ChainID: 1337, RPCURLs: []string{url}, Confirmations: 3,
 		BlockTime: chainwatch.Duration(250 * time.Millisecond), PollInterval: chainwatch.Duration(100 * time.Millisecond),
-		PendingTimeout: chainwatch.Duration(time.Minute)}
+		PendingTimeout: chainwatch.Duration(time.Minute), ReorgWindow: 60, ReorgCheckInterval: chainwatch.Duration(time.Second)}
 }
 
 func TestMain(m *testing.M) {
@@ -81,7 +81,7 @@ func run(m *testing.M) int {
 	stack, err = devstack.StartStack(context.Background(), devstack.StackConfig{
 		DatabaseURL: url,
 		Temporal:    temporalCfg,
-		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond},
+		Chain:       devchain.Config{BlockInterval: 250 * time.Millisecond, Accounts: 6},
 		Devnet:      devnet(""),
 		DevnetURL: func(chainURL string) string {
 			if node, proxyErr = rpcproxy.Start(chainURL, "", 1); proxyErr != nil {
@@ -96,7 +96,7 @@ func run(m *testing.M) int {
 				TokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", Price: payment.PriceSource{Kind: payment.PriceUSDPegged}},
 		},
 		Bitcoin:     &btcnode.Config{},
-		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(200 * time.Millisecond)},
+		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(200 * time.Millisecond), ReorgCheckInterval: chainwatch.Duration(time.Second)},
 		BitcoinURL: func(nodeURL string) string {
 			if bitcoinNode, proxyErr = rpcproxy.Start(nodeURL, "", 2); proxyErr != nil {
 				return nodeURL

@@ -33,7 +33,8 @@ import (
 const dir = "../../deploy/kubernetes"
 
 // objects decodes every manifest the kustomization lists, strictly; the
-// ServiceMonitors (a CRD the scheme does not know) are returned apart.
+// ServiceMonitors and the PrometheusRule (CRDs the scheme does not know)
+// are returned apart.
 func objects(t *testing.T) ([]runtime.Object, []map[string]any) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
@@ -61,7 +62,7 @@ func objects(t *testing.T) ([]runtime.Object, []map[string]any) {
 			t.Fatalf("kustomization.yaml lists %s: %v", name, err)
 		}
 		for i, doc := range bytes.Split(raw, []byte("\n---\n")) {
-			if bytes.Contains(doc, []byte("kind: ServiceMonitor")) {
+			if bytes.Contains(doc, []byte("kind: ServiceMonitor")) || bytes.Contains(doc, []byte("kind: PrometheusRule")) {
 				var m map[string]any
 				if err := yaml.UnmarshalStrict(doc, &m); err != nil {
 					t.Fatalf("%s #%d: %v", name, i, err)
@@ -187,8 +188,14 @@ func TestTheManifestsDecodeStrictlyAndHoldTogether(t *testing.T) {
 			}
 		}
 	}
-	if len(monitors) != 2 {
-		t.Errorf("%d ServiceMonitors, want the API's and the worker's", len(monitors))
+	var rules int
+	for _, m := range monitors {
+		if m["kind"] == "PrometheusRule" {
+			rules++
+		}
+	}
+	if len(monitors)-rules != 2 || rules != 1 {
+		t.Errorf("%d ServiceMonitors and %d PrometheusRules, want the API's and the worker's, and the engine's alerts", len(monitors)-rules, rules)
 	}
 }
 

@@ -29,16 +29,16 @@ func BenchmarkCheckoutCreation(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	sh := startShape(b, ctx, 1<<30, 1, headBinary(b, ctx))
-	key, base := sh.project.SandboxKey, "/api/v1/projects/"+sh.project.Project.ID
-	plan := sh.apis[0].call(b, http.MethodPost, base+"/payment-plans", key, map[string]any{"title": "Flash sale", "amountUsd": "2",
-		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": sh.usdc.ID}}})
-	if plan.status != http.StatusCreated {
-		b.Fatalf("create plan: %d %s", plan.status, plan.raw)
+	key, base := sh.Project.SandboxKey, "/api/v1/projects/"+sh.Project.Project.ID
+	plan := call(b, sh.APIs[0], http.MethodPost, base+"/payment-plans", key, map[string]any{"title": "Flash sale", "amountUsd": "2",
+		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": sh.USDC.ID}}})
+	if plan.Status != http.StatusCreated {
+		b.Fatalf("create plan: %d %s", plan.Status, plan.Raw)
 	}
-	body := map[string]any{"paymentPlanId": plan.data["id"]}
-	for _, a := range sh.apis { // warm
-		if r := a.call(b, http.MethodPost, "/api/v1/checkout/sessions", "", body); r.status != http.StatusCreated {
-			b.Fatalf("open session: %d %s", r.status, r.raw)
+	body := map[string]any{"paymentPlanId": plan.Data["id"]}
+	for _, a := range sh.APIs { // warm
+		if r := call(b, a, http.MethodPost, "/api/v1/checkout/sessions", "", body); r.Status != http.StatusCreated {
+			b.Fatalf("open session: %d %s", r.Status, r.Raw)
 		}
 	}
 	latencies := make([]time.Duration, n)
@@ -50,8 +50,8 @@ func BenchmarkCheckoutCreation(b *testing.B) {
 		wg.Go(func() {
 			for i := range work {
 				t := time.Now()
-				if r := sh.apis[i%2].call(b, http.MethodPost, "/api/v1/checkout/sessions", "", body); r.status != http.StatusCreated {
-					b.Errorf("open session %d: %d %s", i, r.status, r.raw)
+				if r := call(b, sh.APIs[i%2], http.MethodPost, "/api/v1/checkout/sessions", "", body); r.Status != http.StatusCreated {
+					b.Errorf("open session %d: %d %s", i, r.Status, r.Raw)
 				}
 				latencies[i] = time.Since(t)
 			}
@@ -67,7 +67,7 @@ func BenchmarkCheckoutCreation(b *testing.B) {
 	// workflows is checked by the scale-out test, here the time is read.
 	waitFor(b, ctx, "every session's workflow started", func() bool {
 		var pending int
-		_ = sh.db.QueryRow(ctx, `SELECT count(*) FROM session_starts`).Scan(&pending)
+		_ = sh.DB.QueryRow(ctx, `SELECT count(*) FROM session_starts`).Scan(&pending)
 		return pending == 0
 	})
 	started := time.Since(start)

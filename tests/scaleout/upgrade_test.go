@@ -2,7 +2,6 @@ package scaleout
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/paymentsd/paymentsd/tests/prodshape"
 )
 
 // lastRelease is the latest release (CHANGELOG.md) and its commit, whose
@@ -75,51 +76,50 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 	const n = 6
 	sh := startShape(t, ctx, 1000, n, old)
 	receiver := newReceiver(t)
-	planID := sh.merchant(t, sh.apis[0], receiver, "*")
+	planID := merchant(t, sh, sh.APIs[0], receiver, "*")
 	type opened struct{ token, id, address, due string }
 	var open []opened
-	openOn := func(api *process) {
-		r := api.call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
-		if r.status != http.StatusCreated {
-			t.Fatalf("open a session: %d %s", r.status, r.raw)
+	openOn := func(api *prodshape.Process) {
+		r := call(t, api, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("open a session: %d %s", r.Status, r.Raw)
 		}
-		due := r.data["paymentOptions"].([]any)[0].(map[string]any)["amountBaseUnits"].(string)
-		open = append(open, opened{r.data["token"].(string), r.data["id"].(string), r.data["depositAddress"].(string), due})
+		due := r.Data["paymentOptions"].([]any)[0].(map[string]any)["amountBaseUnits"].(string)
+		open = append(open, opened{r.Data["token"].(string), r.Data["id"].(string), r.Data["depositAddress"].(string), due})
 	}
 	pay := func(i int) {
 		due, _ := new(big.Int).SetString(open[i].due, 10)
-		if _, err := sh.chain.TransferToken(ctx, sh.chain.Accounts[i], common.HexToAddress(open[i].address), due); err != nil {
+		if _, err := sh.Chain.TransferToken(ctx, sh.Chain.Accounts[i], common.HexToAddress(open[i].address), due); err != nil {
 			t.Fatalf("pay session %d: %v", i, err)
 		}
 	}
-	completed := func(api *process, i int) bool {
-		r := api.call(t, http.MethodGet, "/api/v1/checkout/sessions/"+open[i].token, "", nil)
-		return r.status == http.StatusOK && r.data["status"] == "completed"
+	completed := func(api *prodshape.Process, i int) bool {
+		r := call(t, api, http.MethodGet, "/api/v1/checkout/sessions/"+open[i].token, "", nil)
+		return r.Status == http.StatusOK && r.Data["status"] == "completed"
 	}
 
 	// The last release on this schema: one session paid and completed,
 	// two opened and left for later.
 	for range 3 {
-		openOn(sh.apis[0])
+		openOn(sh.APIs[0])
 	}
 	pay(0)
-	waitFor(t, ctx, "the last release completing a session on this schema", func() bool { return completed(sh.apis[1], 0) })
+	waitFor(t, ctx, "the last release completing a session on this schema", func() bool { return completed(sh.APIs[1], 0) })
 
 	// The workers replaced: the last release's stopped, this code's started.
-	for i, w := range sh.workers {
-		w.stop(t)
-		sh.workers[i] = sh.startWorker(t, head, fmt.Sprintf("worker%d-new", i+1))
+	for i, w := range sh.Workers {
+		must(t, w.Stop())
+		sh.Workers[i] = startWorker(t, sh, head, fmt.Sprintf("worker%d-new", i+1))
 	}
 	pay(1) // opened on the last release, paid on this code's workers
-	openOn(sh.apis[1])
+	openOn(sh.APIs[1])
 	pay(3) // opened on the last release's API, run by this code's workers
 
 	// The APIs rolled one at a time; the other serves meanwhile.
-	for i, a := range sh.apis {
-		a.stop(t)
-		sh.apis[i] = sh.startAPI(t, head, fmt.Sprintf("api%d-new", i+1))
-		sh.apis[i].waitReady(t, ctx)
-		openOn(sh.apis[i])
+	for i, a := range sh.APIs {
+		must(t, a.Stop())
+		sh.APIs[i] = startAPI(t, ctx, sh, head, fmt.Sprintf("api%d-new", i+1))
+		openOn(sh.APIs[i])
 	}
 	pay(2)
 	pay(4)
@@ -127,7 +127,7 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 
 	waitFor(t, ctx, "every session completed", func() bool {
 		for i := range open {
-			if !completed(sh.apis[i%2], i) {
+			if !completed(sh.APIs[i%2], i) {
 				return false
 			}
 		}
@@ -135,7 +135,7 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 	})
 	for _, s := range open {
 		var txs, finalized int
-		if err := sh.db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'finalized') FROM transactions
+		if err := sh.DB.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'finalized') FROM transactions
 			WHERE checkout_session_id = $1`, s.id).Scan(&txs, &finalized); err != nil {
 			t.Fatal(err)
 		}
@@ -143,13 +143,13 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 			t.Errorf("session %s: %d transactions, %d finalized; want one payment recorded once, final", s.id, txs, finalized)
 		}
 	}
-	sh.waitDelivered(t, ctx, receiver)
+	waitDelivered(t, ctx, sh, receiver)
 	for _, s := range open {
-		if !receiver.got(s.id, "checkout.session.completed") {
+		if !receiver.Got(s.id, "checkout.session.completed") {
 			t.Errorf("no checkout.session.completed delivered for %s", s.id)
 		}
 	}
-	if n := receiver.badSignatures(); n > 0 {
+	if n := receiver.BadSignatures(); n > 0 {
 		t.Errorf("%d deliveries failed signature verification", n)
 	}
 }
@@ -165,30 +165,30 @@ func TestAStoppedWorkerFinishesItsActivities(t *testing.T) {
 	sh := startShape(t, ctx, 1000, 1, head)
 	const hold = 3 * time.Second
 	receiver := newReceiver(t)
-	receiver.hold = hold
-	planID := sh.merchant(t, sh.apis[0], receiver, "checkout.session.created")
-	r := sh.apis[0].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
-	if r.status != http.StatusCreated {
-		t.Fatalf("open a session: %d %s", r.status, r.raw)
+	receiver.Hold(hold)
+	planID := merchant(t, sh, sh.APIs[0], receiver, "checkout.session.created")
+	r := call(t, sh.APIs[0], http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("open a session: %d %s", r.Status, r.Raw)
 	}
-	waitFor(t, ctx, "the delivery held by the merchant's server", func() bool { return receiver.holding() > 0 })
+	waitFor(t, ctx, "the delivery held by the merchant's server", func() bool { return receiver.Holding() > 0 })
 
 	// Both workers stopped while the delivery is in flight.
 	stopped := time.Now()
 	var took [2]time.Duration
 	done := make(chan int, 2)
-	for i, w := range sh.workers {
+	for i, w := range sh.Workers {
 		go func() {
-			_ = w.cmd.Process.Signal(syscall.SIGTERM)
-			<-w.done
+			_ = w.Cmd.Process.Signal(syscall.SIGTERM)
+			<-w.Done
 			took[i] = time.Since(stopped)
 			done <- i
 		}()
 	}
 	<-done
 	<-done
-	for i, w := range sh.workers {
-		if err := w.exit(); err != nil {
+	for i, w := range sh.Workers {
+		if err := w.Exit(); err != nil {
 			t.Errorf("worker %d stopped by SIGTERM: %v, want exit 0", i+1, err)
 		}
 	}
@@ -197,52 +197,32 @@ func TestAStoppedWorkerFinishesItsActivities(t *testing.T) {
 		t.Errorf("the workers exited %v and %v after SIGTERM; want the one delivering to wait for the answer (%v), and no longer", took[0], took[1], hold)
 	}
 	var attempts, code int
-	if err := sh.db.QueryRow(ctx, `SELECT count(*), coalesce(max(a.status_code), 0) FROM webhook_attempts a
-		JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.project_id = $1`, sh.project.Project.ID).Scan(&attempts, &code); err != nil {
+	if err := sh.DB.QueryRow(ctx, `SELECT count(*), coalesce(max(a.status_code), 0) FROM webhook_attempts a
+		JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.project_id = $1`, sh.Project.Project.ID).Scan(&attempts, &code); err != nil {
 		t.Fatal(err)
 	}
 	if attempts != 1 || code != http.StatusNoContent {
 		t.Errorf("the delivery in flight at SIGTERM: %d attempts recorded, the last answered %d; want one, answered 204", attempts, code)
 	}
-	if got, cut := receiver.deliveries(), receiver.cut(); got != 1 || cut != 0 {
+	if got, cut := receiver.Deliveries(), receiver.Cut(); got != 1 || cut != 0 {
 		t.Errorf("the merchant's server got %d deliveries, %d cut off; want one, answered", got, cut)
 	}
 	t.Logf("SIGTERM to exit: %v and %v, a delivery held %v in flight", took[0].Round(10*time.Millisecond), took[1].Round(10*time.Millisecond), hold)
 
 	// The delivery is finished by the workers that follow, and nothing is
 	// sent again.
-	sh.workers[0] = sh.startWorker(t, head, "worker-after")
+	sh.Workers[0] = startWorker(t, sh, head, "worker-after")
 	waitFor(t, ctx, "the delivery marked delivered", func() bool {
 		var status string
-		_ = sh.db.QueryRow(ctx, `SELECT status FROM webhook_deliveries WHERE project_id = $1`, sh.project.Project.ID).Scan(&status)
+		_ = sh.DB.QueryRow(ctx, `SELECT status FROM webhook_deliveries WHERE project_id = $1`, sh.Project.Project.ID).Scan(&status)
 		return status == "delivered"
 	})
-	second := sh.apis[0].call(t, http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
-	if second.status != http.StatusCreated {
-		t.Fatalf("open a session: %d %s", second.status, second.raw)
+	second := call(t, sh.APIs[0], http.MethodPost, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
+	if second.Status != http.StatusCreated {
+		t.Fatalf("open a session: %d %s", second.Status, second.Raw)
 	}
-	waitFor(t, ctx, "the next session's event delivered", func() bool { return receiver.got(second.data["id"].(string), "checkout.session.created") })
-	if got := receiver.deliveries(); got != 2 {
+	waitFor(t, ctx, "the next session's event delivered", func() bool { return receiver.Got(second.Data["id"].(string), "checkout.session.created") })
+	if got := receiver.Deliveries(); got != 2 {
 		t.Errorf("the merchant's server got %d deliveries of 2 events; want each once", got)
-	}
-}
-
-// exit is how the stopped process ended: nil for exit status 0.
-func (p *process) exit() error {
-	<-p.done
-	if s := p.cmd.ProcessState; s == nil || !s.Success() {
-		return errors.New(s.String())
-	}
-	return nil
-}
-
-// stop stops the process with SIGTERM and waits for it to exit.
-func (p *process) stop(t testing.TB) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.exit(); err != nil {
-		t.Fatalf("%s stopped by SIGTERM: %v", p.log, err)
 	}
 }

@@ -447,6 +447,8 @@ var sessionMoves = map[string][]string{
 var txMoves = map[string][]string{
 	"pending":   {"confirmed", "failed"},
 	"confirmed": {"finalized", "pending"},
+	"finalized": {"reversed"}, // its block left the chain past finality
+	"reversed":  {"confirmed", "failed"},
 }
 
 // checkMoneyOut checks money out, refunds and payouts alike: one the

@@ -67,7 +67,7 @@ const tones = {
   completed: "ok", verified: "ok", finalized: "ok", confirmed: "ok", active: "ok", enabled: "ok", succeeded: "ok", delivered: "ok",
   processing: "warn", pending: "warn", open: "info", retrying: "warn",
   expired: "muted", canceled: "muted", archived: "muted",
-  failed: "bad", disabled: "bad", reorged: "bad",
+  failed: "bad", disabled: "bad", reorged: "bad", reversed: "bad",
 };
 
 export function badge(status, extra) {

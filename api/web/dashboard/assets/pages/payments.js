@@ -9,8 +9,8 @@ const project = () => `/projects/${state.project.id}`;
 const sessionStatuses = ["open", "processing", "completed", "expired", "canceled"];
 // The deployment's API shape names transaction statuses (docs/decisions.md,
 // "The second API shape"): completed there is confirmed or finalized.
-const txStatuses = () => (state.me.apiShape === "second" ? ["pending", "completed", "failed"] : ["pending", "confirmed", "finalized", "failed"]);
-const finalTx = (s) => s === "finalized" || s === "failed" || s === "completed";
+const txStatuses = () => (state.me.apiShape === "second" ? ["pending", "completed", "failed"] : ["pending", "confirmed", "finalized", "failed", "reversed"]);
+const finalTx = (s) => s === "finalized" || s === "failed" || s === "completed" || s === "reversed";
 const finalSession = (s) => s === "completed" || s === "expired" || s === "canceled";
 
 export function txColumns() {

@@ -9,7 +9,7 @@ import { state, href, go, every, canWrite, isOwner } from "../app.js";
 
 const project = () => `/projects/${state.project.id}`;
 const batchStatuses = ["awaiting_approval", "approved", "completed", "canceled"];
-const payoutStatuses = ["awaiting_approval", "awaiting_signature", "sent", "confirmed", "finalized", "failed", "canceled", "exception"];
+const payoutStatuses = ["awaiting_approval", "awaiting_signature", "sent", "confirmed", "finalized", "failed", "canceled", "exception", "stale", "reversed"];
 const batchDone = (s) => s === "completed" || s === "canceled";
 
 // The statuses ui.js does not tone itself.

@@ -9,7 +9,7 @@ const eventTypes = [
   "checkout.session.created", "checkout.session.open", "checkout.session.processing", "checkout.session.completed",
   "checkout.session.expired", "checkout.session.canceled", "checkout.session.exception", "checkout.session.resolved",
   "checkout.session.updated", "transaction.pending", "transaction.confirmed", "transaction.finalized", "transaction.failed",
-  "transaction.reorged", "transaction.assigned", "payment_plan.created", "payment_plan.updated", "payment_plan.archived",
+  "transaction.reorged", "transaction.reversed", "transaction.assigned", "payment_plan.created", "payment_plan.updated", "payment_plan.archived",
   "webhook_endpoint.disabled",
 ];
 

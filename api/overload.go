@@ -1,0 +1,135 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/paymentsd/paymentsd/internal/observability"
+)
+
+// DefaultMaxInflight is how many requests one API process serves at once
+// unless MAX_INFLIGHT_REQUESTS says otherwise: far above what two cores
+// answer in a second's queue, far below what would grow the process's
+// memory or the database pool's queue without bound.
+const DefaultMaxInflight = 256
+
+// Retry-After, in seconds, of what a client may retry: a request refused
+// because the process serves as many as it may (the slot frees in
+// milliseconds), and one a dependency could not answer (the database or
+// Temporal is overloaded, restarting or unreachable).
+const (
+	retryAfterBusy        = "1"
+	retryAfterUnavailable = "2"
+)
+
+// busyMessage is the refusal's message, a sentence for the client.
+var busyMessage = "The server is serving as many requests as it may; retry after " + retryAfterBusy + " s"
+
+// unboundedPaths are answered whatever the load: the probes and the
+// metrics, which must tell an overloaded process from a dead one.
+var unboundedPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// inflight bounds the requests one process serves at once; past the bound
+// a request is refused at once with 503 and Retry-After, before it reads
+// its body, authenticates or touches the database, so a flood costs the
+// process little and queues nothing. Nothing of a refused request was
+// done: an Idempotency-Key is not claimed, a retry runs it whole.
+type inflight struct {
+	slots chan struct{}
+	// connectErrors writes a refusal in the protocol of a Connect, gRPC
+	// or gRPC-Web call.
+	connectErrors *connect.ErrorWriter
+}
+
+func newInflight(limit int) *inflight {
+	if limit <= 0 {
+		limit = DefaultMaxInflight
+	}
+	return &inflight{slots: make(chan struct{}, limit), connectErrors: connect.NewErrorWriter()}
+}
+
+func (b *inflight) bound(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if unboundedPaths[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case b.slots <- struct{}{}:
+		default:
+			observability.HTTPShed.Inc()
+			b.refuse(w, r)
+			return
+		}
+		observability.HTTPInflight.Inc()
+		defer func() {
+			observability.HTTPInflight.Dec()
+			<-b.slots
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuse answers a request the process has no room for: in the spec's
+// envelope, or as a Connect error with code unavailable.
+func (b *inflight) refuse(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", retryAfterBusy)
+	if strings.HasPrefix(r.URL.Path, "/paymentsd.") && b.connectErrors.IsSupported(r) {
+		_ = b.connectErrors.Write(w, r, connect.NewError(connect.CodeUnavailable, errors.New(busyMessage)))
+		return
+	}
+	fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", busyMessage, nil)
+}
+
+// dependencyUnavailable tells whether err is the database or Temporal
+// failing to answer for a while (overloaded, restarting, unreachable):
+// the request did nothing that a retry would repeat wrongly, and the
+// client should retry after a pause rather than read it as the server's
+// bug. Everything else unclassified stays a 500.
+func dependencyUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	// Temporal's frontend: its rate limits, an unreachable or restarting
+	// server, or a call it did not answer in time.
+	var exhausted *serviceerror.ResourceExhausted
+	var unavailable *serviceerror.Unavailable
+	var late *serviceerror.DeadlineExceeded
+	if errors.As(err, &exhausted) || errors.As(err, &unavailable) || errors.As(err, &late) {
+		return true
+	}
+	// Postgres: no connection could be made (refused, too many clients),
+	// the server is shutting down or out of resources, or the connection
+	// broke before the statement was sent.
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		class := pgErr.Code[:2]
+		return class == "08" || class == "53" || class == "57" && pgErr.Code != "57014" // 57014: a query canceled on purpose
+	}
+	// A connection that broke under a statement (the server restarted, a
+	// proxy between dropped it), or a wait for a pool connection or a call
+	// that outlasted its deadline.
+	var netErr net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// connectUnavailable is a Connect error for a request a dependency could
+// not answer: code unavailable, with Retry-After in its metadata (the
+// response's headers in the Connect protocol, its trailers in gRPC).
+func connectUnavailable(message string) *connect.Error {
+	ce := connect.NewError(connect.CodeUnavailable, errors.New(message))
+	ce.Meta().Set("Retry-After", retryAfterUnavailable)
+	return ce
+}
