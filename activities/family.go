@@ -114,7 +114,7 @@ func (evmChain) look(ctx context.Context, _ *Activities, c *chainwatch.Chain, in
 	n := c.Network
 	hash := common.HexToHash(in.TxHash)
 	// No ReadIn (a first look) is the zero hash, which no block has.
-	st, err := chainwatch.RecheckTransaction(ctx, c.Client, hash, n.FinalizedTag(), c.Scanner().Traces, common.HexToHash(in.ReadIn))
+	st, err := c.Scanner().RecheckTransaction(ctx, hash, n.FinalizedTag(), common.HexToHash(in.ReadIn))
 	if err != nil {
 		return out, err
 	}

@@ -346,20 +346,43 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
 		return
 	}
-	// A network whose nodes do not answer leaves the API able to serve
-	// (it reads the database and starts workflows, which wait for the
-	// node): it is named, and the status says degraded, but the API stays
-	// in rotation.
+	// A network whose nodes do not answer, or disagree, leaves the API
+	// able to serve (it reads the database and starts workflows, which
+	// wait for the node): it is named, and the status says degraded, but
+	// the API stays in rotation.
 	status, networks := "ready", map[string]any{}
 	for _, n := range st.Networks {
-		if n.Err != nil {
+		network := networkReadiness(n)
+		if network["status"] != "ok" {
 			status = "degraded"
-			networks[n.Key] = map[string]any{"status": "unreachable"}
-			continue
 		}
-		networks[n.Key] = map[string]any{"status": "ok", "head": n.Head}
+		networks[n.Key] = network
 	}
 	ok(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
+}
+
+// networkReadiness is a network's entry in /readyz: ok with its head;
+// degraded with its head while some of its nodes are set aside (an answer
+// failed a check, or they disagree with the majority: the others serve);
+// disagreeing while its nodes disagree with no majority (none is used, its
+// payments wait); unreachable while none answers. The nodes are counted,
+// not named: the logs and the metrics name them.
+func networkReadiness(n service.NetworkReadiness) map[string]any {
+	out := map[string]any{}
+	switch {
+	case n.Nodes.Disagree:
+		out["status"] = "disagreeing"
+	case n.Err != nil:
+		out["status"] = "unreachable"
+	case len(n.Nodes.SetAside) > 0:
+		out["status"], out["head"] = "degraded", n.Head
+	default:
+		out["status"], out["head"] = "ok", n.Head
+	}
+	if len(n.Nodes.SetAside) > 0 || n.Nodes.Disagree {
+		out["nodes"], out["nodesSetAside"] = n.Nodes.Nodes, len(n.Nodes.SetAside)
+	}
+	return out
 }
 
 // serve runs the cross-cutting steps of every API call in order:

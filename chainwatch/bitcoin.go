@@ -140,8 +140,8 @@ func (n Network) checkBitcoin() error {
 		return fmt.Errorf("network %q: a Bitcoin network is live exactly when its chain is mainnet", n.Key)
 	case n.ChainID != 0:
 		return fmt.Errorf("network %q: a Bitcoin network has no chainId", n.Key)
-	case n.UseFinalizedTag != nil || n.TraceInternalTransfers:
-		return fmt.Errorf("network %q: useFinalizedTag and traceInternalTransfers are EVM settings", n.Key)
+	case n.UseFinalizedTag != nil || n.TraceInternalTransfers || n.HeaderHash != "":
+		return fmt.Errorf("network %q: useFinalizedTag, traceInternalTransfers and headerHash are EVM settings", n.Key)
 	case n.Confirmations != 0:
 		return fmt.Errorf("network %q: a Bitcoin network's depth is its finality tiers (finality), not confirmations", n.Key)
 	}

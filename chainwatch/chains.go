@@ -7,6 +7,7 @@ import (
 
 	"context"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"time"
@@ -115,6 +116,7 @@ func dialBitcoin(ctx context.Context, n Network, _ http.RoundTripper, claimed ma
 	if err != nil {
 		return nil, fmt.Errorf("network %q: %w", n.Key, err)
 	}
+	f.Network = n.Key
 	return &Chain{Network: n.WithDefaults(), Bitcoin: f, Params: params}, nil
 }
 
@@ -136,12 +138,29 @@ func dialEVM(ctx context.Context, n Network, transport http.RoundTripper, claime
 	if err := c.CheckChainIDs(ctx); err != nil {
 		return nil, fmt.Errorf("network %q: %w", n.Key, err)
 	}
-	return &Chain{Network: n.WithDefaults(), Client: c}, nil
+	ch := &Chain{Network: n.WithDefaults(), Client: c}
+	c.BlockAt = ch.blockAt
+	return ch, nil
+}
+
+// blockAt reads the hash of block n through c (one node, or the network's
+// any in a read of its own), checked as a scan checks it: the network's
+// nodes are compared by it.
+func (c *Chain) blockAt(ctx context.Context, client evmrpc.Client, n uint64) (common.Hash, error) {
+	var hash common.Hash
+	err := client.Read(ctx, func(node evmrpc.Client) error {
+		h, _, err := c.Scanner().on(node).block(ctx, new(big.Int).SetUint64(n), false)
+		if err == nil {
+			hash = h.Hash
+		}
+		return err
+	})
+	return hash, err
 }
 
 // Scanner returns the chain's scanner over its assets.
 func (c *Chain) Scanner() Scanner {
-	s := Scanner{Client: c.Client, Network: c.Network.Key}
+	s := Scanner{Client: c.Client, Network: c.Network.Key, Recompute: c.Network.HeaderHash == HeaderHashRecompute}
 	for _, a := range c.Assets {
 		if a.Native() {
 			s.Native, s.Traces = true, c.Network.TraceInternalTransfers

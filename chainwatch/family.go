@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 
 	"github.com/paymentsd/paymentsd/internal/btckeys"
+	"github.com/paymentsd/paymentsd/internal/nodetrust"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -56,6 +57,10 @@ type Family interface {
 	// IsContract tells whether an address holds code (false on a family
 	// without contracts): a refund's customer confirms such an address.
 	IsContract(ctx context.Context, address string) (bool, error)
+	// Nodes is what the engine believes of the network's nodes now: those
+	// set aside (an answer failed a check, or they disagree with the
+	// others), and whether they disagree with no majority (readiness).
+	Nodes() nodetrust.Status
 }
 
 // Capabilities are what a family's networks do; the engine asks them
@@ -114,17 +119,18 @@ func (f evmFamily) BlockHashes(ctx context.Context, heights []uint64) (map[uint6
 	g.SetLimit(blockHashReads)
 	for i, h := range heights {
 		g.Go(func() error {
-			var head struct {
-				Hash common.Hash `json:"hash"`
-			}
-			err := f.c.Client.Call(gctx, &head, "eth_getBlockByNumber", hexutil.Uint64(h), false)
+			// Checked as a scan checks a block (its number, its hash
+			// recomputed where the chain's headers allow it): a node's
+			// word that a finalized block left the chain reverses a
+			// payment.
+			hash, err := f.c.blockAt(gctx, f.c.Client, h)
 			if errors.Is(err, ethereum.NotFound) {
 				return nil // past the node's head: no block there now
 			}
 			if err != nil {
 				return fmt.Errorf("block %d: %w", h, err)
 			}
-			hashes[i] = head.Hash
+			hashes[i] = hash
 			return nil
 		})
 	}
@@ -156,6 +162,13 @@ func (evmFamily) PayeeProblem(s string) string {
 		return "must be a 0x-prefixed 20-byte hex address"
 	}
 	return ""
+}
+
+func (f evmFamily) Nodes() nodetrust.Status {
+	if n, ok := f.c.Client.(interface{ Nodes() nodetrust.Status }); ok {
+		return n.Nodes()
+	}
+	return nodetrust.Status{Nodes: 1}
 }
 
 func (f evmFamily) IsContract(ctx context.Context, address string) (bool, error) {
@@ -228,3 +241,5 @@ func (f bitcoinFamily) PayeeProblem(s string) string {
 }
 
 func (bitcoinFamily) IsContract(context.Context, string) (bool, error) { return false, nil }
+
+func (f bitcoinFamily) Nodes() nodetrust.Status { return f.c.Bitcoin.Nodes() }

@@ -56,6 +56,14 @@ type Network struct {
 	// ReorgCheckInterval is how often that check runs (default 16 block
 	// times, at least a minute; Bitcoin: the block time).
 	ReorgCheckInterval Duration `json:"reorgCheckInterval,omitempty"`
+	// HeaderHash is how a block's hash is checked on an EVM network:
+	// HeaderHashRecompute (it is recomputed from the header's fields, in
+	// Ethereum's format, which the OP stack, Arbitrum and Polygon keep) or
+	// HeaderHashNode (the node's own hash, checked against the request and
+	// the blocks that link to it, for a chain whose headers carry fields
+	// go-ethereum does not know). The default is recompute on the chains
+	// of KnownHeaderFormat, node on any other.
+	HeaderHash string `json:"headerHash,omitempty"`
 	// ExplorerURL is a block explorer's base address (https://etherscan.io):
 	// a transaction's page is ExplorerURL/tx/<hash>. It defaults per
 	// chain (KnownExplorers); "none" turns the link off.
@@ -91,6 +99,24 @@ func (n Network) TxURL(hash string) string {
 		return ""
 	}
 	return strings.TrimRight(base, "/") + "/tx/" + hash
+}
+
+// How a block's hash is checked (Network.HeaderHash).
+const (
+	HeaderHashRecompute = "recompute"
+	HeaderHashNode      = "node"
+)
+
+// KnownHeaderFormat are the chains whose headers are Ethereum's, by chain
+// ID: a block's hash is the hash of its header's fields as go-ethereum's
+// types.Header writes them (chainwatch/testdata/networks holds blocks of
+// each family in its nodes' own JSON, and the tests recompute them).
+var KnownHeaderFormat = map[int64]bool{
+	1: true, 11155111: true, 17000: true, // Ethereum, Sepolia, Holesky
+	8453: true, 84532: true, 10: true, 11155420: true, // Base, OP Mainnet and their testnets
+	42161: true, 421614: true, // Arbitrum One, Arbitrum Sepolia
+	137: true, 80002: true, // Polygon PoS, Amoy
+	1337: true, 31337: true, // the dev chain (go-ethereum's simulated backend); Anvil and Hardhat
 }
 
 // Duration is a time.Duration written as "2s" in JSON.
@@ -183,6 +209,12 @@ func (n Network) WithDefaults() Network {
 	if n.ReorgCheckInterval <= 0 {
 		n.ReorgCheckInterval = max(16*n.BlockTime, Duration(time.Minute))
 	}
+	if n.HeaderHash == "" {
+		n.HeaderHash = HeaderHashNode
+		if KnownHeaderFormat[n.ChainID] {
+			n.HeaderHash = HeaderHashRecompute
+		}
+	}
 	return n
 }
 
@@ -211,6 +243,8 @@ func (n Network) Check() error {
 		return fmt.Errorf("network %q: confirmations must not be negative", n.Key)
 	case n.ReorgWindow < 0 || n.ReorgCheckInterval < 0:
 		return fmt.Errorf("network %q: reorgWindow and reorgCheckInterval must not be negative", n.Key)
+	case n.HeaderHash != "" && n.HeaderHash != HeaderHashRecompute && n.HeaderHash != HeaderHashNode:
+		return fmt.Errorf("network %q: headerHash must be %s or %s", n.Key, HeaderHashRecompute, HeaderHashNode)
 	}
 	return n.checkExplorer()
 }

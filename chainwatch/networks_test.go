@@ -14,9 +14,10 @@ import (
 
 // Chainwatch reads the blocks of every network in its own published
 // format (OP-stack deposits, Arbitrum's system transactions, blob and
-// set-code transactions, Polygon's state-sync transactions), finds every
-// payment to a watched address and skips the rest; the transaction check
-// confirms each found payment from its receipt. Only the Ethereum fixture
+// set-code transactions, Polygon's state-sync transactions), with every
+// block's hash recomputed from its header and every answer checked,
+// finds every payment to a watched address and skips the rest; the
+// transaction check confirms each found payment from its receipt. Only the Ethereum fixture
 // has call traces: its Safe payment is found with them and not without.
 func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 	ctx := context.Background()
@@ -39,7 +40,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 			}
 			first, last := fx.blocks[0].number, fx.blocks[len(fx.blocks)-1].number
 			for _, withTraces := range []bool{traces, false} {
-				s := Scanner{Client: client, Tokens: fx.Tokens, Native: true, Traces: withTraces}
+				s := Scanner{Client: client, Tokens: fx.Tokens, Native: true, Traces: withTraces, Recompute: true}
 				blocks, transfers, err := s.Scan(ctx, first, last, fx.blocks[0].parent, watch)
 				if err != nil {
 					t.Fatalf("scan (traces %v): %v", withTraces, err)
@@ -51,7 +52,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 				for _, tr := range transfers {
 					k := key(tr.TxHash, tr.LogIndex, tr.To, tr.Token, tr.Amount)
 					found[k] = true
-					st, err := CheckTransaction(ctx, client, tr.TxHash, false, withTraces)
+					st, err := s.CheckTransaction(ctx, tr.TxHash, false)
 					if err != nil || !st.Mined {
 						t.Fatalf("check %s: %+v %v", k, st, err)
 					}
@@ -76,7 +77,7 @@ func TestScannerReadsEveryNetworksBlocks(t *testing.T) {
 				}
 				if traces == withTraces {
 					for _, e := range fx.Expect {
-						st, err := CheckTransaction(ctx, client, e.TxHash, false, traces)
+						st, err := Scanner{Client: client, Traces: traces, Recompute: true}.CheckTransaction(ctx, e.TxHash, false)
 						if err != nil || !st.Succeeded {
 							t.Fatalf("check %s: %+v %v", e.TxHash, st, err)
 						}
@@ -120,7 +121,7 @@ func TestScannerWithoutNativeReadsHeadersAndLogs(t *testing.T) {
 		}
 	}
 	fx.Calls.Reset()
-	s := Scanner{Client: client, Tokens: fx.Tokens, Traces: true}
+	s := Scanner{Client: client, Tokens: fx.Tokens, Traces: true, Recompute: true}
 	_, transfers, err := s.Scan(ctx, fx.blocks[0].number, fx.blocks[len(fx.blocks)-1].number, fx.blocks[0].parent, watch)
 	if err != nil {
 		t.Fatal(err)
@@ -151,12 +152,13 @@ func TestRecheckInTheSameBlockReadsNoTransfers(t *testing.T) {
 	if hash == (common.Hash{}) {
 		t.Fatal("the ethereum fixture has no internal transfer")
 	}
-	full, err := CheckTransaction(ctx, client, hash, false, true)
+	s := Scanner{Client: client, Traces: true, Recompute: true}
+	full, err := s.CheckTransaction(ctx, hash, false)
 	if err != nil || !full.Mined || full.SameBlock || len(full.Transfers) == 0 {
 		t.Fatalf("first look: %+v %v", full, err)
 	}
 	fx.Calls.Reset()
-	again, err := RecheckTransaction(ctx, client, hash, false, true, full.BlockHash)
+	again, err := s.RecheckTransaction(ctx, hash, false, full.BlockHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +171,7 @@ func TestRecheckInTheSameBlockReadsNoTransfers(t *testing.T) {
 			"(the receipt, the head, the block's header)", fx.Calls.Total(), n)
 	}
 	fx.Calls.Reset()
-	moved, err := RecheckTransaction(ctx, client, hash, false, true, common.HexToHash("0x01"))
+	moved, err := s.RecheckTransaction(ctx, hash, false, common.HexToHash("0x01"))
 	if err != nil || moved.SameBlock || len(moved.Transfers) != len(full.Transfers) || fx.Calls.Of("debug_traceTransaction") != 1 ||
 		fx.Calls.Total() != 5 {
 		t.Fatalf("look after a reorg: %+v %v, %d calls, %d traces", moved, err, fx.Calls.Total(), fx.Calls.Of("debug_traceTransaction"))
@@ -201,7 +203,7 @@ func TestAScanFindsWhatALookFindsOrSaysItCouldNotTrace(t *testing.T) {
 		t.Run(c.network, func(t *testing.T) {
 			fx, client := dialStubNode(t, c.network)
 			watched, watch := watchOnly(fx.Watched)
-			s := Scanner{Client: client, Tokens: fx.Tokens, Native: true, Traces: true}
+			s := Scanner{Client: client, Tokens: fx.Tokens, Native: true, Traces: true, Recompute: true}
 			_, found, err := s.Scan(ctx, fx.blocks[0].number, fx.blocks[len(fx.blocks)-1].number, fx.blocks[0].parent, watch)
 			if err != nil || len(found) == 0 {
 				t.Fatalf("scan: %d transfers, %v", len(found), err)
@@ -220,7 +222,7 @@ func TestAScanFindsWhatALookFindsOrSaysItCouldNotTrace(t *testing.T) {
 				return
 			}
 			for hash, got := range scanned {
-				st, err := CheckTransaction(ctx, client, hash, false, true)
+				st, err := s.CheckTransaction(ctx, hash, false)
 				if err != nil {
 					t.Fatal(err)
 				}

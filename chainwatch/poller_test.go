@@ -335,6 +335,9 @@ type forkingClient struct {
 	fork func()
 }
 
+// Read runs read on this client, whose eth_getLogs forks the chain.
+func (c *forkingClient) Read(_ context.Context, read func(evmrpc.Client) error) error { return read(c) }
+
 func (c *forkingClient) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
 	if f := c.fork; f != nil {
 		c.fork = nil

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
+	"github.com/paymentsd/paymentsd/internal/nodetrust"
 )
 
 // TxState is what the chain says of a transaction now.
@@ -42,10 +43,11 @@ type TxState struct {
 }
 
 // CheckTransaction reads a transaction's receipt, its confirmations and,
-// with useFinalized, whether its block is final. With traces, the native
-// coin its internal calls moved is among its transfers.
-func CheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, useFinalized, traces bool) (TxState, error) {
-	return RecheckTransaction(ctx, c, hash, useFinalized, traces, common.Hash{})
+// with useFinalized, whether its block is final. With the scanner's
+// Traces, the native coin its internal calls moved is among its
+// transfers.
+func (s Scanner) CheckTransaction(ctx context.Context, hash common.Hash, useFinalized bool) (TxState, error) {
+	return s.RecheckTransaction(ctx, hash, useFinalized, common.Hash{})
 }
 
 // RecheckTransaction is CheckTransaction for a transaction whose transfers
@@ -54,39 +56,32 @@ func CheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, us
 // again and SameBlock is set. That spares the transaction's trace, the
 // dearest call a look makes (the node runs the block again up to it), and
 // the transaction itself, on every look after the first.
-func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, useFinalized, traces bool,
-	readIn common.Hash) (TxState, error) {
-	r, err := receipt(ctx, c, hash)
-	if errors.Is(err, ethereum.NotFound) {
-		return TxState{}, nil
+//
+// The receipt, its block's header and the transaction are read from one
+// node and checked against each other (readMined); the head, the
+// finalized block and the trace from any.
+func (s Scanner) RecheckTransaction(ctx context.Context, hash common.Hash, useFinalized bool, readIn common.Hash) (TxState, error) {
+	var m minedTx
+	err := s.Client.Read(ctx, func(node evmrpc.Client) error {
+		var err error
+		m, err = s.on(node).readMined(ctx, hash, readIn)
+		return err
+	})
+	if err != nil || m.receipt == nil {
+		return TxState{}, err
 	}
+	head, err := s.Client.BlockNumber(ctx)
 	if err != nil {
 		return TxState{}, err
 	}
-	head, err := c.BlockNumber(ctx)
-	if err != nil {
-		return TxState{}, err
-	}
-	// The receipt can come from a block that a reorg has just replaced:
-	// trust it only if its block is the canonical one at that height.
-	h, err := header(ctx, c, new(big.Int).SetUint64(uint64(r.BlockNumber)))
-	if errors.Is(err, ethereum.NotFound) {
-		return TxState{}, nil
-	}
-	if err != nil {
-		return TxState{}, err
-	}
-	if h.Hash != r.BlockHash {
-		return TxState{}, nil
-	}
+	r := m.receipt
 	st := TxState{Sender: r.From, Mined: true, Succeeded: r.Status == 1, BlockNumber: uint64(r.BlockNumber), BlockHash: r.BlockHash,
-		BlockTime: uint64(h.Timestamp)}
+		BlockTime: uint64(m.header.Timestamp)}
 	if head >= st.BlockNumber {
 		st.Confirmations = head - st.BlockNumber + 1
 	}
 	if useFinalized {
-		f, err := header(ctx, c, big.NewInt(int64(rpc.FinalizedBlockNumber)))
-		if err == nil && uint64(f.Number) >= st.BlockNumber {
+		if f, err := s.finalized(ctx); err == nil && f >= st.BlockNumber {
 			st.Final = true
 		}
 	}
@@ -103,16 +98,12 @@ func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, 
 	if !st.Succeeded {
 		return st, nil
 	}
-	tx, err := transaction(ctx, c, hash)
-	if err != nil && !errors.Is(err, ethereum.NotFound) {
-		return TxState{}, err
-	}
-	if err == nil && tx.To != nil && tx.value().Sign() > 0 {
+	if tx := m.tx; tx != nil && tx.To != nil && tx.value().Sign() > 0 {
 		st.Transfers = append(st.Transfers, Transfer{TxHash: hash, LogIndex: -1, From: tx.From, To: *tx.To,
 			Amount: tx.value(), BlockNumber: st.BlockNumber, BlockHash: st.BlockHash})
 	}
-	if traces {
-		top, err := traceTransaction(ctx, c, hash)
+	if s.Traces {
+		top, err := traceTransaction(ctx, s.Client, hash)
 		if err != nil {
 			// Its block is older than the node's state window: what
 			// earlier looks recorded stands.
@@ -125,4 +116,78 @@ func RecheckTransaction(ctx context.Context, c evmrpc.Client, hash common.Hash, 
 		}
 	}
 	return st, nil
+}
+
+// finalized reads the number of the node's finalized block, checked.
+func (s Scanner) finalized(ctx context.Context) (uint64, error) {
+	var n uint64
+	err := s.Client.Read(ctx, func(node evmrpc.Client) error {
+		h, err := s.on(node).header(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
+		if err == nil {
+			n = uint64(h.Number)
+		}
+		return err
+	})
+	return n, err
+}
+
+// minedTx is what one node says of a mined transaction, checked: its
+// receipt, the header of the block holding it and, when its transfers are
+// read, the transaction. A zero minedTx: not mined (no receipt, or one of
+// a block a reorganisation has just replaced).
+type minedTx struct {
+	receipt *rpcReceipt
+	header  *rpcHeader
+	tx      *rpcTx
+}
+
+// readMined reads transaction hash's receipt, and its block's header: the
+// receipt is trusted only if its block is the canonical one at its height
+// and holds the transaction at the receipt's index, and its logs say that
+// block and that transaction (checkReceipt). Unless its transfers were
+// read in readIn, a successful transaction is read too, and checked
+// (checkSent).
+func (r reader) readMined(ctx context.Context, hash, readIn common.Hash) (minedTx, error) {
+	rc, err := receipt(ctx, r.c, hash)
+	if errors.Is(err, ethereum.NotFound) {
+		return minedTx{}, nil
+	}
+	if err != nil {
+		return minedTx{}, err
+	}
+	h, err := r.header(ctx, new(big.Int).SetUint64(uint64(rc.BlockNumber)))
+	if errors.Is(err, ethereum.NotFound) {
+		return minedTx{}, nil
+	}
+	if err != nil {
+		return minedTx{}, err
+	}
+	if h.Hash != rc.BlockHash {
+		return minedTx{}, nil // the receipt's block is no longer the canonical one
+	}
+	if err := checkReceipt(rc, h, hash); err != nil {
+		return minedTx{}, err
+	}
+	m := minedTx{receipt: rc, header: h}
+	if readIn == h.Hash || rc.Status != 1 {
+		return m, nil
+	}
+	tx, raw, err := r.transaction(ctx, hash)
+	if errors.Is(err, ethereum.NotFound) {
+		return m, nil
+	}
+	if err != nil {
+		return minedTx{}, err
+	}
+	if tx.Hash != hash || tx.BlockHash != nil && *tx.BlockHash != rc.BlockHash {
+		return minedTx{}, nodetrust.Bad("tx_block", "asked for transaction %s of block %s, the node answered %s of block %v", hash,
+			rc.BlockHash, tx.Hash, tx.BlockHash)
+	}
+	if tx.To != nil && tx.value().Sign() > 0 {
+		if err := checkSent(raw, *tx); err != nil {
+			return minedTx{}, err
+		}
+	}
+	m.tx = tx
+	return m, nil
 }

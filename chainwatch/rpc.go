@@ -4,6 +4,7 @@ import (
 	"github.com/paymentsd/paymentsd/internal/evmrpc"
 
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -19,22 +20,30 @@ import (
 // the few fields a payment needs, not through go-ethereum's types: those
 // refuse the transaction types go-ethereum does not know (the OP stack's
 // deposit transactions in every Base and Optimism block, Arbitrum's system
-// transactions), and compute a header's hash from the fields they know,
-// which a chain with other header fields would not match. The node's own
-// hashes are taken as they are.
+// transactions). What the engine relies on is checked as it is read
+// (check.go): a block's number is the one asked for and its hash, on a
+// chain whose headers are Ethereum's (Network.HeaderHash), is recomputed
+// from its header's fields with go-ethereum's types.Header; elsewhere the
+// node's own hash is checked against the blocks that link to it.
 
-// rpcHeader is a block as eth_getBlockByNumber(n, false) returns it.
+// rpcHeader is a block's header as eth_getBlockByNumber returns it, with
+// its transactions' hashes (eth_getBlockByNumber(n, false)).
 type rpcHeader struct {
 	Number     hexutil.Uint64 `json:"number"`
 	Hash       common.Hash    `json:"hash"`
 	ParentHash common.Hash    `json:"parentHash"`
 	Timestamp  hexutil.Uint64 `json:"timestamp"`
+	LogsBloom  types.Bloom    `json:"logsBloom"`
+	TxHashes   []common.Hash  `json:"transactions"`
 }
 
-// rpcBlock is a block with its transactions, eth_getBlockByNumber(n, true).
+// rpcBlock is a block with its transactions, eth_getBlockByNumber(n,
+// true): read (txs), and as the node wrote them (raw, read again only
+// for the few a check needs whole).
 type rpcBlock struct {
 	rpcHeader
-	Transactions []rpcTx `json:"transactions"`
+	txs []rpcTx
+	raw json.RawMessage
 }
 
 // rpcTx is a transaction of any type: the node names its sender, so no
@@ -46,10 +55,16 @@ type rpcTx struct {
 	To    *common.Address `json:"to"`
 	Value *hexutil.Big    `json:"value"`
 	Input hexutil.Bytes   `json:"input"`
+	// Where it was mined, absent while pending.
+	BlockHash   *common.Hash    `json:"blockHash"`
+	BlockNumber *hexutil.Uint64 `json:"blockNumber"`
+	Index       *hexutil.Uint64 `json:"transactionIndex"`
 }
 
 // rpcReceipt is a transaction's receipt.
 type rpcReceipt struct {
+	TxHash      common.Hash    `json:"transactionHash"`
+	TxIndex     hexutil.Uint64 `json:"transactionIndex"`
 	From        common.Address `json:"from"`
 	Status      hexutil.Uint64 `json:"status"`
 	BlockHash   common.Hash    `json:"blockHash"`
@@ -57,13 +72,17 @@ type rpcReceipt struct {
 	Logs        []rpcLog       `json:"logs"`
 }
 
-// rpcLog is a receipt's log.
+// rpcLog is a receipt's log, with where it says it is.
 type rpcLog struct {
-	Address  common.Address `json:"address"`
-	Topics   []common.Hash  `json:"topics"`
-	Data     hexutil.Bytes  `json:"data"`
-	LogIndex hexutil.Uint   `json:"logIndex"`
-	Removed  bool           `json:"removed"`
+	Address     common.Address  `json:"address"`
+	Topics      []common.Hash   `json:"topics"`
+	Data        hexutil.Bytes   `json:"data"`
+	LogIndex    hexutil.Uint    `json:"logIndex"`
+	Removed     bool            `json:"removed"`
+	BlockHash   *common.Hash    `json:"blockHash"`
+	BlockNumber *hexutil.Uint64 `json:"blockNumber"`
+	TxHash      *common.Hash    `json:"transactionHash"`
+	TxIndex     *hexutil.Uint64 `json:"transactionIndex"`
 }
 
 func (l rpcLog) log() types.Log {
@@ -98,19 +117,116 @@ func call[T any](ctx context.Context, c evmrpc.Client, method string, args ...an
 	return v, nil
 }
 
-// header reads a block's header: number, hash, parent and time.
-func header(ctx context.Context, c evmrpc.Client, n *big.Int) (*rpcHeader, error) {
-	return call[rpcHeader](ctx, c, "eth_getBlockByNumber", blockArg(n), false)
+// reader reads one node's answers (the Client of an evmrpc.Client.Read)
+// and checks each as it comes (check.go). recompute: the chain's headers
+// are Ethereum's, and a block's hash is recomputed from them.
+type reader struct {
+	c         evmrpc.Client
+	recompute bool
 }
 
-// fullBlock reads a block with its transactions.
-func fullBlock(ctx context.Context, c evmrpc.Client, n uint64) (*rpcBlock, error) {
-	return call[rpcBlock](ctx, c, "eth_getBlockByNumber", hexutil.EncodeUint64(n), true)
+// block reads a block (n nil: the latest; negative: a tag), its header
+// checked, and returns its transactions as the node wrote them (their
+// hashes, or with full, the transactions). The header is read apart from
+// the transactions, so that a block's JSON is parsed once and its header
+// alone again for its hash.
+func (r reader) block(ctx context.Context, n *big.Int, full bool) (*rpcHeader, json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := r.c.Call(ctx, &fields, "eth_getBlockByNumber", blockArg(n), full); err != nil {
+		return nil, nil, err
+	}
+	h, err := r.checkHeader(headerJSON(fields), fields["hash"], n)
+	return h, fields["transactions"], err
 }
 
-// transaction reads a transaction by its hash.
-func transaction(ctx context.Context, c evmrpc.Client, hash common.Hash) (*rpcTx, error) {
-	return call[rpcTx](ctx, c, "eth_getTransactionByHash", hash)
+// headerJSON writes a block's fields but its transactions as one JSON
+// object: its header. The values are the node's, as its answer held them
+// (valid JSON: they were read from it); a key that is not a plain name is
+// no header field and is left out.
+func headerJSON(fields map[string]json.RawMessage) json.RawMessage {
+	out := make([]byte, 0, 2048)
+	out = append(out, '{')
+	for k, v := range fields {
+		if k == "transactions" || !plainName(k) {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, '"')
+		out = append(out, k...)
+		out = append(out, '"', ':')
+		out = append(out, v...)
+	}
+	return append(out, '}')
+}
+
+// plainName reports whether k is made of ASCII letters and digits alone,
+// as every header field's name is.
+func plainName(k string) bool {
+	for _, c := range k {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return k != ""
+}
+
+// header reads a block's header (n nil: the latest; negative: a tag) with
+// its transactions' hashes, checked.
+func (r reader) header(ctx context.Context, n *big.Int) (*rpcHeader, error) {
+	h, txs, err := r.block(ctx, n, false)
+	if err != nil {
+		return nil, err
+	}
+	if len(txs) > 0 {
+		if err := json.Unmarshal(txs, &h.TxHashes); err != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// fullBlock reads a block with its transactions, checked: its header, and
+// each transaction's place.
+func (r reader) fullBlock(ctx context.Context, n uint64) (*rpcBlock, error) {
+	h, txs, err := r.block(ctx, new(big.Int).SetUint64(n), true)
+	if err != nil {
+		return nil, err
+	}
+	b := &rpcBlock{rpcHeader: *h, raw: txs}
+	if len(txs) > 0 {
+		if err := json.Unmarshal(txs, &b.txs); err != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber: transactions: %w", err)
+		}
+	}
+	b.TxHashes = make([]common.Hash, len(b.txs))
+	for i, tx := range b.txs {
+		b.TxHashes[i] = tx.Hash
+	}
+	return b, checkPlaces(b)
+}
+
+// rawTx returns transaction i of the block as the node wrote it.
+func (b *rpcBlock) rawTx(i int) (json.RawMessage, error) {
+	var all []json.RawMessage
+	if err := json.Unmarshal(b.raw, &all); err != nil || i >= len(all) {
+		return nil, fmt.Errorf("eth_getBlockByNumber: transaction %d: %v", i, err)
+	}
+	return all[i], nil
+}
+
+// transaction reads a transaction by its hash, as the node wrote it too.
+func (r reader) transaction(ctx context.Context, hash common.Hash) (*rpcTx, json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := r.c.Call(ctx, &raw, "eth_getTransactionByHash", hash); err != nil {
+		return nil, nil, err
+	}
+	var tx rpcTx
+	if err := json.Unmarshal(raw, &tx); err != nil {
+		return nil, nil, fmt.Errorf("eth_getTransactionByHash: %w", err)
+	}
+	return &tx, raw, nil
 }
 
 // receipt reads a transaction's receipt.

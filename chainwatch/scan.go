@@ -77,7 +77,9 @@ var ErrReorged = errors.New("the cursor's block is no longer canonical")
 // when the native coin counts, the header alone otherwise), one trace per
 // block where internal native transfers are read, one eth_getLogs per
 // thousand token contracts and two head checks: none depend on how many
-// addresses are watched, which are looked up once per range.
+// addresses are watched, which are looked up once per range. What it
+// relies on is checked (check.go), with no call more; a range's blocks,
+// logs and transactions are read from one node.
 type Scanner struct {
 	Client evmrpc.Client
 	// Tokens are the ERC-20 contracts whose Transfer logs count.
@@ -87,11 +89,17 @@ type Scanner struct {
 	// Traces says whether native coin moved by contracts' internal calls
 	// is read too, from the node's debug_traceBlockByNumber.
 	Traces bool
+	// Recompute says the chain's headers are Ethereum's: a block's hash is
+	// recomputed from its fields (Network.HeaderHash).
+	Recompute bool
 	// Network names the network in logs and metrics.
 	Network string
 }
 
 func (s Scanner) network() string { return s.Network }
+
+// on is the scanner's reader of the node c (a Client of a Read).
+func (s Scanner) on(c evmrpc.Client) reader { return reader{c: c, recompute: s.Recompute} }
 
 // Watchlist tells which of the addresses a scanned range pays are watched.
 type Watchlist func(ctx context.Context, recipients []common.Address) (watched map[common.Address]bool, err error)
@@ -101,35 +109,84 @@ func (s Scanner) Head(ctx context.Context) (uint64, error) { return s.Client.Blo
 
 // Canonical reports whether the cursor's block is still on the chain.
 func (s Scanner) Canonical(ctx context.Context, c Cursor) (bool, error) {
-	h, err := header(ctx, s.Client, new(big.Int).SetUint64(c.Number))
-	if errors.Is(err, ethereum.NotFound) {
-		return false, nil
+	var canonical bool
+	err := s.Client.Read(ctx, func(node evmrpc.Client) error {
+		h, err := s.on(node).header(ctx, new(big.Int).SetUint64(c.Number))
+		if errors.Is(err, ethereum.NotFound) {
+			canonical = false
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		canonical = h.Hash == c.Hash
+		return nil
+	})
+	return canonical, err
+}
+
+// scannedBlock is a block a scan read, with what its checks need: its
+// transactions' hashes, its logs bloom, and (full) the block with its
+// transactions, some of which pay native coin (sent: their indexes, by
+// hash).
+type scannedBlock struct {
+	Block
+	txs   []common.Hash
+	bloom types.Bloom
+	full  *rpcBlock
+	sent  map[common.Hash]int
+}
+
+// checkSent checks the transaction hash of the block that pays a watched
+// address native coin (checkSent), read again whole.
+func (b scannedBlock) checkSent(hash common.Hash) error {
+	i, ok := b.sent[hash]
+	if !ok {
+		return nil
 	}
+	raw, err := b.full.rawTx(i)
 	if err != nil {
-		return false, err
+		return err
 	}
-	return h.Hash == c.Hash, nil
+	return checkSent(raw, b.full.txs[i])
 }
 
 // Scan reads blocks from..to (inclusive) and returns them with the
 // transfers to the addresses watch reports. The blocks must chain onto
 // each other and onto parent when it is not zero; otherwise ErrReorged.
 // Transactions of types go-ethereum does not know are read like any other.
+// The range is read from one node; an answer of it that fails a check
+// runs the scan again on the next (evmrpc.Client.Read).
 func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, watch Watchlist) ([]Block, []Transfer, error) {
 	var blocks []Block
+	var transfers []Transfer
+	err := s.Client.Read(ctx, func(node evmrpc.Client) error {
+		var err error
+		blocks, transfers, err = s.scanOn(ctx, s.on(node), from, to, parent, watch)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return blocks, transfers, nil
+}
+
+// scanOn is Scan on one node.
+func (s Scanner) scanOn(ctx context.Context, r reader, from, to uint64, parent common.Hash, watch Watchlist) ([]Block, []Transfer, error) {
+	var read []scannedBlock
 	var found []Transfer
 	untraced := map[uint64]bool{}
 	prev := parent
 	for n := from; n <= to; n++ {
-		var b Block
+		var b scannedBlock
 		var transfers []Transfer
 		var err error
 		if s.Native {
-			b, transfers, untraced[n], err = s.nativeTransfers(ctx, n)
+			b, transfers, untraced[n], err = s.nativeTransfers(ctx, r, n)
 		} else {
 			var h *rpcHeader
-			if h, err = header(ctx, s.Client, new(big.Int).SetUint64(n)); err == nil {
-				b = h.block()
+			if h, err = r.header(ctx, new(big.Int).SetUint64(n)); err == nil {
+				b = scannedBlock{Block: h.block(), txs: h.TxHashes, bloom: h.LogsBloom}
 			}
 		}
 		if errors.Is(err, ethereum.NotFound) {
@@ -138,16 +195,16 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("block %d: %w", n, err)
 		}
-		if b.Number != n || prev != (common.Hash{}) && b.Parent != prev {
-			return nil, nil, ErrReorged
+		if prev != (common.Hash{}) && b.Parent != prev {
+			return nil, nil, r.brokenLink(ctx, b.Block, prev)
 		}
 		prev = b.Hash
-		blocks = append(blocks, b)
+		read = append(read, b)
 		found = append(found, transfers...)
 	}
 	for i := 0; i < len(s.Tokens); i += maxFilterAddresses {
 		chunk := s.Tokens[i:min(i+maxFilterAddresses, len(s.Tokens))]
-		logs, err := s.Client.FilterLogs(ctx, ethereum.FilterQuery{
+		logs, err := r.c.FilterLogs(ctx, ethereum.FilterQuery{
 			FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
 			Addresses: chunk, Topics: [][]common.Hash{{TransferTopic}},
 		})
@@ -159,15 +216,37 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 			if !ok || l.Removed {
 				continue
 			}
-			if l.BlockNumber < from || l.BlockNumber > to || blocks[l.BlockNumber-from].Hash != l.BlockHash {
-				return nil, nil, ErrReorged // the logs come from another branch than the blocks
+			if err := r.checkLog(ctx, l, read, from); err != nil {
+				return nil, nil, err
 			}
-			t.BlockTime, t.Untraced = blocks[l.BlockNumber-from].Time, untraced[l.BlockNumber]
+			t.BlockTime, t.Untraced = read[l.BlockNumber-from].Time, untraced[l.BlockNumber]
 			found = append(found, t)
 		}
 	}
+	blocks := make([]Block, len(read))
+	for i, b := range read {
+		blocks[i] = b.Block
+	}
+	transfers, err := watched(ctx, found, watch)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range transfers {
+		if t.LogIndex != -1 {
+			continue
+		}
+		if err := read[t.BlockNumber-from].checkSent(t.TxHash); err != nil {
+			return nil, nil, err
+		}
+	}
+	return blocks, transfers, nil
+}
+
+// watched returns the transfers among found to the addresses watch
+// reports, looked up at once.
+func watched(ctx context.Context, found []Transfer, watch Watchlist) ([]Transfer, error) {
 	if len(found) == 0 {
-		return blocks, nil, nil
+		return nil, nil
 	}
 	recipients := make([]common.Address, 0, len(found))
 	seen := map[common.Address]bool{}
@@ -179,7 +258,7 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 	}
 	watched, err := watch(ctx, recipients)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	transfers := found[:0]
 	for _, t := range found {
@@ -187,7 +266,7 @@ func (s Scanner) Scan(ctx context.Context, from, to uint64, parent common.Hash, 
 			transfers = append(transfers, t)
 		}
 	}
-	return blocks, transfers, nil
+	return transfers, nil
 }
 
 func (h rpcHeader) block() Block {
@@ -198,20 +277,23 @@ func (h rpcHeader) block() Block {
 // native coin they move: every transaction's value, whatever its type
 // (a reverted one is found failed when its receipt is read), and, with
 // Traces, what internal calls move; untraced says the block's trace
-// failed (its transfers are marked Untraced).
-func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (b Block, out []Transfer, untraced bool, err error) {
-	rb, err := fullBlock(ctx, s.Client, n)
+// failed (its transfers are marked Untraced). The block's trace is asked
+// of any node (a network may have some without the debug calls), and
+// matched to the block's transactions.
+func (s Scanner) nativeTransfers(ctx context.Context, r reader, n uint64) (b scannedBlock, out []Transfer, untraced bool, err error) {
+	rb, err := r.fullBlock(ctx, n)
 	if err != nil {
-		return Block{}, nil, false, err
+		return scannedBlock{}, nil, false, err
 	}
-	b = rb.block()
-	for _, tx := range rb.Transactions {
+	b = scannedBlock{Block: rb.block(), txs: rb.TxHashes, bloom: rb.LogsBloom, full: rb, sent: map[common.Hash]int{}}
+	for i, tx := range rb.txs {
 		if tx.To != nil && tx.value().Sign() > 0 {
+			b.sent[tx.Hash] = i
 			out = append(out, Transfer{TxHash: tx.Hash, LogIndex: -1, From: tx.From, To: *tx.To, Amount: tx.value(),
 				BlockNumber: n, BlockHash: b.Hash, BlockTime: b.Time})
 		}
 	}
-	if !s.Traces || len(rb.Transactions) == 0 {
+	if !s.Traces || len(rb.txs) == 0 {
 		return b, out, false, nil
 	}
 	traces, err := traceBlock(ctx, s.Client, n)
@@ -227,18 +309,18 @@ func (s Scanner) nativeTransfers(ctx context.Context, n uint64) (b Block, out []
 		}
 		return b, out, true, nil
 	}
-	if len(traces) != len(rb.Transactions) {
-		return Block{}, nil, false, ErrReorged // traced another block than the one read
+	if len(traces) != len(rb.txs) {
+		return scannedBlock{}, nil, false, ErrReorged // traced another block than the one read
 	}
 	for i, tr := range traces {
-		if tr.TxHash != (common.Hash{}) && tr.TxHash != rb.Transactions[i].Hash {
-			return Block{}, nil, false, ErrReorged
+		if tr.TxHash != (common.Hash{}) && tr.TxHash != rb.txs[i].Hash {
+			return scannedBlock{}, nil, false, ErrReorged
 		}
 		if tr.Error != "" {
-			return Block{}, nil, false, fmt.Errorf("trace of %s: %s", rb.Transactions[i].Hash, tr.Error)
+			return scannedBlock{}, nil, false, fmt.Errorf("trace of %s: %s", rb.txs[i].Hash, tr.Error)
 		}
 		for k, t := range internalTransfers(tr.Result) {
-			out = append(out, Transfer{TxHash: rb.Transactions[i].Hash, LogIndex: InternalIndex(k + 1), From: t.From,
+			out = append(out, Transfer{TxHash: rb.txs[i].Hash, LogIndex: InternalIndex(k + 1), From: t.From,
 				To: t.To, Amount: t.Amount, BlockNumber: n, BlockHash: b.Hash, BlockTime: b.Time})
 		}
 	}

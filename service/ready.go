@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/nodetrust"
 )
 
 // ReadyCacheFor is how long the networks' state found by Ready is served
@@ -30,11 +32,14 @@ type Readiness struct {
 }
 
 // NetworkReadiness is one network's state: its head block, or that no RPC
-// URL of it answers.
+// URL of it answers; and what the engine believes of its nodes (those set
+// aside for a failed check or for disagreeing with the others, and
+// whether they disagree with no majority).
 type NetworkReadiness struct {
-	Key  string
-	Head uint64
-	Err  error
+	Key   string
+	Head  uint64
+	Err   error
+	Nodes nodetrust.Status
 }
 
 // Ready asks the database and Temporal, each within timeout, and gives
@@ -82,8 +87,9 @@ func (svc *Service) askNetworks(ctx context.Context) []NetworkReadiness {
 	for i, k := range keys {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			head, err := svc.chains[k].Family().Head(ctx)
-			networks[i] = NetworkReadiness{Key: k, Head: head, Err: err}
+			f := svc.chains[k].Family()
+			head, err := f.Head(ctx)
+			networks[i] = NetworkReadiness{Key: k, Head: head, Err: err, Nodes: f.Nodes()}
 			if err != nil {
 				slog.WarnContext(ctx, "network unreachable", "network", k, "err", err)
 			}

@@ -44,6 +44,9 @@ type StackConfig struct {
 	// BitcoinTune tunes the Bitcoin network's settings (poll interval,
 	// block time); its key, kind, chain and node come from the stack.
 	BitcoinTune chainwatch.Network
+	// BitcoinURL, when set, is the URL the engine reads the Bitcoin node
+	// at, given the node's own (a proxy in front of it, for tests).
+	BitcoinURL func(nodeURL string) string
 	// Networks and Assets are watched and accepted besides the dev chain
 	// and its assets.
 	Networks []chainwatch.Network
@@ -195,6 +198,9 @@ func (s *Stack) startBitcoin(ctx context.Context, cfg StackConfig) (chainwatch.N
 	}
 	n := cfg.BitcoinTune
 	n.Key, n.Kind, n.Chain, n.RPCURLs = BitcoinNetwork, chainwatch.KindBitcoin, "regtest", []string{node.URL()}
+	if cfg.BitcoinURL != nil {
+		n.RPCURLs = []string{cfg.BitcoinURL(node.URL())}
+	}
 	asset := payment.Asset{ID: BitcoinAsset, Symbol: "BTC", Name: "Bitcoin (regtest)", Decimals: 8, Network: BitcoinNetwork,
 		Price: payment.PriceSource{Kind: payment.PriceChainlink, Aggregator: feed.Hex(), Network: "devnet",
 			HeartbeatSeconds: 365 * 24 * 3600}}

@@ -23,6 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 
+	"github.com/paymentsd/paymentsd/internal/nodetrust"
 	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/redact"
 )
@@ -48,6 +49,14 @@ import (
 //     behind the highest head is not believed until an endpoint at the head
 //     confirms it (a receipt missing on a lagging node must not make a
 //     mined payment look reorged away).
+//
+// Answers are checked, not trusted (internal/nodetrust): an endpoint whose
+// answer fails a check (Read) is set aside and the read goes to the next;
+// every CompareInterval the endpoints are compared on one block a little
+// below their heads (BlockAt), and one that disagrees with the majority is
+// set aside until it agrees again. When no answer holds a majority (two
+// endpoints that disagree), no endpoint is used until one does, and every
+// call fails with nodetrust.ErrDisagree.
 //
 // The settings are filled with their defaults by Dial.
 type Failover struct {
@@ -83,6 +92,23 @@ type Failover struct {
 	// one is behind). Without it an endpoint that is never asked is never
 	// known to be ahead, and the one answering is never known to lag.
 	HeadCheckInterval time.Duration
+	// CompareInterval is how often BlockNumber compares the endpoints, on
+	// the hash of the block MaxLag below the lowest of their heads (0:
+	// never); while they disagree with no majority, every call compares
+	// them again, at most once per SplitRecheck.
+	CompareInterval time.Duration
+	SplitRecheck    time.Duration
+	// BlockAt reads the hash of block n through c, one endpoint, checked
+	// (chainwatch sets it, as it knows the chain's headers): the endpoints
+	// are compared by it. Nil: they are not compared.
+	BlockAt func(ctx context.Context, c Client, n uint64) (common.Hash, error)
+
+	// trust is what the engine believes of the endpoints, made at first
+	// use (once Network is set).
+	trust     *nodetrust.Ledger
+	trustOnce sync.Once
+	// comparing is set while a comparison runs: one at a time.
+	comparing atomic.Bool
 
 	// now and sleep are the clock, replaced in tests.
 	now   func() time.Time
@@ -95,6 +121,8 @@ type Failover struct {
 	shown uint64
 	// headsChecked is when BlockNumber last asked every endpoint.
 	headsChecked time.Time
+	// compared is when the endpoints were last compared.
+	compared time.Time
 }
 
 // endpoint is what Failover has learnt of one RPC endpoint.
@@ -131,6 +159,8 @@ const (
 	DefaultMaxLag              = 3
 	DefaultLogSpanGrowAfter    = 10
 	DefaultHeadCheckInterval   = 30 * time.Second
+	DefaultCompareInterval     = 30 * time.Second
+	DefaultSplitRecheck        = 5 * time.Second
 )
 
 // maxRetryAfter bounds the time an endpoint is benched for, whatever its
@@ -142,7 +172,8 @@ const maxRetryAfter = time.Hour
 func Dial(ctx context.Context, chainID int64, urls []string, transport http.RoundTripper) (*Failover, error) {
 	f := &Failover{urls: urls, chainID: chainID, state: make([]atomic.Int32, len(urls)), eps: make([]endpoint, len(urls)),
 		RateLimitBackoff: DefaultRateLimitBackoff, MaxRateLimitBackoff: DefaultMaxRateLimitBackoff,
-		MaxLag: DefaultMaxLag, LogSpanGrowAfter: DefaultLogSpanGrowAfter, HeadCheckInterval: DefaultHeadCheckInterval}
+		MaxLag: DefaultMaxLag, LogSpanGrowAfter: DefaultLogSpanGrowAfter, HeadCheckInterval: DefaultHeadCheckInterval,
+		CompareInterval: DefaultCompareInterval, SplitRecheck: DefaultSplitRecheck}
 	if transport == nil {
 		transport = http.DefaultTransport
 	}
@@ -230,18 +261,30 @@ func try[T any](ctx context.Context, f *Failover, call func(*ethclient.Client) (
 	return tryEach(ctx, f, func(_ int, c *ethclient.Client) (T, error) { return call(c) })
 }
 
-// tryEach makes a call on the endpoints in their order (see order) until
+// tryEach makes a call of one request on the endpoints (tryOn, counting
+// the request).
+func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethclient.Client) (T, error)) (T, error) {
+	return tryOn(ctx, f, true, call)
+}
+
+// tryOn makes a call on the endpoints in their order (see order) until
 // one answers. An answer is a result, or ethereum.NotFound from an
 // endpoint at the highest head seen; a NotFound from one behind it is set
 // aside while the others are asked, and if none at the head answers the
 // call fails with errBehind rather than report NotFound. An endpoint that
 // refuses for its rate limit is benched and skipped. When no endpoint
 // answered and some are benched, the call waits for the first one back,
-// unless the context ends before.
-func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethclient.Client) (T, error)) (T, error) {
+// unless the context ends before. An answer that failed a check
+// (nodetrust.ErrBadAnswer) sets its endpoint aside, and the next is
+// asked. counted says the call is one request, counted here; a read of
+// several counts its own.
+func tryOn[T any](ctx context.Context, f *Failover, counted bool, call func(i int, c *ethclient.Client) (T, error)) (T, error) {
 	var zero T
 	var err error
 	for {
+		if f.ledger().Split() && f.compareDue(f.SplitRecheck) {
+			f.compare(ctx) // the only way out of a split
+		}
 		// behind: a NotFound from an endpoint behind the head was set
 		// aside; limited: an endpoint was benched, before or during the
 		// pass, and may answer once it is back.
@@ -264,19 +307,30 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 				err = redact.Error(cerr)
 				continue
 			}
-			f.Calls.Add(1)
+			if counted {
+				f.Calls.Add(1)
+			}
 			v, cerr := call(i, c)
 			switch {
 			case cerr == nil:
 				f.answered(i)
-				observability.RPCRequests.WithLabelValues(f.Network, "ok").Inc()
+				if counted {
+					observability.RPCRequests.WithLabelValues(f.Network, "ok").Inc()
+				}
 				observability.NetworkUp.WithLabelValues(f.Network).Set(1)
 				if err != nil || behind {
 					observability.RPCFailovers.WithLabelValues(f.Network).Inc()
 				}
 				return v, nil
+			case errors.Is(cerr, nodetrust.ErrBadAnswer):
+				f.ledger().Failed(i, cerr)
+				err = cerr
+			case errors.Is(cerr, errPinnedBehind):
+				behind = true // a read's "not found" on an endpoint behind
 			case errors.Is(cerr, ethereum.NotFound):
-				observability.RPCRequests.WithLabelValues(f.Network, "ok").Inc()
+				if counted {
+					observability.RPCRequests.WithLabelValues(f.Network, "ok").Inc()
+				}
 				if f.atHead(i) {
 					f.answered(i)
 					observability.NetworkUp.WithLabelValues(f.Network).Set(1)
@@ -284,11 +338,15 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 				}
 				behind = true
 			case f.rateLimited(i, cerr):
-				observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
+				if counted {
+					observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
+				}
 				limited = true
 				err = redact.Error(cerr)
 			default:
-				observability.RPCRequests.WithLabelValues(f.Network, "error").Inc()
+				if counted {
+					observability.RPCRequests.WithLabelValues(f.Network, "error").Inc()
+				}
 				err = redact.Error(cerr)
 			}
 		}
@@ -324,17 +382,29 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 			return zero, errBehind
 		}
 		if err == nil {
-			err = errAllBenched
+			err = f.noneUsable()
 		}
 		return zero, err
 	}
 }
 
+// noneUsable says why a call found no endpoint to ask: they disagree, or
+// they are set aside, or rate limited.
+func (f *Failover) noneUsable() error {
+	for i := range f.clients {
+		if f.ledger().Usable(i) {
+			return errAllBenched
+		}
+	}
+	return fmt.Errorf("%s: %w", f.Network, f.ledger().Why())
+}
+
 // order returns the endpoints a call asks, in turn: from the one that last
 // answered on, those at most MaxLag blocks behind the highest head seen
 // first and those further behind, or whose head is not known, last (they
-// answer, but maybe with an older chain). Benched endpoints are left out;
-// wake is when the first of them comes back, zero when none is benched.
+// answer, but maybe with an older chain). Benched endpoints are left out,
+// and those the ledger sets aside; wake is when the first benched one comes
+// back, zero when none is benched.
 func (f *Failover) order() (order []int, wake time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -347,6 +417,8 @@ func (f *Failover) order() (order []int, wake time.Time) {
 		i := (start + k) % len(f.clients)
 		e := &f.eps[i]
 		switch {
+		case !f.ledger().Usable(i):
+			// set aside: asked again once the ledger takes it back
 		case e.benchedUntil.After(now):
 			if wake.IsZero() || e.benchedUntil.Before(wake) {
 				wake = e.benchedUntil
@@ -367,11 +439,14 @@ func (f *Failover) init() {
 	}
 }
 
-// best is the highest head of any endpoint; f.mu is held.
+// best is the highest head of any endpoint the ledger does not set aside
+// (a node caught lying does not set the head); f.mu is held.
 func (f *Failover) best() uint64 {
 	var best uint64
 	for i := range f.eps {
-		best = max(best, f.eps[i].head)
+		if f.ledger().Usable(i) {
+			best = max(best, f.eps[i].head)
+		}
 	}
 	return best
 }
@@ -822,11 +897,15 @@ func parseCount(s string) (uint64, bool) {
 // anyway, to learn which endpoints lag. Only when every endpoint reports a
 // head more than MaxLag blocks below the one returned has the chain itself
 // gone back (a restarted development chain, a deep reorg onto a shorter
-// branch), and then the lower head is returned.
+// branch), and then the lower head is returned. Every CompareInterval the
+// endpoints are compared first (compare).
 func (f *Failover) BlockNumber(ctx context.Context) (uint64, error) {
 	type answer struct {
 		n uint64
 		i int
+	}
+	if f.compareDue(f.CompareInterval) {
+		f.compare(ctx) // first: a node it sets aside gives no head
 	}
 	a, err := tryEach(ctx, f, func(i int, c *ethclient.Client) (answer, error) {
 		n, err := c.BlockNumber(ctx)
@@ -871,7 +950,7 @@ func (f *Failover) checkHeads(i int) bool {
 func (f *Failover) headFromOthers(ctx context.Context, i int) (head uint64, at int) {
 	at = i
 	for j, c := range f.clients {
-		if j == i || f.benched(j) || f.check(ctx, j, c) != nil {
+		if j == i || f.benched(j) || !f.ledger().Usable(j) || f.check(ctx, j, c) != nil {
 			continue
 		}
 		f.Calls.Add(1)
@@ -947,8 +1026,7 @@ func (f *Failover) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Heade
 // have that block: a node behind would answer without the logs of the
 // blocks it lacks, and chainwatch would miss their payments.
 func (f *Failover) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	if q.BlockHash != nil || q.FromBlock == nil || q.ToBlock == nil || q.FromBlock.Sign() < 0 || q.ToBlock.Sign() < 0 ||
-		!q.ToBlock.IsUint64() || q.ToBlock.Cmp(q.FromBlock) < 0 {
+	if !rangeQuery(q) {
 		return try(ctx, f, func(c *ethclient.Client) ([]types.Log, error) { return c.FilterLogs(ctx, q) })
 	}
 	from, to := q.FromBlock.Uint64(), q.ToBlock.Uint64()
@@ -967,6 +1045,13 @@ func (f *Failover) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]ty
 		}
 		start = part.end + 1
 	}
+}
+
+// rangeQuery reports whether q asks for a range of block numbers, which
+// FilterLogs splits as the endpoints' limits ask.
+func rangeQuery(q ethereum.FilterQuery) bool {
+	return q.BlockHash == nil && q.FromBlock != nil && q.ToBlock != nil && q.FromBlock.Sign() >= 0 && q.ToBlock.Sign() >= 0 &&
+		q.ToBlock.IsUint64() && q.ToBlock.Cmp(q.FromBlock) >= 0
 }
 
 // logPart is the logs of the blocks up to end.

@@ -34,6 +34,26 @@ var (
 		Name: "paymentsd_rpc_requests_total",
 		Help: "JSON-RPC calls to a network's nodes, by outcome (ok, error, rate_limited or range_refused).",
 	}, []string{"network", "outcome"})
+	// AnswersRejected counts the nodes' answers that failed a check, by
+	// node (named by redact.URL) and check (internal/nodetrust): a node
+	// that lies, or serves another chain, or a broken one.
+	AnswersRejected = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "paymentsd_rpc_answers_rejected_total",
+		Help: "Answers of a network's nodes that failed a check (a block's hash, a parent link, a receipt's or log's block, a merkle root, a txid), by node and check.",
+	}, []string{"network", "node", "check"})
+	// NodeSetAside is 1 while a node is not used: one of its answers
+	// failed a check, or it disagrees with the majority of its network's
+	// nodes.
+	NodeSetAside = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "paymentsd_rpc_node_set_aside",
+		Help: "1 while the node is not used (an answer of it failed a check, or it disagrees with the majority of the network's nodes), else 0.",
+	}, []string{"network", "node"})
+	// NodesDisagree is 1 while a network's nodes disagree with no majority:
+	// none is used, and its payments wait.
+	NodesDisagree = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "paymentsd_network_nodes_disagree",
+		Help: "1 while the network's nodes disagree and no answer holds a majority: no node is used until they agree.",
+	}, []string{"network"})
 	// NetworkUp is 1 while the last call to a network's nodes was
 	// answered, 0 once one failed on every node: an outage.
 	NetworkUp = promauto.NewGaugeVec(prometheus.GaugeOpts{
@@ -266,4 +286,30 @@ func (r *records) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(c.Count),
 			c.Kind, strconv.FormatBool(c.IsLive), c.Status)
 	}
+}
+
+// NodeReport reports what the ledgers of the networks' nodes
+// (internal/nodetrust) find, in the metrics above.
+type NodeReport struct{}
+
+// AnswerRejected counts an answer of node that failed check.
+func (NodeReport) AnswerRejected(network, node, check string) {
+	AnswersRejected.WithLabelValues(network, node, check).Inc()
+}
+
+// NodeSetAside sets the node's gauge.
+func (NodeReport) NodeSetAside(network, node string, aside bool) {
+	NodeSetAside.WithLabelValues(network, node).Set(boolValue(aside))
+}
+
+// NodesDisagree sets the network's gauge.
+func (NodeReport) NodesDisagree(network string, disagree bool) {
+	NodesDisagree.WithLabelValues(network).Set(boolValue(disagree))
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

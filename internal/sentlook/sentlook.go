@@ -104,7 +104,7 @@ func Look(ctx context.Context, st *store.Store, c *chainwatch.Chain, it Item, ha
 // network's assets and its signer, once mined.
 func readEVM(ctx context.Context, _ *store.Store, c *chainwatch.Chain, hash string) (Tx, error) {
 	n := c.Network
-	st, err := chainwatch.CheckTransaction(ctx, c.Client, common.HexToHash(hash), n.FinalizedTag(), c.Scanner().Traces)
+	st, err := c.Scanner().CheckTransaction(ctx, common.HexToHash(hash), n.FinalizedTag())
 	if err != nil {
 		return Tx{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,8 +46,10 @@ var (
 	// dbURL is the shared database's URL.
 	dbURL string
 	// node is what the engine reads the dev chain through: a test can take
-	// it down, as a node outage looks to the engine.
+	// it down, as a node outage looks to the engine, or have it lie.
 	node *rpcproxy.Proxy
+	// bitcoinNode is what the engine reads the Bitcoin node through.
+	bitcoinNode *rpcproxy.Proxy
 )
 
 // devnet is the dev chain's network: fast blocks, three confirmations.
@@ -94,18 +97,28 @@ func run(m *testing.M) int {
 		},
 		Bitcoin:     &btcnode.Config{},
 		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(200 * time.Millisecond), ReorgCheckInterval: chainwatch.Duration(time.Second)},
-		Logger:      quietLogger{},
+		BitcoinURL: func(nodeURL string) string {
+			if bitcoinNode, proxyErr = rpcproxy.Start(nodeURL, "", 2); proxyErr != nil {
+				return nodeURL
+			}
+			// The engine's credentials (the node's URL is
+			// http://user:password@host:port), which the proxy passes on.
+			creds, _, _ := strings.Cut(strings.TrimPrefix(nodeURL, "http://"), "@")
+			return strings.Replace(bitcoinNode.URL, "http://", "http://"+creds+"@", 1)
+		},
+		Logger: quietLogger{},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer stack.Close()
-	if node == nil {
-		fmt.Fprintln(os.Stderr, "no proxy in front of the dev chain:", proxyErr)
+	if node == nil || bitcoinNode == nil {
+		fmt.Fprintln(os.Stderr, "no proxy in front of the dev chain or the Bitcoin node:", proxyErr)
 		return 1
 	}
 	defer node.Close()
+	defer bitcoinNode.Close()
 	st, temporal, chain, chains, catalog, sealer = stack.Store, stack.Temporal, stack.Chain, stack.Chains, stack.Catalog, stack.Sealer
 	return m.Run()
 }

@@ -42,6 +42,9 @@ var tiers = map[string]int{
 	"internal/testpki":       1,
 	"api/gen":                1,
 	"api/web":                1,
+	// Standard library only: which of a network's nodes the engine
+	// believes, for the RPC clients.
+	"internal/nodetrust": 1,
 
 	"internal/evmrpc":    2,
 	"internal/btckeys":   2,

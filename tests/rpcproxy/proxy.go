@@ -2,6 +2,8 @@
 // the reconciliation run: it forwards requests, or answers some with errors,
 // or holds some until the caller gives up, or stops listening altogether,
 // which is what a stopped node looks like to a client (connection refused).
+// It can also lie (SetLie, lie.go): rewrite the node's answers the ways a
+// lying or broken node would, for the tests of the engine's checks.
 package rpcproxy
 
 import (
@@ -26,6 +28,7 @@ type Stats struct {
 	Timeouts  int64 // held, then dropped without an answer
 	Outages   int   // times the proxy went down
 	Down      time.Duration
+	Lies      int64 // answers rewritten by a lie
 }
 
 // Proxy is a running proxy. Its URL stays the same across Down and Up.
@@ -46,8 +49,13 @@ type Proxy struct {
 	outages     int
 	downFor     time.Duration
 	release     chan struct{} // closed to let held requests go (Down, Close)
+	// lie is told about the blocks from lieFrom on; forged holds the
+	// blocks MerkleRoot forged, by their hash.
+	lie     Lie
+	lieFrom uint64
+	forged  map[string]forgedBlock
 
-	requests, forwarded, errs, timeouts atomic.Int64
+	requests, forwarded, errs, timeouts, lies atomic.Int64
 }
 
 // Start starts a proxy on addr (a free loopback port when empty) that
@@ -151,7 +159,7 @@ func (p *Proxy) Stats() Stats {
 		down += time.Since(p.downSince)
 	}
 	return Stats{Requests: p.requests.Load(), Forwarded: p.forwarded.Load(), Errors: p.errs.Load(),
-		Timeouts: p.timeouts.Load(), Outages: p.outages, Down: down}
+		Timeouts: p.timeouts.Load(), Outages: p.outages, Down: down, Lies: p.lies.Load()}
 }
 
 type fault int
@@ -214,12 +222,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		panic(http.ErrAbortHandler)
 	}
+	if lie, from := p.lying(); lie != Honest && p.answerLying(w, r, body, lie, from) {
+		return
+	}
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, p.upstream, bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, "rpcproxy: "+err.Error(), http.StatusBadGateway)
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		req.Header.Set("Authorization", auth) // a Bitcoin node's credentials
+	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		http.Error(w, "rpcproxy: upstream: "+err.Error(), http.StatusBadGateway)
