@@ -61,11 +61,16 @@ func (s *Store) FinalizedInBlock(ctx context.Context, network string, b BlockRef
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingRef, error) {
+	out, err := collectOutgoingRefs(rows)
+	return txs, out, err
+}
+
+// collectOutgoingRefs reads rows of (id, project_id, is_live, status).
+func collectOutgoingRefs(rows pgx.Rows) ([]OutgoingRef, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingRef, error) {
 		var o OutgoingRef
 		return o, r.Scan(&o.ID, &o.ProjectID, &o.IsLive, &o.Status)
 	})
-	return txs, out, err
 }
 
 // OutgoingRef names a refund or a payout, with its owner and status.
@@ -123,9 +128,6 @@ func (s *Store) ReversedUnsettled(ctx context.Context, projectID string) ([]paym
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingRef, error) {
-		var o OutgoingRef
-		return o, r.Scan(&o.ID, &o.ProjectID, &o.IsLive, &o.Status)
-	})
+	out, err := collectOutgoingRefs(rows)
 	return txs, out, err
 }

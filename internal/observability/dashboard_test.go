@@ -14,14 +14,7 @@ func TestTheDashboardChartsServedSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	source, err := os.ReadFile("metrics.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := map[string]bool{}
-	for _, m := range regexp.MustCompile(`"(paymentsd_[a-z_]+)"`).FindAllSubmatch(source, -1) {
-		served[string(m[1])] = true
-	}
+	served := servedSeries(t)
 	charted := regexp.MustCompile(`paymentsd_[a-z_]+`).FindAllString(string(dashboard), -1)
 	if len(charted) < 10 {
 		t.Fatalf("the dashboard charts %d paymentsd series; want the engine's main ones", len(charted))
@@ -41,14 +34,7 @@ func TestTheAlertRulesWatchServedSeries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	source, err := os.ReadFile("metrics.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := map[string]bool{}
-	for _, m := range regexp.MustCompile(`"(paymentsd_[a-z_]+)"`).FindAllSubmatch(source, -1) {
-		served[string(m[1])] = true
-	}
+	served := servedSeries(t)
 	watched := regexp.MustCompile(`expr: .*?(paymentsd_[a-z_]+)`).FindAllSubmatch(rules, -1)
 	for _, m := range watched {
 		if !served[string(m[1])] {
@@ -58,4 +44,18 @@ func TestTheAlertRulesWatchServedSeries(t *testing.T) {
 	if !strings.Contains(string(rules), "paymentsd_payments_reversed_total") {
 		t.Error("no alert on a finalized payment reversed past finality")
 	}
+}
+
+// servedSeries are the paymentsd series metrics.go declares.
+func servedSeries(t *testing.T) map[string]bool {
+	t.Helper()
+	source, err := os.ReadFile("metrics.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, m := range regexp.MustCompile(`"(paymentsd_[a-z_]+)"`).FindAllSubmatch(source, -1) {
+		served[string(m[1])] = true
+	}
+	return served
 }
