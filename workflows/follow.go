@@ -78,6 +78,7 @@ func (w *txWatch) look(ctx workflow.Context) (CheckOutput, []payment.Transaction
 		// canonical chain after it was final.
 		if !st.Mined || st.BlockHash != w.blockHash {
 			next, reason = payment.TxReversed, "its block "+w.blockHash+" left the canonical chain after it was final"
+			w.pendingSince = workflow.Now(ctx) // followed from now, in case it is mined again
 		}
 	case payment.TxReversed:
 		switch {
