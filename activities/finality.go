@@ -3,10 +3,10 @@ package activities
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
 )
@@ -30,7 +30,7 @@ func (a *Activities) CheckFinality(ctx context.Context, in workflows.CheckFinali
 	if out.Head, err = f.Head(ctx); err != nil {
 		return out, err
 	}
-	out.From = out.Head - min(out.Head, uint64(n.Confirmations+n.ReorgWindow))
+	out.From = n.ReorgWindowFrom(out.Head)
 	blocks, err := a.Store.FinalizedBlocks(ctx, n.Key, int64(out.From), "")
 	if err != nil {
 		return out, err
@@ -47,7 +47,7 @@ func (a *Activities) CheckFinality(ctx context.Context, in workflows.CheckFinali
 		return out, err
 	}
 	for _, b := range blocks {
-		if sameHash(canonical[uint64(b.Number)], b.Hash) {
+		if payment.SameBlock(canonical[uint64(b.Number)], b.Hash) {
 			continue
 		}
 		out.Gone++
@@ -82,12 +82,6 @@ func (a *Activities) handReversed(ctx context.Context, network string, b store.B
 		}
 	}
 	return len(txs) + len(items), nil
-}
-
-// sameHash compares two block hashes as the families write them (EVM
-// hashes 0x-prefixed; Bitcoin's in display order, with or without it).
-func sameHash(a, b string) bool {
-	return a != "" && strings.EqualFold(strings.TrimPrefix(a, "0x"), strings.TrimPrefix(b, "0x"))
 }
 
 // SettleSession works a session's books out again from its records, its

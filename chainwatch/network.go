@@ -218,6 +218,13 @@ func (n Network) WithDefaults() Network {
 	return n
 }
 
+// ReorgWindowFrom is the lowest block whose finalized payments are still
+// re-checked against the chain with the head at head: the finality depth
+// and the reorg window below it.
+func (n Network) ReorgWindowFrom(head uint64) uint64 {
+	return head - min(head, uint64(n.Confirmations+n.ReorgWindow))
+}
+
 // DefaultReorgWindow is how many blocks past finality an EVM network's
 // finalized payments are re-checked where the configuration is silent:
 // more than the deepest reorgs of public EVM chains (Polygon PoS's 157

@@ -202,7 +202,7 @@ func (o Outgoing) fromSource(t Transfer, look SentLook) bool {
 // only if its transaction pays it after all.
 func (o *Outgoing) follow(look SentLook) string {
 	if o.Status == RefundFinalized && look.PastFinality {
-		if look.Mined && look.Succeeded && sameBlock(look.BlockHash, o.BlockHash) {
+		if look.Mined && look.Succeeded && SameBlock(look.BlockHash, o.BlockHash) {
 			return "" // its block is still the chain's
 		}
 		o.FailureReason = "its block " + o.BlockHash + " left the canonical chain after it was final: nothing is paid unless it is mined again"
@@ -308,8 +308,8 @@ func CheckReported(o Outgoing, hash string, look SentLook) error {
 	return probs.Err()
 }
 
-// sameBlock compares two block hashes as the families write them (EVM
-// hashes 0x-prefixed; Bitcoin's in display order).
-func sameBlock(a, b string) bool {
+// SameBlock compares two block hashes as the families write them (EVM
+// hashes 0x-prefixed; Bitcoin's in display order, with or without it).
+func SameBlock(a, b string) bool {
 	return a != "" && strings.EqualFold(strings.TrimPrefix(a, "0x"), strings.TrimPrefix(b, "0x"))
 }

@@ -208,7 +208,7 @@ func (svc *Service) finalizedBlocksGone(ctx context.Context, o ReconcileOptions,
 		if err != nil {
 			return out, fmt.Errorf("%s: head: %w", network, err)
 		}
-		from := head - min(head, uint64(n.Confirmations+n.ReorgWindow))
+		from := n.ReorgWindowFrom(head)
 		blocks, err := svc.store.FinalizedBlocks(ctx, network, int64(from), o.ProjectID)
 		if err != nil {
 			return out, err
@@ -222,7 +222,7 @@ func (svc *Service) finalizedBlocksGone(ctx context.Context, o ReconcileOptions,
 			return out, fmt.Errorf("%s: block hashes: %w", network, err)
 		}
 		for _, b := range blocks {
-			if now := canonical[uint64(b.Number)]; now != "" && strings.EqualFold(strings.TrimPrefix(now, "0x"), strings.TrimPrefix(b.Hash, "0x")) {
+			if payment.SameBlock(canonical[uint64(b.Number)], b.Hash) {
 				continue
 			}
 			txs, items, err := svc.store.FinalizedInBlock(ctx, network, b, o.ProjectID)
