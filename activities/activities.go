@@ -51,13 +51,13 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 
 // ExpireCheckoutSession records that an open or processing session expired.
 func (a *Activities) ExpireCheckoutSession(ctx context.Context, in workflows.ExpireSessionInput) error {
-	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Expire, renderSession))
+	return classify(a.Store.Checkout().UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Expire, renderSession))
 }
 
 // CancelCheckoutSession records that the merchant canceled an open session.
 func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.CancelSessionInput) error {
 	return classify(a.audited(ctx, in.Audit, func(ctx context.Context) error {
-		return a.Store.UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Cancel, renderSession)
+		return a.Store.Checkout().UpdateSession(ctx, in.SessionID, in.At, (*payment.Session).Cancel, renderSession)
 	}))
 }
 
@@ -66,7 +66,7 @@ func (a *Activities) CancelCheckoutSession(ctx context.Context, in workflows.Can
 // was recorded before) is left as it is.
 func (a *Activities) ResolveCheckoutSession(ctx context.Context, in workflows.ResolveInput) error {
 	return classify(a.audited(ctx, in.Audit, func(ctx context.Context) error {
-		return a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
+		return a.Store.Checkout().UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
 			events, _ := s.Resolve(in.Resolution, in.At)
 			return events
 		}, renderSession)
@@ -79,7 +79,7 @@ func (a *Activities) ResolveCheckoutSession(ctx context.Context, in workflows.Re
 func (a *Activities) AssignTransfer(ctx context.Context, in workflows.AssignInput) (payment.Transaction, error) {
 	var t payment.Transaction
 	err := a.audited(ctx, in.Audit, func(ctx context.Context) (err error) {
-		t, err = a.Store.AssignTransaction(ctx, in.TransactionID, in.SessionID, in.At, renderTransaction, nil, renderSession)
+		t, err = a.Store.Payments().AssignTransaction(ctx, in.TransactionID, in.SessionID, in.At, renderTransaction, nil, renderSession)
 		return err
 	})
 	return t, classify(err)
@@ -98,7 +98,7 @@ func (a *Activities) audited(ctx context.Context, entry *payment.AuditEntry, cha
 		if err := change(ctx); err != nil {
 			return err
 		}
-		if err := a.Store.RecordAudit(ctx, *entry); err != nil {
+		if err := a.Store.Access().RecordAudit(ctx, *entry); err != nil {
 			observability.AuditFailures.Inc()
 			msg := fmt.Sprintf("audit log: %s not recorded, so not made", entry.Action)
 			if store.Refused(err) {
@@ -118,7 +118,7 @@ func (a *Activities) RecordSessionProgress(ctx context.Context, in workflows.Pro
 		return classify(&payment.Error{Kind: payment.KindValidation, Message: "bad amount " + in.PaidUSD})
 	}
 	progress := payment.SessionProgress{Status: in.Status, PaidUSD: paid, Exception: in.Exception, CompletedAt: in.CompletedAt}
-	return classify(a.Store.UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
+	return classify(a.Store.Checkout().UpdateSession(ctx, in.SessionID, in.At, func(s *payment.Session) []payment.EventType {
 		return s.Progress(progress)
 	}, renderSession))
 }

@@ -56,7 +56,7 @@ func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, curso
 	sent := &bitcoinOutgoing{a: a, network: network}
 	watch := btcscan.Watch{
 		Addresses: func(ctx context.Context, addrs []string) (map[string]bool, error) {
-			found, err := a.Store.BitcoinDepositAddresses(ctx, addrs)
+			found, err := a.Store.Checkout().BitcoinDepositAddresses(ctx, addrs)
 			if err != nil {
 				return nil, err
 			}
@@ -74,16 +74,16 @@ func (a *Activities) scanBitcoin(ctx context.Context, c *chainwatch.Chain, curso
 			return watched, nil
 		},
 		Spends: func(ctx context.Context, spent []wire.OutPoint) (map[wire.OutPoint]chainhash.Hash, error) {
-			return a.Store.BitcoinSpends(ctx, network, spent)
+			return a.Store.Chains().BitcoinSpends(ctx, network, spent)
 		},
 	}
-	polled, err := c.BitcoinPoller(a.Store.ScannedBlocks(network)).Poll(ctx, cursor, a.mempools.get(network), watch)
+	polled, err := c.BitcoinPoller(a.Store.Chains().ScannedBlocks(network)).Poll(ctx, cursor, a.mempools.get(network), watch)
 	out := scanned(network, polled.Head, polled.Cursor, polled.CaughtUp)
 	if err != nil {
 		return out, nil, err
 	}
 	observability.ScannedBlock.WithLabelValues(network).Set(float64(polled.Cursor.Number))
-	if err := a.Store.RecordBitcoinScan(ctx, network, polled.Found, time.Now()); err != nil {
+	if err := a.Store.Chains().RecordBitcoinScan(ctx, network, polled.Found, time.Now()); err != nil {
 		return out, nil, classify(err)
 	}
 	for _, cf := range polled.Found.Conflicts {
@@ -133,7 +133,7 @@ func (a *Activities) checkBitcoin(ctx context.Context, c *chainwatch.Chain, hash
 	if err != nil {
 		return out, temporal.NewNonRetryableApplicationError("not a Bitcoin transaction ID: "+hash, "invalid", err)
 	}
-	seen, ok, err := a.Store.BitcoinSeen(ctx, c.Network.Key, *txid)
+	seen, ok, err := a.Store.Chains().BitcoinSeen(ctx, c.Network.Key, *txid)
 	if err != nil || !ok {
 		// Not seen by the scans (yet): pending.
 		return out, classify(err)
@@ -157,7 +157,7 @@ func (a *Activities) checkBitcoin(ctx context.Context, c *chainwatch.Chain, hash
 			AmountBaseUnits: strconv.FormatInt(o.Sats, 10)})
 		addresses[i] = o.Address
 	}
-	sessions, err := a.Store.BitcoinSessions(ctx, addresses)
+	sessions, err := a.Store.Chains().BitcoinSessions(ctx, addresses)
 	if err != nil {
 		return out, classify(err)
 	}

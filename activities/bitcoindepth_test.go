@@ -40,13 +40,13 @@ func TestABitcoinOverpaymentWaitsTheDepthOfWhatWasReceived(t *testing.T) {
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Bitcoin depth", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Bitcoin depth", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	five := decimal.NewFromInt(5)
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "T",
 		PricingModel: payment.PricingFixedUSD, AmountUSD: &five, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	session := func(i int) btcutil.Address {
@@ -62,7 +62,7 @@ func TestABitcoinOverpaymentWaitsTheDepthOfWhatWasReceived(t *testing.T) {
 			ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: five,
 			PaymentOptions: []payment.PaymentOption{option}, ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour),
 			CreatedAt: at, BitcoinAddress: addr.EncodeAddress(), BitcoinIndex: &index}
-		if err := st.InsertSession(ctx, cs, nil); err != nil {
+		if err := st.Checkout().InsertSession(ctx, cs, nil); err != nil {
 			t.Fatal(err)
 		}
 		return addr

@@ -37,7 +37,7 @@ type bitcoinOutgoing struct {
 // watch returns, of addrs, the destinations of the network's Bitcoin
 // items, remembering those items.
 func (w *bitcoinOutgoing) watch(ctx context.Context, addrs []string) (map[string]bool, error) {
-	refunds, payouts, err := w.a.Store.BitcoinOutgoingTo(ctx, w.network, addrs)
+	refunds, payouts, err := w.a.Store.MoneyOut().BitcoinOutgoingTo(ctx, w.network, addrs)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (w *bitcoinOutgoing) sessionOutputs(ctx context.Context, c *chainwatch.Chai
 	for _, o := range found {
 		spent = append(spent, o.Spends...)
 	}
-	owners, err := w.a.Store.BitcoinOutputOwners(ctx, w.network, spent)
+	owners, err := w.a.Store.Chains().BitcoinOutputOwners(ctx, w.network, spent)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -113,7 +113,7 @@ func (w *bitcoinOutgoing) sessionOutputs(ctx context.Context, c *chainwatch.Chai
 func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcscan.Output,
 	ownedBy func(btcscan.Output, string, bool) (bool, bool), now time.Time) error {
 	hash := o.TxID.String()
-	taken, err := w.a.Store.TakenTransfers(ctx, 0, hash, "")
+	taken, err := w.a.Store.MoneyOut().TakenTransfers(ctx, 0, hash, "")
 	if err != nil || taken[int(o.Vout)] != "" {
 		return err
 	}
@@ -127,7 +127,7 @@ func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcsc
 			!strings.EqualFold(r.ToAddress, o.Address) {
 			continue
 		}
-		got, err := w.a.Store.UpdateRefund(ctx, nil, id, func(locked *payment.Refund) (payment.EventType, error) {
+		got, err := w.a.Store.MoneyOut().UpdateRefund(ctx, nil, id, func(locked *payment.Refund) (payment.EventType, error) {
 			return payment.SpotRefund(locked, transfer(locked.Outgoing), hash, now), nil
 		}, views.RefundEvent)
 		if err != nil {
@@ -145,7 +145,7 @@ func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcsc
 			!strings.EqualFold(p.ToAddress, o.Address) {
 			continue
 		}
-		got, err := w.a.Store.UpdatePayout(ctx, nil, id, func(locked *payment.Payout) (payment.EventType, error) {
+		got, err := w.a.Store.MoneyOut().UpdatePayout(ctx, nil, id, func(locked *payment.Payout) (payment.EventType, error) {
 			return payment.SpotPayout(locked, transfer(locked.Outgoing), hash, now), nil
 		}, views.PayoutEvent, views.BatchEvent)
 		if err != nil {

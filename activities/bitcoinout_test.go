@@ -65,7 +65,7 @@ func newBitcoinFixture(t *testing.T) *bitcoinFixture {
 	(&activities.Activities{Store: st, Chains: chains, StaleAfter: time.Hour}).Register(env)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	f := &bitcoinFixture{node: n, store: st, env: env, project: payment.NewID(payment.PrefixProject, now)}
-	if err := st.CreateProject(ctx, payment.Project{ID: f.project, Name: "Bitcoin out", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: f.project, Name: "Bitcoin out", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	xprv, key, err := btcnode.Account(0x61)
@@ -132,10 +132,10 @@ func (f *bitcoinFixture) payout(t *testing.T, to btcutil.Address, sats int64) pa
 	}
 	b.ID, b.ProjectID = payment.NewID(payment.PrefixPayoutBatch, now), f.project
 	payouts[0].ID, payouts[0].BatchID, payouts[0].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, f.project
-	if err := f.store.CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: payouts}, views.BatchEvent); err != nil {
+	if err := f.store.MoneyOut().CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: payouts}, views.BatchEvent); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := f.store.UpdatePayoutBatch(ctx, payment.Principal{ProjectID: f.project}, b.ID,
+	rec, err := f.store.MoneyOut().UpdatePayoutBatch(ctx, payment.Principal{ProjectID: f.project}, b.ID,
 		func(b *payment.PayoutBatch, ps []payment.Payout) (payment.EventType, error) {
 			return payment.EventPayoutBatchApproved, payment.ApprovePayoutBatch(b, ps, "usr_test", now)
 		}, views.BatchEvent)
@@ -210,7 +210,7 @@ func TestABitcoinPayoutIsFollowedFromTheProjectsOwnCoins(t *testing.T) {
 	if out := f.scan(t); len(out.Transfers) != 0 {
 		t.Fatalf("the payout's change was handed to the session as a payment: %+v", out.Transfers)
 	}
-	spotted, err := f.store.PayoutByID(ctx, p.ID)
+	spotted, err := f.store.MoneyOut().PayoutByID(ctx, p.ID)
 	if err != nil || spotted.Status != payment.RefundSent || spotted.TxHash != txid {
 		t.Fatalf("the payout seen unreported: %+v %v; want sent in %s", spotted.Outgoing, err, txid)
 	}
@@ -236,11 +236,11 @@ func TestABitcoinPayoutIsFollowedFromTheProjectsOwnCoins(t *testing.T) {
 	if out := f.follow(t, p.ID); out.Status != payment.RefundFinalized || !out.Ended {
 		t.Fatalf("a look 3 blocks deep: %+v", out)
 	}
-	final, err := f.store.PayoutByID(ctx, p.ID)
+	final, err := f.store.MoneyOut().PayoutByID(ctx, p.ID)
 	if err != nil || final.LogIndex == nil || *final.LogIndex != 0 {
 		t.Fatalf("the payout finalized: %+v %v; want paid by output 0", final.Outgoing, err)
 	}
-	if taken, err := f.store.TakenTransfers(ctx, 0, txid, ""); err != nil || taken[0] != p.ID {
+	if taken, err := f.store.MoneyOut().TakenTransfers(ctx, 0, txid, ""); err != nil || taken[0] != p.ID {
 		t.Fatalf("the transaction's outputs taken: %v %v", taken, err)
 	}
 
@@ -253,10 +253,10 @@ func TestABitcoinPayoutIsFollowedFromTheProjectsOwnCoins(t *testing.T) {
 	}
 	f.mine(t, 1)
 	f.scan(t)
-	if got, _ := f.store.PayoutByID(ctx, q.ID); got.Status != payment.RefundAwaitingSignature {
+	if got, _ := f.store.MoneyOut().PayoutByID(ctx, q.ID); got.Status != payment.RefundAwaitingSignature {
 		t.Fatalf("a transfer from others' coins was taken for the payout: %+v", got.Outgoing)
 	}
-	if _, err := f.store.UpdatePayout(ctx, &payment.Principal{ProjectID: f.project}, q.ID, func(p *payment.Payout) (payment.EventType, error) {
+	if _, err := f.store.MoneyOut().UpdatePayout(ctx, &payment.Principal{ProjectID: f.project}, q.ID, func(p *payment.Payout) (payment.EventType, error) {
 		return payment.ReportPayoutSent(p, foreign.TxHash().String(), time.Now())
 	}, views.PayoutEvent, views.BatchEvent); err != nil {
 		t.Fatal(err)
@@ -264,7 +264,7 @@ func TestABitcoinPayoutIsFollowedFromTheProjectsOwnCoins(t *testing.T) {
 	if out := f.follow(t, q.ID); out.Status != payment.RefundAwaitingSignature {
 		t.Fatalf("a look at a transaction of others' coins: %+v", out)
 	}
-	back, _ := f.store.PayoutByID(ctx, q.ID)
+	back, _ := f.store.MoneyOut().PayoutByID(ctx, q.ID)
 	if back.TxHash != "" || !strings.Contains(back.FailureReason, "from the project's own coins") {
 		t.Fatalf("the payout after the rejection: %+v", back.Outgoing)
 	}

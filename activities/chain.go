@@ -48,7 +48,7 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 	if in.Cursor.Time > 0 {
 		// Chainwatch scans again only once it has handed the
 		// previous scan's transfers to their sessions.
-		if err := a.Store.RecordScanProgress(ctx, in.Network, in.Cursor.Number, time.Unix(int64(in.Cursor.Time), 0),
+		if err := a.Store.Chains().RecordScanProgress(ctx, in.Network, in.Cursor.Number, time.Unix(int64(in.Cursor.Time), 0),
 			time.Now()); err != nil {
 			return workflows.ScanOutput{Cursor: in.Cursor}, err
 		}
@@ -141,7 +141,7 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 	}
 	var starts map[string]store.SessionStart
 	if len(ids) > 0 {
-		pending, err := a.Store.PendingSessionStarts(ctx, ids)
+		pending, err := a.Store.Checkout().PendingSessionStarts(ctx, ids)
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func (a *Activities) signalSessions(ctx context.Context, network string, out *wo
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := a.Store.SessionsStarted(ctx, started); err != nil {
+	if err := a.Store.Checkout().SessionsStarted(ctx, started); err != nil {
 		// The sweep would start them again, finding them started: no harm.
 		slog.WarnContext(ctx, "pending starts of sessions started by their transfers not deleted", "sessions", started, "err", err)
 	}
@@ -242,7 +242,7 @@ func (a *Activities) due(ctx context.Context, network string, told, cursor uint6
 	if cursor == 0 || told == 0 || told >= cursor {
 		return nil, max(told, cursor), nil
 	}
-	ids, until, err := a.Store.SessionsDue(ctx, network, time.Unix(int64(told), 0), time.Unix(int64(cursor), 0), maxDue)
+	ids, until, err := a.Store.Chains().SessionsDue(ctx, network, time.Unix(int64(told), 0), time.Unix(int64(cursor), 0), maxDue)
 	// More than maxDue sessions of one second: the rest read for
 	// themselves, and the next scan goes on from the next second.
 	return ids, max(uint64(until.Unix()), told+1), err
@@ -314,7 +314,7 @@ func (d *depositSessions) transfers(ctx context.Context, c *chainwatch.Chain, tr
 	for i, k := range shared {
 		sent[i] = payment.Transfer{To: out[k].To, AssetID: out[k].AssetID, AmountBaseUnits: out[k].AmountBaseUnits}
 	}
-	to, err := d.store.Recipients(ctx, c.Network.Key, c.Network.IsLive, sent)
+	to, err := d.store.Checkout().Recipients(ctx, c.Network.Key, c.Network.IsLive, sent)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +372,7 @@ func (d *depositSessions) lookup(ctx context.Context, recipients []common.Addres
 	for i, a := range recipients {
 		addresses[i] = chainwatch.Normalize(a)
 	}
-	found, err := d.store.WatchedRecipients(ctx, d.network.Key, addresses)
+	found, err := d.store.Chains().WatchedRecipients(ctx, d.network.Key, addresses)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +429,7 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 	}
 	obs := in.Observation
 	var unexpected []payment.Transfer
-	records, err := a.Store.SyncTransaction(ctx, obs.Network, obs.ChainID, obs.TxHash, obs.Transfers, c.Network.IsLive,
+	records, err := a.Store.Payments().SyncTransaction(ctx, obs.Network, obs.ChainID, obs.TxHash, obs.Transfers, c.Network.IsLive,
 		func(rows []payment.Transaction, to payment.Recipients) []payment.TxChange {
 			to.Asset = c.Asset
 			var changes []payment.TxChange
@@ -458,7 +458,7 @@ func (a *Activities) SyncTransaction(ctx context.Context, in workflows.SyncInput
 // RecordClaim records a payer's claim, unless the session has a record of
 // the transaction already, and returns the session's record.
 func (a *Activities) RecordClaim(ctx context.Context, in workflows.ClaimInput) (payment.Transaction, error) {
-	t, err := a.Store.RecordClaim(ctx, in.Claim, renderTransaction)
+	t, err := a.Store.Payments().RecordClaim(ctx, in.Claim, renderTransaction)
 	return t, classify(err)
 }
 
@@ -467,7 +467,7 @@ func (a *Activities) RecordClaim(ctx context.Context, in workflows.ClaimInput) (
 func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInput) ([]string, error) {
 	// A network no longer configured is not scanned any more: not waited for.
 	networks := slices.DeleteFunc(slices.Clone(in.Networks), func(n string) bool { return a.Chains[n] == nil })
-	behind, err := a.Store.ScanBehind(ctx, networks, in.Before)
+	behind, err := a.Store.Chains().ScanBehind(ctx, networks, in.Before)
 	return behind, classify(err)
 }
 
@@ -476,13 +476,13 @@ func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInpu
 // sweep (package sessionstart) to start it before it hands the session a
 // payment.
 func (a *Activities) HurrySessionStart(ctx context.Context, sessionID string) (bool, error) {
-	pending, err := a.Store.HurrySessionStarts(ctx, []string{sessionID})
+	pending, err := a.Store.Checkout().HurrySessionStarts(ctx, []string{sessionID})
 	return pending, classify(err)
 }
 
 // HurrySessionStarts is HurrySessionStart for several sessions: it tells
 // whether any of their starts is still pending.
 func (a *Activities) HurrySessionStarts(ctx context.Context, sessionIDs []string) (bool, error) {
-	pending, err := a.Store.HurrySessionStarts(ctx, sessionIDs)
+	pending, err := a.Store.Checkout().HurrySessionStarts(ctx, sessionIDs)
 	return pending, classify(err)
 }

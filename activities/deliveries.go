@@ -76,7 +76,7 @@ func (a *Activities) DispatchEvents(ctx context.Context) (workflows.DispatchOutp
 		if rec != nil {
 			except = rec.events
 		}
-		b, err := a.Store.DispatchEvents(ctx, dispatchBatch, dispatchDeliveries, except, time.Now())
+		b, err := a.Store.Webhooks().DispatchEvents(ctx, dispatchBatch, dispatchDeliveries, except, time.Now())
 		if err != nil {
 			return workflows.DispatchOutput{}, errors.Join(err, finish())
 		}
@@ -109,7 +109,7 @@ func (a *Activities) DispatchEvents(ctx context.Context) (workflows.DispatchOutp
 
 // MarkDispatched records that events' deliveries are made or started.
 func (a *Activities) MarkDispatched(ctx context.Context, in workflows.MarkInput) error {
-	return a.Store.MarkDispatched(ctx, in.Events, time.Now())
+	return a.Store.Webhooks().MarkDispatched(ctx, in.Events, time.Now())
 }
 
 // dispatchBatch bounds the events one batch takes, and dispatchDeliveries
@@ -180,7 +180,7 @@ func (a *Activities) record(ctx context.Context, b store.DispatchBatch, attempts
 		}
 	}
 	go func() {
-		if err := a.Store.RecordDispatch(ctx, b.At, ds, done, time.Now()); err != nil {
+		if err := a.Store.Webhooks().RecordDispatch(ctx, b.At, ds, done, time.Now()); err != nil {
 			r.done <- err
 			return
 		}
@@ -306,15 +306,15 @@ func jitter(d time.Duration) time.Duration {
 // result, not an error; errors are for the engine's own failures, which
 // the activity retries.
 func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInput) (workflows.DeliverResult, error) {
-	ep, err := a.Store.EndpointByID(ctx, in.EndpointID)
+	ep, err := a.Store.Webhooks().EndpointByID(ctx, in.EndpointID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && ep.Status != payment.WebhookEnabled {
-		_ = a.Store.SetDeliveryStatus(ctx, in.DeliveryID, payment.DeliveryFailed, time.Now())
+		_ = a.Store.Webhooks().SetDeliveryStatus(ctx, in.DeliveryID, payment.DeliveryFailed, time.Now())
 		return workflows.DeliverResult{Stop: true}, nil
 	}
 	if err != nil {
 		return workflows.DeliverResult{}, err
 	}
-	ev, err := a.Store.EventByID(ctx, in.EventID)
+	ev, err := a.Store.Webhooks().EventByID(ctx, in.EventID)
 	if err != nil {
 		return workflows.DeliverResult{}, classify(err)
 	}
@@ -335,7 +335,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in workflows.DeliverInp
 
 	observe(out, ev.CreatedAt)
 	result := resultOf(out)
-	n, err := a.Store.RecordAttempt(ctx, in.DeliveryID, out.Attempt, out.Status())
+	n, err := a.Store.Webhooks().RecordAttempt(ctx, in.DeliveryID, out.Attempt, out.Status())
 	if err != nil {
 		return result, err
 	}
@@ -414,7 +414,7 @@ func (a *Activities) endpointHealth(ctx context.Context, ep store.StoredEndpoint
 				Action: payment.AuditWebhookDisabled, TargetType: "webhook_endpoint", TargetID: e.ID, Details: details}
 		},
 	}
-	_, _, err := a.Store.UpdateEndpointHealth(ctx, ep.ID, now, change, disabling)
+	_, _, err := a.Store.Webhooks().UpdateEndpointHealth(ctx, ep.ID, now, change, disabling)
 	if errors.Is(err, payment.ErrNotFound) {
 		return nil
 	}
@@ -447,5 +447,5 @@ func (a *Activities) secrets(ep store.StoredEndpoint, now time.Time) ([]string, 
 
 // FinishDelivery records a delivery's final status.
 func (a *Activities) FinishDelivery(ctx context.Context, in workflows.FinishInput) error {
-	return a.Store.SetDeliveryStatus(ctx, in.DeliveryID, in.Status, time.Now())
+	return a.Store.Webhooks().SetDeliveryStatus(ctx, in.DeliveryID, in.Status, time.Now())
 }

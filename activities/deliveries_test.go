@@ -50,14 +50,14 @@ func TestADispatchMarksTheEventsItDelivered(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	endpoint := func(path string) store.StoredEndpoint {
 		pid := payment.NewID(payment.PrefixProject, now)
-		if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 			t.Fatal(err)
 		}
 		id := payment.NewID(payment.PrefixWebhook, now)
 		sealed, _ := sealer.Seal(id, secrets[path])
 		ep := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid, URL: srv.URL + path,
 			EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: sealed}
-		if err := st.CreateEndpoint(ctx, ep); err != nil {
+		if err := st.Webhooks().CreateEndpoint(ctx, ep); err != nil {
 			t.Fatal(err)
 		}
 		return ep
@@ -104,7 +104,7 @@ func TestADispatchMarksTheEventsItDelivered(t *testing.T) {
 	}
 	delivery := func(ep store.StoredEndpoint, event string) payment.Delivery {
 		t.Helper()
-		ds, _, err := st.ListEventDeliveries(ctx, payment.Principal{ProjectID: ep.ProjectID}, event, payment.ListQuery{Page: 1, Limit: 10})
+		ds, _, err := st.Webhooks().ListEventDeliveries(ctx, payment.Principal{ProjectID: ep.ProjectID}, event, payment.ListQuery{Page: 1, Limit: 10})
 		if err != nil || len(ds) != 1 {
 			t.Fatalf("deliveries of %s: %v, %v", event, ds, err)
 		}
@@ -118,10 +118,10 @@ func TestADispatchMarksTheEventsItDelivered(t *testing.T) {
 		*failed.Attempts[0].StatusCode != 500 || failed.ID != retry.Input.DeliveryID {
 		t.Errorf("delivery to the receiver that failed it: %+v", failed)
 	}
-	if ep, err := st.EndpointByID(ctx, up.ID); err != nil || !ep.UpdatedAt.Equal(now) || ep.FailingSince != nil {
+	if ep, err := st.Webhooks().EndpointByID(ctx, up.ID); err != nil || !ep.UpdatedAt.Equal(now) || ep.FailingSince != nil {
 		t.Errorf("the endpoint that took every delivery was written: %+v, %v", ep, err)
 	}
-	if ep, err := st.EndpointByID(ctx, down.ID); err != nil || ep.FailingSince == nil {
+	if ep, err := st.Webhooks().EndpointByID(ctx, down.ID); err != nil || ep.FailingSince == nil {
 		t.Errorf("the endpoint that failed is not failing: %+v, %v", ep, err)
 	}
 
@@ -159,12 +159,12 @@ func TestADispatchTakesBatchAfterBatch(t *testing.T) {
 	defer srv.Close()
 	now := time.Now().UTC()
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	id := payment.NewID(payment.PrefixWebhook, now)
 	sealed, _ := sealer.Seal(id, webhook.NewSecret())
-	if err := st.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid, URL: srv.URL,
+	if err := st.Webhooks().CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid, URL: srv.URL,
 		EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: sealed}); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func (evmChain) scan(ctx context.Context, a *Activities, c *chainwatch.Chain, ne
 	sent := &outgoingWatch{a: a, network: network}
 	lookup := sent.lookup(sessions.lookup)
 	started := time.Now()
-	polled, err := c.Poller(a.Store.ScannedBlocks(network)).Poll(ctx, cursor, lookup)
+	polled, err := c.Poller(a.Store.Chains().ScannedBlocks(network)).Poll(ctx, cursor, lookup)
 	out := scanned(network, polled.Head, polled.Cursor, polled.CaughtUp)
 	if err != nil {
 		return out, handOff{}, err

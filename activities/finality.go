@@ -31,7 +31,7 @@ func (a *Activities) CheckFinality(ctx context.Context, in workflows.CheckFinali
 		return out, err
 	}
 	out.From = n.ReorgWindowFrom(out.Head)
-	blocks, err := a.Store.FinalizedBlocks(ctx, n.Key, int64(out.From), "")
+	blocks, err := a.Store.Chains().FinalizedBlocks(ctx, n.Key, int64(out.From), "")
 	if err != nil {
 		return out, err
 	}
@@ -66,7 +66,7 @@ func (a *Activities) CheckFinality(ctx context.Context, in workflows.CheckFinali
 // handReversed starts the workflows of the finalized payments of a block
 // that left the chain, and returns how many it handed over.
 func (a *Activities) handReversed(ctx context.Context, network string, b store.BlockRef) (int, error) {
-	txs, items, err := a.Store.FinalizedInBlock(ctx, network, b, "")
+	txs, items, err := a.Store.Chains().FinalizedInBlock(ctx, network, b, "")
 	if err != nil {
 		return 0, err
 	}
@@ -88,5 +88,5 @@ func (a *Activities) handReversed(ctx context.Context, network string, b store.B
 // workflow having ended: a payment that counted for it was reversed past
 // finality, or returned.
 func (a *Activities) SettleSession(ctx context.Context, in workflows.SettleSessionInput) error {
-	return classify(a.Store.SettleSession(ctx, in.SessionID, in.At, renderSession))
+	return classify(a.Store.Chains().SettleSession(ctx, in.SessionID, in.At, renderSession))
 }

@@ -37,13 +37,13 @@ func moneyFixture(t *testing.T) (*store.Store, *testsuite.TestActivityEnvironmen
 	st := storetest.NewStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Money", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Money", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	amount := decimal.RequireFromString("25")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "P", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
@@ -78,7 +78,7 @@ func run(t *testing.T, env *testsuite.TestActivityEnvironment, name string, out 
 
 func insert(t *testing.T, st *store.Store, cs payment.Session) {
 	t.Helper()
-	if err := st.InsertSession(context.Background(), cs, nil); err != nil {
+	if err := st.Checkout().InsertSession(context.Background(), cs, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -86,7 +86,7 @@ func insert(t *testing.T, st *store.Store, cs payment.Session) {
 // events counts the project's events by type.
 func events(t *testing.T, st *store.Store, projectID string) map[payment.EventType]int {
 	t.Helper()
-	list, _, err := st.ListEvents(context.Background(), payment.Principal{ProjectID: projectID}, payment.ListQuery{Page: 1, Limit: 100})
+	list, _, err := st.Webhooks().ListEvents(context.Background(), payment.Principal{ProjectID: projectID}, payment.ListQuery{Page: 1, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func events(t *testing.T, st *store.Store, projectID string) map[payment.EventTy
 
 func audited(t *testing.T, st *store.Store, projectID string) int {
 	t.Helper()
-	_, n, err := st.ListAudit(context.Background(), payment.Principal{ProjectID: projectID}, payment.ListQuery{Page: 1, Limit: 100})
+	_, n, err := st.Access().ListAudit(context.Background(), payment.Principal{ProjectID: projectID}, payment.ListQuery{Page: 1, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestSyncTransactionRecordsAndAdvancesATransferOnce(t *testing.T) {
 	}
 
 	run(t, env, workflows.ActivitySyncTransaction, &out, workflows.SyncInput{Observation: observation(cs, payment.TxFinalized, 3)})
-	records, err := st.SessionTransactions(context.Background(), cs.ID)
+	records, err := st.Payments().SessionTransactions(context.Background(), cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestRecordSessionProgressOnce(t *testing.T) {
 	at := cs.CreatedAt.Add(time.Minute)
 	run(t, env, workflows.ActivityRecordSessionProgress, nil, workflows.ProgressInput{SessionID: cs.ID,
 		Status: payment.SessionCompleted, PaidUSD: "25", CompletedAt: &at, At: at})
-	s, err := st.SessionByID(context.Background(), cs.ID)
+	s, err := st.Checkout().SessionByID(context.Background(), cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestRecordSessionProgressOnce(t *testing.T) {
 	// payment not yet final: the record stays completed, with no event.
 	run(t, env, workflows.ActivityRecordSessionProgress, nil, workflows.ProgressInput{SessionID: cs.ID,
 		Status: payment.SessionProcessing, PaidUSD: "10", At: at.Add(time.Second)})
-	if s, err = st.SessionByID(context.Background(), cs.ID); err != nil {
+	if s, err = st.Checkout().SessionByID(context.Background(), cs.ID); err != nil {
 		t.Fatal(err)
 	}
 	if s.Status != payment.SessionCompleted || s.AmountPaidUSD.String() != "25" {
@@ -207,7 +207,7 @@ func TestResolveCheckoutSessionIsAuditedOnce(t *testing.T) {
 	entry := auditEntry(cs, payment.AuditSessionResolved)
 	run(t, env, workflows.ActivityResolveCheckoutSession, nil, workflows.ResolveInput{SessionID: cs.ID,
 		Resolution: payment.ResolutionUnderpaymentAccepted, At: cs.CreatedAt.Add(time.Hour), Audit: &entry})
-	s, err := st.SessionByID(context.Background(), cs.ID)
+	s, err := st.Checkout().SessionByID(context.Background(), cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestAChangeWhoseAuditEntryIsRefusedIsNotMade(t *testing.T) {
 	if !errors.As(err, &app) || app.Type() != workflows.ErrorAuditRefused || !app.NonRetryable() {
 		t.Fatalf("error = %v; want a non-retryable %s", err, workflows.ErrorAuditRefused)
 	}
-	s, err := st.SessionByID(context.Background(), cs.ID)
+	s, err := st.Checkout().SessionByID(context.Background(), cs.ID)
 	if err != nil || s.Status != payment.SessionOpen {
 		t.Fatalf("session = %s (%v); want open", s.Status, err)
 	}
@@ -260,7 +260,7 @@ func TestAssignTransferIsAuditedOnce(t *testing.T) {
 		Symbol: "USDC", Amount: "25", AmountBaseUnits: "25000000", AmountUSD: decimal.RequireFromString("25"),
 		BlockNumber: &block, RequiredConfirmations: 3, Confirmations: 3, Unexpected: true,
 		StatusHistory: []payment.StatusChange{{Status: payment.TxFinalized, At: now}}, CreatedAt: now, UpdatedAt: now}
-	if _, err := st.RecordTransaction(ctx, unexpected, nil); err != nil {
+	if _, err := st.Payments().RecordTransaction(ctx, unexpected, nil); err != nil {
 		t.Fatal(err)
 	}
 	open := ended

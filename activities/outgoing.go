@@ -42,10 +42,10 @@ type outgoingItem = sentlook.Item
 
 func (a *Activities) outgoingItem(ctx context.Context, id string) (outgoingItem, error) {
 	if strings.HasPrefix(id, payment.PrefixRefund) {
-		r, err := a.Store.RefundByID(ctx, id)
+		r, err := a.Store.MoneyOut().RefundByID(ctx, id)
 		return outgoingItem{ID: r.ID, ProjectID: r.ProjectID, IsLive: r.IsLive, Outgoing: r.Outgoing}, err
 	}
-	p, err := a.Store.PayoutByID(ctx, id)
+	p, err := a.Store.MoneyOut().PayoutByID(ctx, id)
 	return outgoingItem{ID: p.ID, ProjectID: p.ProjectID, IsLive: p.IsLive, Outgoing: p.Outgoing}, err
 }
 
@@ -76,7 +76,7 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 	}
 	var got outgoingItem
 	if strings.HasPrefix(item.ID, payment.PrefixRefund) {
-		r, uerr := a.Store.UpdateRefund(ctx, nil, item.ID, func(locked *payment.Refund) (payment.EventType, error) {
+		r, uerr := a.Store.MoneyOut().UpdateRefund(ctx, nil, item.ID, func(locked *payment.Refund) (payment.EventType, error) {
 			if locked.TxHash != item.TxHash {
 				return "", nil // a replacement was reported meanwhile: looked at next
 			}
@@ -84,7 +84,7 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 		}, views.RefundEvent)
 		got, err = outgoingItem{ID: r.ID, ProjectID: r.ProjectID, IsLive: r.IsLive, Outgoing: r.Outgoing}, uerr
 	} else {
-		p, uerr := a.Store.UpdatePayout(ctx, nil, item.ID, func(locked *payment.Payout) (payment.EventType, error) {
+		p, uerr := a.Store.MoneyOut().UpdatePayout(ctx, nil, item.ID, func(locked *payment.Payout) (payment.EventType, error) {
 			if locked.TxHash != item.TxHash {
 				return "", nil
 			}
@@ -170,7 +170,7 @@ func (w *outgoingWatch) lookup(next chainwatch.Watchlist) chainwatch.Watchlist {
 			addrs[i] = r.Hex()
 		}
 		var err error
-		if w.refunds, w.payouts, err = w.a.Store.AwaitingOutgoingTo(ctx, w.network, addrs); err != nil {
+		if w.refunds, w.payouts, err = w.a.Store.MoneyOut().AwaitingOutgoingTo(ctx, w.network, addrs); err != nil {
 			return nil, classify(err)
 		}
 		w.dest = map[common.Address]bool{}
@@ -244,7 +244,7 @@ func (w *outgoingWatch) wakeStale(ctx context.Context, id string, o payment.Outg
 		return nil
 	}
 	slog.InfoContext(ctx, "stale item's transaction seen mined", "id", id, "txHash", o.TxHash)
-	return w.a.Store.WakeOutgoing(ctx, id)
+	return w.a.Store.MoneyOut().WakeOutgoing(ctx, id)
 }
 
 // spot records the first refund, else the first payout, waiting for its
@@ -255,11 +255,11 @@ func (w *outgoingWatch) wakeStale(ctx context.Context, id string, o payment.Outg
 // follow the change records.
 func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen payment.Transfer, hash string, now time.Time) error {
 	hash = strings.ToLower(hash)
-	refunds, err := w.a.Store.RefundsByTxHash(ctx, hash)
+	refunds, err := w.a.Store.MoneyOut().RefundsByTxHash(ctx, hash)
 	if err != nil {
 		return err
 	}
-	payouts, err := w.a.Store.PayoutsByTxHash(ctx, hash)
+	payouts, err := w.a.Store.MoneyOut().PayoutsByTxHash(ctx, hash)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 			return w.wakeStale(ctx, p.ID, p.Outgoing)
 		}
 	}
-	taken, err := w.a.Store.TakenTransfers(ctx, c.Network.ChainID, hash, "")
+	taken, err := w.a.Store.MoneyOut().TakenTransfers(ctx, c.Network.ChainID, hash, "")
 	if err != nil || taken[seen.LogIndex] != "" {
 		return err
 	}
@@ -284,7 +284,7 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 		r := w.refunds[i]
 		k := fmt.Sprint(r.ProjectID, r.IsLive)
 		if _, ok := proven[k]; !ok {
-			if proven[k], err = w.a.Store.ProvenAddresses(ctx, r.ProjectID, r.IsLive); err != nil {
+			if proven[k], err = w.a.Store.MoneyOut().ProvenAddresses(ctx, r.ProjectID, r.IsLive); err != nil {
 				return err
 			}
 		}
@@ -292,7 +292,7 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 		if payment.SpotRefund(&r, seen, hash, now, sources...) == "" || !w.replaceable(ctx, c, w.refunds[i].Outgoing) {
 			continue
 		}
-		got, err := w.a.Store.UpdateRefund(ctx, nil, r.ID, func(locked *payment.Refund) (payment.EventType, error) {
+		got, err := w.a.Store.MoneyOut().UpdateRefund(ctx, nil, r.ID, func(locked *payment.Refund) (payment.EventType, error) {
 			return payment.SpotRefund(locked, seen, hash, now, sources...), nil
 		}, views.RefundEvent)
 		if err != nil {
@@ -309,7 +309,7 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 		if payment.SpotPayout(&p, seen, hash, now) == "" || !w.replaceable(ctx, c, w.payouts[i].Outgoing) {
 			continue
 		}
-		got, err := w.a.Store.UpdatePayout(ctx, nil, p.ID, func(locked *payment.Payout) (payment.EventType, error) {
+		got, err := w.a.Store.MoneyOut().UpdatePayout(ctx, nil, p.ID, func(locked *payment.Payout) (payment.EventType, error) {
 			return payment.SpotPayout(locked, seen, hash, now), nil
 		}, views.PayoutEvent, views.BatchEvent)
 		if err != nil {

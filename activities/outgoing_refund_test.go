@@ -27,28 +27,28 @@ func TestARefundPaidUnreportedFromTheTreasuryIsFound(t *testing.T) {
 	treasury, customer := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000c0c01")
 	deposit := "0x00000000000000000000000000000000000d0d01"
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := f.store.CreateProject(ctx, payment.Project{ID: pid, Name: "Refunds from the treasury", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := f.store.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Refunds from the treasury", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	usd := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "T",
 		PricingModel: payment.PricingFixedUSD, AmountUSD: &usd, Status: payment.PlanActive, CreatedAt: now}
-	if err := f.store.CreatePlan(ctx, plan, nil); err != nil {
+	if err := f.store.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(fmt.Sprint("t", now.UnixNano())),
 		ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionCompleted, AmountUSD: usd,
 		DepositAddress: deposit, ExpiresAt: now, QuoteExpiresAt: now, CreatedAt: now}
-	if err := f.store.InsertSession(ctx, cs, nil); err != nil {
+	if err := f.store.Checkout().InsertSession(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now), ProjectID: pid,
+	if err := f.store.Payments().InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now), ProjectID: pid,
 		CheckoutSessionID: cs.ID, PaymentPlanID: plan.ID, Status: payment.TxFinalized, Network: "devnet", ChainID: 1337,
 		TxHash: fmt.Sprintf("0x%064x", now.UnixNano()), ToAddress: deposit, AssetDefinitionID: "usdc-devnet", Symbol: "USDC",
 		Amount: "10", AmountBaseUnits: "10000000", AmountUSD: usd, Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := f.store.CreateRefund(ctx, payment.Principal{ProjectID: pid}, cs.ID,
+	r, err := f.store.MoneyOut().CreateRefund(ctx, payment.Principal{ProjectID: pid}, cs.ID,
 		func(payment.Session, []payment.Transaction, []payment.Refund) (payment.Refund, error) {
 			return payment.Refund{ID: payment.NewID(payment.PrefixRefund, now), ProjectID: pid, CheckoutSessionID: cs.ID,
 				Outgoing: payment.Outgoing{Status: payment.RefundAwaitingSignature, Network: "devnet", ChainID: 1337,
@@ -74,7 +74,7 @@ func TestARefundPaidUnreportedFromTheTreasuryIsFound(t *testing.T) {
 	if _, err := f.env.ExecuteActivity(workflows.ActivityScanNetwork, in); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.RefundByID(ctx, r.ID)
+	got, err := f.store.MoneyOut().RefundByID(ctx, r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

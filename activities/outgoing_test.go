@@ -50,7 +50,7 @@ func (f outgoingFixture) approvedPayout(t *testing.T, name string, from, to comm
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := f.store.CreateProject(ctx, payment.Project{ID: pid, Name: name, CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := f.store.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: name, CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	units := payment.UnitsToAmount(big.NewInt(amount).String(), 6)
@@ -62,10 +62,10 @@ func (f outgoingFixture) approvedPayout(t *testing.T, name string, from, to comm
 	}
 	b.ID, b.ProjectID = payment.NewID(payment.PrefixPayoutBatch, now), pid
 	payouts[0].ID, payouts[0].BatchID, payouts[0].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, pid
-	if err := f.store.CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: payouts}, views.BatchEvent); err != nil {
+	if err := f.store.MoneyOut().CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: payouts}, views.BatchEvent); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := f.store.UpdatePayoutBatch(ctx, payment.Principal{ProjectID: pid}, b.ID,
+	rec, err := f.store.MoneyOut().UpdatePayoutBatch(ctx, payment.Principal{ProjectID: pid}, b.ID,
 		func(b *payment.PayoutBatch, ps []payment.Payout) (payment.EventType, error) {
 			return payment.EventPayoutBatchApproved, payment.ApprovePayoutBatch(b, ps, "usr_test", now)
 		}, views.BatchEvent)
@@ -78,7 +78,7 @@ func (f outgoingFixture) approvedPayout(t *testing.T, name string, from, to comm
 // report records hash as the payout's transaction, as the API does.
 func (f outgoingFixture) report(t *testing.T, p payment.Payout, hash common.Hash) {
 	t.Helper()
-	_, err := f.store.UpdatePayout(context.Background(), &payment.Principal{ProjectID: p.ProjectID}, p.ID,
+	_, err := f.store.MoneyOut().UpdatePayout(context.Background(), &payment.Principal{ProjectID: p.ProjectID}, p.ID,
 		func(po *payment.Payout) (payment.EventType, error) {
 			return payment.ReportPayoutSent(po, hash.Hex(), time.Now().UTC())
 		},
@@ -118,7 +118,7 @@ func (f outgoingFixture) follow(t *testing.T, id string) workflows.FollowOutgoin
 
 func (f outgoingFixture) payout(t *testing.T, id string) payment.Payout {
 	t.Helper()
-	p, err := f.store.PayoutByID(context.Background(), id)
+	p, err := f.store.MoneyOut().PayoutByID(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestAnApprovedPayoutIsFollowedFromItsApproval(t *testing.T) {
 	if out := f.follow(t, p.ID); out.Ended || out.Status != payment.RefundAwaitingSignature || out.Wait < time.Hour {
 		t.Fatalf("an approved payout not sent yet: %+v; want its workflow waiting for its transaction", out)
 	}
-	if _, err := f.store.UpdatePayout(ctx, &payment.Principal{ProjectID: p.ProjectID}, p.ID,
+	if _, err := f.store.MoneyOut().UpdatePayout(ctx, &payment.Principal{ProjectID: p.ProjectID}, p.ID,
 		func(po *payment.Payout) (payment.EventType, error) {
 			return payment.EventPayoutCanceled, payment.CancelPayout(po, time.Now().UTC())
 		}, views.PayoutEvent, views.BatchEvent); err != nil {

@@ -79,13 +79,13 @@ func recordPending(t *testing.T, st *store.Store) workflows.CheckoutSessionInput
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Scan", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Scan", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	amount := decimal.RequireFromString("5")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "P", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	s := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
@@ -98,7 +98,7 @@ func recordPending(t *testing.T, st *store.Store) workflows.CheckoutSessionInput
 		t.Fatal(err)
 	}
 	// No sweep would take it for an hour.
-	if err := st.InsertSessionToStart(ctx, s, views.SessionEvent, store.SessionStart{SessionID: s.ID, PlanTitle: "P", Input: raw,
+	if err := st.Checkout().InsertSessionToStart(ctx, s, views.SessionEvent, store.SessionStart{SessionID: s.ID, PlanTitle: "P", Input: raw,
 		CreatedAt: now}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestAScansTransferStartsThePendingWorkflowOfTheSessionItPays(t *testing.T) 
 	if got := c.got[workflows.CheckoutSessionWorkflowID("cs_running")]; !slices.Equal(got, []string{workflows.SignalTransfer}) {
 		t.Fatalf("the running session heard %v, want its transfer once", got)
 	}
-	if left, err := st.PendingSessionStarts(ctx, []string{p, endedPending.Session.ID}); err != nil || len(left) != 0 {
+	if left, err := st.Checkout().PendingSessionStarts(ctx, []string{p, endedPending.Session.ID}); err != nil || len(left) != 0 {
 		t.Fatalf("pending starts left: %v (%v), want none: the sweep has nothing to start", left, err)
 	}
 	if len(out.Transfers) != 3 || out.Transfers[0].SessionID != "cs_ended" || out.Transfers[1].SessionID != endedPending.Session.ID ||
@@ -179,7 +179,7 @@ func TestAScanWhoseSignalFailsIsRetried(t *testing.T) {
 			t.Fatalf("a scan that could not reach %s's workflow succeeded, leaving %+v", session, out.Transfers)
 		}
 	}
-	if left, err := st.PendingSessionStarts(ctx, []string{pending.Session.ID}); err != nil || len(left) != 1 {
+	if left, err := st.Checkout().PendingSessionStarts(ctx, []string{pending.Session.ID}); err != nil || len(left) != 1 {
 		t.Fatalf("pending starts: %v (%v), want the start not made still pending", left, err)
 	}
 }

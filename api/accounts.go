@@ -34,7 +34,7 @@ func currentUser(r *http.Request) signedIn {
 	return v
 }
 
-func (s *Server) accountRoutes() {
+func (s identityAPI) accountRoutes() {
 	s.route("/api/v1/auth/signup", map[string]endpoint{http.MethodPost: {Moderate, public, s.signup}})
 	s.route("/api/v1/auth/login", map[string]endpoint{http.MethodPost: {Moderate, public, s.login}})
 	s.route("/api/v1/auth/logout", map[string]endpoint{http.MethodPost: {Standard, user, action(s.logout)}})
@@ -77,13 +77,13 @@ func sessionToken(r *http.Request) string {
 
 // signedInFrom resolves a session cookie from a client IP under the IP's
 // budget of failed authentications, as API keys are.
-func (s *Server) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
+func (s identityAPI) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
 	counter := authFailures(ip)
 	paid, err := s.failureBudgetLeft(ctx, out, counter)
 	if err != nil {
 		return signedIn{}, err
 	}
-	u, us, err := s.svc.SessionOf(ctx, token)
+	u, us, err := s.svc.Identity().SessionOf(ctx, token)
 	if err != nil {
 		if payment.KindOf(err) == payment.KindUnauthenticated {
 			err = &payment.Error{Kind: payment.KindUnauthenticated, Message: "Signed out: the session has ended or is unknown; sign in again"}
@@ -118,14 +118,14 @@ func unsafeMethod(m string) bool {
 // crossOrigin refuses a state-changing browser request from another
 // origin (net/http.CrossOriginProtection: Sec-Fetch-Site, else Origin
 // against Host). Requests without those headers (servers, curl) pass.
-func (s *Server) crossOrigin(r *http.Request) error {
+func (s identityAPI) crossOrigin(r *http.Request) error {
 	if err := s.cop.Check(r); err != nil {
 		return &payment.Error{Kind: payment.KindForbidden, Message: "Cross-origin request refused"}
 	}
 	return nil
 }
 
-func (s *Server) setSessionCookie(w http.ResponseWriter, token string, expires time.Time) {
+func (s identityAPI) setSessionCookie(w http.ResponseWriter, token string, expires time.Time) {
 	c := &http.Cookie{Name: SessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		Secure: strings.HasPrefix(s.CheckoutURL, "https://")}
 	if token == "" {
@@ -155,11 +155,11 @@ func decodeCredentials(body []byte, emailField, passwordField string) (email, pa
 	return *in[emailField], *in[passwordField], nil
 }
 
-func (s *Server) client(r *http.Request) service.Client {
+func (s identityAPI) client(r *http.Request) service.Client {
 	return service.Client{UserAgent: r.UserAgent(), IP: s.clientAddress(r)}
 }
 
-func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) signup(w http.ResponseWriter, r *http.Request) error {
 	if err := s.crossOrigin(r); err != nil {
 		return err
 	}
@@ -174,9 +174,9 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 	var in service.SignedIn
 	if fields["password"] == nil {
 		// No password: the account signs in with the passkeys it adds.
-		in, err = s.svc.SignupWithoutPassword(r.Context(), *fields["email"], s.client(r))
+		in, err = s.svc.Identity().SignupWithoutPassword(r.Context(), *fields["email"], s.client(r))
 	} else {
-		in, err = s.svc.Signup(r.Context(), *fields["email"], *fields["password"], s.client(r))
+		in, err = s.svc.Identity().Signup(r.Context(), *fields["email"], *fields["password"], s.client(r))
 	}
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) login(w http.ResponseWriter, r *http.Request) error {
 	if err := s.crossOrigin(r); err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := s.loginGate(r.Context(), w.Header(), email, ip); err != nil {
 		return err
 	}
-	in, err := s.svc.Login(r.Context(), email, password, s.client(r))
+	in, err := s.svc.Identity().Login(r.Context(), email, password, s.client(r))
 	if err != nil {
 		if payment.KindOf(err) == payment.KindUnauthenticated {
 			s.loginFailed(r.Context(), email, ip)
@@ -220,9 +220,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) logout(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	if err := s.svc.Logout(r.Context(), u.user.ID, u.session.ID); err != nil {
+	if err := s.svc.Identity().Logout(r.Context(), u.user.ID, u.session.ID); err != nil {
 		return err
 	}
 	s.setSessionCookie(w, "", time.Time{})
@@ -236,9 +236,9 @@ type membershipView struct {
 	Role string `json:"role"`
 }
 
-func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) me(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	ms, err := s.svc.Projects(r.Context(), u.user.ID)
+	ms, err := s.svc.Checkout().Projects(r.Context(), u.user.ID)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) changePassword(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
 	body, _ := io.ReadAll(r.Body)
 	obj, err := parseObject(body)
@@ -274,7 +274,7 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) error {
 	if _, isObj := cred.(map[string]any); isObj {
 		proof.Credential, _ = json.Marshal(cred)
 	}
-	in, err := s.svc.ChangePassword(r.Context(), u.user.ID, proof, *next, s.client(r))
+	in, err := s.svc.Identity().ChangePassword(r.Context(), u.user.ID, proof, *next, s.client(r))
 	if err != nil {
 		return err
 	}
@@ -293,9 +293,9 @@ type userSessionView struct {
 	Current    bool   `json:"current"`
 }
 
-func (s *Server) listUserSessions(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) listUserSessions(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	list, err := s.svc.UserSessions(r.Context(), u.user.ID)
+	list, err := s.svc.Identity().UserSessions(r.Context(), u.user.ID)
 	if err != nil {
 		return err
 	}
@@ -306,10 +306,10 @@ func (s *Server) listUserSessions(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) revokeUserSession(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) revokeUserSession(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
 	id := r.PathValue("userSessionId")
-	if err := s.svc.RevokeUserSession(r.Context(), u.user.ID, id); err != nil {
+	if err := s.svc.Identity().RevokeUserSession(r.Context(), u.user.ID, id); err != nil {
 		return err
 	}
 	if id == u.session.ID {
@@ -319,9 +319,9 @@ func (s *Server) revokeUserSession(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) revokeOtherSessions(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) revokeOtherSessions(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	out, err := s.svc.RevokeOtherSessions(r.Context(), u.user.ID, u.session.ID)
+	out, err := s.svc.Identity().RevokeOtherSessions(r.Context(), u.user.ID, u.session.ID)
 	if err != nil {
 		return err
 	}
@@ -330,8 +330,8 @@ func (s *Server) revokeOtherSessions(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-func (s *Server) listMyProjects(w http.ResponseWriter, r *http.Request) error {
-	ms, err := s.svc.Projects(r.Context(), currentUser(r).user.ID)
+func (s identityAPI) listMyProjects(w http.ResponseWriter, r *http.Request) error {
+	ms, err := s.svc.Checkout().Projects(r.Context(), currentUser(r).user.ID)
 	if err != nil {
 		return err
 	}
@@ -341,13 +341,13 @@ func (s *Server) listMyProjects(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) createMyProject(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) createMyProject(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"name"})
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	p, err := s.svc.CreateProjectFor(r.Context(), currentUser(r).user.ID, *in["name"])
+	p, err := s.svc.Checkout().CreateProjectFor(r.Context(), currentUser(r).user.ID, *in["name"])
 	if err != nil {
 		return err
 	}
@@ -373,8 +373,8 @@ func apiKeyViewOf(k payment.APIKeyInfo) apiKeyView {
 		LastUsedAt: views.OptTime(k.LastUsedAt), ExpiresAt: views.OptTime(k.ExpiresAt)}
 }
 
-func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	keys, err := s.svc.APIKeys(r.Context(), principal(r), r.PathValue("projectId"))
+func (s identityAPI) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	keys, err := s.svc.Access().APIKeys(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -382,8 +382,8 @@ func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
-	k, secret, err := s.svc.CreateAPIKey(r.Context(), principal(r), r.PathValue("projectId"))
+func (s identityAPI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
+	k, secret, err := s.svc.Access().CreateAPIKey(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -391,15 +391,15 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.RevokeAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId")); err != nil {
+func (s identityAPI) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.Access().RevokeAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId")); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "API key revoked", map[string]any{"id": r.PathValue("keyId")})
 	return nil
 }
 
-func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	var grace time.Duration
 	if len(strings.TrimSpace(string(body))) > 0 {
@@ -417,7 +417,7 @@ func (s *Server) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	k, secret, err := s.svc.RollAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId"), grace)
+	k, secret, err := s.svc.Access().RollAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId"), grace)
 	if err != nil {
 		return err
 	}
@@ -470,8 +470,8 @@ func ceremonyBody(body []byte, withName bool) (id, name string, credential []byt
 	return *cid, name, credential, nil
 }
 
-func (s *Server) beginPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
-	id, options, err := s.svc.BeginPasskeyRegistration(r.Context(), currentUser(r).user)
+func (s identityAPI) beginPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
+	id, options, err := s.svc.Identity().BeginPasskeyRegistration(r.Context(), currentUser(r).user)
 	if err != nil {
 		return err
 	}
@@ -480,13 +480,13 @@ func (s *Server) beginPasskeyRegistration(w http.ResponseWriter, r *http.Request
 	return nil
 }
 
-func (s *Server) finishPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) finishPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	id, name, credential, err := ceremonyBody(body, true)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	p, err := s.svc.FinishPasskeyRegistration(r.Context(), currentUser(r).user, id, name, credential)
+	p, err := s.svc.Identity().FinishPasskeyRegistration(r.Context(), currentUser(r).user, id, name, credential)
 	if err != nil {
 		return err
 	}
@@ -494,8 +494,8 @@ func (s *Server) finishPasskeyRegistration(w http.ResponseWriter, r *http.Reques
 	return nil
 }
 
-func (s *Server) listPasskeys(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Passkeys(r.Context(), currentUser(r).user.ID)
+func (s identityAPI) listPasskeys(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Identity().Passkeys(r.Context(), currentUser(r).user.ID)
 	if err != nil {
 		return err
 	}
@@ -503,7 +503,7 @@ func (s *Server) listPasskeys(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) renamePasskey(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) renamePasskey(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, nil, "name")
 	if err != nil {
@@ -513,26 +513,26 @@ func (s *Server) renamePasskey(w http.ResponseWriter, r *http.Request) error {
 	if in["name"] != nil {
 		name = *in["name"]
 	}
-	if err := s.svc.RenamePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId"), name); err != nil {
+	if err := s.svc.Identity().RenamePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId"), name); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Passkey renamed", map[string]any{"id": r.PathValue("passkeyId"), "name": strings.TrimSpace(name)})
 	return nil
 }
 
-func (s *Server) deletePasskey(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.DeletePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId")); err != nil {
+func (s identityAPI) deletePasskey(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.Identity().DeletePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId")); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Passkey deleted", map[string]any{"id": r.PathValue("passkeyId")})
 	return nil
 }
 
-func (s *Server) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.crossOrigin(r); err != nil {
 		return err
 	}
-	id, options, err := s.svc.BeginPasskeyLogin(r.Context())
+	id, options, err := s.svc.Identity().BeginPasskeyLogin(r.Context())
 	if err != nil {
 		return err
 	}
@@ -541,7 +541,7 @@ func (s *Server) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) passkeyLogin(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) passkeyLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.crossOrigin(r); err != nil {
 		return err
 	}
@@ -550,7 +550,7 @@ func (s *Server) passkeyLogin(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	in, err := s.svc.FinishPasskeyLogin(r.Context(), id, credential, s.client(r))
+	in, err := s.svc.Identity().FinishPasskeyLogin(r.Context(), id, credential, s.client(r))
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 
 // checkoutRoutes serve the hosted checkout page and its QR codes, outside
 // /api/v1 as hosted pages are.
-func (s *Server) checkoutRoutes() {
+func (s checkoutAPI) checkoutRoutes() {
 	s.route("/checkout/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkoutPage}})
 	s.route("/checkout/{sessionToken}/qr/{file}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkoutQR}})
 	s.route("/refund/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.refundPage}})
@@ -22,7 +22,7 @@ func (s *Server) checkoutRoutes() {
 
 // refundPage is a refund's claim link: the page where the customer gives
 // the address.
-func (s *Server) refundPage(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) refundPage(w http.ResponseWriter, r *http.Request) error {
 	if !payment.ValidSessionToken(r.PathValue("claimToken")) {
 		return payment.NotFound("Refund")
 	}
@@ -30,7 +30,7 @@ func (s *Server) refundPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) checkoutPage(w http.ResponseWriter, r *http.Request) error {
 	if !payment.ValidSessionToken(r.PathValue("sessionToken")) {
 		return payment.NotFound("Checkout session")
 	}
@@ -40,8 +40,8 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) error {
 
 // checkoutQR renders the payment request (EIP-681, or BIP21 for bitcoin) of one of the session's
 // options as a QR code a wallet scans.
-func (s *Server) checkoutQR(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.SessionByToken(r.Context(), r.PathValue("sessionToken"))
+func (s checkoutAPI) checkoutQR(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.svc.Checkout().SessionByToken(r.Context(), r.PathValue("sessionToken"))
 	if err != nil {
 		return err
 	}

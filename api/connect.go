@@ -215,7 +215,7 @@ func principalOf(ctx context.Context) payment.Principal {
 }
 
 func (h *paymentsService) GetProject(ctx context.Context, req *connect.Request[v1.GetProjectRequest]) (*connect.Response[v1.GetProjectResponse], error) {
-	p, err := h.s.svc.GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
+	p, err := h.s.svc.Checkout().GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Re
 	if mi := m.MerchantInfo; mi != nil {
 		in.MerchantInfo = &payment.MerchantInfo{Name: mi.Name, Email: mi.Email, Website: mi.Website, LogoURL: mi.LogoUrl}
 	}
-	plan, err := h.s.svc.CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
+	plan, err := h.s.svc.Checkout().CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +245,7 @@ func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Req
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.ListPlans(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.svc.Checkout().ListPlans(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Req
 }
 
 func (h *paymentsService) GetPaymentPlan(ctx context.Context, req *connect.Request[v1.GetPaymentPlanRequest]) (*connect.Response[v1.GetPaymentPlanResponse], error) {
-	plan, err := h.s.svc.GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
+	plan, err := h.s.svc.Checkout().GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Req
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.ListTransactions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.svc.Payments().ListTransactions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Req
 }
 
 func (h *paymentsService) GetTransaction(ctx context.Context, req *connect.Request[v1.GetTransactionRequest]) (*connect.Response[v1.GetTransactionResponse], error) {
-	t, err := h.s.svc.GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
+	t, err := h.s.svc.Payments().GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
 	if err != nil {
 		return nil, err
 	}
@@ -293,23 +293,23 @@ func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.ListSessions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.svc.Checkout().ListSessions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
 	out := &v1.ListCheckoutSessionsResponse{Pagination: pbPagination(q, page.Total)}
 	for _, v := range page.Items {
-		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.sessionView(v)))
+		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.checkout().sessionView(v)))
 	}
 	return connect.NewResponse(out), nil
 }
 
 func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error) {
-	v, err := h.s.svc.GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
+	v, err := h.s.svc.Checkout().GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
+	return connect.NewResponse(&v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}), nil
 }
 
 func (h *paymentsService) CreateRefund(ctx context.Context, req *connect.Request[v1.CreateRefundRequest]) (*connect.Response[v1.CreateRefundResponse], error) {
@@ -318,11 +318,11 @@ func (h *paymentsService) CreateRefund(ctx context.Context, req *connect.Request
 	if m.CheckoutSessionId == nil {
 		in.Problems.Add("checkoutSessionId", "is required")
 	}
-	refund, token, err := h.s.svc.CreateRefund(ctx, principalOf(ctx), m.ProjectId, m.GetCheckoutSessionId(), in)
+	refund, token, err := h.s.svc.MoneyOut().CreateRefund(ctx, principalOf(ctx), m.ProjectId, m.GetCheckoutSessionId(), in)
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.CreateRefundResponse{Refund: pbRefund(h.s.createdRefund(refund, token))}), nil
+	return connect.NewResponse(&v1.CreateRefundResponse{Refund: pbRefund(h.s.moneyOut().createdRefund(refund, token))}), nil
 }
 
 func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error) {
@@ -335,7 +335,7 @@ func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[
 		probs.Add("checkoutSessionId", "is not a checkout session ID")
 		return nil, probs.Err()
 	}
-	page, err := h.s.svc.ListRefunds(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.CheckoutSessionId, q)
+	page, err := h.s.svc.MoneyOut().ListRefunds(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.CheckoutSessionId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[
 }
 
 func (h *paymentsService) GetRefund(ctx context.Context, req *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error) {
-	r, err := h.s.svc.GetRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
+	r, err := h.s.svc.MoneyOut().GetRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +355,7 @@ func (h *paymentsService) GetRefund(ctx context.Context, req *connect.Request[v1
 }
 
 func (h *paymentsService) SetRefundAddress(ctx context.Context, req *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error) {
-	r, err := h.s.svc.SetRefundAddress(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.Address)
+	r, err := h.s.svc.MoneyOut().SetRefundAddress(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.Address)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +363,7 @@ func (h *paymentsService) SetRefundAddress(ctx context.Context, req *connect.Req
 }
 
 func (h *paymentsService) ReportRefundTransaction(ctx context.Context, req *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error) {
-	r, err := h.s.svc.ReportRefundSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.TxHash)
+	r, err := h.s.svc.MoneyOut().ReportRefundSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.TxHash)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +371,7 @@ func (h *paymentsService) ReportRefundTransaction(ctx context.Context, req *conn
 }
 
 func (h *paymentsService) CancelRefund(ctx context.Context, req *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error) {
-	r, err := h.s.svc.CancelRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
+	r, err := h.s.svc.MoneyOut().CancelRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +389,7 @@ func (h *paymentsService) CreatePayoutBatch(ctx context.Context, req *connect.Re
 		in.Lines = append(in.Lines, payment.PayoutLine{Label: fmt.Sprintf("payouts[%d]", i), Address: l.Address,
 			AssetDefinitionID: l.Asset, Amount: l.Amount, Reference: l.Reference})
 	}
-	rec, err := h.s.svc.CreatePayoutBatch(ctx, principalOf(ctx), m.ProjectId, in)
+	rec, err := h.s.svc.MoneyOut().CreatePayoutBatch(ctx, principalOf(ctx), m.ProjectId, in)
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +401,7 @@ func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Re
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.ListPayoutBatches(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.svc.MoneyOut().ListPayoutBatches(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +413,7 @@ func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Re
 }
 
 func (h *paymentsService) GetPayoutBatch(ctx context.Context, req *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error) {
-	rec, err := h.s.svc.PayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
+	rec, err := h.s.svc.MoneyOut().PayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func (h *paymentsService) GetPayoutBatch(ctx context.Context, req *connect.Reque
 }
 
 func (h *paymentsService) CancelPayoutBatch(ctx context.Context, req *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error) {
-	rec, err := h.s.svc.CancelPayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
+	rec, err := h.s.svc.MoneyOut().CancelPayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +429,7 @@ func (h *paymentsService) CancelPayoutBatch(ctx context.Context, req *connect.Re
 }
 
 func (h *paymentsService) GetPayout(ctx context.Context, req *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error) {
-	p, err := h.s.svc.GetPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
+	p, err := h.s.svc.MoneyOut().GetPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +437,7 @@ func (h *paymentsService) GetPayout(ctx context.Context, req *connect.Request[v1
 }
 
 func (h *paymentsService) ReportPayoutTransaction(ctx context.Context, req *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error) {
-	p, err := h.s.svc.ReportPayoutSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId, req.Msg.TxHash)
+	p, err := h.s.svc.MoneyOut().ReportPayoutSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId, req.Msg.TxHash)
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +445,7 @@ func (h *paymentsService) ReportPayoutTransaction(ctx context.Context, req *conn
 }
 
 func (h *paymentsService) CancelPayout(ctx context.Context, req *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error) {
-	p, err := h.s.svc.CancelPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
+	p, err := h.s.svc.MoneyOut().CancelPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
 	if err != nil {
 		return nil, err
 	}
@@ -473,19 +473,19 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 		}
 		in.Metadata = md
 	}
-	v, err := h.s.svc.CreateSession(ctx, callerKey(ctx), in)
+	v, err := h.s.svc.Checkout().CreateSession(ctx, callerKey(ctx), in)
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}), nil
+	return connect.NewResponse(&v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}), nil
 }
 
 func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.Request[v1.GetCheckoutSessionRequest]) (*connect.Response[v1.GetCheckoutSessionResponse], error) {
-	v, err := h.s.svc.SessionByToken(ctx, req.Msg.Token)
+	v, err := h.s.svc.Checkout().SessionByToken(ctx, req.Msg.Token)
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.publicSessionView(v))}), nil
+	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.checkout().publicSessionView(v))}), nil
 }
 
 func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-func (s *Server) webhookRoutes() {
+func (s webhooksAPI) webhookRoutes() {
 	base := "/api/v1/projects/{projectId}/webhooks"
 	s.route(base, map[string]endpoint{
 		http.MethodGet:  {Relaxed, apiKey, s.listWebhooks},
@@ -34,13 +34,13 @@ func webhookView(e service.Endpoint) views.Webhook {
 	return views.WebhookOf(e.WebhookEndpoint, e.Secret)
 }
 
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+func (s webhooksAPI) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := decodeWebhookInput(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	ep, err := s.svc.CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in)
+	ep, err := s.svc.Webhooks().CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -48,12 +48,12 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+func (s webhooksAPI) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQuery(r.URL.Query(), []string{payment.WebhookEnabled, payment.WebhookDisabled})
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.Webhooks().ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -61,8 +61,8 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	ep, err := s.svc.GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+func (s webhooksAPI) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	ep, err := s.svc.Webhooks().GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
 	if err != nil {
 		return err
 	}
@@ -70,13 +70,13 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
+func (s webhooksAPI) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := decodeWebhookInput(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	ep, err := s.svc.UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in)
+	ep, err := s.svc.Webhooks().UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in)
 	if err != nil {
 		return err
 	}
@@ -84,16 +84,16 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.DeleteWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")); err != nil {
+func (s webhooksAPI) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.Webhooks().DeleteWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Webhook endpoint deleted", map[string]string{"id": r.PathValue("webhookId")})
 	return nil
 }
 
-func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	ep, err := s.svc.RotateWebhookSecret(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+func (s webhooksAPI) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	ep, err := s.svc.Webhooks().RotateWebhookSecret(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
 	if err != nil {
 		return err
 	}
@@ -101,12 +101,12 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-func (s *Server) eventView(ev payment.Event) views.Event {
+func (s webhooksAPI) eventView(ev payment.Event) views.Event {
 	return views.ShapedEventOf(s.shape, ev)
 }
 
-func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
-	ev, err := s.svc.SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+func (s webhooksAPI) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
+	ev, err := s.svc.Webhooks().SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
 	if err != nil {
 		return err
 	}
@@ -116,20 +116,20 @@ func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
 
 // listEvents lists events newest first by page, or, with since or after,
 // reads them as a feed: oldest first, by cursor (meta.nextCursor).
-func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
+func (s webhooksAPI) listEvents(w http.ResponseWriter, r *http.Request) error {
 	q, feed, err := payment.ParseEventsQuery(r.URL.Query(), append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
 	if err != nil {
 		return err
 	}
 	if feed {
-		page, err := s.svc.FeedEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
+		page, err := s.svc.Webhooks().FeedEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
 		if err != nil {
 			return err
 		}
 		okFeed(w, r, "Events retrieved", mapSlice(page.Events, s.eventView), q, page)
 		return nil
 	}
-	page, err := s.svc.ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q.ListQuery)
+	page, err := s.svc.Webhooks().ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q.ListQuery)
 	if err != nil {
 		return err
 	}
@@ -137,8 +137,8 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
-	ev, err := s.svc.GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"))
+func (s webhooksAPI) getEvent(w http.ResponseWriter, r *http.Request) error {
+	ev, err := s.svc.Webhooks().GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"))
 	if err != nil {
 		return err
 	}
@@ -179,12 +179,12 @@ func viewDelivery(d payment.Delivery) deliveryView {
 	return v
 }
 
-func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+func (s webhooksAPI) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q)
+	page, err := s.svc.Webhooks().ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q)
 	if err != nil {
 		return err
 	}
@@ -193,12 +193,12 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listEventDeliveries lists an event's deliveries to every endpoint.
-func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) error {
+func (s webhooksAPI) listEventDeliveries(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListEventDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"), q)
+	page, err := s.svc.Webhooks().ListEventDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"), q)
 	if err != nil {
 		return err
 	}
@@ -206,8 +206,8 @@ func (s *Server) listEventDeliveries(w http.ResponseWriter, r *http.Request) err
 	return nil
 }
 
-func (s *Server) redeliver(w http.ResponseWriter, r *http.Request) error {
-	rd, err := s.svc.Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
+func (s webhooksAPI) redeliver(w http.ResponseWriter, r *http.Request) error {
+	rd, err := s.svc.Webhooks().Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func TestEventsSinceAndCursor(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.NewStore(t)
 	svc := service.New(service.Deps{Store: st})
-	p, err := svc.CreateProject(ctx, "Feed shop")
+	p, err := svc.Checkout().CreateProject(ctx, "Feed shop")
 	if err != nil {
 		t.Fatal(err)
 	}

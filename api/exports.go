@@ -106,13 +106,13 @@ var txColumns = []string{"id", "created_at", "confirmed_at", "finalized_at", "fa
 	"asset", "asset_definition_id", "amount", "amount_base_units", "amount_usd", "tx_hash", "log_index", "from_address",
 	"to_address", "checkout_session_id", "payment_plan_id", "unexpected", "assigned_session_id", "workflow_id"}
 
-func (s *Server) exportTransactions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
+func (s paymentsAPI) exportTransactions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
 	cw, err := csvExport(w, r, "transactions", txColumns)
 	if err != nil {
 		return err
 	}
 	n := 0
-	err = s.svc.ExportTransactions(r.Context(), principal(r), r.PathValue("projectId"), q, func(t payment.Transaction) error {
+	err = s.svc.Payments().ExportTransactions(r.Context(), principal(r), r.PathValue("projectId"), q, func(t payment.Transaction) error {
 		logIndex := ""
 		if t.LogIndex >= 0 {
 			logIndex = strconv.Itoa(t.LogIndex)
@@ -132,13 +132,13 @@ func (s *Server) exportTransactions(w http.ResponseWriter, r *http.Request, q pa
 var sessionColumns = []string{"id", "created_at", "expires_at", "completed_at", "status", "payment_plan_id", "amount_usd",
 	"amount_paid_usd", "paid", "exception", "resolution", "deposit_address", "email", "metadata", "workflow_id"}
 
-func (s *Server) exportSessions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
+func (s paymentsAPI) exportSessions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
 	cw, err := csvExport(w, r, "checkout-sessions", sessionColumns)
 	if err != nil {
 		return err
 	}
 	n := 0
-	err = s.svc.ExportSessions(r.Context(), principal(r), r.PathValue("projectId"), q, func(cs payment.Session, paid string) error {
+	err = s.svc.Payments().ExportSessions(r.Context(), principal(r), r.PathValue("projectId"), q, func(cs payment.Session, paid string) error {
 		if err := cw.Write([]string{cs.ID, views.Time(cs.CreatedAt), views.Time(cs.ExpiresAt), optTime(cs.CompletedAt),
 			string(cs.Status), cs.PaymentPlanID, payment.FormatUSD(cs.AmountUSD), payment.FormatUSD(cs.AmountPaidUSD), text(paid),
 			cs.Exception, string(cs.Resolution), cs.DepositAddress, text(cs.Email), text(string(cs.Metadata)),

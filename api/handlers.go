@@ -59,7 +59,7 @@ func action(h func(http.ResponseWriter, *http.Request) error) func(http.Response
 	}
 }
 
-func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) listAssets(w http.ResponseWriter, r *http.Request) error {
 	assets := s.svc.Assets()
 	if assets == nil {
 		assets = []payment.Asset{}
@@ -68,8 +68,8 @@ func (s *Server) listAssets(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.svc.GetProject(r.Context(), principal(r), r.PathValue("projectId"))
+func (s checkoutAPI) getProject(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.svc.Checkout().GetProject(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -77,13 +77,13 @@ func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) createPlan(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) createPlan(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := decodePlanInput(body, s.shape)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	plan, err := s.svc.CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in)
+	plan, err := s.svc.Checkout().CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -91,12 +91,12 @@ func (s *Server) createPlan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) listPlans(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQuery(r.URL.Query(), planStatuses)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.Checkout().ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -104,8 +104,8 @@ func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.svc.GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
+func (s checkoutAPI) getPlan(w http.ResponseWriter, r *http.Request) error {
+	plan, err := s.svc.Checkout().GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
 	if err != nil {
 		return err
 	}
@@ -113,13 +113,13 @@ func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) updatePlan(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) updatePlan(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := decodePlanInput(body, s.shape)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	plan, err := s.svc.UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in)
+	plan, err := s.svc.Checkout().UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in)
 	if err != nil {
 		return err
 	}
@@ -127,8 +127,8 @@ func (s *Server) updatePlan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) archivePlan(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.svc.ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
+func (s checkoutAPI) archivePlan(w http.ResponseWriter, r *http.Request) error {
+	plan, err := s.svc.Checkout().ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
 	if err != nil {
 		return err
 	}
@@ -136,8 +136,8 @@ func (s *Server) archivePlan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
+func (s checkoutAPI) cancelSession(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.svc.Checkout().CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
 	if err != nil {
 		return err
 	}
@@ -145,13 +145,13 @@ func (s *Server) cancelSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) resolveSession(w http.ResponseWriter, r *http.Request) error {
+func (s paymentsAPI) resolveSession(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	res, err := decodeResolution(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	v, err := s.svc.ResolveSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"), res)
+	v, err := s.svc.Checkout().ResolveSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"), res)
 	if err != nil {
 		return err
 	}
@@ -159,13 +159,13 @@ func (s *Server) resolveSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) assignTransaction(w http.ResponseWriter, r *http.Request) error {
+func (s paymentsAPI) assignTransaction(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	sessionID, err := decodeString(body, "checkoutSessionId")
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	t, err := s.svc.AssignTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"), sessionID)
+	t, err := s.svc.Payments().AssignTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"), sessionID)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (s *Server) assignTransaction(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error {
+func (s paymentsAPI) listTransactions(w http.ResponseWriter, r *http.Request) error {
 	q, err := s.transactionQuery(r)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error 
 	if wantsCSV(r) {
 		return s.exportTransactions(w, r, q)
 	}
-	page, err := s.svc.ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.Payments().ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -189,8 +189,8 @@ func (s *Server) listTransactions(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.svc.GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"))
+func (s paymentsAPI) getTransaction(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.svc.Payments().GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"))
 	if err != nil {
 		return err
 	}
@@ -198,13 +198,13 @@ func (s *Server) getTransaction(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) createSession(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := decodeSessionInput(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	v, err := s.svc.CreateSession(r.Context(), callerKey(r.Context()), in)
+	v, err := s.svc.Checkout().CreateSession(r.Context(), callerKey(r.Context()), in)
 	if err != nil {
 		return err
 	}
@@ -212,11 +212,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) getSessionByToken(w http.ResponseWriter, r *http.Request) error {
 	if s.shape == ShapeSecond && strings.HasPrefix(r.PathValue("sessionToken"), payment.PrefixSession) {
 		return s.getSessionByID(w, r)
 	}
-	v, err := s.svc.SessionByToken(r.Context(), r.PathValue("sessionToken"))
+	v, err := s.svc.Checkout().SessionByToken(r.Context(), r.PathValue("sessionToken"))
 	if err != nil {
 		return err
 	}
@@ -230,13 +230,13 @@ func (s *Server) getSessionByToken(w http.ResponseWriter, r *http.Request) error
 // {sessionId}: an ID is not a secret, so it takes an API key of the
 // session's project and environment, or a member's session token (bearer
 // or cookie); to anyone else the session does not exist.
-func (s *Server) getSessionByID(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) getSessionByID(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("sessionToken")
 	var v service.SessionView
 	var err error
 	switch p := callerKey(r.Context()); {
 	case p != nil:
-		v, err = s.svc.GetSession(r.Context(), *p, p.ProjectID, id)
+		v, err = s.svc.Checkout().GetSession(r.Context(), *p, p.ProjectID, id)
 	default:
 		token := s.bearerSession(r.Header)
 		if token == "" {
@@ -246,8 +246,8 @@ func (s *Server) getSessionByID(w http.ResponseWriter, r *http.Request) error {
 			return &payment.Error{Kind: payment.KindUnauthenticated, Message: "A checkout session is read by its ID with credentials: an API key (X-API-Key) or a session token (Authorization: Bearer svc_st_…)"}
 		}
 		var in signedIn
-		if in, err = s.signedInFrom(r.Context(), token, s.clientIP(r), w.Header()); err == nil {
-			v, err = s.svc.MemberSession(r.Context(), in.user, in.session, id)
+		if in, err = s.identity().signedInFrom(r.Context(), token, s.clientIP(r), w.Header()); err == nil {
+			v, err = s.svc.Access().MemberSession(r.Context(), in.user, in.session, id)
 		}
 	}
 	if err != nil {
@@ -257,13 +257,13 @@ func (s *Server) getSessionByID(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
+func (s paymentsAPI) submitPayment(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := decodePaymentSubmission(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	t, err := s.svc.SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
+	t, err := s.svc.Payments().SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
 	if err != nil {
 		return err
 	}
@@ -278,15 +278,15 @@ func (s *Server) submitPayment(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) listSessions(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseSessionQuery(r.URL.Query(), sessionStatuses)
 	if err != nil {
 		return err
 	}
 	if wantsCSV(r) {
-		return s.exportSessions(w, r, q)
+		return s.payments().exportSessions(w, r, q)
 	}
-	page, err := s.svc.ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.Checkout().ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -333,12 +333,12 @@ type receivedView struct {
 	AmountBaseUnits   string `json:"amountBaseUnits"`
 }
 
-func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) listDepositAddresses(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseDepositQuery(r.URL.Query(), sessionStatuses)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListDepositAddresses(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.Checkout().ListDepositAddresses(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -355,12 +355,12 @@ func (s *Server) listDepositAddresses(w http.ResponseWriter, r *http.Request) er
 	return nil
 }
 
-func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) listAudit(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParseListQueryBy(r.URL.Query(), "action", payment.AuditActions)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.Access().ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -368,8 +368,8 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
+func (s checkoutAPI) getSession(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.svc.Checkout().GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
 	if err != nil {
 		return err
 	}
@@ -386,13 +386,13 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 }
 
 // sessionView renders a session for the merchant, or for its creator.
-func (s *Server) sessionView(v service.SessionView) views.Session {
+func (s checkoutAPI) sessionView(v service.SessionView) views.Session {
 	out := views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
 	s.shapeSummaries(out.Transactions)
 	return out
 }
 
 // publicSessionView renders a session for whoever holds its token.
-func (s *Server) publicSessionView(v service.SessionView) views.PublicSession {
+func (s checkoutAPI) publicSessionView(v service.SessionView) views.PublicSession {
 	return views.PublicSessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions, v.Plan)
 }

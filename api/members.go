@@ -9,14 +9,14 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-func (s *Server) memberRoutes() {
+func (s accessAPI) memberRoutes() {
 	s.route("/api/v1/projects/{projectId}/members", map[string]endpoint{http.MethodGet: {Relaxed, member, s.listMembers}})
 	s.route("/api/v1/projects/{projectId}/members/{userId}", map[string]endpoint{
 		http.MethodPatch:  {Moderate, member, s.changeMemberRole},
 		http.MethodDelete: {Moderate, member, s.removeMember},
 	})
 	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{
-		http.MethodGet:  {Relaxed, member, s.listInvitations},
+		http.MethodGet:  {Relaxed, member, s.identity().listInvitations},
 		http.MethodPost: {Moderate, member, s.invite},
 	})
 	s.route("/api/v1/invitations/accept", map[string]endpoint{http.MethodPost: {Standard, user, s.acceptInvitation}})
@@ -37,8 +37,8 @@ type memberView struct {
 	CreatedAt string `json:"createdAt"`
 }
 
-func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
-	ms, err := s.svc.Members(r.Context(), principal(r), r.PathValue("projectId"))
+func (s accessAPI) listMembers(w http.ResponseWriter, r *http.Request) error {
+	ms, err := s.svc.Access().Members(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -70,34 +70,34 @@ func bodyFields(body []byte, required []string, optional ...string) (map[string]
 	return out, probs.Err()
 }
 
-func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) changeMemberRole(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"role"})
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	if err := s.svc.ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), *in["role"]); err != nil {
+	if err := s.svc.Access().ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), *in["role"]); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Role changed", map[string]any{"userId": r.PathValue("userId"), "role": *in["role"]})
 	return nil
 }
 
-func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), ""); err != nil {
+func (s accessAPI) removeMember(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.Access().ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), ""); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Member removed", map[string]any{"userId": r.PathValue("userId")})
 	return nil
 }
 
-func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) invite(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"email", "role"})
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	inv, token, err := s.svc.Invite(r.Context(), principal(r), r.PathValue("projectId"), *in["email"], *in["role"])
+	inv, token, err := s.svc.Access().Invite(r.Context(), principal(r), r.PathValue("projectId"), *in["email"], *in["role"])
 	if err != nil {
 		return err
 	}
@@ -107,13 +107,13 @@ func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) acceptInvitation(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"token"})
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	inv, err := s.svc.AcceptInvitation(r.Context(), currentUser(r).user, *in["token"])
+	inv, err := s.svc.Access().AcceptInvitation(r.Context(), currentUser(r).user, *in["token"])
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (s *Server) acceptInvitation(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) updateProject(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	obj, err := parseObject(body)
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	if err := probs.Err(); err != nil {
 		return err
 	}
-	p, err := s.svc.UpdateProject(r.Context(), principal(r), r.PathValue("projectId"), in)
+	p, err := s.svc.Checkout().UpdateProject(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -144,14 +144,14 @@ func (s *Server) updateProject(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) setDepositKey(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) setDepositKey(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"xpub"})
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
 	p := principal(r)
-	k, err := s.svc.SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"])
+	k, err := s.svc.Checkout().SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"])
 	if err != nil {
 		return err
 	}
@@ -163,9 +163,9 @@ func (s *Server) setDepositKey(w http.ResponseWriter, r *http.Request) error {
 // first address (null when none is set), the key itself to an owner
 // signed in to the dashboard only (service.DepositKeyInfo), and how many
 // addresses it has handed out.
-func (s *Server) getDepositKey(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) getDepositKey(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	k, err := s.svc.DepositKey(r.Context(), p, r.PathValue("projectId"))
+	k, err := s.svc.Checkout().DepositKey(r.Context(), p, r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func depositKeyView(p payment.Principal, k service.DepositKeyInfo) map[string]an
 		"firstAddress": orNull(k.FirstAddress), "addressesIssued": k.Issued}
 }
 
-func (s *Server) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"xpub"}, "addressType")
 	if err != nil {
@@ -201,7 +201,7 @@ func (s *Server) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
 		addressType = *in["addressType"]
 	}
 	p := principal(r)
-	k, err := s.svc.SetBitcoinKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"], addressType)
+	k, err := s.svc.Checkout().SetBitcoinKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"], addressType)
 	if err != nil {
 		return err
 	}
@@ -211,9 +211,9 @@ func (s *Server) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
 
 // getBitcoinKey shows the environment's Bitcoin account key as
 // getDepositKey shows the EVM key, with the kind of address it derives.
-func (s *Server) getBitcoinKey(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) getBitcoinKey(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	k, err := s.svc.BitcoinKey(r.Context(), p, r.PathValue("projectId"))
+	k, err := s.svc.Checkout().BitcoinKey(r.Context(), p, r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Missing API key: send \"Authorization: Bearer <API key>\""}
 	}
 	if strings.HasPrefix(key, payment.OAuthAccessTokenPrefix) {
-		p, err := s.svc.AuthenticateOAuth(ctx, key)
+		p, err := s.svc.Access().AuthenticateOAuth(ctx, key)
 		if errors.Is(err, payment.ErrUnauthorized) {
 			return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid access token: it is unknown, expired or revoked"}
 		}
@@ -79,7 +79,7 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 	if !strings.HasPrefix(key, service.LiveKeyPrefix) && !strings.HasPrefix(key, service.SandboxKeyPrefix) {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
-	p, err := s.svc.Authenticate(ctx, key)
+	p, err := s.svc.Checkout().Authenticate(ctx, key)
 	if errors.Is(err, payment.ErrUnauthorized) {
 		return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}

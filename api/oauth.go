@@ -23,7 +23,7 @@ import (
 // OAuth 2.1's rules: their bodies are forms and their errors OAuth's),
 // the consent page's two calls, and the grants owners and users see and
 // revoke.
-func (s *Server) oauthRoutes() {
+func (s accessAPI) oauthRoutes() {
 	s.oauthEndpoint("/oauth/authorize", http.MethodGet, Relaxed, s.authorize)
 	s.oauthEndpoint("/oauth/token", http.MethodPost, Standard, s.token)
 	s.oauthEndpoint("/oauth/revoke", http.MethodPost, Standard, s.revokeToken)
@@ -45,7 +45,7 @@ func (s *Server) oauthRoutes() {
 // counted per client IP in tier. Its body is a form of at most 64 KiB.
 // Its answers are OAuth's (RFC 6749 §5.2), but for the limits the API
 // enforces before reading it (429, 413, 415), in the API's envelope.
-func (s *Server) oauthEndpoint(path, method string, tier Tier, handle http.HandlerFunc) {
+func (s accessAPI) oauthEndpoint(path, method string, tier Tier, handle http.HandlerFunc) {
 	s.table = append(s.table, Route{Pattern: path, Method: method, Tier: tier, Access: "oauth"})
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
@@ -71,7 +71,7 @@ func (s *Server) oauthEndpoint(path, method string, tier Tier, handle http.Handl
 
 // readForm checks a POST's body is an uncompressed form of at most 64 KiB
 // and reads it, or answers 413 or 415.
-func (s *Server) readForm(w http.ResponseWriter, r *http.Request) bool {
+func (s accessAPI) readForm(w http.ResponseWriter, r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/x-www-form-urlencoded", nil)
@@ -101,7 +101,7 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request) bool {
 // shorter than 8 characters, so an absent one is passed to it as a
 // placeholder and taken off the request again; a state that is sent must
 // still have 8 characters or more.
-func (s *Server) parseAuthorization(ctx context.Context, r *http.Request) (fosite.AuthorizeRequester, error) {
+func (s accessAPI) parseAuthorization(ctx context.Context, r *http.Request) (fosite.AuthorizeRequester, error) {
 	raw, q := r.URL.RawQuery, r.URL.Query()
 	noState := q.Get("state") == ""
 	if noState {
@@ -140,7 +140,7 @@ func (s *Server) parseAuthorization(ctx context.Context, r *http.Request) (fosit
 // the application (unknown client, unregistered redirect URI) is shown on
 // the consent page, one that can but is wrong goes back with its error,
 // and a good one goes to the consent page.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ar, err := s.parseAuthorization(ctx, r)
 	if err != nil && ar != nil && ar.IsRedirectURIValid() {
@@ -182,7 +182,7 @@ func authorizationRedirect(location, issuer string) string {
 // issuer is the authorization server's issuer identifier (RFC 8414): the
 // deployment's public URL, or the host the request named when none is
 // configured.
-func (s *Server) issuer(r *http.Request) string {
+func (s accessAPI) issuer(r *http.Request) string {
 	if s.CheckoutURL != "" {
 		return s.CheckoutURL
 	}
@@ -208,12 +208,12 @@ type scopeView struct {
 // authorizationRequest is the consent page's view of an authorization
 // request: the application, the scopes in plain words, where the user
 // goes back to, and the projects they may grant it.
-func (s *Server) authorizationRequest(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) authorizationRequest(w http.ResponseWriter, r *http.Request) error {
 	ar, err := s.parseAuthorization(r.Context(), r)
 	if err != nil {
 		return oauthError(err)
 	}
-	c, err := s.svc.OAuthClientForConsent(r.Context(), ar.GetClient().GetID())
+	c, err := s.svc.Access().OAuthClientForConsent(r.Context(), ar.GetClient().GetID())
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (s *Server) authorizationRequest(w http.ResponseWriter, r *http.Request) er
 // decideAuthorization answers the consent page: the user allows the
 // application for a project and environment, or denies it. The answer is
 // where the browser goes next, back to the application: {redirectTo}.
-func (s *Server) decideAuthorization(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) decideAuthorization(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	obj, err := parseObject(body)
 	if err != nil {
@@ -268,7 +268,7 @@ func (s *Server) decideAuthorization(w http.ResponseWriter, r *http.Request) err
 		return nil
 	}
 	in := currentUser(r)
-	p, err := s.svc.MemberPrincipal(ctx, in.user, in.session, *projectID, *env == "live")
+	p, err := s.svc.Access().MemberPrincipal(ctx, in.user, in.session, *projectID, *env == "live")
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func (s *Server) decideAuthorization(w http.ResponseWriter, r *http.Request) err
 	}
 	// The code and the audit entry of the consent commit together.
 	var resp fosite.AuthorizeResponder
-	if err := s.svc.ConsentOAuth(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes(), func(ctx context.Context) (err error) {
+	if err := s.svc.Access().ConsentOAuth(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes(), func(ctx context.Context) (err error) {
 		resp, err = provider.NewAuthorizeResponse(ctx, ar, &oauth.Session{UserID: in.user.ID, ProjectID: p.ProjectID, IsLive: p.IsLive})
 		return err
 	}); err != nil {
@@ -302,7 +302,7 @@ func (l *locationRecorder) WriteHeader(int)             {}
 
 // token is the token endpoint: a code (with its PKCE verifier) or a
 // refresh token for an access token and a new refresh token.
-func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) token(w http.ResponseWriter, r *http.Request) {
 	provider := s.svc.OAuth()
 	if gt := r.PostFormValue("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
 		// fosite answers a grant no handler takes with invalid_request.
@@ -348,7 +348,7 @@ const basicChallenge = `Basic realm="paymentsd", charset="UTF-8"`
 // a token issued to another client is refused (unauthorized_client), as
 // are the client's wrong credentials (invalid_client). fosite's own writer
 // answers 200 to the former and drops the errors' descriptions.
-func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) revokeToken(w http.ResponseWriter, r *http.Request) {
 	provider := s.svc.OAuth()
 	ctx := oauth.WithRevocationReason(r.Context(), "token_revoked")
 	if r.PostFormValue("token") == "" {
@@ -371,7 +371,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 // HTTP Basic: a client learns about its own tokens only. Credentials that
 // are missing or wrong are invalid_client (RFC 7662 §2.3), not fosite's
 // request_unauthorized; the expiry is the introspected token's own.
-func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) introspect(w http.ResponseWriter, r *http.Request) {
 	provider := s.svc.OAuth()
 	ctx := r.Context()
 	id, _, basic := r.BasicAuth()
@@ -403,7 +403,7 @@ func (s *Server) introspect(w http.ResponseWriter, r *http.Request) {
 }
 
 // oauthMetadata is the authorization server's metadata (RFC 8414).
-func (s *Server) oauthMetadata(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) oauthMetadata(w http.ResponseWriter, r *http.Request) {
 	base := s.issuer(r)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                         base,
@@ -453,8 +453,8 @@ func oauthGrantViewOf(g payment.OAuthGrant) oauthGrantView {
 	return v
 }
 
-func (s *Server) listUserGrants(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.UserOAuthGrants(r.Context(), currentUser(r).user.ID)
+func (s accessAPI) listUserGrants(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Access().UserOAuthGrants(r.Context(), currentUser(r).user.ID)
 	if err != nil {
 		return err
 	}
@@ -462,8 +462,8 @@ func (s *Server) listUserGrants(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) revokeUserGrant(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.svc.RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId"))
+func (s accessAPI) revokeUserGrant(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.svc.Access().RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId"))
 	if err != nil {
 		return err
 	}
@@ -471,8 +471,8 @@ func (s *Server) revokeUserGrant(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) listProjectGrants(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId"))
+func (s accessAPI) listProjectGrants(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Access().ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -480,8 +480,8 @@ func (s *Server) listProjectGrants(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) revokeProjectGrant(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.svc.RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId"))
+func (s accessAPI) revokeProjectGrant(w http.ResponseWriter, r *http.Request) error {
+	g, err := s.svc.Access().RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId"))
 	if err != nil {
 		return err
 	}

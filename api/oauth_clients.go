@@ -10,7 +10,7 @@ import (
 
 // oauthClientRoutes are a project's registered third-party applications:
 // its owners' to manage, with the session cookie.
-func (s *Server) oauthClientRoutes() {
+func (s accessAPI) oauthClientRoutes() {
 	s.route("/api/v1/projects/{projectId}/oauth-clients", map[string]endpoint{
 		http.MethodGet:  {Relaxed, member, s.listOAuthClients},
 		http.MethodPost: {Moderate, member, s.createOAuthClient},
@@ -46,13 +46,13 @@ func decodeOAuthClientInput(body []byte) (payment.OAuthClientInput, error) {
 	return in, probs.Err()
 }
 
-func (s *Server) createOAuthClient(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) createOAuthClient(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := decodeOAuthClientInput(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	c, secret, err := s.svc.CreateOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), in)
+	c, secret, err := s.svc.Access().CreateOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -65,8 +65,8 @@ func (s *Server) createOAuthClient(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) listOAuthClients(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.OAuthClients(r.Context(), principal(r), r.PathValue("projectId"))
+func (s accessAPI) listOAuthClients(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Access().OAuthClients(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -74,8 +74,8 @@ func (s *Server) listOAuthClients(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-func (s *Server) revokeOAuthClient(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.svc.RevokeOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("clientId"))
+func (s accessAPI) revokeOAuthClient(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.svc.Access().RevokeOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("clientId"))
 	if err != nil {
 		return err
 	}

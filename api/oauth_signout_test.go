@@ -172,19 +172,19 @@ func cookieOf(t *testing.T, w sudoWorld, password string) string {
 func TestConsentOfAnEndedSessionIssuesNothing(t *testing.T) {
 	ctx := context.Background()
 	w := newSudoWorld(t)
-	in, err := w.svc.Login(ctx, w.email, w.password, service.Client{})
+	in, err := w.svc.Identity().Login(ctx, w.email, w.password, service.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := w.svc.MemberPrincipal(ctx, in.User, in.Session, w.project.ID, false)
+	p, err := w.svc.Access().MemberPrincipal(ctx, in.User, in.Session, w.project.ID, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.RevokeOtherSessions(ctx, in.User.ID, ""); err != nil {
+	if _, err := w.svc.Identity().RevokeOtherSessions(ctx, in.User.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	issued := false
-	err = w.svc.ConsentOAuth(ctx, p, "grant_never", "oauthc_none", []string{"plans:read"}, func(context.Context) error {
+	err = w.svc.Access().ConsentOAuth(ctx, p, "grant_never", "oauthc_none", []string{"plans:read"}, func(context.Context) error {
 		issued = true
 		return nil
 	})

@@ -29,7 +29,7 @@ type overviewView struct {
 // overview sums up a project's environment: today's and this month's
 // payments in the caller's time zone, sessions by status, and what needs
 // the merchant.
-func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
+func (s paymentsAPI) overview(w http.ResponseWriter, r *http.Request) error {
 	var probs payment.Problems
 	loc := time.UTC
 	for k, v := range r.URL.Query() {
@@ -50,7 +50,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
 	if err := probs.Err(); err != nil {
 		return err
 	}
-	o, err := s.svc.Overview(r.Context(), principal(r), r.PathValue("projectId"), loc)
+	o, err := s.svc.Payments().Overview(r.Context(), principal(r), r.PathValue("projectId"), loc)
 	if err != nil {
 		return err
 	}

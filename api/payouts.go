@@ -22,7 +22,7 @@ const payoutBatchesPattern = "/api/v1/projects/{projectId}/payout-batches"
 // payoutRoutes are a project's payout batches and payouts. Approval is a
 // member's, an owner's with a fresh sign-in (sensitiveRoutes); the rest
 // takes API keys as refunds do.
-func (s *Server) payoutRoutes() {
+func (s moneyOutAPI) payoutRoutes() {
 	s.route(payoutBatchesPattern, map[string]endpoint{
 		http.MethodGet:  {Relaxed, apiKey, s.listPayoutBatches},
 		http.MethodPost: {SemiRelaxed, apiKey, s.createPayoutBatch},
@@ -163,7 +163,7 @@ func csvMalformed(err error) error {
 	return errMalformed{"Malformed CSV: " + err.Error()}
 }
 
-func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) createPayoutBatch(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	var in payment.PayoutBatchInput
 	var err error
@@ -175,7 +175,7 @@ func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	rec, err := s.svc.CreatePayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), in)
+	rec, err := s.svc.MoneyOut().CreatePayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -185,12 +185,12 @@ func (s *Server) createPayoutBatch(w http.ResponseWriter, r *http.Request) error
 
 var batchStatuses = statusStrings(payment.PayoutBatchStatuses)
 
-func (s *Server) listPayoutBatches(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) listPayoutBatches(w http.ResponseWriter, r *http.Request) error {
 	q, err := payment.ParsePayoutBatchQuery(r.URL.Query(), batchStatuses)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.ListPayoutBatches(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.svc.MoneyOut().ListPayoutBatches(r.Context(), principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
@@ -200,8 +200,8 @@ func (s *Server) listPayoutBatches(w http.ResponseWriter, r *http.Request) error
 
 // getPayoutBatch answers the batch with its report and payouts, or its
 // report as CSV (Accept: text/csv): a line per payout.
-func (s *Server) getPayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.svc.PayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
+func (s moneyOutAPI) getPayoutBatch(w http.ResponseWriter, r *http.Request) error {
+	rec, err := s.svc.MoneyOut().PayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
 	if err != nil {
 		return err
 	}
@@ -234,8 +234,8 @@ func exportPayouts(w http.ResponseWriter, r *http.Request, rec payment.BatchReco
 	return endExport(w, r, cw, n, err)
 }
 
-func (s *Server) approvePayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.svc.ApprovePayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
+func (s moneyOutAPI) approvePayoutBatch(w http.ResponseWriter, r *http.Request) error {
+	rec, err := s.svc.MoneyOut().ApprovePayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
 	if err != nil {
 		return err
 	}
@@ -243,8 +243,8 @@ func (s *Server) approvePayoutBatch(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-func (s *Server) cancelPayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.svc.CancelPayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
+func (s moneyOutAPI) cancelPayoutBatch(w http.ResponseWriter, r *http.Request) error {
+	rec, err := s.svc.MoneyOut().CancelPayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
 	if err != nil {
 		return err
 	}
@@ -252,8 +252,8 @@ func (s *Server) cancelPayoutBatch(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (s *Server) getPayout(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.svc.GetPayout(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"))
+func (s moneyOutAPI) getPayout(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.svc.MoneyOut().GetPayout(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"))
 	if err != nil {
 		return err
 	}
@@ -261,8 +261,8 @@ func (s *Server) getPayout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) cancelPayout(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.svc.CancelPayout(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"))
+func (s moneyOutAPI) cancelPayout(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.svc.MoneyOut().CancelPayout(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"))
 	if err != nil {
 		return err
 	}
@@ -270,13 +270,13 @@ func (s *Server) cancelPayout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) reportPayoutSent(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) reportPayoutSent(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	hash, err := decodeString(body, "txHash")
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	p, err := s.svc.ReportPayoutSent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"), hash)
+	p, err := s.svc.MoneyOut().ReportPayoutSent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"), hash)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // recipientRoutes are a project's recipient addresses, proven by a signed
 // challenge (docs/security.md "Tenant isolation of recipients"): read with
 // the project's keys, claimed, verified and removed by its owners.
-func (s *Server) recipientRoutes() {
+func (s checkoutAPI) recipientRoutes() {
 	s.route("/api/v1/projects/{projectId}/recipients", map[string]endpoint{
 		http.MethodGet:  {Relaxed, apiKey, s.listRecipients},
 		http.MethodPost: {Moderate, member, s.claimRecipient},
@@ -53,8 +53,8 @@ func recipientOf(rc payment.Recipient) recipientView {
 	return v
 }
 
-func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.svc.ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
+func (s checkoutAPI) listRecipients(w http.ResponseWriter, r *http.Request) error {
+	rs, err := s.svc.Checkout().ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -62,8 +62,8 @@ func (s *Server) listRecipients(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getRecipient(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.svc.ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
+func (s checkoutAPI) getRecipient(w http.ResponseWriter, r *http.Request) error {
+	rs, err := s.svc.Checkout().ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (s *Server) getRecipient(w http.ResponseWriter, r *http.Request) error {
 	return payment.NotFound("Recipient")
 }
 
-func (s *Server) claimRecipient(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) claimRecipient(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"address"})
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Server) claimRecipient(w http.ResponseWriter, r *http.Request) error {
 	if u, err := url.Parse(s.CheckoutURL); err == nil {
 		host = u.Host
 	}
-	rc, err := s.svc.ClaimRecipient(r.Context(), principal(r), r.PathValue("projectId"), *in["address"], host)
+	rc, err := s.svc.Checkout().ClaimRecipient(r.Context(), principal(r), r.PathValue("projectId"), *in["address"], host)
 	if err != nil {
 		return err
 	}
@@ -99,13 +99,13 @@ func (s *Server) claimRecipient(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) verifyRecipient(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) verifyRecipient(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	in, err := bodyFields(body, []string{"signature"})
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	rc, err := s.svc.VerifyRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address"), *in["signature"])
+	rc, err := s.svc.Checkout().VerifyRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address"), *in["signature"])
 	if err != nil {
 		return err
 	}
@@ -113,8 +113,8 @@ func (s *Server) verifyRecipient(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) deleteRecipient(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.DeleteRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address")); err != nil {
+func (s checkoutAPI) deleteRecipient(w http.ResponseWriter, r *http.Request) error {
+	if err := s.svc.Checkout().DeleteRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address")); err != nil {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Recipient removed", map[string]string{"address": r.PathValue("address")})

@@ -12,7 +12,7 @@ import (
 
 // refundRoutes are a project's refunds, and the customer's claim link by
 // which the address is given.
-func (s *Server) refundRoutes() {
+func (s moneyOutAPI) refundRoutes() {
 	s.route("/api/v1/projects/{projectId}/refunds", map[string]endpoint{
 		http.MethodGet:  {Relaxed, apiKey, s.listRefunds},
 		http.MethodPost: {SemiRelaxed, apiKey, s.createRefund},
@@ -70,15 +70,15 @@ func decodeClaim(body []byte) (string, bool, error) {
 	return *address, accept != nil && *accept, nil
 }
 
-func (s *Server) refundJSON(r payment.Refund) views.Refund { return views.RefundOf(r) }
+func (s moneyOutAPI) refundJSON(r payment.Refund) views.Refund { return views.RefundOf(r) }
 
-func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) createRefund(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	sessionID, in, err := decodeRefundInput(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	refund, token, err := s.svc.CreateRefund(r.Context(), principal(r), r.PathValue("projectId"), sessionID, in)
+	refund, token, err := s.svc.MoneyOut().CreateRefund(r.Context(), principal(r), r.PathValue("projectId"), sessionID, in)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) error {
 
 // createdRefund is a refund as its creation answers it: with the claim
 // link, once, when the customer is to give the address.
-func (s *Server) createdRefund(refund payment.Refund, token string) views.Refund {
+func (s moneyOutAPI) createdRefund(refund payment.Refund, token string) views.Refund {
 	v := views.RefundOf(refund)
 	if refund.Status == payment.RefundAwaitingAddress {
 		claim := s.CheckoutURL + "/refund/" + token
@@ -99,7 +99,7 @@ func (s *Server) createdRefund(refund payment.Refund, token string) views.Refund
 
 var refundStatuses = statusStrings(payment.RefundStatuses)
 
-func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) listRefunds(w http.ResponseWriter, r *http.Request) error {
 	q, sessionID, err := payment.ParseRefundQuery(r.URL.Query(), refundStatuses)
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) error {
 	if wantsCSV(r) {
 		return s.exportRefunds(w, r, q, sessionID)
 	}
-	page, err := s.svc.ListRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q)
+	page, err := s.svc.MoneyOut().ListRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q)
 	if err != nil {
 		return err
 	}
@@ -115,8 +115,8 @@ func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getRefund(w http.ResponseWriter, r *http.Request) error {
-	refund, err := s.svc.GetRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
+func (s moneyOutAPI) getRefund(w http.ResponseWriter, r *http.Request) error {
+	refund, err := s.svc.MoneyOut().GetRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
 	if err != nil {
 		return err
 	}
@@ -124,13 +124,13 @@ func (s *Server) getRefund(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) setRefundAddress(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) setRefundAddress(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	address, err := decodeString(body, "address")
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	refund, err := s.svc.SetRefundAddress(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
+	refund, err := s.svc.MoneyOut().SetRefundAddress(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (s *Server) setRefundAddress(w http.ResponseWriter, r *http.Request) error 
 
 // approveRefund takes no body, {} or {address}: the address the owner was
 // shown, which must still be the refund's.
-func (s *Server) approveRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) approveRefund(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	var address string
 	if len(bytes.TrimSpace(body)) > 0 {
@@ -149,7 +149,7 @@ func (s *Server) approveRefund(w http.ResponseWriter, r *http.Request) error {
 			return decodeErr(w, r, err)
 		}
 	}
-	refund, err := s.svc.ApproveRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
+	refund, err := s.svc.MoneyOut().ApproveRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
 	if err != nil {
 		return err
 	}
@@ -157,8 +157,8 @@ func (s *Server) approveRefund(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) cancelRefund(w http.ResponseWriter, r *http.Request) error {
-	refund, err := s.svc.CancelRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
+func (s moneyOutAPI) cancelRefund(w http.ResponseWriter, r *http.Request) error {
+	refund, err := s.svc.MoneyOut().CancelRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
 	if err != nil {
 		return err
 	}
@@ -166,8 +166,8 @@ func (s *Server) cancelRefund(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getRefundClaim(w http.ResponseWriter, r *http.Request) error {
-	refund, err := s.svc.RefundClaim(r.Context(), r.PathValue("claimToken"))
+func (s moneyOutAPI) getRefundClaim(w http.ResponseWriter, r *http.Request) error {
+	refund, err := s.svc.MoneyOut().RefundClaim(r.Context(), r.PathValue("claimToken"))
 	if err != nil {
 		return err
 	}
@@ -175,13 +175,13 @@ func (s *Server) getRefundClaim(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) claimRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) claimRefund(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	address, accept, err := decodeClaim(body)
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	refund, err := s.svc.ClaimRefund(r.Context(), r.PathValue("claimToken"), address, accept)
+	refund, err := s.svc.MoneyOut().ClaimRefund(r.Context(), r.PathValue("claimToken"), address, accept)
 	if err != nil {
 		return err
 	}
@@ -189,13 +189,13 @@ func (s *Server) claimRefund(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) reportRefundSent(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) reportRefundSent(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	hash, err := decodeString(body, "txHash")
 	if err != nil {
 		return decodeErr(w, r, err)
 	}
-	refund, err := s.svc.ReportRefundSent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), hash)
+	refund, err := s.svc.MoneyOut().ReportRefundSent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), hash)
 	if err != nil {
 		return err
 	}
@@ -207,13 +207,13 @@ var refundColumns = []string{"id", "created_at", "updated_at", "status", "checko
 	"asset_definition_id", "amount", "amount_base_units", "amount_usd", "rate_usd", "from_address", "to_address",
 	"address_source", "tx_hash", "reason", "failure_reason"}
 
-func (s *Server) exportRefunds(w http.ResponseWriter, r *http.Request, q payment.ListQuery, sessionID string) error {
+func (s moneyOutAPI) exportRefunds(w http.ResponseWriter, r *http.Request, q payment.ListQuery, sessionID string) error {
 	cw, err := csvExport(w, r, "refunds", refundColumns)
 	if err != nil {
 		return err
 	}
 	n := 0
-	err = s.svc.ExportRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q, func(f payment.Refund) error {
+	err = s.svc.MoneyOut().ExportRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q, func(f payment.Refund) error {
 		usd, rate := "", ""
 		if f.AmountUSD != nil {
 			usd = payment.FormatUSD(*f.AmountUSD)

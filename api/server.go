@@ -156,7 +156,7 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 	s.probes = probes
 	if svc != nil && cfg.PublicURL != "" {
 		// Passkeys need a domain name in PUBLIC_URL (localhost will do).
-		if err := svc.SetRelyingParty(cfg.PublicURL); err != nil {
+		if err := svc.Identity().SetRelyingParty(cfg.PublicURL); err != nil {
 			slog.Warn("passkeys are off", "err", err)
 		}
 	}
@@ -270,48 +270,48 @@ func (s *Server) routes() {
 	get := func(h func(http.ResponseWriter, *http.Request) error) map[string]endpoint {
 		return map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h}}
 	}
-	s.route("/api/v1/assets", map[string]endpoint{http.MethodGet: {Relaxed, public, s.listAssets}})
+	s.route("/api/v1/assets", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkout().listAssets}})
 	s.route("/api/v1/projects/{projectId}", map[string]endpoint{
-		http.MethodGet:   {Relaxed, apiKey, s.getProject},
-		http.MethodPatch: {Moderate, member, s.updateProject},
+		http.MethodGet:   {Relaxed, apiKey, s.checkout().getProject},
+		http.MethodPatch: {Moderate, member, s.access().updateProject},
 	})
 	s.route("/api/v1/projects/{projectId}/payment-plans", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listPlans},
-		http.MethodPost: {SemiRelaxed, apiKey, s.createPlan},
+		http.MethodGet:  {Relaxed, apiKey, s.checkout().listPlans},
+		http.MethodPost: {SemiRelaxed, apiKey, s.checkout().createPlan},
 	})
 	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}", map[string]endpoint{
-		http.MethodGet:   {Relaxed, apiKey, s.getPlan},
-		http.MethodPatch: {SemiRelaxed, apiKey, s.updatePlan},
+		http.MethodGet:   {Relaxed, apiKey, s.checkout().getPlan},
+		http.MethodPatch: {SemiRelaxed, apiKey, s.checkout().updatePlan},
 	})
-	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.archivePlan)}})
-	s.route("/api/v1/projects/{projectId}/transactions", get(s.listTransactions))
-	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.getTransaction))
-	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.assignTransaction}})
-	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.listSessions))
-	s.route("/api/v1/projects/{projectId}/deposit-addresses", get(s.listDepositAddresses))
-	s.route("/api/v1/projects/{projectId}/audit-log", get(s.listAudit))
-	s.route("/api/v1/projects/{projectId}/overview", get(s.overview))
-	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.getSession))
-	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelSession)}})
-	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.resolveSession}})
-	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.createSession}})
+	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.checkout().archivePlan)}})
+	s.route("/api/v1/projects/{projectId}/transactions", get(s.payments().listTransactions))
+	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.payments().getTransaction))
+	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.payments().assignTransaction}})
+	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.checkout().listSessions))
+	s.route("/api/v1/projects/{projectId}/deposit-addresses", get(s.checkout().listDepositAddresses))
+	s.route("/api/v1/projects/{projectId}/audit-log", get(s.access().listAudit))
+	s.route("/api/v1/projects/{projectId}/overview", get(s.payments().overview))
+	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.checkout().getSession))
+	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.checkout().cancelSession)}})
+	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.payments().resolveSession}})
+	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.checkout().createSession}})
 	bySession := public
 	if s.shape == ShapeSecond {
 		bySession = optionalKey // the second shape also reads a session by its ID, with a key
 	}
-	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, bySession, s.getSessionByToken}})
-	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.submitPayment}})
-	s.webhookRoutes()
-	s.checkoutRoutes()
+	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, bySession, s.checkout().getSessionByToken}})
+	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.payments().submitPayment}})
+	s.webhooks().webhookRoutes()
+	s.checkout().checkoutRoutes()
 	s.dashboardRoutes()
-	s.accountRoutes()
-	s.memberRoutes()
-	s.recipientRoutes()
-	s.refundRoutes()
-	s.payoutRoutes()
-	s.oauthClientRoutes()
-	s.sudoRoutes()
-	s.oauthRoutes()
+	s.identity().accountRoutes()
+	s.access().memberRoutes()
+	s.checkout().recipientRoutes()
+	s.moneyOut().refundRoutes()
+	s.moneyOut().payoutRoutes()
+	s.access().oauthClientRoutes()
+	s.identity().sudoRoutes()
+	s.access().oauthRoutes()
 	s.connectHandlers()
 	s.docsRoutes()
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
@@ -337,7 +337,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		failErr(w, r, err)
 		return
 	}
-	st := s.svc.Ready(r.Context(), 2*time.Second)
+	st := s.svc.Chains().Ready(r.Context(), 2*time.Second)
 	if st.Database != nil {
 		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
 		return
@@ -417,13 +417,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 			failErr(w, r, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + SessionCookie + ")"})
 			return
 		}
-		in, err := s.signedInFrom(r.Context(), token, s.clientIP(r), w.Header())
+		in, err := s.identity().signedInFrom(r.Context(), token, s.clientIP(r), w.Header())
 		if err != nil {
 			failErr(w, r, err)
 			return
 		}
 		if unsafeMethod(r.Method) {
-			if err := s.crossOrigin(r); err != nil {
+			if err := s.identity().crossOrigin(r); err != nil {
 				failErr(w, r, err)
 				return
 			}
@@ -433,7 +433,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 		if ep.access == apiKey || ep.access == member {
 			isLive, err := environment(r)
 			if err == nil {
-				principal, err = s.svc.MemberPrincipal(r.Context(), in.user, in.session, r.PathValue("projectId"), isLive)
+				principal, err = s.svc.Access().MemberPrincipal(r.Context(), in.user, in.session, r.PathValue("projectId"), isLive)
 			}
 			if err == nil && unsafeMethod(r.Method) && !principal.CanWrite() && !leaving(r, in) {
 				err = payment.ErrForbidden
@@ -479,7 +479,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 	}
 	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
 		body, ok := s.readBody(w, r)
-		if !ok || s.reauthenticationRefused(w, r, signed, body) {
+		if !ok || s.identity().reauthenticationRefused(w, r, signed, body) {
 			return
 		}
 		// Idempotency keys are scoped to the credential, or for public
@@ -500,7 +500,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 		s.idempotent(w, r, scope, body, ep.handle)
 		return
 	}
-	if s.reauthenticationRefused(w, r, signed, nil) {
+	if s.identity().reauthenticationRefused(w, r, signed, nil) {
 		return
 	}
 	if err := ep.handle(w, r); err != nil {

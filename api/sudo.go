@@ -119,7 +119,7 @@ func takesNothing(r *http.Request, in signedIn, body []byte) bool {
 
 // needsReauthentication is a sensitive action asked by a session whose
 // last proof of identity is older than the window.
-func (s *Server) needsReauthentication(r *http.Request, in signedIn, body []byte) bool {
+func (s identityAPI) needsReauthentication(r *http.Request, in signedIn, body []byte) bool {
 	if !sensitiveRoutes[r.Method+" "+r.Pattern] || takesNothing(r, in, body) {
 		return false
 	}
@@ -131,7 +131,7 @@ func (s *Server) needsReauthentication(r *http.Request, in signedIn, body []byte
 // read (body, nil for a method without one) and before the idempotency
 // key is claimed, so that the retry after re-authenticating runs. A call
 // with no session (an API key, an access token) is never refused here.
-func (s *Server) reauthenticationRefused(w http.ResponseWriter, r *http.Request, signed *signedIn, body []byte) bool {
+func (s identityAPI) reauthenticationRefused(w http.ResponseWriter, r *http.Request, signed *signedIn, body []byte) bool {
 	if signed == nil || !s.needsReauthentication(r, *signed, body) {
 		return false
 	}
@@ -140,7 +140,7 @@ func (s *Server) reauthenticationRefused(w http.ResponseWriter, r *http.Request,
 	return true
 }
 
-func (s *Server) sudoRoutes() {
+func (s identityAPI) sudoRoutes() {
 	s.route("/api/v1/auth/reauthenticate", map[string]endpoint{http.MethodPost: {Strict, user, s.reauthenticate}})
 	s.route("/api/v1/auth/security-log", map[string]endpoint{http.MethodGet: {Relaxed, user, s.securityLog}})
 	s.route("/api/v1/projects/{projectId}/invitations/{invitationId}", map[string]endpoint{http.MethodDelete: {Moderate, member, s.revokeInvitation}})
@@ -150,7 +150,7 @@ func (s *Server) sudoRoutes() {
 // challenge {challengeId, credential}; the session counts as freshly
 // signed in. Wrong passwords spend the account's budget from this address
 // as failed sign-ins do.
-func (s *Server) reauthenticate(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) reauthenticate(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
 	body, _ := io.ReadAll(r.Body)
 	obj, err := parseObject(body)
@@ -177,7 +177,7 @@ func (s *Server) reauthenticate(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if err := s.svc.Reauthenticate(r.Context(), u.user, u.session, proof); err != nil {
+	if err := s.svc.Identity().Reauthenticate(r.Context(), u.user, u.session, proof); err != nil {
 		if proof.CurrentPassword != nil && payment.KindOf(err) == payment.KindValidation {
 			s.loginFailed(r.Context(), u.user.Email, ip)
 		}
@@ -199,8 +199,8 @@ type accountEventView struct {
 	Details    map[string]any `json:"details"`
 }
 
-func (s *Server) securityLog(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.AccountEvents(r.Context(), currentUser(r).user.ID)
+func (s identityAPI) securityLog(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Identity().AccountEvents(r.Context(), currentUser(r).user.ID)
 	if err != nil {
 		return err
 	}
@@ -225,8 +225,8 @@ type invitationView struct {
 	ExpiresAt      string `json:"expiresAt"`
 }
 
-func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Invitations(r.Context(), principal(r), r.PathValue("projectId"))
+func (s identityAPI) listInvitations(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Access().Invitations(r.Context(), principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
@@ -237,8 +237,8 @@ func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
-	inv, err := s.svc.RevokeInvitation(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("invitationId"))
+func (s identityAPI) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
+	inv, err := s.svc.Access().RevokeInvitation(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("invitationId"))
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func loginAccountCounter(email string) string {
 
 // spent reads a failure budget without spending it: whether it is
 // exhausted, and whether any of it was spent.
-func (s *Server) spent(ctx context.Context, counter string) (exhausted, touched bool) {
+func (s identityAPI) spent(ctx context.Context, counter string) (exhausted, touched bool) {
 	tokens, remaining, err := s.limiters[Moderate].Get(ctx, limitKey(Moderate, counter))
 	if err != nil || tokens == 0 {
 		return false, false // untouched, or a broken store: never a lockout
@@ -285,7 +285,7 @@ var errLoginThrottled = &payment.Error{Kind: payment.KindRateLimited,
 
 // loginGate lets a sign-in attempt on an account from an address go on,
 // slowed when the account is under attack, or refuses it.
-func (s *Server) loginGate(ctx context.Context, out http.Header, email, ip string) error {
+func (s identityAPI) loginGate(ctx context.Context, out http.Header, email, ip string) error {
 	pair := loginPairCounter(email, ip)
 	if exhausted, _ := s.spent(ctx, pair); exhausted {
 		// Confirm with Take, which refills a bucket whose window passed.
@@ -318,7 +318,7 @@ func (s *Server) loginGate(ctx context.Context, out http.Header, email, ip strin
 
 // loginFailed spends one failure of the account from the address, and
 // one of the account's.
-func (s *Server) loginFailed(ctx context.Context, email, ip string) {
+func (s identityAPI) loginFailed(ctx context.Context, email, ip string) {
 	for _, c := range []string{loginPairCounter(email, ip), loginAccountCounter(email)} {
 		_, _, _, _, _ = s.limiters[Moderate].Take(ctx, limitKey(Moderate, c))
 	}

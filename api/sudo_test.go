@@ -52,15 +52,15 @@ func newSudoWorld(t *testing.T) sudoWorld {
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
 	w := sudoWorld{st: st, svc: svc, base: ts.URL, email: "owner@sudo.example", password: "the owner's long password"}
-	u, err := svc.CreateUser(ctx, w.email, w.password)
+	u, err := svc.Identity().CreateUser(ctx, w.email, w.password)
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := svc.CreateProject(ctx, "Sudo shop")
+	created, err := svc.Checkout().CreateProject(ctx, "Sudo shop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.AddOwner(ctx, created.Project.ID, u.ID); err != nil {
+	if err := svc.Access().AddOwner(ctx, created.Project.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	w.project, w.key = created.Project, created.SandboxKey

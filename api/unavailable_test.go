@@ -86,7 +86,7 @@ func TestTheDatabaseDownIsServiceUnavailable(t *testing.T) {
 	}
 	defer st.Close()
 	svc := service.New(service.Deps{Store: st})
-	p, err := svc.CreateProject(ctx, "Restarted shop")
+	p, err := svc.Checkout().CreateProject(ctx, "Restarted shop")
 	if err != nil {
 		t.Fatal(err)
 	}

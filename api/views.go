@@ -17,7 +17,7 @@ type sessionJSON struct {
 }
 
 func (s *Server) sessionJSON(v service.SessionView) sessionJSON {
-	out := sessionJSON{Session: s.sessionView(v), WorkflowID: workflows.CheckoutSessionWorkflowID(v.Session.ID)}
+	out := sessionJSON{Session: s.checkout().sessionView(v), WorkflowID: workflows.CheckoutSessionWorkflowID(v.Session.ID)}
 	if v.Refunds != nil {
 		books := views.SessionRefundsOf(v.Session.ID, v.Transactions, v.Refunds, s.svc.Catalog())
 		out.Refunds = &books

@@ -13,9 +13,9 @@ import (
 // both are committed, or neither is. change runs with the transaction's
 // context (store.InTx): the store methods it calls with that context write
 // in the transaction.
-func (svc *Service) audited(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string,
+func (svc Identity) audited(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string,
 	details map[string]any, change func(ctx context.Context) error) error {
-	a := svc.auditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
+	a := svc.Access().auditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
 	return svc.store.InTx(ctx, func(ctx context.Context) error {
 		if err := change(ctx); err != nil {
 			return err
@@ -27,12 +27,12 @@ func (svc *Service) audited(ctx context.Context, projectID string, isLive bool, 
 // auditIn records a change's audit entry in ctx's transaction
 // (store.InTx), for a change whose entry depends on what it did: a
 // failure is returned, so that the transaction, and the change, roll back.
-func (svc *Service) auditIn(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) error {
-	return svc.recordAudit(ctx, svc.auditEntry(ctx, projectID, isLive, action, targetType, targetID, details))
+func (svc Identity) auditIn(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) error {
+	return svc.recordAudit(ctx, svc.Access().auditEntry(ctx, projectID, isLive, action, targetType, targetID, details))
 }
 
-func (svc *Service) recordAudit(ctx context.Context, a payment.AuditEntry) error {
-	if err := svc.store.RecordAudit(ctx, a); err != nil {
+func (svc Identity) recordAudit(ctx context.Context, a payment.AuditEntry) error {
+	if err := svc.store.Access().RecordAudit(ctx, a); err != nil {
 		observability.AuditFailures.Inc()
 		return fmt.Errorf("audit log: %s not recorded, so not made: %w", a.Action, err)
 	}
@@ -42,27 +42,27 @@ func (svc *Service) recordAudit(ctx context.Context, a payment.AuditEntry) error
 // accountEvent records an entry of the user's security log, in ctx's
 // transaction when it has one; the client is ctx's origin unless c names
 // one.
-func (svc *Service) accountEvent(ctx context.Context, userID, sessionID, action string, c Client, details map[string]any) error {
+func (svc Identity) accountEvent(ctx context.Context, userID, sessionID, action string, c Client, details map[string]any) error {
 	now := svc.now()
 	o := payment.OriginOf(ctx)
 	if c.IP == "" {
 		c = Client{IP: o.IP, UserAgent: o.UserAgent}
 	}
-	return svc.store.RecordAccountEvent(ctx, payment.AccountEvent{ID: payment.NewID(payment.PrefixAccountEvent, now), UserID: userID,
+	return svc.store.Identity().RecordAccountEvent(ctx, payment.AccountEvent{ID: payment.NewID(payment.PrefixAccountEvent, now), UserID: userID,
 		OccurredAt: now, Action: action, SessionID: sessionID, IP: c.IP, UserAgent: truncate(c.UserAgent, 512), Details: details})
 }
 
 // AccountEvents is the user's security log, newest first (the last 100).
-func (svc *Service) AccountEvents(ctx context.Context, userID string) ([]payment.AccountEvent, error) {
-	return svc.store.AccountEvents(ctx, userID, 100)
+func (svc Identity) AccountEvents(ctx context.Context, userID string) ([]payment.AccountEvent, error) {
+	return svc.store.Identity().AccountEvents(ctx, userID, 100)
 }
 
 // Reauthenticate is sudo mode's door: the signed-in user proves who they
 // are again (the account's password, or a passkey's fresh answer to a
 // sign-in challenge) and the session counts as freshly signed in. It is
 // recorded in the account's security log.
-func (svc *Service) Reauthenticate(ctx context.Context, u payment.User, us payment.UserSession, proof Proof) error {
-	_, hash, err := svc.store.UserByID(ctx, u.ID)
+func (svc Identity) Reauthenticate(ctx context.Context, u payment.User, us payment.UserSession, proof Proof) error {
+	_, hash, err := svc.store.Identity().UserByID(ctx, u.ID)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (svc *Service) Reauthenticate(ctx context.Context, u payment.User, us payme
 		return err
 	}
 	return svc.store.InTx(ctx, func(ctx context.Context) error {
-		if err := svc.store.SessionAuthenticated(ctx, us.ID, svc.now()); err != nil {
+		if err := svc.store.Identity().SessionAuthenticated(ctx, us.ID, svc.now()); err != nil {
 			return err
 		}
 		return svc.accountEvent(ctx, u.ID, us.ID, payment.AccountReauthenticated, Client{}, map[string]any{"method": method})

@@ -19,62 +19,62 @@ func TestAPIKeysActForTheirEnvironmentUntilRevokedOrRolled(t *testing.T) {
 	owner := e.owner(t, "Keyed shop")
 	project := owner.principal.ProjectID
 
-	info, secret, err := e.svc.CreateAPIKey(ctx, owner.principal, project)
+	info, secret, err := e.svc.Access().CreateAPIKey(ctx, owner.principal, project)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(secret, service.SandboxKeyPrefix) || info.IsLive || strings.Contains(info.Hint, secret[len(service.SandboxKeyPrefix)+4:len(secret)-4]) {
 		t.Fatalf("sandbox key %+v, secret %q", info, secret)
 	}
-	p, err := e.svc.Authenticate(ctx, secret)
+	p, err := e.svc.Checkout().Authenticate(ctx, secret)
 	if err != nil || p.ProjectID != project || p.IsLive || p.KeyID != info.ID || p.UserID != "" {
 		t.Fatalf("the key's principal = %+v, %v", p, err)
 	}
 	live := owner.principal
 	live.IsLive = true
-	liveInfo, liveSecret, err := e.svc.CreateAPIKey(ctx, live, project)
+	liveInfo, liveSecret, err := e.svc.Access().CreateAPIKey(ctx, live, project)
 	if err != nil || !liveInfo.IsLive || !strings.HasPrefix(liveSecret, service.LiveKeyPrefix) {
 		t.Fatalf("live key %+v, %v", liveInfo, err)
 	}
-	if p, err := e.svc.Authenticate(ctx, liveSecret); err != nil || !p.IsLive {
+	if p, err := e.svc.Checkout().Authenticate(ctx, liveSecret); err != nil || !p.IsLive {
 		t.Fatalf("the live key's principal = %+v, %v", p, err)
 	}
-	keys, err := e.svc.APIKeys(ctx, owner.principal, project)
+	keys, err := e.svc.Access().APIKeys(ctx, owner.principal, project)
 	if err != nil || len(keys) != 1 || keys[0].ID != info.ID {
 		t.Fatalf("the sandbox's keys = %+v, %v; want the sandbox key alone", keys, err)
 	}
 
 	// Revoked: refused at once (the cache of verified keys forgets it).
-	if err := e.svc.RevokeAPIKey(ctx, owner.principal, project, info.ID); err != nil {
+	if err := e.svc.Access().RevokeAPIKey(ctx, owner.principal, project, info.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.Authenticate(ctx, secret)
+	_, err = e.svc.Checkout().Authenticate(ctx, secret)
 	wantKind(t, "a revoked key", err, payment.KindUnauthenticated)
-	err = e.svc.RevokeAPIKey(ctx, owner.principal, project, info.ID)
+	err = e.svc.Access().RevokeAPIKey(ctx, owner.principal, project, info.ID)
 	wantKind(t, "revoking a key twice", err, payment.KindNotFound)
-	err = e.svc.RevokeAPIKey(ctx, owner.principal, project, liveInfo.ID)
+	err = e.svc.Access().RevokeAPIKey(ctx, owner.principal, project, liveInfo.ID)
 	wantKind(t, "revoking the live key from the sandbox", err, payment.KindNotFound)
 
 	// Rolled with an hour's grace: both work.
-	_, _, err = e.svc.RollAPIKey(ctx, live, project, liveInfo.ID, service.MaxKeyGrace+time.Second)
+	_, _, err = e.svc.Access().RollAPIKey(ctx, live, project, liveInfo.ID, service.MaxKeyGrace+time.Second)
 	wantField(t, "a grace past the maximum", err, "gracePeriodSeconds")
-	rolled, rolledSecret, err := e.svc.RollAPIKey(ctx, live, project, liveInfo.ID, time.Hour)
+	rolled, rolledSecret, err := e.svc.Access().RollAPIKey(ctx, live, project, liveInfo.ID, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{liveSecret, rolledSecret} {
-		if _, err := e.svc.Authenticate(ctx, s); err != nil {
+		if _, err := e.svc.Checkout().Authenticate(ctx, s); err != nil {
 			t.Fatalf("during the grace period: %v", err)
 		}
 	}
 	// Rolled again with no grace: the replaced key ends now.
-	_, newest, err := e.svc.RollAPIKey(ctx, live, project, rolled.ID, 0)
+	_, newest, err := e.svc.Access().RollAPIKey(ctx, live, project, rolled.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.Authenticate(ctx, rolledSecret)
+	_, err = e.svc.Checkout().Authenticate(ctx, rolledSecret)
 	wantKind(t, "a key rolled without grace", err, payment.KindUnauthenticated)
-	if _, err := e.svc.Authenticate(ctx, newest); err != nil {
+	if _, err := e.svc.Checkout().Authenticate(ctx, newest); err != nil {
 		t.Fatal(err)
 	}
 
@@ -90,7 +90,7 @@ func TestAPIKeysActForTheirEnvironmentUntilRevokedOrRolled(t *testing.T) {
 		t.Fatalf("api_key.revoked = %+v", revoked)
 	}
 	// The live environment's entries are the live log's.
-	liveLog, err := e.svc.ListAudit(ctx, live, project, payment.ListQuery{Page: 1, Limit: 100})
+	liveLog, err := e.svc.Access().ListAudit(ctx, live, project, payment.ListQuery{Page: 1, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestOnlyOwnersManageAPIKeys(t *testing.T) {
 	ctx := context.Background()
 	owner := e.owner(t, "Keyed shop")
 	project := owner.principal.ProjectID
-	info, _, err := e.svc.CreateAPIKey(ctx, owner.principal, project)
+	info, _, err := e.svc.Access().CreateAPIKey(ctx, owner.principal, project)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,20 +122,20 @@ func TestOnlyOwnersManageAPIKeys(t *testing.T) {
 		{"an API key", apiKey, payment.KindForbidden},
 		{"another project's owner", other.principal, payment.KindNotFound},
 	} {
-		_, _, err := e.svc.CreateAPIKey(ctx, c.p, project)
+		_, _, err := e.svc.Access().CreateAPIKey(ctx, c.p, project)
 		wantKind(t, c.name+" creating a key", err, c.kind)
-		_, err = e.svc.APIKeys(ctx, c.p, project)
+		_, err = e.svc.Access().APIKeys(ctx, c.p, project)
 		wantKind(t, c.name+" listing keys", err, c.kind)
-		err = e.svc.RevokeAPIKey(ctx, c.p, project, info.ID)
+		err = e.svc.Access().RevokeAPIKey(ctx, c.p, project, info.ID)
 		wantKind(t, c.name+" revoking a key", err, c.kind)
-		_, _, err = e.svc.RollAPIKey(ctx, c.p, project, info.ID, 0)
+		_, _, err = e.svc.Access().RollAPIKey(ctx, c.p, project, info.ID, 0)
 		wantKind(t, c.name+" rolling a key", err, c.kind)
 	}
 	// Another project's owner naming the key under their own project
 	// finds nothing.
-	err = e.svc.RevokeAPIKey(ctx, other.principal, other.principal.ProjectID, info.ID)
+	err = e.svc.Access().RevokeAPIKey(ctx, other.principal, other.principal.ProjectID, info.ID)
 	wantKind(t, "revoking another project's key under one's own", err, payment.KindNotFound)
-	if keys, err := e.svc.APIKeys(ctx, owner.principal, project); err != nil || len(keys) != 1 {
+	if keys, err := e.svc.Access().APIKeys(ctx, owner.principal, project); err != nil || len(keys) != 1 {
 		t.Fatalf("keys after the refusals = %+v, %v", keys, err)
 	}
 }

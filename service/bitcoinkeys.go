@@ -33,7 +33,7 @@ func bitcoinParams(isLive bool) *chaincfg.Params {
 // SetBitcoinKeyAs sets the Bitcoin account key of the principal's
 // environment (owners, SetBitcoinKey) and returns it as the principal
 // reads it.
-func (svc *Service) SetBitcoinKeyAs(ctx context.Context, p payment.Principal, projectID, xpub, addressType string) (BitcoinKeyInfo, error) {
+func (svc Checkout) SetBitcoinKeyAs(ctx context.Context, p payment.Principal, projectID, xpub, addressType string) (BitcoinKeyInfo, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return BitcoinKeyInfo{}, err
 	}
@@ -50,7 +50,7 @@ func (svc *Service) SetBitcoinKeyAs(ctx context.Context, p payment.Principal, pr
 // the addresses of its own network only. The key's identity is claimed as
 // an EVM key's is (SetDepositKey), in the same space: an account key
 // another project environment has set, for either chain, is refused (409).
-func (svc *Service) SetBitcoinKey(ctx context.Context, projectID string, isLive bool, xpub, addressType string) error {
+func (svc Checkout) SetBitcoinKey(ctx context.Context, projectID string, isLive bool, xpub, addressType string) error {
 	var probs payment.Problems
 	kind := btckeys.Kind(addressType)
 	if kind != "" && kind != btckeys.SegWit && kind != btckeys.Taproot {
@@ -69,13 +69,13 @@ func (svc *Service) SetBitcoinKey(ctx context.Context, projectID string, isLive 
 	if err := probs.Err(); err != nil {
 		return err
 	}
-	if _, err := svc.store.GetProject(ctx, projectID); err != nil {
+	if _, err := svc.store.Checkout().GetProject(ctx, projectID); err != nil {
 		return err
 	}
-	err = svc.audited(ctx, projectID, isLive, payment.AuditBitcoinKeySet, "bitcoin_deposit_key", projectID,
+	err = svc.Identity().audited(ctx, projectID, isLive, payment.AuditBitcoinKeySet, "bitcoin_deposit_key", projectID,
 		map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:], "fingerprint": key.Identity(), "addressType": string(key.Kind)},
 		func(ctx context.Context) error {
-			return svc.store.SetBitcoinKey(ctx, projectID, isLive, xpub, string(key.Kind), key.Identity(), svc.now())
+			return svc.store.Chains().SetBitcoinKey(ctx, projectID, isLive, xpub, string(key.Kind), key.Identity(), svc.now())
 		})
 	if errors.Is(err, payment.ErrConflict) {
 		return payment.Conflict("This key derives the addresses of a key another project or environment has set, " +
@@ -89,11 +89,11 @@ func (svc *Service) SetBitcoinKey(ctx context.Context, projectID string, isLive 
 // the principal may read it (DepositKeyInfo): the key itself to an owner
 // signed in to the dashboard, its fingerprint and first address to
 // everyone of the project.
-func (svc *Service) BitcoinKey(ctx context.Context, p payment.Principal, projectID string) (BitcoinKeyInfo, error) {
+func (svc Checkout) BitcoinKey(ctx context.Context, p payment.Principal, projectID string) (BitcoinKeyInfo, error) {
 	if err := owns(p, projectID); err != nil {
 		return BitcoinKeyInfo{}, err
 	}
-	xpub, addressType, issued, err := svc.store.BitcoinKey(ctx, projectID, p.IsLive)
+	xpub, addressType, issued, err := svc.store.Chains().BitcoinKey(ctx, projectID, p.IsLive)
 	if err != nil || xpub == "" {
 		return BitcoinKeyInfo{DepositKeyInfo: DepositKeyInfo{Issued: issued}}, err
 	}

@@ -59,7 +59,7 @@ func TestBitcoinKeysAreOneEnvironmentsOwn(t *testing.T) {
 	alice, mallory := e.owner(t, "Alice's shop"), e.owner(t, "Mallory's shop")
 	tpub, vpub := bitcoinAccount(t, "alice", false)
 
-	info, err := e.svc.SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, vpub, "")
+	info, err := e.svc.Checkout().SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, vpub, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,54 +70,54 @@ func TestBitcoinKeysAreOneEnvironmentsOwn(t *testing.T) {
 		t.Fatalf("the owner's view of the key = %+v; want it, its fingerprint and its first address %s", info, first)
 	}
 
-	_, err = e.svc.SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, vpub, "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, vpub, "")
 	wantKind(t, "another project setting the same key", err, payment.KindConflict)
-	_, err = e.svc.SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, tpub, "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, tpub, "")
 	wantKind(t, "another project setting the key as a tpub", err, payment.KindConflict)
-	_, err = e.svc.SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, reserialized(t, tpub), string(btckeys.Taproot))
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, reserialized(t, tpub), string(btckeys.Taproot))
 	wantKind(t, "another project setting the key written again, for Taproot", err, payment.KindConflict)
-	_, err = e.svc.SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, tpub)
+	_, err = e.svc.Checkout().SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, tpub)
 	wantKind(t, "another project setting the Bitcoin key as its EVM key", err, payment.KindConflict)
 	evm := devXpub(t, "alice's ether wallet")
-	if _, err := e.svc.SetDepositKeyAs(ctx, alice.principal, alice.principal.ProjectID, evm); err != nil {
+	if _, err := e.svc.Checkout().SetDepositKeyAs(ctx, alice.principal, alice.principal.ProjectID, evm); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, asVpub(t, evm), "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, asVpub(t, evm), "")
 	wantKind(t, "another project setting an EVM key as its Bitcoin key", err, payment.KindConflict)
 	// Setting one's own key again, as a tpub for Taproot, is no conflict.
-	if info, err := e.svc.SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, tpub, "p2tr"); err != nil ||
+	if info, err := e.svc.Checkout().SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, tpub, "p2tr"); err != nil ||
 		info.AddressType != btckeys.Taproot || !strings.HasPrefix(info.FirstAddress, "tb1p") {
 		t.Fatalf("the owner setting their key again for Taproot: %+v, %v", info, err)
 	}
 
 	live := alice.principal
 	live.IsLive = true
-	_, err = e.svc.SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, vpub, "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, vpub, "")
 	wantField(t, "a test network's key for live", err, "xpub")
 	xpub, zpub := bitcoinAccount(t, "alice", true)
-	_, err = e.svc.SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, zpub, "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, alice.principal, alice.principal.ProjectID, zpub, "")
 	wantField(t, "a mainnet key for the sandbox", err, "xpub")
-	_, err = e.svc.SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, zpub, "p2tr")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, zpub, "p2tr")
 	wantField(t, "a zpub for Taproot", err, "xpub")
-	_, err = e.svc.SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, xpub, "p2sh")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, xpub, "p2sh")
 	wantField(t, "an address type the engine does not take", err, "addressType")
-	_, err = e.svc.SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, "zpub-not-a-key", "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, "zpub-not-a-key", "")
 	wantField(t, "a malformed key", err, "xpub")
-	if info, err := e.svc.SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, zpub, ""); err != nil || !strings.HasPrefix(info.FirstAddress, "bc1q") {
+	if info, err := e.svc.Checkout().SetBitcoinKeyAs(ctx, live, alice.principal.ProjectID, zpub, ""); err != nil || !strings.HasPrefix(info.FirstAddress, "bc1q") {
 		t.Fatalf("the live environment's mainnet key: %+v, %v", info, err)
 	}
-	_, err = e.svc.SetBitcoinKeyAs(ctx, mallory.principal, alice.principal.ProjectID, vpub, "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, mallory.principal, alice.principal.ProjectID, vpub, "")
 	wantKind(t, "setting another project's key", err, payment.KindNotFound)
 
 	dev := e.join(t, alice, payment.RoleDeveloper)
 	_, devKey := bitcoinAccount(t, "dev", false)
-	_, err = e.svc.SetBitcoinKeyAs(ctx, dev.principal, alice.principal.ProjectID, devKey, "")
+	_, err = e.svc.Checkout().SetBitcoinKeyAs(ctx, dev.principal, alice.principal.ProjectID, devKey, "")
 	wantKind(t, "a developer setting the key", err, payment.KindForbidden)
-	seen, err := e.svc.BitcoinKey(ctx, dev.principal, alice.principal.ProjectID)
+	seen, err := e.svc.Checkout().BitcoinKey(ctx, dev.principal, alice.principal.ProjectID)
 	if err != nil || seen.Xpub != "" || seen.Fingerprint != key.Identity() || !strings.HasPrefix(seen.FirstAddress, "tb1p") {
 		t.Fatalf("a developer's view of the key = %+v, %v; want its fingerprint and first address, not the key", seen, err)
 	}
-	if seen, err := e.svc.BitcoinKey(ctx, mallory.principal, mallory.principal.ProjectID); err != nil || seen.Fingerprint != "" || seen.AddressType != "" {
+	if seen, err := e.svc.Checkout().BitcoinKey(ctx, mallory.principal, mallory.principal.ProjectID); err != nil || seen.Fingerprint != "" || seen.AddressType != "" {
 		t.Fatalf("a project without a Bitcoin key reads %+v, %v", seen, err)
 	}
 

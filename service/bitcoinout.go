@@ -11,7 +11,7 @@ import (
 // checkPayees refuses, by field, the addresses that are not addresses of
 // the network the item is paid on, as its family writes them (a testnet
 // address for a regtest item, a mainnet one for the sandbox...).
-func (svc *Service) checkPayees(network string, fields, addrs []string) error {
+func (svc MoneyOut) checkPayees(network string, fields, addrs []string) error {
 	c, ok := svc.chains[network]
 	if !ok {
 		return &payment.Error{Kind: payment.KindUnavailable, Message: "The network " + network + " is not configured here: its addresses cannot be checked"}

@@ -20,8 +20,8 @@ import (
 
 // depositAddress gives the session the next unused address of its
 // project's deposit key for the environment.
-func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) error {
-	xpub, index, err := svc.store.NextDepositIndex(ctx, s.ProjectID, s.IsLive)
+func (svc Checkout) depositAddress(ctx context.Context, s *payment.Session) error {
+	xpub, index, err := svc.store.Chains().NextDepositIndex(ctx, s.ProjectID, s.IsLive)
 	if errors.Is(err, payment.ErrNotFound) {
 		return &payment.Error{Kind: payment.KindValidation, Message: "Validation failed", Details: []payment.FieldError{{
 			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + environment(s.IsLive) +
@@ -42,7 +42,7 @@ func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) erro
 		if err != nil {
 			return err
 		}
-		taken, err := svc.store.IsVerifiedRecipient(ctx, addr.Hex())
+		taken, err := svc.store.Checkout().IsVerifiedRecipient(ctx, addr.Hex())
 		if err != nil {
 			return fmt.Errorf("deposit address: %w", err)
 		}
@@ -55,7 +55,7 @@ func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) erro
 		if skipped >= 16 {
 			return fmt.Errorf("deposit address: %d derived addresses in a row are verified recipients", skipped+1)
 		}
-		if _, index, err = svc.store.NextDepositIndex(ctx, s.ProjectID, s.IsLive); err != nil {
+		if _, index, err = svc.store.Chains().NextDepositIndex(ctx, s.ProjectID, s.IsLive); err != nil {
 			return fmt.Errorf("deposit index: %w", err)
 		}
 	}
@@ -68,7 +68,7 @@ func (svc *Service) depositAddress(ctx context.Context, s *payment.Session) erro
 // USD is the first option's at the current price, for reports and the
 // settlement's ratios; an option whose network is not configured is left
 // out.
-func (svc *Service) sharedRecipientOptions(ctx context.Context, plan payment.Plan, s *payment.Session) error {
+func (svc Checkout) sharedRecipientOptions(ctx context.Context, plan payment.Plan, s *payment.Session) error {
 	s.DepositAddress, s.SharedRecipient = plan.RecipientAddress, true
 	for _, o := range plan.TokenOptions {
 		a, ok := svc.catalog.Asset(o.AssetID)
@@ -95,7 +95,7 @@ func (svc *Service) sharedRecipientOptions(ctx context.Context, plan payment.Pla
 		probs.Add("paymentPlanId", "none of the payment plan's assets has a USD price now")
 		return probs.Err()
 	}
-	options, err := svc.store.ReserveAmounts(ctx, *s, svc.maxOpenHolds)
+	options, err := svc.store.Checkout().ReserveAmounts(ctx, *s, svc.maxOpenHolds)
 	if payment.KindOf(err) != payment.KindInternal {
 		return err // the recipient not verified, or too many holds
 	}
@@ -115,7 +115,7 @@ func (svc *Service) sharedRecipientOptions(ctx context.Context, plan payment.Pla
 // rate is an asset's USD price for a quote; ok is false when it cannot be
 // had now (no chain configured for a price feed, or the feed failing), and
 // the asset is then left out of the session's options.
-func (svc *Service) rate(ctx context.Context, a payment.Asset) (decimal.Decimal, bool) {
+func (svc Checkout) rate(ctx context.Context, a payment.Asset) (decimal.Decimal, bool) {
 	if a.Price.Kind == payment.PriceUSDPegged {
 		return decimal.NewFromInt(1), true
 	}
@@ -144,14 +144,14 @@ const depositAddressesChecked = 5
 // its version, depth, parent fingerprint or child number. So is one whose
 // first addresses another environment's sessions hold (a key replaced
 // before identities were recorded).
-func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
+func (svc Checkout) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub string) error {
 	key, err := keys.ParseKey(xpub)
 	if err != nil {
 		var probs payment.Problems
 		probs.Add("xpub", err.Error())
 		return probs.Err()
 	}
-	if _, err := svc.store.GetProject(ctx, projectID); err != nil {
+	if _, err := svc.store.Checkout().GetProject(ctx, projectID); err != nil {
 		return err
 	}
 	// A key replaced before identities were recorded (migration 00022)
@@ -165,7 +165,7 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 		}
 		first = append(first, a.Hex())
 	}
-	_, held, err := svc.store.DepositAddressHolder(ctx, projectID, isLive, first)
+	_, held, err := svc.store.Chains().DepositAddressHolder(ctx, projectID, isLive, first)
 	switch {
 	case err != nil:
 		return fmt.Errorf("deposit addresses: %w", err)
@@ -174,10 +174,10 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 	default:
 		// The key reveals every address it derives: the log names it by
 		// its ends and its fingerprint only.
-		err = svc.audited(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
+		err = svc.Identity().audited(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
 			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:], "fingerprint": key.Identity()},
 			func(ctx context.Context) error {
-				return svc.store.SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
+				return svc.store.Chains().SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())
 			})
 	}
 	if errors.Is(err, payment.ErrConflict) {
@@ -195,8 +195,8 @@ func (svc *Service) SetDepositKey(ctx context.Context, projectID string, isLive 
 // that transaction, and never another session's: a hash that pays another
 // session helps that session and fails this claim. nil means it was not
 // recorded within the request's patience; it will be.
-func (svc *Service) SubmitPayment(ctx context.Context, token, network, txHash string) (*payment.Transaction, error) {
-	v, err := svc.SessionByToken(ctx, token)
+func (svc Payments) SubmitPayment(ctx context.Context, token, network, txHash string) (*payment.Transaction, error) {
+	v, err := svc.Checkout().SessionByToken(ctx, token)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (svc *Service) SubmitPayment(ctx context.Context, token, network, txHash st
 	if !ok {
 		return nil, &payment.Error{Kind: payment.KindUnavailable, Message: "network " + network + " is not watched by this deployment"}
 	}
-	if err := svc.sessionWorkflow(ctx, s.ID); err != nil {
+	if err := svc.Checkout().sessionWorkflow(ctx, s.ID); err != nil {
 		return nil, err
 	}
 	in := workflows.SubmitInput{Network: network, ChainID: c.Network.ChainID, TxHash: strings.ToLower(txHash)}
@@ -251,13 +251,13 @@ const submitPatience = 10 * time.Second
 // tells their sessions, so an operator resumes a stuck payment without
 // editing the database. A running workflow is left as it is. It returns the
 // workflow's ID.
-func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash string) (string, error) {
+func (svc Payments) ResumeTransaction(ctx context.Context, chainID int64, txHash string) (string, error) {
 	if !payment.ValidTxHash(txHash) {
 		var probs payment.Problems
 		probs.Add("txHash", payment.TxHashProblem)
 		return "", probs.Err()
 	}
-	records, err := svc.store.TransactionRecords(ctx, chainID, txHash)
+	records, err := svc.store.Payments().TransactionRecords(ctx, chainID, txHash)
 	if err != nil {
 		return "", err
 	}
@@ -269,7 +269,7 @@ func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash
 	// its workflow follows it for the project.
 	s := payment.Session{ProjectID: r.ProjectID, IsLive: r.IsLive}
 	if r.CheckoutSessionID != "" {
-		if s, err = svc.store.SessionByID(ctx, r.CheckoutSessionID); err != nil {
+		if s, err = svc.store.Checkout().SessionByID(ctx, r.CheckoutSessionID); err != nil {
 			return "", err
 		}
 	}
@@ -287,7 +287,7 @@ func (svc *Service) ResumeTransaction(ctx context.Context, chainID int64, txHash
 // addresses, hands them to their sessions the way chainwatch does, and
 // waits for the result. It is safe to run twice, or while the network's
 // scanner runs: every transfer counts once.
-func (svc *Service) Rescan(ctx context.Context, network string, from, to uint64) (workflows.RescanResult, error) {
+func (svc Chains) Rescan(ctx context.Context, network string, from, to uint64) (workflows.RescanResult, error) {
 	var probs payment.Problems
 	if network == "" {
 		probs.Add("network", "is required")
@@ -328,7 +328,7 @@ func (svc *Service) Catalog() payment.Catalog { return svc.catalog }
 // bitcoinAddress gives the session the next address of its project's
 // Bitcoin account key for the environment, on the environment's Bitcoin
 // network.
-func (svc *Service) bitcoinAddress(ctx context.Context, s *payment.Session) error {
+func (svc Checkout) bitcoinAddress(ctx context.Context, s *payment.Session) error {
 	var family chainwatch.Family
 	for _, c := range svc.chains {
 		if f := c.Family(); f.Capabilities().AccountKey && c.Network.IsLive == s.IsLive {
@@ -338,7 +338,7 @@ func (svc *Service) bitcoinAddress(ctx context.Context, s *payment.Session) erro
 	if family == nil {
 		return fmt.Errorf("no Bitcoin network of the session's environment is configured")
 	}
-	xpub, addressType, index, err := svc.store.NextBitcoinIndex(ctx, s.ProjectID, s.IsLive)
+	xpub, addressType, index, err := svc.store.Chains().NextBitcoinIndex(ctx, s.ProjectID, s.IsLive)
 	if errors.Is(err, payment.ErrNotFound) {
 		var probs payment.Problems
 		probs.Add("paymentPlanId", "the plan's project has no Bitcoin account key for "+environment(s.IsLive)+

@@ -43,7 +43,7 @@ func TestDepositKeysAreOneEnvironmentsOwn(t *testing.T) {
 	alice, mallory := e.owner(t, "Alice's shop"), e.owner(t, "Mallory's shop")
 	xpub := devXpub(t, "alice's wallet")
 
-	info, err := e.svc.SetDepositKeyAs(ctx, alice.principal, alice.principal.ProjectID, xpub)
+	info, err := e.svc.Checkout().SetDepositKeyAs(ctx, alice.principal, alice.principal.ProjectID, xpub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,36 +51,36 @@ func TestDepositKeysAreOneEnvironmentsOwn(t *testing.T) {
 		t.Fatalf("the owner's view of the key = %+v", info)
 	}
 
-	_, err = e.svc.SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, xpub)
+	_, err = e.svc.Checkout().SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, xpub)
 	wantKind(t, "another project setting the same key", err, payment.KindConflict)
-	_, err = e.svc.SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, reserialized(t, xpub))
+	_, err = e.svc.Checkout().SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, reserialized(t, xpub))
 	wantKind(t, "another project setting the key written again", err, payment.KindConflict)
 	live := alice.principal
 	live.IsLive = true
-	_, err = e.svc.SetDepositKeyAs(ctx, live, alice.principal.ProjectID, xpub)
+	_, err = e.svc.Checkout().SetDepositKeyAs(ctx, live, alice.principal.ProjectID, xpub)
 	wantKind(t, "the project's live environment setting its sandbox key", err, payment.KindConflict)
 	// Setting one's own key again is no conflict.
-	if _, err := e.svc.SetDepositKeyAs(ctx, alice.principal, alice.principal.ProjectID, reserialized(t, xpub)); err != nil {
+	if _, err := e.svc.Checkout().SetDepositKeyAs(ctx, alice.principal, alice.principal.ProjectID, reserialized(t, xpub)); err != nil {
 		t.Fatalf("the owner setting their key again: %v", err)
 	}
 	// A key of its own is fine.
-	if _, err := e.svc.SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, devXpub(t, "mallory's wallet")); err != nil {
+	if _, err := e.svc.Checkout().SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, devXpub(t, "mallory's wallet")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.svc.SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, "xpub-not-a-key")
+	_, err = e.svc.Checkout().SetDepositKeyAs(ctx, mallory.principal, mallory.principal.ProjectID, "xpub-not-a-key")
 	wantField(t, "a malformed key", err, "xpub")
-	_, err = e.svc.SetDepositKeyAs(ctx, mallory.principal, alice.principal.ProjectID, devXpub(t, "mallory's other wallet"))
+	_, err = e.svc.Checkout().SetDepositKeyAs(ctx, mallory.principal, alice.principal.ProjectID, devXpub(t, "mallory's other wallet"))
 	wantKind(t, "setting another project's key", err, payment.KindNotFound)
 
 	dev := e.join(t, alice, payment.RoleDeveloper)
-	_, err = e.svc.SetDepositKeyAs(ctx, dev.principal, alice.principal.ProjectID, devXpub(t, "dev's wallet"))
+	_, err = e.svc.Checkout().SetDepositKeyAs(ctx, dev.principal, alice.principal.ProjectID, devXpub(t, "dev's wallet"))
 	wantKind(t, "a developer setting the key", err, payment.KindForbidden)
-	seen, err := e.svc.DepositKey(ctx, dev.principal, alice.principal.ProjectID)
+	seen, err := e.svc.Checkout().DepositKey(ctx, dev.principal, alice.principal.ProjectID)
 	if err != nil || seen.Xpub != "" || seen.Fingerprint != info.Fingerprint || seen.FirstAddress != info.FirstAddress {
 		t.Fatalf("a developer's view of the key = %+v, %v; want its fingerprint and first address, not the key", seen, err)
 	}
 	apiKey := payment.Principal{ProjectID: alice.principal.ProjectID, KeyID: "key_x"}
-	if seen, err := e.svc.DepositKey(ctx, apiKey, alice.principal.ProjectID); err != nil || seen.Xpub != "" {
+	if seen, err := e.svc.Checkout().DepositKey(ctx, apiKey, alice.principal.ProjectID); err != nil || seen.Xpub != "" {
 		t.Fatalf("an API key's view of the key = %+v, %v", seen, err)
 	}
 

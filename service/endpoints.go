@@ -23,18 +23,18 @@ type Endpoint struct {
 	Secret string
 }
 
-func (svc *Service) openSealer() (*webhook.Sealer, error) {
+func (svc Webhooks) openSealer() (*webhook.Sealer, error) {
 	if svc.sealer == nil {
 		return nil, &payment.Error{Kind: payment.KindUnavailable, Message: "Webhooks are not configured on this deployment (WEBHOOK_SECRET_KEY)"}
 	}
 	return svc.sealer, nil
 }
 
-func (svc *Service) endpoint(ctx context.Context, p payment.Principal, projectID, id string) (store.StoredEndpoint, error) {
+func (svc Webhooks) endpoint(ctx context.Context, p payment.Principal, projectID, id string) (store.StoredEndpoint, error) {
 	if err := ownsID(p, projectID, payment.PrefixWebhook, id, "Webhook endpoint"); err != nil {
 		return store.StoredEndpoint{}, err
 	}
-	ep, err := svc.store.GetEndpoint(ctx, p, id)
+	ep, err := svc.store.Webhooks().GetEndpoint(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return ep, payment.NotFound("Webhook endpoint")
 	}
@@ -42,7 +42,7 @@ func (svc *Service) endpoint(ctx context.Context, p payment.Principal, projectID
 }
 
 // CreateWebhook creates an endpoint with a new secret, shown this once.
-func (svc *Service) CreateWebhook(ctx context.Context, p payment.Principal, projectID string, in payment.WebhookInput) (Endpoint, error) {
+func (svc Webhooks) CreateWebhook(ctx context.Context, p payment.Principal, projectID string, in payment.WebhookInput) (Endpoint, error) {
 	if err := owns(p, projectID); err != nil {
 		return Endpoint{}, err
 	}
@@ -61,9 +61,9 @@ func (svc *Service) CreateWebhook(ctx context.Context, p payment.Principal, proj
 	if err != nil {
 		return Endpoint{}, err
 	}
-	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
+	if err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
 		map[string]any{"url": w.URL, "enabledEvents": w.EnabledEvents}, func(ctx context.Context) error {
-			return svc.store.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed})
+			return svc.store.Webhooks().CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed})
 		}); err != nil {
 		return Endpoint{}, fmt.Errorf("create webhook: %w", err)
 	}
@@ -71,17 +71,17 @@ func (svc *Service) CreateWebhook(ctx context.Context, p payment.Principal, proj
 }
 
 // GetWebhook returns one of the principal's endpoints.
-func (svc *Service) GetWebhook(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
+func (svc Webhooks) GetWebhook(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
 	ep, err := svc.endpoint(ctx, p, projectID, id)
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
 }
 
 // ListWebhooks lists the principal's endpoints.
-func (svc *Service) ListWebhooks(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[Endpoint], error) {
+func (svc Webhooks) ListWebhooks(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[Endpoint], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[Endpoint]{}, err
 	}
-	items, total, err := svc.store.ListEndpoints(ctx, p, q)
+	items, total, err := svc.store.Webhooks().ListEndpoints(ctx, p, q)
 	out := make([]Endpoint, len(items))
 	for i, it := range items {
 		out[i] = Endpoint{WebhookEndpoint: it.WebhookEndpoint}
@@ -91,13 +91,13 @@ func (svc *Service) ListWebhooks(ctx context.Context, p payment.Principal, proje
 
 // UpdateWebhook changes an endpoint's url, description, events or status;
 // re-enabling clears the failure record.
-func (svc *Service) UpdateWebhook(ctx context.Context, p payment.Principal, projectID, id string, in payment.WebhookInput) (Endpoint, error) {
+func (svc Webhooks) UpdateWebhook(ctx context.Context, p payment.Principal, projectID, id string, in payment.WebhookInput) (Endpoint, error) {
 	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return Endpoint{}, err
 	}
 	var ep store.StoredEndpoint
 	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
-		ep, err = svc.store.UpdateEndpoint(ctx, id, svc.now(), func(s *store.StoredEndpoint) error {
+		ep, err = svc.store.Webhooks().UpdateEndpoint(ctx, id, svc.now(), func(s *store.StoredEndpoint) error {
 			if err := payment.ApplyWebhook(&s.WebhookEndpoint, in, false); err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ func (svc *Service) UpdateWebhook(ctx context.Context, p payment.Principal, proj
 		if err != nil {
 			return err
 		}
-		return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
+		return svc.Identity().auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
 			map[string]any{"url": ep.URL, "enabledEvents": ep.EnabledEvents, "status": ep.Status})
 	})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
@@ -118,24 +118,24 @@ func (svc *Service) UpdateWebhook(ctx context.Context, p payment.Principal, proj
 
 // resealSecrets binds an endpoint's secrets sealed before secrets were
 // bound to their endpoint, as the endpoint is written anyway.
-func (svc *Service) resealSecrets(ep *store.StoredEndpoint) {
+func (svc Webhooks) resealSecrets(ep *store.StoredEndpoint) {
 	if svc.sealer != nil {
 		ep.Secret, ep.PreviousSecret = svc.sealer.Reseal(ep.ID, ep.Secret), svc.sealer.Reseal(ep.ID, ep.PreviousSecret)
 	}
 }
 
 // DeleteWebhook deletes an endpoint; no delivery starts to it any more.
-func (svc *Service) DeleteWebhook(ctx context.Context, p payment.Principal, projectID, id string) error {
+func (svc Webhooks) DeleteWebhook(ctx context.Context, p payment.Principal, projectID, id string) error {
 	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return err
 	}
-	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil,
-		func(ctx context.Context) error { return svc.store.DeleteEndpoint(ctx, p, id, svc.now()) })
+	return svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil,
+		func(ctx context.Context) error { return svc.store.Webhooks().DeleteEndpoint(ctx, p, id, svc.now()) })
 }
 
 // RotateWebhookSecret gives an endpoint a new secret, shown this once; the
 // old one keeps signing beside it for SecretOverlap.
-func (svc *Service) RotateWebhookSecret(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
+func (svc Webhooks) RotateWebhookSecret(ctx context.Context, p payment.Principal, projectID, id string) (Endpoint, error) {
 	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return Endpoint{}, err
 	}
@@ -151,9 +151,9 @@ func (svc *Service) RotateWebhookSecret(ctx context.Context, p payment.Principal
 	now := svc.now()
 	until := now.Add(SecretOverlap)
 	var ep store.StoredEndpoint
-	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
+	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
 		map[string]any{"previousSecretValidUntil": until}, func(ctx context.Context) (err error) {
-			ep, err = svc.store.UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
+			ep, err = svc.store.Webhooks().UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
 				ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
 				return nil
 			})
@@ -164,7 +164,7 @@ func (svc *Service) RotateWebhookSecret(ctx context.Context, p payment.Principal
 
 // SendTestEvent records a webhook.test event and delivers it to one
 // endpoint.
-func (svc *Service) SendTestEvent(ctx context.Context, p payment.Principal, projectID, id string) (payment.Event, error) {
+func (svc Webhooks) SendTestEvent(ctx context.Context, p payment.Principal, projectID, id string) (payment.Event, error) {
 	ep, err := svc.endpoint(ctx, p, projectID, id)
 	if err != nil {
 		return payment.Event{}, err
@@ -176,12 +176,12 @@ func (svc *Service) SendTestEvent(ctx context.Context, p payment.Principal, proj
 	// The event, its delivery and the audit entry commit together; the
 	// delivery's workflow starts after.
 	var d store.Dispatch
-	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID},
+	if err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID},
 		func(ctx context.Context) (err error) {
-			if err := svc.store.InsertTestEvent(ctx, ev); err != nil {
+			if err := svc.store.Webhooks().InsertTestEvent(ctx, ev); err != nil {
 				return err
 			}
-			d, err = svc.store.CreateDelivery(ctx, ev, ep.ID, now)
+			d, err = svc.store.Webhooks().CreateDelivery(ctx, ev, ep.ID, now)
 			return err
 		}); err != nil {
 		return ev, err
@@ -217,7 +217,7 @@ type ResealReport struct {
 // or rotated meanwhile are sealed under the newest key already. Each
 // endpoint resealed gets an audit entry, in the transaction that reseals
 // it. progress, when set, hears each batch.
-func (svc *Service) ResealWebhookSecrets(ctx context.Context, batch int, progress func(ResealReport)) (ResealReport, error) {
+func (svc Webhooks) ResealWebhookSecrets(ctx context.Context, batch int, progress func(ResealReport)) (ResealReport, error) {
 	s, err := svc.openSealer()
 	if err != nil {
 		return ResealReport{}, err
@@ -227,11 +227,11 @@ func (svc *Service) ResealWebhookSecrets(ctx context.Context, batch int, progres
 	}
 	report := ResealReport{KeyID: s.NewestKeyID()}
 	audit := func(ep payment.WebhookEndpoint) payment.AuditEntry {
-		return svc.auditEntry(ctx, ep.ProjectID, ep.IsLive, payment.AuditWebhookSecretResealed, "webhook_endpoint", ep.ID,
+		return svc.Access().auditEntry(ctx, ep.ProjectID, ep.IsLive, payment.AuditWebhookSecretResealed, "webhook_endpoint", ep.ID,
 			map[string]any{"keyId": report.KeyID})
 	}
 	for after := ""; ; {
-		b, err := svc.store.ResealSecrets(ctx, after, batch, s.Update, audit)
+		b, err := svc.store.Webhooks().ResealSecrets(ctx, after, batch, s.Update, audit)
 		if err != nil {
 			return report, fmt.Errorf("reseal webhook secrets: %w", err)
 		}

@@ -58,7 +58,7 @@ var userSeq int
 func (e env) signup(t *testing.T) service.SignedIn {
 	t.Helper()
 	userSeq++
-	in, err := e.svc.Signup(context.Background(), fmt.Sprintf("user%d-%d@example.test", userSeq, time.Now().UnixNano()),
+	in, err := e.svc.Identity().Signup(context.Background(), fmt.Sprintf("user%d-%d@example.test", userSeq, time.Now().UnixNano()),
 		"correct horse battery staple", service.Client{IP: "192.0.2.1", UserAgent: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func (e env) signup(t *testing.T) service.SignedIn {
 func (e env) owner(t *testing.T, name string) member {
 	t.Helper()
 	in := e.signup(t)
-	p, err := e.svc.CreateProjectFor(context.Background(), in.User.ID, name)
+	p, err := e.svc.Checkout().CreateProjectFor(context.Background(), in.User.ID, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func (e env) owner(t *testing.T, name string) member {
 // as is a signed-in user acting in projectID's sandbox.
 func (e env) as(t *testing.T, in service.SignedIn, projectID string) member {
 	t.Helper()
-	p, err := e.svc.MemberPrincipal(context.Background(), in.User, in.Session, projectID, false)
+	p, err := e.svc.Access().MemberPrincipal(context.Background(), in.User, in.Session, projectID, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +94,11 @@ func (e env) join(t *testing.T, m member, role payment.Role) member {
 	t.Helper()
 	ctx := context.Background()
 	in := e.signup(t)
-	_, token, err := e.svc.Invite(ctx, m.principal, m.principal.ProjectID, in.User.Email, string(role))
+	_, token, err := e.svc.Access().Invite(ctx, m.principal, m.principal.ProjectID, in.User.Email, string(role))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.AcceptInvitation(ctx, in.User, token); err != nil {
+	if _, err := e.svc.Access().AcceptInvitation(ctx, in.User, token); err != nil {
 		t.Fatal(err)
 	}
 	return e.as(t, in, m.principal.ProjectID)
@@ -107,7 +107,7 @@ func (e env) join(t *testing.T, m member, role payment.Role) member {
 // audit is the project's audit log (sandbox), newest first.
 func (e env) audit(t *testing.T, m member) []payment.AuditEntry {
 	t.Helper()
-	page, err := e.svc.ListAudit(context.Background(), m.principal, m.principal.ProjectID, payment.ListQuery{Page: 1, Limit: 100})
+	page, err := e.svc.Access().ListAudit(context.Background(), m.principal, m.principal.ProjectID, payment.ListQuery{Page: 1, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func ptr[T any](v T) *T { return &v }
 // plan creates a fixed-price plan.
 func (e env) plan(t *testing.T, p payment.Principal, title string) payment.Plan {
 	t.Helper()
-	plan, err := e.svc.CreatePlan(context.Background(), p, p.ProjectID, payment.PlanInput{Title: ptr(title), AmountUSD: ptr("12.50")})
+	plan, err := e.svc.Checkout().CreatePlan(context.Background(), p, p.ProjectID, payment.PlanInput{Title: ptr(title), AmountUSD: ptr("12.50")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,14 +53,14 @@ func checkCredentials(email, password string) (string, error) {
 
 // SignupWithoutPassword makes an account with no password and signs it
 // in: its passkeys will sign it in (it adds one next).
-func (svc *Service) SignupWithoutPassword(ctx context.Context, email string, c Client) (SignedIn, error) {
+func (svc Identity) SignupWithoutPassword(ctx context.Context, email string, c Client) (SignedIn, error) {
 	email, err := checkCredentials(email, "a valid placeholder")
 	if err != nil {
 		return SignedIn{}, err
 	}
 	now := svc.now()
 	u := payment.User{ID: payment.NewID(payment.PrefixUser, now), Email: email, CreatedAt: now}
-	if err := svc.store.CreateUser(ctx, u, ""); err != nil {
+	if err := svc.store.Identity().CreateUser(ctx, u, ""); err != nil {
 		if errors.Is(err, payment.ErrConflict) {
 			return SignedIn{}, payment.Conflict("An account with this email exists")
 		}
@@ -71,7 +71,7 @@ func (svc *Service) SignupWithoutPassword(ctx context.Context, email string, c C
 
 // CreateUser makes an account with a password (`paymentsd admin
 // create-user`, and sign-up).
-func (svc *Service) CreateUser(ctx context.Context, email, password string) (payment.User, error) {
+func (svc Identity) CreateUser(ctx context.Context, email, password string) (payment.User, error) {
 	email, err := checkCredentials(email, password)
 	if err != nil {
 		return payment.User{}, err
@@ -82,7 +82,7 @@ func (svc *Service) CreateUser(ctx context.Context, email, password string) (pay
 	}
 	now := svc.now()
 	u := payment.User{ID: payment.NewID(payment.PrefixUser, now), Email: email, HasPassword: true, CreatedAt: now}
-	if err := svc.store.CreateUser(ctx, u, hash); err != nil {
+	if err := svc.store.Identity().CreateUser(ctx, u, hash); err != nil {
 		if errors.Is(err, payment.ErrConflict) {
 			return u, payment.Conflict("An account with this email exists")
 		}
@@ -92,7 +92,7 @@ func (svc *Service) CreateUser(ctx context.Context, email, password string) (pay
 }
 
 // Signup makes an account and signs it in.
-func (svc *Service) Signup(ctx context.Context, email, password string, c Client) (SignedIn, error) {
+func (svc Identity) Signup(ctx context.Context, email, password string, c Client) (SignedIn, error) {
 	u, err := svc.CreateUser(ctx, email, password)
 	if err != nil {
 		return SignedIn{}, err
@@ -102,8 +102,8 @@ func (svc *Service) Signup(ctx context.Context, email, password string, c Client
 
 // Login signs a user in with email and password. Every failure is
 // ErrBadLogin, in about the same time.
-func (svc *Service) Login(ctx context.Context, email, password string, c Client) (SignedIn, error) {
-	u, hash, err := svc.store.UserByEmail(ctx, strings.TrimSpace(email))
+func (svc Identity) Login(ctx context.Context, email, password string, c Client) (SignedIn, error) {
+	u, hash, err := svc.store.Identity().UserByEmail(ctx, strings.TrimSpace(email))
 	if err != nil && !errors.Is(err, payment.ErrNotFound) {
 		return SignedIn{}, err
 	}
@@ -113,12 +113,12 @@ func (svc *Service) Login(ctx context.Context, email, password string, c Client)
 	return svc.startSession(ctx, u, c)
 }
 
-func (svc *Service) startSession(ctx context.Context, u payment.User, c Client) (SignedIn, error) {
+func (svc Identity) startSession(ctx context.Context, u payment.User, c Client) (SignedIn, error) {
 	now := svc.now()
 	token := payment.UserSessionTokenPrefix + auth.NewToken()
 	us := payment.UserSession{ID: payment.NewID(payment.PrefixUserSession, now), UserID: u.ID, UserAgent: truncate(c.UserAgent, 512),
 		IP: c.IP, CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SessionAbsolute)}
-	if err := svc.store.CreateUserSession(ctx, us, payment.HashSecret(token)); err != nil {
+	if err := svc.store.Identity().CreateUserSession(ctx, us, payment.HashSecret(token)); err != nil {
 		return SignedIn{}, err
 	}
 	return SignedIn{User: u, Session: us, Token: token}, nil
@@ -133,39 +133,39 @@ func truncate(s string, n int) string {
 
 // SessionOf resolves a session cookie's token to its live session and
 // user; anything else is unauthenticated.
-func (svc *Service) SessionOf(ctx context.Context, token string) (payment.User, payment.UserSession, error) {
+func (svc Identity) SessionOf(ctx context.Context, token string) (payment.User, payment.UserSession, error) {
 	// svc_st_ and 64 hex digits; a session started before the prefix has
 	// the digits alone.
 	if len(strings.TrimPrefix(token, payment.UserSessionTokenPrefix)) != 64 {
 		return payment.User{}, payment.UserSession{}, payment.ErrUnauthorized
 	}
-	us, err := svc.store.UserSessionByToken(ctx, payment.HashSecret(token), SessionIdle, svc.now())
+	us, err := svc.store.Identity().UserSessionByToken(ctx, payment.HashSecret(token), SessionIdle, svc.now())
 	if errors.Is(err, payment.ErrNotFound) {
 		return payment.User{}, us, payment.ErrUnauthorized
 	} else if err != nil {
 		return payment.User{}, us, err
 	}
-	u, _, err := svc.store.UserByID(ctx, us.UserID)
+	u, _, err := svc.store.Identity().UserByID(ctx, us.UserID)
 	return u, us, err
 }
 
 // Logout ends one session of the user.
-func (svc *Service) Logout(ctx context.Context, userID, sessionID string) error {
-	_, err := svc.store.RevokeUserSessions(ctx, userID, sessionID, "", svc.now())
+func (svc Identity) Logout(ctx context.Context, userID, sessionID string) error {
+	_, err := svc.store.Identity().RevokeUserSessions(ctx, userID, sessionID, "", svc.now())
 	return err
 }
 
 // UserSessions lists the user's live sessions.
-func (svc *Service) UserSessions(ctx context.Context, userID string) ([]payment.UserSession, error) {
-	return svc.store.ListUserSessions(ctx, userID, SessionIdle, svc.now())
+func (svc Identity) UserSessions(ctx context.Context, userID string) ([]payment.UserSession, error) {
+	return svc.store.Identity().ListUserSessions(ctx, userID, SessionIdle, svc.now())
 }
 
 // RevokeUserSession ends one of the user's sessions.
-func (svc *Service) RevokeUserSession(ctx context.Context, userID, id string) error {
+func (svc Identity) RevokeUserSession(ctx context.Context, userID, id string) error {
 	if !payment.ValidID(payment.PrefixUserSession, id) {
 		return payment.NotFound("Session")
 	}
-	n, err := svc.store.RevokeUserSessions(ctx, userID, id, "", svc.now())
+	n, err := svc.store.Identity().RevokeUserSessions(ctx, userID, id, "", svc.now())
 	if err == nil && n == 0 {
 		return payment.NotFound("Session")
 	}
@@ -183,13 +183,13 @@ type SignedOut struct {
 // every other session, and every application's access on the user's
 // consent (grants, their tokens, codes not yet exchanged), in one
 // transaction.
-func (svc *Service) RevokeOtherSessions(ctx context.Context, userID, keep string) (SignedOut, error) {
+func (svc Identity) RevokeOtherSessions(ctx context.Context, userID, keep string) (SignedOut, error) {
 	var out SignedOut
 	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
-		if out.Sessions, err = svc.store.RevokeUserSessions(ctx, userID, "", keep, svc.now()); err != nil {
+		if out.Sessions, err = svc.store.Identity().RevokeUserSessions(ctx, userID, "", keep, svc.now()); err != nil {
 			return err
 		}
-		out.OAuthGrants, err = svc.endUserOAuthGrants(ctx, userID, GrantsEndSignedOutEverywhere)
+		out.OAuthGrants, err = svc.Access().endUserOAuthGrants(ctx, userID, GrantsEndSignedOutEverywhere)
 		return err
 	})
 	return out, err
@@ -208,8 +208,8 @@ type Proof struct {
 // ChangePassword sets a new password after checking the proof, ends
 // every session of the user and every application's access on the user's
 // consent, and signs this one in again (a new token).
-func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Proof, next string, c Client) (SignedIn, error) {
-	u, hash, err := svc.store.UserByID(ctx, userID)
+func (svc Identity) ChangePassword(ctx context.Context, userID string, proof Proof, next string, c Client) (SignedIn, error) {
+	u, hash, err := svc.store.Identity().UserByID(ctx, userID)
 	if err != nil {
 		return SignedIn{}, err
 	}
@@ -243,10 +243,10 @@ func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Pro
 		return SignedIn{}, err
 	}
 	if err := svc.store.InTx(ctx, func(ctx context.Context) error {
-		if err := svc.store.SetPassword(ctx, userID, newHash, "", svc.now()); err != nil {
+		if err := svc.store.Identity().SetPassword(ctx, userID, newHash, "", svc.now()); err != nil {
 			return err
 		}
-		grants, err := svc.endUserOAuthGrants(ctx, userID, GrantsEndPasswordChanged)
+		grants, err := svc.Access().endUserOAuthGrants(ctx, userID, GrantsEndPasswordChanged)
 		if err != nil {
 			return err
 		}
@@ -261,8 +261,8 @@ func (svc *Service) ChangePassword(ctx context.Context, userID string, proof Pro
 // MemberPrincipal is the principal of a signed-in user acting in a
 // project environment: a project the user is not a member of does not
 // exist for them.
-func (svc *Service) MemberPrincipal(ctx context.Context, u payment.User, us payment.UserSession, projectID string, isLive bool) (payment.Principal, error) {
-	role, err := svc.store.MemberRole(ctx, projectID, u.ID)
+func (svc Access) MemberPrincipal(ctx context.Context, u payment.User, us payment.UserSession, projectID string, isLive bool) (payment.Principal, error) {
+	role, err := svc.store.Access().MemberRole(ctx, projectID, u.ID)
 	if errors.Is(err, payment.ErrNotFound) {
 		return payment.Principal{}, payment.NotFound("Project")
 	} else if err != nil {
@@ -274,11 +274,11 @@ func (svc *Service) MemberPrincipal(ctx context.Context, u payment.User, us paym
 // MemberSession reads a checkout session by its ID for a signed-in user
 // who is a member of its project (the second shape's session lookup);
 // to anyone else it does not exist.
-func (svc *Service) MemberSession(ctx context.Context, u payment.User, us payment.UserSession, id string) (SessionView, error) {
+func (svc Access) MemberSession(ctx context.Context, u payment.User, us payment.UserSession, id string) (SessionView, error) {
 	if !payment.ValidID(payment.PrefixSession, id) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
-	projectID, isLive, err := svc.store.SessionOwner(ctx, id)
+	projectID, isLive, err := svc.store.Checkout().SessionOwner(ctx, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	} else if err != nil {
@@ -288,26 +288,26 @@ func (svc *Service) MemberSession(ctx context.Context, u payment.User, us paymen
 	if err != nil {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
-	return svc.GetSession(ctx, p, projectID, id)
+	return svc.Checkout().GetSession(ctx, p, projectID, id)
 }
 
 // AddOwner makes a user an owner of a project (the admin command and the
 // dev stack's seed).
-func (svc *Service) AddOwner(ctx context.Context, projectID, userID string) error {
-	if _, err := svc.store.GetProject(ctx, projectID); err != nil {
+func (svc Access) AddOwner(ctx context.Context, projectID, userID string) error {
+	if _, err := svc.store.Checkout().GetProject(ctx, projectID); err != nil {
 		return err
 	}
-	return svc.store.AddMember(ctx, projectID, userID, payment.RoleOwner, svc.now())
+	return svc.store.Access().AddMember(ctx, projectID, userID, payment.RoleOwner, svc.now())
 }
 
 // Projects lists the user's projects with their roles.
-func (svc *Service) Projects(ctx context.Context, userID string) ([]payment.Membership, error) {
-	return svc.store.ProjectsOfUser(ctx, userID)
+func (svc Checkout) Projects(ctx context.Context, userID string) ([]payment.Membership, error) {
+	return svc.store.Access().ProjectsOfUser(ctx, userID)
 }
 
 // CreateProjectFor creates a project whose owner is the user; it has no
 // API key until its owner creates one.
-func (svc *Service) CreateProjectFor(ctx context.Context, userID, name string) (payment.Project, error) {
+func (svc Checkout) CreateProjectFor(ctx context.Context, userID, name string) (payment.Project, error) {
 	var probs payment.Problems
 	if name == "" || len(name) > payment.MaxTitleLength {
 		probs.Addf("name", "must be 1 to %d characters", payment.MaxTitleLength)
@@ -318,7 +318,7 @@ func (svc *Service) CreateProjectFor(ctx context.Context, userID, name string) (
 	now := svc.now()
 	p := payment.Project{ID: payment.NewID(payment.PrefixProject, now), Name: name, CompleteOn: payment.TxFinalized,
 		LatePaymentWindow: 24 * time.Hour, CreatedAt: now, UpdatedAt: now}
-	if err := svc.store.CreateProjectWithOwner(ctx, p, nil, userID); err != nil {
+	if err := svc.store.Checkout().CreateProjectWithOwner(ctx, p, nil, userID); err != nil {
 		return p, fmt.Errorf("create project: %w", err)
 	}
 	return p, nil
@@ -335,24 +335,24 @@ func canManageKeys(p payment.Principal, projectID string) error {
 }
 
 // APIKeys lists the working API keys of the principal's environment.
-func (svc *Service) APIKeys(ctx context.Context, p payment.Principal, projectID string) ([]payment.APIKeyInfo, error) {
+func (svc Access) APIKeys(ctx context.Context, p payment.Principal, projectID string) ([]payment.APIKeyInfo, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return nil, err
 	}
-	return svc.store.ListAPIKeys(ctx, projectID, p.IsLive, svc.now())
+	return svc.store.Access().ListAPIKeys(ctx, projectID, p.IsLive, svc.now())
 }
 
 // CreateAPIKey makes an API key of the principal's environment; its
 // secret is returned this once.
-func (svc *Service) CreateAPIKey(ctx context.Context, p payment.Principal, projectID string) (payment.APIKeyInfo, string, error) {
+func (svc Access) CreateAPIKey(ctx context.Context, p payment.Principal, projectID string) (payment.APIKeyInfo, string, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.APIKeyInfo{}, "", err
 	}
 	now := svc.now()
 	k, secret := newAPIKey(p.IsLive, now)
 	k.ProjectID = projectID
-	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyCreated, "api_key", k.ID, map[string]any{"hint": k.Hint},
-		func(ctx context.Context) error { return svc.store.InsertAPIKey(ctx, k) }); err != nil {
+	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyCreated, "api_key", k.ID, map[string]any{"hint": k.Hint},
+		func(ctx context.Context) error { return svc.store.Access().InsertAPIKey(ctx, k) }); err != nil {
 		return payment.APIKeyInfo{}, "", err
 	}
 	return payment.APIKeyInfo{ID: k.ID, IsLive: k.IsLive, Hint: k.Hint, CreatedAt: now}, secret, nil
@@ -360,28 +360,28 @@ func (svc *Service) CreateAPIKey(ctx context.Context, p payment.Principal, proje
 
 // RevokeAPIKey ends a key at once (within AuthCacheTTL for API
 // processes that verified it just before).
-func (svc *Service) RevokeAPIKey(ctx context.Context, p payment.Principal, projectID, keyID string) error {
+func (svc Access) RevokeAPIKey(ctx context.Context, p payment.Principal, projectID, keyID string) error {
 	if err := canManageKeys(p, projectID); err != nil {
 		return err
 	}
 	if !payment.ValidID(payment.PrefixAPIKey, keyID) {
 		return payment.NotFound("API key")
 	}
-	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRevoked, "api_key", keyID, nil, func(ctx context.Context) error {
-		return svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, nil, svc.now())
+	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRevoked, "api_key", keyID, nil, func(ctx context.Context) error {
+		return svc.store.Access().EndAPIKey(ctx, projectID, p.IsLive, keyID, nil, svc.now())
 	}); err != nil {
 		if errors.Is(err, payment.ErrNotFound) {
 			return payment.NotFound("API key")
 		}
 		return err
 	}
-	svc.forgetKey(keyID)
+	svc.Checkout().forgetKey(keyID)
 	return nil
 }
 
 // RollAPIKey makes a new key and keeps the old one working for grace
 // (0: it ends now), as a deploy switching keys needs.
-func (svc *Service) RollAPIKey(ctx context.Context, p payment.Principal, projectID, keyID string, grace time.Duration) (payment.APIKeyInfo, string, error) {
+func (svc Access) RollAPIKey(ctx context.Context, p payment.Principal, projectID, keyID string, grace time.Duration) (payment.APIKeyInfo, string, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.APIKeyInfo{}, "", err
 	}
@@ -398,12 +398,12 @@ func (svc *Service) RollAPIKey(ctx context.Context, p payment.Principal, project
 	k, secret := newAPIKey(p.IsLive, now)
 	k.ProjectID = projectID
 	// The old key's end, the new key and the entry: one transaction.
-	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRolled, "api_key", keyID,
+	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRolled, "api_key", keyID,
 		map[string]any{"newKeyId": k.ID, "oldKeyWorksUntil": end.Format(time.RFC3339)}, func(ctx context.Context) error {
-			if err := svc.store.EndAPIKey(ctx, projectID, p.IsLive, keyID, &end, now); err != nil {
+			if err := svc.store.Access().EndAPIKey(ctx, projectID, p.IsLive, keyID, &end, now); err != nil {
 				return err
 			}
-			return svc.store.InsertAPIKey(ctx, k)
+			return svc.store.Access().InsertAPIKey(ctx, k)
 		}); err != nil {
 		if errors.Is(err, payment.ErrNotFound) {
 			return payment.APIKeyInfo{}, "", payment.NotFound("API key")
@@ -411,7 +411,7 @@ func (svc *Service) RollAPIKey(ctx context.Context, p payment.Principal, project
 		return payment.APIKeyInfo{}, "", err
 	}
 	if grace == 0 {
-		svc.forgetKey(keyID)
+		svc.Checkout().forgetKey(keyID)
 	}
 	return payment.APIKeyInfo{ID: k.ID, IsLive: k.IsLive, Hint: k.Hint, CreatedAt: now}, secret, nil
 }

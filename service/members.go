@@ -35,16 +35,16 @@ func memberOnly(p payment.Principal, projectID string) error {
 }
 
 // Members lists the project's members (any member may read them).
-func (svc *Service) Members(ctx context.Context, p payment.Principal, projectID string) ([]payment.Member, error) {
+func (svc Access) Members(ctx context.Context, p payment.Principal, projectID string) ([]payment.Member, error) {
 	if err := memberOnly(p, projectID); err != nil {
 		return nil, err
 	}
-	return svc.store.ListMembers(ctx, projectID)
+	return svc.store.Access().ListMembers(ctx, projectID)
 }
 
 // Invite makes an invitation to the project for an email with a role; its
 // token is returned this once, for the owner to pass on.
-func (svc *Service) Invite(ctx context.Context, p payment.Principal, projectID, email, role string) (payment.Invitation, string, error) {
+func (svc Access) Invite(ctx context.Context, p payment.Principal, projectID, email, role string) (payment.Invitation, string, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.Invitation{}, "", err
 	}
@@ -63,9 +63,9 @@ func (svc *Service) Invite(ctx context.Context, p payment.Principal, projectID, 
 	token := auth.NewToken()
 	inv := payment.Invitation{ID: payment.NewID(payment.PrefixInvitation, now), ProjectID: projectID, Email: email,
 		Role: payment.Role(role), InvitedBy: p.UserID, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
-	err := svc.audited(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role},
+	err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role},
 		func(ctx context.Context) error {
-			return svc.store.CreateInvitation(ctx, inv, payment.HashSecret(token))
+			return svc.store.Access().CreateInvitation(ctx, inv, payment.HashSecret(token))
 		})
 	if err != nil {
 		return inv, "", err
@@ -74,16 +74,16 @@ func (svc *Service) Invite(ctx context.Context, p payment.Principal, projectID, 
 }
 
 // Invitations lists the project's pending invitations (owners).
-func (svc *Service) Invitations(ctx context.Context, p payment.Principal, projectID string) ([]payment.Invitation, error) {
+func (svc Access) Invitations(ctx context.Context, p payment.Principal, projectID string) ([]payment.Invitation, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return nil, err
 	}
-	return svc.store.ListInvitations(ctx, projectID, svc.now())
+	return svc.store.Access().ListInvitations(ctx, projectID, svc.now())
 }
 
 // RevokeInvitation revokes a pending invitation of the project (owners):
 // its token no longer joins anyone.
-func (svc *Service) RevokeInvitation(ctx context.Context, p payment.Principal, projectID, id string) (payment.Invitation, error) {
+func (svc Access) RevokeInvitation(ctx context.Context, p payment.Principal, projectID, id string) (payment.Invitation, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.Invitation{}, err
 	}
@@ -91,9 +91,9 @@ func (svc *Service) RevokeInvitation(ctx context.Context, p payment.Principal, p
 		return payment.Invitation{}, payment.NotFound("Invitation")
 	}
 	var inv payment.Invitation
-	err := svc.audited(ctx, projectID, p.IsLive, payment.AuditInvitationRevoked, "invitation", id, map[string]any{"reason": "revoked"},
+	err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditInvitationRevoked, "invitation", id, map[string]any{"reason": "revoked"},
 		func(ctx context.Context) (err error) {
-			inv, err = svc.store.RevokeInvitation(ctx, projectID, id, svc.now())
+			inv, err = svc.store.Access().RevokeInvitation(ctx, projectID, id, svc.now())
 			return err
 		})
 	if errors.Is(err, payment.ErrNotFound) {
@@ -105,20 +105,20 @@ func (svc *Service) RevokeInvitation(ctx context.Context, p payment.Principal, p
 // AcceptInvitation makes the signed-in user a member with the
 // invitation's role. An unknown, used or expired token, or one made out
 // to another email, is not found.
-func (svc *Service) AcceptInvitation(ctx context.Context, u payment.User, token string) (payment.Invitation, error) {
+func (svc Access) AcceptInvitation(ctx context.Context, u payment.User, token string) (payment.Invitation, error) {
 	if len(token) != 64 {
 		return payment.Invitation{}, payment.NotFound("Invitation")
 	}
 	var inv payment.Invitation
 	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
-		if inv, err = svc.store.AcceptInvitation(ctx, payment.HashSecret(token), u, svc.now()); err != nil {
+		if inv, err = svc.store.Access().AcceptInvitation(ctx, payment.HashSecret(token), u, svc.now()); err != nil {
 			return err
 		}
 		o := payment.OriginOf(ctx)
 		o.ActorKind, o.ActorID = payment.AuditActorUser, u.ID
 		a := svc.auditEntry(payment.WithOrigin(ctx, o), inv.ProjectID, false, payment.AuditMemberJoined, "member", u.ID,
 			map[string]any{"role": string(inv.Role), "invitationId": inv.ID})
-		return svc.store.RecordAudit(ctx, a)
+		return svc.store.Access().RecordAudit(ctx, a)
 	})
 	if errors.Is(err, payment.ErrNotFound) {
 		return inv, payment.NotFound("Invitation")
@@ -129,7 +129,7 @@ func (svc *Service) AcceptInvitation(ctx context.Context, u payment.User, token 
 // ChangeMember sets a member's role, or (role empty) removes the member.
 // Owners may do either; a member may remove themselves. A project keeps
 // one owner at least.
-func (svc *Service) ChangeMember(ctx context.Context, p payment.Principal, projectID, userID, role string) error {
+func (svc Access) ChangeMember(ctx context.Context, p payment.Principal, projectID, userID, role string) error {
 	if err := memberOnly(p, projectID); err != nil {
 		return err
 	}
@@ -149,8 +149,8 @@ func (svc *Service) ChangeMember(ctx context.Context, p payment.Principal, proje
 	if role != "" {
 		action, details = payment.AuditMemberRoleChanged, map[string]any{"role": role}
 	}
-	return svc.audited(ctx, projectID, p.IsLive, action, "member", userID, details, func(ctx context.Context) error {
-		revoked, err := svc.store.ChangeMember(ctx, projectID, userID, payment.Role(role), svc.now())
+	return svc.Identity().audited(ctx, projectID, p.IsLive, action, "member", userID, details, func(ctx context.Context) error {
+		revoked, err := svc.store.Access().ChangeMember(ctx, projectID, userID, payment.Role(role), svc.now())
 		if err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func (svc *Service) ChangeMember(ctx context.Context, p payment.Principal, proje
 		for _, id := range revoked {
 			a := svc.auditEntry(ctx, projectID, p.IsLive, payment.AuditInvitationRevoked, "invitation", id,
 				map[string]any{"reason": "member_removed", "memberId": userID})
-			if err := svc.store.RecordAudit(ctx, a); err != nil {
+			if err := svc.store.Access().RecordAudit(ctx, a); err != nil {
 				return err
 			}
 		}
@@ -179,11 +179,11 @@ type ProjectInput struct {
 }
 
 // UpdateProject changes a project's name and settings (owners).
-func (svc *Service) UpdateProject(ctx context.Context, p payment.Principal, projectID string, in ProjectInput) (payment.Project, error) {
+func (svc Checkout) UpdateProject(ctx context.Context, p payment.Principal, projectID string, in ProjectInput) (payment.Project, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.Project{}, err
 	}
-	proj, err := svc.store.GetProject(ctx, projectID)
+	proj, err := svc.store.Checkout().GetProject(ctx, projectID)
 	if err != nil {
 		return proj, err
 	}
@@ -230,14 +230,14 @@ func (svc *Service) UpdateProject(ctx context.Context, p payment.Principal, proj
 		return proj, err
 	}
 	proj.UpdatedAt = svc.now()
-	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditProjectUpdated, "project", projectID, nil,
-		func(ctx context.Context) error { return svc.store.UpdateProject(ctx, proj) })
+	err = svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditProjectUpdated, "project", projectID, nil,
+		func(ctx context.Context) error { return svc.store.Access().UpdateProject(ctx, proj) })
 	return proj, err
 }
 
 // SetDepositKeyAs sets the deposit key of the principal's environment
 // (owners) and returns it as the principal reads it.
-func (svc *Service) SetDepositKeyAs(ctx context.Context, p payment.Principal, projectID, xpub string) (DepositKeyInfo, error) {
+func (svc Checkout) SetDepositKeyAs(ctx context.Context, p payment.Principal, projectID, xpub string) (DepositKeyInfo, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return DepositKeyInfo{}, err
 	}
@@ -270,11 +270,11 @@ type DepositKeyInfo struct {
 
 // DepositKey returns the principal's environment's deposit key as the
 // principal may read it (DepositKeyInfo).
-func (svc *Service) DepositKey(ctx context.Context, p payment.Principal, projectID string) (DepositKeyInfo, error) {
+func (svc Checkout) DepositKey(ctx context.Context, p payment.Principal, projectID string) (DepositKeyInfo, error) {
 	if err := owns(p, projectID); err != nil {
 		return DepositKeyInfo{}, err
 	}
-	xpub, issued, err := svc.store.DepositKey(ctx, projectID, p.IsLive)
+	xpub, issued, err := svc.store.Chains().DepositKey(ctx, projectID, p.IsLive)
 	if err != nil || xpub == "" {
 		return DepositKeyInfo{Issued: issued}, err
 	}

@@ -14,7 +14,7 @@ import (
 // CreateOAuthClient registers a third-party application for the project
 // (owners only). A confidential client's secret is returned this once and
 // kept as its hash.
-func (svc *Service) CreateOAuthClient(ctx context.Context, p payment.Principal, projectID string, in payment.OAuthClientInput) (payment.OAuthClient, string, error) {
+func (svc Access) CreateOAuthClient(ctx context.Context, p payment.Principal, projectID string, in payment.OAuthClientInput) (payment.OAuthClient, string, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.OAuthClient{}, "", err
 	}
@@ -32,25 +32,25 @@ func (svc *Service) CreateOAuthClient(ctx context.Context, p payment.Principal, 
 		secret = payment.OAuthClientSecretPrefix + base64.RawURLEncoding.EncodeToString(b)
 		c.SecretHash = payment.HashSecret(secret)
 	}
-	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
+	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
 		map[string]any{"name": name, "redirectUris": uris, "confidential": confidential},
-		func(ctx context.Context) error { return svc.store.InsertOAuthClient(ctx, c) }); err != nil {
+		func(ctx context.Context) error { return svc.store.Access().InsertOAuthClient(ctx, c) }); err != nil {
 		return payment.OAuthClient{}, "", err
 	}
 	return c, secret, nil
 }
 
 // OAuthClients lists the project's registered applications (owners only).
-func (svc *Service) OAuthClients(ctx context.Context, p payment.Principal, projectID string) ([]payment.OAuthClient, error) {
+func (svc Access) OAuthClients(ctx context.Context, p payment.Principal, projectID string) ([]payment.OAuthClient, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return nil, err
 	}
-	return svc.store.OAuthClients(ctx, projectID)
+	return svc.store.Access().OAuthClients(ctx, projectID)
 }
 
 // RevokeOAuthClient ends an application: it can no longer be authorized
 // or exchange its codes and tokens.
-func (svc *Service) RevokeOAuthClient(ctx context.Context, p payment.Principal, projectID, id string) (payment.OAuthClient, error) {
+func (svc Access) RevokeOAuthClient(ctx context.Context, p payment.Principal, projectID, id string) (payment.OAuthClient, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.OAuthClient{}, err
 	}
@@ -61,10 +61,10 @@ func (svc *Service) RevokeOAuthClient(ctx context.Context, p payment.Principal, 
 	err := svc.store.InTx(ctx, func(ctx context.Context) error {
 		var revoked bool
 		var err error
-		if c, revoked, err = svc.store.RevokeOAuthClient(ctx, projectID, id, svc.now()); err != nil || !revoked {
+		if c, revoked, err = svc.store.Access().RevokeOAuthClient(ctx, projectID, id, svc.now()); err != nil || !revoked {
 			return err // revoked already: nothing changed
 		}
-		return svc.auditIn(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
+		return svc.Identity().auditIn(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
 	})
 	if errors.Is(err, payment.ErrNotFound) {
 		return c, payment.NotFound("OAuth client")
@@ -77,7 +77,7 @@ func (svc *Service) OAuth() *oauth.Provider { return svc.oauth }
 
 // AuthenticateOAuth resolves an OAuth access token (svc_at_…) to the
 // principal it acts as.
-func (svc *Service) AuthenticateOAuth(ctx context.Context, token string) (payment.Principal, error) {
+func (svc Access) AuthenticateOAuth(ctx context.Context, token string) (payment.Principal, error) {
 	if svc.oauth == nil {
 		return payment.Principal{}, payment.ErrUnauthorized
 	}
@@ -90,8 +90,8 @@ func (svc *Service) AuthenticateOAuth(ctx context.Context, token string) (paymen
 
 // OAuthClientForConsent reads a working application, for the consent
 // page.
-func (svc *Service) OAuthClientForConsent(ctx context.Context, id string) (payment.OAuthClient, error) {
-	c, err := svc.store.OAuthClient(ctx, id)
+func (svc Access) OAuthClientForConsent(ctx context.Context, id string) (payment.OAuthClient, error) {
+	c, err := svc.store.Access().OAuthClient(ctx, id)
 	if err == nil && c.RevokedAt != nil {
 		err = payment.ErrNotFound
 	}
@@ -107,11 +107,11 @@ func (svc *Service) OAuthClientForConsent(ctx context.Context, id string) (payme
 // (p's) is held live through the transaction: a password change or a
 // sign-out everywhere that ended it first refuses the consent, and one
 // that comes after waits for it and ends its code (endUserOAuthGrants).
-func (svc *Service) ConsentOAuth(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string,
+func (svc Access) ConsentOAuth(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string,
 	issue func(ctx context.Context) error) error {
-	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
+	return svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
 		map[string]any{"clientId": clientID, "scopes": scopes}, func(ctx context.Context) error {
-			live, err := svc.store.SessionLive(ctx, p.SessionID)
+			live, err := svc.store.Access().SessionLive(ctx, p.SessionID)
 			if err != nil {
 				return err
 			}
@@ -133,13 +133,13 @@ const (
 // consent (store.RevokeUserOAuthGrants: grants, tokens, codes not yet
 // exchanged), each grant's end an entry of its project's audit log, in
 // ctx's transaction. It returns how many grants it ended.
-func (svc *Service) endUserOAuthGrants(ctx context.Context, userID, reason string) (int, error) {
-	ended, err := svc.store.RevokeUserOAuthGrants(ctx, userID, reason, svc.now())
+func (svc Access) endUserOAuthGrants(ctx context.Context, userID, reason string) (int, error) {
+	ended, err := svc.store.Access().RevokeUserOAuthGrants(ctx, userID, reason, svc.now())
 	if err != nil {
 		return 0, err
 	}
 	for _, g := range ended {
-		if err := svc.auditIn(ctx, g.ProjectID, g.IsLive, payment.AuditOAuthGrantRevoked, "oauth_grant", g.ID,
+		if err := svc.Identity().auditIn(ctx, g.ProjectID, g.IsLive, payment.AuditOAuthGrantRevoked, "oauth_grant", g.ID,
 			map[string]any{"clientId": g.ClientID, "reason": reason}); err != nil {
 			return 0, err
 		}
@@ -149,20 +149,20 @@ func (svc *Service) endUserOAuthGrants(ctx context.Context, userID, reason strin
 
 // ProjectOAuthGrants lists the applications the project's members have
 // authorized: for its owners.
-func (svc *Service) ProjectOAuthGrants(ctx context.Context, p payment.Principal, projectID string) ([]payment.OAuthGrant, error) {
+func (svc Access) ProjectOAuthGrants(ctx context.Context, p payment.Principal, projectID string) ([]payment.OAuthGrant, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return nil, err
 	}
-	return svc.store.OAuthGrants(ctx, projectID, "")
+	return svc.store.Access().OAuthGrants(ctx, projectID, "")
 }
 
 // UserOAuthGrants lists the applications a user has authorized.
-func (svc *Service) UserOAuthGrants(ctx context.Context, userID string) ([]payment.OAuthGrant, error) {
-	return svc.store.OAuthGrants(ctx, "", userID)
+func (svc Access) UserOAuthGrants(ctx context.Context, userID string) ([]payment.OAuthGrant, error) {
+	return svc.store.Access().OAuthGrants(ctx, "", userID)
 }
 
 // RevokeProjectOAuthGrant ends a grant of the project, for its owners.
-func (svc *Service) RevokeProjectOAuthGrant(ctx context.Context, p payment.Principal, projectID, grantID string) (payment.OAuthGrant, error) {
+func (svc Access) RevokeProjectOAuthGrant(ctx context.Context, p payment.Principal, projectID, grantID string) (payment.OAuthGrant, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.OAuthGrant{}, err
 	}
@@ -170,15 +170,15 @@ func (svc *Service) RevokeProjectOAuthGrant(ctx context.Context, p payment.Princ
 }
 
 // RevokeUserOAuthGrant ends a grant the user gave.
-func (svc *Service) RevokeUserOAuthGrant(ctx context.Context, userID, grantID string) (payment.OAuthGrant, error) {
+func (svc Access) RevokeUserOAuthGrant(ctx context.Context, userID, grantID string) (payment.OAuthGrant, error) {
 	return svc.revokeOAuthGrant(ctx, grantID, "user", func(g payment.OAuthGrant) bool { return g.UserID == userID })
 }
 
-func (svc *Service) revokeOAuthGrant(ctx context.Context, grantID, reason string, mine func(payment.OAuthGrant) bool) (payment.OAuthGrant, error) {
+func (svc Access) revokeOAuthGrant(ctx context.Context, grantID, reason string, mine func(payment.OAuthGrant) bool) (payment.OAuthGrant, error) {
 	if !payment.ValidID(payment.PrefixOAuthGrant, grantID) {
 		return payment.OAuthGrant{}, payment.NotFound("OAuth grant")
 	}
-	g, err := svc.store.OAuthGrant(ctx, grantID)
+	g, err := svc.store.Access().OAuthGrant(ctx, grantID)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && !mine(g) {
 		return payment.OAuthGrant{}, payment.NotFound("OAuth grant")
 	}
@@ -188,7 +188,7 @@ func (svc *Service) revokeOAuthGrant(ctx context.Context, grantID, reason string
 	now := svc.now()
 	a := svc.auditEntry(ctx, g.ProjectID, g.IsLive, payment.AuditOAuthGrantRevoked, "oauth_grant", g.ID,
 		map[string]any{"clientId": g.ClientID, "reason": reason})
-	revoked, err := svc.store.RevokeOAuthGrantAudited(ctx, g.ID, reason, now, a)
+	revoked, err := svc.store.Access().RevokeOAuthGrantAudited(ctx, g.ID, reason, now, a)
 	if err != nil {
 		return g, err
 	}

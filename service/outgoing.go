@@ -18,7 +18,7 @@ import (
 // does not pay the item from its source (the domain's rejection, said
 // now rather than after the item moved). A transaction not mined yet is
 // taken, and its workflow judges it once mined.
-func (svc *Service) checkReport(ctx context.Context, p payment.Principal, id string, o payment.Outgoing, txHash string) error {
+func (svc MoneyOut) checkReport(ctx context.Context, p payment.Principal, id string, o payment.Outgoing, txHash string) error {
 	if o.Bitcoin() {
 		if _, ok := payment.NormalizeBitcoinTxID(txHash); !ok {
 			return nil // the domain says what is wrong
@@ -27,7 +27,7 @@ func (svc *Service) checkReport(ctx context.Context, p payment.Principal, id str
 		return nil // the domain says what is wrong, or that nothing changes
 	}
 	if o.Status == payment.RefundAwaitingSignature {
-		n, err := svc.store.OutgoingInFlight(ctx, p.ProjectID, p.IsLive)
+		n, err := svc.store.MoneyOut().OutgoingInFlight(ctx, p.ProjectID, p.IsLive)
 		if err != nil {
 			return err
 		}
@@ -61,13 +61,13 @@ func (svc *Service) checkReport(ctx context.Context, p payment.Principal, id str
 // from its approval, once its change is recorded (approved, sent,
 // canceled while stale). A start that fails here is made by the worker's
 // sweep of pending follows.
-func (svc *Service) follow(ctx context.Context, id, projectID string, isLive bool, o payment.Outgoing) {
+func (svc MoneyOut) follow(ctx context.Context, id, projectID string, isLive bool, o payment.Outgoing) {
 	if svc.temporal == nil {
 		return
 	}
 	err := workflows.StartOutgoing(ctx, svc.temporal, id, projectID, isLive, o)
 	if err == nil {
-		err = svc.store.FollowStarted(ctx, id)
+		err = svc.store.MoneyOut().FollowStarted(ctx, id)
 	}
 	if err != nil {
 		slog.WarnContext(ctx, "outgoing transfer's workflow left to the sweep", "id", id, "err", err)
@@ -77,7 +77,7 @@ func (svc *Service) follow(ctx context.Context, id, projectID string, isLive boo
 // wake tells the workflow of a refund or payout, if one runs, that the
 // item changed (canceled before it was sent): it looks, and ends. None is
 // started.
-func (svc *Service) wake(ctx context.Context, id string) {
+func (svc MoneyOut) wake(ctx context.Context, id string) {
 	if svc.temporal != nil {
 		_ = svc.temporal.SignalWorkflow(ctx, workflows.OutgoingWorkflowID(id), "", workflows.SignalOutgoingChanged, nil)
 	}
@@ -89,8 +89,8 @@ func (svc *Service) wake(ctx context.Context, id string) {
 // challenge; one owner an environment and address): without it another
 // project could name this one's treasury and take its transfers for its
 // own payouts.
-func (svc *Service) provenSource(ctx context.Context, p payment.Principal, field, address string) error {
-	r, err := svc.store.GetRecipient(ctx, p.ProjectID, p.IsLive, strings.ToLower(address))
+func (svc MoneyOut) provenSource(ctx context.Context, p payment.Principal, field, address string) error {
+	r, err := svc.store.Checkout().GetRecipient(ctx, p.ProjectID, p.IsLive, strings.ToLower(address))
 	if errors.Is(err, payment.ErrNotFound) || err == nil && !r.Verified() {
 		return payment.RecipientNotVerified(field, address)
 	}
@@ -101,8 +101,8 @@ func (svc *Service) provenSource(ctx context.Context, p payment.Principal, field
 // that would come back as money in, or go nowhere: a checkout session's
 // deposit address (what is sent there counts as a payment), a project's
 // verified recipient (likewise), and the transfer's own source.
-func (svc *Service) refuseDestinations(ctx context.Context, source string, fields, addrs []string) error {
-	kinds, err := svc.store.ReceivingAddresses(ctx, addrs)
+func (svc MoneyOut) refuseDestinations(ctx context.Context, source string, fields, addrs []string) error {
+	kinds, err := svc.store.MoneyOut().ReceivingAddresses(ctx, addrs)
 	if err != nil {
 		return err
 	}

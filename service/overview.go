@@ -19,31 +19,31 @@ type Overview struct {
 
 // Overview sums up the principal's environment of a project, with days
 // and months in loc.
-func (svc *Service) Overview(ctx context.Context, p payment.Principal, projectID string, loc *time.Location) (Overview, error) {
+func (svc Payments) Overview(ctx context.Context, p payment.Principal, projectID string, loc *time.Location) (Overview, error) {
 	if err := owns(p, projectID); err != nil {
 		return Overview{}, err
 	}
 	now := svc.now().In(loc)
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
-	o, err := svc.store.Overview(ctx, p, today, month)
+	o, err := svc.store.Payments().Overview(ctx, p, today, month)
 	return Overview{Location: loc, Today: today, MonthStart: month, Overview: o}, err
 }
 
 // ExportTransactions calls fn with every transaction the query's filters
 // keep, newest first, unpaginated.
-func (svc *Service) ExportTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery, fn func(payment.Transaction) error) error {
+func (svc Payments) ExportTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery, fn func(payment.Transaction) error) error {
 	if err := owns(p, projectID); err != nil {
 		return err
 	}
-	return svc.store.EachTransaction(ctx, p, q, fn)
+	return svc.store.Payments().EachTransaction(ctx, p, q, fn)
 }
 
 // ExportSessions is ExportTransactions for checkout sessions, each with
 // what it received per asset.
-func (svc *Service) ExportSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery, fn func(payment.Session, string) error) error {
+func (svc Payments) ExportSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery, fn func(payment.Session, string) error) error {
 	if err := owns(p, projectID); err != nil {
 		return err
 	}
-	return svc.store.EachSession(ctx, p, q, fn)
+	return svc.store.Payments().EachSession(ctx, p, q, fn)
 }

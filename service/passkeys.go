@@ -29,7 +29,7 @@ var ErrBadPasskey = &payment.Error{Kind: payment.KindUnauthenticated, Message: "
 // SetRelyingParty makes the deployment a WebAuthn relying party at its
 // public URL: the relying party's ID is the URL's host, the only origin
 // accepted its scheme and host.
-func (svc *Service) SetRelyingParty(publicURL string) error {
+func (svc Identity) SetRelyingParty(publicURL string) error {
 	u, err := url.Parse(publicURL)
 	if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("passkeys: the public URL %q has no host", publicURL)
@@ -54,16 +54,16 @@ func (p passkeyUser) WebAuthnName() string                       { return p.u.Em
 func (p passkeyUser) WebAuthnDisplayName() string                { return p.u.Email }
 func (p passkeyUser) WebAuthnCredentials() []webauthn.Credential { return p.creds }
 
-func (svc *Service) passkeyUser(ctx context.Context, u payment.User) (passkeyUser, []store.StoredPasskey, error) {
+func (svc Identity) passkeyUser(ctx context.Context, u payment.User) (passkeyUser, []store.StoredPasskey, error) {
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
 		return passkeyUser{}, nil, err
 	}
-	handle, err := svc.store.WebAuthnHandle(ctx, u.ID, fresh)
+	handle, err := svc.store.Identity().WebAuthnHandle(ctx, u.ID, fresh)
 	if err != nil {
 		return passkeyUser{}, nil, err
 	}
-	stored, err := svc.store.Passkeys(ctx, u.ID)
+	stored, err := svc.store.Identity().Passkeys(ctx, u.ID)
 	if err != nil {
 		return passkeyUser{}, nil, err
 	}
@@ -79,26 +79,26 @@ func (svc *Service) passkeyUser(ctx context.Context, u payment.User) (passkeyUse
 	return pu, stored, nil
 }
 
-func (svc *Service) passkeysOn() error {
+func (svc Identity) passkeysOn() error {
 	if svc.webauthn == nil {
 		return &payment.Error{Kind: payment.KindUnavailable, Message: "Passkeys are not configured on this deployment (PUBLIC_URL)"}
 	}
 	return nil
 }
 
-func (svc *Service) saveChallenge(ctx context.Context, kind, userID string, session *webauthn.SessionData) (string, error) {
+func (svc Identity) saveChallenge(ctx context.Context, kind, userID string, session *webauthn.SessionData) (string, error) {
 	now := svc.now()
 	b, err := json.Marshal(session)
 	if err != nil {
 		return "", err
 	}
 	id := payment.NewID(payment.PrefixChallenge, now)
-	return id, svc.store.CreateChallenge(ctx, id, kind, userID, b, now.Add(ChallengeLifetime))
+	return id, svc.store.Identity().CreateChallenge(ctx, id, kind, userID, b, now.Add(ChallengeLifetime))
 }
 
-func (svc *Service) takeChallenge(ctx context.Context, id, kind, userID string) (webauthn.SessionData, error) {
+func (svc Identity) takeChallenge(ctx context.Context, id, kind, userID string) (webauthn.SessionData, error) {
 	var session webauthn.SessionData
-	raw, err := svc.store.TakeChallenge(ctx, id, kind, userID, svc.now())
+	raw, err := svc.store.Identity().TakeChallenge(ctx, id, kind, userID, svc.now())
 	if errors.Is(err, payment.ErrNotFound) {
 		var probs payment.Problems
 		probs.Add("challengeId", "is unknown, used or expired: begin again")
@@ -113,7 +113,7 @@ func (svc *Service) takeChallenge(ctx context.Context, id, kind, userID string) 
 // the options for navigator.credentials.create and the challenge's ID.
 // The passkey is discoverable (it signs in without an email typed) and
 // verifies its user; the user's passkeys are excluded.
-func (svc *Service) BeginPasskeyRegistration(ctx context.Context, u payment.User) (string, any, error) {
+func (svc Identity) BeginPasskeyRegistration(ctx context.Context, u payment.User) (string, any, error) {
 	if err := svc.passkeysOn(); err != nil {
 		return "", nil, err
 	}
@@ -135,7 +135,7 @@ func (svc *Service) BeginPasskeyRegistration(ctx context.Context, u payment.User
 
 // FinishPasskeyRegistration verifies the authenticator's answer to a
 // registration challenge of the user and records the passkey.
-func (svc *Service) FinishPasskeyRegistration(ctx context.Context, u payment.User, challengeID, name string, credential []byte) (payment.Passkey, error) {
+func (svc Identity) FinishPasskeyRegistration(ctx context.Context, u payment.User, challengeID, name string, credential []byte) (payment.Passkey, error) {
 	if err := svc.passkeysOn(); err != nil {
 		return payment.Passkey{}, err
 	}
@@ -162,7 +162,7 @@ func (svc *Service) FinishPasskeyRegistration(ctx context.Context, u payment.Use
 			p := store.StoredPasskey{Passkey: payment.Passkey{ID: payment.NewID(payment.PrefixPasskey, now), UserID: u.ID, Name: name, CreatedAt: now},
 				Credential: b}
 			if err := svc.store.InTx(ctx, func(ctx context.Context) error {
-				if err := svc.store.InsertPasskey(ctx, p, cred.ID); err != nil {
+				if err := svc.store.Identity().InsertPasskey(ctx, p, cred.ID); err != nil {
 					return err
 				}
 				return svc.accountEvent(ctx, u.ID, "", payment.AccountPasskeyAdded, Client{}, map[string]any{"passkeyId": p.ID, "name": name})
@@ -187,7 +187,7 @@ func webauthnReason(err error) string {
 
 // BeginPasskeyLogin starts a sign-in with a discoverable passkey: no
 // email is asked; the authenticator offers the user's passkeys.
-func (svc *Service) BeginPasskeyLogin(ctx context.Context) (string, any, error) {
+func (svc Identity) BeginPasskeyLogin(ctx context.Context) (string, any, error) {
 	if err := svc.passkeysOn(); err != nil {
 		return "", nil, err
 	}
@@ -207,9 +207,9 @@ var ErrClonedPasskey = &payment.Error{Kind: payment.KindUnauthenticated, Message
 
 // refuseClone records, in the account's security log, a passkey refused
 // for a signature counter that went backwards.
-func (svc *Service) refuseClone(ctx context.Context, userID string, credentialID []byte, c Client) error {
+func (svc Identity) refuseClone(ctx context.Context, userID string, credentialID []byte, c Client) error {
 	id := ""
-	if stored, err := svc.store.Passkeys(ctx, userID); err == nil {
+	if stored, err := svc.store.Identity().Passkeys(ctx, userID); err == nil {
 		for _, p := range stored {
 			var sc webauthn.Credential
 			if json.Unmarshal(p.Credential, &sc) == nil && string(sc.ID) == string(credentialID) {
@@ -226,7 +226,7 @@ func (svc *Service) refuseClone(ctx context.Context, userID string, credentialID
 
 // FinishPasskeyLogin verifies the authenticator's answer to a login
 // challenge and signs its user in. Every refusal is ErrBadPasskey.
-func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, credential []byte, c Client) (SignedIn, error) {
+func (svc Identity) FinishPasskeyLogin(ctx context.Context, challengeID string, credential []byte, c Client) (SignedIn, error) {
 	if err := svc.passkeysOn(); err != nil {
 		return SignedIn{}, err
 	}
@@ -239,7 +239,7 @@ func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, 
 		return SignedIn{}, ErrBadPasskey
 	}
 	found, cred, err := svc.webauthn.ValidatePasskeyLogin(func(rawID, handle []byte) (webauthn.User, error) {
-		u, err := svc.store.UserByWebAuthnHandle(ctx, handle)
+		u, err := svc.store.Identity().UserByWebAuthnHandle(ctx, handle)
 		if err != nil {
 			return nil, err
 		}
@@ -253,7 +253,7 @@ func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, 
 		return SignedIn{}, svc.refuseClone(ctx, found.(passkeyUser).u.ID, cred.ID, c)
 	}
 	b, _ := json.Marshal(cred)
-	if err := svc.store.PasskeyUsed(ctx, cred.ID, b, svc.now()); err != nil {
+	if err := svc.store.Identity().PasskeyUsed(ctx, cred.ID, b, svc.now()); err != nil {
 		return SignedIn{}, err
 	}
 	return svc.startSession(ctx, found.(passkeyUser).u, c)
@@ -261,7 +261,7 @@ func (svc *Service) FinishPasskeyLogin(ctx context.Context, challengeID string, 
 
 // checkPasskeyOf verifies a login challenge's answer by one of u's
 // passkeys: a fresh assertion, for a password change.
-func (svc *Service) checkPasskeyOf(ctx context.Context, u payment.User, challengeID string, credential []byte) error {
+func (svc Identity) checkPasskeyOf(ctx context.Context, u payment.User, challengeID string, credential []byte) error {
 	if err := svc.passkeysOn(); err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func (svc *Service) checkPasskeyOf(ctx context.Context, u payment.User, challeng
 		return refused()
 	}
 	found, cred, err := svc.webauthn.ValidatePasskeyLogin(func(rawID, handle []byte) (webauthn.User, error) {
-		owner, err := svc.store.UserByWebAuthnHandle(ctx, handle)
+		owner, err := svc.store.Identity().UserByWebAuthnHandle(ctx, handle)
 		if err != nil {
 			return nil, err
 		}
@@ -293,12 +293,12 @@ func (svc *Service) checkPasskeyOf(ctx context.Context, u payment.User, challeng
 		return svc.refuseClone(ctx, u.ID, cred.ID, Client{})
 	}
 	b, _ := json.Marshal(cred)
-	return svc.store.PasskeyUsed(ctx, cred.ID, b, svc.now())
+	return svc.store.Identity().PasskeyUsed(ctx, cred.ID, b, svc.now())
 }
 
 // Passkeys lists the user's passkeys.
-func (svc *Service) Passkeys(ctx context.Context, userID string) ([]payment.Passkey, error) {
-	stored, err := svc.store.Passkeys(ctx, userID)
+func (svc Identity) Passkeys(ctx context.Context, userID string) ([]payment.Passkey, error) {
+	stored, err := svc.store.Identity().Passkeys(ctx, userID)
 	out := make([]payment.Passkey, len(stored))
 	for i, p := range stored {
 		out[i] = p.Passkey
@@ -307,12 +307,12 @@ func (svc *Service) Passkeys(ctx context.Context, userID string) ([]payment.Pass
 }
 
 // RenamePasskey renames one of the user's passkeys.
-func (svc *Service) RenamePasskey(ctx context.Context, userID, id, name string) error {
+func (svc Identity) RenamePasskey(ctx context.Context, userID, id, name string) error {
 	if !payment.ValidID(payment.PrefixPasskey, id) {
 		return payment.NotFound("Passkey")
 	}
 	// Another's passkey does not exist, whatever the body says.
-	mine, err := svc.store.Passkeys(ctx, userID)
+	mine, err := svc.store.Identity().Passkeys(ctx, userID)
 	if err != nil {
 		return err
 	}
@@ -325,7 +325,7 @@ func (svc *Service) RenamePasskey(ctx context.Context, userID, id, name string) 
 		probs.Add("name", "must be 1 to 100 characters")
 		return probs.Err()
 	}
-	if err := svc.store.RenamePasskey(ctx, userID, id, name); errors.Is(err, payment.ErrNotFound) {
+	if err := svc.store.Identity().RenamePasskey(ctx, userID, id, name); errors.Is(err, payment.ErrNotFound) {
 		return payment.NotFound("Passkey")
 	} else {
 		return err
@@ -333,12 +333,12 @@ func (svc *Service) RenamePasskey(ctx context.Context, userID, id, name string) 
 }
 
 // DeletePasskey deletes one of the user's passkeys.
-func (svc *Service) DeletePasskey(ctx context.Context, userID, id string) error {
+func (svc Identity) DeletePasskey(ctx context.Context, userID, id string) error {
 	if !payment.ValidID(payment.PrefixPasskey, id) {
 		return payment.NotFound("Passkey")
 	}
 	err := svc.store.InTx(ctx, func(ctx context.Context) error {
-		if err := svc.store.DeletePasskey(ctx, userID, id); err != nil {
+		if err := svc.store.Identity().DeletePasskey(ctx, userID, id); err != nil {
 			return err
 		}
 		return svc.accountEvent(ctx, userID, "", payment.AccountPasskeyRemoved, Client{}, map[string]any{"passkeyId": id})

@@ -11,7 +11,7 @@ import (
 // CreatePayoutBatch records an uploaded batch (payment.NewPayoutBatch
 // says what it may be) and its payouts, waiting for an owner's approval;
 // a batch with a bad line is refused whole. Audited.
-func (svc *Service) CreatePayoutBatch(ctx context.Context, p payment.Principal, projectID string, in payment.PayoutBatchInput) (payment.BatchRecord, error) {
+func (svc MoneyOut) CreatePayoutBatch(ctx context.Context, p payment.Principal, projectID string, in payment.PayoutBatchInput) (payment.BatchRecord, error) {
 	if err := owns(p, projectID); err != nil {
 		return payment.BatchRecord{}, err
 	}
@@ -42,9 +42,11 @@ func (svc *Service) CreatePayoutBatch(ctx context.Context, p payment.Principal, 
 		payouts[i].ID, payouts[i].BatchID, payouts[i].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, p.ProjectID
 	}
 	rec := payment.BatchRecord{Batch: b, Payouts: payouts}
-	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCreated, "payout_batch", b.ID,
+	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCreated, "payout_batch", b.ID,
 		map[string]any{"payouts": b.Count, "fromAddress": b.FromAddress, "reference": b.Reference},
-		func(ctx context.Context) error { return svc.store.CreatePayoutBatch(ctx, rec, views.BatchEvent) })
+		func(ctx context.Context) error {
+			return svc.store.MoneyOut().CreatePayoutBatch(ctx, rec, views.BatchEvent)
+		})
 	return rec, err
 }
 
@@ -61,11 +63,11 @@ func actorOf(p payment.Principal) string {
 }
 
 // PayoutBatch returns one of the principal's batches with its payouts.
-func (svc *Service) PayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
+func (svc MoneyOut) PayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
 	if err := ownsID(p, projectID, payment.PrefixPayoutBatch, id, "Payout batch"); err != nil {
 		return payment.BatchRecord{}, err
 	}
-	rec, err := svc.store.PayoutBatch(ctx, p, id)
+	rec, err := svc.store.MoneyOut().PayoutBatch(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return rec, payment.NotFound("Payout batch")
 	}
@@ -73,18 +75,18 @@ func (svc *Service) PayoutBatch(ctx context.Context, p payment.Principal, projec
 }
 
 // ListPayoutBatches lists the principal's batches.
-func (svc *Service) ListPayoutBatches(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.PayoutBatch], error) {
+func (svc MoneyOut) ListPayoutBatches(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.PayoutBatch], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.PayoutBatch]{}, err
 	}
-	items, total, err := svc.store.ListPayoutBatches(ctx, p, q)
+	items, total, err := svc.store.MoneyOut().ListPayoutBatches(ctx, p, q)
 	return Page[payment.PayoutBatch]{items, total, q}, err
 }
 
 // ApprovePayoutBatch is an owner approving a batch: its payouts may be
 // signed and sent. Only an owner signed in approves (the API asks for a
 // fresh sign-in); audited.
-func (svc *Service) ApprovePayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
+func (svc MoneyOut) ApprovePayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
 	if _, err := svc.PayoutBatch(ctx, p, projectID, id); err != nil {
 		return payment.BatchRecord{}, err
 	}
@@ -94,9 +96,9 @@ func (svc *Service) ApprovePayoutBatch(ctx context.Context, p payment.Principal,
 	}
 	now := svc.now()
 	var rec payment.BatchRecord
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchApproved, "payout_batch", id, nil,
+	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchApproved, "payout_batch", id, nil,
 		func(ctx context.Context) (err error) {
-			rec, err = svc.store.UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
+			rec, err = svc.store.MoneyOut().UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
 				return payment.EventPayoutBatchApproved, payment.ApprovePayoutBatch(b, payouts, p.UserID, now)
 			}, views.BatchEvent)
 			return err
@@ -106,15 +108,15 @@ func (svc *Service) ApprovePayoutBatch(ctx context.Context, p payment.Principal,
 
 // CancelPayoutBatch cancels a batch none of whose payouts was sent;
 // audited.
-func (svc *Service) CancelPayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
+func (svc MoneyOut) CancelPayoutBatch(ctx context.Context, p payment.Principal, projectID, id string) (payment.BatchRecord, error) {
 	if _, err := svc.PayoutBatch(ctx, p, projectID, id); err != nil {
 		return payment.BatchRecord{}, err
 	}
 	now := svc.now()
 	var rec payment.BatchRecord
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCanceled, "payout_batch", id, nil,
+	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCanceled, "payout_batch", id, nil,
 		func(ctx context.Context) (err error) {
-			rec, err = svc.store.UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
+			rec, err = svc.store.MoneyOut().UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
 				return payment.EventPayoutBatchCanceled, payment.CancelPayoutBatch(b, payouts, now)
 			}, views.BatchEvent)
 			return err
@@ -128,11 +130,11 @@ func (svc *Service) CancelPayoutBatch(ctx context.Context, p payment.Principal, 
 }
 
 // GetPayout returns one of the principal's payouts.
-func (svc *Service) GetPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
+func (svc MoneyOut) GetPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
 	if err := ownsID(p, projectID, payment.PrefixPayout, id, "Payout"); err != nil {
 		return payment.Payout{}, err
 	}
-	po, err := svc.store.GetPayout(ctx, p, id)
+	po, err := svc.store.MoneyOut().GetPayout(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return po, payment.NotFound("Payout")
 	}
@@ -142,7 +144,7 @@ func (svc *Service) GetPayout(ctx context.Context, p payment.Principal, projectI
 // ReportPayoutSent records the hash of the transaction the merchant sent
 // for a payout (payment.ReportPayoutSent); audited. The network's
 // chainwatch follows it to finalized.
-func (svc *Service) ReportPayoutSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Payout, error) {
+func (svc MoneyOut) ReportPayoutSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Payout, error) {
 	po, err := svc.GetPayout(ctx, p, projectID, id)
 	if err != nil {
 		return payment.Payout{}, err
@@ -152,9 +154,9 @@ func (svc *Service) ReportPayoutSent(ctx context.Context, p payment.Principal, p
 	}
 	now := svc.now()
 	sent := false
-	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutSent, "payout", id, map[string]any{"txHash": txHash},
+	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutSent, "payout", id, map[string]any{"txHash": txHash},
 		func(ctx context.Context) (err error) {
-			po, err = svc.store.UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
+			po, err = svc.store.MoneyOut().UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
 				typ, err := payment.ReportPayoutSent(po, txHash, now)
 				sent = typ != ""
 				return typ, err
@@ -170,15 +172,15 @@ func (svc *Service) ReportPayoutSent(ctx context.Context, p payment.Principal, p
 // CancelPayout cancels one payout of an approved batch, waiting for its
 // signature or stale (payment.CancelPayout); audited. A stale one's
 // transaction is still followed: mined after all, it counts.
-func (svc *Service) CancelPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
+func (svc MoneyOut) CancelPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
 	if _, err := svc.GetPayout(ctx, p, projectID, id); err != nil {
 		return payment.Payout{}, err
 	}
 	now := svc.now()
 	var po payment.Payout
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutCanceled, "payout", id, nil,
+	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutCanceled, "payout", id, nil,
 		func(ctx context.Context) (err error) {
-			po, err = svc.store.UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
+			po, err = svc.store.MoneyOut().UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
 				return payment.EventPayoutCanceled, payment.CancelPayout(po, now)
 			}, views.PayoutEvent, views.BatchEvent)
 			return err

@@ -15,11 +15,11 @@ func provenTreasury(t *testing.T, e env, m member) string {
 	t.Helper()
 	ctx := context.Background()
 	w := newWallet(t)
-	claim, err := e.svc.ClaimRecipient(ctx, m.principal, m.principal.ProjectID, w.address, "pay.example.test")
+	claim, err := e.svc.Checkout().ClaimRecipient(ctx, m.principal, m.principal.ProjectID, w.address, "pay.example.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.VerifyRecipient(ctx, m.principal, m.principal.ProjectID, w.address, w.sign(t, claim.Challenge)); err != nil {
+	if _, err := e.svc.Checkout().VerifyRecipient(ctx, m.principal, m.principal.ProjectID, w.address, w.sign(t, claim.Challenge)); err != nil {
 		t.Fatal(err)
 	}
 	return w.address
@@ -47,7 +47,7 @@ func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
 	for _, from := range []string{provenTreasury(t, e, other), newWallet(t).address} {
 		unproven := payment.PayoutBatchInput{FromAddress: ptr(from), Lines: []payment.PayoutLine{
 			payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "10", "inv-1")}}
-		_, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, unproven)
+		_, err := e.svc.MoneyOut().CreatePayoutBatch(ctx, dev.principal, project, unproven)
 		wantInvalid(t, err, "fromAddress", "has not verified")
 	}
 
@@ -55,9 +55,9 @@ func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
 		payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "10", "inv-1"),
 		payoutLine("line 3", "0x00000000000000000000000000000000000000b2", "ten", "inv-2"),
 	}}
-	_, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, bad)
+	_, err := e.svc.MoneyOut().CreatePayoutBatch(ctx, dev.principal, project, bad)
 	wantInvalid(t, err, "line 3.amount", "")
-	if page, err := e.svc.ListPayoutBatches(ctx, m.principal, project, payment.ListQuery{Page: 1, Limit: 10}); err != nil || page.Total != 0 {
+	if page, err := e.svc.MoneyOut().ListPayoutBatches(ctx, m.principal, project, payment.ListQuery{Page: 1, Limit: 10}); err != nil || page.Total != 0 {
 		t.Fatalf("a refused batch left %d batches (%v)", page.Total, err)
 	}
 
@@ -65,7 +65,7 @@ func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
 		payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "10", "inv-1"),
 		payoutLine("line 3", "0x00000000000000000000000000000000000000b2", "2.5", "inv-2"),
 	}}
-	rec, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, good)
+	rec, err := e.svc.MoneyOut().CreatePayoutBatch(ctx, dev.principal, project, good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,41 +73,41 @@ func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
 	if rec.Batch.Status != payment.BatchAwaitingApproval || len(rec.Payouts) != 2 || rec.Payouts[1].AmountBaseUnits != "2500000" {
 		t.Fatalf("batch %+v", rec)
 	}
-	if _, err := e.svc.PayoutBatch(ctx, other.principal, other.principal.ProjectID, id); payment.KindOf(err) != payment.KindNotFound {
+	if _, err := e.svc.MoneyOut().PayoutBatch(ctx, other.principal, other.principal.ProjectID, id); payment.KindOf(err) != payment.KindNotFound {
 		t.Errorf("another project's owner read the batch: %v", err)
 	}
-	if _, err := e.svc.ApprovePayoutBatch(ctx, other.principal, project, id); payment.KindOf(err) != payment.KindForbidden &&
+	if _, err := e.svc.MoneyOut().ApprovePayoutBatch(ctx, other.principal, project, id); payment.KindOf(err) != payment.KindForbidden &&
 		payment.KindOf(err) != payment.KindNotFound {
 		t.Errorf("another project's owner approved the batch: %v", err)
 	}
-	if _, err := e.svc.ApprovePayoutBatch(ctx, other.principal, other.principal.ProjectID, id); payment.KindOf(err) != payment.KindNotFound {
+	if _, err := e.svc.MoneyOut().ApprovePayoutBatch(ctx, other.principal, other.principal.ProjectID, id); payment.KindOf(err) != payment.KindNotFound {
 		t.Errorf("another project's owner approved the batch through their project: %v", err)
 	}
-	if _, err := e.svc.ApprovePayoutBatch(ctx, dev.principal, project, id); payment.KindOf(err) != payment.KindForbidden {
+	if _, err := e.svc.MoneyOut().ApprovePayoutBatch(ctx, dev.principal, project, id); payment.KindOf(err) != payment.KindForbidden {
 		t.Errorf("a developer approved the batch: %v", err)
 	}
 	key := payment.Principal{ProjectID: project, KeyID: "key_x"}
-	if _, err := e.svc.ApprovePayoutBatch(ctx, key, project, id); payment.KindOf(err) != payment.KindForbidden {
+	if _, err := e.svc.MoneyOut().ApprovePayoutBatch(ctx, key, project, id); payment.KindOf(err) != payment.KindForbidden {
 		t.Errorf("an API key approved the batch: %v", err)
 	}
-	if _, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32)); payment.KindOf(err) != payment.KindConflict {
+	if _, err := e.svc.MoneyOut().ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32)); payment.KindOf(err) != payment.KindConflict {
 		t.Errorf("a payout of an unapproved batch took a transaction: %v", err)
 	}
-	rec, err = e.svc.ApprovePayoutBatch(ctx, m.principal, project, id)
+	rec, err = e.svc.MoneyOut().ApprovePayoutBatch(ctx, m.principal, project, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.Batch.Status != payment.BatchApproved || rec.Batch.ApprovedBy != m.user.ID || rec.Payouts[0].Status != payment.RefundAwaitingSignature {
 		t.Fatalf("approved batch %+v", rec)
 	}
-	if _, err := e.svc.ReportPayoutSent(ctx, other.principal, other.principal.ProjectID, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32)); payment.KindOf(err) != payment.KindNotFound {
+	if _, err := e.svc.MoneyOut().ReportPayoutSent(ctx, other.principal, other.principal.ProjectID, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32)); payment.KindOf(err) != payment.KindNotFound {
 		t.Errorf("another project's owner reported a payout's transaction: %v", err)
 	}
-	p, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32))
+	p, err := e.svc.MoneyOut().ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[0].ID, "0x"+strings.Repeat("ab", 32))
 	if err != nil || p.Status != payment.RefundSent {
 		t.Fatalf("report: %v %+v", err, p)
 	}
-	if _, err := e.svc.CancelPayoutBatch(ctx, m.principal, project, id); payment.KindOf(err) != payment.KindConflict {
+	if _, err := e.svc.MoneyOut().CancelPayoutBatch(ctx, m.principal, project, id); payment.KindOf(err) != payment.KindConflict {
 		t.Errorf("a batch with a payout sent was canceled: %v", err)
 	}
 	entries := e.audit(t, m)
@@ -116,7 +116,7 @@ func TestPayoutBatchesAreApprovedByAnOwnerOnly(t *testing.T) {
 			t.Errorf("%d audit entries %s, want 1", countAudit(entries, action), action)
 		}
 	}
-	events, _, err := e.store.ListEvents(ctx, m.principal, payment.ListQuery{Page: 1, Limit: 50, ObjectID: id})
+	events, _, err := e.store.Webhooks().ListEvents(ctx, m.principal, payment.ListQuery{Page: 1, Limit: 50, ObjectID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +140,12 @@ func TestReportsInFlightAreBoundedPerProject(t *testing.T) {
 	m, other := e.owner(t, "Busy"), e.owner(t, "Another merchant")
 	approved := func(m member) payment.Payout {
 		t.Helper()
-		rec, err := e.svc.CreatePayoutBatch(ctx, m.principal, m.principal.ProjectID, payment.PayoutBatchInput{FromAddress: ptr(provenTreasury(t, e, m)),
+		rec, err := e.svc.MoneyOut().CreatePayoutBatch(ctx, m.principal, m.principal.ProjectID, payment.PayoutBatchInput{FromAddress: ptr(provenTreasury(t, e, m)),
 			Lines: []payment.PayoutLine{payoutLine("line 2", "0x00000000000000000000000000000000000000b1", "1", "x")}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec, err = e.svc.ApprovePayoutBatch(ctx, m.principal, m.principal.ProjectID, rec.Batch.ID); err != nil {
+		if rec, err = e.svc.MoneyOut().ApprovePayoutBatch(ctx, m.principal, m.principal.ProjectID, rec.Batch.ID); err != nil {
 			t.Fatal(err)
 		}
 		return rec.Payouts[0]
@@ -160,11 +160,11 @@ func TestReportsInFlightAreBoundedPerProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash := "0x" + strings.Repeat("ab", 32)
-	_, err := e.svc.ReportPayoutSent(ctx, m.principal, m.principal.ProjectID, mine.ID, hash)
+	_, err := e.svc.MoneyOut().ReportPayoutSent(ctx, m.principal, m.principal.ProjectID, mine.ID, hash)
 	if payment.KindOf(err) != payment.KindRateLimited || !strings.Contains(err.Error(), "not mined yet") {
 		t.Fatalf("a report past the project's bound: %v; want rate limited", err)
 	}
-	if _, err := e.svc.ReportPayoutSent(ctx, other.principal, other.principal.ProjectID, theirs.ID, hash); err != nil {
+	if _, err := e.svc.MoneyOut().ReportPayoutSent(ctx, other.principal, other.principal.ProjectID, theirs.ID, hash); err != nil {
 		t.Fatalf("another project's report: %v", err)
 	}
 }
@@ -185,30 +185,30 @@ func TestAPayoutIsCanceledAloneWhileUnsentOrStale(t *testing.T) {
 		payoutLine("line 3", "0x00000000000000000000000000000000000000b2", "2", ""),
 		payoutLine("line 4", "0x00000000000000000000000000000000000000b3", "3", ""),
 	}}
-	rec, err := e.svc.CreatePayoutBatch(ctx, dev.principal, project, in)
+	rec, err := e.svc.MoneyOut().CreatePayoutBatch(ctx, dev.principal, project, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[0].ID); payment.KindOf(err) != payment.KindConflict ||
+	if _, err := e.svc.MoneyOut().CancelPayout(ctx, dev.principal, project, rec.Payouts[0].ID); payment.KindOf(err) != payment.KindConflict ||
 		!strings.Contains(err.Error(), "cancel the batch") {
 		t.Fatalf("a payout of a batch awaiting approval canceled alone: %v; want a conflict naming the batch", err)
 	}
-	if rec, err = e.svc.ApprovePayoutBatch(ctx, m.principal, project, rec.Batch.ID); err != nil {
+	if rec, err = e.svc.MoneyOut().ApprovePayoutBatch(ctx, m.principal, project, rec.Batch.ID); err != nil {
 		t.Fatal(err)
 	}
 	other := e.owner(t, "Another merchant")
-	if _, err := e.svc.CancelPayout(ctx, other.principal, other.principal.ProjectID, rec.Payouts[0].ID); payment.KindOf(err) != payment.KindNotFound {
+	if _, err := e.svc.MoneyOut().CancelPayout(ctx, other.principal, other.principal.ProjectID, rec.Payouts[0].ID); payment.KindOf(err) != payment.KindNotFound {
 		t.Fatalf("another project canceled the payout: %v; want not found", err)
 	}
-	unsent, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[0].ID)
+	unsent, err := e.svc.MoneyOut().CancelPayout(ctx, dev.principal, project, rec.Payouts[0].ID)
 	if err != nil || unsent.Status != payment.RefundCanceled {
 		t.Fatalf("an unsent payout canceled = %+v, %v", unsent, err)
 	}
 	hash := "0x" + strings.Repeat("cd", 32)
-	if _, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[1].ID, hash); err != nil {
+	if _, err := e.svc.MoneyOut().ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[1].ID, hash); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[1].ID); payment.KindOf(err) != payment.KindConflict ||
+	if _, err := e.svc.MoneyOut().CancelPayout(ctx, dev.principal, project, rec.Payouts[1].ID); payment.KindOf(err) != payment.KindConflict ||
 		!strings.Contains(err.Error(), "it is sent") {
 		t.Fatalf("a sent payout canceled: %v; want a conflict saying it is sent", err)
 	}
@@ -217,23 +217,23 @@ func TestAPayoutIsCanceledAloneWhileUnsentOrStale(t *testing.T) {
 	if _, err := e.store.Pool().Exec(ctx, `UPDATE payouts SET status = 'stale' WHERE id = $1`, rec.Payouts[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	stale, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[1].ID)
+	stale, err := e.svc.MoneyOut().CancelPayout(ctx, dev.principal, project, rec.Payouts[1].ID)
 	if err != nil || stale.Status != payment.RefundCanceled || stale.TxHash != hash || !stale.Followed() {
 		t.Fatalf("a stale payout canceled = %+v, %v; want canceled, its transaction kept and still followed", stale, err)
 	}
-	if _, err := e.svc.ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[1].ID, "0x"+strings.Repeat("ef", 32)); payment.KindOf(err) != payment.KindConflict {
+	if _, err := e.svc.MoneyOut().ReportPayoutSent(ctx, dev.principal, project, rec.Payouts[1].ID, "0x"+strings.Repeat("ef", 32)); payment.KindOf(err) != payment.KindConflict {
 		t.Fatalf("a canceled payout took another transaction: %v; want a conflict", err)
 	}
-	if _, err := e.svc.CancelPayout(ctx, dev.principal, project, rec.Payouts[2].ID); err != nil {
+	if _, err := e.svc.MoneyOut().CancelPayout(ctx, dev.principal, project, rec.Payouts[2].ID); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.svc.PayoutBatch(ctx, m.principal, project, rec.Batch.ID); err != nil || got.Batch.Status != payment.BatchCompleted {
+	if got, err := e.svc.MoneyOut().PayoutBatch(ctx, m.principal, project, rec.Batch.ID); err != nil || got.Batch.Status != payment.BatchCompleted {
 		t.Fatalf("the batch with every payout canceled: %+v, %v; want completed", got.Batch, err)
 	}
 	if n := countAudit(e.audit(t, m), payment.AuditPayoutCanceled); n != 3 {
 		t.Errorf("%d payout.canceled audit entries; want 3", n)
 	}
-	events, _, err := e.store.ListEvents(ctx, m.principal, payment.ListQuery{Page: 1, Limit: 50, ObjectID: rec.Payouts[1].ID})
+	events, _, err := e.store.Webhooks().ListEvents(ctx, m.principal, payment.ListQuery{Page: 1, Limit: 50, ObjectID: rec.Payouts[1].ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // CreatePlan validates and records a payment plan.
-func (svc *Service) CreatePlan(ctx context.Context, p payment.Principal, projectID string, in payment.PlanInput) (payment.Plan, error) {
+func (svc Checkout) CreatePlan(ctx context.Context, p payment.Principal, projectID string, in payment.PlanInput) (payment.Plan, error) {
 	if err := owns(p, projectID); err != nil {
 		return payment.Plan{}, err
 	}
@@ -27,19 +27,19 @@ func (svc *Service) CreatePlan(ctx context.Context, p payment.Principal, project
 	}
 	plan.ID = payment.NewID(payment.PrefixPlan, now)
 	plan.CreatedAt, plan.UpdatedAt = now, now
-	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title},
-		func(ctx context.Context) error { return svc.store.CreatePlan(ctx, plan, renderPlan) }); err != nil {
+	if err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title},
+		func(ctx context.Context) error { return svc.store.Checkout().CreatePlan(ctx, plan, renderPlan) }); err != nil {
 		return plan, fmt.Errorf("create plan: %w", err)
 	}
 	return plan, nil
 }
 
 // GetPlan returns one of the principal's plans.
-func (svc *Service) GetPlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
+func (svc Checkout) GetPlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
 	if err := ownsID(p, projectID, payment.PrefixPlan, id, "Payment plan"); err != nil {
 		return payment.Plan{}, err
 	}
-	plan, err := svc.store.GetPlan(ctx, p, id)
+	plan, err := svc.store.Checkout().GetPlan(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return plan, payment.NotFound("Payment plan")
 	}
@@ -47,26 +47,26 @@ func (svc *Service) GetPlan(ctx context.Context, p payment.Principal, projectID,
 }
 
 // ListPlans lists the principal's plans.
-func (svc *Service) ListPlans(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Plan], error) {
+func (svc Checkout) ListPlans(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Plan], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.Plan]{}, err
 	}
-	items, total, err := svc.store.ListPlans(ctx, p, q)
+	items, total, err := svc.store.Checkout().ListPlans(ctx, p, q)
 	return Page[payment.Plan]{items, total, q}, err
 }
 
 func renderPlan(p payment.Plan, v int) ([]byte, error) { return views.Versioned(views.PlanOf(p), v) }
 
 // UpdatePlan changes a plan's title, redirect URL, merchant info or expiry.
-func (svc *Service) UpdatePlan(ctx context.Context, p payment.Principal, projectID, id string, in payment.PlanInput) (payment.Plan, error) {
+func (svc Checkout) UpdatePlan(ctx context.Context, p payment.Principal, projectID, id string, in payment.PlanInput) (payment.Plan, error) {
 	if _, err := svc.GetPlan(ctx, p, projectID, id); err != nil {
 		return payment.Plan{}, err
 	}
 	now := svc.now()
 	var plan payment.Plan
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)},
+	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)},
 		func(ctx context.Context) (err error) {
-			plan, err = svc.store.UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (payment.EventType, error) {
+			plan, err = svc.store.Checkout().UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (payment.EventType, error) {
 				if plan.Status == payment.PlanArchived {
 					return "", payment.Conflict("An archived payment plan cannot change")
 				}
@@ -93,13 +93,13 @@ func planFields(in payment.PlanInput) []string {
 
 // ArchivePlan archives a plan: it starts no more sessions; open sessions
 // go on.
-func (svc *Service) ArchivePlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
+func (svc Checkout) ArchivePlan(ctx context.Context, p payment.Principal, projectID, id string) (payment.Plan, error) {
 	if _, err := svc.GetPlan(ctx, p, projectID, id); err != nil {
 		return payment.Plan{}, err
 	}
 	var plan payment.Plan
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil, func(ctx context.Context) (err error) {
-		plan, err = svc.store.UpdatePlan(ctx, p, id, svc.now(), func(plan *payment.Plan) (payment.EventType, error) {
+	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil, func(ctx context.Context) (err error) {
+		plan, err = svc.store.Checkout().UpdatePlan(ctx, p, id, svc.now(), func(plan *payment.Plan) (payment.EventType, error) {
 			if plan.Status == payment.PlanArchived {
 				return "", payment.Conflict("The payment plan is archived already")
 			}

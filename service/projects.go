@@ -21,7 +21,7 @@ type CreatedProject struct {
 }
 
 // CreateProject creates a project with one live and one sandbox API key.
-func (svc *Service) CreateProject(ctx context.Context, name string) (CreatedProject, error) {
+func (svc Checkout) CreateProject(ctx context.Context, name string) (CreatedProject, error) {
 	var probs payment.Problems
 	if name == "" || len(name) > payment.MaxTitleLength {
 		probs.Addf("name", "must be 1 to %d characters", payment.MaxTitleLength)
@@ -34,7 +34,7 @@ func (svc *Service) CreateProject(ctx context.Context, name string) (CreatedProj
 		LatePaymentWindow: 24 * time.Hour, CreatedAt: now, UpdatedAt: now}
 	live, liveKey := newAPIKey(true, now)
 	test, testKey := newAPIKey(false, now)
-	if err := svc.store.CreateProject(ctx, p, []store.APIKey{live, test}); err != nil {
+	if err := svc.store.Checkout().CreateProject(ctx, p, []store.APIKey{live, test}); err != nil {
 		return CreatedProject{}, fmt.Errorf("create project: %w", err)
 	}
 	return CreatedProject{Project: p, LiveKey: liveKey, SandboxKey: testKey}, nil
@@ -69,12 +69,12 @@ type cachedPrincipal struct {
 }
 
 // Authenticate resolves an API key to the principal it acts for.
-func (svc *Service) Authenticate(ctx context.Context, key string) (payment.Principal, error) {
+func (svc Checkout) Authenticate(ctx context.Context, key string) (payment.Principal, error) {
 	hash := payment.HashSecret(key)
 	if c, ok := svc.authCache.Load(hash); ok && time.Now().Before(c.(cachedPrincipal).until) {
 		return c.(cachedPrincipal).principal, nil
 	}
-	k, err := svc.store.APIKeyByHash(ctx, hash)
+	k, err := svc.store.Checkout().APIKeyByHash(ctx, hash)
 	if errors.Is(err, payment.ErrNotFound) {
 		return payment.Principal{}, payment.ErrUnauthorized
 	}
@@ -84,7 +84,7 @@ func (svc *Service) Authenticate(ctx context.Context, key string) (payment.Princ
 	p := payment.Principal{ProjectID: k.ProjectID, IsLive: k.IsLive, KeyID: k.ID}
 	// Its last use, for the key list, kept to the minute; a verification
 	// happens at most once per AuthCacheTTL per process.
-	if err := svc.store.TouchAPIKey(ctx, k.ID, svc.now()); err != nil {
+	if err := svc.store.Access().TouchAPIKey(ctx, k.ID, svc.now()); err != nil {
 		slog.WarnContext(ctx, "api key: last use not recorded", "key", k.ID, "err", err)
 	}
 	// Only verified keys are cached, so unknown keys cannot grow the cache.
@@ -95,7 +95,7 @@ func (svc *Service) Authenticate(ctx context.Context, key string) (payment.Princ
 // forgetKey drops a key from this process's cache of verified keys, so
 // that its revocation takes effect here at once (elsewhere within
 // AuthCacheTTL).
-func (svc *Service) forgetKey(keyID string) {
+func (svc Checkout) forgetKey(keyID string) {
 	svc.authCache.Range(func(hash, c any) bool {
 		if c.(cachedPrincipal).principal.KeyID == keyID {
 			svc.authCache.Delete(hash)
@@ -105,9 +105,9 @@ func (svc *Service) forgetKey(keyID string) {
 }
 
 // GetProject returns the principal's project; another project is not found.
-func (svc *Service) GetProject(ctx context.Context, p payment.Principal, id string) (payment.Project, error) {
+func (svc Checkout) GetProject(ctx context.Context, p payment.Principal, id string) (payment.Project, error) {
 	if err := owns(p, id); err != nil {
 		return payment.Project{}, err
 	}
-	return svc.store.GetProject(ctx, id)
+	return svc.store.Checkout().GetProject(ctx, id)
 }

@@ -48,7 +48,7 @@ type NetworkReadiness struct {
 // a caller that goes away does not cut that round short for the others.
 // A network that does not answer is logged with its error, which stays
 // out of what the caller shows.
-func (svc *Service) Ready(ctx context.Context, timeout time.Duration) Readiness {
+func (svc Chains) Ready(ctx context.Context, timeout time.Duration) Readiness {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var r Readiness
@@ -62,7 +62,7 @@ func (svc *Service) Ready(ctx context.Context, timeout time.Duration) Readiness 
 
 // networksReady is every network's state, from the cache when it is
 // younger than ReadyCacheFor.
-func (svc *Service) networksReady(ctx context.Context, timeout time.Duration) []NetworkReadiness {
+func (svc Chains) networksReady(ctx context.Context, timeout time.Duration) []NetworkReadiness {
 	c := &svc.ready
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -76,7 +76,7 @@ func (svc *Service) networksReady(ctx context.Context, timeout time.Duration) []
 }
 
 // askNetworks asks every network's nodes for their head, at once.
-func (svc *Service) askNetworks(ctx context.Context) []NetworkReadiness {
+func (svc Chains) askNetworks(ctx context.Context) []NetworkReadiness {
 	keys := make([]string, 0, len(svc.chains))
 	for k := range svc.chains {
 		keys = append(keys, k)

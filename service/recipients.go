@@ -39,7 +39,7 @@ func recipientAddress(field, s string) (string, error) {
 // to sign (within payment.RecipientChallengeTTL), or the recipient as it
 // is when the project has verified it already. Owners only. host names the
 // deployment in the challenge.
-func (svc *Service) ClaimRecipient(ctx context.Context, p payment.Principal, projectID, address, host string) (payment.Recipient, error) {
+func (svc Checkout) ClaimRecipient(ctx context.Context, p payment.Principal, projectID, address, host string) (payment.Recipient, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.Recipient{}, err
 	}
@@ -55,10 +55,10 @@ func (svc *Service) ClaimRecipient(ctx context.Context, p payment.Principal, pro
 		Challenge: payment.RecipientChallenge(host, projectID, p.IsLive, a, hex.EncodeToString(nonce), now, expires)}
 	var out payment.Recipient
 	err = svc.store.InTx(ctx, func(ctx context.Context) (err error) {
-		if out, err = svc.store.ClaimRecipient(ctx, r); err != nil || out.Verified() {
+		if out, err = svc.store.Checkout().ClaimRecipient(ctx, r); err != nil || out.Verified() {
 			return err // a verified recipient is answered as it is: nothing changed
 		}
-		return svc.auditIn(ctx, projectID, p.IsLive, payment.AuditRecipientClaimed, "recipient", a, map[string]any{"address": a})
+		return svc.Identity().auditIn(ctx, projectID, p.IsLive, payment.AuditRecipientClaimed, "recipient", a, map[string]any{"address": a})
 	})
 	if err != nil {
 		return out, claimErr(err)
@@ -86,7 +86,7 @@ func claimErr(err error) error {
 // at the address approving it (EIP-1271) on every network of the
 // environment where it has code. Then the project owns the address in the
 // environment.
-func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, projectID, address, signature string) (payment.Recipient, error) {
+func (svc Checkout) VerifyRecipient(ctx context.Context, p payment.Principal, projectID, address, signature string) (payment.Recipient, error) {
 	if err := canManageKeys(p, projectID); err != nil {
 		return payment.Recipient{}, err
 	}
@@ -100,7 +100,7 @@ func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 		probs.Add("signature", "must be the signature as 0x and hex digits (personal_sign's answer)")
 		return payment.Recipient{}, probs.Err()
 	}
-	r, err := svc.store.GetRecipient(ctx, projectID, p.IsLive, a)
+	r, err := svc.store.Checkout().GetRecipient(ctx, projectID, p.IsLive, a)
 	if errors.Is(err, payment.ErrNotFound) {
 		return r, payment.NotFound("Recipient")
 	}
@@ -134,9 +134,9 @@ func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 			Message: "The address's contract could not be asked on a network of this environment; retry shortly"}, err)
 	}
 	var out payment.Recipient
-	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditRecipientVerified, "recipient", a, map[string]any{"address": a, "method": method},
+	err = svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditRecipientVerified, "recipient", a, map[string]any{"address": a, "method": method},
 		func(ctx context.Context) (err error) {
-			out, err = svc.store.VerifyRecipient(ctx, projectID, p.IsLive, a, r.Challenge, method, svc.now())
+			out, err = svc.store.Checkout().VerifyRecipient(ctx, projectID, p.IsLive, a, r.Challenge, method, svc.now())
 			return err
 		})
 	if errors.Is(err, payment.ErrNotFound) {
@@ -150,16 +150,16 @@ func (svc *Service) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 
 // ListRecipients lists the project's recipients of the principal's
 // environment.
-func (svc *Service) ListRecipients(ctx context.Context, p payment.Principal, projectID string) ([]payment.Recipient, error) {
+func (svc Checkout) ListRecipients(ctx context.Context, p payment.Principal, projectID string) ([]payment.Recipient, error) {
 	if err := owns(p, projectID); err != nil {
 		return nil, err
 	}
-	return svc.store.ListRecipients(ctx, projectID, p.IsLive)
+	return svc.store.Checkout().ListRecipients(ctx, projectID, p.IsLive)
 }
 
 // DeleteRecipient removes a project's recipient; one that sessions still
 // hold amounts on is kept (409). Its plans open no more sessions.
-func (svc *Service) DeleteRecipient(ctx context.Context, p payment.Principal, projectID, address string) error {
+func (svc Checkout) DeleteRecipient(ctx context.Context, p payment.Principal, projectID, address string) error {
 	if err := canManageKeys(p, projectID); err != nil {
 		return err
 	}
@@ -167,9 +167,9 @@ func (svc *Service) DeleteRecipient(ctx context.Context, p payment.Principal, pr
 	if err != nil {
 		return err
 	}
-	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditRecipientRemoved, "recipient", a, map[string]any{"address": a},
+	err = svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditRecipientRemoved, "recipient", a, map[string]any{"address": a},
 		func(ctx context.Context) error {
-			return svc.store.DeleteRecipient(ctx, projectID, p.IsLive, a, svc.now())
+			return svc.store.Checkout().DeleteRecipient(ctx, projectID, p.IsLive, a, svc.now())
 		})
 	switch {
 	case errors.Is(err, payment.ErrNotFound):
@@ -182,8 +182,8 @@ func (svc *Service) DeleteRecipient(ctx context.Context, p payment.Principal, pr
 
 // ownsRecipient refuses a plan paying an address its project has not
 // verified in its environment.
-func (svc *Service) ownsRecipient(ctx context.Context, plan payment.Plan, field string) error {
-	r, err := svc.store.GetRecipient(ctx, plan.ProjectID, plan.IsLive, plan.RecipientAddress)
+func (svc Checkout) ownsRecipient(ctx context.Context, plan payment.Plan, field string) error {
+	r, err := svc.store.Checkout().GetRecipient(ctx, plan.ProjectID, plan.IsLive, plan.RecipientAddress)
 	if errors.Is(err, payment.ErrNotFound) || err == nil && !r.Verified() {
 		return payment.RecipientNotVerified(field, plan.RecipientAddress)
 	}

@@ -106,9 +106,9 @@ type ReconcileOptions struct {
 // has seen no payment started again from its record, and a session the
 // database lost recorded again from its workflow's input. Running it twice
 // repairs nothing the second time.
-func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+func (svc Chains) Reconcile(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
 	var out []Finding
-	sessions, err := svc.store.SessionsNeedingWorkflow(ctx, o.ProjectID)
+	sessions, err := svc.store.Checkout().SessionsNeedingWorkflow(ctx, o.ProjectID)
 	if err != nil {
 		return nil, fmt.Errorf("load sessions: %w", err)
 	}
@@ -121,7 +121,7 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 			out = append(out, *f)
 		}
 	}
-	txs, err := svc.store.UnfinishedTransactions(ctx, o.ProjectID)
+	txs, err := svc.store.Payments().UnfinishedTransactions(ctx, o.ProjectID)
 	if err != nil {
 		return out, fmt.Errorf("load transactions: %w", err)
 	}
@@ -144,7 +144,7 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 		f := Finding{Kind: FindingTransactionWithoutWorkflow, ObjectID: t.ID,
 			Detail: fmt.Sprintf("%s on chain %d is %s; its workflow %s is %s", t.TxHash, t.ChainID, t.Status, id, state)}
 		if o.Repair {
-			if _, err := svc.ResumeTransaction(ctx, t.ChainID, t.TxHash); err != nil {
+			if _, err := svc.Payments().ResumeTransaction(ctx, t.ChainID, t.TxHash); err != nil {
 				f.Error = err.Error()
 			} else {
 				f.Repaired, resumed[id] = true, true
@@ -196,7 +196,7 @@ func (svc *Service) Reconcile(ctx context.Context, o ReconcileOptions) ([]Findin
 // each network's reorg window against the chain, as the finality watch
 // does, and with Repair hands the payments of a block gone to their
 // workflows.
-func (svc *Service) finalizedBlocksGone(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
+func (svc Chains) finalizedBlocksGone(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
 	var out []Finding
 	for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
 		if down[network] != nil {
@@ -209,7 +209,7 @@ func (svc *Service) finalizedBlocksGone(ctx context.Context, o ReconcileOptions,
 			return out, fmt.Errorf("%s: head: %w", network, err)
 		}
 		from := n.ReorgWindowFrom(head)
-		blocks, err := svc.store.FinalizedBlocks(ctx, network, int64(from), o.ProjectID)
+		blocks, err := svc.store.Chains().FinalizedBlocks(ctx, network, int64(from), o.ProjectID)
 		if err != nil {
 			return out, err
 		}
@@ -225,7 +225,7 @@ func (svc *Service) finalizedBlocksGone(ctx context.Context, o ReconcileOptions,
 			if payment.SameBlock(canonical[uint64(b.Number)], b.Hash) {
 				continue
 			}
-			txs, items, err := svc.store.FinalizedInBlock(ctx, network, b, o.ProjectID)
+			txs, items, err := svc.store.Chains().FinalizedInBlock(ctx, network, b, o.ProjectID)
 			if err != nil {
 				return out, err
 			}
@@ -260,8 +260,8 @@ func repaired(err error) (bool, string) {
 
 // reversedUnsettled finds what a reorg past finality reversed and no one
 // has settled: nothing to repair, the merchant decides.
-func (svc *Service) reversedUnsettled(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
-	txs, items, err := svc.store.ReversedUnsettled(ctx, o.ProjectID)
+func (svc Chains) reversedUnsettled(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	txs, items, err := svc.store.Chains().ReversedUnsettled(ctx, o.ProjectID)
 	if err != nil {
 		return nil, fmt.Errorf("load reversed payments: %w", err)
 	}
@@ -283,8 +283,8 @@ func (svc *Service) reversedUnsettled(ctx context.Context, o ReconcileOptions) (
 // depositCountersBehind finds deposit keys whose counter is at or below an
 // index already used, by a recorded session or on chain (the networks
 // down left out), and with Repair moves the counter past it.
-func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
-	counters, err := svc.store.DepositCounters(ctx, o.ProjectID)
+func (svc Chains) depositCountersBehind(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
+	counters, err := svc.store.Chains().DepositCounters(ctx, o.ProjectID)
 	if err != nil {
 		return nil, fmt.Errorf("load deposit counters: %w", err)
 	}
@@ -313,7 +313,7 @@ func (svc *Service) depositCountersBehind(ctx context.Context, o ReconcileOption
 		f := Finding{Kind: FindingDepositIndexBehind, ObjectID: c.ProjectID,
 			Detail: fmt.Sprintf("the %s deposit key's next index is %d, but %s", env, c.NextIndex, strings.Join(why, " and "))}
 		if o.Repair {
-			if err := svc.store.AdvanceDepositIndex(ctx, c.ProjectID, c.IsLive, used+1); err != nil {
+			if err := svc.store.Chains().AdvanceDepositIndex(ctx, c.ProjectID, c.IsLive, used+1); err != nil {
 				f.Error = err.Error()
 			} else {
 				f.Repaired = true
@@ -334,7 +334,7 @@ const networkAnswerWait = 15 * time.Second
 // DepositKey, MoneyOut) for its head: those whose nodes cannot be read
 // are found (network-unreachable) and returned with why, for the chain
 // checks to leave them out.
-func (svc *Service) networksDown(ctx context.Context) (map[string]error, []Finding) {
+func (svc Chains) networksDown(ctx context.Context) (map[string]error, []Finding) {
 	down := map[string]error{}
 	var out []Finding
 	for _, network := range slices.Sorted(maps.Keys(svc.chains)) {
@@ -361,7 +361,7 @@ func (svc *Service) networksDown(ctx context.Context) (map[string]error, []Findi
 // row are unused, and returns the highest index used (-1: none). An
 // address is used when it has sent a transaction or holds any of the
 // network's assets.
-func (svc *Service) usedOnChain(ctx context.Context, c store.DepositCounter, from int64, down map[string]error) (int64, error) {
+func (svc Chains) usedOnChain(ctx context.Context, c store.DepositCounter, from int64, down map[string]error) (int64, error) {
 	key, err := keys.ParseKey(c.Xpub)
 	if err != nil {
 		return -1, err
@@ -422,8 +422,8 @@ func addressUsed(ctx context.Context, ch *chainwatch.Chain, addr common.Address)
 }
 
 // reconcileSession checks one session that must have a running workflow.
-func (svc *Service) reconcileSession(ctx context.Context, s payment.Session, repair bool) (*Finding, error) {
-	pending, err := svc.store.PendingSessionStarts(ctx, []string{s.ID})
+func (svc Chains) reconcileSession(ctx context.Context, s payment.Session, repair bool) (*Finding, error) {
+	pending, err := svc.store.Checkout().PendingSessionStarts(ctx, []string{s.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +448,7 @@ func (svc *Service) reconcileSession(ctx context.Context, s payment.Session, rep
 	if !repair {
 		return f, nil
 	}
-	txs, err := svc.store.SessionTransactions(ctx, s.ID)
+	txs, err := svc.store.Payments().SessionTransactions(ctx, s.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -459,11 +459,11 @@ func (svc *Service) reconcileSession(ctx context.Context, s payment.Session, rep
 			"keep it under watch and settle it through the API (docs/operations.md)"
 		return f, nil
 	}
-	plan, err := svc.store.PlanByID(ctx, s.PaymentPlanID)
+	plan, err := svc.store.Checkout().PlanByID(ctx, s.PaymentPlanID)
 	if err != nil {
 		return nil, err
 	}
-	project, err := svc.store.GetProject(ctx, s.ProjectID)
+	project, err := svc.store.Checkout().GetProject(ctx, s.ProjectID)
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +480,7 @@ func (svc *Service) reconcileSession(ctx context.Context, s payment.Session, rep
 // followedInline tells whether a session's running workflow follows a
 // transaction itself (docs/decisions.md "One workflow per payment"), as
 // its state query says.
-func (svc *Service) followedInline(ctx context.Context, sessionID, txWorkflowID string) bool {
+func (svc Chains) followedInline(ctx context.Context, sessionID, txWorkflowID string) bool {
 	if sessionID == "" {
 		return false
 	}
@@ -494,7 +494,7 @@ func (svc *Service) followedInline(ctx context.Context, sessionID, txWorkflowID 
 
 // workflowState is "running", "missing", or the status of the latest run
 // of a workflow ID.
-func (svc *Service) workflowState(ctx context.Context, workflowID string) (string, error) {
+func (svc Chains) workflowState(ctx context.Context, workflowID string) (string, error) {
 	d, err := svc.temporal.DescribeWorkflowExecution(ctx, workflowID, "")
 	var missing *serviceerror.NotFound
 	switch {
@@ -512,7 +512,7 @@ func (svc *Service) workflowState(ctx context.Context, workflowID string) (strin
 
 // eachWorkflow calls fn with every workflow execution the visibility
 // query finds, scoped to o's project, page after page.
-func (svc *Service) eachWorkflow(ctx context.Context, query string, o ReconcileOptions, fn func(*workflowpb.WorkflowExecutionInfo) error) error {
+func (svc Chains) eachWorkflow(ctx context.Context, query string, o ReconcileOptions, fn func(*workflowpb.WorkflowExecutionInfo) error) error {
 	if o.ProjectID != "" {
 		query += fmt.Sprintf(" AND %s = '%s'", workflows.ProjectID.GetName(), strings.ReplaceAll(o.ProjectID, "'", ""))
 	}
@@ -542,7 +542,7 @@ func statusName(st enumspb.WorkflowExecutionStatus) string {
 // workflowsWithoutRecord finds session workflows, running or completed,
 // whose session the records lack, and records each again from its
 // workflow's input and state.
-func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+func (svc Chains) workflowsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
 	// A completed workflow within Temporal's retention knows its session's
 	// end as well as a running one knows its state.
 	query := fmt.Sprintf("WorkflowType = '%s' AND (ExecutionStatus = 'Running' OR ExecutionStatus = 'Completed')", workflows.WorkflowCheckoutSession)
@@ -550,7 +550,7 @@ func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptio
 	err := svc.eachWorkflow(ctx, query, o, func(e *workflowpb.WorkflowExecutionInfo) error {
 		wfID := e.GetExecution().GetWorkflowId()
 		sessionID := strings.TrimPrefix(wfID, workflows.CheckoutSessionWorkflowID(""))
-		if _, err := svc.store.SessionByID(ctx, sessionID); !errors.Is(err, payment.ErrNotFound) {
+		if _, err := svc.store.Checkout().SessionByID(ctx, sessionID); !errors.Is(err, payment.ErrNotFound) {
 			return err
 		}
 		f := Finding{Kind: FindingWorkflowWithoutRecord, ObjectID: sessionID,
@@ -573,7 +573,7 @@ func (svc *Service) workflowsWithoutRecord(ctx context.Context, o ReconcileOptio
 // the records lack and, with Repair, runs each again from its input: it
 // reads the chain, records the transaction as it stands and tells its
 // session, which counts a transfer once however often it is told.
-func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+func (svc Chains) transactionsWithoutRecord(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
 	var out []Finding
 	seen := map[string]bool{}
 	err := svc.eachWorkflow(ctx, fmt.Sprintf("WorkflowType = '%s'", workflows.WorkflowTransaction), o, func(e *workflowpb.WorkflowExecutionInfo) error {
@@ -585,7 +585,7 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 		// The workflow ID names the transaction: most are recorded, and
 		// their histories need not be read.
 		if chainID, hash, ok := parseTransactionWorkflowID(ex.GetWorkflowId()); ok {
-			if records, err := svc.store.TransactionRecords(ctx, chainID, hash); err != nil || len(records) > 0 {
+			if records, err := svc.store.Payments().TransactionRecords(ctx, chainID, hash); err != nil || len(records) > 0 {
 				return err
 			}
 		}
@@ -597,7 +597,7 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 		} else if err != nil {
 			return err
 		}
-		if records, err := svc.store.TransactionRecords(ctx, in.Transfer.ChainID, in.Transfer.TxHash); err != nil || len(records) > 0 {
+		if records, err := svc.store.Payments().TransactionRecords(ctx, in.Transfer.ChainID, in.Transfer.TxHash); err != nil || len(records) > 0 {
 			return err
 		}
 		f := Finding{Kind: FindingTransactionWithoutRecord, ObjectID: in.Transfer.TxHash,
@@ -609,7 +609,7 @@ func (svc *Service) transactionsWithoutRecord(ctx context.Context, o ReconcileOp
 		default:
 			// A transfer to a shared recipient that matched no session
 			// has no session to look for.
-			if _, err := svc.store.SessionByID(ctx, in.Session.ID); err != nil && in.Session.ID != "" {
+			if _, err := svc.store.Checkout().SessionByID(ctx, in.Session.ID); err != nil && in.Session.ID != "" {
 				f.Error = "not repaired: its session " + in.Session.ID + " is not in the records either: " + err.Error()
 			} else if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.TransactionStartOptions(in.Session, in.Transfer),
 				workflows.WorkflowTransaction, in); err != nil {
@@ -637,7 +637,7 @@ func parseTransactionWorkflowID(id string) (int64, string, bool) {
 
 // workflowInput decodes a workflow's input from the first event of its
 // history into in.
-func (svc *Service) workflowInput(ctx context.Context, workflowID, runID string, in any) error {
+func (svc Chains) workflowInput(ctx context.Context, workflowID, runID string, in any) error {
 	it := svc.temporal.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return fmt.Errorf("%s has no history", workflowID)
@@ -658,21 +658,21 @@ func (svc *Service) workflowInput(ctx context.Context, workflowID, runID string,
 // exception, resolution), with the events of that change. A plan the
 // records lost too is recorded again as a stand-in (standInPlan); the note
 // says so.
-func (svc *Service) recordFromWorkflow(ctx context.Context, workflowID, runID string) (note string, err error) {
+func (svc Chains) recordFromWorkflow(ctx context.Context, workflowID, runID string) (note string, err error) {
 	var in workflows.CheckoutSessionInput
 	if err := svc.workflowInput(ctx, workflowID, runID, &in); err != nil {
 		return "", err
 	}
-	switch _, err := svc.store.PlanByID(ctx, in.Session.PaymentPlanID); {
+	switch _, err := svc.store.Checkout().PlanByID(ctx, in.Session.PaymentPlanID); {
 	case errors.Is(err, payment.ErrNotFound):
-		if err := svc.store.CreatePlan(ctx, standInPlan(in.Session, svc.now()), renderPlan); err != nil {
+		if err := svc.store.Checkout().CreatePlan(ctx, standInPlan(in.Session, svc.now()), renderPlan); err != nil {
 			return "", fmt.Errorf("record its plan %s again: %w", in.Session.PaymentPlanID, err)
 		}
 		note = "; its plan " + in.Session.PaymentPlanID + ", lost too, recorded again as an archived stand-in"
 	case err != nil:
 		return "", err
 	}
-	if err := svc.store.InsertSession(ctx, in.Session, views.SessionEvent); err != nil {
+	if err := svc.store.Checkout().InsertSession(ctx, in.Session, views.SessionEvent); err != nil {
 		return "", err
 	}
 	v, err := svc.temporal.QueryWorkflow(ctx, workflowID, runID, workflows.QuerySessionState)
@@ -687,7 +687,7 @@ func (svc *Service) recordFromWorkflow(ctx context.Context, workflowID, runID st
 	if err != nil {
 		return "", fmt.Errorf("%s's amount paid %q: %w", workflowID, st.PaidUSD, err)
 	}
-	return note, svc.store.UpdateSession(ctx, in.Session.ID, svc.now(), func(s *payment.Session) []payment.EventType {
+	return note, svc.store.Checkout().UpdateSession(ctx, in.Session.ID, svc.now(), func(s *payment.Session) []payment.EventType {
 		s.Resolution = st.Resolution
 		return s.Progress(payment.SessionProgress{Status: st.Status, PaidUSD: paid, Exception: st.Exception, CompletedAt: st.CompletedAt})
 	}, views.SessionEvent)

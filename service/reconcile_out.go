@@ -83,16 +83,16 @@ func (o outgoing) recordedPaid() bool {
 // transfers they are recorded as paid by against each other's, and the
 // refunds against their sessions' books. Nothing is repaired: money out is
 // the merchant's to settle.
-func (svc *Service) reconcileMoneyOut(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
-	refunds, err := svc.store.RefundsToCheck(ctx, o.ProjectID)
+func (svc Chains) reconcileMoneyOut(ctx context.Context, o ReconcileOptions, down map[string]error) ([]Finding, error) {
+	refunds, err := svc.store.MoneyOut().RefundsToCheck(ctx, o.ProjectID)
 	if err != nil {
 		return nil, err
 	}
-	payouts, err := svc.store.PayoutsToCheck(ctx, o.ProjectID)
+	payouts, err := svc.store.MoneyOut().PayoutsToCheck(ctx, o.ProjectID)
 	if err != nil {
 		return nil, err
 	}
-	txs := &sentTxs{svc: svc, down: down, read: map[string]sentTx{}, proven: map[string][]string{}}
+	txs := &sentTxs{svc: svc.Service, down: down, read: map[string]sentTx{}, proven: map[string][]string{}}
 	var out []Finding
 	var paid []outgoing // shown paid by their transactions
 	check := func(kind string, item outgoing) error {
@@ -130,18 +130,18 @@ func (svc *Service) reconcileMoneyOut(ctx context.Context, o ReconcileOptions, d
 
 // refundsOverdrawn checks the books of the sessions with refunds that
 // hold: no asset refunded beyond what came in, finalized.
-func (svc *Service) refundsOverdrawn(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
-	sessions, err := svc.store.RefundedSessions(ctx, o.ProjectID)
+func (svc Chains) refundsOverdrawn(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
+	sessions, err := svc.store.MoneyOut().RefundedSessions(ctx, o.ProjectID)
 	if err != nil {
 		return nil, err
 	}
 	var out []Finding
 	for _, id := range sessions {
-		txs, err := svc.store.SessionTransactions(ctx, id)
+		txs, err := svc.store.Payments().SessionTransactions(ctx, id)
 		if err != nil {
 			return out, err
 		}
-		refunds, err := svc.store.SessionRefunds(ctx, id)
+		refunds, err := svc.store.MoneyOut().SessionRefunds(ctx, id)
 		if err != nil {
 			return out, err
 		}
@@ -199,7 +199,7 @@ func (r *sentTxs) sources(ctx context.Context, projectID string, isLive bool) ([
 	if a, ok := r.proven[key]; ok {
 		return a, nil
 	}
-	a, err := r.svc.store.ProvenAddresses(ctx, projectID, isLive)
+	a, err := r.svc.store.MoneyOut().ProvenAddresses(ctx, projectID, isLive)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (r *sentTxs) check(ctx context.Context, kind string, o outgoing) (_ []Findi
 // the follower has recorded it), and the items that share transfers must
 // each be matched to one of their own. Those of paid among items that
 // cannot are found, each naming the transfers and the items.
-func (svc *Service) transfersReused(ctx context.Context, paid []outgoing, txs *sentTxs) ([]Finding, error) {
+func (svc Chains) transfersReused(ctx context.Context, paid []outgoing, txs *sentTxs) ([]Finding, error) {
 	inScope := map[string]bool{}
 	var each []outgoing // one of paid per transaction
 	seen := map[string]bool{}
@@ -405,12 +405,12 @@ func shortOfTransfers(pays [][]int) [][]int {
 // recordedWith returns the refunds and the payouts of every project
 // recorded confirmed or finalized with a transaction of a network, the
 // first recorded first.
-func (svc *Service) recordedWith(ctx context.Context, network, hash string, txs *sentTxs) ([]outgoing, error) {
-	refunds, err := svc.store.RefundsByTxHash(ctx, hash)
+func (svc Chains) recordedWith(ctx context.Context, network, hash string, txs *sentTxs) ([]outgoing, error) {
+	refunds, err := svc.store.MoneyOut().RefundsByTxHash(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
-	payouts, err := svc.store.PayoutsByTxHash(ctx, hash)
+	payouts, err := svc.store.MoneyOut().PayoutsByTxHash(ctx, hash)
 	if err != nil {
 		return nil, err
 	}

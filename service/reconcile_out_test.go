@@ -70,11 +70,11 @@ func (e env) proven(t *testing.T, m member, a devchain.Account) string {
 	t.Helper()
 	ctx := context.Background()
 	w := wallet{key: a.Key, address: a.Address.Hex()}
-	claim, err := e.svc.ClaimRecipient(ctx, m.principal, m.principal.ProjectID, w.address, "pay.example.test")
+	claim, err := e.svc.Checkout().ClaimRecipient(ctx, m.principal, m.principal.ProjectID, w.address, "pay.example.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.svc.VerifyRecipient(ctx, m.principal, m.principal.ProjectID, w.address, w.sign(t, claim.Challenge)); err != nil {
+	if _, err := e.svc.Checkout().VerifyRecipient(ctx, m.principal, m.principal.ProjectID, w.address, w.sign(t, claim.Challenge)); err != nil {
 		t.Fatal(err)
 	}
 	return w.address
@@ -96,7 +96,7 @@ func (e env) recordedPaid(t *testing.T, table, id, hash string) {
 func (e env) refundPaid(t *testing.T, m member, amount, to, hash string) payment.Refund {
 	t.Helper()
 	cs := e.paidSession(t, m, transfer{"10", payment.TxFinalized})
-	r, _, err := e.svc.CreateRefund(context.Background(), m.principal, m.principal.ProjectID, cs.ID,
+	r, _, err := e.svc.MoneyOut().CreateRefund(context.Background(), m.principal, m.principal.ProjectID, cs.ID,
 		payment.RefundInput{Amount: ptr(amount), Address: ptr(to)})
 	if err != nil {
 		t.Fatal(err)
@@ -111,11 +111,11 @@ func (e env) payoutPaid(t *testing.T, m member, from, amount, to, hash string) p
 	t.Helper()
 	ctx := context.Background()
 	in := payment.PayoutBatchInput{FromAddress: ptr(from), Lines: []payment.PayoutLine{payoutLine("line 2", to, amount, "")}}
-	rec, err := e.svc.CreatePayoutBatch(ctx, m.principal, m.principal.ProjectID, in)
+	rec, err := e.svc.MoneyOut().CreatePayoutBatch(ctx, m.principal, m.principal.ProjectID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec, err = e.svc.ApprovePayoutBatch(ctx, m.principal, m.principal.ProjectID, rec.Batch.ID); err != nil {
+	if rec, err = e.svc.MoneyOut().ApprovePayoutBatch(ctx, m.principal, m.principal.ProjectID, rec.Batch.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.recordedPaid(t, "payouts", rec.Payouts[0].ID, hash)
@@ -126,7 +126,7 @@ func (e env) payoutPaid(t *testing.T, m member, from, amount, to, hash string) p
 // finds, by kind and object.
 func reconciled(t *testing.T, e env, projectID string) []service.Finding {
 	t.Helper()
-	found, err := e.svc.Reconcile(context.Background(), service.ReconcileOptions{ProjectID: projectID})
+	found, err := e.svc.Chains().Reconcile(context.Background(), service.ReconcileOptions{ProjectID: projectID})
 	if err != nil {
 		t.Fatal(err)
 	}

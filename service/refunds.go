@@ -17,7 +17,7 @@ import (
 // (payment.NewRefund says what it may be) and returns it with its claim
 // token, the secret of the customer's link to give the address, which is
 // kept as its hash only: shown once, here.
-func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, projectID, sessionID string, in payment.RefundInput) (payment.Refund, string, error) {
+func (svc MoneyOut) CreateRefund(ctx context.Context, p payment.Principal, projectID, sessionID string, in payment.RefundInput) (payment.Refund, string, error) {
 	if err := owns(p, projectID); err != nil {
 		return payment.Refund{}, "", err
 	}
@@ -34,10 +34,10 @@ func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, proje
 	}
 	now := svc.now()
 	token := payment.NewSessionToken()
-	rate := func(a payment.Asset) (decimal.Decimal, bool) { return svc.rate(ctx, a) }
+	rate := func(a payment.Asset) (decimal.Decimal, bool) { return svc.Checkout().rate(ctx, a) }
 	var r payment.Refund
 	err := svc.store.InTx(ctx, func(ctx context.Context) (err error) {
-		r, err = svc.store.CreateRefund(ctx, p, sessionID, func(s payment.Session, txs []payment.Transaction, refunds []payment.Refund) (payment.Refund, error) {
+		r, err = svc.store.MoneyOut().CreateRefund(ctx, p, sessionID, func(s payment.Session, txs []payment.Transaction, refunds []payment.Refund) (payment.Refund, error) {
 			r, err := payment.NewRefund(in, s, txs, refunds, svc.catalog, rate, now)
 			if err == nil && r.Bitcoin() && r.ToAddress != "" {
 				err = svc.checkPayees(r.Network, []string{"address"}, []string{r.ToAddress})
@@ -51,7 +51,7 @@ func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, proje
 		if err != nil {
 			return err
 		}
-		return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCreated, "refund", r.ID,
+		return svc.Identity().auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCreated, "refund", r.ID,
 			map[string]any{"checkoutSessionId": sessionID, "amount": r.Amount(), "asset": r.AssetDefinitionID, "address": r.ToAddress})
 	})
 	if err != nil {
@@ -61,11 +61,11 @@ func (svc *Service) CreateRefund(ctx context.Context, p payment.Principal, proje
 }
 
 // GetRefund returns one of the principal's refunds.
-func (svc *Service) GetRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
+func (svc MoneyOut) GetRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
 	if err := ownsID(p, projectID, payment.PrefixRefund, id, "Refund"); err != nil {
 		return payment.Refund{}, err
 	}
-	r, err := svc.store.GetRefund(ctx, p, id)
+	r, err := svc.store.MoneyOut().GetRefund(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return r, payment.NotFound("Refund")
 	}
@@ -74,32 +74,32 @@ func (svc *Service) GetRefund(ctx context.Context, p payment.Principal, projectI
 
 // ListRefunds lists the principal's refunds; sessionID, when set, one
 // session's.
-func (svc *Service) ListRefunds(ctx context.Context, p payment.Principal, projectID, sessionID string, q payment.ListQuery) (Page[payment.Refund], error) {
+func (svc MoneyOut) ListRefunds(ctx context.Context, p payment.Principal, projectID, sessionID string, q payment.ListQuery) (Page[payment.Refund], error) {
 	if sessionID != "" {
-		if _, err := svc.GetSession(ctx, p, projectID, sessionID); err != nil {
+		if _, err := svc.Checkout().GetSession(ctx, p, projectID, sessionID); err != nil {
 			return Page[payment.Refund]{}, err
 		}
 	} else if err := owns(p, projectID); err != nil {
 		return Page[payment.Refund]{}, err
 	}
-	items, total, err := svc.store.ListRefunds(ctx, p, q, sessionID)
+	items, total, err := svc.store.MoneyOut().ListRefunds(ctx, p, q, sessionID)
 	return Page[payment.Refund]{items, total, q}, err
 }
 
 // ExportRefunds streams the principal's refunds (ListRefunds's filters)
 // to fn.
-func (svc *Service) ExportRefunds(ctx context.Context, p payment.Principal, projectID, sessionID string, q payment.ListQuery, fn func(payment.Refund) error) error {
+func (svc MoneyOut) ExportRefunds(ctx context.Context, p payment.Principal, projectID, sessionID string, q payment.ListQuery, fn func(payment.Refund) error) error {
 	if err := owns(p, projectID); err != nil {
 		return err
 	}
-	return svc.store.EachRefund(ctx, p, q, sessionID, fn)
+	return svc.store.MoneyOut().EachRefund(ctx, p, q, sessionID, fn)
 }
 
 // SetRefundAddress is the merchant giving (or correcting) the address a
 // refund is paid to, until its transfer is sent; audited. The refund then
 // waits for an owner's approval (ApproveRefund), given again after every
 // change: the merchant's address is a payout's, not the customer's word.
-func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
+func (svc MoneyOut) SetRefundAddress(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
 	r, err := svc.GetRefund(ctx, p, projectID, id)
 	if err != nil {
 		return payment.Refund{}, err
@@ -116,9 +116,9 @@ func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, p
 		return payment.Refund{}, err
 	}
 	now := svc.now()
-	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundAddressSet, "refund", id, map[string]any{"address": address},
+	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundAddressSet, "refund", id, map[string]any{"address": address},
 		func(ctx context.Context) (err error) {
-			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
+			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
 				return payment.EventRefundAddressProvided, payment.SetRefundAddress(r, address, payment.AddressFromMerchant, now)
 			}, renderRefund)
 			return err
@@ -132,7 +132,7 @@ func (svc *Service) SetRefundAddress(ctx context.Context, p payment.Principal, p
 // approved; audited with the address and amount approved. address, when
 // not empty, is the address the owner was shown: the approval is refused
 // when the refund's is another by then (changed while the owner read it).
-func (svc *Service) ApproveRefund(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
+func (svc MoneyOut) ApproveRefund(ctx context.Context, p payment.Principal, projectID, id, address string) (payment.Refund, error) {
 	r, err := svc.GetRefund(ctx, p, projectID, id)
 	if err != nil {
 		return payment.Refund{}, err
@@ -142,10 +142,10 @@ func (svc *Service) ApproveRefund(ctx context.Context, p payment.Principal, proj
 			Message: "Only an owner of the project, signed in, approves a refund to an address the merchant gave"}
 	}
 	now := svc.now()
-	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundApproved, "refund", id,
+	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundApproved, "refund", id,
 		map[string]any{"address": r.ToAddress, "amount": r.Amount(), "asset": r.AssetDefinitionID},
 		func(ctx context.Context) (err error) {
-			r, err = svc.store.UpdateRefund(ctx, &p, id, func(locked *payment.Refund) (payment.EventType, error) {
+			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(locked *payment.Refund) (payment.EventType, error) {
 				if locked.ToAddress != r.ToAddress || address != "" && !strings.EqualFold(address, locked.ToAddress) {
 					// The owner approves the address they were shown, no other.
 					return "", payment.Conflict("The refund's address is " + locked.ToAddress + ", not the one approved: " +
@@ -163,15 +163,15 @@ func (svc *Service) ApproveRefund(ctx context.Context, p payment.Principal, proj
 
 // CancelRefund cancels a refund nothing has been sent for: what it held
 // can be refunded again.
-func (svc *Service) CancelRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
+func (svc MoneyOut) CancelRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
 	if _, err := svc.GetRefund(ctx, p, projectID, id); err != nil {
 		return payment.Refund{}, err
 	}
 	now := svc.now()
 	var r payment.Refund
-	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCanceled, "refund", id, nil,
+	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCanceled, "refund", id, nil,
 		func(ctx context.Context) (err error) {
-			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
+			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
 				return payment.EventRefundCanceled, payment.CancelRefund(r, now)
 			}, renderRefund)
 			return err
@@ -189,7 +189,7 @@ func (svc *Service) CancelRefund(ctx context.Context, p payment.Principal, proje
 // ReportRefundSent records the hash of the transaction the merchant sent
 // for a refund (payment.ReportRefundSent); audited. From then on the
 // network's chainwatch follows it to finalized.
-func (svc *Service) ReportRefundSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Refund, error) {
+func (svc MoneyOut) ReportRefundSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Refund, error) {
 	r, err := svc.GetRefund(ctx, p, projectID, id)
 	if err != nil {
 		return payment.Refund{}, err
@@ -199,9 +199,9 @@ func (svc *Service) ReportRefundSent(ctx context.Context, p payment.Principal, p
 	}
 	now := svc.now()
 	sent := false
-	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundSent, "refund", id, map[string]any{"txHash": txHash},
+	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundSent, "refund", id, map[string]any{"txHash": txHash},
 		func(ctx context.Context) (err error) {
-			r, err = svc.store.UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
+			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
 				typ, err := payment.ReportRefundSent(r, txHash, now)
 				sent = typ != ""
 				return typ, err
@@ -215,11 +215,11 @@ func (svc *Service) ReportRefundSent(ctx context.Context, p payment.Principal, p
 }
 
 // RefundClaim returns the refund a claim link's token names.
-func (svc *Service) RefundClaim(ctx context.Context, token string) (payment.Refund, error) {
+func (svc MoneyOut) RefundClaim(ctx context.Context, token string) (payment.Refund, error) {
 	if !payment.ValidSessionToken(token) {
 		return payment.Refund{}, payment.NotFound("Refund")
 	}
-	r, err := svc.store.RefundByClaimHash(ctx, payment.HashSecret(token))
+	r, err := svc.store.MoneyOut().RefundByClaimHash(ctx, payment.HashSecret(token))
 	if errors.Is(err, payment.ErrNotFound) {
 		return r, payment.NotFound("Refund")
 	}
@@ -233,7 +233,7 @@ func (svc *Service) RefundClaim(ctx context.Context, token string) (payment.Refu
 // it receives (an exchange's deposit address may not credit a refund
 // either): it is refused unless acceptContract says the customer read the
 // warning.
-func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acceptContract bool) (payment.Refund, error) {
+func (svc MoneyOut) ClaimRefund(ctx context.Context, token, address string, acceptContract bool) (payment.Refund, error) {
 	r, err := svc.RefundClaim(ctx, token)
 	if err != nil {
 		return r, err
@@ -265,7 +265,7 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 		}
 	}
 	now := svc.now()
-	r, err = svc.store.UpdateRefund(ctx, nil, r.ID, func(r *payment.Refund) (payment.EventType, error) {
+	r, err = svc.store.MoneyOut().UpdateRefund(ctx, nil, r.ID, func(r *payment.Refund) (payment.EventType, error) {
 		if r.Status != payment.RefundAwaitingAddress {
 			return "", payment.Conflict("The refund's address has been given already")
 		}
@@ -278,7 +278,7 @@ func (svc *Service) ClaimRefund(ctx context.Context, token, address string, acce
 }
 
 // isContract tells whether an address on a network holds code.
-func (svc *Service) isContract(ctx context.Context, network, address string) (bool, error) {
+func (svc MoneyOut) isContract(ctx context.Context, network, address string) (bool, error) {
 	c, ok := svc.chains[network]
 	if !ok {
 		return false, &payment.Error{Kind: payment.KindUnavailable, Message: "The network " + network + " cannot be read now"}

@@ -35,13 +35,13 @@ type SessionView struct {
 // plan has this ID", as an unknown one. The session is recorded with its
 // workflow's pending start in one database transaction (OpenSession), so
 // it is readable when this returns; the workflow starts in the background.
-func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, in payment.SessionInput) (SessionView, error) {
+func (svc Checkout) CreateSession(ctx context.Context, key *payment.Principal, in payment.SessionInput) (SessionView, error) {
 	defer svc.starts.Opening()()
 	metadata, err := payment.CheckSessionInput(in)
 	if err != nil {
 		return SessionView{}, err
 	}
-	plan, err := svc.store.PlanByID(ctx, *in.PaymentPlanID)
+	plan, err := svc.store.Checkout().PlanByID(ctx, *in.PaymentPlanID)
 	if err == nil && key != nil && (plan.ProjectID != key.ProjectID || plan.IsLive != key.IsLive) {
 		err = payment.ErrNotFound
 	}
@@ -63,7 +63,7 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 	if err != nil {
 		return SessionView{}, err
 	}
-	project, err := svc.store.GetProject(ctx, plan.ProjectID)
+	project, err := svc.store.Checkout().GetProject(ctx, plan.ProjectID)
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load project: %w", err)
 	}
@@ -116,7 +116,7 @@ func (svc *Service) CreateSession(ctx context.Context, key *payment.Principal, i
 // quotedOptions gives a session of a plan priced in USD its deposit
 // address and its payment options: due in each accepted asset that can be
 // quoted now.
-func (svc *Service) quotedOptions(ctx context.Context, plan payment.Plan, due decimal.Decimal, s *payment.Session) error {
+func (svc Checkout) quotedOptions(ctx context.Context, plan payment.Plan, due decimal.Decimal, s *payment.Session) error {
 	type quote struct {
 		asset payment.Asset
 		rate  decimal.Decimal
@@ -139,11 +139,11 @@ func (svc *Service) quotedOptions(ctx context.Context, plan payment.Plan, due de
 	bitcoin := slices.ContainsFunc(quotes, func(q quote) bool { return q.asset.Bitcoin() })
 	evm := slices.ContainsFunc(quotes, func(q quote) bool { return !q.asset.Bitcoin() })
 	if bitcoin && evm {
-		xpub, _, _, err := svc.store.BitcoinKey(ctx, s.ProjectID, s.IsLive)
+		xpub, _, _, err := svc.store.Chains().BitcoinKey(ctx, s.ProjectID, s.IsLive)
 		if err != nil {
 			return fmt.Errorf("bitcoin key: %w", err)
 		}
-		evmKey, _, err := svc.store.DepositKey(ctx, s.ProjectID, s.IsLive)
+		evmKey, _, err := svc.store.Chains().DepositKey(ctx, s.ProjectID, s.IsLive)
 		if err != nil {
 			return fmt.Errorf("deposit key: %w", err)
 		}
@@ -192,7 +192,7 @@ func environment(isLive bool) string {
 // walletAccountOnly tells whether a payment in the asset is seen only when
 // sent from a wallet account: the native coin of a network whose nodes do
 // not trace internal transfers.
-func (svc *Service) walletAccountOnly(a payment.Asset) bool {
+func (svc Checkout) walletAccountOnly(a payment.Asset) bool {
 	c := svc.chains[a.Network]
 	return a.Native() && !a.Bitcoin() && c != nil && !c.Network.TraceInternalTransfers
 }
@@ -204,13 +204,13 @@ func (svc *Service) walletAccountOnly(a payment.Asset) bool {
 // that fails is made by a worker's sweep, or by the first call that needs
 // the workflow. Opening the same session again (a retry) records and
 // starts nothing new.
-func (svc *Service) OpenSession(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
+func (svc Checkout) OpenSession(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
 	return svc.starts.Open(ctx, workflows.CheckoutSessionInput{Session: s, Settings: settings, Version: workflows.SessionVersion}, planTitle)
 }
 
 // sessionWorkflow makes sure a session's workflow runs or ran before a
 // call that needs it: a pending start is made now.
-func (svc *Service) sessionWorkflow(ctx context.Context, id string) error {
+func (svc Checkout) sessionWorkflow(ctx context.Context, id string) error {
 	if err := svc.starts.Ensure(ctx, id); err != nil {
 		return fmt.Errorf("%w (%v)", &payment.Error{Kind: payment.KindUnavailable,
 			Message: "The checkout session's workflow could not be started; retry shortly"}, err)
@@ -219,18 +219,18 @@ func (svc *Service) sessionWorkflow(ctx context.Context, id string) error {
 }
 
 // SessionByToken returns the session a token opens.
-func (svc *Service) SessionByToken(ctx context.Context, token string) (SessionView, error) {
+func (svc Checkout) SessionByToken(ctx context.Context, token string) (SessionView, error) {
 	if !payment.ValidSessionToken(token) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
-	s, err := svc.store.SessionByTokenHash(ctx, payment.HashSecret(token))
+	s, err := svc.store.Checkout().SessionByTokenHash(ctx, payment.HashSecret(token))
 	if errors.Is(err, payment.ErrNotFound) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load session: %w", err)
 	}
-	plan, err := svc.store.PlanByID(ctx, s.PaymentPlanID)
+	plan, err := svc.store.Checkout().PlanByID(ctx, s.PaymentPlanID)
 	if err != nil {
 		return SessionView{}, fmt.Errorf("load plan: %w", err)
 	}
@@ -238,11 +238,11 @@ func (svc *Service) SessionByToken(ctx context.Context, token string) (SessionVi
 }
 
 // GetSession returns one of the principal's sessions.
-func (svc *Service) GetSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
+func (svc Checkout) GetSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
 	if err := ownsID(p, projectID, payment.PrefixSession, id, "Checkout session"); err != nil {
 		return SessionView{}, err
 	}
-	s, err := svc.store.GetSession(ctx, p, id)
+	s, err := svc.store.Checkout().GetSession(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return SessionView{}, payment.NotFound("Checkout session")
 	}
@@ -253,7 +253,7 @@ func (svc *Service) GetSession(ctx context.Context, p payment.Principal, project
 	if err != nil {
 		return v, err
 	}
-	if v.Refunds, err = svc.store.SessionRefunds(ctx, id); err != nil {
+	if v.Refunds, err = svc.store.MoneyOut().SessionRefunds(ctx, id); err != nil {
 		return v, fmt.Errorf("load refunds: %w", err)
 	}
 	if v.Refunds == nil {
@@ -262,8 +262,8 @@ func (svc *Service) GetSession(ctx context.Context, p payment.Principal, project
 	return v, nil
 }
 
-func (svc *Service) withTransactions(ctx context.Context, v SessionView) (SessionView, error) {
-	txs, err := svc.store.SessionTransactions(ctx, v.Session.ID)
+func (svc Checkout) withTransactions(ctx context.Context, v SessionView) (SessionView, error) {
+	txs, err := svc.store.Payments().SessionTransactions(ctx, v.Session.ID)
 	if err != nil {
 		return v, fmt.Errorf("load transactions: %w", err)
 	}
@@ -273,20 +273,20 @@ func (svc *Service) withTransactions(ctx context.Context, v SessionView) (Sessio
 
 // ListDepositAddresses lists the principal's used deposit addresses in
 // derivation order, for the merchant's wallet to find every payment.
-func (svc *Service) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.DepositQuery) (Page[payment.DepositAddress], error) {
+func (svc Checkout) ListDepositAddresses(ctx context.Context, p payment.Principal, projectID string, q payment.DepositQuery) (Page[payment.DepositAddress], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.DepositAddress]{}, err
 	}
-	items, total, err := svc.store.ListDepositAddresses(ctx, p, q)
+	items, total, err := svc.store.Chains().ListDepositAddresses(ctx, p, q)
 	return Page[payment.DepositAddress]{items, total, q.ListQuery}, err
 }
 
 // ListSessions lists the principal's sessions (without their transactions).
-func (svc *Service) ListSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[SessionView], error) {
+func (svc Checkout) ListSessions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[SessionView], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[SessionView]{}, err
 	}
-	items, total, err := svc.store.ListSessions(ctx, p, q)
+	items, total, err := svc.store.Checkout().ListSessions(ctx, p, q)
 	views := make([]SessionView, len(items))
 	for i, s := range items {
 		views[i] = SessionView{Session: s}
@@ -296,7 +296,7 @@ func (svc *Service) ListSessions(ctx context.Context, p payment.Principal, proje
 
 // CancelSession cancels an open session: its workflow refuses unless the
 // session is still open (no payment seen).
-func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
+func (svc Checkout) CancelSession(ctx context.Context, p payment.Principal, projectID, id string) (SessionView, error) {
 	if _, err := svc.GetSession(ctx, p, projectID, id); err != nil {
 		return SessionView{}, err
 	}
@@ -305,7 +305,7 @@ func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, proj
 	}
 	// The workflow records the cancelation and this entry in one
 	// transaction.
-	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
+	entry := svc.Access().auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
 	err := svc.update(ctx, "cancel session", "", workflows.CancelSessionUpdateOptions(id, workflows.CancelRequest{Audit: &entry}), nil)
 	if errors.Is(err, errWorkflowEnded) {
 		return SessionView{}, payment.Conflict("Only an open session can be canceled")
@@ -319,7 +319,7 @@ func (svc *Service) CancelSession(ctx context.Context, p payment.Principal, proj
 // (payment.Resolution). While the session's workflow runs, the workflow
 // records it, so that it settles later payment changes around it; once the
 // workflow has ended, the records alone change.
-func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, projectID, id string, r payment.Resolution) (SessionView, error) {
+func (svc Checkout) ResolveSession(ctx context.Context, p payment.Principal, projectID, id string, r payment.Resolution) (SessionView, error) {
 	if _, err := svc.GetSession(ctx, p, projectID, id); err != nil {
 		return SessionView{}, err
 	}
@@ -337,15 +337,15 @@ func (svc *Service) ResolveSession(ctx context.Context, p payment.Principal, pro
 	}
 	// While the workflow runs, it records the resolution and this entry in
 	// one transaction.
-	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
+	entry := svc.Access().auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
 	in := workflows.ResolveInput{SessionID: id, Resolution: r, At: svc.now(), Audit: &entry}
 	err := svc.update(ctx, "resolve session", "", workflows.ResolveExceptionUpdateOptions(in), nil)
 	if errors.Is(err, errWorkflowEnded) {
 		// The workflow has ended: nothing else changes the session now.
-		err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r},
+		err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r},
 			func(ctx context.Context) error {
 				var refused error
-				err := svc.store.UpdateSession(ctx, id, in.At, func(s *payment.Session) []payment.EventType {
+				err := svc.store.Checkout().UpdateSession(ctx, id, in.At, func(s *payment.Session) []payment.EventType {
 					events, err := s.Resolve(r, in.At)
 					refused = err
 					return events

@@ -30,7 +30,7 @@ const (
 // and the deposit addresses that are a plan's recipient.
 func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([]Finding, error) {
 	// Every project's keys: a collision is between projects.
-	counters, err := svc.store.DepositCounters(ctx, "")
+	counters, err := svc.store.Chains().DepositCounters(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("load deposit keys: %w", err)
 	}
@@ -51,7 +51,7 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 		}
 		byIdentity[k.Identity()] = append(byIdentity[k.Identity()], holder{ProjectID: c.ProjectID, IsLive: c.IsLive})
 	}
-	bitcoin, err := svc.store.BitcoinKeys(ctx)
+	bitcoin, err := svc.store.Chains().BitcoinKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load Bitcoin keys: %w", err)
 	}
@@ -63,7 +63,7 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 		byIdentity[k.Identity()] = append(byIdentity[k.Identity()], holder{ProjectID: b.ProjectID, IsLive: b.IsLive, Chain: " (Bitcoin)"})
 	}
 	ids := slices.Sorted(maps.Keys(byIdentity))
-	claims, err := svc.store.DepositKeyClaims(ctx, ids)
+	claims, err := svc.store.Chains().DepositKeyClaims(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("load deposit key claims: %w", err)
 	}
@@ -104,7 +104,7 @@ func (svc *Service) tenantCollisions(ctx context.Context, o ReconcileOptions) ([
 			out = append(out, f)
 		}
 	}
-	recipients, err := svc.store.RecipientCollisions(ctx, o.ProjectID)
+	recipients, err := svc.store.Chains().RecipientCollisions(ctx, o.ProjectID)
 	if err != nil {
 		return out, fmt.Errorf("load recipient collisions: %w", err)
 	}

@@ -11,11 +11,11 @@ import (
 )
 
 // GetTransaction returns one of the principal's transactions.
-func (svc *Service) GetTransaction(ctx context.Context, p payment.Principal, projectID, id string) (payment.Transaction, error) {
+func (svc Payments) GetTransaction(ctx context.Context, p payment.Principal, projectID, id string) (payment.Transaction, error) {
 	if err := ownsID(p, projectID, payment.PrefixTx, id, "Transaction"); err != nil {
 		return payment.Transaction{}, err
 	}
-	t, err := svc.store.GetTransaction(ctx, p, id)
+	t, err := svc.store.Payments().GetTransaction(ctx, p, id)
 	if errors.Is(err, payment.ErrNotFound) {
 		return t, payment.NotFound("Transaction")
 	}
@@ -28,7 +28,7 @@ func (svc *Service) GetTransaction(ctx context.Context, p payment.Principal, pro
 // workflow records the assignment and settles the session; once it has
 // ended, the records change in one database transaction, the transfer
 // counted as a late payment.
-func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, projectID, id, sessionID string) (payment.Transaction, error) {
+func (svc Payments) AssignTransaction(ctx context.Context, p payment.Principal, projectID, id, sessionID string) (payment.Transaction, error) {
 	t, err := svc.GetTransaction(ctx, p, projectID, id)
 	if err != nil {
 		return t, err
@@ -38,7 +38,7 @@ func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, 
 		probs.Add("checkoutSessionId", "is required")
 		return t, probs.Err()
 	}
-	v, err := svc.GetSession(ctx, p, projectID, sessionID)
+	v, err := svc.Checkout().GetSession(ctx, p, projectID, sessionID)
 	if errors.Is(err, payment.ErrNotFound) || payment.KindOf(err) == payment.KindNotFound {
 		var probs payment.Problems
 		probs.Add("checkoutSessionId", "no checkout session has this ID")
@@ -53,33 +53,33 @@ func (svc *Service) AssignTransaction(ctx context.Context, p payment.Principal, 
 	if _, err := check.Assign(v.Session); err != nil {
 		return t, err
 	}
-	if err := svc.sessionWorkflow(ctx, sessionID); err != nil {
+	if err := svc.Checkout().sessionWorkflow(ctx, sessionID); err != nil {
 		return t, err
 	}
 	in := workflows.AssignInput{TransactionID: id, SessionID: sessionID, At: svc.now()}
 	// The workflow records the assignment and this entry in one
 	// transaction; its details name the session the transfer was sent to
 	// once the record is read.
-	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
+	entry := svc.Access().auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
 		"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
 	in.Audit = &entry
 	err = svc.update(ctx, "assign transaction", "", workflows.AssignTransferUpdateOptions(in), &t)
 	if errors.Is(err, errWorkflowEnded) {
-		project, err := svc.store.GetProject(ctx, p.ProjectID)
+		project, err := svc.store.Checkout().GetProject(ctx, p.ProjectID)
 		if err != nil {
 			return t, fmt.Errorf("load project: %w", err)
 		}
 		// The records alone change: with their audit entry, in one
 		// transaction.
 		err = svc.store.InTx(ctx, func(ctx context.Context) (err error) {
-			t, err = svc.store.AssignTransaction(ctx, id, sessionID, in.At, views.TransactionEvent,
+			t, err = svc.store.Payments().AssignTransaction(ctx, id, sessionID, in.At, views.TransactionEvent,
 				func(s *payment.Session, txs []payment.Transaction) []payment.EventType {
 					return s.Progress(endedSettlement(*s, txs, project))
 				}, views.SessionEvent)
 			if err != nil {
 				return err
 			}
-			return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
+			return svc.Identity().auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
 				"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
 		})
 		return t, err
@@ -106,10 +106,10 @@ func endedSettlement(s payment.Session, txs []payment.Transaction, project payme
 }
 
 // ListTransactions lists the principal's transactions.
-func (svc *Service) ListTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Transaction], error) {
+func (svc Payments) ListTransactions(ctx context.Context, p payment.Principal, projectID string, q payment.ListQuery) (Page[payment.Transaction], error) {
 	if err := owns(p, projectID); err != nil {
 		return Page[payment.Transaction]{}, err
 	}
-	items, total, err := svc.store.ListTransactions(ctx, p, q)
+	items, total, err := svc.store.Payments().ListTransactions(ctx, p, q)
 	return Page[payment.Transaction]{items, total, q}, err
 }

@@ -11,7 +11,7 @@ import (
 
 // RecordAccountEvent appends an entry to a user's security log: in the
 // transaction of its change, when ctx is in one (InTx).
-func (s *Store) RecordAccountEvent(ctx context.Context, e payment.AccountEvent) error {
+func (s Identity) RecordAccountEvent(ctx context.Context, e payment.AccountEvent) error {
 	details := []byte(`{}`)
 	if e.Details != nil {
 		details, _ = json.Marshal(e.Details)
@@ -22,7 +22,7 @@ func (s *Store) RecordAccountEvent(ctx context.Context, e payment.AccountEvent) 
 }
 
 // AccountEvents lists a user's security log, newest first, at most limit.
-func (s *Store) AccountEvents(ctx context.Context, userID string, limit int) ([]payment.AccountEvent, error) {
+func (s Identity) AccountEvents(ctx context.Context, userID string, limit int) ([]payment.AccountEvent, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, user_id, created_at, action, session_id, ip, user_agent, details FROM account_events
 		WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, userID, limit)
 	if err != nil {

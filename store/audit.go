@@ -11,7 +11,7 @@ import (
 )
 
 // RecordAudit appends an entry to the audit log.
-func (s *Store) RecordAudit(ctx context.Context, a payment.AuditEntry) error {
+func (s Access) RecordAudit(ctx context.Context, a payment.AuditEntry) error {
 	return recordAudit(ctx, s.db(ctx), a)
 }
 
@@ -37,9 +37,9 @@ func recordAudit(ctx context.Context, db execer, a payment.AuditEntry) error {
 
 // ListAudit lists the principal's audit entries, newest first; q.Status
 // filters by action.
-func (s *Store) ListAudit(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.AuditEntry, int, error) {
+func (s Access) ListAudit(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.AuditEntry, int, error) {
 	f := newFilter(p, q, "action")
-	return list(ctx, s, "audit_log", `id, project_id, is_live, created_at, actor_kind, actor_id, ip, user_agent, action,
+	return list(ctx, s.Store, "audit_log", `id, project_id, is_live, created_at, actor_kind, actor_id, ip, user_agent, action,
 		target_type, target_id, details`, f, q, func(row pgx.Row) (payment.AuditEntry, error) {
 		var a payment.AuditEntry
 		var details []byte

@@ -24,7 +24,7 @@ import (
 // a block); and the transactions
 // found conflicting with a watched one (a conflict in a block replaces
 // one in the mempool, never the reverse).
-func (s *Store) RecordBitcoinScan(ctx context.Context, network string, found btcscan.Found, now time.Time) error {
+func (s Chains) RecordBitcoinScan(ctx context.Context, network string, found btcscan.Found, now time.Time) error {
 	if len(found.Outputs) == 0 && len(found.Conflicts) == 0 {
 		return nil
 	}
@@ -95,7 +95,7 @@ func (s *Store) RecordBitcoinScan(ctx context.Context, network string, found btc
 // BitcoinSpends tells which of outpoints the watched transactions of a
 // network spend, and which transaction spends each: the Spends of a
 // Bitcoin scan's btcscan.Watch.
-func (s *Store) BitcoinSpends(ctx context.Context, network string, outpoints []wire.OutPoint) (map[wire.OutPoint]chainhash.Hash, error) {
+func (s Chains) BitcoinSpends(ctx context.Context, network string, outpoints []wire.OutPoint) (map[wire.OutPoint]chainhash.Hash, error) {
 	keys := make([]string, len(outpoints))
 	for i, op := range outpoints {
 		keys[i] = op.String()
@@ -135,7 +135,7 @@ func parseOutPoint(s string) (wire.OutPoint, error) {
 
 // BitcoinSeen returns what a network's scans saw of a transaction; false
 // when they saw none of it.
-func (s *Store) BitcoinSeen(ctx context.Context, network string, txid chainhash.Hash) (chainwatch.BitcoinSeen, bool, error) {
+func (s Chains) BitcoinSeen(ctx context.Context, network string, txid chainhash.Hash) (chainwatch.BitcoinSeen, bool, error) {
 	var hash, conflict *string
 	var height *int64
 	var at *time.Time
@@ -181,7 +181,7 @@ func (s *Store) BitcoinSeen(ctx context.Context, network string, txid chainhash.
 // BitcoinSessions returns, by address, the sessions whose Bitcoin
 // deposit addresses are among addresses: what they ask and the rates they
 // quoted set how deep a payment to them must be to be final.
-func (s *Store) BitcoinSessions(ctx context.Context, addresses []string) (map[string]payment.Session, error) {
+func (s Chains) BitcoinSessions(ctx context.Context, addresses []string) (map[string]payment.Session, error) {
 	rows, err := s.pool.Query(ctx, `WITH b AS (SELECT address AS btc_address, session_id FROM bitcoin_deposit_addresses
 		WHERE address = ANY($1)) SELECT `+sessionColumns+`, b.btc_address FROM checkout_sessions JOIN b ON b.session_id = id`, addresses)
 	if err != nil {

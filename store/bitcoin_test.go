@@ -30,7 +30,7 @@ func TestBitcoinPaymentsFollowed(t *testing.T) {
 	deposit, stranger := btcnodetest.Address(t, 4, 0), btcnodetest.Address(t, 5, 0)
 	const network = "bitcoin-regtest"
 	scanner := btcscan.Scanner{Node: node, Params: btcnode.Params}
-	p := &chainwatch.BitcoinPoller{Bitcoin: scanner, Poller: chainwatch.Poller{Blocks: st.ScannedBlocks(network),
+	p := &chainwatch.BitcoinPoller{Bitcoin: scanner, Poller: chainwatch.Poller{Blocks: st.Chains().ScannedBlocks(network),
 		FreshDepth: 2, HeadWait: 10 * time.Millisecond, PollInterval: 5 * time.Millisecond}}
 	watch := btcscan.Watch{
 		Addresses: func(_ context.Context, addrs []string) (map[string]bool, error) {
@@ -41,7 +41,7 @@ func TestBitcoinPaymentsFollowed(t *testing.T) {
 			return out, nil
 		},
 		Spends: func(ctx context.Context, ops []wire.OutPoint) (map[wire.OutPoint]chainhash.Hash, error) {
-			return st.BitcoinSpends(ctx, network, ops)
+			return st.Chains().BitcoinSpends(ctx, network, ops)
 		},
 	}
 	var cursor chainwatch.Cursor
@@ -53,7 +53,7 @@ func TestBitcoinPaymentsFollowed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.RecordBitcoinScan(ctx, network, out.Found, time.Now()); err != nil {
+			if err := st.Chains().RecordBitcoinScan(ctx, network, out.Found, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			if cursor = out.Cursor; out.CaughtUp {
@@ -65,7 +65,7 @@ func TestBitcoinPaymentsFollowed(t *testing.T) {
 	}
 	check := func(txid chainhash.Hash) chainwatch.TxState {
 		t.Helper()
-		seen, ok, err := st.BitcoinSeen(ctx, network, txid)
+		seen, ok, err := st.Chains().BitcoinSeen(ctx, network, txid)
 		if err != nil || !ok {
 			t.Fatalf("%s seen: %v %v", txid, ok, err)
 		}
@@ -85,7 +85,7 @@ func TestBitcoinPaymentsFollowed(t *testing.T) {
 	if s := check(tx.TxHash()); s.Mined || s.Conflict != "" {
 		t.Fatalf("in the mempool: %+v; want pending", s)
 	}
-	seen, _, err := st.BitcoinSeen(ctx, network, tx.TxHash())
+	seen, _, err := st.Chains().BitcoinSeen(ctx, network, tx.TxHash())
 	if want := (chainwatch.BitcoinOutput{Vout: 0, Address: deposit.EncodeAddress(), Sats: 60_000}); err != nil ||
 		len(seen.Outputs) != 1 || seen.Outputs[0] != want {
 		t.Fatalf("its outputs recorded: %+v %v; want %+v", seen.Outputs, err, want)
@@ -178,10 +178,10 @@ func TestABlockSightingOutlastsTheMempool(t *testing.T) {
 	}
 	record := func(outs ...btcscan.Output) chainwatch.BitcoinSeen {
 		t.Helper()
-		if err := st.RecordBitcoinScan(ctx, network, btcscan.Found{Outputs: outs}, time.Now()); err != nil {
+		if err := st.Chains().RecordBitcoinScan(ctx, network, btcscan.Found{Outputs: outs}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err := st.BitcoinSeen(ctx, network, txid)
+		got, ok, err := st.Chains().BitcoinSeen(ctx, network, txid)
 		if err != nil || !ok {
 			t.Fatalf("seen: %v %v", ok, err)
 		}

@@ -17,7 +17,7 @@ import (
 // transactions paying them, so that their workflows read where those
 // stand, a reorg's new block too), those waiting first, oldest first. It
 // reads by destination, as AwaitingOutgoingTo does.
-func (s *Store) BitcoinOutgoingTo(ctx context.Context, network string, addrs []string) ([]payment.Refund, []payment.Payout, error) {
+func (s MoneyOut) BitcoinOutgoingTo(ctx context.Context, network string, addrs []string) ([]payment.Refund, []payment.Payout, error) {
 	if len(addrs) == 0 {
 		return nil, nil, nil
 	}
@@ -55,7 +55,7 @@ type BitcoinOwner struct {
 // scans recorded paying a deposit address (a payment, or the change of the
 // project's own money out), and whose address that is: the outputs only
 // the project's deposit key spends.
-func (s *Store) BitcoinOutputOwners(ctx context.Context, network string, outpoints []wire.OutPoint) (map[wire.OutPoint]BitcoinOwner, error) {
+func (s Chains) BitcoinOutputOwners(ctx context.Context, network string, outpoints []wire.OutPoint) (map[wire.OutPoint]BitcoinOwner, error) {
 	out := map[wire.OutPoint]BitcoinOwner{}
 	if len(outpoints) == 0 {
 		return out, nil

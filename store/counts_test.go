@@ -34,7 +34,7 @@ func newCounting(t *testing.T, s *store.Store) *counting {
 	amount := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T",
 		PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+	if err := s.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	return &counting{t: t, s: s, project: pr.ProjectID, plan: plan.ID, now: now}
@@ -57,7 +57,7 @@ func (c *counting) session(isLive bool, status payment.SessionStatus) (payment.S
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, at), TokenHash: payment.HashSecret(fmt.Sprint("token", n)),
 		ProjectID: c.project, PaymentPlanID: c.plan, IsLive: isLive, Status: status, AmountUSD: decimal.NewFromInt(10),
 		DepositAddress: fmt.Sprintf("0x%040x", n), ExpiresAt: at.Add(time.Hour), QuoteExpiresAt: at.Add(time.Hour), CreatedAt: at}
-	return cs, c.s.InsertSession(context.Background(), cs, renderJSON[payment.Session])
+	return cs, c.s.Checkout().InsertSession(context.Background(), cs, renderJSON[payment.Session])
 }
 
 func renderJSON[T any](_ T, version int) ([]byte, error) {
@@ -79,7 +79,7 @@ func (c *counting) transaction(cs payment.Session) payment.Transaction {
 // deciding as chainwatch's activity does (payment.MatchTransfers).
 func (c *counting) sync(obs payment.Observation, isLive bool) error {
 	obs.Network, obs.ChainID, obs.At = "devnet", 1337, c.now
-	_, err := c.s.SyncTransaction(context.Background(), obs.Network, obs.ChainID, obs.TxHash, obs.Transfers, isLive,
+	_, err := c.s.Payments().SyncTransaction(context.Background(), obs.Network, obs.ChainID, obs.TxHash, obs.Transfers, isLive,
 		func(rows []payment.Transaction, to payment.Recipients) []payment.TxChange {
 			changes, _ := payment.MatchTransfers(rows, obs, to, func() string {
 				return payment.NewID(payment.PrefixTx, c.now.Add(time.Duration(c.next())*time.Millisecond))
@@ -108,7 +108,7 @@ func (c *counting) payments(round int, isLive bool) error {
 	hash := c.transaction(open).TxHash
 	claim := payment.Claim(open, "devnet", 1337, hash, payment.NewID(payment.PrefixTx, c.now), c.now)
 	for range 2 { // the second finds the first
-		if _, err := c.s.RecordClaim(ctx, claim, renderJSON[payment.Transaction]); err != nil {
+		if _, err := c.s.Payments().RecordClaim(ctx, claim, renderJSON[payment.Transaction]); err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
 	}
@@ -146,7 +146,7 @@ func (c *counting) payments(round int, isLive bool) error {
 	// A transaction its workflow records and moves on, each change recorded
 	// twice as a retried activity would.
 	tx := c.transaction(open)
-	if _, err := c.s.RecordTransaction(ctx, tx, renderJSON[payment.Transaction]); err != nil {
+	if _, err := c.s.Payments().RecordTransaction(ctx, tx, renderJSON[payment.Transaction]); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	path := [][]payment.TransactionStatus{
@@ -158,14 +158,14 @@ func (c *counting) payments(round int, isLive bool) error {
 		change := store.TxChange{From: path[i-1], To: path[i], At: c.now, Version: i + 1, Reason: "test",
 			EventType: payment.TransactionEvent(path[i-1], path[i])}
 		for range 2 {
-			if err := c.s.AdvanceTransaction(ctx, tx.ID, change, renderJSON[payment.Transaction]); err != nil {
+			if err := c.s.Payments().AdvanceTransaction(ctx, tx.ID, change, renderJSON[payment.Transaction]); err != nil {
 				return fmt.Errorf("advance %s to %s: %w", path[i-1], path[i], err)
 			}
 		}
 	}
 	plain := c.transaction(open)
 	for range 2 {
-		if err := c.s.InsertTransaction(ctx, plain); err != nil {
+		if err := c.s.Payments().InsertTransaction(ctx, plain); err != nil {
 			return fmt.Errorf("insert: %w", err)
 		}
 	}
@@ -174,14 +174,14 @@ func (c *counting) payments(round int, isLive bool) error {
 	progress := func(cs *payment.Session) []payment.EventType {
 		return cs.Progress(payment.SessionProgress{Status: payment.SessionProcessing, PaidUSD: decimal.NewFromInt(1)})
 	}
-	if err := c.s.UpdateSession(ctx, open.ID, c.now, progress, renderJSON[payment.Session]); err != nil {
+	if err := c.s.Checkout().UpdateSession(ctx, open.ID, c.now, progress, renderJSON[payment.Session]); err != nil {
 		return err
 	}
 	if round%2 == 0 {
 		done := func(cs *payment.Session) []payment.EventType {
 			return cs.Progress(payment.SessionProgress{Status: payment.SessionCompleted, PaidUSD: decimal.NewFromInt(10), CompletedAt: &c.now})
 		}
-		if err := c.s.UpdateSession(ctx, open.ID, c.now, done, renderJSON[payment.Session]); err != nil {
+		if err := c.s.Checkout().UpdateSession(ctx, open.ID, c.now, done, renderJSON[payment.Session]); err != nil {
 			return err
 		}
 	}
@@ -190,7 +190,7 @@ func (c *counting) payments(round int, isLive bool) error {
 		return err
 	}
 	if round%3 == 0 {
-		return c.s.UpdateSession(ctx, other.ID, c.now, (*payment.Session).Cancel, renderJSON[payment.Session])
+		return c.s.Checkout().UpdateSession(ctx, other.ID, c.now, (*payment.Session).Cancel, renderJSON[payment.Session])
 	}
 	return nil
 }
@@ -209,11 +209,11 @@ func (c *counting) checkTotals() map[string]int {
 		list     func(payment.Principal, payment.ListQuery) (int, error)
 	}{
 		{"transactions", []string{"pending", "confirmed", "finalized", "failed"}, func(p payment.Principal, q payment.ListQuery) (int, error) {
-			_, n, err := c.s.ListTransactions(ctx, p, q)
+			_, n, err := c.s.Payments().ListTransactions(ctx, p, q)
 			return n, err
 		}},
 		{"checkout_sessions", []string{"open", "processing", "completed", "expired", "canceled"}, func(p payment.Principal, q payment.ListQuery) (int, error) {
-			_, n, err := c.s.ListSessions(ctx, p, q)
+			_, n, err := c.s.Checkout().ListSessions(ctx, p, q)
 			return n, err
 		}},
 	}

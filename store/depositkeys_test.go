@@ -61,7 +61,7 @@ func TestDepositKeyIdentityServesOneProjectEnvironment(t *testing.T) {
 	now := time.Now()
 	a, b := newProject(t, s).ProjectID, newProject(t, s).ProjectID
 	xpub, id := devKey(t, "tenant a")
-	if err := s.SetDepositKey(ctx, a, false, xpub, id, now); err != nil {
+	if err := s.Chains().SetDepositKey(ctx, a, false, xpub, id, now); err != nil {
 		t.Fatal(err)
 	}
 	variant := keyVariant(t, xpub, 7)
@@ -73,29 +73,29 @@ func TestDepositKeyIdentityServesOneProjectEnvironment(t *testing.T) {
 		live    bool
 		xpub    string
 	}{{b, false, variant}, {b, true, variant}, {b, false, xpub}, {b, true, xpub}, {a, true, variant}, {a, true, xpub}} {
-		if err := s.SetDepositKey(ctx, c.project, c.live, c.xpub, id, now); !errors.Is(err, payment.ErrConflict) {
+		if err := s.Chains().SetDepositKey(ctx, c.project, c.live, c.xpub, id, now); !errors.Is(err, payment.ErrConflict) {
 			t.Fatalf("project %s live=%v set the key of project %s's sandbox: %v", c.project, c.live, a, err)
 		}
 	}
-	if got, _, _ := s.DepositKey(ctx, b, false); got != "" {
+	if got, _, _ := s.Chains().DepositKey(ctx, b, false); got != "" {
 		t.Fatalf("the refused key was stored: %s", got)
 	}
 	// The project's own environment may set it again, in any form.
-	if err := s.SetDepositKey(ctx, a, false, variant, id, now); err != nil {
+	if err := s.Chains().SetDepositKey(ctx, a, false, variant, id, now); err != nil {
 		t.Fatal(err)
 	}
 	// Replaced, it stays the project's: its sessions keep its addresses.
 	other, otherID := devKey(t, "tenant a, another account")
-	if err := s.SetDepositKey(ctx, a, false, other, otherID, now); err != nil {
+	if err := s.Chains().SetDepositKey(ctx, a, false, other, otherID, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetDepositKey(ctx, b, false, xpub, id, now); !errors.Is(err, payment.ErrConflict) {
+	if err := s.Chains().SetDepositKey(ctx, b, false, xpub, id, now); !errors.Is(err, payment.ErrConflict) {
 		t.Fatalf("a key the project replaced went to another: %v", err)
 	}
-	if err := s.SetDepositKey(ctx, a, false, xpub, id, now); err != nil {
+	if err := s.Chains().SetDepositKey(ctx, a, false, xpub, id, now); err != nil {
 		t.Fatalf("the project set its former key again: %v", err)
 	}
-	claims, err := s.DepositKeyClaims(ctx, []string{id, otherID, "unknown"})
+	claims, err := s.Chains().DepositKeyClaims(ctx, []string{id, otherID, "unknown"})
 	if err != nil || len(claims) != 2 || claims[id] != (store.DepositKeyClaim{ProjectID: a}) || claims[otherID] != (store.DepositKeyClaim{ProjectID: a}) {
 		t.Fatalf("claims = %v, %v", claims, err)
 	}
@@ -119,7 +119,7 @@ func TestDepositKeyVariantsRaceOneWinner(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			errs[i] = s.SetDepositKey(ctx, projects[i], i%2 == 1, variants[i], id, time.Now())
+			errs[i] = s.Chains().SetDepositKey(ctx, projects[i], i%2 == 1, variants[i], id, time.Now())
 		}()
 	}
 	close(start)
@@ -191,17 +191,17 @@ func TestDepositKeyIdentityMigration(t *testing.T) {
 	}); err != nil || n != 3 {
 		t.Fatalf("%d rows, %v", n, err)
 	}
-	claims, err := s.DepositKeyClaims(ctx, []string{sharedID, ownID})
+	claims, err := s.Chains().DepositKeyClaims(ctx, []string{sharedID, ownID})
 	if err != nil || claims[sharedID] != (store.DepositKeyClaim{ProjectID: a}) || claims[ownID] != (store.DepositKeyClaim{ProjectID: c}) {
 		t.Fatalf("claims = %v, %v", claims, err)
 	}
-	if err := s.SetDepositKey(ctx, b, true, keyVariant(t, shared, 3), sharedID, time.Now()); !errors.Is(err, payment.ErrConflict) {
+	if err := s.Chains().SetDepositKey(ctx, b, true, keyVariant(t, shared, 3), sharedID, time.Now()); !errors.Is(err, payment.ErrConflict) {
 		t.Fatalf("the later of a stored collision set the key again: %v", err)
 	}
-	if err := s.SetDepositKey(ctx, a, false, shared, sharedID, time.Now()); err != nil {
+	if err := s.Chains().SetDepositKey(ctx, a, false, shared, sharedID, time.Now()); err != nil {
 		t.Fatalf("the first of a stored collision: %v", err)
 	}
-	if got, _, _ := s.DepositKey(ctx, b, true); got == "" {
+	if got, _, _ := s.Chains().DepositKey(ctx, b, true); got == "" {
 		t.Fatal("the later of a stored collision lost its key")
 	}
 	// Down and up again.

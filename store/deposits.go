@@ -18,7 +18,7 @@ import (
 // identity another project or environment has claimed, now or before, is
 // refused with payment.ErrConflict. Of two setting one identity at once,
 // one wins.
-func (s *Store) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub, identity string, now time.Time) error {
+func (s Chains) SetDepositKey(ctx context.Context, projectID string, isLive bool, xpub, identity string, now time.Time) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		if err := claimKeyIdentity(ctx, tx, projectID, isLive, identity, now); err != nil {
 			return err
@@ -36,7 +36,7 @@ func (s *Store) SetDepositKey(ctx context.Context, projectID string, isLive bool
 // claimed for the project environment in the same space as the EVM
 // keys', so an account key serves one project environment whichever
 // chains it is given for.
-func (s *Store) SetBitcoinKey(ctx context.Context, projectID string, isLive bool, xpub, addressType, identity string, now time.Time) error {
+func (s Chains) SetBitcoinKey(ctx context.Context, projectID string, isLive bool, xpub, addressType, identity string, now time.Time) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		if err := claimKeyIdentity(ctx, tx, projectID, isLive, identity, now); err != nil {
 			return err
@@ -79,7 +79,7 @@ type DepositKeyClaim struct {
 
 // DepositKeyClaims returns the project environment each key identity
 // named is bound to (SetDepositKey); one nobody claimed is left out.
-func (s *Store) DepositKeyClaims(ctx context.Context, identities []string) (map[string]DepositKeyClaim, error) {
+func (s Chains) DepositKeyClaims(ctx context.Context, identities []string) (map[string]DepositKeyClaim, error) {
 	rows, err := s.pool.Query(ctx, `SELECT key_identity, project_id, is_live FROM deposit_key_identities WHERE key_identity = ANY($1)`, identities)
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func (s *Store) DepositKeyClaims(ctx context.Context, identities []string) (map[
 
 // DepositKey returns a project's extended public key for an environment
 // and the number of indexes it has handed out; "" when none is set.
-func (s *Store) DepositKey(ctx context.Context, projectID string, isLive bool) (xpub string, issued int64, err error) {
+func (s Chains) DepositKey(ctx context.Context, projectID string, isLive bool) (xpub string, issued int64, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT xpub, next_index FROM project_deposit_keys WHERE project_id = $1 AND is_live = $2`,
 		projectID, isLive).Scan(&xpub, &issued)
 	if err == pgx.ErrNoRows {
@@ -108,7 +108,7 @@ func (s *Store) DepositKey(ctx context.Context, projectID string, isLive bool) (
 // BitcoinKey returns a project's Bitcoin account key for an environment,
 // the kind of address it derives and the number of indexes it has handed
 // out; "" when none is set.
-func (s *Store) BitcoinKey(ctx context.Context, projectID string, isLive bool) (xpub, addressType string, issued int64, err error) {
+func (s Chains) BitcoinKey(ctx context.Context, projectID string, isLive bool) (xpub, addressType string, issued int64, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT xpub, address_type, next_index FROM project_bitcoin_keys WHERE project_id = $1 AND is_live = $2`,
 		projectID, isLive).Scan(&xpub, &addressType, &issued)
 	if err == pgx.ErrNoRows {
@@ -119,7 +119,7 @@ func (s *Store) BitcoinKey(ctx context.Context, projectID string, isLive bool) (
 
 // NextDepositIndex takes the next unused derivation index of a project's
 // deposit key and returns the key with it.
-func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive bool) (xpub string, index int64, err error) {
+func (s Chains) NextDepositIndex(ctx context.Context, projectID string, isLive bool) (xpub string, index int64, err error) {
 	err = s.pool.QueryRow(ctx, `UPDATE project_deposit_keys SET next_index = next_index + 1
 		WHERE project_id = $1 AND is_live = $2 RETURNING xpub, next_index - 1`, projectID, isLive).Scan(&xpub, &index)
 	return xpub, index, mapErr(err)
@@ -128,7 +128,7 @@ func (s *Store) NextDepositIndex(ctx context.Context, projectID string, isLive b
 // NextBitcoinIndex takes the next derivation index of a project
 // environment's Bitcoin account key, and returns the key with its kind of
 // address; payment.ErrNotFound when it has none.
-func (s *Store) NextBitcoinIndex(ctx context.Context, projectID string, isLive bool) (xpub, addressType string, index int64, err error) {
+func (s Chains) NextBitcoinIndex(ctx context.Context, projectID string, isLive bool) (xpub, addressType string, index int64, err error) {
 	err = s.pool.QueryRow(ctx, `UPDATE project_bitcoin_keys SET next_index = next_index + 1
 		WHERE project_id = $1 AND is_live = $2 RETURNING xpub, address_type, next_index - 1`, projectID, isLive).
 		Scan(&xpub, &addressType, &index)
@@ -139,7 +139,7 @@ func (s *Store) NextBitcoinIndex(ctx context.Context, projectID string, isLive b
 // EVM deposit key or its Bitcoin account key (q.Chain), in index order,
 // filtered by q (the session's status and creation time, and whether the
 // address was paid), each with what it received.
-func (s *Store) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.DepositQuery) ([]payment.DepositAddress, int, error) {
+func (s Chains) ListDepositAddresses(ctx context.Context, p payment.Principal, q payment.DepositQuery) ([]payment.DepositAddress, int, error) {
 	used := `(SELECT id, status, deposit_index, deposit_address, created_at, project_id, is_live, late_until,
 		deposit_index - coalesce(lag(deposit_index) OVER (ORDER BY deposit_index), -1) - 1 AS gap_before
 		FROM checkout_sessions WHERE project_id = $1 AND is_live = $2 AND deposit_index IS NOT NULL) u`
@@ -234,7 +234,7 @@ type DepositCounter struct {
 
 // DepositCounters lists the deposit keys' counters, of one project or
 // (projectID empty) all, with the highest index their sessions hold.
-func (s *Store) DepositCounters(ctx context.Context, projectID string) ([]DepositCounter, error) {
+func (s Chains) DepositCounters(ctx context.Context, projectID string) ([]DepositCounter, error) {
 	rows, err := s.pool.Query(ctx, `SELECT k.project_id, k.is_live, k.xpub, k.next_index,
 		coalesce((SELECT max(deposit_index) FROM checkout_sessions c
 			WHERE c.project_id = k.project_id AND c.is_live = k.is_live AND c.deposit_index IS NOT NULL), -1)
@@ -258,7 +258,7 @@ type BitcoinKeyRow struct {
 }
 
 // BitcoinKeys lists the Bitcoin account keys of every project.
-func (s *Store) BitcoinKeys(ctx context.Context) ([]BitcoinKeyRow, error) {
+func (s Chains) BitcoinKeys(ctx context.Context) ([]BitcoinKeyRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT project_id, is_live, xpub, address_type FROM project_bitcoin_keys ORDER BY project_id, is_live`)
 	if err != nil {
 		return nil, err
@@ -268,7 +268,7 @@ func (s *Store) BitcoinKeys(ctx context.Context) ([]BitcoinKeyRow, error) {
 
 // AdvanceDepositIndex moves a deposit key's counter up to next; it never
 // moves it down.
-func (s *Store) AdvanceDepositIndex(ctx context.Context, projectID string, isLive bool, next int64) error {
+func (s Chains) AdvanceDepositIndex(ctx context.Context, projectID string, isLive bool, next int64) error {
 	_, err := s.pool.Exec(ctx, `UPDATE project_deposit_keys SET next_index = greatest(next_index, $3)
 		WHERE project_id = $1 AND is_live = $2`, projectID, isLive, next)
 	return mapErr(err)
@@ -287,7 +287,7 @@ type RecipientCollision struct {
 // RecipientCollisions lists the sessions' own deposit addresses that are
 // a plan's recipient address, of any project, those involving projectID
 // only when it is not empty.
-func (s *Store) RecipientCollisions(ctx context.Context, projectID string) ([]RecipientCollision, error) {
+func (s Chains) RecipientCollisions(ctx context.Context, projectID string) ([]RecipientCollision, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.id, c.project_id, c.is_live, c.deposit_address, p.id, p.project_id, p.is_live
 		FROM payment_plans p JOIN checkout_sessions c ON lower(c.deposit_address) = lower(p.recipient_address)
 			AND c.deposit_address <> '' AND NOT c.shared_recipient
@@ -306,7 +306,7 @@ func (s *Store) RecipientCollisions(ctx context.Context, projectID string) ([]Re
 // DepositAddressHolder returns a project environment other than
 // (projectID, isLive) whose session holds one of addresses as its own
 // deposit address; ok is false when none does.
-func (s *Store) DepositAddressHolder(ctx context.Context, projectID string, isLive bool, addresses []string) (c DepositKeyClaim, ok bool, err error) {
+func (s Chains) DepositAddressHolder(ctx context.Context, projectID string, isLive bool, addresses []string) (c DepositKeyClaim, ok bool, err error) {
 	lower := make([]string, len(addresses))
 	for i, a := range addresses {
 		lower[i] = strings.ToLower(a)

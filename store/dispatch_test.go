@@ -22,7 +22,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	st := storetest.NewStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var endpoints []string
@@ -39,7 +39,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	} {
 		id := payment.NewID(payment.PrefixWebhook, now.Add(time.Duration(i)*time.Millisecond))
 		endpoints = append(endpoints, id)
-		if err := st.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid,
+		if err := st.Webhooks().CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid,
 			IsLive: e.live, URL: "http://127.0.0.1:1/", EnabledEvents: e.events, Status: e.status, CreatedAt: now}, Secret: "v2:x"}); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	}
 
 	// Two deliveries an event: a bound of 5 takes two events.
-	b, err := st.DispatchEvents(ctx, 10, 5, nil, now)
+	b, err := st.Webhooks().DispatchEvents(ctx, 10, 5, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	}
 	// The next batch leaves out the events taken, and a bound below one
 	// event's deliveries still takes that event.
-	next, err := st.DispatchEvents(ctx, 10, 1, events[:2], now)
+	next, err := st.Webhooks().DispatchEvents(ctx, 10, 1, events[:2], now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	}
 	ds[0].Attempt, ds[0].Status = &payment.Attempt{Attempt: 1, At: at, Error: "refused"}, payment.DeliveryPending
 	ds[1].Attempt, ds[1].Status = &payment.Attempt{Attempt: 1, At: at, StatusCode: &code, LatencyMS: 3}, payment.DeliveryDelivered
-	if err := st.RecordDispatch(ctx, now, ds, events[:1], at); err != nil {
+	if err := st.Webhooks().RecordDispatch(ctx, now, ds, events[:1], at); err != nil {
 		t.Fatal(err)
 	}
 	p := payment.Principal{ProjectID: pid}
@@ -98,7 +98,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 		status   string
 		attempts int
 	}{{payment.DeliveryPending, 1}, {payment.DeliveryDelivered, 1}, {payment.DeliveryPending, 0}, {payment.DeliveryPending, 0}} {
-		d, err := st.GetDelivery(ctx, p, endpoints[i%2], b.Deliveries[i].DeliveryID)
+		d, err := st.Webhooks().GetDelivery(ctx, p, endpoints[i%2], b.Deliveries[i].DeliveryID)
 		if err != nil {
 			t.Fatalf("delivery %d: %v", i, err)
 		}
@@ -109,7 +109,7 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	}
 	// Taken again (not marked), the second event keeps its deliveries:
 	// recorded again with an attempt now, they take it.
-	again, err := st.DispatchEvents(ctx, 1, 0, nil, now)
+	again, err := st.Webhooks().DispatchEvents(ctx, 1, 0, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,17 +118,17 @@ func TestDispatchEventsTakesABatch(t *testing.T) {
 	}
 	ds = []store.DispatchedDelivery{{Dispatch: again.Deliveries[0], Attempt: &payment.Attempt{Attempt: 1, At: at, StatusCode: &code},
 		Status: payment.DeliveryDelivered}, {Dispatch: again.Deliveries[1]}}
-	if err := st.RecordDispatch(ctx, now, ds, events[1:2], at); err != nil {
+	if err := st.Webhooks().RecordDispatch(ctx, now, ds, events[1:2], at); err != nil {
 		t.Fatal(err)
 	}
 	if ds[0].DeliveryID != b.Deliveries[2].DeliveryID || ds[1].DeliveryID != b.Deliveries[3].DeliveryID {
 		t.Fatalf("recorded again as %s and %s, want %s and %s", ds[0].DeliveryID, ds[1].DeliveryID,
 			b.Deliveries[2].DeliveryID, b.Deliveries[3].DeliveryID)
 	}
-	if d, err := st.GetDelivery(ctx, p, endpoints[0], ds[0].DeliveryID); err != nil || d.Status != payment.DeliveryDelivered || len(d.Attempts) != 1 {
+	if d, err := st.Webhooks().GetDelivery(ctx, p, endpoints[0], ds[0].DeliveryID); err != nil || d.Status != payment.DeliveryDelivered || len(d.Attempts) != 1 {
 		t.Errorf("delivery recorded again: %+v, %v", d, err)
 	}
-	rest, err := st.DispatchEvents(ctx, 10, 0, nil, now)
+	rest, err := st.Webhooks().DispatchEvents(ctx, 10, 0, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,11 +146,11 @@ func TestAttemptsAtOnceAreAllRecorded(t *testing.T) {
 	st := storetest.NewStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	endpoint := payment.NewID(payment.PrefixWebhook, now)
-	if err := st.CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: endpoint, ProjectID: pid,
+	if err := st.Webhooks().CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: endpoint, ProjectID: pid,
 		URL: "http://127.0.0.1:1/", EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: "v2:x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -159,13 +159,13 @@ func TestAttemptsAtOnceAreAllRecorded(t *testing.T) {
 		VALUES ($1, $2, false, 'transaction.confirmed', $1, 1, '{}', $3)`, event, pid, now); err != nil {
 		t.Fatal(err)
 	}
-	b, err := st.DispatchEvents(ctx, 1, 10, nil, now)
+	b, err := st.Webhooks().DispatchEvents(ctx, 1, 10, nil, now)
 	if err != nil || len(b.Deliveries) != 1 {
 		t.Fatalf("dispatch: %+v, %v", b.Deliveries, err)
 	}
 	// The delivery is recorded without an attempt first, as when its
 	// workflow makes the first one.
-	if err := st.RecordDispatch(ctx, now, []store.DispatchedDelivery{{Dispatch: b.Deliveries[0]}}, nil, now); err != nil {
+	if err := st.Webhooks().RecordDispatch(ctx, now, []store.DispatchedDelivery{{Dispatch: b.Deliveries[0]}}, nil, now); err != nil {
 		t.Fatal(err)
 	}
 	id := b.Deliveries[0].DeliveryID
@@ -175,12 +175,12 @@ func TestAttemptsAtOnceAreAllRecorded(t *testing.T) {
 		go func() {
 			a := payment.Attempt{Attempt: 1, At: now.Add(time.Duration(i) * time.Millisecond), Error: "refused"}
 			if i%2 == 0 {
-				_, err := st.RecordAttempt(ctx, id, a, payment.DeliveryPending)
+				_, err := st.Webhooks().RecordAttempt(ctx, id, a, payment.DeliveryPending)
 				errs <- err
 				return
 			}
 			d := store.DispatchedDelivery{Dispatch: b.Deliveries[0], Attempt: &a, Status: payment.DeliveryPending}
-			errs <- st.RecordDispatch(ctx, now, []store.DispatchedDelivery{d}, nil, now)
+			errs <- st.Webhooks().RecordDispatch(ctx, now, []store.DispatchedDelivery{d}, nil, now)
 		}()
 	}
 	for range 2 * each {
@@ -188,7 +188,7 @@ func TestAttemptsAtOnceAreAllRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := st.GetDelivery(ctx, payment.Principal{ProjectID: pid}, endpoint, id)
+	d, err := st.Webhooks().GetDelivery(ctx, payment.Principal{ProjectID: pid}, endpoint, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestAttemptsAtOnceAreAllRecorded(t *testing.T) {
 			t.Fatalf("attempt %d is missing from %+v", n, d.Attempts)
 		}
 	}
-	n, err := st.RecordAttempt(ctx, id, payment.Attempt{At: now}, payment.DeliveryPending)
+	n, err := st.Webhooks().RecordAttempt(ctx, id, payment.Attempt{At: now}, payment.DeliveryPending)
 	if err != nil || n != 2*each+1 {
 		t.Fatalf("the next attempt is numbered %d (%v), want %d", n, err, 2*each+1)
 	}

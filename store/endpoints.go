@@ -35,7 +35,7 @@ func scanEndpoint(row pgx.Row) (StoredEndpoint, error) {
 }
 
 // CreateEndpoint records a webhook endpoint.
-func (s *Store) CreateEndpoint(ctx context.Context, e StoredEndpoint) error {
+func (s Webhooks) CreateEndpoint(ctx context.Context, e StoredEndpoint) error {
 	events, _ := json.Marshal(e.EnabledEvents)
 	_, err := s.db(ctx).Exec(ctx, `INSERT INTO webhook_endpoints (id, project_id, is_live, url, description, enabled_events,
 		secret, status, created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$9)`,
@@ -44,26 +44,26 @@ func (s *Store) CreateEndpoint(ctx context.Context, e StoredEndpoint) error {
 }
 
 // GetEndpoint returns one of the principal's endpoints.
-func (s *Store) GetEndpoint(ctx context.Context, p payment.Principal, id string) (StoredEndpoint, error) {
+func (s Webhooks) GetEndpoint(ctx context.Context, p payment.Principal, id string) (StoredEndpoint, error) {
 	return scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
 		WHERE id = $1 AND project_id = $2 AND is_live = $3 AND deleted_at IS NULL`, id, p.ProjectID, p.IsLive))
 }
 
 // EndpointByID returns an endpoint whatever its project: for deliveries.
-func (s *Store) EndpointByID(ctx context.Context, id string) (StoredEndpoint, error) {
+func (s Webhooks) EndpointByID(ctx context.Context, id string) (StoredEndpoint, error) {
 	return scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE id = $1 AND deleted_at IS NULL`, id))
 }
 
 // ListEndpoints lists the principal's endpoints, newest first.
-func (s *Store) ListEndpoints(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]StoredEndpoint, int, error) {
+func (s Webhooks) ListEndpoints(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]StoredEndpoint, int, error) {
 	f := newFilter(p, q, "status")
 	f.where = append(f.where, "deleted_at IS NULL")
-	return list(ctx, s, "webhook_endpoints", endpointColumns, f, q, scanEndpoint)
+	return list(ctx, s.Store, "webhook_endpoints", endpointColumns, f, q, scanEndpoint)
 }
 
 // UpdateEndpoint changes an endpoint under a row lock: change edits it and
 // returns an error to abandon the update.
-func (s *Store) UpdateEndpoint(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error) (StoredEndpoint, error) {
+func (s Webhooks) UpdateEndpoint(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error) (StoredEndpoint, error) {
 	return s.updateEndpoint(ctx, id, at, change, nil)
 }
 
@@ -81,7 +81,7 @@ type Disabling struct {
 // also records a webhook_endpoint.disabled event (the endpoint's object,
 // numbered per endpoint) and the audit entry, so that the three are never
 // apart. It reports whether it disabled the endpoint.
-func (s *Store) UpdateEndpointHealth(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error,
+func (s Webhooks) UpdateEndpointHealth(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error,
 	d Disabling) (StoredEndpoint, bool, error) {
 	var disabled bool
 	e, err := s.updateEndpoint(ctx, id, at, change, func(tx pgx.Tx, before, after StoredEndpoint) error {
@@ -108,7 +108,7 @@ func (s *Store) UpdateEndpointHealth(ctx context.Context, id string, at time.Tim
 // updateEndpoint is UpdateEndpoint with then, when set, run in the
 // transaction after the row is written, given the endpoint before and
 // after the change.
-func (s *Store) updateEndpoint(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error,
+func (s Webhooks) updateEndpoint(ctx context.Context, id string, at time.Time, change func(*StoredEndpoint) error,
 	then func(tx pgx.Tx, before, after StoredEndpoint) error) (StoredEndpoint, error) {
 	var e StoredEndpoint
 	at = at.Truncate(time.Microsecond) // as stored, so that what then sees is what a read gives
@@ -138,7 +138,7 @@ func (s *Store) updateEndpoint(ctx context.Context, id string, at time.Time, cha
 }
 
 // DeleteEndpoint removes an endpoint; its deliveries stay on record.
-func (s *Store) DeleteEndpoint(ctx context.Context, p payment.Principal, id string, at time.Time) error {
+func (s Webhooks) DeleteEndpoint(ctx context.Context, p payment.Principal, id string, at time.Time) error {
 	tag, err := s.db(ctx).Exec(ctx, `UPDATE webhook_endpoints SET deleted_at = $4, status = 'disabled', updated_at = $4
 		WHERE id = $1 AND project_id = $2 AND is_live = $3 AND deleted_at IS NULL`, id, p.ProjectID, p.IsLive, at)
 	if err == nil && tag.RowsAffected() == 0 {

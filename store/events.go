@@ -22,24 +22,24 @@ func scanEvent(row pgx.Row) (payment.Event, error) {
 
 // ListEvents lists the principal's events, newest first; q.Status filters
 // by type.
-func (s *Store) ListEvents(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Event, int, error) {
-	return list(ctx, s, "events", eventColumns, newFilter(p, q, "type"), q, scanEvent)
+func (s Webhooks) ListEvents(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Event, int, error) {
+	return list(ctx, s.Store, "events", eventColumns, newFilter(p, q, "type"), q, scanEvent)
 }
 
 // GetEvent returns one of the principal's events.
-func (s *Store) GetEvent(ctx context.Context, p payment.Principal, id string) (payment.Event, error) {
+func (s Webhooks) GetEvent(ctx context.Context, p payment.Principal, id string) (payment.Event, error) {
 	return scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND project_id = $2 AND is_live = $3`,
 		id, p.ProjectID, p.IsLive))
 }
 
 // EventByID returns an event whatever its project: for deliveries.
-func (s *Store) EventByID(ctx context.Context, id string) (payment.Event, error) {
+func (s Webhooks) EventByID(ctx context.Context, id string) (payment.Event, error) {
 	return scanEvent(s.pool.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, id))
 }
 
 // InsertTestEvent records a test event, dispatched already: it goes to one
 // endpoint only.
-func (s *Store) InsertTestEvent(ctx context.Context, e payment.Event) error {
+func (s Webhooks) InsertTestEvent(ctx context.Context, e payment.Event) error {
 	_, err := s.db(ctx).Exec(ctx, `INSERT INTO events (id, project_id, is_live, type, object_id, version, data, created_at, dispatched_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$8)`, e.ID, e.ProjectID, e.IsLive, e.Type, e.ObjectID, e.Version, e.Data, e.CreatedAt)
 	return mapErr(err)
@@ -75,7 +75,7 @@ type DispatchBatch struct {
 // many deliveries (one event is always taken): the events left stay for
 // the next batch. The events stay undispatched until RecordDispatch or
 // MarkDispatched marks them, so a crash in between dispatches them again.
-func (s *Store) DispatchEvents(ctx context.Context, limit, maxDeliveries int, except []string, now time.Time) (DispatchBatch, error) {
+func (s Webhooks) DispatchEvents(ctx context.Context, limit, maxDeliveries int, except []string, now time.Time) (DispatchBatch, error) {
 	b := DispatchBatch{At: now}
 	rows, err := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL AND NOT id = ANY($2)
 		ORDER BY created_at, id LIMIT $1`, limit, append([]string{}, except...))
@@ -149,7 +149,7 @@ type DispatchedDelivery struct {
 // dispatched again). A delivery recorded before (its event dispatched
 // again) keeps its ID, which ds takes, and its status when no attempt was
 // made now.
-func (s *Store) RecordDispatch(ctx context.Context, at time.Time, ds []DispatchedDelivery, dispatched []string, now time.Time) error {
+func (s Webhooks) RecordDispatch(ctx context.Context, at time.Time, ds []DispatchedDelivery, dispatched []string, now time.Time) error {
 	// Rows are written in the order of their keys, so that two writers
 	// never wait for each other.
 	order := make([]int, len(ds))
@@ -235,7 +235,7 @@ func (s *Store) RecordDispatch(ctx context.Context, at time.Time, ds []Dispatche
 
 // CreateDelivery records the delivery of an event to an endpoint, or
 // returns the one recorded before.
-func (s *Store) CreateDelivery(ctx context.Context, ev payment.Event, endpointID string, now time.Time) (Dispatch, error) {
+func (s Webhooks) CreateDelivery(ctx context.Context, ev payment.Event, endpointID string, now time.Time) (Dispatch, error) {
 	var d Dispatch
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -255,7 +255,7 @@ func createDelivery(ctx context.Context, tx pgx.Tx, ev payment.Event, endpointID
 }
 
 // MarkDispatched records that events' deliveries were started.
-func (s *Store) MarkDispatched(ctx context.Context, ids []string, now time.Time) error {
+func (s Webhooks) MarkDispatched(ctx context.Context, ids []string, now time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = ANY($1)`, ids, now)
 	return err
 }
@@ -265,7 +265,7 @@ func (s *Store) MarkDispatched(ctx context.Context, ids []string, now time.Time)
 // attempts (a.Attempt is not read): the next after the delivery's count,
 // under the delivery row's lock, so that attempts made at the same time (a
 // dispatch's first attempt and an operator's redelivery) are all kept.
-func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a payment.Attempt, status string) (int, error) {
+func (s Webhooks) RecordAttempt(ctx context.Context, deliveryID string, a payment.Attempt, status string) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `WITH d AS (
 			UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, updated_at = $3,
@@ -280,7 +280,7 @@ func (s *Store) RecordAttempt(ctx context.Context, deliveryID string, a payment.
 
 // SetDeliveryStatus sets a delivery's status (failed once its schedule ran
 // out, pending again when redelivered).
-func (s *Store) SetDeliveryStatus(ctx context.Context, deliveryID, status string, at time.Time) error {
+func (s Webhooks) SetDeliveryStatus(ctx context.Context, deliveryID, status string, at time.Time) error {
 	_, err := s.db(ctx).Exec(ctx, `UPDATE webhook_deliveries SET status = $2, updated_at = $3 WHERE id = $1`, deliveryID, status, at)
 	return err
 }
@@ -303,7 +303,7 @@ func scanDelivery(row pgx.Row) (payment.Delivery, error) {
 }
 
 // GetDelivery returns a delivery of one of the principal's endpoints.
-func (s *Store) GetDelivery(ctx context.Context, p payment.Principal, endpointID, id string) (payment.Delivery, error) {
+func (s Webhooks) GetDelivery(ctx context.Context, p payment.Principal, endpointID, id string) (payment.Delivery, error) {
 	return scanDelivery(s.pool.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.id = $1 AND d.endpoint_id = $2 AND d.project_id = $3 AND d.is_live = $4`, id, endpointID, p.ProjectID, p.IsLive))
 }
@@ -311,17 +311,17 @@ func (s *Store) GetDelivery(ctx context.Context, p payment.Principal, endpointID
 // ListDeliveries lists the deliveries to one of the principal's endpoints,
 // newest first, under every filter of a list: status, from and to (on
 // createdAt), isLive.
-func (s *Store) ListDeliveries(ctx context.Context, p payment.Principal, endpointID string, q payment.ListQuery) ([]payment.Delivery, int, error) {
+func (s Webhooks) ListDeliveries(ctx context.Context, p payment.Principal, endpointID string, q payment.ListQuery) ([]payment.Delivery, int, error) {
 	return s.listDeliveries(ctx, p, "d.endpoint_id = ?", endpointID, q)
 }
 
 // ListEventDeliveries lists an event's deliveries, to every endpoint.
-func (s *Store) ListEventDeliveries(ctx context.Context, p payment.Principal, eventID string, q payment.ListQuery) ([]payment.Delivery, int, error) {
+func (s Webhooks) ListEventDeliveries(ctx context.Context, p payment.Principal, eventID string, q payment.ListQuery) ([]payment.Delivery, int, error) {
 	return s.listDeliveries(ctx, p, "d.event_id = ?", eventID, q)
 }
 
-func (s *Store) listDeliveries(ctx context.Context, p payment.Principal, cond, arg string, q payment.ListQuery) ([]payment.Delivery, int, error) {
+func (s Webhooks) listDeliveries(ctx context.Context, p payment.Principal, cond, arg string, q payment.ListQuery) ([]payment.Delivery, int, error) {
 	f := newFilterOn("d.", p, q, "d.status")
 	f.add(cond, arg)
-	return list(ctx, s, "webhook_deliveries d JOIN events e ON e.id = d.event_id", deliveryColumns, f, q, scanDelivery)
+	return list(ctx, s.Store, "webhook_deliveries d JOIN events e ON e.id = d.event_id", deliveryColumns, f, q, scanDelivery)
 }

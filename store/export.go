@@ -16,7 +16,7 @@ import (
 // the query's filters keep, newest first, as the database returns them:
 // one query, nothing held in memory (the CSV export). Pagination is not
 // applied.
-func (s *Store) EachTransaction(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(payment.Transaction) error) error {
+func (s Payments) EachTransaction(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(payment.Transaction) error) error {
 	f := txFilter(p, q)
 	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions WHERE `+strings.Join(f.where, " AND ")+
 		` ORDER BY created_at DESC, id DESC`, f.args...)
@@ -48,7 +48,7 @@ const paidSQL = `coalesce((SELECT string_agg(x, '; ' ORDER BY x) FROM (
 
 // EachSession is EachTransaction for checkout sessions; paid is what the
 // session received per asset.
-func (s *Store) EachSession(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(cs payment.Session, paid string) error) error {
+func (s Payments) EachSession(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(cs payment.Session, paid string) error) error {
 	f := sessionFilter(p, q)
 	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+`, `+paidSQL+` FROM checkout_sessions WHERE `+
 		strings.Join(f.where, " AND ")+` ORDER BY created_at DESC, id DESC`, f.args...)
@@ -82,7 +82,7 @@ type Overview struct {
 // (confirmed or finalized; an unexpected one once assigned), by the time
 // they were confirmed; and counts the sessions by status, those with an
 // exception not resolved and the unexpected transfers not assigned.
-func (s *Store) Overview(ctx context.Context, p payment.Principal, today, month time.Time) (Overview, error) {
+func (s Payments) Overview(ctx context.Context, p payment.Principal, today, month time.Time) (Overview, error) {
 	o := Overview{SessionsByStatus: map[string]int{}}
 	var paidToday, paidMonth string
 	err := s.pool.QueryRow(ctx, `SELECT

@@ -21,7 +21,7 @@ import (
 // The price is that an event becomes readable only once every
 // transaction that started before its own has ended (usually
 // milliseconds; as long as a stuck transaction runs, at worst).
-func (s *Store) FeedEvents(ctx context.Context, p payment.Principal, q payment.FeedQuery) (payment.EventFeedPage, error) {
+func (s Webhooks) FeedEvents(ctx context.Context, p payment.Principal, q payment.FeedQuery) (payment.EventFeedPage, error) {
 	var out payment.EventFeedPage
 	f := newFilter(p, q.ListQuery, "type")
 	if q.Since != nil {

@@ -90,7 +90,7 @@ func TestFeedEventsNeverSkipsOrRepeats(t *testing.T) {
 	pages := 0
 	// readPage reads the next page and says whether the feed had more.
 	readPage := func() bool {
-		page, err := s.FeedEvents(ctx, p, q)
+		page, err := s.Webhooks().FeedEvents(ctx, p, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestFeedEventsSinceAndEnd(t *testing.T) {
 	if fmt.Sprint(got) != "[evt_b evt_d]" {
 		t.Fatalf("since t0: %v", got)
 	}
-	page, err := s.FeedEvents(ctx, p, q)
+	page, err := s.Webhooks().FeedEvents(ctx, p, q)
 	if err != nil || len(page.Events) != 0 || page.HasMore || page.Remaining != 0 {
 		t.Fatalf("at the end: %+v, %v", page, err)
 	}
@@ -217,7 +217,7 @@ func waitFeed(t *testing.T, s *store.Store, p payment.Principal, q payment.FeedQ
 	var page payment.EventFeedPage
 	testwait.Until(t, 10*time.Second, func() (bool, string) {
 		var err error
-		if page, err = s.FeedEvents(context.Background(), p, q); err != nil {
+		if page, err = s.Webhooks().FeedEvents(context.Background(), p, q); err != nil {
 			t.Fatal(err)
 		}
 		return len(page.Events) >= n, fmt.Sprintf("%d events, want %d", len(page.Events), n)

@@ -20,7 +20,7 @@ type BlockRef struct {
 // network's finalized payments: incoming transactions, refunds and
 // payouts (of one project, unless projectID is empty). The finality
 // watch checks each against the chain.
-func (s *Store) FinalizedBlocks(ctx context.Context, network string, from int64, projectID string) ([]BlockRef, error) {
+func (s Chains) FinalizedBlocks(ctx context.Context, network string, from int64, projectID string) ([]BlockRef, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT block_number, block_hash FROM transactions WHERE network = $1 AND status = 'finalized' AND block_number >= $2
 			AND ($3 = '' OR project_id = $3)
@@ -41,7 +41,7 @@ func (s *Store) FinalizedBlocks(ctx context.Context, network string, from int64,
 // FinalizedInBlock returns the network's finalized payments in a block:
 // one incoming record per transaction hash, and the refunds' and payouts'
 // IDs with their owners (of one project, unless projectID is empty).
-func (s *Store) FinalizedInBlock(ctx context.Context, network string, b BlockRef, projectID string) ([]payment.Transaction, []OutgoingRef, error) {
+func (s Chains) FinalizedInBlock(ctx context.Context, network string, b BlockRef, projectID string) ([]payment.Transaction, []OutgoingRef, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT ON (tx_hash) `+txColumns+` FROM transactions
 		WHERE network = $1 AND status = 'finalized' AND block_number = $2 AND block_hash = $3 AND ($4 = '' OR project_id = $4)
 		ORDER BY tx_hash, log_index`, network, b.Number, b.Hash, projectID)
@@ -85,7 +85,7 @@ type OutgoingRef struct {
 // again from its records (payment.Resettle), and records the change with
 // its events: a payment that counted for it was reversed past finality,
 // or returned.
-func (s *Store) SettleSession(ctx context.Context, id string, at time.Time, render Render[payment.Session]) error {
+func (s Chains) SettleSession(ctx context.Context, id string, at time.Time, render Render[payment.Session]) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		cs, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {
@@ -110,7 +110,7 @@ func (s *Store) SettleSession(ctx context.Context, id string, at time.Time, rend
 // has settled yet (of one project, unless projectID is empty): incoming
 // records reversed whose session still flags payment_reversed, and
 // refunds and payouts reversed.
-func (s *Store) ReversedUnsettled(ctx context.Context, projectID string) ([]payment.Transaction, []OutgoingRef, error) {
+func (s Chains) ReversedUnsettled(ctx context.Context, projectID string) ([]payment.Transaction, []OutgoingRef, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions t WHERE status = 'reversed' AND ($1 = '' OR project_id = $1)
 		AND EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.id = coalesce(t.assigned_session_id, t.checkout_session_id)
 			AND c.exception = 'payment_reversed') ORDER BY created_at, id`, projectID)

@@ -11,7 +11,7 @@ import (
 )
 
 // CreateUser inserts a user; an email taken (in any case) is a conflict.
-func (s *Store) CreateUser(ctx context.Context, u payment.User, passwordHash string) error {
+func (s Identity) CreateUser(ctx context.Context, u payment.User, passwordHash string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO users (id, email, password_hash, created_at, updated_at) VALUES ($1,$2,$3,$4,$4)`,
 		u.ID, u.Email, passwordHash, u.CreatedAt)
 	return mapErr(err)
@@ -28,18 +28,18 @@ func scanUser(row pgx.Row) (payment.User, string, error) {
 }
 
 // UserByEmail finds a user by email, in any case, with its password hash.
-func (s *Store) UserByEmail(ctx context.Context, email string) (payment.User, string, error) {
+func (s Identity) UserByEmail(ctx context.Context, email string) (payment.User, string, error) {
 	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(email) = lower($1)`, email))
 }
 
 // UserByID finds a user with its password hash.
-func (s *Store) UserByID(ctx context.Context, id string) (payment.User, string, error) {
+func (s Identity) UserByID(ctx context.Context, id string) (payment.User, string, error) {
 	return scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
 }
 
 // SetPassword replaces a user's password hash and revokes every session
 // of the user but keep.
-func (s *Store) SetPassword(ctx context.Context, userID, hash, keep string, now time.Time) error {
+func (s Identity) SetPassword(ctx context.Context, userID, hash, keep string, now time.Time) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = $3 WHERE id = $1`, userID, hash, now); err != nil {
 			return err
@@ -50,7 +50,7 @@ func (s *Store) SetPassword(ctx context.Context, userID, hash, keep string, now 
 }
 
 // CreateUserSession records a dashboard session under its token's hash.
-func (s *Store) CreateUserSession(ctx context.Context, us payment.UserSession, tokenHash string) error {
+func (s Identity) CreateUserSession(ctx context.Context, us payment.UserSession, tokenHash string) error {
 	_, err := s.db(ctx).Exec(ctx, `INSERT INTO user_sessions (id, user_id, token_hash, user_agent, ip, created_at, last_seen_at, expires_at, authenticated_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$6,$7,$6)`, us.ID, us.UserID, tokenHash, us.UserAgent, us.IP, us.CreatedAt, us.ExpiresAt)
 	return mapErr(err)
@@ -59,7 +59,7 @@ func (s *Store) CreateUserSession(ctx context.Context, us payment.UserSession, t
 // UserSessionByToken finds a live session by its token's hash: not
 // revoked, not past its absolute end, and seen within idle. Its last
 // sighting is moved to now when older than a minute.
-func (s *Store) UserSessionByToken(ctx context.Context, tokenHash string, idle time.Duration, now time.Time) (payment.UserSession, error) {
+func (s Identity) UserSessionByToken(ctx context.Context, tokenHash string, idle time.Duration, now time.Time) (payment.UserSession, error) {
 	var us payment.UserSession
 	err := s.pool.QueryRow(ctx, `SELECT id, user_id, user_agent, ip, created_at, last_seen_at, expires_at, authenticated_at FROM user_sessions
 		WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3`, tokenHash, now, now.Add(-idle)).
@@ -77,7 +77,7 @@ func (s *Store) UserSessionByToken(ctx context.Context, tokenHash string, idle t
 }
 
 // ListUserSessions lists a user's live sessions, newest first.
-func (s *Store) ListUserSessions(ctx context.Context, userID string, idle time.Duration, now time.Time) ([]payment.UserSession, error) {
+func (s Identity) ListUserSessions(ctx context.Context, userID string, idle time.Duration, now time.Time) ([]payment.UserSession, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, user_id, user_agent, ip, created_at, last_seen_at, expires_at FROM user_sessions
 		WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND last_seen_at > $3 ORDER BY created_at DESC, id DESC`,
 		userID, now, now.Add(-idle))
@@ -93,7 +93,7 @@ func (s *Store) ListUserSessions(ctx context.Context, userID string, idle time.D
 
 // SessionAuthenticated records that the session's user proved who they
 // are at now (a re-authentication: sudo mode).
-func (s *Store) SessionAuthenticated(ctx context.Context, sessionID string, now time.Time) error {
+func (s Identity) SessionAuthenticated(ctx context.Context, sessionID string, now time.Time) error {
 	_, err := s.db(ctx).Exec(ctx, `UPDATE user_sessions SET authenticated_at = $2 WHERE id = $1 AND revoked_at IS NULL`, sessionID, now)
 	return err
 }
@@ -101,7 +101,7 @@ func (s *Store) SessionAuthenticated(ctx context.Context, sessionID string, now 
 // RevokeUserSessions revokes a user's sessions: the one named by id, or
 // (id empty) every one but keep, in ctx's transaction if it has one. It
 // returns how many it revoked.
-func (s *Store) RevokeUserSessions(ctx context.Context, userID, id, keep string, now time.Time) (int64, error) {
+func (s Identity) RevokeUserSessions(ctx context.Context, userID, id, keep string, now time.Time) (int64, error) {
 	var tag interface{ RowsAffected() int64 }
 	var err error
 	if id != "" {
@@ -116,21 +116,21 @@ func (s *Store) RevokeUserSessions(ctx context.Context, userID, id, keep string,
 }
 
 // AddMember makes a user a member of a project with a role.
-func (s *Store) AddMember(ctx context.Context, projectID, userID string, role payment.Role, now time.Time) error {
+func (s Access) AddMember(ctx context.Context, projectID, userID string, role payment.Role, now time.Time) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at) VALUES ($1,$2,$3,$4)
 		ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`, projectID, userID, role, now)
 	return mapErr(err)
 }
 
 // MemberRole is a user's role in a project; ErrNotFound when not a member.
-func (s *Store) MemberRole(ctx context.Context, projectID, userID string) (payment.Role, error) {
+func (s Access) MemberRole(ctx context.Context, projectID, userID string) (payment.Role, error) {
 	var role payment.Role
 	err := s.pool.QueryRow(ctx, `SELECT role FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, userID).Scan(&role)
 	return role, mapErr(err)
 }
 
 // ProjectsOfUser lists the projects a user belongs to, with the role.
-func (s *Store) ProjectsOfUser(ctx context.Context, userID string) ([]payment.Membership, error) {
+func (s Access) ProjectsOfUser(ctx context.Context, userID string) ([]payment.Membership, error) {
 	rows, err := s.pool.Query(ctx, `SELECT p.id, p.name, m.role, p.created_at FROM project_members m JOIN projects p ON p.id = m.project_id
 		WHERE m.user_id = $1 ORDER BY p.created_at, p.id`, userID)
 	if err != nil {
@@ -146,7 +146,7 @@ func (s *Store) ProjectsOfUser(ctx context.Context, userID string) ([]payment.Me
 
 // CreateProjectWithOwner inserts a project, its first API keys and its
 // owner in one transaction.
-func (s *Store) CreateProjectWithOwner(ctx context.Context, p payment.Project, keys []APIKey, ownerID string) error {
+func (s Checkout) CreateProjectWithOwner(ctx context.Context, p payment.Project, keys []APIKey, ownerID string) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		if err := createProject(ctx, tx, p, keys); err != nil {
 			return err
@@ -158,7 +158,7 @@ func (s *Store) CreateProjectWithOwner(ctx context.Context, p payment.Project, k
 }
 
 // InsertAPIKey records a new API key of a project.
-func (s *Store) InsertAPIKey(ctx context.Context, k APIKey) error {
+func (s Access) InsertAPIKey(ctx context.Context, k APIKey) error {
 	_, err := s.db(ctx).Exec(ctx, `INSERT INTO api_keys (id, project_id, is_live, key_hash, key_hint, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
 		k.ID, k.ProjectID, k.IsLive, k.Hash, k.Hint, k.CreatedAt)
 	return mapErr(err)
@@ -166,7 +166,7 @@ func (s *Store) InsertAPIKey(ctx context.Context, k APIKey) error {
 
 // ListAPIKeys lists a project environment's keys that still work (not
 // revoked, not past a roll's grace), oldest first.
-func (s *Store) ListAPIKeys(ctx context.Context, projectID string, isLive bool, now time.Time) ([]payment.APIKeyInfo, error) {
+func (s Access) ListAPIKeys(ctx context.Context, projectID string, isLive bool, now time.Time) ([]payment.APIKeyInfo, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, is_live, key_hint, created_at, last_used_at, expires_at FROM api_keys
 		WHERE project_id = $1 AND is_live = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
 		ORDER BY created_at, id`, projectID, isLive, now)
@@ -183,7 +183,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, projectID string, isLive bool, 
 // EndAPIKey ends a working key of a project environment: at once
 // (revoke), or at expiresAt (a roll's grace; never later than an end
 // already set). ErrNotFound when no such working key exists.
-func (s *Store) EndAPIKey(ctx context.Context, projectID string, isLive bool, id string, expiresAt *time.Time, now time.Time) error {
+func (s Access) EndAPIKey(ctx context.Context, projectID string, isLive bool, id string, expiresAt *time.Time, now time.Time) error {
 	var tag interface{ RowsAffected() int64 }
 	var err error
 	if expiresAt == nil {
@@ -203,7 +203,7 @@ func (s *Store) EndAPIKey(ctx context.Context, projectID string, isLive bool, id
 }
 
 // TouchAPIKey records a key's use, at most once a minute.
-func (s *Store) TouchAPIKey(ctx context.Context, id string, now time.Time) error {
+func (s Access) TouchAPIKey(ctx context.Context, id string, now time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $2::timestamptz WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '1 minute')`, id, now)
 	return err
 }

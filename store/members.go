@@ -11,7 +11,7 @@ import (
 )
 
 // ListMembers lists a project's members with their emails and roles.
-func (s *Store) ListMembers(ctx context.Context, projectID string) ([]payment.Member, error) {
+func (s Access) ListMembers(ctx context.Context, projectID string) ([]payment.Member, error) {
 	rows, err := s.pool.Query(ctx, `SELECT m.user_id, u.email, m.role, m.created_at FROM project_members m JOIN users u ON u.id = m.user_id
 		WHERE m.project_id = $1 ORDER BY m.created_at, m.user_id`, projectID)
 	if err != nil {
@@ -30,7 +30,7 @@ func (s *Store) ListMembers(ctx context.Context, projectID string) ([]payment.Me
 // removal revokes, in the same transaction, the project's pending
 // invitations the member sent and those addressed to the member's email;
 // revoked lists their IDs.
-func (s *Store) ChangeMember(ctx context.Context, projectID, userID string, role payment.Role, now time.Time) (revoked []string, err error) {
+func (s Access) ChangeMember(ctx context.Context, projectID, userID string, role payment.Role, now time.Time) (revoked []string, err error) {
 	err = s.WithTx(ctx, func(tx pgx.Tx) error {
 		// Lock the project's memberships: two owners demoting each other
 		// at once cannot leave none.
@@ -85,7 +85,7 @@ func (s *Store) ChangeMember(ctx context.Context, projectID, userID string, role
 }
 
 // CreateInvitation records an invitation under its token's hash.
-func (s *Store) CreateInvitation(ctx context.Context, inv payment.Invitation, tokenHash string) error {
+func (s Access) CreateInvitation(ctx context.Context, inv payment.Invitation, tokenHash string) error {
 	_, err := s.db(ctx).Exec(ctx, `INSERT INTO project_invitations (id, project_id, email, role, token_hash, invited_by, created_at, expires_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`, inv.ID, inv.ProjectID, inv.Email, inv.Role, tokenHash, inv.InvitedBy, inv.CreatedAt, inv.ExpiresAt)
 	return mapErr(err)
@@ -97,7 +97,7 @@ func (s *Store) CreateInvitation(ctx context.Context, inv payment.Invitation, to
 // (the inviter's membership is locked while the invitee joins, so a
 // removal at the same moment comes first or after, never between). An
 // existing member keeps the higher of the two roles.
-func (s *Store) AcceptInvitation(ctx context.Context, tokenHash string, u payment.User, now time.Time) (payment.Invitation, error) {
+func (s Access) AcceptInvitation(ctx context.Context, tokenHash string, u payment.User, now time.Time) (payment.Invitation, error) {
 	var inv payment.Invitation
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `SELECT id, project_id, email, role, invited_by, created_at, expires_at FROM project_invitations
@@ -138,7 +138,7 @@ var errInviterGone = &payment.Error{Kind: payment.KindNotFound,
 
 // ListInvitations lists a project's pending invitations (unaccepted,
 // unrevoked, unexpired), newest first, with the inviter's email.
-func (s *Store) ListInvitations(ctx context.Context, projectID string, now time.Time) ([]payment.Invitation, error) {
+func (s Access) ListInvitations(ctx context.Context, projectID string, now time.Time) ([]payment.Invitation, error) {
 	rows, err := s.pool.Query(ctx, `SELECT i.id, i.project_id, i.email, i.role, i.invited_by, coalesce(u.email, ''), i.created_at, i.expires_at
 		FROM project_invitations i LEFT JOIN users u ON u.id = i.invited_by
 		WHERE i.project_id = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > $2
@@ -156,7 +156,7 @@ func (s *Store) ListInvitations(ctx context.Context, projectID string, now time.
 
 // RevokeInvitation revokes a project's pending invitation; ErrNotFound
 // when there is none of that ID pending.
-func (s *Store) RevokeInvitation(ctx context.Context, projectID, id string, now time.Time) (payment.Invitation, error) {
+func (s Access) RevokeInvitation(ctx context.Context, projectID, id string, now time.Time) (payment.Invitation, error) {
 	var inv payment.Invitation
 	err := s.db(ctx).QueryRow(ctx, `UPDATE project_invitations SET revoked_at = $3, revoked_reason = 'revoked'
 		WHERE project_id = $1 AND id = $2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $3
@@ -166,7 +166,7 @@ func (s *Store) RevokeInvitation(ctx context.Context, projectID, id string, now 
 }
 
 // UpdateProject writes a project's name and settings.
-func (s *Store) UpdateProject(ctx context.Context, p payment.Project) error {
+func (s Access) UpdateProject(ctx context.Context, p payment.Project) error {
 	var lifetime *int64
 	if p.SessionLifetime > 0 {
 		secs := int64(p.SessionLifetime / time.Second)

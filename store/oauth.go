@@ -14,7 +14,7 @@ import (
 const oauthClientColumns = `id, project_id, name, redirect_uris, confidential, secret_hash, created_at, revoked_at`
 
 // InsertOAuthClient records a registered OAuth client.
-func (s *Store) InsertOAuthClient(ctx context.Context, c payment.OAuthClient) error {
+func (s Access) InsertOAuthClient(ctx context.Context, c payment.OAuthClient) error {
 	uris, _ := json.Marshal(c.RedirectURIs)
 	_, err := s.db(ctx).Exec(ctx, `INSERT INTO oauth_clients (`+oauthClientColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
 		c.ID, c.ProjectID, c.Name, uris, c.Confidential, c.SecretHash, c.CreatedAt, c.RevokedAt)
@@ -23,7 +23,7 @@ func (s *Store) InsertOAuthClient(ctx context.Context, c payment.OAuthClient) er
 
 // OAuthClients lists a project's clients, revoked ones included, newest
 // first.
-func (s *Store) OAuthClients(ctx context.Context, projectID string) ([]payment.OAuthClient, error) {
+func (s Access) OAuthClients(ctx context.Context, projectID string) ([]payment.OAuthClient, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE project_id = $1
 		ORDER BY created_at DESC, id DESC`, projectID)
 	if err != nil {
@@ -33,13 +33,13 @@ func (s *Store) OAuthClients(ctx context.Context, projectID string) ([]payment.O
 }
 
 // OAuthClient returns a client by its ID, whatever its project.
-func (s *Store) OAuthClient(ctx context.Context, id string) (payment.OAuthClient, error) {
+func (s Access) OAuthClient(ctx context.Context, id string) (payment.OAuthClient, error) {
 	return scanOAuthClient(s.pool.QueryRow(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE id = $1`, id))
 }
 
 // RevokeOAuthClient ends a project's client and reports whether this call
 // ended it; revoking it again changes nothing.
-func (s *Store) RevokeOAuthClient(ctx context.Context, projectID, id string, at time.Time) (payment.OAuthClient, bool, error) {
+func (s Access) RevokeOAuthClient(ctx context.Context, projectID, id string, at time.Time) (payment.OAuthClient, bool, error) {
 	c, err := scanOAuthClient(s.db(ctx).QueryRow(ctx, `UPDATE oauth_clients SET revoked_at = $3
 		WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL RETURNING `+oauthClientColumns, id, projectID, at))
 	if err == nil || !errors.Is(err, payment.ErrNotFound) {
@@ -93,7 +93,7 @@ func RevokeOAuthGrant(ctx context.Context, db execer, grantID, reason string, at
 // refresh writes its grant after its tokens). Tokens written by a refresh
 // that commits meanwhile stay active but belong to an ended grant, and a
 // token of an ended grant is not found.
-func (s *Store) RevokeUserOAuthGrants(ctx context.Context, userID, reason string, at time.Time) ([]payment.OAuthGrant, error) {
+func (s Access) RevokeUserOAuthGrants(ctx context.Context, userID, reason string, at time.Time) ([]payment.OAuthGrant, error) {
 	var ended []payment.OAuthGrant
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		db := s.db(ctx)
@@ -124,7 +124,7 @@ func (s *Store) RevokeUserOAuthGrants(ctx context.Context, userID, reason string
 // and, in ctx's transaction, holds it so until the transaction ends: a
 // revocation of the session waits for it, and one that came first is
 // seen.
-func (s *Store) SessionLive(ctx context.Context, sessionID string) (bool, error) {
+func (s Access) SessionLive(ctx context.Context, sessionID string) (bool, error) {
 	var one int
 	err := s.db(ctx).QueryRow(ctx, `SELECT 1 FROM user_sessions WHERE id = $1 AND revoked_at IS NULL FOR SHARE`, sessionID).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -138,7 +138,7 @@ const oauthGrantColumns = `g.id, g.client_id, c.name, g.user_id, u.email, g.proj
 
 // OAuthGrants lists the live grants of a project (projectID) or of a user
 // (userID), newest first.
-func (s *Store) OAuthGrants(ctx context.Context, projectID, userID string) ([]payment.OAuthGrant, error) {
+func (s Access) OAuthGrants(ctx context.Context, projectID, userID string) ([]payment.OAuthGrant, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+oauthGrantColumns+` FROM oauth_grants g
 		JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id
 		WHERE g.revoked_at IS NULL AND c.revoked_at IS NULL AND ($1 = '' OR g.project_id = $1) AND ($2 = '' OR g.user_id = $2)
@@ -150,14 +150,14 @@ func (s *Store) OAuthGrants(ctx context.Context, projectID, userID string) ([]pa
 }
 
 // OAuthGrant reads a grant.
-func (s *Store) OAuthGrant(ctx context.Context, id string) (payment.OAuthGrant, error) {
+func (s Access) OAuthGrant(ctx context.Context, id string) (payment.OAuthGrant, error) {
 	return scanOAuthGrant(s.pool.QueryRow(ctx, `SELECT `+oauthGrantColumns+` FROM oauth_grants g
 		JOIN oauth_clients c ON c.id = g.client_id JOIN users u ON u.id = g.user_id WHERE g.id = $1`, id))
 }
 
 // RevokeOAuthGrantAudited revokes a grant and records a's audit entry
 // with it, if it was alive.
-func (s *Store) RevokeOAuthGrantAudited(ctx context.Context, id, reason string, at time.Time, a payment.AuditEntry) (bool, error) {
+func (s Access) RevokeOAuthGrantAudited(ctx context.Context, id, reason string, at time.Time, a payment.AuditEntry) (bool, error) {
 	var revoked bool
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		var err error

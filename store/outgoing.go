@@ -61,7 +61,7 @@ func trackOutgoing(ctx context.Context, tx pgx.Tx, id string, o payment.Outgoing
 // count already for an outgoing item other than except, or for an
 // incoming payment (a transaction's record; a payer's claim, which names
 // no transfer yet, is none).
-func (s *Store) TakenTransfers(ctx context.Context, chainID int64, hash, except string) (map[int]string, error) {
+func (s MoneyOut) TakenTransfers(ctx context.Context, chainID int64, hash, except string) (map[int]string, error) {
 	rows, err := s.db(ctx).Query(ctx, `SELECT log_index, item_id FROM outgoing_transfers
 			WHERE chain_id = $1 AND tx_hash = $2 AND item_id <> $3
 		UNION ALL SELECT log_index, id FROM transactions WHERE chain_id = $1 AND tx_hash = $2 AND log_index <> $4`,
@@ -86,7 +86,7 @@ func (s *Store) TakenTransfers(ctx context.Context, chainID int64, hash, except 
 // (sent, stale: a replacement may pay them), those waiting first, oldest
 // first: those a scan's recipients may have paid unreported. It reads by
 // destination, so a scan's cost does not grow with the items open.
-func (s *Store) AwaitingOutgoingTo(ctx context.Context, network string, addrs []string) ([]payment.Refund, []payment.Payout, error) {
+func (s MoneyOut) AwaitingOutgoingTo(ctx context.Context, network string, addrs []string) ([]payment.Refund, []payment.Payout, error) {
 	if len(addrs) == 0 {
 		return nil, nil, nil
 	}
@@ -94,7 +94,7 @@ func (s *Store) AwaitingOutgoingTo(ctx context.Context, network string, addrs []
 	for i, a := range addrs {
 		lower[i] = strings.ToLower(a)
 	}
-	lower, err := s.mayBeDestinations(ctx, lower)
+	lower, err := s.Chains().mayBeDestinations(ctx, lower)
 	if err != nil || len(lower) == 0 {
 		return nil, nil, err
 	}
@@ -111,7 +111,7 @@ func (s *Store) AwaitingOutgoingTo(ctx context.Context, network string, addrs []
 
 // OutgoingInFlight counts a project's refunds and payouts in one
 // environment whose transaction is sent and not mined yet (sent or stale).
-func (s *Store) OutgoingInFlight(ctx context.Context, projectID string, isLive bool) (int, error) {
+func (s MoneyOut) OutgoingInFlight(ctx context.Context, projectID string, isLive bool) (int, error) {
 	var n int
 	err := s.db(ctx).QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM refunds WHERE project_id = $1 AND is_live = $2 AND status IN ('sent', 'stale')) +
@@ -122,7 +122,7 @@ func (s *Store) OutgoingInFlight(ctx context.Context, projectID string, isLive b
 
 // ProvenAddresses returns a project's verified recipients in one
 // environment: the addresses it proved it controls.
-func (s *Store) ProvenAddresses(ctx context.Context, projectID string, isLive bool) ([]string, error) {
+func (s MoneyOut) ProvenAddresses(ctx context.Context, projectID string, isLive bool) ([]string, error) {
 	rows, err := s.db(ctx).Query(ctx, `SELECT address FROM recipients
 		WHERE project_id = $1 AND is_live = $2 AND verified_at IS NOT NULL ORDER BY address`, projectID, isLive)
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *Store) ProvenAddresses(ctx context.Context, projectID string, isLive bo
 // ClaimOutgoingFollows takes up to limit due follows for a sweep: each is
 // not due again before lease has passed, so that concurrent sweeps take
 // different rows and a sweeper that dies lets its rows go.
-func (s *Store) ClaimOutgoingFollows(ctx context.Context, limit int, lease time.Duration) ([]string, error) {
+func (s MoneyOut) ClaimOutgoingFollows(ctx context.Context, limit int, lease time.Duration) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `UPDATE outgoing_follows SET due_at = now() + make_interval(secs => $2), attempts = attempts + 1
 		WHERE item_id IN (SELECT item_id FROM outgoing_follows WHERE due_at <= now()
 			ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED)
@@ -148,14 +148,14 @@ func (s *Store) ClaimOutgoingFollows(ctx context.Context, limit int, lease time.
 // WakeOutgoing makes an item's follow due now, so that the sweep wakes
 // its workflow (SignalOutgoingChanged), which then looks at the chain at
 // once.
-func (s *Store) WakeOutgoing(ctx context.Context, id string) error {
+func (s MoneyOut) WakeOutgoing(ctx context.Context, id string) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO outgoing_follows (item_id, due_at) VALUES ($1, now())
 		ON CONFLICT (item_id) DO UPDATE SET due_at = least(outgoing_follows.due_at, excluded.due_at)`, id)
 	return mapErr(err)
 }
 
 // FollowStarted deletes an item's pending follow: its workflow runs.
-func (s *Store) FollowStarted(ctx context.Context, id string) error {
+func (s MoneyOut) FollowStarted(ctx context.Context, id string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM outgoing_follows WHERE item_id = $1`, id)
 	return mapErr(err)
 }
@@ -170,7 +170,7 @@ const (
 // counts, whatever the project or environment: a checkout session's
 // deposit address, or a verified recipient. Keyed by the lowercase
 // address.
-func (s *Store) ReceivingAddresses(ctx context.Context, addrs []string) (map[string]string, error) {
+func (s MoneyOut) ReceivingAddresses(ctx context.Context, addrs []string) (map[string]string, error) {
 	lower := make([]string, len(addrs))
 	for i, a := range addrs {
 		lower[i] = strings.ToLower(a)

@@ -12,7 +12,7 @@ import (
 
 // WebAuthnHandle returns a user's WebAuthn handle, making it (random
 // bytes from fresh) on first use.
-func (s *Store) WebAuthnHandle(ctx context.Context, userID string, fresh []byte) ([]byte, error) {
+func (s Identity) WebAuthnHandle(ctx context.Context, userID string, fresh []byte) ([]byte, error) {
 	var h []byte
 	err := s.pool.QueryRow(ctx, `UPDATE users SET webauthn_handle = coalesce(webauthn_handle, $2) WHERE id = $1 RETURNING webauthn_handle`,
 		userID, fresh).Scan(&h)
@@ -20,7 +20,7 @@ func (s *Store) WebAuthnHandle(ctx context.Context, userID string, fresh []byte)
 }
 
 // UserByWebAuthnHandle finds the user of a handle.
-func (s *Store) UserByWebAuthnHandle(ctx context.Context, handle []byte) (payment.User, error) {
+func (s Identity) UserByWebAuthnHandle(ctx context.Context, handle []byte) (payment.User, error) {
 	u, _, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE webauthn_handle = $1`, handle))
 	return u, err
 }
@@ -33,14 +33,14 @@ type StoredPasskey struct {
 }
 
 // InsertPasskey records a user's new passkey.
-func (s *Store) InsertPasskey(ctx context.Context, p StoredPasskey, credentialID []byte) error {
+func (s Identity) InsertPasskey(ctx context.Context, p StoredPasskey, credentialID []byte) error {
 	_, err := s.db(ctx).Exec(ctx, `INSERT INTO passkeys (id, user_id, credential_id, credential, name, created_at) VALUES ($1,$2,$3,$4,$5,$6)`,
 		p.ID, p.UserID, credentialID, p.Credential, p.Name, p.CreatedAt)
 	return mapErr(err)
 }
 
 // Passkeys lists a user's passkeys, oldest first.
-func (s *Store) Passkeys(ctx context.Context, userID string) ([]StoredPasskey, error) {
+func (s Identity) Passkeys(ctx context.Context, userID string) ([]StoredPasskey, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, user_id, name, created_at, last_used_at, credential FROM passkeys
 		WHERE user_id = $1 ORDER BY created_at, id`, userID)
 	if err != nil {
@@ -56,14 +56,14 @@ func (s *Store) Passkeys(ctx context.Context, userID string) ([]StoredPasskey, e
 
 // PasskeyUsed records a sign-in with a passkey: its credential as
 // updated (the sign counter) and when.
-func (s *Store) PasskeyUsed(ctx context.Context, credentialID []byte, credential json.RawMessage, now time.Time) error {
+func (s Identity) PasskeyUsed(ctx context.Context, credentialID []byte, credential json.RawMessage, now time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE passkeys SET credential = $2, last_used_at = $3 WHERE credential_id = $1`, credentialID, credential, now)
 	return err
 }
 
 // RenamePasskey renames a user's passkey; ErrNotFound when it is not
 // theirs.
-func (s *Store) RenamePasskey(ctx context.Context, userID, id, name string) error {
+func (s Identity) RenamePasskey(ctx context.Context, userID, id, name string) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE passkeys SET name = $3 WHERE user_id = $1 AND id = $2`, userID, id, name)
 	if err == nil && tag.RowsAffected() == 0 {
 		return payment.ErrNotFound
@@ -73,7 +73,7 @@ func (s *Store) RenamePasskey(ctx context.Context, userID, id, name string) erro
 
 // DeletePasskey deletes a user's passkey; ErrNotFound when it is not
 // theirs.
-func (s *Store) DeletePasskey(ctx context.Context, userID, id string) error {
+func (s Identity) DeletePasskey(ctx context.Context, userID, id string) error {
 	tag, err := s.db(ctx).Exec(ctx, `DELETE FROM passkeys WHERE user_id = $1 AND id = $2`, userID, id)
 	if err == nil && tag.RowsAffected() == 0 {
 		return payment.ErrNotFound
@@ -82,7 +82,7 @@ func (s *Store) DeletePasskey(ctx context.Context, userID, id string) error {
 }
 
 // CreateChallenge records a ceremony's session data until expires.
-func (s *Store) CreateChallenge(ctx context.Context, id, kind, userID string, session json.RawMessage, expires time.Time) error {
+func (s Identity) CreateChallenge(ctx context.Context, id, kind, userID string, session json.RawMessage, expires time.Time) error {
 	var uid any
 	if userID != "" {
 		uid = userID
@@ -94,7 +94,7 @@ func (s *Store) CreateChallenge(ctx context.Context, id, kind, userID string, se
 
 // TakeChallenge uses a ceremony's challenge, once: unexpired, unused, of
 // the kind, and (userID non-empty) the user's. ErrNotFound otherwise.
-func (s *Store) TakeChallenge(ctx context.Context, id, kind, userID string, now time.Time) (json.RawMessage, error) {
+func (s Identity) TakeChallenge(ctx context.Context, id, kind, userID string, now time.Time) (json.RawMessage, error) {
 	var session json.RawMessage
 	err := s.pool.QueryRow(ctx, `UPDATE webauthn_challenges SET used_at = $4 WHERE id = $1 AND kind = $2
 		AND coalesce(user_id, '') = $3 AND used_at IS NULL AND expires_at > $4 RETURNING session`, id, kind, userID, now).Scan(&session)

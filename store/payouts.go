@@ -18,7 +18,7 @@ const payoutColumns = `id, batch_id, project_id, is_live, line, reference, statu
 
 // CreatePayoutBatch records a batch and its payouts, with its
 // payout_batch.created event, all or nothing.
-func (s *Store) CreatePayoutBatch(ctx context.Context, rec payment.BatchRecord, render Render[payment.BatchRecord]) error {
+func (s MoneyOut) CreatePayoutBatch(ctx context.Context, rec payment.BatchRecord, render Render[payment.BatchRecord]) error {
 	b := rec.Batch
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO payout_batches (`+batchColumns+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)`,
@@ -44,7 +44,7 @@ func (s *Store) CreatePayoutBatch(ctx context.Context, rec payment.BatchRecord, 
 
 // PayoutBatch returns a batch of the principal's project and environment
 // with its payouts.
-func (s *Store) PayoutBatch(ctx context.Context, p payment.Principal, id string) (payment.BatchRecord, error) {
+func (s MoneyOut) PayoutBatch(ctx context.Context, p payment.Principal, id string) (payment.BatchRecord, error) {
 	var rec payment.BatchRecord
 	err := s.WithTx(ctx, func(tx pgx.Tx) (err error) {
 		rec.Batch, err = scanBatch(tx.QueryRow(ctx, `SELECT `+batchColumns+` FROM payout_batches
@@ -59,12 +59,12 @@ func (s *Store) PayoutBatch(ctx context.Context, p payment.Principal, id string)
 }
 
 // ListPayoutBatches lists the principal's batches, newest first.
-func (s *Store) ListPayoutBatches(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.PayoutBatch, int, error) {
-	return list(ctx, s, "payout_batches", batchColumns, newFilter(p, q, "status"), q, scanBatch)
+func (s MoneyOut) ListPayoutBatches(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.PayoutBatch, int, error) {
+	return list(ctx, s.Store, "payout_batches", batchColumns, newFilter(p, q, "status"), q, scanBatch)
 }
 
 // GetPayout returns a payout of the principal's project and environment.
-func (s *Store) GetPayout(ctx context.Context, p payment.Principal, id string) (payment.Payout, error) {
+func (s MoneyOut) GetPayout(ctx context.Context, p payment.Principal, id string) (payment.Payout, error) {
 	return scanPayout(s.db(ctx).QueryRow(ctx, `SELECT `+payoutColumns+` FROM payouts
 		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
 }
@@ -82,19 +82,19 @@ func queryPayouts(ctx context.Context, q dbQuerier, what, where string, args ...
 }
 
 // PayoutsByTxHash returns the payouts whose recorded transaction is hash.
-func (s *Store) PayoutsByTxHash(ctx context.Context, hash string) ([]payment.Payout, error) {
+func (s MoneyOut) PayoutsByTxHash(ctx context.Context, hash string) ([]payment.Payout, error) {
 	return queryPayouts(ctx, s.db(ctx), "payouts by transaction", `tx_hash = $1`, hash)
 }
 
 // PayoutByID returns a payout whatever its project: for its workflow.
-func (s *Store) PayoutByID(ctx context.Context, id string) (payment.Payout, error) {
+func (s MoneyOut) PayoutByID(ctx context.Context, id string) (payment.Payout, error) {
 	return scanPayout(s.db(ctx).QueryRow(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE id = $1`, id))
 }
 
 // PayoutsToCheck returns the payouts a reconciliation checks against the
 // chain (one project's, or every project's for ""): those with a
 // transaction.
-func (s *Store) PayoutsToCheck(ctx context.Context, projectID string) ([]payment.Payout, error) {
+func (s MoneyOut) PayoutsToCheck(ctx context.Context, projectID string) ([]payment.Payout, error) {
 	return queryPayouts(ctx, s.db(ctx), "payouts to check",
 		`($1 = '' OR project_id = $1) AND status IN ('sent', 'confirmed', 'finalized') ORDER BY created_at, line`, projectID)
 }
@@ -102,7 +102,7 @@ func (s *Store) PayoutsToCheck(ctx context.Context, projectID string) ([]payment
 // UpdatePayoutBatch changes a batch of the principal's and its payouts
 // under the batch's lock: change edits them and names the event ("" for
 // no change) or refuses. Every payout's status is written back.
-func (s *Store) UpdatePayoutBatch(ctx context.Context, p payment.Principal, id string,
+func (s MoneyOut) UpdatePayoutBatch(ctx context.Context, p payment.Principal, id string,
 	change func(*payment.PayoutBatch, []payment.Payout) (payment.EventType, error), render Render[payment.BatchRecord]) (payment.BatchRecord, error) {
 	var rec payment.BatchRecord
 	err := s.WithTx(ctx, func(tx pgx.Tx) (err error) {
@@ -157,7 +157,7 @@ func saveBatch(ctx context.Context, tx pgx.Tx, rec *payment.BatchRecord, typ pay
 // its batch's lock and its own: change edits it and names the event (""
 // for no change) or refuses. The change that leaves every payout of the
 // batch done completes the batch, with its event.
-func (s *Store) UpdatePayout(ctx context.Context, p *payment.Principal, id string, change func(*payment.Payout) (payment.EventType, error),
+func (s MoneyOut) UpdatePayout(ctx context.Context, p *payment.Principal, id string, change func(*payment.Payout) (payment.EventType, error),
 	render Render[payment.Payout], renderBatch Render[payment.BatchRecord]) (payment.Payout, error) {
 	var po payment.Payout
 	err := s.WithTx(ctx, func(tx pgx.Tx) (err error) {

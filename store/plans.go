@@ -19,7 +19,7 @@ const planColumns = `id, project_id, is_live, title, pricing_model, amount_usd::
 const planStatusExpr = `(CASE WHEN status = 'active' AND expires_at IS NOT NULL AND expires_at <= now() THEN 'expired' ELSE status END)`
 
 // CreatePlan inserts a payment plan with its created event.
-func (s *Store) CreatePlan(ctx context.Context, p payment.Plan, render Render[payment.Plan]) error {
+func (s Checkout) CreatePlan(ctx context.Context, p payment.Plan, render Render[payment.Plan]) error {
 	policies, _ := json.Marshal(p.AcceptedAssetPolicies)
 	merchant, _ := json.Marshal(p.MerchantInfo)
 	tokenOptions, _ := json.Marshal(p.TokenOptions)
@@ -44,19 +44,19 @@ const planColumnsInsert = `id, project_id, is_live, title, pricing_model, amount
 	recipient_address, token_options, quote_ttl_seconds`
 
 // GetPlan returns a plan of the principal's project and environment.
-func (s *Store) GetPlan(ctx context.Context, p payment.Principal, id string) (payment.Plan, error) {
+func (s Checkout) GetPlan(ctx context.Context, p payment.Principal, id string) (payment.Plan, error) {
 	return scanPlan(s.pool.QueryRow(ctx, `SELECT `+planColumns+` FROM payment_plans
 		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
 }
 
 // PlanByID returns a plan whatever its project: for the public checkout.
-func (s *Store) PlanByID(ctx context.Context, id string) (payment.Plan, error) {
+func (s Checkout) PlanByID(ctx context.Context, id string) (payment.Plan, error) {
 	return scanPlan(s.pool.QueryRow(ctx, `SELECT `+planColumns+` FROM payment_plans WHERE id = $1`, id))
 }
 
 // ListPlans lists the principal's plans, newest first.
-func (s *Store) ListPlans(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Plan, int, error) {
-	return list(ctx, s, "payment_plans", planColumns, newFilter(p, q, planStatusExpr), q, scanPlan)
+func (s Checkout) ListPlans(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Plan, int, error) {
+	return list(ctx, s.Store, "payment_plans", planColumns, newFilter(p, q, planStatusExpr), q, scanPlan)
 }
 
 func scanPlan(row pgx.Row) (payment.Plan, error) {
@@ -89,7 +89,7 @@ func scanPlan(row pgx.Row) (payment.Plan, error) {
 // UpdatePlan changes one of the principal's plans under a row lock: change
 // edits it and returns the event type of the change, or an error to
 // abandon it.
-func (s *Store) UpdatePlan(ctx context.Context, pr payment.Principal, id string, at time.Time, change func(*payment.Plan) (payment.EventType, error), render Render[payment.Plan]) (payment.Plan, error) {
+func (s Checkout) UpdatePlan(ctx context.Context, pr payment.Principal, id string, at time.Time, change func(*payment.Plan) (payment.EventType, error), render Render[payment.Plan]) (payment.Plan, error) {
 	var p payment.Plan
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		var err error

@@ -35,7 +35,7 @@ type Render[T any] func(record T, version int) ([]byte, error)
 // records the change's event in the same database transaction. A change
 // that was already recorded (the transaction's version has reached it)
 // changes nothing.
-func (s *Store) AdvanceTransaction(ctx context.Context, id string, c TxChange, render Render[payment.Transaction]) error {
+func (s Payments) AdvanceTransaction(ctx context.Context, id string, c TxChange, render Render[payment.Transaction]) error {
 	if err := payment.AdvanceTransaction(c.From, c.To); err != nil {
 		return &payment.Error{Kind: payment.KindConflict, Message: err.Error()}
 	}
@@ -66,7 +66,7 @@ func (s *Store) AdvanceTransaction(ctx context.Context, id string, c TxChange, r
 }
 
 // TransactionByHash returns the transaction recorded for a chain and hash.
-func (s *Store) TransactionByHash(ctx context.Context, chainID int64, hash string) (payment.Transaction, error) {
+func (s Payments) TransactionByHash(ctx context.Context, chainID int64, hash string) (payment.Transaction, error) {
 	return scanTx(s.pool.QueryRow(ctx, `SELECT `+txColumns+` FROM transactions WHERE chain_id = $1 AND tx_hash = $2
 		ORDER BY log_index LIMIT 1`, chainID, hash))
 }

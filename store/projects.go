@@ -20,7 +20,7 @@ type APIKey struct {
 }
 
 // CreateProject inserts a project and its first API keys in one transaction.
-func (s *Store) CreateProject(ctx context.Context, p payment.Project, keys []APIKey) error {
+func (s Checkout) CreateProject(ctx context.Context, p payment.Project, keys []APIKey) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error { return createProject(ctx, tx, p, keys) })
 }
 
@@ -44,7 +44,7 @@ func createProject(ctx context.Context, tx pgx.Tx, p payment.Project, keys []API
 }
 
 // GetProject returns a project.
-func (s *Store) GetProject(ctx context.Context, id string) (payment.Project, error) {
+func (s Checkout) GetProject(ctx context.Context, id string) (payment.Project, error) {
 	var p payment.Project
 	var tol string
 	var late int64
@@ -64,7 +64,7 @@ func (s *Store) GetProject(ctx context.Context, id string) (payment.Project, err
 }
 
 // APIKeyByHash finds an unrevoked API key by the hash of its secret.
-func (s *Store) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
+func (s Checkout) APIKeyByHash(ctx context.Context, hash string) (APIKey, error) {
 	var k APIKey
 	err := s.pool.QueryRow(ctx, `SELECT id, project_id, is_live, key_hash, key_hint, created_at
 		FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`, hash).

@@ -74,7 +74,7 @@ func checkClaimable(ctx context.Context, tx pgx.Tx, projectID string, isLive boo
 // is. It refuses an address another project owns in the environment
 // (ErrRecipientOwned) and any session's deposit address
 // (ErrRecipientIsDeposit).
-func (s *Store) ClaimRecipient(ctx context.Context, r payment.Recipient) (payment.Recipient, error) {
+func (s Checkout) ClaimRecipient(ctx context.Context, r payment.Recipient) (payment.Recipient, error) {
 	address := strings.ToLower(r.Address)
 	var out payment.Recipient
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
@@ -97,7 +97,7 @@ func (s *Store) ClaimRecipient(ctx context.Context, r payment.Recipient) (paymen
 }
 
 // GetRecipient returns a project's claim of an address in an environment.
-func (s *Store) GetRecipient(ctx context.Context, projectID string, isLive bool, address string) (payment.Recipient, error) {
+func (s Checkout) GetRecipient(ctx context.Context, projectID string, isLive bool, address string) (payment.Recipient, error) {
 	r, err := scanRecipient(s.pool.QueryRow(ctx, `SELECT `+recipientColumns+` FROM recipients
 		WHERE project_id = $1 AND is_live = $2 AND address = $3`, projectID, isLive, strings.ToLower(address)))
 	return r, mapErr(err)
@@ -105,7 +105,7 @@ func (s *Store) GetRecipient(ctx context.Context, projectID string, isLive bool,
 
 // ListRecipients lists a project's recipients of an environment, verified
 // and pending, oldest first.
-func (s *Store) ListRecipients(ctx context.Context, projectID string, isLive bool) ([]payment.Recipient, error) {
+func (s Checkout) ListRecipients(ctx context.Context, projectID string, isLive bool) ([]payment.Recipient, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+recipientColumns+` FROM recipients
 		WHERE project_id = $1 AND is_live = $2 ORDER BY created_at, address`, projectID, isLive)
 	if err != nil {
@@ -118,7 +118,7 @@ func (s *Store) ListRecipients(ctx context.Context, projectID string, isLive boo
 // challenge's signature has been checked: it consumes the challenge. It
 // checks again, under the address's lock, that no other project owns the
 // address and that it is no deposit address.
-func (s *Store) VerifyRecipient(ctx context.Context, projectID string, isLive bool, address, challenge, method string, at time.Time) (payment.Recipient, error) {
+func (s Checkout) VerifyRecipient(ctx context.Context, projectID string, isLive bool, address, challenge, method string, at time.Time) (payment.Recipient, error) {
 	address = strings.ToLower(address)
 	var out payment.Recipient
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
@@ -140,7 +140,7 @@ func (s *Store) VerifyRecipient(ctx context.Context, projectID string, isLive bo
 // DeleteRecipient removes a project's recipient (verified or pending). A
 // verified one that sessions of the project still hold amounts on is
 // kept: payments to it are still expected (payment.ErrConflict).
-func (s *Store) DeleteRecipient(ctx context.Context, projectID string, isLive bool, address string, now time.Time) error {
+func (s Checkout) DeleteRecipient(ctx context.Context, projectID string, isLive bool, address string, now time.Time) error {
 	address = strings.ToLower(address)
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		if err := lockAddress(ctx, tx, address); err != nil {
@@ -169,7 +169,7 @@ func (s *Store) DeleteRecipient(ctx context.Context, projectID string, isLive bo
 // IsVerifiedRecipient tells whether an address is a verified recipient of
 // any project in any environment: a session's deposit address must not
 // be one.
-func (s *Store) IsVerifiedRecipient(ctx context.Context, address string) (bool, error) {
+func (s Checkout) IsVerifiedRecipient(ctx context.Context, address string) (bool, error) {
 	var yes bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM recipients WHERE address = $1 AND verified_at IS NOT NULL)`,
 		strings.ToLower(address)).Scan(&yes)

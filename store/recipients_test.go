@@ -19,12 +19,12 @@ func ownRecipient(t *testing.T, s *store.Store, projectID string, isLive bool, a
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	r, err := s.ClaimRecipient(ctx, payment.Recipient{ProjectID: projectID, IsLive: isLive, Address: address,
+	r, err := s.Checkout().ClaimRecipient(ctx, payment.Recipient{ProjectID: projectID, IsLive: isLive, Address: address,
 		Challenge: "challenge " + address, ChallengeExpiresAt: now.Add(time.Minute), CreatedAt: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.VerifyRecipient(ctx, projectID, isLive, address, r.Challenge, "eip191", now); err != nil {
+	if _, err := s.Checkout().VerifyRecipient(ctx, projectID, isLive, address, r.Challenge, "eip191", now); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -41,7 +41,7 @@ func TestRecipientOwnership(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	recipient := fmt.Sprintf("0x%040x", now.UnixNano()+7)
 	claim := func(projectID string, isLive bool, address string) (payment.Recipient, error) {
-		return s.ClaimRecipient(ctx, payment.Recipient{ProjectID: projectID, IsLive: isLive, Address: address,
+		return s.Checkout().ClaimRecipient(ctx, payment.Recipient{ProjectID: projectID, IsLive: isLive, Address: address,
 			Challenge: "c " + projectID, ChallengeExpiresAt: now.Add(time.Minute), CreatedAt: now})
 	}
 	// Both may claim before anyone verifies; the first to verify owns it.
@@ -50,7 +50,7 @@ func TestRecipientOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	ownRecipient(t, s, a.ProjectID, false, recipient)
-	if _, err := s.VerifyRecipient(ctx, b.ProjectID, false, recipient, rb.Challenge, "eip191", now); !errors.Is(err, store.ErrRecipientOwned) {
+	if _, err := s.Checkout().VerifyRecipient(ctx, b.ProjectID, false, recipient, rb.Challenge, "eip191", now); !errors.Is(err, store.ErrRecipientOwned) {
 		t.Fatalf("b verifies a's recipient: %v", err)
 	}
 	if _, err := claim(b.ProjectID, false, recipient); !errors.Is(err, store.ErrRecipientOwned) {
@@ -60,14 +60,14 @@ func TestRecipientOwnership(t *testing.T) {
 	if _, err := claim(b.ProjectID, true, recipient); err != nil {
 		t.Fatalf("b claims it in live: %v", err)
 	}
-	if yes, err := s.IsVerifiedRecipient(ctx, recipient); err != nil || !yes {
+	if yes, err := s.Checkout().IsVerifiedRecipient(ctx, recipient); err != nil || !yes {
 		t.Fatalf("verified recipient: %v %v", yes, err)
 	}
 
 	plan := func(projectID string) payment.Plan {
 		p := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: projectID, Title: "T", PricingModel: payment.PricingTokenAmount,
 			RecipientAddress: recipient, Status: payment.PlanActive, CreatedAt: now}
-		if err := s.CreatePlan(ctx, p, nil); err != nil {
+		if err := s.Checkout().CreatePlan(ctx, p, nil); err != nil {
 			t.Fatal(err)
 		}
 		return p
@@ -82,12 +82,12 @@ func TestRecipientOwnership(t *testing.T) {
 			PaymentOptions: []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", Decimals: 6, AmountBaseUnits: "1000000"}}}
 	}
 	reserve := func(cs payment.Session, maxOpen int) (string, error) {
-		opts, err := s.ReserveAmounts(ctx, cs, maxOpen)
+		opts, err := s.Checkout().ReserveAmounts(ctx, cs, maxOpen)
 		if err != nil {
 			return "", err
 		}
 		cs.PaymentOptions = opts
-		if err := s.InsertSession(ctx, cs, render); err != nil {
+		if err := s.Checkout().InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
 		return opts[0].AmountBaseUnits, nil
@@ -99,7 +99,7 @@ func TestRecipientOwnership(t *testing.T) {
 	// A hold of b's from before verification was required, on 1000000.
 	legacy := session(planB)
 	legacy.PaymentOptions[0].AmountBaseUnits = "1000000"
-	if err := s.InsertSession(ctx, legacy, render); err != nil {
+	if err := s.Checkout().InsertSession(ctx, legacy, render); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Pool().Exec(ctx, `INSERT INTO amount_reservations (session_id, project_id, is_live, network, asset_id, recipient,
@@ -128,7 +128,7 @@ func TestRecipientOwnership(t *testing.T) {
 	if _, err := reserve(session(other), 2); !errors.Is(err, store.ErrTooManyHolds) {
 		t.Fatalf("a hold past plan amount + bound: %v", err)
 	}
-	if err := s.DeleteRecipient(ctx, a.ProjectID, false, recipient, now); !errors.Is(err, payment.ErrConflict) {
+	if err := s.Checkout().DeleteRecipient(ctx, a.ProjectID, false, recipient, now); !errors.Is(err, payment.ErrConflict) {
 		t.Fatalf("removing a recipient with open holds: %v", err)
 	}
 
@@ -136,7 +136,7 @@ func TestRecipientOwnership(t *testing.T) {
 	// a's session's; an amount nobody holds is a's unmatched transfer.
 	transfers := []payment.Transfer{{To: recipient, AssetID: "usdc-devnet", AmountBaseUnits: "1000000"},
 		{To: recipient, AssetID: "usdc-devnet", AmountBaseUnits: "1000005"}}
-	to, err := s.Recipients(ctx, "devnet", false, transfers)
+	to, err := s.Checkout().Recipients(ctx, "devnet", false, transfers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRecipientOwnership(t *testing.T) {
 	deposit := fmt.Sprintf("0x%040x", now.UnixNano()+9)
 	ds := session(planA)
 	ds.SharedRecipient, ds.DepositAddress = false, deposit
-	if err := s.InsertSession(ctx, ds, render); err != nil {
+	if err := s.Checkout().InsertSession(ctx, ds, render); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := claim(b.ProjectID, false, deposit); !errors.Is(err, store.ErrRecipientIsDeposit) {
@@ -174,7 +174,7 @@ func TestUnownedRecipientRecordsNoUnmatchedTransfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := payment.Transfer{To: recipient, AssetID: "usdc-devnet", AmountBaseUnits: "6"}
-	to, err := s.Recipients(ctx, "devnet", false, []payment.Transfer{tr})
+	to, err := s.Checkout().Recipients(ctx, "devnet", false, []payment.Transfer{tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestDepositAddressAndRecipientAreSerialized(t *testing.T) {
 	a, b := newProject(t, s), newProject(t, s)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: a.ProjectID, Title: "T", Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+	if err := s.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	render := func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }
@@ -209,13 +209,13 @@ func TestDepositAddressAndRecipientAreSerialized(t *testing.T) {
 	// Verified after derivation, before the session is recorded.
 	verified := fmt.Sprintf("0x%040x", now.UnixNano()+11)
 	ownRecipient(t, s, b.ProjectID, false, verified)
-	if err := s.InsertSession(ctx, session(verified), render); !errors.Is(err, store.ErrDepositIsRecipient) || payment.KindOf(err) != payment.KindConflict {
+	if err := s.Checkout().InsertSession(ctx, session(verified), render); !errors.Is(err, store.ErrDepositIsRecipient) || payment.KindOf(err) != payment.KindConflict {
 		t.Fatalf("a session on a verified recipient's address: %v", err)
 	}
 
 	// Recording a session waits for the address's lock.
 	address := fmt.Sprintf("0x%040x", now.UnixNano()+13)
-	r, err := s.ClaimRecipient(ctx, payment.Recipient{ProjectID: b.ProjectID, Address: address,
+	r, err := s.Checkout().ClaimRecipient(ctx, payment.Recipient{ProjectID: b.ProjectID, Address: address,
 		Challenge: "c " + address, ChallengeExpiresAt: now.Add(time.Minute), CreatedAt: now})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestDepositAddressAndRecipientAreSerialized(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.InsertSession(ctx, session(address), render) }()
+	go func() { done <- s.Checkout().InsertSession(ctx, session(address), render) }()
 	select {
 	case err := <-done:
 		t.Fatalf("a session was recorded while its address's lock was held: %v", err)
@@ -240,7 +240,7 @@ func TestDepositAddressAndRecipientAreSerialized(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.VerifyRecipient(ctx, b.ProjectID, false, address, r.Challenge, "eip191", now); !errors.Is(err, store.ErrRecipientIsDeposit) {
+	if _, err := s.Checkout().VerifyRecipient(ctx, b.ProjectID, false, address, r.Challenge, "eip191", now); !errors.Is(err, store.ErrRecipientIsDeposit) {
 		t.Fatalf("verifying a session's address: %v", err)
 	}
 }

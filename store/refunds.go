@@ -20,7 +20,7 @@ const refundColumns = `id, project_id, is_live, checkout_session_id, status, net
 // refund.created event. The session's row is locked while build runs, so
 // two refunds of one session are built one after the other: the second
 // sees the first, and cannot take what remains twice.
-func (s *Store) CreateRefund(ctx context.Context, p payment.Principal, sessionID string,
+func (s MoneyOut) CreateRefund(ctx context.Context, p payment.Principal, sessionID string,
 	build func(payment.Session, []payment.Transaction, []payment.Refund) (payment.Refund, error), render Render[payment.Refund]) (payment.Refund, error) {
 	var r payment.Refund
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
@@ -58,7 +58,7 @@ func (s *Store) CreateRefund(ctx context.Context, p payment.Principal, sessionID
 }
 
 // SessionRefunds returns a session's refunds, oldest first.
-func (s *Store) SessionRefunds(ctx context.Context, sessionID string) ([]payment.Refund, error) {
+func (s MoneyOut) SessionRefunds(ctx context.Context, sessionID string) ([]payment.Refund, error) {
 	return sessionRefunds(ctx, s.db(ctx), sessionID)
 }
 
@@ -77,7 +77,7 @@ func queryRefunds(ctx context.Context, q dbQuerier, what, where string, args ...
 }
 
 // GetRefund returns a refund of the principal's project and environment.
-func (s *Store) GetRefund(ctx context.Context, p payment.Principal, id string) (payment.Refund, error) {
+func (s MoneyOut) GetRefund(ctx context.Context, p payment.Principal, id string) (payment.Refund, error) {
 	return scanRefund(s.db(ctx).QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds
 		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
 }
@@ -85,7 +85,7 @@ func (s *Store) GetRefund(ctx context.Context, p payment.Principal, id string) (
 // EachRefund calls fn with each of the principal's refunds the query and
 // sessionID (when set) keep, newest first, as the database streams them:
 // the CSV export.
-func (s *Store) EachRefund(ctx context.Context, p payment.Principal, q payment.ListQuery, sessionID string, fn func(payment.Refund) error) error {
+func (s MoneyOut) EachRefund(ctx context.Context, p payment.Principal, q payment.ListQuery, sessionID string, fn func(payment.Refund) error) error {
 	f := newFilter(p, q, "status")
 	if sessionID != "" {
 		f.add("checkout_session_id = ?", sessionID)
@@ -109,26 +109,26 @@ func (s *Store) EachRefund(ctx context.Context, p payment.Principal, q payment.L
 }
 
 // RefundByID returns a refund whatever its project: for its workflow.
-func (s *Store) RefundByID(ctx context.Context, id string) (payment.Refund, error) {
+func (s MoneyOut) RefundByID(ctx context.Context, id string) (payment.Refund, error) {
 	return scanRefund(s.db(ctx).QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`, id))
 }
 
 // RefundsByTxHash returns the refunds whose recorded transaction is hash.
-func (s *Store) RefundsByTxHash(ctx context.Context, hash string) ([]payment.Refund, error) {
+func (s MoneyOut) RefundsByTxHash(ctx context.Context, hash string) ([]payment.Refund, error) {
 	return queryRefunds(ctx, s.db(ctx), "refunds by transaction", `tx_hash = $1`, hash)
 }
 
 // RefundsToCheck returns the refunds a reconciliation checks against the
 // chain and the books (one project's, or every project's for ""): those
 // with a transaction, and every refund of their sessions is then read.
-func (s *Store) RefundsToCheck(ctx context.Context, projectID string) ([]payment.Refund, error) {
+func (s MoneyOut) RefundsToCheck(ctx context.Context, projectID string) ([]payment.Refund, error) {
 	return queryRefunds(ctx, s.db(ctx), "refunds to check",
 		`($1 = '' OR project_id = $1) AND status IN ('sent', 'confirmed', 'finalized') ORDER BY created_at, id`, projectID)
 }
 
 // RefundedSessions returns the IDs of the sessions (one project's, or
 // every project's for "") with a refund that holds.
-func (s *Store) RefundedSessions(ctx context.Context, projectID string) ([]string, error) {
+func (s MoneyOut) RefundedSessions(ctx context.Context, projectID string) ([]string, error) {
 	rows, err := s.db(ctx).Query(ctx, `SELECT DISTINCT checkout_session_id FROM refunds
 		WHERE ($1 = '' OR project_id = $1) AND status NOT IN ('failed', 'canceled') ORDER BY 1`, projectID)
 	if err != nil {
@@ -139,18 +139,18 @@ func (s *Store) RefundedSessions(ctx context.Context, projectID string) ([]strin
 
 // RefundByClaimHash returns the refund whose claim token hashes to hash,
 // whatever its project: for the customer's claim link.
-func (s *Store) RefundByClaimHash(ctx context.Context, hash string) (payment.Refund, error) {
+func (s MoneyOut) RefundByClaimHash(ctx context.Context, hash string) (payment.Refund, error) {
 	return scanRefund(s.db(ctx).QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds WHERE claim_token_hash = $1`, hash))
 }
 
 // ListRefunds lists the principal's refunds, newest first; sessionID,
 // when set, keeps one session's.
-func (s *Store) ListRefunds(ctx context.Context, p payment.Principal, q payment.ListQuery, sessionID string) ([]payment.Refund, int, error) {
+func (s MoneyOut) ListRefunds(ctx context.Context, p payment.Principal, q payment.ListQuery, sessionID string) ([]payment.Refund, int, error) {
 	f := newFilter(p, q, "status")
 	if sessionID != "" {
 		f.add("checkout_session_id = ?", sessionID)
 	}
-	return list(ctx, s, "refunds", refundColumns, f, q, scanRefund)
+	return list(ctx, s.Store, "refunds", refundColumns, f, q, scanRefund)
 }
 
 // UpdateRefund changes the refund with the given ID (of the principal's
@@ -158,7 +158,7 @@ func (s *Store) ListRefunds(ctx context.Context, p payment.Principal, q payment.
 // link, whose token found it) under its row's lock: change edits it and
 // names the event the change records ("" when it changed nothing), or
 // refuses it.
-func (s *Store) UpdateRefund(ctx context.Context, p *payment.Principal, id string,
+func (s MoneyOut) UpdateRefund(ctx context.Context, p *payment.Principal, id string,
 	change func(*payment.Refund) (payment.EventType, error), render Render[payment.Refund]) (payment.Refund, error) {
 	var r payment.Refund
 	err := s.WithTx(ctx, func(tx pgx.Tx) (err error) {

@@ -38,7 +38,7 @@ type ResealBatch struct {
 // An endpoint whose secret does not open is left as it is and reported.
 // audit, when set, makes the audit entry of an endpoint resealed, written
 // in the same transaction as the change.
-func (s *Store) ResealSecrets(ctx context.Context, after string, limit int, reseal ResealFunc,
+func (s Webhooks) ResealSecrets(ctx context.Context, after string, limit int, reseal ResealFunc,
 	audit func(payment.WebhookEndpoint) payment.AuditEntry) (ResealBatch, error) {
 	var out ResealBatch
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {

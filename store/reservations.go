@@ -29,7 +29,7 @@ import (
 // 1): a plan has at most maxOpen sessions holding amounts at once, and no
 // amount handed out exceeds the plan's by more than maxOpen base units;
 // past either, the session is refused (ErrTooManyHolds).
-func (s *Store) ReserveAmounts(ctx context.Context, cs payment.Session, maxOpen int) ([]payment.PaymentOption, error) {
+func (s Checkout) ReserveAmounts(ctx context.Context, cs payment.Session, maxOpen int) ([]payment.PaymentOption, error) {
 	out := make([]payment.PaymentOption, len(cs.PaymentOptions))
 	copy(out, cs.PaymentOptions)
 	recipient := strings.ToLower(cs.DepositAddress)
@@ -132,7 +132,7 @@ const SharedRecipientWatch = 7 * 24 * time.Hour
 // SharedRecipients returns which of addresses (lowercase) are shared
 // recipients watched on a network: held by a session now, or until
 // SharedRecipientWatch ago.
-func (s *Store) SharedRecipients(ctx context.Context, network string, addresses []string) ([]string, error) {
+func (s Checkout) SharedRecipients(ctx context.Context, network string, addresses []string) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT DISTINCT recipient FROM amount_reservations
 		WHERE network = $1 AND recipient = ANY($2) AND held_until > now() - make_interval(secs => $3)`,
 		network, addresses, SharedRecipientWatch.Seconds())
@@ -146,7 +146,7 @@ func (s *Store) SharedRecipients(ctx context.Context, network string, addresses 
 // and environment pay (payment.Recipients): the sessions whose own deposit
 // addresses they pay, and on shared recipients the holds of their exact
 // amounts and the recipients' projects.
-func (s *Store) Recipients(ctx context.Context, network string, isLive bool, transfers []payment.Transfer) (payment.Recipients, error) {
+func (s Checkout) Recipients(ctx context.Context, network string, isLive bool, transfers []payment.Transfer) (payment.Recipients, error) {
 	return recipients(ctx, s.pool, network, isLive, transfers)
 }
 

@@ -27,7 +27,7 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 	usd := decimal.RequireFromString("4.5")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingTokenAmount,
 		RecipientAddress: recipient, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+	if err := s.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	session := func(at time.Time) payment.Session {
@@ -46,14 +46,14 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 	for i := range n {
 		sessions[i] = session(now)
 		wg.Go(func() {
-			opts, err := s.ReserveAmounts(ctx, sessions[i], 100)
+			opts, err := s.Checkout().ReserveAmounts(ctx, sessions[i], 100)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			got[i] = opts[0].AmountBaseUnits
 			sessions[i].PaymentOptions = opts
-			if err := s.InsertSession(ctx, sessions[i], render); err != nil {
+			if err := s.Checkout().InsertSession(ctx, sessions[i], render); err != nil {
 				t.Error(err)
 			}
 		})
@@ -68,13 +68,13 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 	if !slices.Equal(sorted, want) {
 		t.Fatalf("amounts %v, want each of %v once", got, want)
 	}
-	if again, err := s.ReserveAmounts(ctx, sessions[3], 100); err != nil || again[0].AmountBaseUnits != got[3] {
+	if again, err := s.Checkout().ReserveAmounts(ctx, sessions[3], 100); err != nil || again[0].AmountBaseUnits != got[3] {
 		t.Fatalf("a retry gets %v (%v), want %s", again, err, got[3])
 	}
 
 	// Recipients: the exact amount finds its session; another amount
 	// finds none, and names the recipient's project.
-	to, err := s.Recipients(ctx, "devnet", false, []payment.Transfer{
+	to, err := s.Checkout().Recipients(ctx, "devnet", false, []payment.Transfer{
 		{To: recipient, AssetID: "usdc-devnet", AmountBaseUnits: got[5]},
 		{To: recipient, AssetID: "usdc-devnet", AmountBaseUnits: "4499000"}})
 	if err != nil {
@@ -86,19 +86,19 @@ func TestSharedRecipientAmountsAreUniqueWhileHeld(t *testing.T) {
 	if s, ok := to.SessionOf(payment.Transfer{To: recipient, AssetID: "usdc-devnet", AmountBaseUnits: "4499000"}, now.Add(time.Minute)); !ok || s.ID != "" || s.ProjectID != pr.ProjectID {
 		t.Fatalf("an amount nobody holds: %+v %v", s, ok)
 	}
-	if watched, err := s.SharedRecipients(ctx, "devnet", []string{recipient, "0x00000000000000000000000000000000000000aa"}); err != nil || !slices.Equal(watched, []string{recipient}) {
+	if watched, err := s.Checkout().SharedRecipients(ctx, "devnet", []string{recipient, "0x00000000000000000000000000000000000000aa"}); err != nil || !slices.Equal(watched, []string{recipient}) {
 		t.Fatalf("watched %v %v", watched, err)
 	}
 
 	// Past the holds' end and the grace after it, the amounts are free.
 	later := now.Add(time.Hour + payment.ReservationGrace + time.Second)
 	next := session(later)
-	if opts, err := s.ReserveAmounts(ctx, next, 100); err != nil || opts[0].AmountBaseUnits != "4500000" {
+	if opts, err := s.Checkout().ReserveAmounts(ctx, next, 100); err != nil || opts[0].AmountBaseUnits != "4500000" {
 		t.Fatalf("after the holds: %v %v", opts, err)
 	}
 	// Within the grace, not yet.
 	early := session(now.Add(time.Hour + time.Minute))
-	if opts, err := s.ReserveAmounts(ctx, early, 100); err != nil || opts[0].AmountBaseUnits == "4500000" || slices.Contains(want, opts[0].AmountBaseUnits) {
+	if opts, err := s.Checkout().ReserveAmounts(ctx, early, 100); err != nil || opts[0].AmountBaseUnits == "4500000" || slices.Contains(want, opts[0].AmountBaseUnits) {
 		t.Fatalf("within the grace: %v %v", opts, err)
 	}
 }

@@ -22,8 +22,8 @@ type ScannedBlocks struct {
 var _ chainwatch.BlockStore = (*ScannedBlocks)(nil)
 
 // ScannedBlocks returns the scanned blocks of a network.
-func (s *Store) ScannedBlocks(network string) *ScannedBlocks {
-	return &ScannedBlocks{store: s, network: network}
+func (s Chains) ScannedBlocks(network string) *ScannedBlocks {
+	return &ScannedBlocks{store: s.Store, network: network}
 }
 
 // Kept returns the kept blocks, newest first.
@@ -79,7 +79,7 @@ func (b *ScannedBlocks) Reset(ctx context.Context) error {
 
 // RecordScanProgress records that a network's transfers up to a block
 // (mined at blockTime) have been reported to their sessions.
-func (s *Store) RecordScanProgress(ctx context.Context, network string, number uint64, blockTime, at time.Time) error {
+func (s Chains) RecordScanProgress(ctx context.Context, network string, number uint64, blockTime, at time.Time) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO scan_progress (network, block_number, block_time, updated_at)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (network) DO UPDATE
 		SET block_number = $2, block_time = $3, updated_at = $4`, network, int64(number), blockTime, at)
@@ -89,7 +89,7 @@ func (s *Store) RecordScanProgress(ctx context.Context, network string, number u
 // ScanBehind returns those of the networks whose chainwatch has not yet
 // reported the blocks mined before t; a network that was never scanned is
 // not waited for.
-func (s *Store) ScanBehind(ctx context.Context, networks []string, t time.Time) ([]string, error) {
+func (s Chains) ScanBehind(ctx context.Context, networks []string, t time.Time) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT network FROM scan_progress WHERE network = ANY($1) AND block_time < $2
 		ORDER BY network`, networks, t)
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *Store) ScanBehind(ctx context.Context, networks []string, t time.Time) 
 // has handed over the transfers mined before upTo tells so. It returns at
 // most limit of each kind; until is how far the answer goes (upTo, or the
 // last time returned of a kind that reached the limit).
-func (s *Store) SessionsDue(ctx context.Context, network string, after, upTo time.Time, limit int) (ids []string, until time.Time, err error) {
+func (s Chains) SessionsDue(ctx context.Context, network string, after, upTo time.Time, limit int) (ids []string, until time.Time, err error) {
 	until = upTo
 	on := fmt.Sprintf(`[{"network": %q}]`, network)
 	for _, q := range []string{

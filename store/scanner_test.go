@@ -38,7 +38,7 @@ func newestFirst(blocks ...[]chainwatch.Block) []chainwatch.Block {
 func TestScannedBlocks(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.NewStore(t)
-	base, other := st.ScannedBlocks("base"), st.ScannedBlocks("other")
+	base, other := st.Chains().ScannedBlocks("base"), st.Chains().ScannedBlocks("other")
 	check := func(step string, want []chainwatch.Block) {
 		t.Helper()
 		got, err := base.Kept(ctx)

@@ -20,7 +20,7 @@ const sessionColumns = `id, token_hash, project_id, payment_plan_id, is_live, st
 // InsertSession records a new checkout session with its created event. It
 // is idempotent: inserting the same session again changes nothing and
 // reports no error, so the activity that calls it can be retried.
-func (s *Store) InsertSession(ctx context.Context, cs payment.Session, render Render[payment.Session]) error {
+func (s Checkout) InsertSession(ctx context.Context, cs payment.Session, render Render[payment.Session]) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error { return insertSession(ctx, tx, cs, render) })
 }
 
@@ -85,7 +85,7 @@ func insertSession(ctx context.Context, tx pgx.Tx, cs payment.Session, render Re
 // the session as stored and returns the event types its change makes
 // (none: nothing is written). Each event takes the session's next version.
 // A change already recorded makes no event, so a retried call adds nothing.
-func (s *Store) UpdateSession(ctx context.Context, id string, at time.Time, change func(*payment.Session) []payment.EventType, render Render[payment.Session]) error {
+func (s Checkout) UpdateSession(ctx context.Context, id string, at time.Time, change func(*payment.Session) []payment.EventType, render Render[payment.Session]) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		cs, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {
@@ -120,30 +120,30 @@ func updateSession(ctx context.Context, tx pgx.Tx, cs payment.Session, at time.T
 }
 
 // SessionByTokenHash returns the session whose token hashes to hash.
-func (s *Store) SessionByTokenHash(ctx context.Context, hash string) (payment.Session, error) {
+func (s Checkout) SessionByTokenHash(ctx context.Context, hash string) (payment.Session, error) {
 	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions WHERE token_hash = $1`, hash))
 }
 
 // SessionByID returns a session whatever its project: for workflows.
-func (s *Store) SessionByID(ctx context.Context, id string) (payment.Session, error) {
+func (s Checkout) SessionByID(ctx context.Context, id string) (payment.Session, error) {
 	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions WHERE id = $1`, id))
 }
 
 // GetSession returns a session of the principal's project and environment.
-func (s *Store) GetSession(ctx context.Context, p payment.Principal, id string) (payment.Session, error) {
+func (s Checkout) GetSession(ctx context.Context, p payment.Principal, id string) (payment.Session, error) {
 	return scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions
 		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
 }
 
 // SessionOwner returns the project and environment of a session.
-func (s *Store) SessionOwner(ctx context.Context, id string) (projectID string, isLive bool, err error) {
+func (s Checkout) SessionOwner(ctx context.Context, id string) (projectID string, isLive bool, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT project_id, is_live FROM checkout_sessions WHERE id = $1`, id).Scan(&projectID, &isLive)
 	return projectID, isLive, mapErr(err)
 }
 
 // ListSessions lists the principal's sessions, newest first.
-func (s *Store) ListSessions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Session, int, error) {
-	return list(ctx, s, "checkout_sessions", sessionColumns, sessionFilter(p, q), q, scanSession)
+func (s Checkout) ListSessions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Session, int, error) {
+	return list(ctx, s.Store, "checkout_sessions", sessionColumns, sessionFilter(p, q), q, scanSession)
 }
 
 // exceptionSQL keeps the sessions with an exception not resolved.
@@ -215,7 +215,7 @@ type WatchedAddress struct {
 // DepositAddresses returns the sessions whose deposit addresses are among
 // addresses (lowercase), whatever their state: every deposit address ever
 // issued stays watched, so that no transfer to one goes unrecorded.
-func (s *Store) DepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
+func (s Checkout) DepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
 	rows, err := s.pool.Query(ctx, `SELECT deposit_address, id, is_live, project_id FROM checkout_sessions
 		WHERE deposit_address <> '' AND NOT shared_recipient AND lower(deposit_address) = ANY($1)`, addresses)
 	if err != nil {
@@ -227,7 +227,7 @@ func (s *Store) DepositAddresses(ctx context.Context, addresses []string) ([]Wat
 // BitcoinDepositAddresses returns the sessions whose Bitcoin deposit
 // addresses are among addresses, whatever their state, as DepositAddresses
 // does for EVM addresses.
-func (s *Store) BitcoinDepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
+func (s Checkout) BitcoinDepositAddresses(ctx context.Context, addresses []string) ([]WatchedAddress, error) {
 	rows, err := s.pool.Query(ctx, `SELECT address, session_id, is_live, project_id FROM bitcoin_deposit_addresses
 		WHERE address = ANY($1)`, addresses)
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *Store) BitcoinDepositAddresses(ctx context.Context, addresses []string)
 // SessionsNeedingWorkflow returns the sessions whose workflow must be
 // running: open or processing, or inside their late-payment window; of one
 // project when projectID is set.
-func (s *Store) SessionsNeedingWorkflow(ctx context.Context, projectID string) ([]payment.Session, error) {
+func (s Checkout) SessionsNeedingWorkflow(ctx context.Context, projectID string) ([]payment.Session, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+` FROM checkout_sessions
 		WHERE (status IN ('open', 'processing') OR late_until > now()) AND ($1 = '' OR project_id = $1)
 		ORDER BY created_at, id`, projectID)

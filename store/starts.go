@@ -23,7 +23,7 @@ type SessionStart struct {
 // InsertSessionToStart records a new checkout session, its created event
 // and its workflow's pending start in one database transaction. The start
 // is due for a sweep after grace, unless deleted before.
-func (s *Store) InsertSessionToStart(ctx context.Context, cs payment.Session, render Render[payment.Session], start SessionStart, grace time.Duration) error {
+func (s Checkout) InsertSessionToStart(ctx context.Context, cs payment.Session, render Render[payment.Session], start SessionStart, grace time.Duration) error {
 	return s.WithTx(ctx, func(tx pgx.Tx) error {
 		if err := insertSession(ctx, tx, cs, render); err != nil {
 			return err
@@ -36,7 +36,7 @@ func (s *Store) InsertSessionToStart(ctx context.Context, cs payment.Session, re
 }
 
 // PendingSessionStarts returns the pending starts of these sessions.
-func (s *Store) PendingSessionStarts(ctx context.Context, sessionIDs []string) ([]SessionStart, error) {
+func (s Checkout) PendingSessionStarts(ctx context.Context, sessionIDs []string) ([]SessionStart, error) {
 	rows, err := s.pool.Query(ctx, `SELECT session_id, plan_title, input::text, created_at, attempts
 		FROM session_starts WHERE session_id = ANY($1)`, sessionIDs)
 	if err != nil {
@@ -48,7 +48,7 @@ func (s *Store) PendingSessionStarts(ctx context.Context, sessionIDs []string) (
 // ClaimSessionStarts takes up to limit due starts for a sweep: each is not
 // due again before lease has passed, so that concurrent sweeps take
 // different rows and a sweeper that dies lets its rows go.
-func (s *Store) ClaimSessionStarts(ctx context.Context, limit int, lease time.Duration) ([]SessionStart, error) {
+func (s Checkout) ClaimSessionStarts(ctx context.Context, limit int, lease time.Duration) ([]SessionStart, error) {
 	rows, err := s.pool.Query(ctx, `UPDATE session_starts SET due_at = now() + make_interval(secs => $2), attempts = attempts + 1
 		WHERE session_id IN (SELECT session_id FROM session_starts WHERE due_at <= now()
 			ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED)
@@ -60,7 +60,7 @@ func (s *Store) ClaimSessionStarts(ctx context.Context, limit int, lease time.Du
 }
 
 // DelaySessionStarts makes claimed starts due again after delay.
-func (s *Store) DelaySessionStarts(ctx context.Context, sessionIDs []string, delay time.Duration) error {
+func (s Checkout) DelaySessionStarts(ctx context.Context, sessionIDs []string, delay time.Duration) error {
 	_, err := s.pool.Exec(ctx, `UPDATE session_starts SET due_at = now() + make_interval(secs => $2) WHERE session_id = ANY($1)`,
 		sessionIDs, delay.Seconds())
 	return mapErr(err)
@@ -70,7 +70,7 @@ func (s *Store) DelaySessionStarts(ctx context.Context, sessionIDs []string, del
 // next sweep to make, and tells whether there is any. No pending start
 // means the session's workflow was started (or the session was never
 // recorded with one).
-func (s *Store) HurrySessionStarts(ctx context.Context, sessionIDs []string) (pending bool, err error) {
+func (s Checkout) HurrySessionStarts(ctx context.Context, sessionIDs []string) (pending bool, err error) {
 	tag, err := s.pool.Exec(ctx, `UPDATE session_starts SET due_at = least(due_at, now()) WHERE session_id = ANY($1)`, sessionIDs)
 	if err != nil {
 		return false, mapErr(err)
@@ -79,14 +79,14 @@ func (s *Store) HurrySessionStarts(ctx context.Context, sessionIDs []string) (pe
 }
 
 // SessionStarted deletes a session's pending start: its workflow runs.
-func (s *Store) SessionStarted(ctx context.Context, sessionID string) error {
+func (s Checkout) SessionStarted(ctx context.Context, sessionID string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM session_starts WHERE session_id = $1`, sessionID)
 	return mapErr(err)
 }
 
 // SessionsStarted deletes the pending starts of these sessions: their
 // workflows run (or ran), started by a transfer's signal-with-start.
-func (s *Store) SessionsStarted(ctx context.Context, sessionIDs []string) error {
+func (s Checkout) SessionsStarted(ctx context.Context, sessionIDs []string) error {
 	if len(sessionIDs) == 0 {
 		return nil
 	}
@@ -96,7 +96,7 @@ func (s *Store) SessionsStarted(ctx context.Context, sessionIDs []string) error 
 
 // CountSessionStarts returns how many starts are pending, and how old the
 // oldest is.
-func (s *Store) CountSessionStarts(ctx context.Context) (n int, oldest time.Duration, err error) {
+func (s Checkout) CountSessionStarts(ctx context.Context) (n int, oldest time.Duration, err error) {
 	var age *float64
 	err = s.pool.QueryRow(ctx, `SELECT count(*), extract(epoch FROM now() - min(created_at))::float8 FROM session_starts`).Scan(&n, &age)
 	if age != nil {

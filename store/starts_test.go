@@ -28,7 +28,7 @@ func TestSessionStartsAreClaimedOnceAndComeBack(t *testing.T) {
 		input := fmt.Sprintf(`{"Session":{"ID":%q},  "n": 1.50}`, cs.ID)
 		// A retried open records nothing more.
 		for range 2 {
-			if err := s.InsertSessionToStart(ctx, cs, render, store.SessionStart{PlanTitle: "T", Input: []byte(input)}, grace); err != nil {
+			if err := s.Checkout().InsertSessionToStart(ctx, cs, render, store.SessionStart{PlanTitle: "T", Input: []byte(input)}, grace); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -39,10 +39,10 @@ func TestSessionStartsAreClaimedOnceAndComeBack(t *testing.T) {
 	for i := range 30 {
 		due = append(due, open(i+1, 0).ID)
 	}
-	if n, _, err := s.CountSessionStarts(ctx); err != nil || n != 31 {
+	if n, _, err := s.Checkout().CountSessionStarts(ctx); err != nil || n != 31 {
 		t.Fatalf("pending starts = %d, %v; want 31", n, err)
 	}
-	pending, err := s.PendingSessionStarts(ctx, []string{later.ID, "cs_unknown"})
+	pending, err := s.Checkout().PendingSessionStarts(ctx, []string{later.ID, "cs_unknown"})
 	if err != nil || len(pending) != 1 || pending[0].SessionID != later.ID || pending[0].PlanTitle != "T" ||
 		string(pending[0].Input) != fmt.Sprintf(`{"Session":{"ID":%q},  "n": 1.50}`, later.ID) {
 		t.Fatalf("pending = %+v, %v; want the session's start with its input byte for byte", pending, err)
@@ -56,7 +56,7 @@ func TestSessionStartsAreClaimedOnceAndComeBack(t *testing.T) {
 	for range 3 {
 		wg.Go(func() {
 			for {
-				got, err := s.ClaimSessionStarts(ctx, 4, time.Hour)
+				got, err := s.Checkout().ClaimSessionStarts(ctx, 4, time.Hour)
 				if err != nil {
 					t.Error(err)
 					return
@@ -86,16 +86,16 @@ func TestSessionStartsAreClaimedOnceAndComeBack(t *testing.T) {
 	if _, err := s.Pool().Exec(ctx, `UPDATE session_starts SET due_at = now() WHERE session_id = $1`, due[0]); err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.ClaimSessionStarts(ctx, 10, time.Hour)
+	again, err := s.Checkout().ClaimSessionStarts(ctx, 10, time.Hour)
 	if err != nil || len(again) != 1 || again[0].SessionID != due[0] || again[0].Attempts != 2 {
 		t.Fatalf("claimed again = %+v, %v; want the lapsed one, its second attempt", again, err)
 	}
 	for _, id := range due {
-		if err := s.SessionStarted(ctx, id); err != nil {
+		if err := s.Checkout().SessionStarted(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, oldest, err := s.CountSessionStarts(ctx); err != nil || n != 1 || oldest <= 0 {
+	if n, oldest, err := s.Checkout().CountSessionStarts(ctx); err != nil || n != 1 || oldest <= 0 {
 		t.Fatalf("pending = %d (oldest %s), %v; want the one in its grace", n, oldest, err)
 	}
 }

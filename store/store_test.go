@@ -19,7 +19,7 @@ func newProject(t *testing.T, s *store.Store) payment.Principal {
 	t.Helper()
 	now := time.Now().UTC()
 	p := payment.Project{ID: payment.NewID(payment.PrefixProject, now), Name: "Shop", CompleteOn: payment.TxFinalized, LatePaymentWindow: 24 * time.Hour, CreatedAt: now}
-	if err := s.CreateProject(context.Background(), p, nil); err != nil {
+	if err := s.Checkout().CreateProject(context.Background(), p, nil); err != nil {
 		t.Fatal(err)
 	}
 	return payment.Principal{ProjectID: p.ID, IsLive: false}
@@ -87,7 +87,7 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	amount := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+	if err := s.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret("t"), ProjectID: pr.ProjectID,
@@ -96,17 +96,17 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 		return []byte(fmt.Sprintf(`{"status":%q,"version":%d}`, cs.Status, v)), nil
 	}
 	for range 3 {
-		if err := s.InsertSession(ctx, cs, render); err != nil {
+		if err := s.Checkout().InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, total, err := s.ListSessions(ctx, pr, payment.ListQuery{Page: 1, Limit: 20})
+	_, total, err := s.Checkout().ListSessions(ctx, pr, payment.ListQuery{Page: 1, Limit: 20})
 	if err != nil || total != 1 {
 		t.Fatalf("sessions = %d, %v; want 1", total, err)
 	}
 	expire := (*payment.Session).Expire
 	for range 2 {
-		if err := s.UpdateSession(ctx, cs.ID, now, expire, render); err != nil {
+		if err := s.Checkout().UpdateSession(ctx, cs.ID, now, expire, render); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,7 +120,7 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	if strings.Join(events, ",") != "checkout.session.created:open:1,checkout.session.expired:expired:2" {
 		t.Fatalf("events = %v: one per change, in version order", events)
 	}
-	got, _ := s.SessionByTokenHash(ctx, cs.TokenHash)
+	got, _ := s.Checkout().SessionByTokenHash(ctx, cs.TokenHash)
 	if got.Status != payment.SessionExpired || !got.AmountUSD.Equal(amount) {
 		t.Fatalf("session = %+v", got)
 	}
@@ -129,7 +129,7 @@ func TestSessionInsertIsIdempotent(t *testing.T) {
 	// repeat.
 	other := cs
 	other.ID = payment.NewID(payment.PrefixSession, now)
-	if err := s.InsertSession(ctx, other, render); payment.KindOf(err) != payment.KindConflict {
+	if err := s.Checkout().InsertSession(ctx, other, render); payment.KindOf(err) != payment.KindConflict {
 		t.Fatalf("a second session with the same token: %v, want a conflict", err)
 	}
 	// The metrics read the counts the lists keep.
@@ -147,7 +147,7 @@ func newPlan(t *testing.T, s *store.Store, pr payment.Principal) (time.Time, dec
 	amount := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(context.Background(), plan, nil); err != nil {
+	if err := s.Checkout().CreatePlan(context.Background(), plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	return now, amount, plan
@@ -167,7 +167,7 @@ func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now.Add(time.Duration(i)*time.Millisecond)), TokenHash: payment.HashSecret(fmt.Sprint(i)),
 			ProjectID: pr.ProjectID, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, ExpiresAt: now.Add(time.Hour),
 			QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now, DepositAddress: fmt.Sprintf("0x%040d", index), DepositIndex: &idx}
-		if err := s.InsertSession(ctx, cs, render); err != nil {
+		if err := s.Checkout().InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
 		sessions[index] = cs
@@ -182,21 +182,21 @@ func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 	}{{3, payment.TxFinalized, "usdc-devnet", "1000000"}, {3, payment.TxConfirmed, "usdc-devnet", "2500000"},
 		{3, payment.TxFinalized, "eth-devnet", "1000000000000000000"}, {1, payment.TxFailed, "usdc-devnet", "7"}, {30, payment.TxPending, "usdc-devnet", "9"}} {
 		cs := sessions[tx.index]
-		if err := s.InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now.Add(time.Duration(n)*time.Millisecond)),
+		if err := s.Payments().InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now.Add(time.Duration(n)*time.Millisecond)),
 			ProjectID: pr.ProjectID, CheckoutSessionID: cs.ID, PaymentPlanID: plan.ID, Status: tx.status, Network: "devnet", ChainID: 1337,
 			TxHash: fmt.Sprintf("0x%064x", n), ToAddress: cs.DepositAddress, AssetDefinitionID: tx.asset, Symbol: "X", Amount: "1",
 			AmountBaseUnits: tx.amount, AmountUSD: decimal.NewFromInt(1), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	funded, total, err := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Funded: true})
+	funded, total, err := s.Chains().ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Funded: true})
 	if err != nil || total != 1 || len(funded) != 1 || funded[0].Index != 3 || funded[0].GapBefore != 1 {
 		t.Fatalf("funded addresses = %d %+v, %v; want index 3 alone, its gap counted over every used index", total, funded, err)
 	}
 	if got := fmt.Sprint(funded[0].Received); got != "[{eth-devnet devnet 1000000000000000000} {usdc-devnet devnet 3500000}]" {
 		t.Fatalf("index 3 received %s; want its confirmed and finalized transfers summed per asset", got)
 	}
-	got, total, err := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}})
+	got, total, err := s.Chains().ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}})
 	if err != nil || total != 4 {
 		t.Fatalf("list = %d, %v", total, err)
 	}
@@ -210,12 +210,12 @@ func TestDepositAddressesListsUsedIndexesWithTheirGaps(t *testing.T) {
 	if len(got[1].Received) != 0 || len(got[3].Received) != 0 {
 		t.Fatalf("failed or pending transfers counted as received: %+v", got)
 	}
-	page2, _, _ := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 2, Limit: 3}})
+	page2, _, _ := s.Chains().ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 2, Limit: 3}})
 	if len(page2) != 1 || page2[0].Index != 30 || page2[0].GapBefore != 26 {
 		t.Fatalf("page 2 = %+v; the gap is counted over every index, not the page", page2)
 	}
 	live := payment.Principal{ProjectID: pr.ProjectID, IsLive: true}
-	if _, total, _ := s.ListDepositAddresses(ctx, live, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}}); total != 0 {
+	if _, total, _ := s.Chains().ListDepositAddresses(ctx, live, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}}); total != 0 {
 		t.Fatalf("the live environment sees %d sandbox addresses", total)
 	}
 }
@@ -242,7 +242,7 @@ func TestBitcoinDepositAddressesListedApart(t *testing.T) {
 			evm := int64(7)
 			cs.DepositAddress, cs.DepositIndex = fmt.Sprintf("0x%040d", evm), &evm
 		}
-		if err := s.InsertSession(ctx, cs, render); err != nil {
+		if err := s.Checkout().InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
 		sessions = append(sessions, cs)
@@ -254,7 +254,7 @@ func TestBitcoinDepositAddressesListedApart(t *testing.T) {
 		to, amount     string
 	}{{0, 0, "bitcoin-regtest", "btc-regtest", sessions[0].BitcoinAddress, "60000"},
 		{0, 1337, "devnet", "usdc-devnet", sessions[0].DepositAddress, "1000000"}} {
-		if err := s.InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now.Add(time.Duration(n)*time.Millisecond)),
+		if err := s.Payments().InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now.Add(time.Duration(n)*time.Millisecond)),
 			ProjectID: pr.ProjectID, CheckoutSessionID: sessions[tx.session].ID, PaymentPlanID: plan.ID, Status: payment.TxFinalized,
 			Network: tx.network, ChainID: tx.chainID, TxHash: fmt.Sprintf("%064x", n), ToAddress: tx.to, AssetDefinitionID: tx.asset,
 			Symbol: "X", Amount: "1", AmountBaseUnits: tx.amount, AmountUSD: decimal.NewFromInt(1), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
@@ -263,7 +263,7 @@ func TestBitcoinDepositAddressesListedApart(t *testing.T) {
 	}
 	list := func(chain string, funded bool) []payment.DepositAddress {
 		t.Helper()
-		got, total, err := s.ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Funded: funded, Chain: chain})
+		got, total, err := s.Chains().ListDepositAddresses(ctx, pr, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Funded: funded, Chain: chain})
 		if err != nil || total != len(got) {
 			t.Fatalf("list %s: %d of %d, %v", chain, len(got), total, err)
 		}
@@ -287,11 +287,11 @@ func TestBitcoinDepositAddressesListedApart(t *testing.T) {
 		t.Fatalf("evm addresses = %+v; want index 7 with its USDC alone", evm)
 	}
 	live := payment.Principal{ProjectID: pr.ProjectID, IsLive: true}
-	if _, total, _ := s.ListDepositAddresses(ctx, live, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Chain: payment.ChainBitcoin}); total != 0 {
+	if _, total, _ := s.Chains().ListDepositAddresses(ctx, live, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Chain: payment.ChainBitcoin}); total != 0 {
 		t.Fatalf("the live environment sees %d sandbox bitcoin addresses", total)
 	}
 	other := newProject(t, s)
-	if _, total, _ := s.ListDepositAddresses(ctx, other, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Chain: payment.ChainBitcoin}); total != 0 {
+	if _, total, _ := s.Chains().ListDepositAddresses(ctx, other, payment.DepositQuery{ListQuery: payment.ListQuery{Page: 1, Limit: 20}, Chain: payment.ChainBitcoin}); total != 0 {
 		t.Fatalf("another project sees %d of this project's bitcoin addresses", total)
 	}
 }

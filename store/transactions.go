@@ -18,7 +18,7 @@ const txColumns = `id, project_id, coalesce(checkout_session_id, ''), coalesce(p
 
 // InsertTransaction records a transaction; one that is already recorded
 // (same chain, hash and log index) is left as it is.
-func (s *Store) InsertTransaction(ctx context.Context, t payment.Transaction) error {
+func (s Payments) InsertTransaction(ctx context.Context, t payment.Transaction) error {
 	history, _ := json.Marshal(t.StatusHistory)
 	_, err := s.pool.Exec(ctx, `INSERT INTO transactions (`+txColumnsInsert+`)
 		VALUES ($1,$2,nullif($3, ''),nullif($4, ''),$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)
@@ -36,14 +36,14 @@ const txColumnsInsert = `id, project_id, checkout_session_id, payment_plan_id, i
 	status_history, created_at, updated_at, confirmed_at, finalized_at, failed_at, unexpected`
 
 // GetTransaction returns a transaction of the principal's project and environment.
-func (s *Store) GetTransaction(ctx context.Context, p payment.Principal, id string) (payment.Transaction, error) {
+func (s Payments) GetTransaction(ctx context.Context, p payment.Principal, id string) (payment.Transaction, error) {
 	return scanTx(s.pool.QueryRow(ctx, `SELECT `+txColumns+` FROM transactions
 		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
 }
 
 // ListTransactions lists the principal's transactions, newest first.
-func (s *Store) ListTransactions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Transaction, int, error) {
-	return list(ctx, s, "transactions", txColumns, txFilter(p, q), q, scanTx)
+func (s Payments) ListTransactions(ctx context.Context, p payment.Principal, q payment.ListQuery) ([]payment.Transaction, int, error) {
+	return list(ctx, s.Store, "transactions", txColumns, txFilter(p, q), q, scanTx)
 }
 
 // unassignedSQL keeps the unexpected transfers not assigned to a session.
@@ -62,7 +62,7 @@ func txFilter(p payment.Principal, q payment.ListQuery) *filter {
 // SessionTransactions returns a session's transactions, oldest first (a
 // transaction's transfers in the order of their logs), with the unexpected
 // transfers assigned to it.
-func (s *Store) SessionTransactions(ctx context.Context, sessionID string) ([]payment.Transaction, error) {
+func (s Payments) SessionTransactions(ctx context.Context, sessionID string) ([]payment.Transaction, error) {
 	return sessionTransactions(ctx, s.pool, sessionID)
 }
 
@@ -104,7 +104,7 @@ func scanTx(row pgx.Row) (payment.Transaction, error) {
 // RecordTransaction records a newly seen transaction with its first event,
 // or, if the chain, hash and log index are recorded already, returns the
 // stored one unchanged: the activity that calls it can be retried.
-func (s *Store) RecordTransaction(ctx context.Context, t payment.Transaction, render Render[payment.Transaction]) (payment.Transaction, error) {
+func (s Payments) RecordTransaction(ctx context.Context, t payment.Transaction, render Render[payment.Transaction]) (payment.Transaction, error) {
 	var stored payment.Transaction
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		history, _ := json.Marshal(t.StatusHistory)
@@ -149,7 +149,7 @@ type querier interface {
 // records its own progress). Both are one database transaction. It returns
 // the transaction as recorded; assigning it again to the same session
 // changes nothing.
-func (s *Store) AssignTransaction(ctx context.Context, txID, sessionID string, at time.Time, renderTx Render[payment.Transaction],
+func (s Payments) AssignTransaction(ctx context.Context, txID, sessionID string, at time.Time, renderTx Render[payment.Transaction],
 	settle func(*payment.Session, []payment.Transaction) []payment.EventType, renderSession Render[payment.Session]) (payment.Transaction, error) {
 	var t payment.Transaction
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
@@ -194,7 +194,7 @@ func (s *Store) AssignTransaction(ctx context.Context, txID, sessionID string, a
 // UnfinishedTransactions returns the transactions not final yet (pending
 // or confirmed), whose workflows must be running; of one project when
 // projectID is set.
-func (s *Store) UnfinishedTransactions(ctx context.Context, projectID string) ([]payment.Transaction, error) {
+func (s Payments) UnfinishedTransactions(ctx context.Context, projectID string) ([]payment.Transaction, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions
 		WHERE status IN ('pending', 'confirmed') AND ($1 = '' OR project_id = $1) ORDER BY created_at, id`, projectID)
 	if err != nil {

@@ -31,7 +31,7 @@ func transactionRecords(ctx context.Context, tx pgx.Tx, chainID int64, hash stri
 
 // TransactionRecords returns the records of one on-chain transaction, oldest
 // first.
-func (s *Store) TransactionRecords(ctx context.Context, chainID int64, hash string) ([]payment.Transaction, error) {
+func (s Payments) TransactionRecords(ctx context.Context, chainID int64, hash string) ([]payment.Transaction, error) {
 	var out []payment.Transaction
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -45,7 +45,7 @@ func (s *Store) TransactionRecords(ctx context.Context, chainID int64, hash stri
 // with its event, and returns it. When the session already has a record of
 // that transaction (a transfer chainwatch found, or an open claim), that
 // record is returned instead and nothing is written.
-func (s *Store) RecordClaim(ctx context.Context, claim payment.Transaction, render Render[payment.Transaction]) (payment.Transaction, error) {
+func (s Payments) RecordClaim(ctx context.Context, claim payment.Transaction, render Render[payment.Transaction]) (payment.Transaction, error) {
 	var out payment.Transaction
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTransaction(ctx, tx, claim.ChainID, claim.TxHash); err != nil {
@@ -89,7 +89,7 @@ func (s *Store) RecordClaim(ctx context.Context, claim payment.Transaction, rend
 // records them with their events. It returns the transaction's records as
 // they are after the changes. A retry finds the changes made and decides
 // none.
-func (s *Store) SyncTransaction(ctx context.Context, network string, chainID int64, hash string, transfers []payment.Transfer, isLive bool,
+func (s Payments) SyncTransaction(ctx context.Context, network string, chainID int64, hash string, transfers []payment.Transfer, isLive bool,
 	decide func([]payment.Transaction, payment.Recipients) []payment.TxChange, render Render[payment.Transaction]) ([]payment.Transaction, error) {
 	var out []payment.Transaction
 	err := s.WithTx(ctx, func(tx pgx.Tx) error {

@@ -237,7 +237,7 @@ type Watched struct {
 // are looked up in the database, and not at all when no recipient of a
 // scanned range is a session's or a hold's. It costs the process about 40
 // bytes a session ever opened (docs/performance.md, "Data at scale").
-func (s *Store) WatchedRecipients(ctx context.Context, network string, addresses []string) (Watched, error) {
+func (s Chains) WatchedRecipients(ctx context.Context, network string, addresses []string) (Watched, error) {
 	keys, ok := make([]uint64, len(addresses)), make([]bool, len(addresses))
 	for i, a := range addresses {
 		keys[i], ok[i] = addressKey(a)
@@ -245,7 +245,7 @@ func (s *Store) WatchedRecipients(ctx context.Context, network string, addresses
 	held := make([]bool, len(addresses))
 	w := &s.watched
 	w.mu.Lock()
-	err := w.refresh(ctx, s)
+	err := w.refresh(ctx, s.Store)
 	var deposits, shared []string
 	if err == nil {
 		w.mayHold(keys, held)
@@ -264,12 +264,12 @@ func (s *Store) WatchedRecipients(ctx context.Context, network string, addresses
 		return out, err
 	}
 	if len(deposits) > 0 {
-		if out.Deposits, err = s.DepositAddresses(ctx, deposits); err != nil {
+		if out.Deposits, err = s.Checkout().DepositAddresses(ctx, deposits); err != nil {
 			return out, err
 		}
 	}
 	if len(shared) > 0 {
-		out.Shared, err = s.SharedRecipients(ctx, network, shared)
+		out.Shared, err = s.Checkout().SharedRecipients(ctx, network, shared)
 	}
 	return out, err
 }
@@ -278,11 +278,11 @@ func (s *Store) WatchedRecipients(ctx context.Context, network string, addresses
 // or payout may pay, through the set of every destination money out was
 // given: most of a scanned range's recipients are none, and are not looked
 // up in the database.
-func (s *Store) mayBeDestinations(ctx context.Context, addresses []string) ([]string, error) {
+func (s Chains) mayBeDestinations(ctx context.Context, addresses []string) ([]string, error) {
 	w := &s.watched
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.refresh(ctx, s); err != nil {
+	if err := w.refresh(ctx, s.Store); err != nil {
 		return nil, err
 	}
 	var out []string

@@ -42,7 +42,7 @@ func TestWatchedRecipientsMissNoSession(t *testing.T) {
 	amount := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := s.CreatePlan(ctx, plan, nil); err != nil {
+	if err := s.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	render := func(cs payment.Session, v int) ([]byte, error) { return []byte(`{}`), nil }
@@ -54,14 +54,14 @@ func TestWatchedRecipientsMissNoSession(t *testing.T) {
 		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(address), ProjectID: pr.ProjectID,
 			PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, DepositAddress: address, DepositIndex: &index,
 			SharedRecipient: shared, ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
-		if err := s.InsertSession(ctx, cs, render); err != nil {
+		if err := s.Checkout().InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
 		return address
 	}
 	found := func(addresses ...string) []string {
 		t.Helper()
-		ws, err := s.WatchedRecipients(ctx, "devnet", append(addresses, "0xff000000000000000000000000000000000000ff"))
+		ws, err := s.Chains().WatchedRecipients(ctx, "devnet", append(addresses, "0xff000000000000000000000000000000000000ff"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestWatchedRecipientsMissNoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	ws, err := again.WatchedRecipients(ctx, "devnet", []string{before, after, slow})
+	ws, err := again.Chains().WatchedRecipients(ctx, "devnet", []string{before, after, slow})
 	if err != nil || len(ws.Deposits) != 3 {
 		t.Fatalf("a new process found %d of 3 (%v)", len(ws.Deposits), err)
 	}
@@ -134,26 +134,26 @@ func TestWatchedRecipientsFindEveryHold(t *testing.T) {
 		ownRecipient(t, s, pr.ProjectID, false, recipient)
 		plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pr.ProjectID, Title: "T", PricingModel: payment.PricingTokenAmount,
 			RecipientAddress: recipient, Status: payment.PlanActive, CreatedAt: now}
-		if err := s.CreatePlan(ctx, plan, nil); err != nil {
+		if err := s.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 			t.Fatal(err)
 		}
 		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(recipient), ProjectID: pr.ProjectID,
 			PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: decimal.RequireFromString("1"), DepositAddress: recipient,
 			SharedRecipient: true, ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), LateUntil: now.Add(2 * time.Hour), CreatedAt: now,
 			PaymentOptions: []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Network: "devnet", Decimals: 6, AmountBaseUnits: "1000000"}}}
-		opts, err := s.ReserveAmounts(ctx, cs, 100)
+		opts, err := s.Checkout().ReserveAmounts(ctx, cs, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cs.PaymentOptions = opts
-		if err := s.InsertSession(ctx, cs, render); err != nil {
+		if err := s.Checkout().InsertSession(ctx, cs, render); err != nil {
 			t.Fatal(err)
 		}
 	}
 	nobody := "0x00000000000000000000000000000000000000aa"
 	shared := func(s *store.Store, network string, addresses ...string) []string {
 		t.Helper()
-		ws, err := s.WatchedRecipients(ctx, network, append(addresses, nobody))
+		ws, err := s.Chains().WatchedRecipients(ctx, network, append(addresses, nobody))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,14 +208,14 @@ func TestAwaitingOutgoingMissesNoDestination(t *testing.T) {
 			Outgoing: payment.Outgoing{Status: status, Network: "devnet", ChainID: 1337, AssetDefinitionID: "usdc-devnet",
 				Symbol: "USDC", Decimals: 6, AmountBaseUnits: fmt.Sprint(n), FromAddress: b.FromAddress, ToAddress: to},
 			Version: 1, CreatedAt: now, UpdatedAt: now}
-		if err := s.CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: []payment.Payout{p}}, render); err != nil {
+		if err := s.MoneyOut().CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: []payment.Payout{p}}, render); err != nil {
 			t.Fatal(err)
 		}
 		return p.ID
 	}
 	awaiting := func(s *store.Store, addresses ...string) []string {
 		t.Helper()
-		_, payouts, err := s.AwaitingOutgoingTo(ctx, "devnet", append(addresses, "0x00000000000000aa000000000000000000000000"))
+		_, payouts, err := s.MoneyOut().AwaitingOutgoingTo(ctx, "devnet", append(addresses, "0x00000000000000aa000000000000000000000000"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 // Temporal), and returns how many it started. It stops at the first start
 // that fails; the rest are due again once their lease passes.
 func SweepFollows(ctx context.Context, st *store.Store, c client.Client, limit int) (int, error) {
-	ids, err := st.ClaimOutgoingFollows(ctx, limit, 30*time.Second)
+	ids, err := st.MoneyOut().ClaimOutgoingFollows(ctx, limit, 30*time.Second)
 	if err != nil {
 		return 0, err
 	}
@@ -30,13 +30,13 @@ func SweepFollows(ctx context.Context, st *store.Store, c client.Client, limit i
 		var projectID string
 		var isLive bool
 		if strings.HasPrefix(id, payment.PrefixRefund) {
-			r, err := st.RefundByID(ctx, id)
+			r, err := st.MoneyOut().RefundByID(ctx, id)
 			o, projectID, isLive = r.Outgoing, r.ProjectID, r.IsLive
 			if err != nil && !errors.Is(err, payment.ErrNotFound) {
 				return n, err
 			}
 		} else {
-			p, err := st.PayoutByID(ctx, id)
+			p, err := st.MoneyOut().PayoutByID(ctx, id)
 			o, projectID, isLive = p.Outgoing, p.ProjectID, p.IsLive
 			if err != nil && !errors.Is(err, payment.ErrNotFound) {
 				return n, err
@@ -50,7 +50,7 @@ func SweepFollows(ctx context.Context, st *store.Store, c client.Client, limit i
 				return n, err
 			}
 		}
-		if err := st.FollowStarted(ctx, id); err != nil {
+		if err := st.MoneyOut().FollowStarted(ctx, id); err != nil {
 			return n, err
 		}
 		n++

@@ -24,13 +24,13 @@ func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 	t.Helper()
 	ctx := context.Background()
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "WF", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "WF", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	amount := decimal.RequireFromString("25")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "P", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	return payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
@@ -43,7 +43,7 @@ func fixture(t *testing.T, st *store.Store, now time.Time) payment.Session {
 // session's workflow, and runs the workflow.
 func execute(t *testing.T, st *store.Store, env *testsuite.TestWorkflowEnvironment, in workflows.CheckoutSessionInput) {
 	t.Helper()
-	if err := st.InsertSession(context.Background(), in.Session, nil); err != nil {
+	if err := st.Checkout().InsertSession(context.Background(), in.Session, nil); err != nil {
 		t.Fatal(err)
 	}
 	env.ExecuteWorkflow(workflows.CheckoutSession, in)
@@ -70,7 +70,7 @@ func TestCheckoutSessionExpiresAtExpiresAt(t *testing.T) {
 
 	var statusBefore payment.SessionStatus
 	env.RegisterDelayedCallback(func() {
-		s, err := st.SessionByID(context.Background(), cs.ID)
+		s, err := st.Checkout().SessionByID(context.Background(), cs.ID)
 		if err != nil {
 			t.Error(err)
 		}
@@ -84,7 +84,7 @@ func TestCheckoutSessionExpiresAtExpiresAt(t *testing.T) {
 	if statusBefore != payment.SessionOpen {
 		t.Fatalf("status a minute before expiry = %q, want open", statusBefore)
 	}
-	s, err := st.SessionByID(context.Background(), cs.ID)
+	s, err := st.Checkout().SessionByID(context.Background(), cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,19 +106,19 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	ps := newPaidSession(t, start, start.Add(24*time.Hour), start.Add(29*time.Minute))
 	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
 	// Chainwatch stopped a minute before expiresAt.
-	if err := st.RecordScanProgress(ctx, "devnet", 100, start.Add(29*time.Minute), start); err != nil {
+	if err := st.Chains().RecordScanProgress(ctx, "devnet", 100, start.Add(29*time.Minute), start); err != nil {
 		t.Fatal(err)
 	}
 	var before payment.SessionStatus
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, 35*time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxConfirmed)) }, 35*time.Minute+time.Second)
 	env.RegisterDelayedCallback(func() {
-		s, err := st.SessionByID(ctx, cs.ID)
+		s, err := st.Checkout().SessionByID(ctx, cs.ID)
 		if err != nil {
 			t.Error(err)
 		}
 		before = s.Status
-		if err := st.RecordScanProgress(ctx, "devnet", 500, start.Add(31*time.Minute), start); err != nil {
+		if err := st.Chains().RecordScanProgress(ctx, "devnet", 500, start.Add(31*time.Minute), start); err != nil {
 			t.Error(err)
 		}
 	}, 36*time.Minute)
@@ -132,7 +132,7 @@ func TestPaymentMinedInTimeButSeenLateCompletesTheSession(t *testing.T) {
 	if before != payment.SessionProcessing {
 		t.Fatalf("past expiresAt, not scanned that far, with a payment seen: %q, want processing", before)
 	}
-	s, err := st.SessionByID(ctx, cs.ID)
+	s, err := st.Checkout().SessionByID(ctx, cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +150,12 @@ func TestChainwatchBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	ps := newPaidSession(t, start, start.Add(40*time.Minute), start.Add(29*time.Minute))
 	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
-	if err := st.RecordScanProgress(ctx, "devnet", 100, start.Add(28*time.Minute), start); err != nil {
+	if err := st.Chains().RecordScanProgress(ctx, "devnet", 100, start.Add(28*time.Minute), start); err != nil {
 		t.Fatal(err)
 	}
 	var atWindowEnd payment.SessionStatus
 	env.RegisterDelayedCallback(func() {
-		s, err := st.SessionByID(ctx, cs.ID)
+		s, err := st.Checkout().SessionByID(ctx, cs.ID)
 		if err != nil {
 			t.Error(err)
 		}
@@ -165,7 +165,7 @@ func TestChainwatchBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, 2*time.Hour)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Hour+time.Second)
 	env.RegisterDelayedCallback(func() {
-		if err := st.RecordScanProgress(ctx, "devnet", 900, start.Add(2*time.Hour), start.Add(2*time.Hour)); err != nil {
+		if err := st.Chains().RecordScanProgress(ctx, "devnet", 900, start.Add(2*time.Hour), start.Add(2*time.Hour)); err != nil {
 			t.Error(err)
 		}
 	}, 2*time.Hour+time.Minute)
@@ -177,7 +177,7 @@ func TestChainwatchBehindByMoreThanTheLateWindowStillCounts(t *testing.T) {
 	if atWindowEnd != payment.SessionOpen {
 		t.Fatalf("at the window's end, the network not scanned to expiresAt: %q, want open", atWindowEnd)
 	}
-	s, err := st.SessionByID(ctx, cs.ID)
+	s, err := st.Checkout().SessionByID(ctx, cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestASessionWhosePaymentsAllFailedIsOpenAgain(t *testing.T) {
 	var during, after payment.SessionStatus
 	read := func(into *payment.SessionStatus) func() {
 		return func() {
-			s, err := st.SessionByID(ctx, cs.ID)
+			s, err := st.Checkout().SessionByID(ctx, cs.ID)
 			if err != nil {
 				t.Error(err)
 			}
@@ -259,7 +259,7 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	ps := newPaidSession(t, start, start.Add(time.Hour), start.Add(time.Minute))
 	st, cs, env, p, status := ps.st, ps.cs, ps.env, ps.p, ps.status
-	if err := st.RecordScanProgress(ctx, "devnet", 500, start.Add(2*time.Hour), start); err != nil {
+	if err := st.Chains().RecordScanProgress(ctx, "devnet", 500, start.Add(2*time.Hour), start); err != nil {
 		t.Fatal(err)
 	}
 	again := status(payment.TxFinalized)
@@ -268,7 +268,7 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Minute)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTxStatus, status(payment.TxFinalized)) }, 2*time.Minute)
 	env.RegisterDelayedCallback(func() {
-		s, err := st.SessionByID(ctx, cs.ID)
+		s, err := st.Checkout().SessionByID(ctx, cs.ID)
 		if err != nil {
 			t.Error(err)
 		}
@@ -281,7 +281,7 @@ func TestATransferRecordedAgainUnderAnotherIDCountsOnce(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := st.SessionByID(ctx, cs.ID)
+	s, err := st.Checkout().SessionByID(ctx, cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 		if err := env.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
-		s, err := st.SessionByID(context.Background(), cs.ID)
+		s, err := st.Checkout().SessionByID(context.Background(), cs.ID)
 		if err != nil || !canceled || s.Status != payment.SessionCanceled {
 			t.Fatalf("with an entry %v: canceled %v, session %s (%v)", withEntry, canceled, s.Status, err)
 		}
@@ -329,7 +329,7 @@ func TestACancelRecordsItsAuditEntryWithTheChange(t *testing.T) {
 				t.Fatalf("the cancel run again: %v", err)
 			}
 		}
-		_, n, err := st.ListAudit(context.Background(), payment.Principal{ProjectID: cs.ProjectID}, payment.ListQuery{Page: 1, Limit: 20})
+		_, n, err := st.Access().ListAudit(context.Background(), payment.Principal{ProjectID: cs.ProjectID}, payment.ListQuery{Page: 1, Limit: 20})
 		if want := map[bool]int{false: 0, true: 1}[withEntry]; err != nil || n != want {
 			t.Fatalf("with an entry %v: %d audit entries (%v), want %d", withEntry, n, err, want)
 		}

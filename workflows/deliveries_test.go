@@ -105,7 +105,7 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 			recorded := 0
 			if c.takeOver {
 				// The dispatch made and recorded the first attempt.
-				if _, err := st.RecordAttempt(ctx, d.DeliveryID, payment.Attempt{At: start, Error: "refused"}, payment.DeliveryPending); err != nil {
+				if _, err := st.Webhooks().RecordAttempt(ctx, d.DeliveryID, payment.Attempt{At: start, Error: "refused"}, payment.DeliveryPending); err != nil {
 					t.Fatal(err)
 				}
 				in.FirstAttempt, in.Retried, in.Wait, recorded = 2, 1, 5*time.Second, 1
@@ -130,7 +130,7 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 					t.Errorf("wait before attempt %d = %v, want %v ± 10%%", i+2, got, want)
 				}
 			}
-			del, err := st.GetDelivery(ctx, payment.Principal{ProjectID: d.ProjectID}, endpointID, d.DeliveryID)
+			del, err := st.Webhooks().GetDelivery(ctx, payment.Principal{ProjectID: d.ProjectID}, endpointID, d.DeliveryID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 			if c.name == "a timeout is a failure" && (del.Attempts[0].StatusCode != nil || !strings.Contains(del.Attempts[0].Error, "Timeout")) {
 				t.Fatalf("timed-out attempt = %+v", del.Attempts[0])
 			}
-			ep, err := st.EndpointByID(ctx, endpointID)
+			ep, err := st.Webhooks().EndpointByID(ctx, endpointID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,11 +165,11 @@ func checkDisabledEvent(t *testing.T, st *store.Store, ep store.StoredEndpoint, 
 	ctx := context.Background()
 	p := payment.Principal{ProjectID: ep.ProjectID}
 	q := payment.ListQuery{Page: 1, Limit: 10, Status: string(payment.EventWebhookDisabled)}
-	events, _, err := st.ListEvents(ctx, p, q)
+	events, _, err := st.Webhooks().ListEvents(ctx, p, q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit, _, err := st.ListAudit(ctx, p, payment.ListQuery{Page: 1, Limit: 10, Status: payment.AuditWebhookDisabled})
+	audit, _, err := st.Access().ListAudit(ctx, p, payment.ListQuery{Page: 1, Limit: 10, Status: payment.AuditWebhookDisabled})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,10 +203,10 @@ func checkDisabledEvent(t *testing.T, st *store.Store, ep store.StoredEndpoint, 
 	other := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: payment.NewID(payment.PrefixWebhook, now),
 		ProjectID: ep.ProjectID, URL: "http://127.0.0.1:1/", EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled,
 		CreatedAt: now}, Secret: "v2:unused"}
-	if err := st.CreateEndpoint(ctx, other); err != nil {
+	if err := st.Webhooks().CreateEndpoint(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	b, err := st.DispatchEvents(ctx, 10, 0, nil, now)
+	b, err := st.Webhooks().DispatchEvents(ctx, 10, 0, nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,22 +226,22 @@ func deliveryFixture(t *testing.T, st *store.Store, sealer *webhook.Sealer, url 
 	ctx := context.Background()
 	now := time.Now().UTC()
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	id := payment.NewID(payment.PrefixWebhook, now)
 	sealed, _ := sealer.Seal(id, webhook.NewSecret())
 	ep := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid,
 		URL: url, EnabledEvents: []string{"*"}, Status: payment.WebhookEnabled, CreatedAt: now}, Secret: sealed}
-	if err := st.CreateEndpoint(ctx, ep); err != nil {
+	if err := st.Webhooks().CreateEndpoint(ctx, ep); err != nil {
 		t.Fatal(err)
 	}
 	ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, now), ProjectID: pid, Type: payment.EventWebhookTest,
 		ObjectID: "test_1", Version: 1, Data: []byte(`{"message":"hello"}`), CreatedAt: now}
-	if err := st.InsertTestEvent(ctx, ev); err != nil {
+	if err := st.Webhooks().InsertTestEvent(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	d, err := st.CreateDelivery(ctx, ev, ep.ID, now)
+	d, err := st.Webhooks().CreateDelivery(ctx, ev, ep.ID, now)
 	if err != nil {
 		t.Fatal(err)
 	}

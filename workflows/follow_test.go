@@ -76,7 +76,7 @@ func reportAndRun(t *testing.T, env *testsuite.TestWorkflowEnvironment, st *stor
 	t.Helper()
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalTransfer, p) }, time.Second)
 	runSession(t, env, cs)
-	tx, err := st.TransactionByHash(context.Background(), 1337, p.TxHash)
+	tx, err := st.Payments().TransactionByHash(context.Background(), 1337, p.TxHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestASessionFollowsAPaymentToItAloneItself(t *testing.T) {
 	if len(*looks) != 2 || (*looks)[0].SameBlock || len((*looks)[0].Transfers) == 0 || !(*looks)[1].SameBlock || len((*looks)[1].Transfers) != 0 {
 		t.Fatalf("looks: %+v", *looks)
 	}
-	s, err := st.SessionByID(ctx, cs.ID)
+	s, err := st.Checkout().SessionByID(ctx, cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestAScannedPaymentsFirstLookTakesTheScansTransfers(t *testing.T) {
 		tx.LogIndex != 0 || !strings.EqualFold(tx.FromAddress, chain.Accounts[0].Address.Hex()) || tx.BlockHash != p.BlockHash {
 		t.Fatalf("transaction = %+v", tx)
 	}
-	s, err := st.SessionByID(ctx, cs.ID)
+	s, err := st.Checkout().SessionByID(ctx, cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestAPaymentDeepEnoughAtItsFirstLookIsFinalizedWithoutATimer(t *testing.T) 
 	if len(*looks) != 2 || (*looks)[0].SameBlock || (*looks)[0].Confirmations < 3 || !(*looks)[1].SameBlock {
 		t.Fatalf("looks: %+v", *looks)
 	}
-	s, err := st.SessionByID(ctx, cs.ID)
+	s, err := st.Checkout().SessionByID(ctx, cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestAReorgMovesAPaymentFollowedInlineBackToPending(t *testing.T) {
 	}, 10*time.Second)
 	var during payment.SessionStatus
 	env.RegisterDelayedCallback(func() {
-		s, err := st.SessionByID(ctx, cs.ID)
+		s, err := st.Checkout().SessionByID(ctx, cs.ID)
 		if err != nil {
 			t.Error(err)
 		}
@@ -236,7 +236,7 @@ func TestAReorgMovesAPaymentFollowedInlineBackToPending(t *testing.T) {
 	if tx.Status != payment.TxFailed || len(h) != 3 || h[0].Status != payment.TxConfirmed || h[1].Status != payment.TxPending {
 		t.Fatalf("transaction = %s %q %v", tx.Status, tx.FailureReason, h)
 	}
-	s, err := st.SessionByID(ctx, cs.ID)
+	s, err := st.Checkout().SessionByID(ctx, cs.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,14 +254,14 @@ func TestASessionExpiresOnChainwatchsWord(t *testing.T) {
 	cs.PaymentOptions[0].Network = "devnet"
 	cs.LateUntil = cs.ExpiresAt.Add(time.Hour)
 	// The scan's recorded progress is behind the expiry throughout.
-	if err := st.RecordScanProgress(ctx, "devnet", 1, start, start); err != nil {
+	if err := st.Chains().RecordScanProgress(ctx, "devnet", 1, start, start); err != nil {
 		t.Fatal(err)
 	}
 	env := inlineEnv(st, chains, start)
 	statusAt := map[time.Duration]payment.SessionStatus{}
 	for _, after := range []time.Duration{10 * time.Second, 30 * time.Second} {
 		env.RegisterDelayedCallback(func() {
-			s, err := st.SessionByID(ctx, cs.ID)
+			s, err := st.Checkout().SessionByID(ctx, cs.ID)
 			if err != nil {
 				t.Error(err)
 			}

@@ -44,7 +44,7 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 		})
 	env.SetStartTime(start)
 	hash := "0x" + "ab12" + "00000000000000000000000000000000000000000000000000000000000f"
-	if _, err := st.RecordClaim(ctx, payment.Claim(cs, "devnet", 1337, hash, "tx_claim", start), nil); err != nil {
+	if _, err := st.Payments().RecordClaim(ctx, payment.Claim(cs, "devnet", 1337, hash, "tx_claim", start), nil); err != nil {
 		t.Fatal(err)
 	}
 	env.ExecuteWorkflow(workflows.Transaction, workflows.TransactionInput{Session: cs, Transfer: workflows.SessionTransfer{
@@ -52,7 +52,7 @@ func TestSubmittedHashNeverMinedFailsAtTimeout(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := st.TransactionByHash(ctx, 1337, hash)
+	tx, err := st.Payments().TransactionByHash(ctx, 1337, hash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestPendingTimeoutRunsFromTheReorg(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	tx, err := st.Payments().TransactionByHash(ctx, 1337, hash.Hex())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func transactionFixture(t *testing.T, confirmations int) (*store.Store, *devchai
 	cs := fixture(t, st, start)
 	cs.DepositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
 	cs.PaymentOptions = []payment.PaymentOption{{AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Decimals: 6, AmountBaseUnits: "25000000"}}
-	if err := st.InsertSession(ctx, cs, nil); err != nil {
+	if err := st.Checkout().InsertSession(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
 	return st, chain, chains, cs, start
@@ -148,7 +148,7 @@ func TestATransactionFollowedForLongContinuesAsNew(t *testing.T) {
 	if err := env.GetWorkflowError(); !workflow.IsContinueAsNewError(err) {
 		t.Fatalf("after 500 looks the workflow ended with %v, want to continue as new", err)
 	}
-	tx, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+	tx, err := st.Payments().TransactionByHash(ctx, 1337, hash.Hex())
 	if err != nil {
 		t.Fatal(err)
 	}

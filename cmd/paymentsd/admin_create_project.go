@@ -24,7 +24,7 @@ func runCreateProject(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeStore()
-	p, err := e.CreateProject(ctx, *name)
+	p, err := e.Checkout().CreateProject(ctx, *name)
 	if err != nil {
 		return err
 	}

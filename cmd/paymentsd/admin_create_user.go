@@ -29,12 +29,12 @@ func runCreateUser(ctx context.Context, stdin io.Reader, out io.Writer, args []s
 		return err
 	}
 	defer closeStore()
-	u, err := e.CreateUser(ctx, *email, strings.TrimRight(line, "\r\n"))
+	u, err := e.Identity().CreateUser(ctx, *email, strings.TrimRight(line, "\r\n"))
 	if err != nil {
 		return err
 	}
 	if *ownerOf != "" {
-		if err := e.AddOwner(ctx, *ownerOf, u.ID); err != nil {
+		if err := e.Access().AddOwner(ctx, *ownerOf, u.ID); err != nil {
 			return err
 		}
 	}

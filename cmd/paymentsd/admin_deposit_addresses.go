@@ -53,7 +53,7 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 	lastPaid := int64(-1)
 	for page := 1; ; page++ {
 		q := payment.DepositQuery{ListQuery: payment.ListQuery{Page: page, Limit: payment.MaxLimit}, Chain: *chain}
-		items, err := e.ListDepositAddresses(ctx, p, *project, q)
+		items, err := e.Checkout().ListDepositAddresses(ctx, p, *project, q)
 		if err != nil {
 			return err
 		}

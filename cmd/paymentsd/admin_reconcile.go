@@ -28,7 +28,7 @@ func runReconcile(ctx context.Context, out io.Writer, args []string) error {
 		return err
 	}
 	defer closeEngine()
-	findings, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: *project, Repair: *repair})
+	findings, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: *project, Repair: *repair})
 	if err != nil {
 		return err
 	}

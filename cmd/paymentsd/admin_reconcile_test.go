@@ -58,24 +58,24 @@ func (f outgoingFixture) refund(t *testing.T, from, amount, to, hash string) str
 	usd := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, f.now), ProjectID: f.projectID, Title: "T",
 		PricingModel: payment.PricingFixedUSD, AmountUSD: &usd, Status: payment.PlanActive, CreatedAt: f.now}
-	if err := f.st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := f.st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	seq := time.Now().UnixNano()
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, f.now), TokenHash: payment.HashSecret(fmt.Sprint("t", seq)),
 		ProjectID: f.projectID, PaymentPlanID: plan.ID, Status: payment.SessionCompleted, AmountUSD: usd,
 		DepositAddress: from, ExpiresAt: f.now, QuoteExpiresAt: f.now, CreatedAt: f.now}
-	if err := f.st.InsertSession(ctx, cs, nil); err != nil {
+	if err := f.st.Checkout().InsertSession(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
 	paid := payment.Transaction{ID: payment.NewID(payment.PrefixTx, f.now), ProjectID: f.projectID, CheckoutSessionID: cs.ID,
 		PaymentPlanID: plan.ID, Status: payment.TxFinalized, Network: "devnet", ChainID: 1337, TxHash: fmt.Sprintf("0x%064x", seq),
 		ToAddress: cs.DepositAddress, AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Amount: "10", AmountBaseUnits: "10000000",
 		AmountUSD: usd, Version: 1, CreatedAt: f.now, UpdatedAt: f.now}
-	if err := f.st.InsertTransaction(ctx, paid); err != nil {
+	if err := f.st.Payments().InsertTransaction(ctx, paid); err != nil {
 		t.Fatal(err)
 	}
-	r, err := f.st.CreateRefund(ctx, payment.Principal{ProjectID: f.projectID}, cs.ID,
+	r, err := f.st.MoneyOut().CreateRefund(ctx, payment.Principal{ProjectID: f.projectID}, cs.ID,
 		func(payment.Session, []payment.Transaction, []payment.Refund) (payment.Refund, error) {
 			return payment.Refund{ID: payment.NewID(payment.PrefixRefund, f.now), ProjectID: f.projectID, CheckoutSessionID: cs.ID,
 				Outgoing: f.outgoing(from, amount, to, hash), AddressSource: payment.AddressFromMerchant, Version: 1, CreatedAt: f.now, UpdatedAt: f.now}, nil
@@ -93,7 +93,7 @@ func (f outgoingFixture) payout(t *testing.T, from, amount, to, hash string) str
 	p := payment.Payout{ID: payment.NewID(payment.PrefixPayout, f.now), BatchID: b.ID, ProjectID: f.projectID, Line: 1,
 		Outgoing: f.outgoing(from, amount, to, hash),
 		Version:  1, CreatedAt: f.now, UpdatedAt: f.now}
-	if err := f.st.CreatePayoutBatch(context.Background(), payment.BatchRecord{Batch: b, Payouts: []payment.Payout{p}}, nil); err != nil {
+	if err := f.st.MoneyOut().CreatePayoutBatch(context.Background(), payment.BatchRecord{Batch: b, Payouts: []payment.Payout{p}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return p.ID
@@ -118,7 +118,7 @@ func TestAdminReconcileChecksMoneyOutOnChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	p, err := service.New(service.Deps{Store: st}).CreateProject(ctx, "Reconciled shop")
+	p, err := service.New(service.Deps{Store: st}).Checkout().CreateProject(ctx, "Reconciled shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestAdminReconcileFindsPaymentsReorgedPastFinality(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	p, err := service.New(service.Deps{Store: st}).CreateProject(ctx, "Reorged shop")
+	p, err := service.New(service.Deps{Store: st}).Checkout().CreateProject(ctx, "Reorged shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestAdminReconcileFindsPaymentsReorgedPastFinality(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, `UPDATE transactions SET status = 'reversed' WHERE id = $1`, txID); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SettleSession(ctx, sessionID, f.now, nil); err != nil {
+	if err := st.Chains().SettleSession(ctx, sessionID, f.now, nil); err != nil {
 		t.Fatal(err)
 	}
 	out, err = reconcile()
@@ -296,7 +296,7 @@ func TestAdminReconcileFindsPaymentsReorgedPastFinality(t *testing.T) {
 		strings.Contains(out, service.FindingFinalizedBlockGone) {
 		t.Fatalf("with the payment reversed and its session flagged: %v\n%s", err, out)
 	}
-	if err := st.UpdateSession(ctx, sessionID, f.now, func(s *payment.Session) []payment.EventType {
+	if err := st.Checkout().UpdateSession(ctx, sessionID, f.now, func(s *payment.Session) []payment.EventType {
 		events, _ := s.Resolve(payment.ResolutionReversalSettled, f.now)
 		return events
 	}, nil); err != nil {

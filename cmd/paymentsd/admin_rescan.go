@@ -19,7 +19,7 @@ func runRescan(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeEngine()
-	res, err := e.Rescan(ctx, *network, *from, *to)
+	res, err := e.Chains().Rescan(ctx, *network, *from, *to)
 	if err != nil {
 		return err
 	}

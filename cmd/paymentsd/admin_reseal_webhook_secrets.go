@@ -28,7 +28,7 @@ func runResealWebhookSecrets(ctx context.Context, out io.Writer, args []string) 
 		return err
 	}
 	defer closeStore()
-	r, err := e.ResealWebhookSecrets(adminOrigin(ctx), *batch, func(r service.ResealReport) {
+	r, err := e.Webhooks().ResealWebhookSecrets(adminOrigin(ctx), *batch, func(r service.ResealReport) {
 		fmt.Fprintf(out, "%d endpoints so far: %d resealed, %d failed\n", r.Endpoints, r.Resealed, len(r.Failed))
 	})
 	if err != nil {

@@ -18,7 +18,7 @@ func runResumeTransaction(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeEngine()
-	id, err := e.ResumeTransaction(ctx, *chainID, *hash)
+	id, err := e.Payments().ResumeTransaction(ctx, *chainID, *hash)
 	if err != nil {
 		return err
 	}

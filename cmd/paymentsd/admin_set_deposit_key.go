@@ -26,7 +26,7 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 	}
 	defer closeStore()
 	if *bitcoin {
-		if err := e.SetBitcoinKey(adminOrigin(ctx), *project, *env == "live", *xpub, *addressType); err != nil {
+		if err := e.Checkout().SetBitcoinKey(adminOrigin(ctx), *project, *env == "live", *xpub, *addressType); err != nil {
 			return err
 		}
 		fmt.Printf("Bitcoin deposit key set for %s (%s)\n", *project, *env)
@@ -35,7 +35,7 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 	if *addressType != "" {
 		return errors.New("--address-type is for a Bitcoin key (--bitcoin)")
 	}
-	if err := e.SetDepositKey(adminOrigin(ctx), *project, *env == "live", *xpub); err != nil {
+	if err := e.Checkout().SetDepositKey(adminOrigin(ctx), *project, *env == "live", *xpub); err != nil {
 		return err
 	}
 	fmt.Printf("deposit key set for %s (%s)\n", *project, *env)

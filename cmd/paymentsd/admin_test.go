@@ -47,7 +47,7 @@ func TestAdminCreateProjectJSON(t *testing.T) {
 	defer st.Close()
 	e := service.New(service.Deps{Store: st})
 	for key, live := range map[string]bool{got.LiveKey: true, got.SandboxKey: false} {
-		p, err := e.Authenticate(context.Background(), key)
+		p, err := e.Checkout().Authenticate(context.Background(), key)
 		if err != nil || p.ProjectID != got.ProjectID || p.IsLive != live {
 			t.Errorf("key %.14s…: %+v %v", key, p, err)
 		}
@@ -93,7 +93,7 @@ func TestAdminDepositAddresses(t *testing.T) {
 	}
 	defer st.Close()
 	e := service.New(service.Deps{Store: st})
-	p, err := e.CreateProject(ctx, "Wallet shop")
+	p, err := e.Checkout().CreateProject(ctx, "Wallet shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestAdminDepositAddresses(t *testing.T) {
 	amount := decimal.RequireFromString("5")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: p.Project.ID, Title: "T", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, index := range []int64{0, 2} {
@@ -109,7 +109,7 @@ func TestAdminDepositAddresses(t *testing.T) {
 		cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now.Add(time.Duration(i)*time.Millisecond)), TokenHash: payment.HashSecret(fmt.Sprint(i)),
 			ProjectID: p.Project.ID, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, ExpiresAt: now.Add(time.Hour),
 			QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now, DepositAddress: fmt.Sprintf("0x%040d", index), DepositIndex: &idx}
-		if err := st.InsertSession(ctx, cs, func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }); err != nil {
+		if err := st.Checkout().InsertSession(ctx, cs, func(payment.Session, int) ([]byte, error) { return []byte(`{}`), nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -163,7 +163,7 @@ func TestAdminSetDepositKeyIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	p, err := service.New(service.Deps{Store: st}).CreateProject(ctx, "Audited shop")
+	p, err := service.New(service.Deps{Store: st}).Checkout().CreateProject(ctx, "Audited shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestAdminSetDepositKeyIsAudited(t *testing.T) {
 	if err := runAdmin(ctx, []string{"set-deposit-key", "--project", p.Project.ID, "--env", "live", "--xpub", xpub}); err != nil {
 		t.Fatal(err)
 	}
-	entries, _, err := st.ListAudit(ctx, payment.Principal{ProjectID: p.Project.ID, IsLive: true}, payment.ListQuery{Page: 1, Limit: 10})
+	entries, _, err := st.Access().ListAudit(ctx, payment.Principal{ProjectID: p.Project.ID, IsLive: true}, payment.ListQuery{Page: 1, Limit: 10})
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("audit log = %v, %v; want one entry", entries, err)
 	}
@@ -191,7 +191,7 @@ func TestAdminSetDepositKeyIsAudited(t *testing.T) {
 	if err := runAdmin(ctx, []string{"set-deposit-key", "--project", p.Project.ID, "--env", "live", "--xpub", xpub, "--bitcoin", "--address-type", "p2tr"}); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _, err = st.ListAudit(ctx, payment.Principal{ProjectID: p.Project.ID, IsLive: true}, payment.ListQuery{Page: 1, Limit: 10}); err != nil ||
+	if entries, _, err = st.Access().ListAudit(ctx, payment.Principal{ProjectID: p.Project.ID, IsLive: true}, payment.ListQuery{Page: 1, Limit: 10}); err != nil ||
 		len(entries) != 2 || entries[0].Action != payment.AuditBitcoinKeySet || entries[0].ActorKind != payment.AuditActorAdmin ||
 		!strings.Contains(string(entries[0].Details), `"p2tr"`) || strings.Contains(string(entries[0].Details), xpub) {
 		t.Fatalf("audit log = %+v, %v; want the Bitcoin key's entry first", entries, err)
@@ -218,7 +218,7 @@ func TestAdminCreateUser(t *testing.T) {
 	}
 	defer st.Close()
 	e := service.New(service.Deps{Store: st})
-	p, err := e.CreateProject(ctx, "Owned shop")
+	p, err := e.Checkout().CreateProject(ctx, "Owned shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,11 +230,11 @@ func TestAdminCreateUser(t *testing.T) {
 	if !strings.Contains(out.String(), "ops@example.com") || strings.Contains(out.String(), "a long enough password") {
 		t.Fatalf("output %q", out.String())
 	}
-	in, err := e.Login(ctx, "OPS@example.com", "a long enough password", service.Client{})
+	in, err := e.Identity().Login(ctx, "OPS@example.com", "a long enough password", service.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := e.Projects(ctx, in.User.ID)
+	ms, err := e.Checkout().Projects(ctx, in.User.ID)
 	if err != nil || len(ms) != 1 || ms[0].ProjectID != p.Project.ID || ms[0].Role != payment.RoleOwner {
 		t.Fatalf("memberships %+v, %v; want the owner of %s", ms, err, p.Project.ID)
 	}

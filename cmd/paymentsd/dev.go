@@ -145,7 +145,7 @@ func runDev(ctx context.Context, args []string) error {
 			return err
 		}
 		planID := state.BitcoinPlanID
-		cs, err := svc.CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
+		cs, err := svc.Checkout().CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
 		if err != nil {
 			return fmt.Errorf("open a sample bitcoin session: %w", err)
 		}
@@ -190,7 +190,7 @@ Bitcoin (btcd in regtest at %s, a block every %s):
 		return err
 	}
 	planID := state.PlanID
-	fresh, err := svc.CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
+	fresh, err := svc.Checkout().CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
 		return fmt.Errorf("open a sample session: %w", err)
 	}
@@ -295,7 +295,7 @@ func devWebhookKey(path string) ([]byte, error) {
 // reads them back on later runs; it records this run's chain URL.
 func seed(ctx context.Context, svc *service.Service, dataDir, receiverURL, chainURL string) (devState, error) {
 	if s, err := readDevState(dataDir); err == nil {
-		if _, err := svc.GetProject(ctx, payment.Principal{ProjectID: s.ProjectID}, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
+		if _, err := svc.Checkout().GetProject(ctx, payment.Principal{ProjectID: s.ProjectID}, s.ProjectID); err == nil && s.DepositXpub != "" && s.WebhookSecret != "" {
 			s.ChainURL = chainURL
 			if s.UserEmail == "" { // a data folder from before accounts
 				if err := seedUser(ctx, svc, &s); err != nil {
@@ -306,7 +306,7 @@ func seed(ctx context.Context, svc *service.Service, dataDir, receiverURL, chain
 		}
 	}
 	var s devState
-	p, err := svc.CreateProject(ctx, "Dev shop")
+	p, err := svc.Checkout().CreateProject(ctx, "Dev shop")
 	if err != nil {
 		return s, err
 	}
@@ -318,19 +318,19 @@ func seed(ctx context.Context, svc *service.Service, dataDir, receiverURL, chain
 	if err != nil {
 		return s, err
 	}
-	if err := svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+	if err := svc.Checkout().SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		return s, err
 	}
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
 	title, amount, anyAsset := "Sample plan", "25.00", payment.PolicyAny
-	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
+	plan, err := svc.Checkout().CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount,
 		MerchantInfo:          &payment.MerchantInfo{Name: "Dev shop"},
 		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &anyAsset, ChainScope: []string{"devnet"}}}})
 	if err != nil {
 		return s, err
 	}
 	url := receiverURL
-	hook, err := svc.CreateWebhook(ctx, pr, p.Project.ID, payment.WebhookInput{URL: &url, EnabledEvents: []string{"*"}})
+	hook, err := svc.Webhooks().CreateWebhook(ctx, pr, p.Project.ID, payment.WebhookInput{URL: &url, EnabledEvents: []string{"*"}})
 	if err != nil {
 		return s, err
 	}
@@ -364,12 +364,12 @@ func seedBitcoin(ctx context.Context, svc *service.Service, dataDir string, s *d
 		if err != nil {
 			return err
 		}
-		if err := svc.SetBitcoinKey(ctx, s.ProjectID, false, key.Canonical(), ""); err != nil {
+		if err := svc.Checkout().SetBitcoinKey(ctx, s.ProjectID, false, key.Canonical(), ""); err != nil {
 			return err
 		}
 		pr := payment.Principal{ProjectID: s.ProjectID, IsLive: false}
 		title, amount, policy, asset := "Sample plan in bitcoin", "25.00", payment.PolicyAssetDefinition, devstack.BitcoinAsset
-		plan, err := svc.CreatePlan(ctx, pr, s.ProjectID, payment.PlanInput{Title: &title, AmountUSD: &amount,
+		plan, err := svc.Checkout().CreatePlan(ctx, pr, s.ProjectID, payment.PlanInput{Title: &title, AmountUSD: &amount,
 			MerchantInfo:          &payment.MerchantInfo{Name: "Dev shop"},
 			AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &policy, AssetDefinitionID: &asset}}})
 		if err != nil {
@@ -388,11 +388,11 @@ func seedUser(ctx context.Context, svc *service.Service, s *devState) error {
 		return err
 	}
 	s.UserEmail, s.UserPassword = "dev@paymentsd.localhost", hex.EncodeToString(pw)
-	u, err := svc.CreateUser(ctx, s.UserEmail, s.UserPassword)
+	u, err := svc.Identity().CreateUser(ctx, s.UserEmail, s.UserPassword)
 	if err != nil {
 		return fmt.Errorf("dev user: %w", err)
 	}
-	return svc.AddOwner(ctx, s.ProjectID, u.ID)
+	return svc.Access().AddOwner(ctx, s.ProjectID, u.ID)
 }
 
 // logReceiver is the dev stack's webhook receiver: it verifies each

@@ -45,7 +45,7 @@ func TestAdminResealWebhookSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := service.New(service.Deps{Store: st, Sealer: old})
-	p, err := before.CreateProject(ctx, "Rotating shop")
+	p, err := before.Checkout().CreateProject(ctx, "Rotating shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,20 +53,20 @@ func TestAdminResealWebhookSecrets(t *testing.T) {
 	plain := map[string][]string{} // endpoint ID: its secrets, current first
 	for i := range 5 {
 		u := "http://example.com/hooks"
-		ep, err := before.CreateWebhook(ctx, sandbox, p.Project.ID, payment.WebhookInput{URL: &u, EnabledEvents: []string{"*"}})
+		ep, err := before.Webhooks().CreateWebhook(ctx, sandbox, p.Project.ID, payment.WebhookInput{URL: &u, EnabledEvents: []string{"*"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		plain[ep.ID] = []string{ep.Secret}
 		switch i {
 		case 1: // rotated: its previous secret still signs
-			r, err := before.RotateWebhookSecret(ctx, sandbox, p.Project.ID, ep.ID)
+			r, err := before.Webhooks().RotateWebhookSecret(ctx, sandbox, p.Project.ID, ep.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			plain[ep.ID] = []string{r.Secret, ep.Secret}
 		case 2:
-			if err := before.DeleteWebhook(ctx, sandbox, p.Project.ID, ep.ID); err != nil {
+			if err := before.Webhooks().DeleteWebhook(ctx, sandbox, p.Project.ID, ep.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -116,7 +116,7 @@ func TestAdminResealWebhookSecrets(t *testing.T) {
 			}
 		}
 	}
-	audit, _, err := st.ListAudit(ctx, sandbox, payment.ListQuery{Page: 1, Limit: 100, Status: payment.AuditWebhookSecretResealed})
+	audit, _, err := st.Access().ListAudit(ctx, sandbox, payment.ListQuery{Page: 1, Limit: 100, Status: payment.AuditWebhookSecretResealed})
 	if err != nil || len(audit) != 5 {
 		t.Fatalf("audit entries: %d, %v; want one per endpoint", len(audit), err)
 	}
@@ -138,7 +138,7 @@ func TestAdminResealWebhookSecrets(t *testing.T) {
 	t.Setenv("WEBHOOK_SECRET_KEY", "k1:"+base64.StdEncoding.EncodeToString(newKey))
 	after := service.New(service.Deps{Store: st, Sealer: newOnly})
 	u := "http://example.com/later"
-	ep, err := after.CreateWebhook(ctx, sandbox, p.Project.ID, payment.WebhookInput{URL: &u, EnabledEvents: []string{"*"}})
+	ep, err := after.Webhooks().CreateWebhook(ctx, sandbox, p.Project.ID, payment.WebhookInput{URL: &u, EnabledEvents: []string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}

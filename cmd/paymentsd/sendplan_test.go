@@ -47,7 +47,7 @@ func newSendAPI(t *testing.T, token common.Address) sendAPI {
 	catalog := payment.Catalog{Assets: []payment.Asset{{ID: "usdc-devnet", Symbol: "USDC", Name: "Dev USD Coin", Decimals: 6, Network: "devnet",
 		ChainID: 1337, TokenAddress: token.Hex(), Price: payment.PriceSource{Kind: payment.PriceUSDPegged}}}}
 	svc := service.New(service.Deps{Store: st, Catalog: catalog})
-	p, err := svc.CreateProject(ctx, "Sending shop")
+	p, err := svc.Checkout().CreateProject(ctx, "Sending shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestPayoutSendSignsOnlyThePlanItsDryRunPrinted(t *testing.T) {
 				FromAddress: treasury.Address.Hex(), ToAddress: to.Hex()},
 			Version: 1, CreatedAt: now, UpdatedAt: now})
 	}
-	if err := a.st.CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: payouts}, nil); err != nil {
+	if err := a.st.MoneyOut().CreatePayoutBatch(ctx, payment.BatchRecord{Batch: b, Payouts: payouts}, nil); err != nil {
 		t.Fatal(err)
 	}
 	send := func(extra ...string) (string, error) {
@@ -186,7 +186,7 @@ func TestPayoutSendSignsOnlyThePlanItsDryRunPrinted(t *testing.T) {
 	if n := balance(payees[1]); n.Sign() != 0 {
 		t.Fatalf("the canceled payout was paid %s", n)
 	}
-	got, err := a.st.PayoutByID(ctx, payouts[0].ID)
+	got, err := a.st.MoneyOut().PayoutByID(ctx, payouts[0].ID)
 	if err != nil || got.Status != payment.RefundSent || got.TxHash == "" {
 		t.Fatalf("the payout after the execution: %+v, %v; want sent, its hash reported", got.Outgoing, err)
 	}
@@ -203,17 +203,17 @@ func TestRefundSendRefusesAnAddressChangedSinceTheDryRun(t *testing.T) {
 	usd := decimal.RequireFromString("10")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: a.project.Project.ID, Title: "T",
 		PricingModel: payment.PricingFixedUSD, AmountUSD: &usd, Status: payment.PlanActive, CreatedAt: now}
-	if err := a.st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := a.st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	deposit := "0x00000000000000000000000000000000000d0001"
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(fmt.Sprint("t", now.UnixNano())),
 		ProjectID: plan.ProjectID, PaymentPlanID: plan.ID, Status: payment.SessionCompleted, AmountUSD: usd,
 		DepositAddress: deposit, ExpiresAt: now, QuoteExpiresAt: now, CreatedAt: now}
-	if err := a.st.InsertSession(ctx, cs, nil); err != nil {
+	if err := a.st.Checkout().InsertSession(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.st.InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now), ProjectID: cs.ProjectID,
+	if err := a.st.Payments().InsertTransaction(ctx, payment.Transaction{ID: payment.NewID(payment.PrefixTx, now), ProjectID: cs.ProjectID,
 		CheckoutSessionID: cs.ID, PaymentPlanID: plan.ID, Status: payment.TxFinalized, Network: "devnet", ChainID: 1337,
 		TxHash: fmt.Sprintf("0x%064x", now.UnixNano()), ToAddress: deposit, AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Amount: "10",
 		AmountBaseUnits: "10000000", AmountUSD: usd, Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
@@ -221,7 +221,7 @@ func TestRefundSendRefusesAnAddressChangedSinceTheDryRun(t *testing.T) {
 	}
 	owner := payment.Principal{ProjectID: cs.ProjectID, UserID: "usr_owner", Role: payment.RoleOwner}
 	const first, second = "0x00000000000000000000000000000000000000f1", "0x00000000000000000000000000000000000000f2"
-	r, _, err := a.svc.CreateRefund(ctx, owner, cs.ProjectID, cs.ID, payment.RefundInput{Amount: ptrTo("2"), Address: ptrTo(first)})
+	r, _, err := a.svc.MoneyOut().CreateRefund(ctx, owner, cs.ProjectID, cs.ID, payment.RefundInput{Amount: ptrTo("2"), Address: ptrTo(first)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestRefundSendRefusesAnAddressChangedSinceTheDryRun(t *testing.T) {
 	if err := send("--execute", "--plan", "00"); err == nil || !strings.Contains(err.Error(), "an owner approves it") {
 		t.Fatalf("a refund awaiting approval sent: %v", err)
 	}
-	if _, err := a.svc.ApproveRefund(ctx, owner, cs.ProjectID, r.ID, first); err != nil {
+	if _, err := a.svc.MoneyOut().ApproveRefund(ctx, owner, cs.ProjectID, r.ID, first); err != nil {
 		t.Fatal(err)
 	}
 	fetched, err := sweep.RefundFromAPI(ctx, http.DefaultClient, a.url, a.project.SandboxKey, cs.ProjectID, r.ID)
@@ -248,14 +248,14 @@ func TestRefundSendRefusesAnAddressChangedSinceTheDryRun(t *testing.T) {
 	if code := a.post(t, "/refunds/"+r.ID+"/address", `{"address":"`+second+`"}`); code != http.StatusOK {
 		t.Fatalf("change the address: %d", code)
 	}
-	if _, err := a.svc.ApproveRefund(ctx, owner, cs.ProjectID, r.ID, second); err != nil {
+	if _, err := a.svc.MoneyOut().ApproveRefund(ctx, owner, cs.ProjectID, r.ID, second); err != nil {
 		t.Fatal(err)
 	}
 	err = send("--execute", "--plan", read)
 	if err == nil || !strings.Contains(err.Error(), "changed since the plan you read") || !strings.Contains(err.Error(), "nothing was signed") {
 		t.Fatalf("--execute with the plan read before the address changed: %v", err)
 	}
-	if got, err := a.st.RefundByID(ctx, r.ID); err != nil || got.Status != payment.RefundAwaitingSignature || got.TxHash != "" {
+	if got, err := a.st.MoneyOut().RefundByID(ctx, r.ID); err != nil || got.Status != payment.RefundAwaitingSignature || got.TxHash != "" {
 		t.Fatalf("the refund after the refusal: %+v, %v", got.Outgoing, err)
 	}
 	// The plan as it is now passes the check: the run goes on to the key.

@@ -27,15 +27,15 @@ func TestDevVerifyRecipient(t *testing.T) {
 	}
 	defer st.Close()
 	e := service.New(service.Deps{Store: st})
-	p, err := e.CreateProject(ctx, "Dev shop")
+	p, err := e.Checkout().CreateProject(ctx, "Dev shop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := e.CreateUser(ctx, "dev@example.com", "the dev user's password")
+	u, err := e.Identity().CreateUser(ctx, "dev@example.com", "the dev user's password")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.AddOwner(ctx, p.Project.ID, u.ID); err != nil {
+	if err := e.Access().AddOwner(ctx, p.Project.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	a, err := api.New(e, api.Config{PublicURL: "http://dev.example"})
@@ -58,7 +58,7 @@ func TestDevVerifyRecipient(t *testing.T) {
 	}
 	for i := range 3 {
 		acc, _ := devchain.DevAccount(i)
-		r, err := st.GetRecipient(ctx, p.Project.ID, false, acc.Address.Hex())
+		r, err := st.Checkout().GetRecipient(ctx, p.Project.ID, false, acc.Address.Hex())
 		if verified := err == nil && r.Verified(); verified != (i > 0) {
 			t.Errorf("dev account %d verified: %v (%+v, %v)", i, verified, r, err)
 		}

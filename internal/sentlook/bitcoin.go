@@ -19,7 +19,7 @@ import (
 )
 
 // bitcoinRecords is what a Bitcoin look reads of the engine's records (a
-// *store.Store).
+// store.Chains).
 type bitcoinRecords interface {
 	BitcoinSeen(ctx context.Context, network string, txid chainhash.Hash) (chainwatch.BitcoinSeen, bool, error)
 	BitcoinOutputOwners(ctx context.Context, network string, outpoints []wire.OutPoint) (map[wire.OutPoint]store.BitcoinOwner, error)

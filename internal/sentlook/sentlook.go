@@ -92,11 +92,11 @@ func Look(ctx context.Context, st *store.Store, c *chainwatch.Chain, it Item, ha
 		return l, false, nil
 	}
 	if tx.proven && strings.HasPrefix(it.ID, payment.PrefixRefund) {
-		if l.Sources, err = st.ProvenAddresses(ctx, it.ProjectID, it.IsLive); err != nil {
+		if l.Sources, err = st.MoneyOut().ProvenAddresses(ctx, it.ProjectID, it.IsLive); err != nil {
 			return l, true, err
 		}
 	}
-	l.Taken, err = st.TakenTransfers(ctx, it.ChainID, hash, it.ID)
+	l.Taken, err = st.MoneyOut().TakenTransfers(ctx, it.ChainID, hash, it.ID)
 	return l, true, err
 }
 
@@ -122,7 +122,7 @@ func readEVM(ctx context.Context, _ *store.Store, c *chainwatch.Chain, hash stri
 // readBitcoin reads a Bitcoin transaction from what the scans recorded of
 // it and the node's chain now (readBitcoinTx).
 func readBitcoin(ctx context.Context, st *store.Store, c *chainwatch.Chain, hash string) (Tx, error) {
-	btc, err := readBitcoinTx(ctx, st, c, hash)
+	btc, err := readBitcoinTx(ctx, st.Chains(), c, hash)
 	if err != nil {
 		return Tx{}, err
 	}

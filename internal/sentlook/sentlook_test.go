@@ -53,7 +53,7 @@ func newFixture(t *testing.T) fixture {
 	st := storetest.NewStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Looks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Looks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return fixture{dev: dev, net: chains["devnet"], store: st, project: pid}
@@ -65,11 +65,11 @@ func (f fixture) prove(t *testing.T, address common.Address, isLive bool) {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
-	if _, err := f.store.ClaimRecipient(ctx, payment.Recipient{ProjectID: f.project, IsLive: isLive, Address: address.Hex(),
+	if _, err := f.store.Checkout().ClaimRecipient(ctx, payment.Recipient{ProjectID: f.project, IsLive: isLive, Address: address.Hex(),
 		Challenge: "proof", ChallengeExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.VerifyRecipient(ctx, f.project, isLive, address.Hex(), "proof", "eip191", now); err != nil {
+	if _, err := f.store.Checkout().VerifyRecipient(ctx, f.project, isLive, address.Hex(), "proof", "eip191", now); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -92,7 +92,7 @@ func (s *Starter) Open(ctx context.Context, in workflows.CheckoutSessionInput, p
 		return fmt.Errorf("encode workflow input: %w", err)
 	}
 	st := store.SessionStart{SessionID: in.Session.ID, PlanTitle: planTitle, Input: raw, CreatedAt: in.Session.CreatedAt}
-	if err := s.store.InsertSessionToStart(ctx, in.Session, views.SessionEvent, st, Grace); err != nil {
+	if err := s.store.Checkout().InsertSessionToStart(ctx, in.Session, views.SessionEvent, st, Grace); err != nil {
 		return fmt.Errorf("record session: %w", err)
 	}
 	s.enqueue(pending{st, in})
@@ -151,7 +151,7 @@ func (s *Starter) start(ctx context.Context, p pending) error {
 		return fmt.Errorf("start session workflow: %w", err)
 	}
 	observability.SessionStartDelay.Observe(started.Sub(p.start.CreatedAt).Seconds())
-	return s.store.SessionStarted(ctx, p.start.SessionID)
+	return s.store.Checkout().SessionStarted(ctx, p.start.SessionID)
 }
 
 func decode(st store.SessionStart) (pending, error) {
@@ -194,7 +194,7 @@ func (s *Starter) Ensure(ctx context.Context, sessionIDs ...string) error {
 	if len(sessionIDs) == 0 {
 		return nil
 	}
-	starts, err := s.store.PendingSessionStarts(ctx, sessionIDs)
+	starts, err := s.store.Checkout().PendingSessionStarts(ctx, sessionIDs)
 	if err != nil {
 		return fmt.Errorf("load pending starts: %w", err)
 	}
@@ -219,7 +219,7 @@ func (s *Starter) Ensure(ctx context.Context, sessionIDs ...string) error {
 // how many it started. It stops at the first start that fails (Temporal is
 // unreachable, most likely) and gives the rest back, due again shortly.
 func (s *Starter) Sweep(ctx context.Context, limit int) (int, error) {
-	starts, err := s.store.ClaimSessionStarts(ctx, limit, time.Minute)
+	starts, err := s.store.Checkout().ClaimSessionStarts(ctx, limit, time.Minute)
 	if err != nil {
 		return 0, fmt.Errorf("claim pending starts: %w", err)
 	}
@@ -230,7 +230,7 @@ func (s *Starter) Sweep(ctx context.Context, limit int) (int, error) {
 		if err != nil {
 			// Not a start that could succeed later: it waits for an
 			// operator, an hour at a time, and the others go on.
-			errs = append(errs, err, s.store.DelaySessionStarts(ctx, []string{st.SessionID}, time.Hour))
+			errs = append(errs, err, s.store.Checkout().DelaySessionStarts(ctx, []string{st.SessionID}, time.Hour))
 			continue
 		}
 		one, cancel := context.WithTimeout(ctx, startTimeout)
@@ -241,7 +241,7 @@ func (s *Starter) Sweep(ctx context.Context, limit int) (int, error) {
 			for _, st := range starts[i:] {
 				rest = append(rest, st.SessionID)
 			}
-			errs = append(errs, err, s.store.DelaySessionStarts(context.WithoutCancel(ctx), rest, Grace))
+			errs = append(errs, err, s.store.Checkout().DelaySessionStarts(context.WithoutCancel(ctx), rest, Grace))
 			break
 		}
 		n++
@@ -265,7 +265,7 @@ func (s *Starter) RunSweeper(ctx context.Context, every time.Duration) {
 		if n == batch {
 			continue
 		}
-		if pending, oldest, err := s.store.CountSessionStarts(ctx); err == nil {
+		if pending, oldest, err := s.store.Checkout().CountSessionStarts(ctx); err == nil {
 			observability.SessionStartsPending.Set(float64(pending))
 			observability.SessionStartOldest.Set(oldest.Seconds())
 		}

@@ -127,13 +127,13 @@ func fixture(t *testing.T, st *store.Store) workflows.CheckoutSessionInput {
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: "Starts", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Starts", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	amount := decimal.RequireFromString("5")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "P", PricingModel: payment.PricingFixedUSD,
 		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.CreatePlan(ctx, plan, nil); err != nil {
+	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
 		t.Fatal(err)
 	}
 	return workflows.CheckoutSessionInput{Session: newSession(pid, plan.ID, now), Settings: workflows.SessionSettings{CompleteOn: payment.TxFinalized}}
@@ -148,7 +148,7 @@ func newSession(projectID, planID string, now time.Time) payment.Session {
 
 func pending(t *testing.T, st *store.Store, ids ...string) int {
 	t.Helper()
-	starts, err := st.PendingSessionStarts(context.Background(), ids)
+	starts, err := st.Checkout().PendingSessionStarts(context.Background(), ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestOpenRecordsTheSessionAndStartsItsWorkflow(t *testing.T) {
 	if err := sessionstart.New(st, fake).Open(context.Background(), in, "P"); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := st.SessionByID(context.Background(), in.Session.ID); err != nil || s.Status != payment.SessionOpen {
+	if s, err := st.Checkout().SessionByID(context.Background(), in.Session.ID); err != nil || s.Status != payment.SessionOpen {
 		t.Fatalf("session = %s (%v); want open, readable once Open returns", s.Status, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -227,7 +227,7 @@ func TestOpenRecordsBothOrNeither(t *testing.T) {
 	if err := sessionstart.New(st, fake).Open(context.Background(), in, "P"); err == nil {
 		t.Fatal("a session of a missing plan was opened")
 	}
-	if _, err := st.SessionByID(context.Background(), in.Session.ID); !errors.Is(err, payment.ErrNotFound) {
+	if _, err := st.Checkout().SessionByID(context.Background(), in.Session.ID); !errors.Is(err, payment.ErrNotFound) {
 		t.Fatalf("session: %v; want not found", err)
 	}
 	if n := pending(t, st, in.Session.ID); n != 0 {
@@ -332,13 +332,13 @@ func TestHurrySessionStarts(t *testing.T) {
 	if n, _ := sweeper.Sweep(ctx, 10); n != 0 {
 		t.Fatalf("a start within its grace was swept")
 	}
-	if p, err := st.HurrySessionStarts(ctx, []string{"cs_never_recorded", in.Session.ID}); !p || err != nil {
+	if p, err := st.Checkout().HurrySessionStarts(ctx, []string{"cs_never_recorded", in.Session.ID}); !p || err != nil {
 		t.Fatalf("hurry = %v, %v; want pending", p, err)
 	}
 	if n, err := sweeper.Sweep(ctx, 10); n != 1 || err != nil {
 		t.Fatalf("sweep after the hurry started %d (%v), want 1", n, err)
 	}
-	if p, err := st.HurrySessionStarts(ctx, []string{in.Session.ID}); p || err != nil {
+	if p, err := st.Checkout().HurrySessionStarts(ctx, []string{in.Session.ID}); p || err != nil {
 		t.Fatalf("hurry of a started session = %v, %v; want none pending", p, err)
 	}
 }
@@ -358,7 +358,7 @@ func TestSignalWithStartStartsThePendingWorkflowOnce(t *testing.T) {
 	}
 	fake.refused(t, 1)
 	fake.setDown(false)
-	starts, err := st.PendingSessionStarts(ctx, []string{in.Session.ID})
+	starts, err := st.Checkout().PendingSessionStarts(ctx, []string{in.Session.ID})
 	if err != nil || len(starts) != 1 {
 		t.Fatalf("pending starts = %v, %v", starts, err)
 	}

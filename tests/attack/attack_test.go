@@ -68,7 +68,7 @@ func setup(t *testing.T) world {
 		// A refund of the session, paid by a finalized transfer recorded
 		// as the scanner would: the refund's routes then name a real one.
 		now := time.Now().UTC()
-		if err := stack.Store.InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
+		if err := stack.Store.Payments().InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
 			ProjectID: w.victim.Project.ID, CheckoutSessionID: str(session["id"]), PaymentPlanID: str(plan["id"]),
 			Status: payment.TxFinalized, Network: "devnet", ChainID: 1337, TxHash: "0x" + strings.Repeat("ab", 32),
 			AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Amount: "10", AmountBaseUnits: "10000000",

@@ -190,7 +190,7 @@ func TestTheDepositKeyIsReadByTheSignedInOwnerOnly(t *testing.T) {
 	// An OAuth application with project:read, acting for the owner.
 	app := payment.Principal{ProjectID: victim.Project.ID, UserID: victim.userID, Role: payment.RoleOwner}
 	app.GrantID, app.Scopes = payment.NewID(payment.PrefixOAuthGrant, time.Now()), []string{"project:read"}
-	if k, err := eng.DepositKey(ctx, app, victim.Project.ID); err != nil || k.Xpub != "" || k.Fingerprint != key.Identity() {
+	if k, err := eng.Checkout().DepositKey(ctx, app, victim.Project.ID); err != nil || k.Xpub != "" || k.Fingerprint != key.Identity() {
 		t.Errorf("an OAuth application reads %+v, %v; want no key, its fingerprint", k, err)
 	}
 	tally.add("tenancy: reading a deposit key", "an OAuth application for the owner → fingerprint and first address, no key")
@@ -232,7 +232,7 @@ func TestReconcileReportsStoredTenantCollisions(t *testing.T) {
 		{later.Project.ID, map[string]string{service.FindingDepositKeyShared: first.Project.ID + " sandbox set it first",
 			service.FindingDepositAddressIsRecipient: str(session["depositAddress"])}},
 	} {
-		findings, err := eng.Reconcile(ctx, service.ReconcileOptions{ProjectID: c.scope})
+		findings, err := eng.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: c.scope})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestReconcileReportsStoredTenantCollisions(t *testing.T) {
 			}
 		}
 		// Reported, never repaired.
-		repaired, err := eng.Reconcile(ctx, service.ReconcileOptions{ProjectID: c.scope, Repair: true})
+		repaired, err := eng.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: c.scope, Repair: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -343,7 +343,7 @@ func TestReconcileReportsAStoredBitcoinKeyOfAnothersAccount(t *testing.T) {
 		first.Project.ID: "the key of " + later.Project.ID + " sandbox (Bitcoin); it was set here first",
 		later.Project.ID: "the sandbox deposit key (Bitcoin) (fingerprint " + key.Identity() + ") derives the same addresses as the key of " + first.Project.ID + " sandbox",
 	} {
-		findings, err := eng.Reconcile(ctx, service.ReconcileOptions{ProjectID: scope})
+		findings, err := eng.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: scope})
 		if err != nil {
 			t.Fatal(err)
 		}

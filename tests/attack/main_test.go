@@ -165,20 +165,20 @@ func newTenant(t *testing.T, name string) tenant {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := eng.Authenticate(ctx, p.SandboxKey)
+	pr, err := eng.Checkout().Authenticate(ctx, p.SandboxKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	secrets.add(p.SandboxKey, p.LiveKey)
 	email := strings.ToLower(strings.ReplaceAll(name, " ", "-")) + "@attack.test"
-	u, err := eng.CreateUser(ctx, email, "the owner's long password")
+	u, err := eng.Identity().CreateUser(ctx, email, "the owner's long password")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.AddOwner(ctx, p.Project.ID, u.ID); err != nil {
+	if err := eng.Access().AddOwner(ctx, p.Project.ID, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	in, err := eng.Login(ctx, email, "the owner's long password", service.Client{})
+	in, err := eng.Identity().Login(ctx, email, "the owner's long password", service.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,18 +253,18 @@ func (v tenant) memberSessions(t *testing.T, roles ...string) map[string]map[str
 	out := map[string]map[string]string{}
 	for _, role := range roles {
 		email := role + "@" + strings.ToLower(v.Project.ID) + ".attack.test"
-		_, token, err := eng.Invite(ctx, owner, v.Project.ID, email, role)
+		_, token, err := eng.Access().Invite(ctx, owner, v.Project.ID, email, role)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := eng.CreateUser(ctx, email, "the member's long password")
+		u, err := eng.Identity().CreateUser(ctx, email, "the member's long password")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := eng.AcceptInvitation(ctx, u, token); err != nil {
+		if _, err := eng.Access().AcceptInvitation(ctx, u, token); err != nil {
 			t.Fatal(err)
 		}
-		in, err := eng.Login(ctx, email, "the member's long password", service.Client{})
+		in, err := eng.Identity().Login(ctx, email, "the member's long password", service.Client{})
 		if err != nil {
 			t.Fatal(err)
 		}

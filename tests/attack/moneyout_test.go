@@ -95,7 +95,7 @@ func approvedBatch(t *testing.T, tn tenant, from common.Address, n int) []map[st
 	batch := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/projects/"+tn.Project.ID+"/payout-batches", tn.SandboxKey,
 		[]byte(`{"fromAddress":"`+from.Hex()+`","payouts":[`+strings.Join(lines, ",")+`]}`), nil))
 	owner := payment.Principal{ProjectID: tn.Project.ID, UserID: tn.userID, Role: payment.RoleOwner}
-	rec, err := eng.ApprovePayoutBatch(context.Background(), owner, tn.Project.ID, str(batch["id"]))
+	rec, err := eng.MoneyOut().ApprovePayoutBatch(context.Background(), owner, tn.Project.ID, str(batch["id"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func payoutTo(t *testing.T, tn tenant, from common.Address, to string) string {
 	batch := mustJSON(t, http.StatusCreated)(call(t, "POST", "/api/v1/projects/"+tn.Project.ID+"/payout-batches", tn.SandboxKey,
 		[]byte(`{"fromAddress":"`+from.Hex()+`","payouts":[{"address":"`+to+`","asset":"usdc-devnet","amount":"0.01"}]}`), nil))
 	owner := payment.Principal{ProjectID: tn.Project.ID, UserID: tn.userID, Role: payment.RoleOwner}
-	rec, err := eng.ApprovePayoutBatch(context.Background(), owner, tn.Project.ID, str(batch["id"]))
+	rec, err := eng.MoneyOut().ApprovePayoutBatch(context.Background(), owner, tn.Project.ID, str(batch["id"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func finalPaidSession(t *testing.T, tn tenant, planID string) map[string]any {
 	secrets.add(str(session["token"]))
 	now := time.Now().UTC()
 	hash := crypto.Keccak256Hash([]byte(str(session["id"])))
-	if err := stack.Store.InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
+	if err := stack.Store.Payments().InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
 		ProjectID: tn.Project.ID, CheckoutSessionID: str(session["id"]), PaymentPlanID: planID,
 		Status: payment.TxFinalized, Network: "devnet", ChainID: 1337, TxHash: hash.Hex(),
 		AssetDefinitionID: "usdc-devnet", Symbol: "USDC", Amount: "10", AmountBaseUnits: "10000000",

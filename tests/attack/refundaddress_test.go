@@ -26,7 +26,7 @@ func paidSessionOf(t *testing.T, tn tenant) string {
 		[]byte(`{"paymentPlanId":"`+str(plan["id"])+`","email":"buyer@refunds.test"}`), nil))
 	secrets.add(str(session["token"]))
 	now := time.Now().UTC()
-	if err := stack.Store.InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
+	if err := stack.Store.Payments().InsertTransaction(context.Background(), payment.Transaction{ID: payment.NewID(payment.PrefixTx, now),
 		ProjectID: tn.Project.ID, CheckoutSessionID: str(session["id"]), PaymentPlanID: str(plan["id"]), Status: payment.TxFinalized,
 		Network: "devnet", ChainID: 1337, TxHash: fmt.Sprintf("0x%064x", now.UnixNano()), AssetDefinitionID: "usdc-devnet",
 		Symbol: "USDC", Amount: "10", AmountBaseUnits: "10000000", AmountUSD: decimal.NewFromInt(10), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {

@@ -15,7 +15,7 @@ import (
 // signedIn signs an account in through the engine: its cookie.
 func signedIn(t *testing.T, email, password string) (map[string]string, string) {
 	t.Helper()
-	in, err := eng.Login(context.Background(), email, password, service.Client{})
+	in, err := eng.Identity().Login(context.Background(), email, password, service.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestRemovedMemberCannotComeBackThroughAnInvitation(t *testing.T) {
 	victim := newTenant(t, "invitation victim")
 	proj := "/api/v1/projects/" + victim.Project.ID
 	for _, e := range []string{"insider@attack.test", "accomplice@attack.test"} {
-		if _, err := eng.CreateUser(ctx, e, "a long enough password"); err != nil {
+		if _, err := eng.Identity().CreateUser(ctx, e, "a long enough password"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,7 +132,7 @@ func TestStolenSessionCannotTakeTheAccount(t *testing.T) {
 		tally.add("takeover: stale session", "sensitive action → 403 "+api.ReauthenticationRequired)
 	}
 	// The payment policy and the webhook endpoint are unchanged.
-	if p, err := eng.GetProject(ctx, payment.Principal{ProjectID: victim.Project.ID, UserID: victim.userID, Role: payment.RoleOwner}, victim.Project.ID); err != nil ||
+	if p, err := eng.Checkout().GetProject(ctx, payment.Principal{ProjectID: victim.Project.ID, UserID: victim.userID, Role: payment.RoleOwner}, victim.Project.ID); err != nil ||
 		p.Name != victim.Project.Name || p.CompleteOn != victim.Project.CompleteOn || !p.UnderpaymentTolerancePercent.Equal(victim.Project.UnderpaymentTolerancePercent) {
 		t.Errorf("the project after the stolen session's tries: %+v, %v", p, err)
 	}
@@ -140,7 +140,7 @@ func TestStolenSessionCannotTakeTheAccount(t *testing.T) {
 		t.Errorf("the webhook endpoint after the stolen session's tries: %v", h)
 	}
 	// The password is unchanged and the victim's own session works.
-	if _, err := eng.Login(ctx, "stolen-session-victim@attack.test", "the owner's long password", service.Client{}); err != nil {
+	if _, err := eng.Identity().Login(ctx, "stolen-session-victim@attack.test", "the owner's long password", service.Client{}); err != nil {
 		t.Fatalf("the owner's password changed: %v", err)
 	}
 }

@@ -109,7 +109,7 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 	closers = append(closers, st.Close)
 
 	e := service.New(service.Deps{Store: st, Catalog: catalog})
-	p, err := e.CreateProject(ctx, "Bench")
+	p, err := e.Checkout().CreateProject(ctx, "Bench")
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func newFixture(ctx context.Context) (f *fixture, err error) {
 func seedTransactions(ctx context.Context, svc *service.Service, st *store.Store, p service.CreatedProject) ([]string, error) {
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
 	assetID, policy := "usdc-devnet", "asset_definition"
-	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Bench"), AmountUSD: ptr("10"),
+	plan, err := svc.Checkout().CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Bench"), AmountUSD: ptr("10"),
 		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &policy, AssetDefinitionID: &assetID}}})
 	if err != nil {
 		return nil, fmt.Errorf("create plan: %w", err)
@@ -143,7 +143,7 @@ func seedTransactions(ctx context.Context, svc *service.Service, st *store.Store
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
 		ProjectID: p.Project.ID, PaymentPlanID: plan.ID, IsLive: false, Status: payment.SessionProcessing,
 		AmountUSD: decimal.NewFromInt(10), ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
-	if err := st.InsertSession(ctx, cs, nil); err != nil {
+	if err := st.Checkout().InsertSession(ctx, cs, nil); err != nil {
 		return nil, fmt.Errorf("insert session: %w", err)
 	}
 

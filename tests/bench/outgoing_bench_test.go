@@ -44,7 +44,7 @@ func BenchmarkOutgoingLookup(b *testing.B) {
 						}
 						want = found
 					}
-					refunds, payouts, err := st.AwaitingOutgoingTo(ctx, "devnet", addrs)
+					refunds, payouts, err := st.MoneyOut().AwaitingOutgoingTo(ctx, "devnet", addrs)
 					if err != nil {
 						return err
 					}
@@ -80,7 +80,7 @@ func seedAwaitingPayouts(ctx context.Context, st *store.Store, n, per int) error
 	now := time.Now().UTC()
 	for p := range n {
 		pid := payment.NewID(payment.PrefixProject, now)
-		if err := st.CreateProject(ctx, payment.Project{ID: pid, Name: fmt.Sprint("Payouts ", p), CompleteOn: payment.TxFinalized,
+		if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: fmt.Sprint("Payouts ", p), CompleteOn: payment.TxFinalized,
 			CreatedAt: now}, nil); err != nil {
 			return err
 		}

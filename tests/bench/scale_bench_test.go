@@ -140,12 +140,12 @@ func newScaleFixture(ctx context.Context, n int, small bool) (f *scaleFixture, e
 	f.ours, f.bare = srv.Handler(), bareScaleHandler(f.st.Pool())
 	f.close = func() { srv.Close(); f.st.Close(); drop() }
 	if small {
-		p, err := f.svc.CreateProject(ctx, "Empty")
+		p, err := f.svc.Checkout().CreateProject(ctx, "Empty")
 		if err != nil {
 			return nil, err
 		}
 		title, usd, policy := "Empty", "10", "asset_definition"
-		plan, err := f.svc.CreatePlan(ctx, payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
+		plan, err := f.svc.Checkout().CreatePlan(ctx, payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
 			Title: &title, AmountUSD: &usd,
 			AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &policy, AssetDefinitionID: &seed.Asset.ID}}})
 		if err != nil {
@@ -155,7 +155,7 @@ func newScaleFixture(ctx context.Context, n int, small bool) (f *scaleFixture, e
 		if err != nil {
 			return nil, err
 		}
-		if err := f.svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+		if err := f.svc.Checkout().SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 			return nil, err
 		}
 		f.emptyPlan, f.emptyKey = plan.ID, p.SandboxKey
@@ -496,7 +496,7 @@ func BenchmarkScaleWatchedLookup(b *testing.B) {
 					return func(i int64) error {
 						ctx := context.Background()
 						addresses, want := lookupRecipients(f.Layout, i, found)
-						got, err := f.st.WatchedRecipients(ctx, seed.Asset.Network, addresses)
+						got, err := f.st.Chains().WatchedRecipients(ctx, seed.Asset.Network, addresses)
 						if err != nil {
 							return err
 						}

@@ -115,12 +115,12 @@ func scannedChain(b *testing.B) (*devchain.Chain, *types.Header, payment.Catalog
 func seedWatched(b *testing.B, st *store.Store, n int) {
 	ctx := context.Background()
 	e := service.New(service.Deps{Store: st, Catalog: payment.Catalog{Assets: catalog.Assets}})
-	p, err := e.CreateProject(ctx, "Scan bench")
+	p, err := e.Checkout().CreateProject(ctx, "Scan bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	title, amount := "x", "10"
-	plan, err := e.CreatePlan(ctx, payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount})
+	plan, err := e.Checkout().CreatePlan(ctx, payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &amount})
 	if err != nil {
 		b.Fatal(err)
 	}

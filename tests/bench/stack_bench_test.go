@@ -33,7 +33,7 @@ import (
 
 // benchSession opens a session for a fresh USDC plan of project p.
 func benchSession(b *testing.B, svc *service.Service, p service.CreatedProject, planID string) payment.Session {
-	v, err := svc.CreateSession(context.Background(), nil, payment.SessionInput{PaymentPlanID: &planID})
+	v, err := svc.Checkout().CreateSession(context.Background(), nil, payment.SessionInput{PaymentPlanID: &planID})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func benchSession(b *testing.B, svc *service.Service, p service.CreatedProject, 
 
 func benchPlan(b *testing.B, svc *service.Service, p service.CreatedProject, amount string) string {
 	asset, title := "usdc-devnet", "Bench"
-	plan, err := svc.CreatePlan(context.Background(), payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
+	plan, err := svc.Checkout().CreatePlan(context.Background(), payment.Principal{ProjectID: p.Project.ID}, p.Project.ID, payment.PlanInput{
 		Title: &title, AmountUSD: &amount, AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionID: &asset}}})
 	if err != nil {
 		b.Fatal(err)
@@ -53,7 +53,7 @@ func benchPlan(b *testing.B, svc *service.Service, p service.CreatedProject, amo
 func newBenchProject(b *testing.B) (*service.Service, service.CreatedProject) {
 	e := fullStack(b).Service(0)
 	ctx := context.Background()
-	p, err := e.CreateProject(ctx, "Bench")
+	p, err := e.Checkout().CreateProject(ctx, "Bench")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func newBenchProject(b *testing.B) (*service.Service, service.CreatedProject) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := e.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+	if err := e.Checkout().SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		b.Fatal(err)
 	}
 	return e, p
@@ -93,7 +93,7 @@ func BenchmarkDetectionLatency(b *testing.B) {
 		// Its own loop, not testwait: the poll interval bounds the latency
 		// measured, so it stays short and fixed.
 		for {
-			t, err := st.TransactionByHash(ctx, 1337, hash.Hex())
+			t, err := st.Payments().TransactionByHash(ctx, 1337, hash.Hex())
 			if err == nil && t.Status == payment.TxConfirmed {
 				break
 			}

@@ -364,17 +364,17 @@ func (s *stack) deployMultisend(ctx context.Context) error {
 // setUpProject creates the sandbox project, its deposit key and a plan
 // priced by the customer (any amount) in the dev token or the native coin.
 func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uint64) error {
-	p, err := svc.CreateProject(ctx, "Reconciliation run")
+	p, err := svc.Checkout().CreateProject(ctx, "Reconciliation run")
 	if err != nil {
 		return err
 	}
 	s.projectID, s.key = p.Project.ID, p.SandboxKey
 	s.owner, s.ownerPassword = "owner@reconciliation.test", "approves the reconciliation run's payouts"
-	u, err := svc.CreateUser(ctx, s.owner, s.ownerPassword)
+	u, err := svc.Identity().CreateUser(ctx, s.owner, s.ownerPassword)
 	if err != nil {
 		return err
 	}
-	if err := svc.AddOwner(ctx, p.Project.ID, u.ID); err != nil {
+	if err := svc.Access().AddOwner(ctx, p.Project.ID, u.ID); err != nil {
 		return err
 	}
 	s.ownerID = u.ID
@@ -383,7 +383,7 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 	if err != nil {
 		return err
 	}
-	if err := svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+	if err := svc.Checkout().SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		return err
 	}
 	r, err := s.api.post(ctx, s.longAPI+"/api/v1/projects/"+s.projectID+"/payment-plans", s.key, map[string]any{
@@ -409,7 +409,7 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 	if err != nil {
 		return err
 	}
-	if err := svc.SetBitcoinKey(ctx, p.Project.ID, false, key.Canonical(), ""); err != nil {
+	if err := svc.Checkout().SetBitcoinKey(ctx, p.Project.ID, false, key.Canonical(), ""); err != nil {
 		return err
 	}
 	r, err = s.api.post(ctx, s.longAPI+"/api/v1/projects/"+s.projectID+"/payment-plans", s.key, map[string]any{
@@ -431,11 +431,11 @@ func (s *stack) setUpProject(ctx context.Context, svc *service.Service, seed uin
 // owner, whose treasury is the chain's last account (no scenario pays
 // from it). Its treasury is proven by the run.
 func (s *stack) setUpSecondProject(ctx context.Context, svc *service.Service, seed uint64) error {
-	p, err := svc.CreateProject(ctx, "Another tenant")
+	p, err := svc.Checkout().CreateProject(ctx, "Another tenant")
 	if err != nil {
 		return err
 	}
-	if err := svc.AddOwner(ctx, p.Project.ID, s.ownerID); err != nil {
+	if err := svc.Access().AddOwner(ctx, p.Project.ID, s.ownerID); err != nil {
 		return err
 	}
 	walletSeed := sha256.Sum256([]byte("chaos second project's deposit wallet " + strconv.FormatUint(seed, 10)))
@@ -443,7 +443,7 @@ func (s *stack) setUpSecondProject(ctx context.Context, svc *service.Service, se
 	if err != nil {
 		return err
 	}
-	if err := svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+	if err := svc.Checkout().SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		return err
 	}
 	r, err := s.api.post(ctx, s.longAPI+"/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, map[string]any{

@@ -227,7 +227,7 @@ func TestRolesWithTheSessionCookie(t *testing.T) {
 	} {
 		member := signup(t, ts.URL)
 		me := member.call(t, ts.URL, http.MethodGet, "/api/v1/auth/me", nil).data()
-		if err := st.AddMember(context.Background(), projectID, str(me["user"].(map[string]any)["id"]), tc.role, time.Now()); err != nil {
+		if err := st.Access().AddMember(context.Background(), projectID, str(me["user"].(map[string]any)["id"]), tc.role, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if got := families(member); fmt.Sprint(got) != fmt.Sprint(tc.want) {

@@ -15,7 +15,7 @@ import (
 func TestAuditLogRecordsManagementChanges(t *testing.T) {
 	ts, e := newAPI(t, apiOptions{})
 	p, other := newProject(t, e), newProject(t, e)
-	key, err := e.Authenticate(context.Background(), p.SandboxKey)
+	key, err := e.Checkout().Authenticate(context.Background(), p.SandboxKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SetBitcoinKey(ctx, keys.id, false, key.Canonical(), ""); err != nil {
+	if err := e.Checkout().SetBitcoinKey(ctx, keys.id, false, key.Canonical(), ""); err != nil {
 		t.Fatal(err)
 	}
 	proj := "/api/v1/projects/" + keys.id
@@ -303,7 +303,7 @@ func TestBitcoinRefundsAndPayoutsAreSignedOfflineAndFollowed(t *testing.T) {
 	// The reconciliation checks them on the chain: from the service, and
 	// as the operator runs it.
 	for _, run := range []string{"first", "second"} {
-		found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
+		found, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
 		if err != nil || len(found) != 0 {
 			t.Fatalf("the %s reconciliation after bitcoin refunds and payouts: %v %+v", run, err, found)
 		}

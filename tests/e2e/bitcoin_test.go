@@ -34,7 +34,7 @@ func bitcoinProject(t *testing.T, seed byte) (projectKeys, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SetBitcoinKey(context.Background(), p.Project.ID, false, key.Canonical(), ""); err != nil {
+	if err := e.Checkout().SetBitcoinKey(context.Background(), p.Project.ID, false, key.Canonical(), ""); err != nil {
 		t.Fatal(err)
 	}
 	return projectKeys{p.Project.ID, p.SandboxKey}, ts.URL
@@ -411,7 +411,7 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SetBitcoinKey(ctx, p.Project.ID, false, key.Canonical(), ""); err != nil {
+	if err := e.Checkout().SetBitcoinKey(ctx, p.Project.ID, false, key.Canonical(), ""); err != nil {
 		t.Fatal(err)
 	}
 	node := stack.Bitcoin

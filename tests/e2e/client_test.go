@@ -118,13 +118,13 @@ func post(t *testing.T, base, path, key string, body any) response {
 func newProject(t *testing.T, svc *service.Service) service.CreatedProject {
 	t.Helper()
 	ctx := context.Background()
-	p, err := svc.CreateProject(ctx, "Shop "+t.Name())
+	p, err := svc.Checkout().CreateProject(ctx, "Shop "+t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, live := range []bool{false, true} {
 		_, xpub := walletOf(t, p.Project.ID, live)
-		if err := svc.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
+		if err := svc.Checkout().SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -69,7 +69,7 @@ func TestRegisterAndRevokeOAuthApplications(t *testing.T) {
 	// Developers, API keys and other projects' owners are refused.
 	dev := signup(t, ts.URL)
 	me := dev.call(t, ts.URL, http.MethodGet, "/api/v1/auth/me", nil).data()
-	if err := st.AddMember(context.Background(), projectID, str(me["user"].(map[string]any)["id"]), payment.RoleDeveloper, time.Now()); err != nil {
+	if err := st.Access().AddMember(context.Background(), projectID, str(me["user"].(map[string]any)["id"]), payment.RoleDeveloper, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if r := dev.call(t, ts.URL, http.MethodGet, base, nil); r.Status != http.StatusForbidden {

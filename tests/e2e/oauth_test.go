@@ -594,7 +594,7 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 	// A public client: PKCE alone, and a viewer's token cannot write.
 	viewer := signup(t, base)
 	me := viewer.call(t, base, http.MethodGet, "/api/v1/auth/me", nil).data()
-	if err := st.AddMember(ctx, keys.id, str(me["user"].(map[string]any)["id"]), "viewer", time.Now()); err != nil {
+	if err := st.Access().AddMember(ctx, keys.id, str(me["user"].(map[string]any)["id"]), "viewer", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	writer := newOAuthApp(t, owner, base, keys.id, false, "plans:read", "plans:write")

@@ -110,7 +110,7 @@ func TestPasskeyReauthenticationAndClonedPasskeys(t *testing.T) {
 	}
 	events := func() map[string]int {
 		t.Helper()
-		list, err := svc.AccountEvents(bg, userID)
+		list, err := svc.Identity().AccountEvents(bg, userID)
 		if err != nil {
 			t.Fatal(err)
 		}

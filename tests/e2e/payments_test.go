@@ -489,10 +489,10 @@ func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
 	if err := temporal.TerminateWorkflow(ctx, id, "", "operator test"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.ResumeTransaction(ctx, 1337, "0x"+strings.Repeat("ab", 32)); err == nil {
+	if _, err := e.Payments().ResumeTransaction(ctx, 1337, "0x"+strings.Repeat("ab", 32)); err == nil {
 		t.Fatal("resumed a transaction that is not recorded")
 	}
-	resumed, err := e.ResumeTransaction(ctx, 1337, hash.Hex())
+	resumed, err := e.Payments().ResumeTransaction(ctx, 1337, hash.Hex())
 	if err != nil || resumed != id {
 		t.Fatalf("resume = %q, %v", resumed, err)
 	}

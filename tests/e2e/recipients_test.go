@@ -35,11 +35,11 @@ func verifyRecipient(t *testing.T, svc *service.Service, projectID string, key *
 	ctx := context.Background()
 	owner := payment.Principal{ProjectID: projectID, UserID: "usr_test", Role: payment.RoleOwner}
 	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
-	r, err := svc.ClaimRecipient(ctx, owner, projectID, addr, "test")
+	r, err := svc.Checkout().ClaimRecipient(ctx, owner, projectID, addr, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.VerifyRecipient(ctx, owner, projectID, addr, personalSign(t, key, r.Challenge)); err != nil {
+	if _, err := svc.Checkout().VerifyRecipient(ctx, owner, projectID, addr, personalSign(t, key, r.Challenge)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -101,7 +101,7 @@ func TestRecipientVerifiedBeforeAPlanPaysIt(t *testing.T) {
 	// Another project cannot claim it.
 	p2 := newProject(t, e)
 	o2 := payment.Principal{ProjectID: p2.Project.ID, UserID: "usr_other", Role: payment.RoleOwner}
-	if _, err := e.ClaimRecipient(context.Background(), o2, p2.Project.ID, recipient, ""); payment.KindOf(err) != payment.KindConflict {
+	if _, err := e.Checkout().ClaimRecipient(context.Background(), o2, p2.Project.ID, recipient, ""); payment.KindOf(err) != payment.KindConflict {
 		t.Fatalf("another project claims a verified recipient: %v", err)
 	}
 

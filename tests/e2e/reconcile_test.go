@@ -24,7 +24,7 @@ import (
 // (its prefix: "refund-", "payout-").
 func findings(t *testing.T, e *service.Service, projectID, kind string) []service.Finding {
 	t.Helper()
-	found, err := e.Reconcile(context.Background(), service.ReconcileOptions{ProjectID: projectID})
+	found, err := e.Chains().Reconcile(context.Background(), service.ReconcileOptions{ProjectID: projectID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID})
+	found, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 		t.Fatalf("a dry run recorded the lost session: %s", r.Raw)
 	}
 
-	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID, Repair: true})
+	repaired, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 	}
 
 	testwait.Until(t, 30*time.Second, func() (bool, string) {
-		again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID})
+		again, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	found, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id})
+	found, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 		t.Fatalf("findings %+v; want the sandbox counter behind index 2, used on chain", found)
 	}
 
-	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id, Repair: true})
+	repaired, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
 		t.Fatalf("the next session's address %s; want index 3's, %s", next["depositAddress"], want.Hex())
 	}
 	waitStarted(t, str(next["id"]))
-	if again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id}); err != nil || len(again) != 0 {
+	if again, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id}); err != nil || len(again) != 0 {
 		t.Fatalf("findings after the repair: %+v, %v", again, err)
 	}
 }
@@ -300,7 +300,7 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 		t.Fatalf("the restore kept a session opened after the backup: %s", r.Raw)
 	}
 
-	repaired, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id, Repair: true})
+	repaired, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Rescan(ctx, "devnet", backupBlock, head); err != nil {
+	if _, err := e.Chains().Rescan(ctx, "devnet", backupBlock, head); err != nil {
 		t.Fatal(err)
 	}
 	tx := waitTx(t, ts.URL, pk, hash, "finalized")
@@ -354,7 +354,7 @@ func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
 		}
 	}
 	waitStarted(t, str(next["id"]))
-	if again, err := e.Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id}); err != nil || len(again) != 0 {
+	if again, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: pk.id}); err != nil || len(again) != 0 {
 		t.Fatalf("findings after the repair: %+v, %v", again, err)
 	}
 }

@@ -569,7 +569,7 @@ func planDigestOf(t *testing.T, dryRun string) string {
 func approveRefund(t *testing.T, e *service.Service, projectID, id string) {
 	t.Helper()
 	owner := payment.Principal{ProjectID: projectID, UserID: "usr_owner", Role: payment.RoleOwner}
-	if r, err := e.ApproveRefund(context.Background(), owner, projectID, id, ""); err != nil || r.Status != payment.RefundAwaitingSignature {
+	if r, err := e.MoneyOut().ApproveRefund(context.Background(), owner, projectID, id, ""); err != nil || r.Status != payment.RefundAwaitingSignature {
 		t.Fatalf("the owner's approval of %s: %+v, %v", id, r, err)
 	}
 }

@@ -55,7 +55,7 @@ func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
 
 	ctx := context.Background()
 	for run := 1; run <= 2; run++ {
-		res, err := e.Rescan(ctx, "devnet", block-1, block+1)
+		res, err := e.Chains().Rescan(ctx, "devnet", block-1, block+1)
 		if err != nil {
 			t.Fatalf("rescan %d: %v", run, err)
 		}
@@ -71,10 +71,10 @@ func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
 		t.Fatalf("after two rescans: session %v, transactions %v", s, txs)
 	}
 
-	if _, err := e.Rescan(ctx, "devnet", block+1, block); err == nil {
+	if _, err := e.Chains().Rescan(ctx, "devnet", block+1, block); err == nil {
 		t.Fatal("a rescan from after to: no error")
 	}
-	if _, err := e.Rescan(ctx, "devnet", block, block+1_000_000); err == nil {
+	if _, err := e.Chains().Rescan(ctx, "devnet", block, block+1_000_000); err == nil {
 		t.Fatal("a rescan past the head: no error")
 	}
 }

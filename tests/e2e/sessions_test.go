@@ -182,12 +182,12 @@ func TestSessionOpenRetriedIsOneSession(t *testing.T) {
 	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 	mustStatus(t, r, http.StatusCreated)
 	ctx := context.Background()
-	s, err := st.SessionByID(ctx, str(r.data()["id"]))
+	s, err := st.Checkout().SessionByID(ctx, str(r.data()["id"]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := e.OpenSession(ctx, s, "Retry", workflows.SessionSettings{CompleteOn: payment.TxFinalized}); err != nil {
+		if err := e.Checkout().OpenSession(ctx, s, "Retry", workflows.SessionSettings{CompleteOn: payment.TxFinalized}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,7 +211,7 @@ func waitStarted(t *testing.T, sessionID string) {
 	t.Helper()
 	ctx := context.Background()
 	testwait.Until(t, 30*time.Second, func() (bool, string) {
-		pending, err := st.PendingSessionStarts(ctx, []string{sessionID})
+		pending, err := st.Checkout().PendingSessionStarts(ctx, []string{sessionID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +249,7 @@ func TestSessionOpenedWithoutTemporalIsStartedBySweep(t *testing.T) {
 	if got.data()["status"] != "open" {
 		t.Fatalf("session = %s", got.Raw)
 	}
-	pending, err := st.PendingSessionStarts(context.Background(), []string{id})
+	pending, err := st.Checkout().PendingSessionStarts(context.Background(), []string{id})
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending starts = %v, %v; want the session's", pending, err)
 	}
@@ -316,7 +316,7 @@ func TestALateTransferDoesNotRestartAnEndedSession(t *testing.T) {
 	if len(runs.Executions) != 1 {
 		t.Fatalf("the ended session's workflow ran %d times, want once", len(runs.Executions))
 	}
-	if pending, err := st.PendingSessionStarts(ctx, []string{id}); err != nil || len(pending) != 0 {
+	if pending, err := st.Checkout().PendingSessionStarts(ctx, []string{id}); err != nil || len(pending) != 0 {
 		t.Fatalf("pending starts = %v, %v; want none", pending, err)
 	}
 	if s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data(); s["status"] != "expired" || s["amountPaidUsd"] != "0.00" {

@@ -24,7 +24,7 @@ func seedTransactions(t *testing.T, svc *service.Service, p service.CreatedProje
 	if isLive {
 		assetID = "usdc-base"
 	}
-	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Seed"), AmountUSD: ptr("10"),
+	plan, err := svc.Checkout().CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: ptr("Seed"), AmountUSD: ptr("10"),
 		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionID: &assetID}}})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func seedTransactions(t *testing.T, svc *service.Service, p service.CreatedProje
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
 		ProjectID: p.Project.ID, PaymentPlanID: plan.ID, IsLive: isLive, Status: payment.SessionProcessing,
 		AmountUSD: decimal.NewFromInt(10), ExpiresAt: now.Add(time.Hour), QuoteExpiresAt: now.Add(time.Hour), CreatedAt: now}
-	if err := st.InsertSession(ctx, cs, nil); err != nil {
+	if err := st.Checkout().InsertSession(ctx, cs, nil); err != nil {
 		t.Fatal(err)
 	}
 	var out []payment.Transaction
@@ -47,7 +47,7 @@ func seedTransactions(t *testing.T, svc *service.Service, p service.CreatedProje
 			ToAddress: "0x2222222222222222222222222222222222222222", AssetDefinitionID: assetID, Symbol: "USDC",
 			Amount: "10", AmountBaseUnits: "10000000", AmountUSD: decimal.NewFromInt(10), BlockNumber: &block,
 			StatusHistory: []payment.StatusChange{{Status: status, At: at}}, CreatedAt: at, UpdatedAt: at}
-		if err := st.InsertTransaction(ctx, tx); err != nil {
+		if err := st.Payments().InsertTransaction(ctx, tx); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, tx)

@@ -297,11 +297,11 @@ func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
 		WHERE id = $2`, idA, idB); err != nil {
 		t.Fatal(err)
 	}
-	rowA, err := st.EndpointByID(ctx, idA)
+	rowA, err := st.Webhooks().EndpointByID(ctx, idA)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rowB, err := st.EndpointByID(ctx, idB)
+	rowB, err := st.Webhooks().EndpointByID(ctx, idB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
 	}
 	var sealed string
 	testwait.Until(t, 10*time.Second, func() (bool, string) {
-		row, err := st.EndpointByID(ctx, idA)
+		row, err := st.Webhooks().EndpointByID(ctx, idA)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,19 +369,19 @@ func TestDeliveriesListFilters(t *testing.T) {
 		at := day(i + 1)
 		ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, at), ProjectID: p.Project.ID, Type: payment.EventWebhookTest,
 			ObjectID: payment.NewID("test_", at), Version: 1, Data: []byte(`{}`), CreatedAt: at}
-		if err := st.InsertTestEvent(ctx, ev); err != nil {
+		if err := st.Webhooks().InsertTestEvent(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
-		d, err := st.CreateDelivery(ctx, ev, ids[0], at)
+		d, err := st.Webhooks().CreateDelivery(ctx, ev, ids[0], at)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := st.SetDeliveryStatus(ctx, d.DeliveryID, status, at); err != nil {
+		if err := st.Webhooks().SetDeliveryStatus(ctx, d.DeliveryID, status, at); err != nil {
 			t.Fatal(err)
 		}
 		deliveries[d.DeliveryID] = status
 		if i == 0 { // the other endpoint's delivery is never listed here
-			if _, err := st.CreateDelivery(ctx, ev, ids[1], at); err != nil {
+			if _, err := st.Webhooks().CreateDelivery(ctx, ev, ids[1], at); err != nil {
 				t.Fatal(err)
 			}
 		}

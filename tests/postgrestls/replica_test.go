@@ -56,7 +56,7 @@ func TestListsReadTheReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := service.New(service.Deps{Store: st})
-	project, err := svc.CreateProject(ctx, "Replicated shop")
+	project, err := svc.Checkout().CreateProject(ctx, "Replicated shop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +65,13 @@ func TestListsReadTheReplica(t *testing.T) {
 		now, usd := time.Now().Truncate(time.Microsecond), decimal.RequireFromString("5")
 		p := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: who.ProjectID, Title: title,
 			PricingModel: payment.PricingFixedUSD, AmountUSD: &usd, Status: payment.PlanActive, CreatedAt: now}
-		if err := st.CreatePlan(ctx, p, nil); err != nil {
+		if err := st.Checkout().CreatePlan(ctx, p, nil); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 	listed := func() []string {
-		plans, _, err := st.ListPlans(ctx, who, payment.ListQuery{Page: 1, Limit: 10})
+		plans, _, err := st.Checkout().ListPlans(ctx, who, payment.ListQuery{Page: 1, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestListsReadTheReplica(t *testing.T) {
 	}
 	replay("SELECT pg_wal_replay_pause()")
 	held := create("Held back")
-	if _, err := st.GetPlan(ctx, who, held.ID); err != nil {
+	if _, err := st.Checkout().GetPlan(ctx, who, held.ID); err != nil {
 		t.Fatalf("a plan read by its ID right after its creation: %v", err)
 	}
 	if ids := listed(); slices.Contains(ids, held.ID) || !slices.Contains(ids, first.ID) {

@@ -184,7 +184,7 @@ func (sh *Shape) createProject(ctx context.Context, settings func(*payment.Proje
 	}
 	defer st.Close()
 	svc := service.New(service.Deps{Store: st})
-	if sh.Project, err = svc.CreateProject(ctx, "Production-shape shop"); err != nil {
+	if sh.Project, err = svc.Checkout().CreateProject(ctx, "Production-shape shop"); err != nil {
 		return err
 	}
 	seed := sha256.Sum256([]byte("production-shape deposit wallet"))
@@ -192,18 +192,18 @@ func (sh *Shape) createProject(ctx context.Context, settings func(*payment.Proje
 	if err != nil {
 		return err
 	}
-	if err := svc.SetDepositKey(ctx, sh.Project.Project.ID, false, xpub); err != nil {
+	if err := svc.Checkout().SetDepositKey(ctx, sh.Project.Project.ID, false, xpub); err != nil {
 		return err
 	}
 	if settings == nil {
 		return nil
 	}
-	p, err := st.GetProject(ctx, sh.Project.Project.ID)
+	p, err := st.Checkout().GetProject(ctx, sh.Project.Project.ID)
 	if err != nil {
 		return err
 	}
 	settings(&p)
-	return st.UpdateProject(ctx, p)
+	return st.Access().UpdateProject(ctx, p)
 }
 
 // Close stops every process and part, the last started first, and drops

@@ -82,7 +82,7 @@ func Temporal(engineURL string) (cfg devstack.TemporalConfig, drop func(), err e
 // Project creates a project with a deposit key for each environment.
 func Project(svc *service.Service, name string) (service.CreatedProject, error) {
 	ctx := context.Background()
-	p, err := svc.CreateProject(ctx, name)
+	p, err := svc.Checkout().CreateProject(ctx, name)
 	if err != nil {
 		return p, err
 	}
@@ -92,7 +92,7 @@ func Project(svc *service.Service, name string) (service.CreatedProject, error) 
 		if err != nil {
 			return p, err
 		}
-		if err := svc.SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
+		if err := svc.Checkout().SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
 			return p, err
 		}
 	}
@@ -105,10 +105,10 @@ func Project(svc *service.Service, name string) (service.CreatedProject, error) 
 func ProveAddress(st *store.Store, projectID, address string) error {
 	ctx := context.Background()
 	now := time.Now().UTC()
-	if _, err := st.ClaimRecipient(ctx, payment.Recipient{ProjectID: projectID, Address: strings.ToLower(address), Challenge: "proof",
+	if _, err := st.Checkout().ClaimRecipient(ctx, payment.Recipient{ProjectID: projectID, Address: strings.ToLower(address), Challenge: "proof",
 		ChallengeExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
 		return err
 	}
-	_, err := st.VerifyRecipient(ctx, projectID, false, address, "proof", "eip191", now)
+	_, err := st.Checkout().VerifyRecipient(ctx, projectID, false, address, "proof", "eip191", now)
 	return err
 }

@@ -56,20 +56,20 @@ func (w world) tenant(t *testing.T, confidential bool) tenant {
 	t.Helper()
 	ctx := context.Background()
 	seq++
-	in, err := w.svc.Signup(ctx, "owner"+strings.Repeat("x", seq)+"@example.test", "correct horse battery staple", service.Client{})
+	in, err := w.svc.Identity().Signup(ctx, "owner"+strings.Repeat("x", seq)+"@example.test", "correct horse battery staple", service.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	proj, err := w.svc.CreateProjectFor(ctx, in.User.ID, "Shop")
+	proj, err := w.svc.Checkout().CreateProjectFor(ctx, in.User.ID, "Shop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := w.svc.MemberPrincipal(ctx, in.User, in.Session, proj.ID, false)
+	p, err := w.svc.Access().MemberPrincipal(ctx, in.User, in.Session, proj.ID, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	name := "Bookkeeping app"
-	c, secret, err := w.svc.CreateOAuthClient(ctx, p, proj.ID, payment.OAuthClientInput{Name: &name,
+	c, secret, err := w.svc.Access().CreateOAuthClient(ctx, p, proj.ID, payment.OAuthClientInput{Name: &name,
 		RedirectURIs: []string{redirectURI}, Confidential: &confidential})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func (w world) authorize(tn tenant, q url.Values) (string, error) {
 		ar.GrantScope(s)
 	}
 	var resp fosite.AuthorizeResponder
-	err = w.svc.ConsentOAuth(ctx, tn.owner, grantID, tn.client.ID, ar.GetGrantedScopes(), func(ctx context.Context) (err error) {
+	err = w.svc.Access().ConsentOAuth(ctx, tn.owner, grantID, tn.client.ID, ar.GetGrantedScopes(), func(ctx context.Context) (err error) {
 		resp, err = w.provider.NewAuthorizeResponse(ctx, ar, &oauth.Session{UserID: tn.user.ID, ProjectID: tn.owner.ProjectID, IsLive: tn.owner.IsLive})
 		return err
 	})
@@ -191,7 +191,7 @@ func (w world) refused(t *testing.T, what, access string) {
 // from the project's list of authorized applications.
 func (w world) revokedFor(t *testing.T, grantID, reason string) {
 	t.Helper()
-	g, err := w.store.OAuthGrant(context.Background(), grantID)
+	g, err := w.store.Access().OAuthGrant(context.Background(), grantID)
 	if err != nil || g.RevokedAt == nil || g.RevokedReason != reason {
 		t.Fatalf("grant %s = %+v, %v; want revoked for %s", grantID, g, err, reason)
 	}
@@ -423,39 +423,39 @@ func TestTokensEndWithTheirClientOrMembership(t *testing.T) {
 
 	// A second owner authorizes the application, is made a viewer, then
 	// leaves.
-	in, err := w.svc.Signup(ctx, "colleague@example.test", "correct horse battery staple", service.Client{})
+	in, err := w.svc.Identity().Signup(ctx, "colleague@example.test", "correct horse battery staple", service.Client{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, invitation, err := w.svc.Invite(ctx, tn.owner, tn.owner.ProjectID, in.User.Email, "owner")
+	_, invitation, err := w.svc.Access().Invite(ctx, tn.owner, tn.owner.ProjectID, in.User.Email, "owner")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.AcceptInvitation(ctx, in.User, invitation); err != nil {
+	if _, err := w.svc.Access().AcceptInvitation(ctx, in.User, invitation); err != nil {
 		t.Fatal(err)
 	}
 	colleague := tn
 	colleague.user = in.User
-	if colleague.owner, err = w.svc.MemberPrincipal(ctx, in.User, in.Session, tn.owner.ProjectID, false); err != nil {
+	if colleague.owner, err = w.svc.Access().MemberPrincipal(ctx, in.User, in.Session, tn.owner.ProjectID, false); err != nil {
 		t.Fatal(err)
 	}
 	theirs := w.grant(t, colleague)
 	if p := w.works(t, "the colleague's token", theirs.access); p.Role != payment.RoleOwner || p.UserID != in.User.ID {
 		t.Fatalf("the colleague's token acts as %+v", p)
 	}
-	if err := w.svc.ChangeMember(ctx, tn.owner, tn.owner.ProjectID, in.User.ID, "viewer"); err != nil {
+	if err := w.svc.Access().ChangeMember(ctx, tn.owner, tn.owner.ProjectID, in.User.ID, "viewer"); err != nil {
 		t.Fatal(err)
 	}
 	if p := w.works(t, "the colleague's token once a viewer", theirs.access); p.Role != payment.RoleViewer || p.CanWrite() {
 		t.Fatalf("the token of a member made viewer acts as %+v", p)
 	}
-	if err := w.svc.ChangeMember(ctx, tn.owner, tn.owner.ProjectID, in.User.ID, ""); err != nil {
+	if err := w.svc.Access().ChangeMember(ctx, tn.owner, tn.owner.ProjectID, in.User.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	w.refused(t, "the token of a member who left", theirs.access)
 
 	tk := w.grant(t, tn)
-	if _, err := w.svc.RevokeOAuthClient(ctx, tn.owner, tn.owner.ProjectID, tn.client.ID); err != nil {
+	if _, err := w.svc.Access().RevokeOAuthClient(ctx, tn.owner, tn.owner.ProjectID, tn.client.ID); err != nil {
 		t.Fatal(err)
 	}
 	w.refused(t, "a token of a revoked client", tk.access)

@@ -183,13 +183,13 @@ func Seed(ctx context.Context, svc *service.Service, st *store.Store, o Options)
 		o.Now = time.Now()
 	}
 
-	p, err := svc.CreateProject(ctx, "Scale")
+	p, err := svc.Checkout().CreateProject(ctx, "Scale")
 	if err != nil {
 		return Result{}, fmt.Errorf("create project: %w", err)
 	}
 	pr := payment.Principal{ProjectID: p.Project.ID, IsLive: false}
 	title, usd, policy := "Scale", "10", "asset_definition"
-	plan, err := svc.CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &usd,
+	plan, err := svc.Checkout().CreatePlan(ctx, pr, p.Project.ID, payment.PlanInput{Title: &title, AmountUSD: &usd,
 		AcceptedAssetPolicies: []payment.PolicyInput{{PolicyType: &policy, AssetDefinitionID: &Asset.ID}}})
 	if err != nil {
 		return Result{}, fmt.Errorf("create plan: %w", err)
@@ -198,7 +198,7 @@ func Seed(ctx context.Context, svc *service.Service, st *store.Store, o Options)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := svc.SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
+	if err := svc.Checkout().SetDepositKey(ctx, p.Project.ID, false, xpub); err != nil {
 		return Result{}, fmt.Errorf("set deposit key: %w", err)
 	}
 	l := Layout{Base: o.Now.UTC().Truncate(time.Second), Sessions: o.Sessions, Transactions: o.Transactions, Open: o.Open,
