@@ -58,20 +58,11 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.DatabaseURL == "" {
-		var stop func()
-		if c.DatabaseURL, stop, err = devDatabaseURL(ctx, f.dataDir, f.pgPort); err != nil {
-			return err
-		}
-		defer stop()
+	stopDB, err := devDefaults(ctx, &c, f)
+	if err != nil {
+		return err
 	}
-	if c.WebhookKeys == nil {
-		key, err := devWebhookKey(filepath.Join(f.dataDir, "webhook.key"))
-		if err != nil {
-			return err
-		}
-		c.WebhookKeys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
-	}
+	defer stopDB()
 	temporalCfg := devstack.TemporalConfig{Namespace: c.Temporal.Namespace, Port: f.temporalPort, UIPort: f.uiPort}
 	temporalData, err := devTemporalStore(&temporalCfg, f.temporalStore, f.dataDir, c.DatabaseURL)
 	if err != nil {
@@ -167,6 +158,27 @@ func parseDevFlags(args []string) (devFlags, error) {
 	}
 	return devFlags{dataDir: *dataDir, temporalStore: *temporalStore, receiverAddr: *receiverAddr, chainAddr: *chainAddr,
 		pgPort: *pgPort, temporalPort: *temporalPort, uiPort: *uiPort, blockInterval: *blockInterval, bitcoinInterval: *bitcoinInterval}, nil
+}
+
+// devDefaults fills what c leaves to the dev stack: the database, a
+// private Postgres cluster in the data folder (stop stops it), and the
+// webhook signing key, kept in the data folder.
+func devDefaults(ctx context.Context, c *config, f devFlags) (stop func(), err error) {
+	stop = func() {}
+	if c.DatabaseURL == "" {
+		if c.DatabaseURL, stop, err = devDatabaseURL(ctx, f.dataDir, f.pgPort); err != nil {
+			return func() {}, err
+		}
+	}
+	if c.WebhookKeys == nil {
+		key, err := devWebhookKey(filepath.Join(f.dataDir, "webhook.key"))
+		if err != nil {
+			stop()
+			return func() {}, err
+		}
+		c.WebhookKeys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
+	}
+	return stop, nil
 }
 
 // devStackConfig is the dev stack's configuration: c's, with the dev
