@@ -61,7 +61,10 @@ type rpcTx struct {
 	Index       *hexutil.Uint64 `json:"transactionIndex"`
 }
 
-// rpcReceipt is a transaction's receipt.
+// rpcReceipt is a transaction's receipt. go-ethereum's types.Receipt does
+// not serve: it has no sender, and it reads a log's missing block or
+// transaction as zero, where checkReceipt tells a missing one from a
+// wrong one.
 type rpcReceipt struct {
 	TxHash      common.Hash    `json:"transactionHash"`
 	TxIndex     hexutil.Uint64 `json:"transactionIndex"`

@@ -135,23 +135,7 @@ type PayoutBatchInput struct {
 func NewPayoutBatch(in PayoutBatchInput, catalog Catalog, isLive bool, createdBy string, now time.Time) (PayoutBatch, []Payout, error) {
 	probs := in.Problems
 	b := PayoutBatch{IsLive: isLive, Status: BatchAwaitingApproval, CreatedBy: createdBy, Version: 1, CreatedAt: now, UpdatedAt: now}
-	// A batch of bitcoin alone is paid from the project's Bitcoin deposit
-	// key, which proves itself: it names no fromAddress.
-	allBitcoin := len(in.Lines) > 0
-	for _, l := range in.Lines {
-		if a, ok := catalog.Asset(deref(l.AssetDefinitionID)); !ok || !a.Bitcoin() {
-			allBitcoin = false
-		}
-	}
-	if in.FromAddress == nil || *in.FromAddress == "" && allBitcoin {
-		if !allBitcoin {
-			probs.Add("fromAddress", "is required: the address of yours the payouts are paid from")
-		}
-	} else if addr, msg := CheckPayee(*in.FromAddress); msg != "" {
-		probs.Add("fromAddress", msg)
-	} else {
-		b.FromAddress = addr
-	}
+	b.FromAddress = batchFrom(in, catalog, &probs)
 	if in.Reference != nil {
 		if len(*in.Reference) > MaxPayoutReference {
 			probs.Addf("reference", "must be at most %d bytes", MaxPayoutReference)
@@ -165,75 +149,128 @@ func NewPayoutBatch(in PayoutBatchInput, catalog Catalog, isLive bool, createdBy
 		probs.Addf("payouts", "the batch has %d payouts, more than %d: split it", len(in.Lines), MaxPayoutsPerBatch)
 		return b, nil, probs.Err()
 	}
-	refs, alike := map[string]string{}, map[string]string{}
+	lc := payoutLines{catalog: catalog, isLive: isLive, now: now, from: b.FromAddress, probs: &probs,
+		refs: map[string]string{}, alike: map[string]string{}}
 	payouts := make([]Payout, 0, len(in.Lines))
 	for i, l := range in.Lines {
-		p := Payout{IsLive: isLive, Line: i + 1, Outgoing: Outgoing{Status: PayoutAwaitingApproval, FromAddress: b.FromAddress},
-			Version: 1, CreatedAt: now, UpdatedAt: now}
-		field := func(name string) string { return l.Label + "." + name }
-		lineAsset, _ := catalog.Asset(deref(l.AssetDefinitionID))
-		if lineAsset.Bitcoin() {
-			p.FromAddress = "" // the project's Bitcoin deposit key
-		}
-		if l.Address == nil || *l.Address == "" {
-			probs.Add(field("address"), "is required")
-		} else if addr, msg := checkPayeeOf(lineAsset.Bitcoin() && lineAsset.ID != "", *l.Address); msg != "" {
-			probs.Add(field("address"), msg)
-		} else if strings.EqualFold(addr, b.FromAddress) {
-			probs.Add(field("address"), "is the address the batch is paid from")
-		} else {
-			p.ToAddress = addr
-		}
-		var asset Asset
-		var known bool
-		if l.AssetDefinitionID == nil || *l.AssetDefinitionID == "" {
-			probs.Add(field("asset"), "is required")
-		} else if asset, known = catalog.Asset(*l.AssetDefinitionID); !known || asset.IsLive != isLive {
-			known = false
-			probs.Addf(field("asset"), "%q is not an asset of the %s environment (GET /api/v1/assets lists them)", *l.AssetDefinitionID, EnvironmentName(isLive))
-		} else {
-			p.AssetDefinitionID, p.Network, p.ChainID, p.Symbol = asset.ID, asset.Network, asset.ChainID, asset.Symbol
-			p.Decimals, p.TokenAddress = asset.Decimals, asset.TokenAddress
-		}
-		switch {
-		case l.Amount == nil || *l.Amount == "":
-			probs.Add(field("amount"), "is required")
-		case known:
-			base, msg := ParseTokenAmount(*l.Amount, asset.Decimals)
-			if msg != "" {
-				probs.Add(field("amount"), msg)
-			}
-			p.AmountBaseUnits = base
-		}
-		// Two payouts alike could not be told apart on chain: one transfer
-		// could be taken for either.
-		if p.ToAddress != "" && p.AssetDefinitionID != "" && p.AmountBaseUnits != "" {
-			key := strings.ToLower(p.ToAddress) + "|" + p.AssetDefinitionID + "|" + p.AmountBaseUnits
-			if first, ok := alike[key]; ok {
-				probs.Addf(field("amount"), "repeats %s: the same amount of the same asset to the same address; merge the two into one payout", first)
-			} else {
-				alike[key] = l.Label
-			}
-		}
-		if l.Reference != nil {
-			ref := *l.Reference
-			switch {
-			case len(ref) > MaxPayoutReference:
-				probs.Addf(field("reference"), "must be at most %d bytes", MaxPayoutReference)
-			case ref != "" && refs[ref] != "":
-				probs.Addf(field("reference"), "%q is the reference of %s too: a reference names one payout", ref, refs[ref])
-			case ref != "":
-				refs[ref] = l.Label
-			}
-			p.Reference = ref
-		}
-		payouts = append(payouts, p)
+		payouts = append(payouts, lc.check(i, l))
 	}
 	if len(probs) > 0 {
 		return b, nil, probs.Err()
 	}
 	b.Count = len(payouts)
 	return b, payouts, nil
+}
+
+// batchFrom checks the address a batch is paid from, and returns it:
+// none for a batch of bitcoin alone, which is paid from the project's
+// Bitcoin deposit key, which proves itself; none either when it is wrong.
+func batchFrom(in PayoutBatchInput, catalog Catalog, probs *Problems) string {
+	allBitcoin := len(in.Lines) > 0
+	for _, l := range in.Lines {
+		if a, ok := catalog.Asset(deref(l.AssetDefinitionID)); !ok || !a.Bitcoin() {
+			allBitcoin = false
+		}
+	}
+	if in.FromAddress == nil || *in.FromAddress == "" && allBitcoin {
+		if !allBitcoin {
+			probs.Add("fromAddress", "is required: the address of yours the payouts are paid from")
+		}
+		return ""
+	}
+	addr, msg := CheckPayee(*in.FromAddress)
+	if msg != "" {
+		probs.Add("fromAddress", msg)
+		return ""
+	}
+	return addr
+}
+
+// payoutLines checks a batch's lines, each into its payout; refs and
+// alike hold the lines seen by reference and by what they pay.
+type payoutLines struct {
+	catalog     Catalog
+	isLive      bool
+	now         time.Time
+	from        string
+	probs       *Problems
+	refs, alike map[string]string
+}
+
+// check checks line l (the i-th) into its payout.
+func (lc payoutLines) check(i int, l PayoutLine) Payout {
+	p := Payout{IsLive: lc.isLive, Line: i + 1, Outgoing: Outgoing{Status: PayoutAwaitingApproval, FromAddress: lc.from},
+		Version: 1, CreatedAt: lc.now, UpdatedAt: lc.now}
+	field := func(name string) string { return l.Label + "." + name }
+	probs := lc.probs
+	lineAsset, _ := lc.catalog.Asset(deref(l.AssetDefinitionID))
+	if lineAsset.Bitcoin() {
+		p.FromAddress = "" // the project's Bitcoin deposit key
+	}
+	if l.Address == nil || *l.Address == "" {
+		probs.Add(field("address"), "is required")
+	} else if addr, msg := checkPayeeOf(lineAsset.Bitcoin() && lineAsset.ID != "", *l.Address); msg != "" {
+		probs.Add(field("address"), msg)
+	} else if strings.EqualFold(addr, lc.from) {
+		probs.Add(field("address"), "is the address the batch is paid from")
+	} else {
+		p.ToAddress = addr
+	}
+	var asset Asset
+	var known bool
+	if l.AssetDefinitionID == nil || *l.AssetDefinitionID == "" {
+		probs.Add(field("asset"), "is required")
+	} else if asset, known = lc.catalog.Asset(*l.AssetDefinitionID); !known || asset.IsLive != lc.isLive {
+		known = false
+		probs.Addf(field("asset"), "%q is not an asset of the %s environment (GET /api/v1/assets lists them)", *l.AssetDefinitionID, EnvironmentName(lc.isLive))
+	} else {
+		p.AssetDefinitionID, p.Network, p.ChainID, p.Symbol = asset.ID, asset.Network, asset.ChainID, asset.Symbol
+		p.Decimals, p.TokenAddress = asset.Decimals, asset.TokenAddress
+	}
+	switch {
+	case l.Amount == nil || *l.Amount == "":
+		probs.Add(field("amount"), "is required")
+	case known:
+		base, msg := ParseTokenAmount(*l.Amount, asset.Decimals)
+		if msg != "" {
+			probs.Add(field("amount"), msg)
+		}
+		p.AmountBaseUnits = base
+	}
+	lc.once(l, p)
+	if l.Reference != nil {
+		p.Reference = lc.reference(l, *l.Reference)
+	}
+	return p
+}
+
+// once refuses payout p of line l when an earlier line pays the same: two
+// payouts alike could not be told apart on chain, one transfer could be
+// taken for either.
+func (lc payoutLines) once(l PayoutLine, p Payout) {
+	if p.ToAddress == "" || p.AssetDefinitionID == "" || p.AmountBaseUnits == "" {
+		return
+	}
+	key := strings.ToLower(p.ToAddress) + "|" + p.AssetDefinitionID + "|" + p.AmountBaseUnits
+	if first, ok := lc.alike[key]; ok {
+		lc.probs.Addf(l.Label+".amount", "repeats %s: the same amount of the same asset to the same address; merge the two into one payout", first)
+	} else {
+		lc.alike[key] = l.Label
+	}
+}
+
+// reference checks line l's reference ref, which names one payout.
+func (lc payoutLines) reference(l PayoutLine, ref string) string {
+	field := l.Label + ".reference"
+	switch {
+	case len(ref) > MaxPayoutReference:
+		lc.probs.Addf(field, "must be at most %d bytes", MaxPayoutReference)
+	case ref != "" && lc.refs[ref] != "":
+		lc.probs.Addf(field, "%q is the reference of %s too: a reference names one payout", ref, lc.refs[ref])
+	case ref != "":
+		lc.refs[ref] = l.Label
+	}
+	return ref
 }
 
 // CanApprovePayouts says whether the principal may approve a payout

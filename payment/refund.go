@@ -176,27 +176,7 @@ func units(s string) *big.Int {
 func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, catalog Catalog,
 	rate func(Asset) (decimal.Decimal, bool), now time.Time) (Refund, error) {
 	probs := in.Problems
-	// The assets the session received, in the order first received.
-	var received []string
-	for _, t := range txs {
-		if t.Counts(s.ID) && t.Status == TxFinalized && !slices.Contains(received, t.AssetDefinitionID) {
-			received = append(received, t.AssetDefinitionID)
-		}
-	}
-	var assetID string
-	switch {
-	case in.AssetDefinitionID != nil:
-		assetID = *in.AssetDefinitionID
-		if !slices.Contains(received, assetID) {
-			probs.Add("assetDefinitionId", "the checkout session has received nothing final in this asset")
-		}
-	case len(received) == 1:
-		assetID = received[0]
-	case len(received) == 0:
-		probs.Add("checkoutSessionId", "the checkout session has received nothing final to refund")
-	default:
-		probs.Add("assetDefinitionId", "is required: the checkout session received more than one asset")
-	}
+	assetID := refundAsset(in, s, txs, &probs)
 	if in.Amount != nil && in.AmountUSD != nil {
 		probs.Add("amountUsd", "is not allowed with amount: give one or the other")
 	}
@@ -232,37 +212,9 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 		r.FromAddress = s.BitcoinAddress
 	}
 	left := Refundable(s.ID, a.ID, txs, refunds)
-	field := "amount"
-	var amount *big.Int
-	switch {
-	case in.Amount != nil:
-		base, msg := ParseTokenAmount(*in.Amount, a.Decimals)
-		if msg != "" {
-			probs.Add("amount", msg)
-			return r, probs.Err()
-		}
-		amount = units(base)
-	case in.AmountUSD != nil:
-		field = "amountUsd"
-		usd, msg := ParseUSD(*in.AmountUSD)
-		if msg != "" {
-			probs.Add("amountUsd", msg)
-			return r, probs.Err()
-		}
-		price, ok := rate(a)
-		if !ok {
-			return r, &Error{Kind: KindUnavailable, Message: "The price of " + a.Symbol + " cannot be read now: give the amount in " + a.Symbol}
-		}
-		// Rounded down to a base unit: the customer gets no more than
-		// the USD asked at this price.
-		amount = usd.Shift(int32(a.Decimals)).Div(price).Floor().BigInt()
-		if amount.Sign() <= 0 {
-			probs.Add("amountUsd", "is less than one base unit of "+a.Symbol+" at its price now")
-			return r, probs.Err()
-		}
-		r.AmountUSD, r.RateUSD = &usd, &price
-	default:
-		amount = left
+	amount, field, err := refundAmount(in, &r, a, left, rate, &probs)
+	if err != nil {
+		return r, err
 	}
 	if left.Sign() <= 0 {
 		probs.Add(field, "nothing remains to refund: the checkout session's "+a.Symbol+" is refunded already")
@@ -274,6 +226,70 @@ func NewRefund(in RefundInput, s Session, txs []Transaction, refunds []Refund, c
 	}
 	r.AmountBaseUnits = amount.String()
 	return r, nil
+}
+
+// refundAsset is the asset a refund of session s pays back: the one
+// asked, which the session must have received final, or else the only
+// one it received.
+func refundAsset(in RefundInput, s Session, txs []Transaction, probs *Problems) string {
+	// The assets the session received, in the order first received.
+	var received []string
+	for _, t := range txs {
+		if t.Counts(s.ID) && t.Status == TxFinalized && !slices.Contains(received, t.AssetDefinitionID) {
+			received = append(received, t.AssetDefinitionID)
+		}
+	}
+	switch {
+	case in.AssetDefinitionID != nil:
+		if !slices.Contains(received, *in.AssetDefinitionID) {
+			probs.Add("assetDefinitionId", "the checkout session has received nothing final in this asset")
+		}
+		return *in.AssetDefinitionID
+	case len(received) == 1:
+		return received[0]
+	case len(received) == 0:
+		probs.Add("checkoutSessionId", "the checkout session has received nothing final to refund")
+	default:
+		probs.Add("assetDefinitionId", "is required: the checkout session received more than one asset")
+	}
+	return ""
+}
+
+// refundAmount is the amount in base units of a that refund r asks, and
+// the field that says it: amount; amountUsd, at rate's price now, which r
+// records; else all that is left.
+func refundAmount(in RefundInput, r *Refund, a Asset, left *big.Int, rate func(Asset) (decimal.Decimal, bool),
+	probs *Problems) (amount *big.Int, field string, err error) {
+	switch {
+	case in.Amount != nil:
+		base, msg := ParseTokenAmount(*in.Amount, a.Decimals)
+		if msg != "" {
+			probs.Add("amount", msg)
+			return nil, "", probs.Err()
+		}
+		return units(base), "amount", nil
+	case in.AmountUSD != nil:
+		usd, msg := ParseUSD(*in.AmountUSD)
+		if msg != "" {
+			probs.Add("amountUsd", msg)
+			return nil, "", probs.Err()
+		}
+		price, ok := rate(a)
+		if !ok {
+			return nil, "", &Error{Kind: KindUnavailable, Message: "The price of " + a.Symbol + " cannot be read now: give the amount in " + a.Symbol}
+		}
+		// Rounded down to a base unit: the customer gets no more than
+		// the USD asked at this price.
+		amount = usd.Shift(int32(a.Decimals)).Div(price).Floor().BigInt()
+		if amount.Sign() <= 0 {
+			probs.Add("amountUsd", "is less than one base unit of "+a.Symbol+" at its price now")
+			return nil, "", probs.Err()
+		}
+		r.AmountUSD, r.RateUSD = &usd, &price
+		return amount, "amountUsd", nil
+	default:
+		return left, "amount", nil
+	}
 }
 
 // SetRefundAddress checks an address given for a refund and sets it, by

@@ -101,6 +101,8 @@ func secret(name string) (string, error) {
 	return readSecretFile(name+"_FILE", path)
 }
 
+// loadConfig reads the configuration from the environment, part by part;
+// the first part wrong stops it.
 func loadConfig() (config, error) {
 	c := config{
 		HTTPAddr:    env("HTTP_ADDR", "127.0.0.1:8080"),
@@ -108,18 +110,29 @@ func loadConfig() (config, error) {
 		Limits:      map[api.Tier]uint64{},
 	}
 	c.PublicURL = env("PUBLIC_URL", "http://"+c.HTTPAddr)
+	for _, load := range []func() error{c.loadConnections, c.loadLimits, c.loadAssets, c.loadWebhookKeys, c.loadSurface, c.loadTimeouts, c.loadNetworks} {
+		if err := load(); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// loadConnections reads the databases', Redis's and Temporal's
+// connections, and keeps their secrets out of what is written.
+func (c *config) loadConnections() error {
 	var err error
 	if c.DatabaseURL, err = secret("DATABASE_URL"); err != nil {
-		return c, err
+		return err
 	}
 	if c.DatabaseReadURL, err = secret("DATABASE_READ_URL"); err != nil {
-		return c, err
+		return err
 	}
 	if c.RedisURL, err = secret("REDIS_URL"); err != nil {
-		return c, err
+		return err
 	}
 	if c.Temporal, err = temporalconn.FromEnv(os.Getenv); err != nil {
-		return c, err
+		return err
 	}
 	// What is written from here on (logs, the error the process exits
 	// with) reads none of these.
@@ -127,52 +140,73 @@ func loadConfig() (config, error) {
 		redact.RegisterURL(u)
 	}
 	redact.Register(c.Temporal.APIKey)
+	return nil
+}
+
+// loadLimits reads the session lifetime, the bounds on holds, requests
+// in flight, cached workflows and request rates, and the proxies trusted
+// to name the client.
+func (c *config) loadLimits() error {
+	var err error
 	if c.SessionLifetime, err = time.ParseDuration(env("SESSION_LIFETIME", "30m")); err != nil || c.SessionLifetime < time.Minute {
-		return c, fmt.Errorf("SESSION_LIFETIME: want a duration of at least 1m, such as 30m")
+		return fmt.Errorf("SESSION_LIFETIME: want a duration of at least 1m, such as 30m")
 	}
 	if c.MaxOpenHolds, err = strconv.Atoi(env("RECIPIENT_MAX_OPEN_HOLDS", strconv.Itoa(payment.DefaultMaxOpenHolds))); err != nil || c.MaxOpenHolds < 1 {
-		return c, fmt.Errorf("RECIPIENT_MAX_OPEN_HOLDS: want a positive number of holds, such as %d", payment.DefaultMaxOpenHolds)
+		return fmt.Errorf("RECIPIENT_MAX_OPEN_HOLDS: want a positive number of holds, such as %d", payment.DefaultMaxOpenHolds)
 	}
 	if c.MaxInflight, err = strconv.Atoi(env("MAX_INFLIGHT_REQUESTS", strconv.Itoa(api.DefaultMaxInflight))); err != nil ||
 		c.MaxInflight < 1 || c.MaxInflight > 1_000_000 {
-		return c, fmt.Errorf("MAX_INFLIGHT_REQUESTS: want a number of requests from 1 to 1000000, such as %d", api.DefaultMaxInflight)
+		return fmt.Errorf("MAX_INFLIGHT_REQUESTS: want a number of requests from 1 to 1000000, such as %d", api.DefaultMaxInflight)
 	}
 	if c.WorkflowCacheSize, err = strconv.Atoi(env("WORKER_WORKFLOW_CACHE_SIZE", strconv.Itoa(worker.DefaultWorkflowCacheSize))); err != nil ||
 		c.WorkflowCacheSize < 1 || c.WorkflowCacheSize > 1_000_000 {
-		return c, fmt.Errorf("WORKER_WORKFLOW_CACHE_SIZE: want a number of workflows from 1 to 1000000, such as %d", worker.DefaultWorkflowCacheSize)
+		return fmt.Errorf("WORKER_WORKFLOW_CACHE_SIZE: want a number of workflows from 1 to 1000000, such as %d", worker.DefaultWorkflowCacheSize)
 	}
 	for tier := range api.DefaultLimits {
 		name := "RATE_LIMIT_" + upper(string(tier))
 		if v := os.Getenv(name); v != "" {
 			n, err := strconv.ParseUint(v, 10, 32)
 			if err != nil || n == 0 {
-				return c, fmt.Errorf("%s: want a positive number of requests per minute", name)
+				return fmt.Errorf("%s: want a positive number of requests per minute", name)
 			}
 			c.Limits[tier] = n
 		}
 	}
 	if c.TrustedProxies, err = parseTrustedProxies(os.Getenv("TRUSTED_PROXIES")); err != nil {
-		return c, fmt.Errorf("TRUSTED_PROXIES: %w", err)
+		return fmt.Errorf("TRUSTED_PROXIES: %w", err)
 	}
+	return nil
+}
+
+// loadAssets reads the catalog of assets: ASSETS or ASSETS_FILE, else the
+// defaults.
+func (c *config) loadAssets() error {
+	var err error
 	c.Catalog = payment.Catalog{Assets: defaultAssets}
 	assets := []byte(os.Getenv("ASSETS"))
 	if path := os.Getenv("ASSETS_FILE"); path != "" {
 		if assets, err = os.ReadFile(path); err != nil {
-			return c, fmt.Errorf("ASSETS_FILE: %w", err)
+			return fmt.Errorf("ASSETS_FILE: %w", err)
 		}
 	}
 	if len(assets) > 0 {
 		c.Catalog.Assets = nil
 		if err := json.Unmarshal(assets, &c.Catalog.Assets); err != nil {
-			return c, fmt.Errorf("assets: %w", err)
+			return fmt.Errorf("assets: %w", err)
 		}
 	}
 	if err := checkAssets(c.Catalog.Assets); err != nil {
-		return c, err
+		return err
 	}
+	return nil
+}
+
+// loadWebhookKeys reads the keys that sign webhooks, keeping them out of
+// what is written, and whether webhooks may go to private addresses.
+func (c *config) loadWebhookKeys() error {
 	webhookKey, err := secret("WEBHOOK_SECRET_KEY")
 	if err != nil {
-		return c, err
+		return err
 	}
 	redact.Register(webhookKey)
 	for _, entry := range strings.Split(webhookKey, ",") {
@@ -182,53 +216,74 @@ func loadConfig() (config, error) {
 	}
 	if k := webhookKey; k != "" {
 		if c.WebhookKeys, err = webhook.ParseKeys(k); err != nil {
-			return c, fmt.Errorf("WEBHOOK_SECRET_KEY: %w", err)
+			return fmt.Errorf("WEBHOOK_SECRET_KEY: %w", err)
 		}
 	}
 	c.WebhookAllowPrivate = os.Getenv("WEBHOOK_ALLOW_PRIVATE") == "true"
+	return nil
+}
+
+// loadSurface reads whether sign-up is open and the API's shape.
+func (c *config) loadSurface() error {
+	var err error
 	switch v := env("SIGNUP_ENABLED", "true"); v {
 	case "true":
 	case "false":
 		c.SignupDisabled = true
 	default:
-		return c, fmt.Errorf("SIGNUP_ENABLED: want true or false, not %q", v)
+		return fmt.Errorf("SIGNUP_ENABLED: want true or false, not %q", v)
 	}
 	if c.Shape, err = api.ParseShape(os.Getenv("API_SHAPE")); err != nil {
-		return c, err
+		return err
 	}
+	return nil
+}
+
+// loadTimeouts reads how long webhooks may fail before their endpoint is
+// disabled, a sign-in opens sensitive actions, a worker has to stop and a
+// refund's or payout's transaction may stay unmined.
+func (c *config) loadTimeouts() error {
+	var err error
 	if c.WebhookDisableAfter, err = time.ParseDuration(env("WEBHOOK_DISABLE_AFTER", "120h")); err != nil || c.WebhookDisableAfter <= 0 {
-		return c, fmt.Errorf("WEBHOOK_DISABLE_AFTER: want a duration such as 120h")
+		return fmt.Errorf("WEBHOOK_DISABLE_AFTER: want a duration such as 120h")
 	}
 	if c.ReauthWindow, err = time.ParseDuration(env("REAUTH_WINDOW", "10m")); err != nil || c.ReauthWindow < time.Minute || c.ReauthWindow > 12*time.Hour {
-		return c, fmt.Errorf("REAUTH_WINDOW: want a duration from 1m to 12h, such as 10m")
+		return fmt.Errorf("REAUTH_WINDOW: want a duration from 1m to 12h, such as 10m")
 	}
 	if c.WorkerStopTimeout, err = time.ParseDuration(env("WORKER_STOP_TIMEOUT", "30s")); err != nil || c.WorkerStopTimeout < 0 || c.WorkerStopTimeout > 10*time.Minute {
-		return c, fmt.Errorf("WORKER_STOP_TIMEOUT: want a duration from 0s to 10m, such as 30s")
+		return fmt.Errorf("WORKER_STOP_TIMEOUT: want a duration from 0s to 10m, such as 30s")
 	}
 	if c.MoneyOutStaleAfter, err = time.ParseDuration(env("MONEY_OUT_STALE_AFTER", "1h")); err != nil ||
 		c.MoneyOutStaleAfter < time.Minute || c.MoneyOutStaleAfter > 7*24*time.Hour {
-		return c, fmt.Errorf("MONEY_OUT_STALE_AFTER: want a duration from 1m to 168h, such as 1h")
+		return fmt.Errorf("MONEY_OUT_STALE_AFTER: want a duration from 1m to 168h, such as 1h")
 	}
+	return nil
+}
+
+// loadNetworks reads the networks (NETWORKS or NETWORKS_FILE) and checks
+// each.
+func (c *config) loadNetworks() error {
+	var err error
 	networks := []byte(os.Getenv("NETWORKS"))
 	if path := os.Getenv("NETWORKS_FILE"); path != "" {
 		if networks, err = os.ReadFile(path); err != nil {
-			return c, fmt.Errorf("NETWORKS_FILE: %w", err)
+			return fmt.Errorf("NETWORKS_FILE: %w", err)
 		}
 	}
 	if len(networks) > 0 {
 		if err := json.Unmarshal(networks, &c.Networks); err != nil {
-			return c, fmt.Errorf("networks: %w", err)
+			return fmt.Errorf("networks: %w", err)
 		}
 		for _, n := range c.Networks {
 			for _, u := range n.RPCURLs {
 				redact.RegisterURL(u)
 			}
 			if err := n.Check(); err != nil {
-				return c, err
+				return err
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // parseTrustedProxies reads a comma-separated list of networks (CIDRs

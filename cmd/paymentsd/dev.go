@@ -31,6 +31,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/freeport"
 	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/internal/keys"
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -48,20 +49,8 @@ func runDev(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "verify-recipient" {
 		return runDevVerifyRecipient(ctx, args[1:])
 	}
-	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
-	dataDir := fs.String("data", devDataDir, "folder that keeps Postgres, Temporal and dev state across restarts")
-	pgPort := fs.Int("postgres-port", devPostgresPort, "port of the private Postgres cluster")
-	temporalPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal server")
-	uiPort := fs.Int("ui-port", 8233, "port of the Temporal UI")
-	temporalStore := fs.String("temporal-persistence", env("TEMPORAL_PERSISTENCE", "sqlite"),
-		"where the embedded Temporal server keeps its state: sqlite (temporal.db in the data folder) or postgres "+
-			"(the databases <engine database>_temporal and <engine database>_temporal_visibility, beside the engine's)")
-	receiverAddr := fs.String("receiver-addr", "127.0.0.1:8099", "address of the built-in webhook receiver")
-	chainAddr := fs.String("chain-addr", "127.0.0.1:8545", "JSON-RPC address of the dev chain")
-	blockInterval := fs.Duration("block-interval", 2*time.Second, "the dev chain's block interval")
-	bitcoinInterval := fs.Duration("bitcoin-block-interval", 10*time.Second,
-		"how often the Bitcoin node (btcd in regtest) mines a block; 0: no Bitcoin node")
-	if err := fs.Parse(args); err != nil {
+	f, err := parseDevFlags(args)
+	if err != nil {
 		return err
 	}
 	started := time.Now()
@@ -69,33 +58,15 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.DatabaseURL == "" {
-		var stop func()
-		if c.DatabaseURL, stop, err = devDatabaseURL(ctx, *dataDir, *pgPort); err != nil {
-			return err
-		}
-		defer stop()
+	stopDB, err := devDefaults(ctx, &c, f)
+	if err != nil {
+		return err
 	}
-	if c.WebhookKeys == nil {
-		key, err := devWebhookKey(filepath.Join(*dataDir, "webhook.key"))
-		if err != nil {
-			return err
-		}
-		c.WebhookKeys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
-	}
-	temporalCfg := devstack.TemporalConfig{Namespace: c.Temporal.Namespace, Port: *temporalPort, UIPort: *uiPort}
-	temporalData := ""
-	switch *temporalStore {
-	case "sqlite":
-		temporalCfg.DBFile = filepath.Join(*dataDir, "temporal.db")
-		temporalData = "SQLite, " + temporalCfg.DBFile
-	case "postgres":
-		if temporalCfg.PostgresURL, err = devstack.TemporalDatabaseURL(c.DatabaseURL); err != nil {
-			return err
-		}
-		temporalData = "Postgres, " + printableURL(temporalCfg.PostgresURL) + " (and its " + devstack.VisibilitySuffix + ")"
-	default:
-		return fmt.Errorf("TEMPORAL_PERSISTENCE: want sqlite or postgres, not %q", *temporalStore)
+	defer stopDB()
+	temporalCfg := devstack.TemporalConfig{Namespace: c.Temporal.Namespace, Port: f.temporalPort, UIPort: f.uiPort}
+	temporalData, err := devTemporalStore(&temporalCfg, f.temporalStore, f.dataDir, c.DatabaseURL)
+	if err != nil {
+		return err
 	}
 	tel, err := startTelemetry(ctx, "paymentsd-dev")
 	if err != nil {
@@ -104,28 +75,8 @@ func runDev(ctx context.Context, args []string) error {
 	defer closeTelemetry(tel)
 	// The API and the webhook receiver bind their ports once the stack
 	// runs; the ports the stack's Temporal server picks are other ones.
-	for _, addr := range []string{c.HTTPAddr, *receiverAddr} {
-		if _, port, err := net.SplitHostPort(addr); err == nil {
-			p, _ := strconv.Atoi(port)
-			freeport.Reserve(p)
-		}
-	}
-	var bitcoinNode *btcnode.Config
-	if *bitcoinInterval > 0 {
-		// btcd is built on the first run (a minute), then from Go's cache.
-		bitcoinNode = &btcnode.Config{Dir: filepath.Join(*dataDir, "bitcoin")}
-	}
-	stack, err := devstack.StartStack(ctx, devstack.StackConfig{
-		DatabaseURL: c.DatabaseURL,
-		Temporal:    temporalCfg,
-		Chain:       devchain.Config{Addr: *chainAddr, BlockInterval: *blockInterval},
-		Devnet: chainwatch.Network{BlockTime: chainwatch.Duration(*blockInterval), Confirmations: 3,
-			PollInterval: chainwatch.Duration(*blockInterval / 2)},
-		Networks: c.Networks, Assets: c.Catalog.Assets, Bitcoin: bitcoinNode,
-		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(time.Second)},
-		WebhookKeys: c.WebhookKeys, WebhookDisableAfter: c.WebhookDisableAfter,
-		Logger: slogAdapter{}, Shape: c.Shape, Telemetry: tel,
-	})
+	reservePorts(c.HTTPAddr, f.receiverAddr)
+	stack, err := devstack.StartStack(ctx, devStackConfig(c, f, temporalCfg, tel))
 	if err != nil {
 		return err
 	}
@@ -133,40 +84,19 @@ func runDev(ctx context.Context, args []string) error {
 	chain, tsrv := stack.Chain, stack.Server
 
 	svc := stack.Service(c.SessionLifetime)
-	receiverURL := "http://" + *receiverAddr + "/webhooks"
-	state, err := seed(ctx, svc, *dataDir, receiverURL, chain.URL)
+	receiverURL := "http://" + f.receiverAddr + "/webhooks"
+	state, err := seed(ctx, svc, f.dataDir, receiverURL, chain.URL)
 	if err != nil {
 		return err
 	}
 	bitcoinBanner := ""
 	if stack.Bitcoin != nil {
-		stack.Bitcoin.StartMining(ctx, *bitcoinInterval)
-		if err := seedBitcoin(ctx, svc, *dataDir, &state, stack.Bitcoin.URL()); err != nil {
+		if bitcoinBanner, err = startDevBitcoin(ctx, stack, svc, c, f.dataDir, &state, f.bitcoinInterval); err != nil {
 			return err
 		}
-		planID := state.BitcoinPlanID
-		cs, err := svc.Checkout().CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
-		if err != nil {
-			return fmt.Errorf("open a sample bitcoin session: %w", err)
-		}
-		keyFile := filepath.Join(*dataDir, "sweep-bitcoin.xprv")
-		if err := os.WriteFile(keyFile, []byte(state.BitcoinXprv+"\n"), 0o600); err != nil {
-			return err
-		}
-		bitcoinBanner = fmt.Sprintf(`
-Bitcoin (btcd in regtest at %s, a block every %s):
-  Bitcoin account key: %s (its private half: %s)
-  A bitcoin session's page: %s/checkout/%s
-  Pay it from the node's dev wallet: ./bin/paymentsd-dev dev pay %s
-  Sweep the paid sessions' bitcoin to the dev wallet (prints the plan; add --execute to send):
-    PAYMENTSD_API_KEY=%s ./bin/paymentsd-dev sweep --api http://%s --project %s --network %s --rpc %s \
-      --to %s --key-file %s --fee-rate 2
-`, stack.Bitcoin.RPCAddr, *bitcoinInterval, state.BitcoinKey, state.BitcoinXprv, strings.TrimRight(c.PublicURL, "/"),
-			cs.Token, cs.Token, state.SandboxKey, c.HTTPAddr, state.ProjectID, devstack.BitcoinNetwork, stack.Bitcoin.URL(),
-			stack.Bitcoin.Wallet(), keyFile)
 	}
 	go func() {
-		if err := serveReceiver(ctx, *receiverAddr, logReceiver(state.WebhookSecret)); err != nil {
+		if err := serveReceiver(ctx, f.receiverAddr, logReceiver(state.WebhookSecret)); err != nil {
 			slog.Error("webhook receiver", "err", err)
 		}
 	}()
@@ -184,8 +114,7 @@ Bitcoin (btcd in regtest at %s, a block every %s):
 		errc <- api.Run(ctx, api.Deps{Service: d, Config: apiConfig(c), Listener: ln, Telemetry: tel})
 	}()
 
-	base := "http://" + c.HTTPAddr
-	xprvFile, relayerFile, err := writeSweepKeys(*dataDir, state.DepositXprv, chain.Accounts[0].Key)
+	xprvFile, relayerFile, err := writeSweepKeys(f.dataDir, state.DepositXprv, chain.Accounts[0].Key)
 	if err != nil {
 		return err
 	}
@@ -194,6 +123,163 @@ Bitcoin (btcd in regtest at %s, a block every %s):
 	if err != nil {
 		return fmt.Errorf("open a sample session: %w", err)
 	}
+	printDevReady(devReady{took: time.Since(started), c: c, state: state, chain: chain, temporal: tsrv, temporalData: temporalData,
+		receiverURL: receiverURL, freshToken: fresh.Token, xprvFile: xprvFile, relayerFile: relayerFile, bitcoinBanner: bitcoinBanner,
+		dataDir: f.dataDir})
+	err = <-errc
+	slog.Info("dev stack stopping")
+	return err
+}
+
+// devFlags are `paymentsd dev`'s flags.
+type devFlags struct {
+	dataDir, temporalStore, receiverAddr, chainAddr string
+	pgPort, temporalPort, uiPort                    int
+	blockInterval, bitcoinInterval                  time.Duration
+}
+
+// parseDevFlags reads `paymentsd dev`'s flags.
+func parseDevFlags(args []string) (devFlags, error) {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	dataDir := fs.String("data", devDataDir, "folder that keeps Postgres, Temporal and dev state across restarts")
+	pgPort := fs.Int("postgres-port", devPostgresPort, "port of the private Postgres cluster")
+	temporalPort := fs.Int("temporal-port", 7233, "port of the embedded Temporal server")
+	uiPort := fs.Int("ui-port", 8233, "port of the Temporal UI")
+	temporalStore := fs.String("temporal-persistence", env("TEMPORAL_PERSISTENCE", "sqlite"),
+		"where the embedded Temporal server keeps its state: sqlite (temporal.db in the data folder) or postgres "+
+			"(the databases <engine database>_temporal and <engine database>_temporal_visibility, beside the engine's)")
+	receiverAddr := fs.String("receiver-addr", "127.0.0.1:8099", "address of the built-in webhook receiver")
+	chainAddr := fs.String("chain-addr", "127.0.0.1:8545", "JSON-RPC address of the dev chain")
+	blockInterval := fs.Duration("block-interval", 2*time.Second, "the dev chain's block interval")
+	bitcoinInterval := fs.Duration("bitcoin-block-interval", 10*time.Second,
+		"how often the Bitcoin node (btcd in regtest) mines a block; 0: no Bitcoin node")
+	if err := fs.Parse(args); err != nil {
+		return devFlags{}, err
+	}
+	return devFlags{dataDir: *dataDir, temporalStore: *temporalStore, receiverAddr: *receiverAddr, chainAddr: *chainAddr,
+		pgPort: *pgPort, temporalPort: *temporalPort, uiPort: *uiPort, blockInterval: *blockInterval, bitcoinInterval: *bitcoinInterval}, nil
+}
+
+// devDefaults fills what c leaves to the dev stack: the database, a
+// private Postgres cluster in the data folder (stop stops it), and the
+// webhook signing key, kept in the data folder.
+func devDefaults(ctx context.Context, c *config, f devFlags) (stop func(), err error) {
+	stop = func() {}
+	if c.DatabaseURL == "" {
+		if c.DatabaseURL, stop, err = devDatabaseURL(ctx, f.dataDir, f.pgPort); err != nil {
+			return func() {}, err
+		}
+	}
+	if c.WebhookKeys == nil {
+		key, err := devWebhookKey(filepath.Join(f.dataDir, "webhook.key"))
+		if err != nil {
+			stop()
+			return func() {}, err
+		}
+		c.WebhookKeys = []webhook.Key{{ID: webhook.LegacyKeyID, Secret: key}}
+	}
+	return stop, nil
+}
+
+// devStackConfig is the dev stack's configuration: c's, with the dev
+// chain and the Bitcoin node that f asks for.
+func devStackConfig(c config, f devFlags, temporal devstack.TemporalConfig, tel *observability.Telemetry) devstack.StackConfig {
+	var bitcoinNode *btcnode.Config
+	if f.bitcoinInterval > 0 {
+		// btcd is built on the first run (a minute), then from Go's cache.
+		bitcoinNode = &btcnode.Config{Dir: filepath.Join(f.dataDir, "bitcoin")}
+	}
+	return devstack.StackConfig{
+		DatabaseURL: c.DatabaseURL,
+		Temporal:    temporal,
+		Chain:       devchain.Config{Addr: f.chainAddr, BlockInterval: f.blockInterval},
+		Devnet: chainwatch.Network{BlockTime: chainwatch.Duration(f.blockInterval), Confirmations: 3,
+			PollInterval: chainwatch.Duration(f.blockInterval / 2)},
+		Networks: c.Networks, Assets: c.Catalog.Assets, Bitcoin: bitcoinNode,
+		BitcoinTune: chainwatch.Network{PollInterval: chainwatch.Duration(time.Second)},
+		WebhookKeys: c.WebhookKeys, WebhookDisableAfter: c.WebhookDisableAfter,
+		Logger: slogAdapter{}, Shape: c.Shape, Telemetry: tel,
+	}
+}
+
+// reservePorts keeps the ports of addrs from the ports the stack picks.
+func reservePorts(addrs ...string) {
+	for _, addr := range addrs {
+		if _, port, err := net.SplitHostPort(addr); err == nil {
+			p, _ := strconv.Atoi(port)
+			freeport.Reserve(p)
+		}
+	}
+}
+
+// devTemporalStore sets where the embedded Temporal server keeps its
+// state (store: sqlite or postgres) and says it for the banner.
+func devTemporalStore(cfg *devstack.TemporalConfig, store, dataDir, databaseURL string) (string, error) {
+	var err error
+	switch store {
+	case "sqlite":
+		cfg.DBFile = filepath.Join(dataDir, "temporal.db")
+		return "SQLite, " + cfg.DBFile, nil
+	case "postgres":
+		if cfg.PostgresURL, err = devstack.TemporalDatabaseURL(databaseURL); err != nil {
+			return "", err
+		}
+		return "Postgres, " + printableURL(cfg.PostgresURL) + " (and its " + devstack.VisibilitySuffix + ")", nil
+	default:
+		return "", fmt.Errorf("TEMPORAL_PERSISTENCE: want sqlite or postgres, not %q", store)
+	}
+}
+
+// startDevBitcoin mines the stack's Bitcoin node every interval, seeds
+// its plan, opens a sample session and writes the account's xprv for
+// the sweep, and returns the banner's Bitcoin part.
+func startDevBitcoin(ctx context.Context, stack *devstack.Stack, svc *service.Service, c config, dataDir string, state *devState,
+	interval time.Duration) (string, error) {
+	stack.Bitcoin.StartMining(ctx, interval)
+	if err := seedBitcoin(ctx, svc, dataDir, state, stack.Bitcoin.URL()); err != nil {
+		return "", err
+	}
+	planID := state.BitcoinPlanID
+	cs, err := svc.Checkout().CreateSession(ctx, nil, payment.SessionInput{PaymentPlanID: &planID})
+	if err != nil {
+		return "", fmt.Errorf("open a sample bitcoin session: %w", err)
+	}
+	keyFile := filepath.Join(dataDir, "sweep-bitcoin.xprv")
+	if err := os.WriteFile(keyFile, []byte(state.BitcoinXprv+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(`
+Bitcoin (btcd in regtest at %s, a block every %s):
+  Bitcoin account key: %s (its private half: %s)
+  A bitcoin session's page: %s/checkout/%s
+  Pay it from the node's dev wallet: ./bin/paymentsd-dev dev pay %s
+  Sweep the paid sessions' bitcoin to the dev wallet (prints the plan; add --execute to send):
+    PAYMENTSD_API_KEY=%s ./bin/paymentsd-dev sweep --api http://%s --project %s --network %s --rpc %s \
+      --to %s --key-file %s --fee-rate 2
+`, stack.Bitcoin.RPCAddr, interval, state.BitcoinKey, state.BitcoinXprv, strings.TrimRight(c.PublicURL, "/"),
+		cs.Token, cs.Token, state.SandboxKey, c.HTTPAddr, state.ProjectID, devstack.BitcoinNetwork, stack.Bitcoin.URL(),
+		stack.Bitcoin.Wallet(), keyFile), nil
+}
+
+// devReady is what the banner of a ready dev stack shows.
+type devReady struct {
+	took     time.Duration
+	c        config
+	state    devState
+	chain    *devchain.Chain
+	temporal *devstack.Temporal
+	// temporalData says where Temporal keeps its state; bitcoinBanner is
+	// the Bitcoin node's part, empty without one.
+	temporalData, bitcoinBanner      string
+	receiverURL, freshToken, dataDir string
+	xprvFile, relayerFile            string
+}
+
+// printDevReady prints the banner of a ready dev stack: where each part
+// is, and commands to paste.
+func printDevReady(r devReady) {
+	c, state, chain, tsrv := r.c, r.state, r.chain, r.temporal
+	base := "http://" + c.HTTPAddr
 	fmt.Printf(`
 paymentsd dev is ready (%.1fs)
 
@@ -241,15 +327,12 @@ Verify dev account 1's address as the project's recipient (plans of API_SHAPE=se
 
 %s
 Press Ctrl-C to stop; data stays in %s.
-`, time.Since(started).Seconds(), base, state.UserEmail, state.UserPassword, base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, temporalData, printableURL(c.DatabaseURL),
+`, r.took.Seconds(), base, state.UserEmail, state.UserPassword, base, base, tsrv.UIURL, tsrv.Address, tsrv.Namespace, r.temporalData, printableURL(c.DatabaseURL),
 		chain.URL, chain.ChainID, chain.Token, chain.Accounts[0].Address, crypto.FromECDSA(chain.Accounts[0].Key),
-		state.ProjectID, state.SandboxKey, state.PlanID, receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
-		strings.TrimRight(c.PublicURL, "/"), fresh.Token, fresh.Token, base, state.ProjectID, state.SandboxKey,
+		state.ProjectID, state.SandboxKey, state.PlanID, r.receiverURL, state.DepositXpub, state.DepositXprv, base, state.PlanID,
+		strings.TrimRight(c.PublicURL, "/"), r.freshToken, r.freshToken, base, state.ProjectID, state.SandboxKey,
 		base, state.UserEmail, state.UserPassword, base, state.ProjectID,
-		state.SandboxKey, base, state.ProjectID, chain.URL, chain.Accounts[1].Address, xprvFile, relayerFile, bitcoinBanner, *dataDir)
-	err = <-errc
-	slog.Info("dev stack stopping")
-	return err
+		state.SandboxKey, base, state.ProjectID, chain.URL, chain.Accounts[1].Address, r.xprvFile, r.relayerFile, r.bitcoinBanner, r.dataDir)
 }
 
 // serveReceiver serves the built-in webhook receiver on addr until ctx ends.

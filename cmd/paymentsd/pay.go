@@ -55,47 +55,13 @@ func runDevPay(ctx context.Context, args []string) error {
 			*rpcURL = s.ChainURL
 		}
 	}
-	var body struct {
-		Data struct {
-			DepositAddress string `json:"depositAddress"`
-			AmountUSD      string `json:"amountUsd"`
-			AmountPaidUSD  string `json:"amountPaidUsd"`
-			PaymentOptions []struct {
-				AssetDefinitionID string `json:"assetDefinitionId"`
-				TokenAddress      string `json:"tokenAddress"`
-				Decimals          int    `json:"decimals"`
-				Amount            string `json:"amount"`
-				ChainID           int64  `json:"chainId"`
-				DepositAddress    string `json:"depositAddress"`
-			} `json:"paymentOptions"`
-		} `json:"data"`
-	}
-	res, err := http.Get(*apiURL + "/api/v1/checkout/sessions/" + token)
+	s, err := readCheckout(*apiURL, token)
 	if err != nil {
-		return fmt.Errorf("read session: %w", err)
+		return err
 	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("read session: %s", res.Status)
-	}
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-		return fmt.Errorf("read session: %w", err)
-	}
-	s := body.Data
-	if len(s.PaymentOptions) == 0 {
-		return errors.New("the session has no payment option")
-	}
-	opt := s.PaymentOptions[0]
-	if *asset != "" {
-		found := false
-		for _, o := range s.PaymentOptions {
-			if o.AssetDefinitionID == *asset {
-				opt, found = o, true
-			}
-		}
-		if !found {
-			return fmt.Errorf("the session does not accept %s", *asset)
-		}
+	opt, err := s.option(*asset)
+	if err != nil {
+		return err
 	}
 	units, err := payAmount(opt.Amount, *amount, s.AmountUSD, s.AmountPaidUSD, opt.Decimals)
 	if err != nil {
@@ -127,6 +93,64 @@ func runDevPay(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("sent %s base units of %s from %s to %s\ntransaction %s\n", units, opt.AssetDefinitionID, from.Address, to, hash)
 	return nil
+}
+
+// checkoutView is what `dev pay` reads of a session from the checkout
+// API.
+type checkoutView struct {
+	DepositAddress string           `json:"depositAddress"`
+	AmountUSD      string           `json:"amountUsd"`
+	AmountPaidUSD  string           `json:"amountPaidUsd"`
+	PaymentOptions []checkoutOption `json:"paymentOptions"`
+}
+
+type checkoutOption struct {
+	AssetDefinitionID string `json:"assetDefinitionId"`
+	TokenAddress      string `json:"tokenAddress"`
+	Decimals          int    `json:"decimals"`
+	Amount            string `json:"amount"`
+	ChainID           int64  `json:"chainId"`
+	DepositAddress    string `json:"depositAddress"`
+}
+
+// readCheckout reads the session of token from the checkout API at
+// apiURL.
+func readCheckout(apiURL, token string) (checkoutView, error) {
+	var body struct {
+		Data checkoutView `json:"data"`
+	}
+	res, err := http.Get(apiURL + "/api/v1/checkout/sessions/" + token)
+	if err != nil {
+		return checkoutView{}, fmt.Errorf("read session: %w", err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return checkoutView{}, fmt.Errorf("read session: %s", res.Status)
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		return checkoutView{}, fmt.Errorf("read session: %w", err)
+	}
+	return body.Data, nil
+}
+
+// option is the session's option in asset, its first with asset "".
+func (s checkoutView) option(asset string) (checkoutOption, error) {
+	if len(s.PaymentOptions) == 0 {
+		return checkoutOption{}, errors.New("the session has no payment option")
+	}
+	opt := s.PaymentOptions[0]
+	if asset != "" {
+		found := false
+		for _, o := range s.PaymentOptions {
+			if o.AssetDefinitionID == asset {
+				opt, found = o, true
+			}
+		}
+		if !found {
+			return checkoutOption{}, fmt.Errorf("the session does not accept %s", asset)
+		}
+	}
+	return opt, nil
 }
 
 // payBitcoin pays sats to a bitcoin session's address from the dev

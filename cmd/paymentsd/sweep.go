@@ -93,12 +93,7 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 	if id.Cmp(src.ChainID) != 0 {
 		return fmt.Errorf("sweep: --rpc serves chain %s, but %s is chain %s", id, *network, src.ChainID)
 	}
-	native := sweep.Asset{Symbol: "wei", Decimals: 0}
-	for _, a := range src.Assets {
-		if a.Native() {
-			native = a
-		}
-	}
+	native := nativeAsset(src.Assets)
 	if _, err := os.Stat(*journal); err == nil {
 		if _, err := sweep.Resume(ctx, cfg, out); err != nil {
 			return fmt.Errorf("sweep: resume from %s: %w", *journal, err)
@@ -118,7 +113,31 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 		return nil
 	}
 	outcomes, err := sweep.Execute(ctx, cfg, plan, out)
-	failed := 0
+	failed := printMoved(out, outcomes, src.Assets, cfg.Destination)
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if failed > 0 {
+		return fmt.Errorf("sweep: %d of %d steps failed (see above); run again to retry them", failed, len(outcomes))
+	}
+	return nil
+}
+
+// nativeAsset is the network's native coin among assets, which the plan
+// names when it prints; wei when the API lists none.
+func nativeAsset(assets []sweep.Asset) sweep.Asset {
+	native := sweep.Asset{Symbol: "wei", Decimals: 0}
+	for _, a := range assets {
+		if a.Native() {
+			native = a
+		}
+	}
+	return native
+}
+
+// printMoved prints what the steps that succeeded moved to dest, per
+// asset, and returns how many failed.
+func printMoved(out io.Writer, outcomes []sweep.Outcome, assets []sweep.Asset, dest common.Address) (failed int) {
 	moved := map[string]*big.Int{}
 	for _, o := range outcomes {
 		if o.Err != nil {
@@ -130,18 +149,12 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, out io.Writer
 		}
 		moved[o.Step.Asset.ID].Add(moved[o.Step.Asset.ID], o.Amount)
 	}
-	for _, a := range src.Assets {
+	for _, a := range assets {
 		if m := moved[a.ID]; m != nil && m.Sign() > 0 {
-			fmt.Fprintf(out, "Moved %s to %s\n", a.Format(m), cfg.Destination)
+			fmt.Fprintf(out, "Moved %s to %s\n", a.Format(m), dest)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("sweep: %w", err)
-	}
-	if failed > 0 {
-		return fmt.Errorf("sweep: %d of %d steps failed (see above); run again to retry them", failed, len(outcomes))
-	}
-	return nil
+	return failed
 }
 
 // signer reads into cfg what signs on the merchant's machine: the deposit

@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/btcutil/psbt"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/shopspring/decimal"
 
+	"github.com/paymentsd/paymentsd/internal/btckeys"
 	"github.com/paymentsd/paymentsd/internal/btcrpc"
 	"github.com/paymentsd/paymentsd/internal/btcsweep"
 )
@@ -49,15 +52,8 @@ func sweepBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []
 	if err != nil || !dest.IsForNet(params) {
 		return fmt.Errorf("sweep: --to %q is not an address of %s", o.to, params.Name)
 	}
-	for _, f := range funded {
-		a, err := key.DeriveAddress(f.Index, params)
-		if err != nil {
-			return fmt.Errorf("sweep: %w", err)
-		}
-		if a.EncodeAddress() != f.Address {
-			return fmt.Errorf("sweep: the key file's account derives %s at index %d, not the deposit address %s: it is not the project's Bitcoin account key",
-				a, f.Index, f.Address)
-		}
+	if err := checkAccountKey(key, params, funded); err != nil {
+		return err
 	}
 
 	j, err := btcsweep.ReadJournal(o.journal)
@@ -75,35 +71,9 @@ func sweepBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []
 	}
 
 	fmt.Fprintf(out, "%d funded deposit addresses listed\n", len(funded))
-	var coins []btcsweep.Coin
-	var total int64
-	notFinal, spent := 0, 0
-	for _, f := range funded {
-		for _, p := range f.Outputs {
-			if !p.Final {
-				notFinal++
-				continue
-			}
-			sats, _, ok, err := btcsweep.Unspent(ctx, node, p.Out, false)
-			if err != nil {
-				return fmt.Errorf("sweep: %w", err)
-			}
-			if !ok {
-				spent++
-				continue
-			}
-			if sats != p.Sats {
-				return fmt.Errorf("sweep: the node holds %d sats at %s, the engine recorded %d: is --rpc a node of this network?", sats, p.Out, p.Sats)
-			}
-			coins = append(coins, btcsweep.Coin{Out: p.Out, Sats: sats, Index: f.Index})
-			total += sats
-		}
-	}
-	if spent > 0 {
-		fmt.Fprintf(out, "Already spent: %d outputs\n", spent)
-	}
-	if notFinal > 0 {
-		fmt.Fprintf(out, "Left: %d outputs of payments not final yet (run again once they are)\n", notFinal)
+	coins, total, err := finalCoins(ctx, out, node, funded)
+	if err != nil {
+		return err
 	}
 	if len(coins) == 0 {
 		fmt.Fprintln(out, "Nothing to move.")
@@ -116,15 +86,7 @@ func sweepBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []
 	rate := chosen.SatPerVB
 	fmt.Fprintf(out, "Fee rate: %s\n", chosen)
 	coins, dust := btcsweep.SplitDust(coins, rate)
-	if len(dust) > 0 {
-		var held int64
-		for _, c := range dust {
-			held += c.Sats
-		}
-		total -= held
-		fmt.Fprintf(out, "Left as dust: %d outputs holding %s, each worth no more than the %d sats spending it costs at %d sat/vB\n",
-			len(dust), btc(held), btcsweep.DustAt(rate), rate)
-	}
+	total -= leftAsDust(out, dust, rate)
 	if len(coins) == 0 {
 		fmt.Fprintln(out, "Nothing to move.")
 		return nil
@@ -136,14 +98,9 @@ func sweepBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []
 	fmt.Fprintf(out, "Sweep %d outputs holding %s: %s to %s, %d sats of fee (%d sat/vB)\n", len(coins), btc(total),
 		btc(total-fee), dest, fee, rate)
 	if o.psbtFile != "" {
-		b64, err := p.B64Encode()
-		if err != nil {
-			return fmt.Errorf("sweep: %w", err)
+		if err := writePSBT(out, p, o.psbtFile); err != nil {
+			return err
 		}
-		if err := os.WriteFile(o.psbtFile, []byte(b64+"\n"), 0o600); err != nil {
-			return fmt.Errorf("sweep: %w", err)
-		}
-		fmt.Fprintf(out, "The unsigned PSBT is in %s\n", o.psbtFile)
 	}
 	if !o.execute {
 		fmt.Fprintln(out, "Dry run: nothing was signed or sent. Run again with --execute to sweep.")
@@ -161,6 +118,84 @@ func sweepBitcoin(ctx context.Context, out io.Writer, stdin io.Reader, funded []
 	}
 	_, err = settle(ctx, out, node, j, o)
 	return err
+}
+
+// checkAccountKey checks that key, the key file's account, derives the
+// funded deposit addresses: a wrong key would sign nothing they hold.
+func checkAccountKey(key btckeys.Key, params *chaincfg.Params, funded []btcsweep.Funded) error {
+	for _, f := range funded {
+		a, err := key.DeriveAddress(f.Index, params)
+		if err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+		if a.EncodeAddress() != f.Address {
+			return fmt.Errorf("sweep: the key file's account derives %s at index %d, not the deposit address %s: it is not the project's Bitcoin account key",
+				a, f.Index, f.Address)
+		}
+	}
+	return nil
+}
+
+// finalCoins returns the unspent outputs of the funded addresses'
+// finalized payments, as the node holds them, and their total; it prints
+// how many were already spent and how many are not final yet.
+func finalCoins(ctx context.Context, out io.Writer, node btcsweep.Node, funded []btcsweep.Funded) (coins []btcsweep.Coin, total int64, err error) {
+	notFinal, spent := 0, 0
+	for _, f := range funded {
+		for _, p := range f.Outputs {
+			if !p.Final {
+				notFinal++
+				continue
+			}
+			sats, _, ok, err := btcsweep.Unspent(ctx, node, p.Out, false)
+			if err != nil {
+				return nil, 0, fmt.Errorf("sweep: %w", err)
+			}
+			if !ok {
+				spent++
+				continue
+			}
+			if sats != p.Sats {
+				return nil, 0, fmt.Errorf("sweep: the node holds %d sats at %s, the engine recorded %d: is --rpc a node of this network?", sats, p.Out, p.Sats)
+			}
+			coins = append(coins, btcsweep.Coin{Out: p.Out, Sats: sats, Index: f.Index})
+			total += sats
+		}
+	}
+	if spent > 0 {
+		fmt.Fprintf(out, "Already spent: %d outputs\n", spent)
+	}
+	if notFinal > 0 {
+		fmt.Fprintf(out, "Left: %d outputs of payments not final yet (run again once they are)\n", notFinal)
+	}
+	return coins, total, nil
+}
+
+// leftAsDust prints the outputs left as dust at rate, and returns what
+// they hold.
+func leftAsDust(out io.Writer, dust []btcsweep.Coin, rate int64) (held int64) {
+	if len(dust) == 0 {
+		return 0
+	}
+	for _, c := range dust {
+		held += c.Sats
+	}
+	fmt.Fprintf(out, "Left as dust: %d outputs holding %s, each worth no more than the %d sats spending it costs at %d sat/vB\n",
+		len(dust), btc(held), btcsweep.DustAt(rate), rate)
+	return held
+}
+
+// writePSBT writes the unsigned PSBT p, base64, to file.
+func writePSBT(out io.Writer, p *psbt.Packet, file string) error {
+	b64, err := p.B64Encode()
+	if err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	if err := os.WriteFile(file, []byte(b64+"\n"), 0o600); err != nil {
+		return fmt.Errorf("sweep: %w", err)
+	}
+	fmt.Fprintf(out, "The unsigned PSBT is in %s\n", file)
+	return nil
 }
 
 // settle sends the journaled sweep j, waits for it and tells whether it

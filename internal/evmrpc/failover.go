@@ -2,17 +2,12 @@ package evmrpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,11 +158,6 @@ const (
 	DefaultSplitRecheck        = 5 * time.Second
 )
 
-// maxRetryAfter bounds the time an endpoint is benched for, whatever its
-// Retry-After says: a misread or absurd value must not lose an endpoint
-// for the life of the process.
-const maxRetryAfter = time.Hour
-
 // Dial connects to every URL of the network with chain ID chainID.
 func Dial(ctx context.Context, chainID int64, urls []string, transport http.RoundTripper) (*Failover, error) {
 	f := &Failover{urls: urls, chainID: chainID, state: make([]atomic.Int32, len(urls)), eps: make([]endpoint, len(urls)),
@@ -280,112 +270,156 @@ func tryEach[T any](ctx context.Context, f *Failover, call func(i int, c *ethcli
 // several counts its own.
 func tryOn[T any](ctx context.Context, f *Failover, counted bool, call func(i int, c *ethclient.Client) (T, error)) (T, error) {
 	var zero T
-	var err error
+	t := &tries{f: f, counted: counted}
 	for {
 		if f.ledger().Split() && f.compareDue(f.SplitRecheck) {
 			f.compare(ctx) // the only way out of a split
 		}
-		// behind: a NotFound from an endpoint behind the head was set
-		// aside; limited: an endpoint was benched, before or during the
-		// pass, and may answer once it is back.
 		order, wake := f.order()
-		behind, limited := false, !wake.IsZero()
+		t.behind, t.limited = false, !wake.IsZero()
 		for _, i := range order {
 			if ctx.Err() != nil {
 				break
 			}
-			if f.benched(i) { // by a concurrent call, since order
-				limited = true
-				continue
-			}
-			c := f.clients[i]
-			if cerr := f.check(ctx, i, c); cerr != nil {
-				if f.rateLimited(i, cerr) {
-					observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
-					limited = true
-				}
-				err = redact.Error(cerr)
-				continue
-			}
-			if counted {
-				f.Calls.Add(1)
-			}
-			v, cerr := call(i, c)
-			switch {
-			case cerr == nil:
-				f.answered(i)
-				if counted {
-					observability.RPCRequests.WithLabelValues(f.Network, "ok").Inc()
-				}
-				observability.NetworkUp.WithLabelValues(f.Network).Set(1)
-				if err != nil || behind {
-					observability.RPCFailovers.WithLabelValues(f.Network).Inc()
-				}
-				return v, nil
-			case errors.Is(cerr, nodetrust.ErrBadAnswer):
-				f.ledger().Failed(i, cerr)
-				err = cerr
-			case errors.Is(cerr, errPinnedBehind):
-				behind = true // a read's "not found" on an endpoint behind
-			case errors.Is(cerr, ethereum.NotFound):
-				if counted {
-					observability.RPCRequests.WithLabelValues(f.Network, "ok").Inc()
-				}
-				if f.atHead(i) {
-					f.answered(i)
-					observability.NetworkUp.WithLabelValues(f.Network).Set(1)
-					return v, cerr
-				}
-				behind = true
-			case f.rateLimited(i, cerr):
-				if counted {
-					observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
-				}
-				limited = true
-				err = redact.Error(cerr)
-			default:
-				if counted {
-					observability.RPCRequests.WithLabelValues(f.Network, "error").Inc()
-				}
-				err = redact.Error(cerr)
+			if v, done, err := tryOne(ctx, t, i, call); done {
+				return v, err
 			}
 		}
 		if ctx.Err() != nil {
-			if err == nil {
-				err = ctx.Err()
+			if t.err == nil {
+				t.err = ctx.Err()
 			}
-			return zero, err
+			return zero, t.err
 		}
-		if limited {
-			// Wait for the first benched endpoint (it may be back
-			// already), unless the call's deadline comes first.
-			var d time.Duration
-			if wake := f.wake(); !wake.IsZero() {
-				d = wake.Sub(f.clock())
+		if t.limited {
+			again, err := t.waitForBenched(ctx)
+			if err != nil {
+				return zero, err
 			}
-			if deadline, ok := ctx.Deadline(); !ok || d < time.Until(deadline) {
-				if d > 0 {
-					if perr := f.pause(ctx, d); perr != nil {
-						return zero, perr
-					}
-				}
+			if again {
 				continue
 			}
-			if err == nil || behind {
-				err = fmt.Errorf("%w for %s, past the call's deadline", errAllBenched, d.Round(time.Millisecond))
+		}
+		return zero, t.failure()
+	}
+}
+
+// tries is what a call on the endpoints (tryOn) has met so far.
+type tries struct {
+	f       *Failover
+	counted bool
+	// err is the last endpoint's failure, kept across passes.
+	err error
+	// behind: in this pass a NotFound from an endpoint behind the head was
+	// set aside; limited: an endpoint was benched, before or during the
+	// pass, and may answer once it is back.
+	behind, limited bool
+}
+
+// tryOne asks endpoint i, unless it is benched or serves another chain;
+// done says the call is over, with v and err its outcome.
+func tryOne[T any](ctx context.Context, t *tries, i int, call func(i int, c *ethclient.Client) (T, error)) (v T, done bool, err error) {
+	f := t.f
+	if f.benched(i) { // by a concurrent call, since order
+		t.limited = true
+		return v, false, nil
+	}
+	c := f.clients[i]
+	if cerr := f.check(ctx, i, c); cerr != nil {
+		if f.rateLimited(i, cerr) {
+			observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
+			t.limited = true
+		}
+		t.err = redact.Error(cerr)
+		return v, false, nil
+	}
+	if t.counted {
+		f.Calls.Add(1)
+	}
+	v, err = call(i, c)
+	return v, t.answer(i, err), err
+}
+
+// answer weighs endpoint i's answer err (nil: a result) and reports
+// whether it ends the call.
+func (t *tries) answer(i int, err error) bool {
+	f := t.f
+	switch {
+	case err == nil:
+		f.answered(i)
+		t.count("ok")
+		observability.NetworkUp.WithLabelValues(f.Network).Set(1)
+		if t.err != nil || t.behind {
+			observability.RPCFailovers.WithLabelValues(f.Network).Inc()
+		}
+		return true
+	case errors.Is(err, nodetrust.ErrBadAnswer):
+		f.ledger().Failed(i, err)
+		t.err = err
+	case errors.Is(err, errPinnedBehind):
+		t.behind = true // a read's "not found" on an endpoint behind
+	case errors.Is(err, ethereum.NotFound):
+		t.count("ok")
+		if f.atHead(i) {
+			f.answered(i)
+			observability.NetworkUp.WithLabelValues(f.Network).Set(1)
+			return true
+		}
+		t.behind = true
+	case f.rateLimited(i, err):
+		t.count("rate_limited")
+		t.limited = true
+		t.err = redact.Error(err)
+	default:
+		t.count("error")
+		t.err = redact.Error(err)
+	}
+	return false
+}
+
+// count counts a request's outcome, when the call is one request.
+func (t *tries) count(outcome string) {
+	if t.counted {
+		observability.RPCRequests.WithLabelValues(t.f.Network, outcome).Inc()
+	}
+}
+
+// waitForBenched waits for the first benched endpoint (it may be back
+// already) and says to try again, unless the call's deadline comes
+// first; err is the context's end during the wait.
+func (t *tries) waitForBenched(ctx context.Context) (again bool, err error) {
+	f := t.f
+	var d time.Duration
+	if wake := f.wake(); !wake.IsZero() {
+		d = wake.Sub(f.clock())
+	}
+	if deadline, ok := ctx.Deadline(); !ok || d < time.Until(deadline) {
+		if d > 0 {
+			if err := f.pause(ctx, d); err != nil {
+				return false, err
 			}
 		}
-		observability.NetworkUp.WithLabelValues(f.Network).Set(0)
-		if behind && err != nil {
-			return zero, fmt.Errorf("%w; the others: %w", errBehind, err)
-		} else if behind {
-			return zero, errBehind
-		}
-		if err == nil {
-			err = f.noneUsable()
-		}
-		return zero, err
+		return true, nil
 	}
+	if t.err == nil || t.behind {
+		t.err = fmt.Errorf("%w for %s, past the call's deadline", errAllBenched, d.Round(time.Millisecond))
+	}
+	return false, nil
+}
+
+// failure is the error of a call no endpoint answered.
+func (t *tries) failure() error {
+	f := t.f
+	observability.NetworkUp.WithLabelValues(f.Network).Set(0)
+	if t.behind && t.err != nil {
+		return fmt.Errorf("%w; the others: %w", errBehind, t.err)
+	} else if t.behind {
+		return errBehind
+	}
+	if t.err == nil {
+		return f.noneUsable()
+	}
+	return t.err
 }
 
 // noneUsable says why a call found no endpoint to ask: they disagree, or
@@ -439,64 +473,6 @@ func (f *Failover) init() {
 	}
 }
 
-// best is the highest head of any endpoint the ledger does not set aside
-// (a node caught lying does not set the head); f.mu is held.
-func (f *Failover) best() uint64 {
-	var best uint64
-	for i := range f.eps {
-		if f.ledger().Usable(i) {
-			best = max(best, f.eps[i].head)
-		}
-	}
-	return best
-}
-
-// atHead reports whether endpoint i is known to have the highest head
-// seen, the condition for believing its "not found".
-func (f *Failover) atHead(i int) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	return f.eps[i].head >= f.best()
-}
-
-// lagging reports whether endpoint i is more than MaxLag blocks behind
-// the highest head seen.
-func (f *Failover) lagging(i int) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	return f.best()-f.eps[i].head > f.MaxLag
-}
-
-// headOf returns endpoint i's known head.
-func (f *Failover) headOf(i int) uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	return f.eps[i].head
-}
-
-// reported records the head endpoint i reported: its own view, which may
-// be lower than before (a reorg, a load balancer's other node).
-func (f *Failover) reported(i int, head uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	f.eps[i].head = head
-}
-
-// served records that endpoint i has block n: its head is at least n.
-func (f *Failover) served(i int, n *big.Int) {
-	if n == nil || !n.IsUint64() {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	f.eps[i].head = max(f.eps[i].head, n.Uint64())
-}
-
 // answered records that endpoint i answered: calls start there, and its
 // rate-limit backoff starts over.
 func (f *Failover) answered(i int) {
@@ -505,89 +481,6 @@ func (f *Failover) answered(i int) {
 	defer f.mu.Unlock()
 	f.init()
 	f.eps[i].strikes = 0
-}
-
-// benched reports whether endpoint i is benched now.
-func (f *Failover) benched(i int) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	return f.eps[i].benchedUntil.After(f.clock())
-}
-
-// wake returns when the first benched endpoint comes back, zero when none
-// is benched.
-func (f *Failover) wake() time.Time {
-	_, wake := f.order()
-	return wake
-}
-
-// rateLimited reports whether err is endpoint i refusing a call for its
-// rate limit, and if so benches it: until the time its Retry-After header
-// (or Infura's backoff_seconds) names, else for an exponential backoff
-// with jitter. A 503 with a Retry-After counts too: the server says when
-// to come back. A refusal while the endpoint is already benched (calls
-// made at once) does not lengthen the backoff.
-func (f *Failover) rateLimited(i int, err error) bool {
-	hint, limited := rateLimitRefusal(err)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	e := &f.eps[i]
-	now := f.clock()
-	retryAfter := e.retryUntil.Sub(now)
-	e.retryUntil = time.Time{}
-	var he rpc.HTTPError
-	if !limited && !(retryAfter > 0 && errors.As(err, &he) && he.StatusCode == http.StatusServiceUnavailable) {
-		return false
-	}
-	if retryAfter > 0 {
-		hint = retryAfter
-	}
-	if hint <= 0 && e.benchedUntil.After(now) {
-		return true
-	}
-	e.strikes++
-	d := hint
-	if d <= 0 {
-		d = f.backoff(e.strikes)
-	}
-	d = min(d, maxRetryAfter)
-	if until := now.Add(d); until.After(e.benchedUntil) {
-		e.benchedUntil = until
-	}
-	slog.Warn("rpc endpoint rate limited; calls go to the other endpoints until it is due", "network", f.Network,
-		"endpoint", hostOf(f.urls[i]), "for", d.Round(time.Millisecond), "err", redact.Error(err))
-	return true
-}
-
-// backoff is the bench time after the n-th rate-limit refusal in a row:
-// RateLimitBackoff doubled n-1 times, at most MaxRateLimitBackoff, less a
-// random quarter so that engines (or calls) benched together do not come
-// back together.
-func (f *Failover) backoff(n int) time.Duration {
-	base, most := f.RateLimitBackoff, f.MaxRateLimitBackoff
-	if base <= 0 {
-		base = DefaultRateLimitBackoff
-	}
-	if most < base {
-		most = base
-	}
-	d := base
-	for k := 1; k < n && d < most; k++ {
-		d *= 2
-	}
-	d = min(d, most)
-	return d - rand.N(d/4+1)
-}
-
-// setRetryAfter keeps the time endpoint i's last 429 or 503 asked to be
-// left alone until.
-func (f *Failover) setRetryAfter(i int, until time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	f.eps[i].retryUntil = until
 }
 
 func (f *Failover) clock() time.Time {
@@ -612,42 +505,6 @@ func (f *Failover) pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// retryAfterTransport keeps the Retry-After header of endpoint i's 429
-// and 503 answers for rateLimited, which sees only go-ethereum's error.
-type retryAfterTransport struct {
-	next http.RoundTripper
-	f    *Failover
-	i    int
-}
-
-func (t retryAfterTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(r)
-	if err == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-		now := t.f.clock()
-		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), now); ok {
-			t.f.setRetryAfter(t.i, now.Add(d))
-		}
-	}
-	return resp, err
-}
-
-// parseRetryAfter reads a Retry-After header: delay-seconds or an
-// HTTP-date (RFC 9110, 10.2.3).
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseUint(v, 10, 32); err == nil {
-		return time.Duration(s) * time.Second, s > 0
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		d := t.Sub(now)
-		return d, d > 0
-	}
-	return 0, false
-}
-
 // hostOf names an endpoint in logs by its host: provider URLs often carry
 // an API key in their path.
 func hostOf(u string) string {
@@ -655,339 +512,6 @@ func hostOf(u string) string {
 		return p.Host
 	}
 	return "endpoint"
-}
-
-// rateLimitWords are how providers word a rate-limit refusal (lower
-// case): "rate limit exceeded" (Tenderly), "over rate limit" (Base's
-// public node, -32016), "exceeded project rate limit" and "daily request
-// count exceeded, request rate limited" (Infura), "project ID request rate
-// exceeded" (Infura), "Your app has exceeded its compute units per second
-// capacity" (Alchemy, code 429), "request limit reached" (QuickNode,
-// -32007), "Too Many Requests" (many, and the HTTP status text).
-var rateLimitWords = []string{
-	"rate limit", "rate-limit", "too many requests", "request rate exceeded",
-	"compute units per second", "request limit reached", "daily request count exceeded",
-}
-
-// rateLimitRefusal reports whether err says the endpoint refuses calls
-// for its rate limit: an HTTP 429, a JSON-RPC error coded 429 (Alchemy) or
-// -32005 (EIP-1474's "limit exceeded", Infura's rate limits), or one of
-// rateLimitWords. -32005 also carries Infura's "query returned more than
-// 10000 results", which is about the call, not the rate: eth_getLogs
-// refusals never count. hint is the backoff the error names (Infura's
-// data.backoff_seconds), zero when none.
-func rateLimitRefusal(err error) (hint time.Duration, ok bool) {
-	if err == nil || errors.Is(err, ethereum.NotFound) {
-		return 0, false
-	}
-	if _, _, refused := logRangeRefusal(err); refused {
-		return 0, false
-	}
-	var he rpc.HTTPError
-	var re rpc.Error
-	text := errText(err)
-	switch {
-	case errors.As(err, &he) && he.StatusCode == http.StatusTooManyRequests:
-	case errors.As(err, &re) && (re.ErrorCode() == http.StatusTooManyRequests || re.ErrorCode() == -32005):
-	case containsAny(text, rateLimitWords):
-	default:
-		return 0, false
-	}
-	return backoffHint(err), true
-}
-
-// backoffHint reads the backoff_seconds an Infura rate-limit error carries
-// in its data (as data.backoff_seconds or data.rate.backoff_seconds), from
-// a JSON-RPC error or from the body of an HTTP 429.
-func backoffHint(err error) time.Duration {
-	var data any
-	var de rpc.DataError
-	var he rpc.HTTPError
-	if errors.As(err, &de) {
-		data = de.ErrorData()
-	} else if errors.As(err, &he) {
-		var body struct {
-			Error struct {
-				Data any `json:"data"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(he.Body, &body) == nil {
-			data = body.Error.Data
-		}
-	}
-	var find func(v any, depth int) float64
-	find = func(v any, depth int) float64 {
-		m, ok := v.(map[string]any)
-		if !ok || depth > 2 {
-			return 0
-		}
-		if s, ok := m["backoff_seconds"].(float64); ok {
-			return s
-		}
-		for _, sub := range m {
-			if s := find(sub, depth+1); s > 0 {
-				return s
-			}
-		}
-		return 0
-	}
-	s := find(data, 0)
-	if s <= 0 {
-		return 0
-	}
-	return min(time.Duration(s*float64(time.Second)), maxRetryAfter)
-}
-
-// errText is an error's message with its JSON-RPC data (where providers
-// such as thirdweb put the reason) and, for an HTTP error, its body, in
-// lower case.
-func errText(err error) string {
-	s := err.Error()
-	var de rpc.DataError
-	if errors.As(err, &de) {
-		switch d := de.ErrorData().(type) {
-		case nil:
-		case string:
-			s += " " + d
-		default:
-			if b, err := json.Marshal(d); err == nil {
-				s += " " + string(b)
-			}
-		}
-	}
-	return strings.ToLower(s)
-}
-
-func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// logRangeWords are how providers word an eth_getLogs refusal for its
-// block range or its result count (lower case), with where they come
-// from:
-var logRangeWords = []string{
-	"query returned more than",                // Infura (-32005), zkSync, Polygon zkEVM, thirdweb: "query returned more than 10000 results. Try with this block range [0x…, 0x…]."
-	"log response size exceeded",              // Alchemy (-32602): "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range … this block range should work: [0x…, 0x…]"
-	"eth_getlogs requests with up to a",       // Alchemy (-32600, HTTP 400): "You can make eth_getLogs requests with up to a 500 block range. Based on your parameters, this block range should work: [0x…, 0x…]"
-	"eth_getlogs is limited to",               // QuickNode (-32614, HTTP 413) and Blast: "eth_getLogs is limited to a 10,000 range"; 1RPC: "… to a 1000 blocks range"; BlockPI: "… to 1024 block range"
-	"eth_getlogs range is too large",          // Merkle: "eth_getLogs range is too large, max is 1k blocks"
-	"block range is too wide",                 // Ankr (-32600); Frontier/Moonbeam: "block range is too wide (maximum 1024)"
-	"exceed maximum block range",              // geth --rpc.rangelimit (-32602): "exceed maximum block range 1000"; BSC, PublicNode: "exceed maximum block range: 50000"
-	"block range limit exceeded",              // Chainstack: "Block range limit exceeded."
-	"range too large",                         // Cloudflare (-32047): "'fromBlock'-'toBlock' range too large. Max range: 800"; Base: "block range too large"
-	"block range is too large",                // OP Mainnet: "Block range is too large"
-	"query exceeds max results",               // LlamaRPC, Ankr: "query exceeds max results 20000, retry with the range 24383075-24383096"
-	"query exceeds max block range",           // Hyperliquid, dRPC: "query exceeds max block range 100000"
-	"logs matched by query exceeds limit",     // Arbitrum (Nitro): "logs matched by query exceeds limit of 10000"
-	"exceeds the range allowed for your plan", // Blast API, paid plans: "… exceeds the range allowed for your plan (5000 > 500)"
-	"please limit the query to at most",       // Coinbase (Base nodes, -32005): "please limit the query to at most 1000 blocks"
-	"is bigger than range limit",              // thirdweb (-32602, in data): "range 20000 is bigger than range limit 2000"
-	"response size should not greater than",   // 1RPC: "response size should not greater than 10000000 bytes"
-	"backend response too large",              // OP Mainnet
-	"block range too high",                    // Candle (-32600)
-	"block range is bigger than",              // Scroll's geth: "block range is bigger than maxBlockRange"
-	"larger than max block range",             // Morph: "block range is larger than max block range, block range = 5120, max block range = 5000"
-	"blocks are not supported",                // dRPC free tier (code 35): "ranges over 10000 blocks are not supported on freetier"
-	"requested too many blocks",               // Avalanche C-Chain (-32000): "requested too many blocks from 0 to 4095, maximum is set to 2048"
-	"too many logs requested",                 // "Too many logs requested. Max logs per response is 10000"
-	"maximum allowed is",                      // "Block range too large: maximum allowed is 1000 blocks"
-	"max range",                               // Cloudflare, above
-}
-
-var (
-	// infuraRangeLimit is Infura's block-range refusal (-32602): "range
-	// 1000000 exceeds limit of 10000" (the phrase alone would also match
-	// Arbitrum's result-count one).
-	infuraRangeLimit = regexp.MustCompile(`range \d+ exceeds limit of ([\d,]+)`)
-	// suggestedRange is the range Infura, Alchemy, thirdweb and zkSync say
-	// would work: "[0x112a880, 0x112a908]".
-	suggestedRange = regexp.MustCompile(`\[\s*0x([0-9a-f]+)\s*,\s*0x([0-9a-f]+)\s*\]`)
-	// retryRange is LlamaRPC's and Ankr's: "retry with the range 1-2".
-	retryRange = regexp.MustCompile(`retry with the range (\d+)-(\d+)`)
-	// statedLimits are the block-range limits the refusals above state.
-	statedLimits = []*regexp.Regexp{
-		infuraRangeLimit,
-		regexp.MustCompile(`eth_getlogs is limited to (?:a )?([\d,]+k?)`),
-		regexp.MustCompile(`up to a ([\d,]+k?) block range`),
-		regexp.MustCompile(`max is ([\d,]+k?) blocks`),
-		regexp.MustCompile(`maximum block range:? ?([\d,]+)`),
-		regexp.MustCompile(`max block range(?: is| =)? ?([\d,]+)`),
-		regexp.MustCompile(`max range:? ?([\d,]+)`),
-		regexp.MustCompile(`at most ([\d,]+) blocks`),
-		regexp.MustCompile(`range limit ([\d,]+)`),
-		regexp.MustCompile(`allowed for your plan \(\d+ > (\d+)\)`),
-		regexp.MustCompile(`\(maximum ([\d,]+)\)`),
-		regexp.MustCompile(`maximum is set to ([\d,]+)`),
-		regexp.MustCompile(`ranges over ([\d,]+) blocks`),
-		regexp.MustCompile(`maximum allowed is ([\d,]+) blocks`),
-	}
-)
-
-// logRangeRefusal reports whether err is an endpoint refusing an
-// eth_getLogs call for its block range or its result count. span is the
-// number of blocks the refusal suggests asking for (Infura's and Alchemy's
-// "[0x…, 0x…]", LlamaRPC's "retry with the range a-b") or else states, zero
-// when it names none; limit is a block-range limit the endpoint states,
-// which holds for every query, unlike a suggestion fitted to this query's
-// result count.
-func logRangeRefusal(err error) (span, limit uint64, ok bool) {
-	if err == nil {
-		return 0, 0, false
-	}
-	text := errText(err)
-	if !containsAny(text, logRangeWords) && !infuraRangeLimit.MatchString(text) {
-		return 0, 0, false
-	}
-	// In Alchemy's response-size refusal, "up to a 2K block range" is one
-	// of two ways to stay under its cap, not a limit of every query.
-	if !strings.Contains(text, "log response size exceeded") {
-		for _, re := range statedLimits {
-			if m := re.FindStringSubmatch(text); m != nil {
-				if n, ok := parseCount(m[1]); ok && n > 0 {
-					limit = n
-					break
-				}
-			}
-		}
-	}
-	for _, re := range []*regexp.Regexp{suggestedRange, retryRange} {
-		m := re.FindStringSubmatch(text)
-		if m == nil {
-			continue
-		}
-		base := 16
-		if re == retryRange {
-			base = 10
-		}
-		a, errA := strconv.ParseUint(m[1], base, 64)
-		b, errB := strconv.ParseUint(m[2], base, 64)
-		if errA == nil && errB == nil && b >= a {
-			return b - a + 1, limit, true
-		}
-	}
-	return limit, limit, true
-}
-
-// parseCount reads "10,000" or "2k".
-func parseCount(s string) (uint64, bool) {
-	s = strings.ReplaceAll(s, ",", "")
-	mult := uint64(1)
-	if strings.HasSuffix(s, "k") {
-		mult, s = 1000, strings.TrimSuffix(s, "k")
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || n > 1<<40 {
-		return 0, false
-	}
-	return n * mult, true
-}
-
-// BlockNumber returns the chain's head. It never returns a head lower
-// than one it returned before because the call moved to an endpoint that
-// lags: chainwatch would wait for blocks it has already read, and a
-// transaction's confirmations would go down. When the endpoint that
-// answered is more than MaxLag blocks behind another's last head, the
-// others are asked too and the calls move to the highest, so that they go
-// to an endpoint at the head; every HeadCheckInterval the others are asked
-// anyway, to learn which endpoints lag. Only when every endpoint reports a
-// head more than MaxLag blocks below the one returned has the chain itself
-// gone back (a restarted development chain, a deep reorg onto a shorter
-// branch), and then the lower head is returned. Every CompareInterval the
-// endpoints are compared first (compare).
-func (f *Failover) BlockNumber(ctx context.Context) (uint64, error) {
-	type answer struct {
-		n uint64
-		i int
-	}
-	if f.compareDue(f.CompareInterval) {
-		f.compare(ctx) // first: a node it sets aside gives no head
-	}
-	a, err := tryEach(ctx, f, func(i int, c *ethclient.Client) (answer, error) {
-		n, err := c.BlockNumber(ctx)
-		if err == nil {
-			f.reported(i, n)
-		}
-		return answer{n, i}, err
-	})
-	if err != nil {
-		return 0, err
-	}
-	n := a.n
-	if f.checkHeads(a.i) {
-		if m, j := f.headFromOthers(ctx, a.i); m > n && f.lagging(a.i) {
-			n = m
-			f.current.Store(int32(j))
-		}
-	}
-	return f.show(n), nil
-}
-
-// checkHeads reports whether BlockNumber, answered by endpoint i, should
-// ask the others for their heads: i lags, or they were last asked
-// HeadCheckInterval ago. One call at a time asks on schedule.
-func (f *Failover) checkHeads(i int) bool {
-	if len(f.clients) < 2 {
-		return false
-	}
-	lagging := f.lagging(i)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	now := f.clock()
-	if !lagging && (f.HeadCheckInterval <= 0 || now.Sub(f.headsChecked) < f.HeadCheckInterval) {
-		return false
-	}
-	f.headsChecked = now
-	return true
-}
-
-// headFromOthers asks the endpoints other than i for their heads, and
-// returns the highest and its endpoint (0 and i when none answers).
-func (f *Failover) headFromOthers(ctx context.Context, i int) (head uint64, at int) {
-	at = i
-	for j, c := range f.clients {
-		if j == i || f.benched(j) || !f.ledger().Usable(j) || f.check(ctx, j, c) != nil {
-			continue
-		}
-		f.Calls.Add(1)
-		n, err := c.BlockNumber(ctx)
-		if err != nil {
-			if f.rateLimited(j, err) {
-				observability.RPCRequests.WithLabelValues(f.Network, "rate_limited").Inc()
-			} else {
-				observability.RPCRequests.WithLabelValues(f.Network, "error").Inc()
-			}
-			continue
-		}
-		observability.RPCRequests.WithLabelValues(f.Network, "ok").Inc()
-		f.reported(j, n)
-		if n > head {
-			head, at = n, j
-		}
-	}
-	return head, at
-}
-
-// show returns the head BlockNumber reports for n (see BlockNumber).
-func (f *Failover) show(n uint64) uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	if n >= f.shown {
-		f.shown = n
-		return n
-	}
-	for i := range f.eps {
-		if h := f.eps[i].head; h > f.shown || f.shown-h <= f.MaxLag {
-			return f.shown
-		}
-	}
-	f.shown = max(n, f.best())
-	return f.shown
 }
 
 func (f *Failover) BlockByNumber(ctx context.Context, n *big.Int) (*types.Block, error) {
@@ -1008,163 +532,6 @@ func (f *Failover) HeaderByNumber(ctx context.Context, n *big.Int) (*types.Heade
 		}
 		return h, err
 	})
-}
-
-// FilterLogs returns the logs q matches. A query over a block range
-// (FromBlock and ToBlock numbers, no BlockHash) adapts to the providers'
-// eth_getLogs limits: when an endpoint refuses a range, by its block count
-// or by the number of results (see logRangeWords), the range is split,
-// to the span the refusal names or else in halves, down to single blocks,
-// and the parts' logs are concatenated in order. A refusal is not a
-// failure of the endpoint, so the call does not move to another; a single
-// block refused still is. The span that worked is remembered per endpoint
-// for the calls that follow, and after LogSpanGrowAfter successes twice
-// that span is tried again, never past a limit the endpoint stated nor
-// past the range asked.
-//
-// An endpoint is asked for logs up to a block only once it is known to
-// have that block: a node behind would answer without the logs of the
-// blocks it lacks, and chainwatch would miss their payments.
-func (f *Failover) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
-	if !rangeQuery(q) {
-		return try(ctx, f, func(c *ethclient.Client) ([]types.Log, error) { return c.FilterLogs(ctx, q) })
-	}
-	from, to := q.FromBlock.Uint64(), q.ToBlock.Uint64()
-	asked := to - from + 1
-	var logs []types.Log
-	for start := from; ; {
-		part, err := tryEach(ctx, f, func(i int, c *ethclient.Client) (logPart, error) {
-			return f.logsFrom(ctx, i, c, q, start, to, asked)
-		})
-		if err != nil {
-			return nil, err
-		}
-		logs = append(logs, part.logs...)
-		if part.end >= to {
-			return logs, nil
-		}
-		start = part.end + 1
-	}
-}
-
-// rangeQuery reports whether q asks for a range of block numbers, which
-// FilterLogs splits as the endpoints' limits ask.
-func rangeQuery(q ethereum.FilterQuery) bool {
-	return q.BlockHash == nil && q.FromBlock != nil && q.ToBlock != nil && q.FromBlock.Sign() >= 0 && q.ToBlock.Sign() >= 0 &&
-		q.ToBlock.IsUint64() && q.ToBlock.Cmp(q.FromBlock) >= 0
-}
-
-// logPart is the logs of the blocks up to end.
-type logPart struct {
-	logs []types.Log
-	end  uint64
-}
-
-// errLogsBehind says an endpoint does not have the last block of an
-// eth_getLogs range yet.
-var errLogsBehind = errors.New("the endpoint does not have the range's last block yet")
-
-// logsFrom reads endpoint i's logs of q from block start on, over as many
-// blocks up to `to` as its span allows, cutting the span at each refusal.
-func (f *Failover) logsFrom(ctx context.Context, i int, c *ethclient.Client, q ethereum.FilterQuery, start, to, asked uint64) (logPart, error) {
-	for {
-		span := f.logSpan(i, to-start+1)
-		end := start + span - 1
-		if err := f.reaches(ctx, i, c, end); err != nil {
-			return logPart{}, err
-		}
-		part := q
-		part.FromBlock, part.ToBlock = new(big.Int).SetUint64(start), new(big.Int).SetUint64(end)
-		logs, err := c.FilterLogs(ctx, part)
-		if err == nil {
-			f.logSpanWorked(i, span, asked)
-			return logPart{logs, end}, nil
-		}
-		fits, limit, refused := logRangeRefusal(err)
-		if !refused {
-			return logPart{}, err
-		}
-		observability.RPCRequests.WithLabelValues(f.Network, "range_refused").Inc()
-		if span == 1 {
-			return logPart{}, fmt.Errorf("eth_getLogs of block %d alone: %w", start, err)
-		}
-		f.cutLogSpan(i, span, fits, limit)
-		f.Calls.Add(1) // the next attempt
-	}
-}
-
-// reaches makes sure endpoint i has block n, asking for its head when the
-// one known is lower.
-func (f *Failover) reaches(ctx context.Context, i int, c *ethclient.Client, n uint64) error {
-	if f.headOf(i) >= n {
-		return nil
-	}
-	f.Calls.Add(1)
-	head, err := c.BlockNumber(ctx)
-	if err != nil {
-		return err
-	}
-	f.reported(i, head)
-	if head < n {
-		return fmt.Errorf("%s is at block %d, eth_getLogs asks up to %d: %w", hostOf(f.urls[i]), head, n, errLogsBehind)
-	}
-	return nil
-}
-
-// logSpan is the span of endpoint i's next eth_getLogs over remaining
-// blocks.
-func (f *Failover) logSpan(i int, remaining uint64) uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	if s := f.eps[i].logSpan; s > 0 && s < remaining {
-		return s
-	}
-	return remaining
-}
-
-// cutLogSpan records that endpoint i refused span blocks: the span drops
-// to the one the refusal suggested or stated (fits) when that is smaller,
-// else to half; a stated limit caps it for good.
-func (f *Failover) cutLogSpan(i int, span, fits, limit uint64) {
-	next := max(span/2, 1)
-	if fits > 0 && fits < span {
-		next = fits
-	}
-	f.mu.Lock()
-	f.init()
-	e := &f.eps[i]
-	if e.logSpan == 0 || next < e.logSpan {
-		e.logSpan = next
-	}
-	if limit > 0 && (e.logSpanCap == 0 || limit < e.logSpanCap) {
-		e.logSpanCap = limit
-	}
-	e.logSpanOK = 0
-	next = e.logSpan
-	f.mu.Unlock()
-	slog.Info("rpc endpoint refused an eth_getLogs range; the range is split", "network", f.Network,
-		"endpoint", hostOf(f.urls[i]), "refused", span, "span", next)
-}
-
-// logSpanWorked records that endpoint i served span blocks of a query
-// over asked blocks, and grows its span after LogSpanGrowAfter successes.
-func (f *Failover) logSpanWorked(i int, span, asked uint64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.init()
-	e := &f.eps[i]
-	if e.logSpan == 0 || span < e.logSpan || e.logSpan >= asked || e.logSpanCap > 0 && e.logSpan >= e.logSpanCap {
-		return // no limit met, a range's last part, or nothing to grow to
-	}
-	if e.logSpanOK++; e.logSpanOK < max(f.LogSpanGrowAfter, 1) {
-		return
-	}
-	e.logSpanOK = 0
-	e.logSpan = min(e.logSpan*2, asked)
-	if e.logSpanCap > 0 {
-		e.logSpan = min(e.logSpan, e.logSpanCap)
-	}
 }
 
 func (f *Failover) TransactionByHash(ctx context.Context, h common.Hash) (*types.Transaction, bool, error) {

@@ -191,14 +191,38 @@ func (p Plan) RelayerCost() *big.Int {
 // move it. It fails if the wallet does not derive an address as listed:
 // the key is then not the project's.
 func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) (Plan, error) {
-	c := cfg.Chain
 	p, chainNow, err := newPlan(ctx, cfg)
 	if err != nil {
 		return p, err
 	}
-	chainID, gasPrice := p.ChainID, p.GasPrice
-	methods := map[common.Address]Method{}
-	domains := map[common.Address]common.Hash{}
+	pl := &planner{cfg: cfg, p: &p, chainNow: chainNow}
+	if err := pl.readAssets(ctx, assets); err != nil {
+		return Plan{}, err
+	}
+	for _, a := range addrs {
+		if err := pl.address(ctx, a); err != nil {
+			return Plan{}, err
+		}
+	}
+	return p, nil
+}
+
+// planner makes a plan (MakePlan): the assets on the chain, sorted as
+// they are swept, and how each token moves.
+type planner struct {
+	cfg      Config
+	p        *Plan
+	chainNow time.Time
+	assets   []Asset
+	methods  map[common.Address]Method
+	domains  map[common.Address]common.Hash
+}
+
+// readAssets keeps the assets on this chain (a token without a contract
+// is a warning of the plan) and probes how each token moves.
+func (pl *planner) readAssets(ctx context.Context, assets []Asset) error {
+	c, cfg, p := pl.cfg.Chain, pl.cfg, pl.p
+	pl.methods, pl.domains = map[common.Address]Method{}, map[common.Address]common.Hash{}
 	var readable []Asset
 	for _, a := range assets {
 		if a.Native() {
@@ -206,13 +230,13 @@ func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) 
 			continue
 		}
 		if code, err := c.CodeAt(ctx, a.Token, nil); err != nil {
-			return Plan{}, fmt.Errorf("code of %s: %w", a.Symbol, err)
+			return fmt.Errorf("code of %s: %w", a.Symbol, err)
 		} else if len(code) == 0 {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s (%s): no contract at %s on this chain; not swept", a.Symbol, a.ID, a.Token))
 			continue
 		}
 		readable = append(readable, a)
-		m, d := probe(ctx, c, chainID, a.Token)
+		m, d := probe(ctx, c, p.ChainID, a.Token)
 		if m == Authorization && cfg.skip[Authorization] {
 			m = Transfer
 			if _, err := call[*big.Int](ctx, c, a.Token, "nonces", common.Address{1}); err == nil {
@@ -222,91 +246,121 @@ func MakePlan(ctx context.Context, cfg Config, addrs []Address, assets []Asset) 
 		if m == Permit && cfg.skip[Permit] {
 			m = Transfer
 		}
-		methods[a.Token], domains[a.Token] = m, d
+		pl.methods[a.Token], pl.domains[a.Token] = m, d
 	}
 	// Tokens first, the native coin last: a transfer's gas comes out of
 	// the native balance before the rest of it is swept.
-	assets = readable
-	sort.SliceStable(assets, func(i, j int) bool { return !assets[i].Native() && assets[j].Native() })
+	sort.SliceStable(readable, func(i, j int) bool { return !readable[i].Native() && readable[j].Native() })
+	pl.assets = readable
+	return nil
+}
 
-	for _, a := range addrs {
-		_, derived, err := cfg.Wallet.Key(a.Index)
+// address plans the steps of address a, one per asset it holds, after
+// checking that the wallet derives it.
+func (pl *planner) address(ctx context.Context, a Address) error {
+	c, cfg := pl.cfg.Chain, pl.cfg
+	_, derived, err := cfg.Wallet.Key(a.Index)
+	if err != nil {
+		return err
+	}
+	if derived != a.Address {
+		return fmt.Errorf("the key derives %s at index %d, not the listed %s: it is not this project's deposit key for this environment (the account key, m/44'/60'/0')", derived, a.Index, a.Address)
+	}
+	native, err := c.BalanceAt(ctx, a.Address, nil)
+	if err != nil {
+		return fmt.Errorf("balance of %s: %w", a.Address, err)
+	}
+	available := new(big.Int).Set(native)
+	for _, asset := range pl.assets {
+		balance := native
+		if !asset.Native() {
+			if balance, err = call[*big.Int](ctx, c, asset.Token, "balanceOf", a.Address); err != nil {
+				return fmt.Errorf("%s balance of %s: %w", asset.Symbol, a.Address, err)
+			}
+		}
+		if balance.Sign() == 0 {
+			continue
+		}
+		if !a.Ended {
+			pl.skip(a, asset, balance, "its session still takes payments: sweep it once the session has ended")
+			continue
+		}
+		step := Step{Index: a.Index, From: a.Address, Asset: asset, Amount: balance, TopUp: new(big.Int)}
+		var ok bool
+		if asset.Native() {
+			step, ok, err = pl.nativeStep(ctx, a, step, available)
+		} else {
+			step, ok, err = pl.tokenStep(ctx, a, step, available)
+		}
 		if err != nil {
-			return Plan{}, err
+			return err
 		}
-		if derived != a.Address {
-			return Plan{}, fmt.Errorf("the key derives %s at index %d, not the listed %s: it is not this project's deposit key for this environment (the account key, m/44'/60'/0')", derived, a.Index, a.Address)
-		}
-		native, err := c.BalanceAt(ctx, a.Address, nil)
-		if err != nil {
-			return Plan{}, fmt.Errorf("balance of %s: %w", a.Address, err)
-		}
-		available := new(big.Int).Set(native)
-		for _, asset := range assets {
-			balance := native
-			if !asset.Native() {
-				if balance, err = call[*big.Int](ctx, c, asset.Token, "balanceOf", a.Address); err != nil {
-					return Plan{}, fmt.Errorf("%s balance of %s: %w", asset.Symbol, a.Address, err)
-				}
-			}
-			if balance.Sign() == 0 {
-				continue
-			}
-			skip := func(amount *big.Int, reason string) {
-				p.Skipped = append(p.Skipped, Skip{Index: a.Index, From: a.Address, Asset: asset, Amount: amount, Reason: reason})
-			}
-			if !a.Ended {
-				skip(balance, "its session still takes payments: sweep it once the session has ended")
-				continue
-			}
-			step := Step{Index: a.Index, From: a.Address, Asset: asset, Amount: balance, TopUp: new(big.Int)}
-			switch {
-			case asset.Native():
-				gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &cfg.Destination, Value: big.NewInt(1)})
-				if err != nil {
-					return Plan{}, fmt.Errorf("gas of a native transfer to %s: %w", cfg.Destination, err)
-				}
-				fee := new(big.Int).Mul(new(big.Int).SetUint64(gas), gasPrice)
-				if available.Sign() == 0 {
-					continue
-				}
-				if available.Cmp(fee) <= 0 {
-					skip(new(big.Int).Set(available), "dust: less than the gas to move it")
-					continue
-				}
-				step.Method, step.Gas, step.Fee = Native, gas, fee
-				step.Amount = new(big.Int).Sub(available, fee)
-			default:
-				gas, err := c.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &asset.Token, Data: pack("transfer", cfg.Destination, balance)})
-				if err != nil {
-					skip(balance, "its transfer fails on chain: "+err.Error())
-					continue
-				}
-				if m := methods[asset.Token]; m != Transfer && cfg.Relayer != nil {
-					step.Method, step.domain, step.Gas = m, domains[asset.Token], relayedGas(m, gas)
-					step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(step.Gas), gasPrice)
-					break
-				}
-				step.Method, step.Gas = Transfer, gas
-				step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(gas), gasPrice)
-				if available.Cmp(step.Fee) >= 0 {
-					available.Sub(available, step.Fee)
-				} else if cfg.Relayer == nil {
-					skip(balance, fmt.Sprintf("needs %s wei of gas the address lacks: give a relayer", new(big.Int).Sub(step.Fee, available)))
-					continue
-				} else if chainNow.Before(a.LateUntil) {
-					skip(balance, "needs a gas top-up, which would count as a payment of its session until "+
-						a.LateUntil.UTC().Format(time.RFC3339)+": sweep it after that")
-					continue
-				} else {
-					step.TopUp.Sub(step.Fee, available)
-					available.SetUint64(0)
-				}
-			}
-			p.Steps = append(p.Steps, step)
+		if ok {
+			pl.p.Steps = append(pl.p.Steps, step)
 		}
 	}
-	return p, nil
+	return nil
+}
+
+// skip records that amount of asset stays at a, and why.
+func (pl *planner) skip(a Address, asset Asset, amount *big.Int, reason string) {
+	pl.p.Skipped = append(pl.p.Skipped, Skip{Index: a.Index, From: a.Address, Asset: asset, Amount: amount, Reason: reason})
+}
+
+// nativeStep plans the move of what is available of a's native coin,
+// less its gas; ok is false when nothing is to move.
+func (pl *planner) nativeStep(ctx context.Context, a Address, step Step, available *big.Int) (Step, bool, error) {
+	cfg := pl.cfg
+	gas, err := cfg.Chain.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &cfg.Destination, Value: big.NewInt(1)})
+	if err != nil {
+		return step, false, fmt.Errorf("gas of a native transfer to %s: %w", cfg.Destination, err)
+	}
+	fee := new(big.Int).Mul(new(big.Int).SetUint64(gas), pl.p.GasPrice)
+	if available.Sign() == 0 {
+		return step, false, nil
+	}
+	if available.Cmp(fee) <= 0 {
+		pl.skip(a, step.Asset, new(big.Int).Set(available), "dust: less than the gas to move it")
+		return step, false, nil
+	}
+	step.Method, step.Gas, step.Fee = Native, gas, fee
+	step.Amount = new(big.Int).Sub(available, fee)
+	return step, true, nil
+}
+
+// tokenStep plans the move of a's balance of a token (step.Amount): by
+// the token's own method with a relayer, else a transfer whose gas comes
+// out of what is available of the native coin, topped up by the relayer
+// when that is short; ok is false when the token stays.
+func (pl *planner) tokenStep(ctx context.Context, a Address, step Step, available *big.Int) (Step, bool, error) {
+	cfg, asset, balance, gasPrice := pl.cfg, step.Asset, step.Amount, pl.p.GasPrice
+	gas, err := cfg.Chain.EstimateGas(ctx, ethereum.CallMsg{From: a.Address, To: &asset.Token, Data: pack("transfer", cfg.Destination, balance)})
+	if err != nil {
+		pl.skip(a, asset, balance, "its transfer fails on chain: "+err.Error())
+		return step, false, nil
+	}
+	if m := pl.methods[asset.Token]; m != Transfer && cfg.Relayer != nil {
+		step.Method, step.domain, step.Gas = m, pl.domains[asset.Token], relayedGas(m, gas)
+		step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(step.Gas), gasPrice)
+		return step, true, nil
+	}
+	step.Method, step.Gas = Transfer, gas
+	step.Fee = new(big.Int).Mul(new(big.Int).SetUint64(gas), gasPrice)
+	switch {
+	case available.Cmp(step.Fee) >= 0:
+		available.Sub(available, step.Fee)
+	case cfg.Relayer == nil:
+		pl.skip(a, asset, balance, fmt.Sprintf("needs %s wei of gas the address lacks: give a relayer", new(big.Int).Sub(step.Fee, available)))
+		return step, false, nil
+	case pl.chainNow.Before(a.LateUntil):
+		pl.skip(a, asset, balance, "needs a gas top-up, which would count as a payment of its session until "+
+			a.LateUntil.UTC().Format(time.RFC3339)+": sweep it after that")
+		return step, false, nil
+	default:
+		step.TopUp.Sub(step.Fee, available)
+		available.SetUint64(0)
+	}
+	return step, true, nil
 }
 
 // newPlan starts a plan: the chain's ID, the gas price, the relayer's

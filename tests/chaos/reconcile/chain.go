@@ -19,6 +19,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
 )
@@ -91,20 +92,6 @@ type rpcTx struct {
 	From  common.Address  `json:"from"`
 	To    *common.Address `json:"to"`
 	Value *hexutil.Big    `json:"value"`
-}
-
-type rpcReceipt struct {
-	Status    hexutil.Uint64 `json:"status"`
-	BlockHash common.Hash    `json:"blockHash"`
-	Logs      []rpcLog       `json:"logs"`
-}
-
-type rpcLog struct {
-	Address  common.Address `json:"address"`
-	Topics   []common.Hash  `json:"topics"`
-	Data     hexutil.Bytes  `json:"data"`
-	LogIndex hexutil.Uint   `json:"logIndex"`
-	Removed  bool           `json:"removed"`
 }
 
 // errMoved means the chain changed under the reader (a reorg while
@@ -183,7 +170,7 @@ func readChain(ctx context.Context, c *rpc.Client, from uint64, watched, treasur
 		if len(b.Transactions) == 0 {
 			continue
 		}
-		receipts := make([]*rpcReceipt, len(b.Transactions))
+		receipts := make([]*types.Receipt, len(b.Transactions))
 		batch := make([]rpc.BatchElem, len(b.Transactions))
 		for i, tx := range b.Transactions {
 			batch[i] = rpc.BatchElem{Method: "eth_getTransactionReceipt", Args: []any{tx.Hash}, Result: &receipts[i]}
@@ -199,7 +186,7 @@ func readChain(ctx context.Context, c *rpc.Client, from uint64, watched, treasur
 			if r == nil || r.BlockHash != b.Hash {
 				return nil, fmt.Errorf("reconcile: receipt of %s is not in block %d: %w", tx.Hash, n, errMoved)
 			}
-			if r.Status != 1 {
+			if r.Status != types.ReceiptStatusSuccessful {
 				continue // reverted: it moved nothing
 			}
 			base := Transfer{TxHash: tx.Hash, Block: n, BlockHash: b.Hash, Time: uint64(b.Timestamp)}
@@ -218,7 +205,7 @@ func readChain(ctx context.Context, c *rpc.Client, from uint64, watched, treasur
 					continue
 				}
 				t := base
-				t.LogIndex, t.Amount = int(l.LogIndex), new(big.Int).SetBytes(l.Data)
+				t.LogIndex, t.Amount = int(l.Index), new(big.Int).SetBytes(l.Data)
 				switch {
 				case l.Topics[0] == transferTopic && isToken[l.Address] && len(l.Topics) == 3:
 					t.From, t.To, t.Token = topicAddress(l.Topics[1]), topicAddress(l.Topics[2]), l.Address

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rpc"
 )
 
@@ -18,7 +19,7 @@ import (
 // reconciler makes.
 type fakeNode struct {
 	blocks   []*rpcBlock
-	receipts map[common.Hash]*rpcReceipt
+	receipts map[common.Hash]*types.Receipt
 	native   map[common.Address]*big.Int
 	tokens   map[common.Address]*big.Int // balances in the one token
 }
@@ -33,7 +34,7 @@ func (n *fakeNode) GetBlockByNumber(num hexutil.Uint64, full bool) *rpcBlock {
 	return n.blocks[num]
 }
 
-func (n *fakeNode) GetTransactionReceipt(h common.Hash) *rpcReceipt { return n.receipts[h] }
+func (n *fakeNode) GetTransactionReceipt(h common.Hash) *types.Receipt { return n.receipts[h] }
 
 func (n *fakeNode) GetBalance(a common.Address, at string) *hexutil.Big {
 	if b, ok := n.native[a]; ok {
@@ -66,16 +67,16 @@ var (
 
 func hash(b byte) common.Hash { return common.BytesToHash([]byte{b}) }
 
-func transferLog(to common.Address, amount int64, index uint) rpcLog {
-	return rpcLog{Address: token, Topics: []common.Hash{transferTopic, common.BytesToHash(payer.Bytes()), common.BytesToHash(to.Bytes())},
-		Data: common.LeftPadBytes(big.NewInt(amount).Bytes(), 32), LogIndex: hexutil.Uint(index)}
+func transferLog(to common.Address, amount int64, index uint) *types.Log {
+	return &types.Log{Address: token, Topics: []common.Hash{transferTopic, common.BytesToHash(payer.Bytes()), common.BytesToHash(to.Bytes())},
+		Data: common.LeftPadBytes(big.NewInt(amount).Bytes(), 32), Index: index}
 }
 
 // handMadeChain: block 1 pays A 10 wei in full (and a reverted payment of
 // 99 wei); block 2 pays B twice in one transaction, 3 + 2 tokens of 5 due,
 // and a stranger once; block 3 pays C 7 wei through an internal call.
 func handMadeChain() *fakeNode {
-	n := &fakeNode{receipts: map[common.Hash]*rpcReceipt{}, native: map[common.Address]*big.Int{
+	n := &fakeNode{receipts: map[common.Hash]*types.Receipt{}, native: map[common.Address]*big.Int{
 		addrA: big.NewInt(10), addrC: big.NewInt(7)}, tokens: map[common.Address]*big.Int{addrB: big.NewInt(5)}}
 	block := func(num uint64, txs ...rpcTx) {
 		b := &rpcBlock{Number: hexutil.Uint64(num), Hash: hash(byte(100 + num)), Timestamp: hexutil.Uint64(expiry.Unix() - 100 + int64(num)),
@@ -85,8 +86,9 @@ func handMadeChain() *fakeNode {
 		}
 		n.blocks = append(n.blocks, b)
 	}
-	receipt := func(tx common.Hash, status uint64, logs ...rpcLog) {
-		n.receipts[tx] = &rpcReceipt{Status: hexutil.Uint64(status), BlockHash: n.blocks[len(n.blocks)-1].Hash, Logs: logs}
+	receipt := func(tx common.Hash, status uint64, logs ...*types.Log) {
+		// A node sends "logs": [] for a receipt without logs, never null.
+		n.receipts[tx] = &types.Receipt{Status: status, BlockHash: n.blocks[len(n.blocks)-1].Hash, Logs: append([]*types.Log{}, logs...)}
 	}
 	block(0)
 	block(1, rpcTx{Hash: hash(1), From: payer, To: &addrA, Value: (*hexutil.Big)(big.NewInt(10))},
@@ -96,8 +98,8 @@ func handMadeChain() *fakeNode {
 	block(2, rpcTx{Hash: hash(3), From: payer, To: &multisend, Value: (*hexutil.Big)(new(big.Int))})
 	receipt(hash(3), 1, transferLog(addrB, 3, 0), transferLog(addrB, 2, 1), transferLog(stranger, 4, 2))
 	block(3, rpcTx{Hash: hash(4), From: payer, To: &multisend, Value: (*hexutil.Big)(big.NewInt(7))})
-	receipt(hash(4), 1, rpcLog{Address: multisend, Topics: []common.Hash{nativeSentTopic, common.BytesToHash(addrC.Bytes())},
-		Data: common.LeftPadBytes(big.NewInt(7).Bytes(), 32), LogIndex: 0})
+	receipt(hash(4), 1, &types.Log{Address: multisend, Topics: []common.Hash{nativeSentTopic, common.BytesToHash(addrC.Bytes())},
+		Data: common.LeftPadBytes(big.NewInt(7).Bytes(), 32), Index: 0})
 	return n
 }
 
