@@ -468,7 +468,7 @@ func (svc Chains) reconcileSession(ctx context.Context, s payment.Session, repai
 		return nil, err
 	}
 	in := workflows.CheckoutSessionInput{Session: s, Settings: workflows.SessionSettings{CompleteOn: project.CompleteOn,
-		TolerancePercent: project.UnderpaymentTolerancePercent}, Version: workflows.SessionVersion}
+		TolerancePercent: project.UnderpaymentTolerancePercent}}
 	if _, err := svc.temporal.ExecuteWorkflow(ctx, workflows.CheckoutSessionStartOptions(s, plan.Title), workflows.CheckoutSession, in); err != nil {
 		f.Error = err.Error()
 	} else {

@@ -205,7 +205,7 @@ func (svc Checkout) walletAccountOnly(a payment.Asset) bool {
 // the workflow. Opening the same session again (a retry) records and
 // starts nothing new.
 func (svc Checkout) OpenSession(ctx context.Context, s payment.Session, planTitle string, settings workflows.SessionSettings) error {
-	return svc.starts.Open(ctx, workflows.CheckoutSessionInput{Session: s, Settings: settings, Version: workflows.SessionVersion}, planTitle)
+	return svc.starts.Open(ctx, workflows.CheckoutSessionInput{Session: s, Settings: settings}, planTitle)
 }
 
 // sessionWorkflow makes sure a session's workflow runs or ran before a

@@ -67,6 +67,15 @@ type Deps struct {
 	// bound. It applies to the whole process, from the first worker it
 	// starts.
 	WorkflowCacheSize int
+	// BuildID names the worker's version in the engine's worker deployment
+	// (DeploymentName); empty is BuildID(), the release and revision of
+	// this binary. The dev stack names one for every build of a release.
+	BuildID string
+	// Promote, when set, makes the worker's version the deployment's
+	// current one once it polls, unless a later release's is
+	// (WORKER_PROMOTE=auto, the default; manual leaves that to `paymentsd
+	// admin worker-deployment --set-current`).
+	Promote bool
 	// Logger logs the worker's start and its troubles; nil is slog's
 	// default.
 	Logger *slog.Logger
@@ -149,7 +158,11 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 		sdkworker.SetStickyWorkflowCacheSize(d.WorkflowCacheSize)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	r := &Running{worker: New(d.Temporal, d.Activities(), d.StopTimeout), cancel: cancel, unregister: func() {}}
+	buildID := d.BuildID
+	if buildID == "" {
+		buildID = BuildID()
+	}
+	r := &Running{worker: New(d.Temporal, d.Activities(), d.StopTimeout, buildID), cancel: cancel, unregister: func() {}}
 	if err := r.worker.Start(); err != nil {
 		cancel()
 		return nil, fmt.Errorf("start worker: %w", err)
@@ -159,6 +172,11 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 			r.Stop()
 		}
 	}()
+	if d.Promote {
+		// In the background: the version is registered by the worker's
+		// first polls, and Temporal keeps the tasks meanwhile.
+		r.goBackground(func() { promote(runCtx, d.Temporal, buildID, log) })
+	}
 	if err := StartChainwatch(ctx, d.Temporal, slices.Sorted(maps.Keys(d.Chains))); err != nil {
 		return nil, err
 	}
@@ -191,7 +209,8 @@ func Start(ctx context.Context, d Deps) (_ *Running, err error) {
 			}
 		})
 	}
-	log.Info("worker running", "namespace", d.Namespace, "networks", slices.Sorted(maps.Keys(d.Chains)))
+	log.Info("worker running", "namespace", d.Namespace, "networks", slices.Sorted(maps.Keys(d.Chains)),
+		"deployment", DeploymentName, "buildId", buildID)
 	return r, nil
 }
 

@@ -15,19 +15,26 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // New returns a worker with the engine's workflows and activities
-// registered; the caller starts and stops it. Stopped, it takes no new
-// task and gives its running activities stopTimeout to finish before
-// cancelling them (a cancelled activity is retried on another worker).
-func New(c client.Client, acts *activities.Activities, stopTimeout time.Duration) sdkworker.Worker {
+// registered; the caller starts and stops it. It is a version of the
+// engine's worker deployment, named by buildID (BuildID when empty): a
+// new execution is pinned to the version that starts it or moves up to
+// each new current one, by its type (workflows.Definitions). Stopped, it
+// takes no new task and gives its running activities stopTimeout to
+// finish before cancelling them (a cancelled activity is retried on
+// another worker of its version).
+func New(c client.Client, acts *activities.Activities, stopTimeout time.Duration, buildID string) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
 		WorkflowTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
 		WorkerStopTimeout:          stopTimeout,
+		DeploymentOptions: sdkworker.DeploymentOptions{UseVersioning: true, Version: deploymentVersion(buildID),
+			DefaultVersioningBehavior: workflow.VersioningBehaviorPinned},
 	})
 	Register(w, acts)
 	return w

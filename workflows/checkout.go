@@ -108,16 +108,13 @@ type CheckoutSessionInput struct {
 	Session  payment.Session
 	Settings SessionSettings
 	// Version is the workflow's version of ChangeOneWorkflowPerPayment,
-	// set by whoever starts it (SessionVersion). A session started without
-	// it asks workflow.GetVersion, as before: v0.1.0's sessions replay at
-	// the default version. In the input, the version costs the session no
-	// marker and no TemporalChangeVersion upsert (a visibility write, and
-	// a billed action on Temporal Cloud).
+	// as the starters set it before the engine used Worker Versioning.
+	//
+	// Deprecated: kept to decode the executions started with it; a
+	// starter sets none, and a session's workflow takes its version from
+	// the release that started it (sessionVersion, versions.go).
 	Version workflow.Version `json:",omitempty"`
 }
-
-// SessionVersion is the version a session's workflow starts at.
-const SessionVersion workflow.Version = 1
 
 // CheckoutSession drives one checkout session, whose row the API recorded
 // before starting it (package internal/sessionstart): it makes sure a transaction workflow follows each payment to its deposit
@@ -128,8 +125,8 @@ const SessionVersion workflow.Version = 1
 // and until every transaction is final.
 func CheckoutSession(ctx workflow.Context, in CheckoutSessionInput) error {
 	ctx = withLocalActivityOptions(ctx)
-	if in.Version == workflow.DefaultVersion {
-		in.Version = workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1)
+	if in.Version < 1 { // none: zero when decoded
+		in.Version = sessionVersion(ctx)
 	}
 	cs := newCheckoutSession(ctx, in)
 	if err := cs.setHandlers(ctx); err != nil {

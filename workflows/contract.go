@@ -160,34 +160,54 @@ const (
 	ActivitySettleSession = "SettleSession"
 )
 
-// Definition is a workflow type: the name it is registered under and its
-// function.
+// Definition is a workflow type: the name it is registered under, its
+// function, and how its executions move between the releases of the
+// engine's worker deployment (docs/decisions.md, "Worker Versioning").
 type Definition struct {
 	Name string
 	Func any
+	// Versioning is the type's versioning behaviour. Pinned: an execution
+	// runs to its end on the release that started it, so a later release
+	// may change it freely. AutoUpgrade: it moves to each new current
+	// release at its next workflow task, so a change to it still goes
+	// behind workflow.GetVersion; for the types that run for good or wait
+	// on someone else for days, which would otherwise keep an old release
+	// running.
+	Versioning workflow.VersioningBehavior
 }
 
 // Definitions lists every workflow type of the engine. The worker
 // registers them all, and the replay test replays a recorded history of
 // each.
 func Definitions() []Definition {
+	const (
+		pinned      = workflow.VersioningBehaviorPinned
+		autoUpgrade = workflow.VersioningBehaviorAutoUpgrade
+	)
 	return []Definition{
-		{WorkflowCheckoutSession, CheckoutSession},
-		{WorkflowTransaction, Transaction},
-		{WorkflowChainwatch, Chainwatch},
-		{WorkflowWebhookDelivery, WebhookDelivery},
-		{WorkflowWebhookDispatcher, WebhookDispatcher},
-		{WorkflowRescan, Rescan},
-		{WorkflowOutgoing, Outgoing},
-		{WorkflowFinalityWatch, FinalityWatch},
+		// A session lives for its lifetime and late-payment window, a
+		// transaction until it is final, a rescan for its range: bounded.
+		{WorkflowCheckoutSession, CheckoutSession, pinned},
+		{WorkflowTransaction, Transaction, pinned},
+		{WorkflowRescan, Rescan, pinned},
+		// One per network, continuing as new for good.
+		{WorkflowChainwatch, Chainwatch, autoUpgrade},
+		{WorkflowFinalityWatch, FinalityWatch, autoUpgrade},
+		// One, for good.
+		{WorkflowWebhookDispatcher, WebhookDispatcher, autoUpgrade},
+		// Retries a failing endpoint for about three days.
+		{WorkflowWebhookDelivery, WebhookDelivery, autoUpgrade},
+		// Waits for the merchant's signer to send the refund or payout,
+		// for as long as that takes.
+		{WorkflowOutgoing, Outgoing, autoUpgrade},
 	}
 }
 
-// Register registers every workflow under its name on a worker, a replayer
-// or a test environment.
+// Register registers every workflow under its name, with its versioning
+// behaviour, on a worker, a replayer or a test environment.
 func Register(r worker.WorkflowRegistry) {
 	for _, d := range Definitions() {
-		r.RegisterWorkflowWithOptions(d.Func, workflow.RegisterOptions{Name: d.Name})
+		r.RegisterWorkflowWithOptions(d.Func, workflow.RegisterOptions{Name: d.Name, VersioningBehavior: d.Versioning})
 	}
 }
 

@@ -1,5 +1,11 @@
 package workflows
 
+import (
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+)
+
 // Change IDs for workflow.GetVersion live here, one constant per change to
 // a workflow's logic that running executions must replay around. v0.1.0 is
 // the replay floor: every execution started before it has ended. A change
@@ -12,9 +18,11 @@ package workflows
 // passed their expiry or late-payment window (SignalScanned), and a session
 // waits for that word instead of reading the scan's progress from the
 // database; a session that completes or is canceled stops its expiry timer.
-// A session's workflow started with CheckoutSessionInput.Version set takes
-// its version from there and records no marker; one started without it
-// (by v0.1.0, or from a start queued before the upgrade) asks GetVersion.
+// A session's workflow takes version 1 without a marker when its first
+// workflow task was completed by a release's worker deployment
+// (sessionVersion), or when its input says so (CheckoutSessionInput.Version,
+// set by the starters before the engine used Worker Versioning); else, as
+// v0.1.0's sessions, it asks GetVersion.
 const ChangeOneWorkflowPerPayment = "one-workflow-per-payment"
 
 // ChangeSignalsFromScan (version 1): chainwatch's scan activity signals the
@@ -35,3 +43,35 @@ const ChangeSignalsFromScan = "signals-from-scan"
 // for a sweep (the HurrySessionStart(s) local activities, still registered
 // for the runs that started before).
 const ChangeSignalWithStart = "signal-with-start"
+
+// BuildID is the build ID of a release's workers in the engine's worker
+// deployment: the release and the VCS revision it was built from,
+// "v0.2.0+1a2b3c…" (a "v" is put before a release that lacks one). Every
+// build ID it gives starts with "v"; v0.1.0's unversioned workers recorded
+// their binary's checksum, hexadecimal, as theirs.
+func BuildID(release, revision string) string {
+	return "v" + strings.TrimPrefix(release, "v") + "+" + revision
+}
+
+// FromWorkerDeployment tells whether a build ID recorded in a history is
+// one BuildID gave: the workflow task was completed by a release's worker
+// deployment, not by v0.1.0's unversioned workers (their binary's
+// checksum) nor by the SDK's test environment (none).
+func FromWorkerDeployment(buildID string) bool {
+	return strings.HasPrefix(buildID, "v")
+}
+
+// sessionVersion is the version of ChangeOneWorkflowPerPayment of a
+// session's workflow whose input carries none. The build ID of the worker
+// that completed its first workflow task is in the history (the SDK reads
+// it back on a replay), so it decides as a marker would, at no cost: a
+// session a release's worker deployment started takes version 1, the
+// version every release since v0.1.0 starts sessions at; one that v0.1.0's
+// workers started asks GetVersion, which finds no marker in its history
+// and answers the default version, as before.
+func sessionVersion(ctx workflow.Context) workflow.Version {
+	if FromWorkerDeployment(workflow.GetInfo(ctx).GetCurrentBuildID()) {
+		return 1
+	}
+	return workflow.GetVersion(ctx, ChangeOneWorkflowPerPayment, workflow.DefaultVersion, 1)
+}

@@ -21,7 +21,8 @@ const adminUsage = `usage: paymentsd admin create-project --name NAME [--json]
        paymentsd admin rescan --network KEY --from B --to B
        paymentsd admin reseal-webhook-secrets [--batch N]
        paymentsd admin reconcile [--project ID] [--repair] [--json]
-       paymentsd admin create-user --email E [--owner-of proj_…]   (the password from stdin)`
+       paymentsd admin create-user --email E [--owner-of proj_…]   (the password from stdin)
+       paymentsd admin worker-deployment [--set-current BUILD_ID]`
 
 // runAdmin runs the admin command args name; each lives in a file of its
 // own (admin_*.go).
@@ -46,6 +47,8 @@ func runAdmin(ctx context.Context, args []string) error {
 		return runCreateUser(ctx, os.Stdin, os.Stdout, args)
 	case "reseal-webhook-secrets":
 		return runResealWebhookSecrets(ctx, os.Stdout, args)
+	case "worker-deployment":
+		return runWorkerDeployment(ctx, os.Stdout, args)
 	default:
 		return errors.New(adminUsage)
 	}

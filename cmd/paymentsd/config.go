@@ -67,6 +67,11 @@ type config struct {
 	// activities finish (WORKER_STOP_TIMEOUT, default 30s); keep it below
 	// the platform's grace period (Kubernetes: terminationGracePeriodSeconds).
 	WorkerStopTimeout time.Duration
+	// WorkerPromote makes a starting worker's version the worker
+	// deployment's current one unless a later release's is
+	// (WORKER_PROMOTE=auto, the default); manual leaves it to `paymentsd
+	// admin worker-deployment --set-current`.
+	WorkerPromote bool
 	// WorkflowCacheSize bounds the workflows a worker process keeps in
 	// memory between their tasks (WORKER_WORKFLOW_CACHE_SIZE, default
 	// worker.DefaultWorkflowCacheSize).
@@ -249,6 +254,13 @@ func (c *config) loadTimeouts() error {
 	}
 	if c.ReauthWindow, err = time.ParseDuration(env("REAUTH_WINDOW", "10m")); err != nil || c.ReauthWindow < time.Minute || c.ReauthWindow > 12*time.Hour {
 		return fmt.Errorf("REAUTH_WINDOW: want a duration from 1m to 12h, such as 10m")
+	}
+	switch v := env("WORKER_PROMOTE", "auto"); v {
+	case "auto":
+		c.WorkerPromote = true
+	case "manual":
+	default:
+		return fmt.Errorf("WORKER_PROMOTE: want auto or manual, not %q", v)
 	}
 	if c.WorkerStopTimeout, err = time.ParseDuration(env("WORKER_STOP_TIMEOUT", "30s")); err != nil || c.WorkerStopTimeout < 0 || c.WorkerStopTimeout > 10*time.Minute {
 		return fmt.Errorf("WORKER_STOP_TIMEOUT: want a duration from 0s to 10m, such as 30s")

@@ -44,6 +44,10 @@ commands:
                                seal every webhook secret again under the newest
                                key of WEBHOOK_SECRET_KEY, so older keys can go
                                (docs/operations.md; safe to run twice)
+  admin worker-deployment [--set-current BUILD_ID]
+                               print the worker deployment's current version and
+                               each version's drainage, or make a version current
+                               (a rollback; docs/operations.md)
   sweep --project ID --network KEY --rpc URL --to ADDRESS --key-file FILE [--execute]
                                move the funds of the deposit addresses to one
                                address, signing here with the deposit key's xprv

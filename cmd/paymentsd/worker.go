@@ -34,5 +34,6 @@ func runWorker(ctx context.Context) error {
 		StopTimeout:       c.WorkerStopTimeout,
 		StaleAfter:        c.MoneyOutStaleAfter,
 		WorkflowCacheSize: c.WorkflowCacheSize,
+		Promote:           c.WorkerPromote,
 	})
 }

@@ -15,12 +15,14 @@ import (
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/internal/version"
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/worker"
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // StackConfig configures a Stack. DatabaseURL is required; the rest has
@@ -94,6 +96,13 @@ type Stack struct {
 	closers []func()
 }
 
+// DevBuildID is the dev stack's worker's build ID: one for every build of
+// the release, so the executions a `make dev` started go on on the code of
+// its next start (as they did before the engine used Worker Versioning;
+// a change that breaks their replay shows then), instead of waiting,
+// pinned, for a build that is gone.
+func DevBuildID() string { return workflows.BuildID(version.Version, "dev") }
+
 // DevAssets are the dev chain's assets: its USDC, and its native coin
 // priced by its feed.
 func DevAssets(c *devchain.Chain) []payment.Asset {
@@ -166,7 +175,7 @@ func StartStack(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	// (AllowPrivate, unless the caller delivers with its own client).
 	s.worker = worker.Deps{Store: s.Store, Temporal: s.Temporal, Chains: s.Chains, Webhooks: worker.Webhooks{
 		Sealer: s.Sealer, Client: cfg.WebhookClient, AllowPrivate: true, DisableAfter: cfg.WebhookDisableAfter, Shape: cfg.Shape},
-		StaleAfter: cfg.MoneyOutStaleAfter}
+		StaleAfter: cfg.MoneyOutStaleAfter, BuildID: DevBuildID(), Promote: true}
 	if err := s.StartWorker(); err != nil {
 		return nil, err
 	}

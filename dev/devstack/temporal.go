@@ -201,6 +201,13 @@ func startServer(conf *config.Config, apiKey string) (srv temporal.Server, err e
 		temporal.WithLogger(quietLogger{log.NewNoopLogger()}),
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+			// A worker deployment version no longer current says it is
+			// drained within seconds of its last pinned execution's end,
+			// not the production server's minutes (3 of grace for
+			// visibility, then a check every 3): the upgrade test waits
+			// for it.
+			dynamicconfig.VersionDrainageStatusVisibilityGracePeriod.Key(): []dynamicconfig.ConstrainedValue{{Value: 2 * time.Second}},
+			dynamicconfig.VersionDrainageStatusRefreshInterval.Key():       []dynamicconfig.ConstrainedValue{{Value: 2 * time.Second}},
 		}),
 	}
 	if apiKey != "" {

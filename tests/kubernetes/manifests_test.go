@@ -28,6 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
+
+	"github.com/paymentsd/paymentsd/internal/version"
 )
 
 const dir = "../../deploy/kubernetes"
@@ -108,7 +110,7 @@ func selects(t *testing.T, what string, sel map[string]string, pod map[string]st
 
 func TestTheManifestsDecodeStrictlyAndHoldTogether(t *testing.T) {
 	objs, monitors := objects(t)
-	api, worker := deployment(t, objs, "paymentsd-api"), deployment(t, objs, "paymentsd-worker")
+	api, worker := deployment(t, objs, "paymentsd-api"), deployment(t, objs, "paymentsd-worker-"+version.Version)
 	for _, d := range []*appsv1.Deployment{api, worker} {
 		pod := d.Spec.Template
 		selects(t, d.Name+"'s selector", d.Spec.Selector.MatchLabels, pod.Labels)
@@ -155,10 +157,15 @@ func TestTheManifestsDecodeStrictlyAndHoldTogether(t *testing.T) {
 			t.Errorf("WORKER_STOP_TIMEOUT %s: want a duration below the grace period (%ds), for the kubelet not to kill running activities", e.Value, *g)
 		}
 	}
-	// The previous release's workers stop before the new ones start: they
-	// may not replay the new workflow code's histories.
-	if s := worker.Spec.Strategy.Type; s != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("the worker's strategy is %s; want Recreate", s)
+	// A Deployment per release, which the next release's starts beside:
+	// its pods are one version of the worker deployment, and roll among
+	// themselves without a pause.
+	if v := worker.Spec.Selector.MatchLabels["app.kubernetes.io/version"]; v != version.Version {
+		t.Errorf("the worker's Deployment selects the release %q; want its own, %s, apart from the next release's pods", v, version.Version)
+	}
+	if s := worker.Spec.Strategy; s.Type != appsv1.RollingUpdateDeploymentStrategyType || s.RollingUpdate == nil ||
+		s.RollingUpdate.MaxUnavailable == nil || s.RollingUpdate.MaxUnavailable.IntValue() != 0 {
+		t.Errorf("the worker's strategy is %+v; want RollingUpdate with no pod unavailable", s)
 	}
 	for _, o := range objs {
 		switch v := o.(type) {

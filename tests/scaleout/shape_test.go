@@ -9,6 +9,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/ratelimit/redistest"
 	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/tests/prodshape"
 )
 
@@ -30,8 +31,15 @@ func headBinary(t testing.TB, ctx context.Context) string {
 // end, with the processes' logs in the test's output if it failed.
 func startShape(t testing.TB, ctx context.Context, strict, accounts int, bin string, env ...string) *prodshape.Shape {
 	t.Helper()
+	return startShapeOf(t, ctx, strict, accounts, bin, nil, env...)
+}
+
+// startShapeOf is startShape with the project's settings changed by
+// project before any process starts.
+func startShapeOf(t testing.TB, ctx context.Context, strict, accounts int, bin string, project func(*payment.Project), env ...string) *prodshape.Shape {
+	t.Helper()
 	redis := redistest.Start(t)
-	sh, err := prodshape.Start(ctx, prodshape.Options{Bin: bin, Dir: t.TempDir(), APIs: 2, Workers: 2, Accounts: accounts,
+	sh, err := prodshape.Start(ctx, prodshape.Options{Bin: bin, Dir: t.TempDir(), APIs: 2, Workers: 2, Accounts: accounts, Project: project,
 		RedisAddr: redis.Addr, Env: append([]string{"RATE_LIMIT_STRICT=" + strconv.Itoa(strict), "RATE_LIMIT_RELAXED=100000",
 			"RATE_LIMIT_SEMI_RELAXED=1000", "RATE_LIMIT_STANDARD=1000", "RATE_LIMIT_MODERATE=1000",
 			"RATE_LIMIT_STRICT_API_KEY=" + strconv.Itoa(keyedSessions)}, env...)})

@@ -8,14 +8,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
+	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/tests/prodshape"
+	"github.com/paymentsd/paymentsd/worker"
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // lastRelease is the latest release (CHANGELOG.md) and its commit, whose
@@ -65,16 +72,26 @@ func releaseBinary(t *testing.T, ctx context.Context) string {
 // An upgrade from the last release as docs/operations.md tells it, with
 // payments in flight at every step: the new schema migrated first, under
 // the last release's APIs and workers (they run on it); the workers
-// replaced (stopped, then the new ones started), the last release's APIs
-// still serving; then the APIs rolled one at a time. A session opened on
-// the last release and paid on this one completes, and the reverse: every
-// payment is recorded once, every event reaches the merchant.
+// replaced (the last release's are unversioned: this code's take their
+// executions over as the worker deployment's current version), the last
+// release's APIs still serving; then the APIs rolled one at a time. A
+// session opened on the last release and paid on this one completes, and
+// the reverse; the sessions started after the upgrade are pinned to this
+// code's build and record no version marker. Then a next release's
+// workers (this code built as v0.1.1) start beside them and take the new
+// sessions, while a session opened before finishes on this code's
+// workers, whose version then drains and which stop. Every payment is
+// recorded once, every event reaches the merchant.
 func TestAnUpgradeFromTheLastRelease(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	old, head := releaseBinary(t, ctx), headBinary(t, ctx)
-	const n = 6
-	sh := startShape(t, ctx, 1000, n, old)
+	next := nextReleaseBinary(t, ctx, "v0.1.1")
+	headBuild, nextBuild := buildID(t, head), buildID(t, next)
+	const n = 8
+	// Sessions of two minutes with no late-payment window: a version's
+	// pinned sessions end, and it drains, within the test.
+	sh := startShapeOf(t, ctx, 1000, n, old, func(p *payment.Project) { p.LatePaymentWindow = 0 }, "SESSION_LIFETIME=2m")
 	receiver := newReceiver(t)
 	planID := merchant(t, sh, sh.APIs[0], receiver, "*")
 	type opened struct{ token, id, address, due string }
@@ -97,6 +114,19 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 		r := call(t, api, http.MethodGet, "/api/v1/checkout/sessions/"+open[i].token, "", nil)
 		return r.Status == http.StatusOK && r.Data["status"] == "completed"
 	}
+	tc, err := client.Dial(client.Options{HostPort: sh.Temporal.Address, Namespace: sh.Temporal.Namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	deployment := tc.WorkerDeploymentClient().GetHandle(worker.DeploymentName)
+	current := func() string {
+		d, err := deployment.Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+		if err != nil || d.Info.RoutingConfig.CurrentVersion == nil {
+			return ""
+		}
+		return d.Info.RoutingConfig.CurrentVersion.BuildID
+	}
 
 	// The last release on this schema: one session paid and completed,
 	// two opened and left for later.
@@ -106,11 +136,13 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 	pay(0)
 	waitFor(t, ctx, "the last release completing a session on this schema", func() bool { return completed(sh.APIs[1], 0) })
 
-	// The workers replaced: the last release's stopped, this code's started.
+	// The workers replaced: the last release's stopped, this code's
+	// started; their version becomes the deployment's current one.
 	for i, w := range sh.Workers {
 		must(t, w.Stop())
 		sh.Workers[i] = startWorker(t, sh, head, fmt.Sprintf("worker%d-new", i+1))
 	}
+	waitFor(t, ctx, "this code's version current", func() bool { return current() == headBuild })
 	pay(1) // opened on the last release, paid on this code's workers
 	openOn(sh.APIs[1])
 	pay(3) // opened on the last release's API, run by this code's workers
@@ -124,7 +156,6 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 	pay(2)
 	pay(4)
 	pay(5)
-
 	waitFor(t, ctx, "every session completed", func() bool {
 		for i := range open {
 			if !completed(sh.APIs[i%2], i) {
@@ -133,6 +164,53 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 		}
 		return true
 	})
+	// Every session that ran since is now this code's: those the last
+	// release started moved to it at their next task (session 0, completed
+	// on the last release, has had none: it waits for its expiry), those
+	// started since are pinned to it from their start, at the version this
+	// code starts sessions at, without a marker.
+	for i := 1; i < len(open); i++ {
+		pinnedTo(t, ctx, tc, open[i].id, headBuild)
+	}
+	for _, s := range open[3:] {
+		noVersionMarker(t, ctx, tc, s.id)
+	}
+
+	// The next release beside this one: its workers start, their version
+	// becomes current and takes the new sessions; a session opened before
+	// stays on this code's workers and completes there.
+	openOn(sh.APIs[0]) // 6, pinned to this code's version
+	for i := range 2 {
+		sh.Workers = append(sh.Workers, startWorker(t, sh, next, fmt.Sprintf("worker%d-next", i+1)))
+	}
+	waitFor(t, ctx, "the next release's version current", func() bool { return current() == nextBuild })
+	pay(6)
+	openOn(sh.APIs[1]) // 7, pinned to the next release's version
+	pay(7)
+	waitFor(t, ctx, "the sessions opened around the next release completed", func() bool {
+		return completed(sh.APIs[0], 6) && completed(sh.APIs[1], 7)
+	})
+	pinnedTo(t, ctx, tc, open[6].id, headBuild)
+	pinnedTo(t, ctx, tc, open[7].id, nextBuild)
+	noVersionMarker(t, ctx, tc, open[7].id)
+
+	// This code's version drains as its sessions end; then its workers
+	// stop, and the next release's carry on alone.
+	waitFor(t, ctx, "this code's version drained", func() bool {
+		d, err := deployment.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: headBuild})
+		return err == nil && d.Info.DrainageInfo != nil && d.Info.DrainageInfo.DrainageStatus == client.WorkerDeploymentVersionDrainageStatusDrained
+	})
+	for _, w := range sh.Workers[:2] {
+		must(t, w.Stop())
+	}
+	// Drained: every session of this code's version (all but the last,
+	// the next release's, which may still be open) has ended.
+	for i := range open[:len(open)-1] {
+		if d := describe(t, ctx, tc, open[i].id); d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+			t.Errorf("session %d's workflow is %s once its version drained; want completed", i, d.GetWorkflowExecutionInfo().GetStatus())
+		}
+	}
+
 	for _, s := range open {
 		var txs, finalized int
 		if err := sh.DB.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'finalized') FROM transactions
@@ -151,6 +229,67 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 	}
 	if n := receiver.BadSignatures(); n > 0 {
 		t.Errorf("%d deliveries failed signature verification", n)
+	}
+}
+
+// nextReleaseBinary builds this code as the release named, standing for
+// the release after it.
+func nextReleaseBinary(t *testing.T, ctx context.Context, release string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "paymentsd-"+release)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin,
+		"-ldflags", "-X github.com/paymentsd/paymentsd/internal/version.Version="+release, "github.com/paymentsd/paymentsd/cmd/paymentsd")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", release, err, out)
+	}
+	return bin
+}
+
+// buildID is the build ID bin's workers give their version, read from
+// `paymentsd version` ("paymentsd v0.1.0 (revision …)").
+func buildID(t *testing.T, bin string) string {
+	t.Helper()
+	out, err := exec.Command(bin, "version").Output()
+	m := regexp.MustCompile(`paymentsd (\S+) \(revision (\S+)\)`).FindStringSubmatch(string(out))
+	if err != nil || m == nil {
+		t.Fatalf("%s version: %v %q", bin, err, out)
+	}
+	return workflows.BuildID(m[1], m[2])
+}
+
+func describe(t *testing.T, ctx context.Context, tc client.Client, sessionID string) *workflowservice.DescribeWorkflowExecutionResponse {
+	t.Helper()
+	d, err := tc.DescribeWorkflowExecution(ctx, workflows.CheckoutSessionWorkflowID(sessionID), "")
+	if err != nil {
+		t.Fatalf("describe session %s's workflow: %v", sessionID, err)
+	}
+	return d
+}
+
+// pinnedTo checks that a session's workflow is pinned to the version of
+// build buildID of the engine's worker deployment.
+func pinnedTo(t *testing.T, ctx context.Context, tc client.Client, sessionID, buildID string) {
+	t.Helper()
+	v := describe(t, ctx, tc, sessionID).GetWorkflowExecutionInfo().GetVersioningInfo()
+	if v.GetBehavior() != enumspb.VERSIONING_BEHAVIOR_PINNED || v.GetDeploymentVersion().GetDeploymentName() != worker.DeploymentName ||
+		v.GetDeploymentVersion().GetBuildId() != buildID {
+		t.Errorf("session %s's workflow: %s on %s; want pinned to %s:%s", sessionID, v.GetBehavior(), v.GetDeploymentVersion(), worker.DeploymentName, buildID)
+	}
+}
+
+// noVersionMarker checks that a session's workflow recorded no
+// GetVersion marker: its version came from its worker deployment version.
+func noVersionMarker(t *testing.T, ctx context.Context, tc client.Client, sessionID string) {
+	t.Helper()
+	it := tc.GetWorkflowHistory(ctx, workflows.CheckoutSessionWorkflowID(sessionID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.GetEventType() == enumspb.EVENT_TYPE_MARKER_RECORDED && e.GetMarkerRecordedEventAttributes().GetMarkerName() == "Version" {
+			t.Errorf("session %s's workflow recorded a version marker (event %d)", sessionID, e.GetEventId())
+		}
 	}
 }
 
