@@ -47,6 +47,7 @@ func status(code int, header ...string) func(http.ResponseWriter) {
 }
 
 func TestWebhookDeliveryRetries(t *testing.T) {
+	// not a wait: a receiver that answers after the client's 300 ms timeout
 	slow := func(w http.ResponseWriter) { time.Sleep(time.Second); w.WriteHeader(200) }
 	cases := []struct {
 		name         string
