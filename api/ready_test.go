@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/internal/version"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -62,7 +63,7 @@ func rpcNode(t *testing.T, chainID int64) (url string, heads *atomic.Int64) {
 		result := fmt.Sprintf(`"0x%x"`, chainID)
 		if req.Method == "eth_blockNumber" {
 			heads.Add(1)
-			time.Sleep(50 * time.Millisecond) // a node that takes its time
+			time.Sleep(50 * time.Millisecond) // not a wait: a node that takes its time, so that probes overlap
 			result = `"0x10"`
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -172,16 +173,17 @@ func TestMetricsOnTheirOwnAddress(t *testing.T) {
 		<-done
 	}()
 	get := func(url string) int {
-		for range 100 {
+		code := 0
+		testwait.Until(t, 5*time.Second, func() (bool, string) {
 			res, err := http.Get(url)
-			if err == nil {
-				res.Body.Close()
-				return res.StatusCode
+			if err != nil {
+				return false, fmt.Sprintf("GET %s: %v", url, err)
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("GET %s: no answer", url)
-		return 0
+			res.Body.Close()
+			code = res.StatusCode
+			return true, ""
+		})
+		return code
 	}
 	if code := get("http://" + metricsAddr + "/metrics"); code != http.StatusOK {
 		t.Errorf("GET /metrics on METRICS_ADDR: %d; want 200", code)

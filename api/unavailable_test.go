@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -128,14 +129,11 @@ func TestTheDatabaseDownIsServiceUnavailable(t *testing.T) {
 	// connection the pool held from before may fail it once more).
 	link.up(t)
 	defer link.down()
-	for try := 1; ; try++ {
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
 		res, body := get()
-		if res.StatusCode == http.StatusOK {
-			break
+		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("with the database back: %d %v", res.StatusCode, body)
 		}
-		if res.StatusCode != http.StatusServiceUnavailable || try == 3 {
-			t.Fatalf("with the database back, try %d: %d %v", try, res.StatusCode, body)
-		}
-		time.Sleep(time.Second)
-	}
+		return res.StatusCode == http.StatusOK, fmt.Sprintf("with the database back: %d %v", res.StatusCode, body)
+	})
 }

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,7 +25,7 @@ import (
 // scripted is a receiver that answers each delivery with the next step.
 type scripted struct {
 	mu    sync.Mutex
-	steps []func(http.ResponseWriter)
+	steps []func(http.ResponseWriter, *http.Request)
 	hits  int
 }
 
@@ -33,11 +34,11 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	step := s.steps[min(s.hits, len(s.steps)-1)]
 	s.hits++
 	s.mu.Unlock()
-	step(w)
+	step(w, r)
 }
 
-func status(code int, header ...string) func(http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
+func status(code int, header ...string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
 		for i := 0; i+1 < len(header); i += 2 {
 			w.Header().Set(header[i], header[i+1])
 		}
@@ -47,10 +48,16 @@ func status(code int, header ...string) func(http.ResponseWriter) {
 }
 
 func TestWebhookDeliveryRetries(t *testing.T) {
-	slow := func(w http.ResponseWriter) { time.Sleep(time.Second); w.WriteHeader(200) }
+	// A receiver that never answers in time: it holds the request until the
+	// client gives up (its 300 ms timeout), which the server notices once
+	// the body is read.
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}
 	cases := []struct {
 		name         string
-		steps        []func(http.ResponseWriter)
+		steps        []func(http.ResponseWriter, *http.Request)
 		disableAfter time.Duration
 		attempts     int
 		delivered    bool
@@ -62,20 +69,20 @@ func TestWebhookDeliveryRetries(t *testing.T) {
 		// on from its second wait.
 		takeOver bool
 	}{
-		{"500, 500, then 200", []func(http.ResponseWriter){status(500), status(500), status(200)}, 0, 3, true, false,
+		{"500, 500, then 200", []func(http.ResponseWriter, *http.Request){status(500), status(500), status(200)}, 0, 3, true, false,
 			[]time.Duration{5 * time.Second, 5 * time.Minute}, false},
-		{"429 with Retry-After", []func(http.ResponseWriter){status(429, "Retry-After", "120"), status(200)}, 0, 2, true, false,
+		{"429 with Retry-After", []func(http.ResponseWriter, *http.Request){status(429, "Retry-After", "120"), status(200)}, 0, 2, true, false,
 			[]time.Duration{120 * time.Second}, false},
-		{"410 disables the endpoint", []func(http.ResponseWriter){status(410)}, 0, 1, false, true, nil, false},
-		{"a timeout is a failure", []func(http.ResponseWriter){slow, status(200)}, 0, 2, true, false, []time.Duration{5 * time.Second}, false},
-		{"a redirect is a failure", []func(http.ResponseWriter){status(302, "Location", "http://127.0.0.1:1/"), status(204)}, 0, 2, true, false,
+		{"410 disables the endpoint", []func(http.ResponseWriter, *http.Request){status(410)}, 0, 1, false, true, nil, false},
+		{"a timeout is a failure", []func(http.ResponseWriter, *http.Request){slow, status(200)}, 0, 2, true, false, []time.Duration{5 * time.Second}, false},
+		{"a redirect is a failure", []func(http.ResponseWriter, *http.Request){status(302, "Location", "http://127.0.0.1:1/"), status(204)}, 0, 2, true, false,
 			[]time.Duration{5 * time.Second}, false},
 		// Failing since the first attempt, the endpoint is disabled at the
 		// third (5 minutes later): the fourth attempt finds it disabled and
 		// sends nothing.
-		{"failing for DisableAfter disables", []func(http.ResponseWriter){status(500)}, time.Minute, 4, false, true,
+		{"failing for DisableAfter disables", []func(http.ResponseWriter, *http.Request){status(500)}, time.Minute, 4, false, true,
 			[]time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute}, false},
-		{"after the dispatcher's first attempt", []func(http.ResponseWriter){status(500), status(500), status(200)}, 0, 3, true, false,
+		{"after the dispatcher's first attempt", []func(http.ResponseWriter, *http.Request){status(500), status(500), status(200)}, 0, 3, true, false,
 			[]time.Duration{5 * time.Minute, 30 * time.Minute}, true},
 	}
 	for _, c := range cases {

@@ -31,7 +31,7 @@ func TestStartingProcessWaitsForItsDatabase(t *testing.T) {
 	behind.Host = down
 	const restart = 1500 * time.Millisecond
 	go func() {
-		time.Sleep(restart)
+		time.Sleep(restart) // not a wait: the database is down this long, which the process must wait out
 		ln, err := net.Listen("tcp", down)
 		if err != nil {
 			t.Error(err)

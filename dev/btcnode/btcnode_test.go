@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // A payment to a deposit address derived from a merchant's vpub: in the
@@ -99,13 +101,9 @@ func TestAPeerFollowsTheNetworkAndRestarts(t *testing.T) {
 		pool, err := n.Client.GetRawMempool()
 		return err == nil && slices.ContainsFunc(pool, func(p *chainhash.Hash) bool { return *p == h })
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !inPool(merchant, second.TxHash()) {
-		if time.Now().After(deadline) {
-			t.Fatal("the network did not relay the payment to the merchant's node")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		return inPool(merchant, second.TxHash()), "the network did not relay the payment to the merchant's node"
+	})
 
 	if err := merchant.Restart(ctx, 100*time.Millisecond); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package devchain
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 func startChain(t *testing.T, cfg Config) (*Chain, context.Context) {
@@ -435,20 +437,13 @@ func TestBlockInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.Until(t, 5*time.Second, func() (bool, string) {
 		n, err := ec.BlockNumber(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n >= start+3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("head went from %d to %d in 5s with a 200ms interval", start, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return n >= start+3, fmt.Sprintf("head went from %d to %d with a 200ms interval", start, n)
+	})
 
 	// Commit and sends race the miner safely, and WaitMined needs no Commit.
 	var wg sync.WaitGroup

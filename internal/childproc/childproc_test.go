@@ -12,11 +12,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // When CHILDPROC_PARENT is set the test binary is the parent: it starts a
-// child as the dev stack starts btcd, prints the child's pid and waits to
-// be killed.
+// child as the dev stack starts btcd, prints the child's pid and waits on
+// the child (five minutes), to be killed before then.
 func TestMain(m *testing.M) {
 	if sig := os.Getenv("CHILDPROC_PARENT"); sig != "" {
 		n, _ := strconv.Atoi(sig)
@@ -26,7 +28,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println(cmd.Process.Pid)
-		time.Sleep(5 * time.Minute)
+		_ = cmd.Wait()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -72,13 +74,9 @@ func TestAKilledParentLeavesNoChild(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = parent.Wait()
-			deadline := time.Now().Add(5 * time.Second)
-			for alive(child) {
-				if time.Now().After(deadline) {
-					t.Fatalf("the child %d still runs 5s after its parent was killed", child)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			testwait.Until(t, 5*time.Second, func() (bool, string) {
+				return !alive(child), fmt.Sprintf("the child %d still runs after its parent was killed", child)
+			})
 		})
 	}
 }
@@ -103,7 +101,7 @@ func TestWithoutTieTheChildOutlivesItsParent(t *testing.T) {
 	defer syscall.Kill(child, syscall.SIGKILL)
 	_ = sh.Process.Signal(syscall.SIGKILL)
 	_ = sh.Wait()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // not a wait: time for a death that must not come (the tied child's comes within it)
 	if !alive(child) {
 		t.Fatal("an untied child died with its parent: the test above proves nothing")
 	}

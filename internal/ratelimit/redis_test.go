@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/ratelimit/redistest"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/redis/go-redis/v9"
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
@@ -71,12 +72,18 @@ func TestTakeUpToTokensThenRefillAfterInterval(t *testing.T) {
 		t.Fatalf("another key: remaining %d, ok %v, err %v; want %d, true", remaining, ok, err, tokens-1)
 	}
 
-	time.Sleep(time.Until(end) + 10*time.Millisecond) // not a wait: the window has to end for the bucket to refill
-	_, remaining, r, ok, err = st.Take(ctx, "ip:192.0.2.1")
-	if err != nil {
-		t.Fatal(err)
+	// Refused until the window ends, then the bucket is full again.
+	testwait.Until(t, 10*interval, func() (bool, string) {
+		_, remaining, r, ok, err = st.Take(ctx, "ip:192.0.2.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok, fmt.Sprintf("still refused %s after the window's end", time.Since(end))
+	})
+	if time.Now().Before(end.Add(-20 * time.Millisecond)) {
+		t.Fatalf("the bucket refilled before its window ended at %s", end.Format(time.RFC3339Nano))
 	}
-	if !ok || remaining != tokens-1 {
+	if remaining != tokens-1 {
 		t.Fatalf("take in the next window = (remaining %d, ok %v), want (%d, true)", remaining, ok, tokens-1)
 	}
 	// Windows follow each other from the first: the next ends a whole
@@ -263,10 +270,13 @@ func TestDocumentedSemanticsWhereMemorystoreDiffers(t *testing.T) {
 	if _, remaining, err := st.Get(ctx, "spent"); err != nil || remaining != 0 {
 		t.Fatalf("spent bucket: remaining %d, err %v; want 0", remaining, err)
 	}
-	time.Sleep(interval + 20*time.Millisecond) // not a wait: a window has to pass
-	if _, remaining, err := st.Get(ctx, "spent"); err != nil || remaining != tokens {
-		t.Fatalf("a window later: remaining %d, err %v; want %d", remaining, err, tokens)
-	}
+	testwait.Until(t, 10*interval, func() (bool, string) {
+		_, remaining, err := st.Get(ctx, "spent")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return remaining == tokens, fmt.Sprintf("a window later: remaining %d; want %d", remaining, tokens)
+	})
 }
 
 // Buckets expire once idle, and a bucket Set with a longer interval lives
@@ -294,10 +304,13 @@ func TestIdleBucketsExpire(t *testing.T) {
 		t.Fatalf("bucket set for an hour: TTL %s, err %v; want about an hour", ttl, err)
 	}
 
-	time.Sleep(interval + 50*time.Millisecond) // not a wait: the bucket has to sit idle past its TTL
-	if n, err := client.Exists(ctx, "rl:strict:ip:203.0.113.9").Result(); err != nil || n != 0 {
-		t.Fatalf("idle bucket still there after its TTL: exists %d, err %v", n, err)
-	}
+	testwait.Until(t, 10*interval, func() (bool, string) {
+		n, err := client.Exists(ctx, "rl:strict:ip:203.0.113.9").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 0, fmt.Sprintf("idle bucket still there %s after its TTL", 10*interval)
+	})
 	if _, remaining, _, ok, err := st.Take(ctx, "ip:203.0.113.9"); err != nil || !ok || remaining != 4 {
 		t.Fatalf("take after expiry: remaining %d, ok %v, err %v; want a new bucket (4 left)", remaining, ok, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paymentsd/paymentsd/internal/sessionstart"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -97,19 +99,12 @@ func (f *fakeTemporal) setDown(down bool) {
 // sessions opened while Temporal was down have failed.
 func (f *fakeTemporal) refused(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
 		f.mu.Lock()
 		attempts := f.attempts
 		f.mu.Unlock()
-		if attempts >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d starts attempted, want %d", attempts, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return attempts >= n, fmt.Sprintf("%d starts attempted, want %d", attempts, n)
+	})
 }
 
 // workflow returns the input of a session's running workflow.
@@ -176,13 +171,9 @@ func TestOpenRecordsTheSessionAndStartsItsWorkflow(t *testing.T) {
 	if s, err := st.Checkout().SessionByID(context.Background(), in.Session.ID); err != nil || s.Status != payment.SessionOpen {
 		t.Fatalf("session = %s (%v); want open, readable once Open returns", s.Status, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for pending(t, st, in.Session.ID) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the background start did not happen")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
+		return pending(t, st, in.Session.ID) == 0, "the background start did not happen"
+	})
 	got, ok := fake.workflow(in.Session.ID)
 	if !ok || got.Session.ID != in.Session.ID || got.Settings.CompleteOn != payment.TxFinalized {
 		t.Fatalf("workflow started with %+v (%v)", got, ok)
@@ -200,18 +191,14 @@ func TestBackgroundStartsGiveWayToCreations(t *testing.T) {
 	if err := s.Open(context.Background(), in, "P"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // not a wait: time for a start that must not happen while the creation is under way
 	if _, ok := fake.workflow(in.Session.ID); ok {
 		t.Fatal("the workflow started while a creation was under way")
 	}
 	done()
-	deadline := time.Now().Add(5 * time.Second)
-	for pending(t, st, in.Session.ID) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the background start did not follow the creation")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, 5*time.Second, func() (bool, string) {
+		return pending(t, st, in.Session.ID) == 0, "the background start did not follow the creation"
+	})
 	if _, ok := fake.workflow(in.Session.ID); !ok {
 		t.Fatal("no workflow started")
 	}

@@ -35,6 +35,15 @@ func Until(t testing.TB, timeout time.Duration, cond func() (done bool, state st
 	}
 }
 
+// For calls cond until it reports true, for at most timeout, and reports
+// whether it did: Until for a harness with no test to fail, which returns
+// an error of its own instead (a proxy listening again, a server started
+// for a test).
+func For(timeout time.Duration, cond func() bool) bool {
+	_, ok := poll(nil, timeout, func() (bool, string) { return cond(), "" })
+	return ok
+}
+
 // poll is Until without the failure: it reports whether cond was met and
 // the state cond last described.
 func poll(t testing.TB, timeout time.Duration, cond func() (bool, string)) (string, bool) {
@@ -56,7 +65,8 @@ func poll(t testing.TB, timeout time.Duration, cond func() (bool, string)) (stri
 	}
 }
 
-// testDeadline is the deadline of a *testing.T (benchmarks have none).
+// testDeadline is the deadline of a *testing.T (benchmarks and For have
+// none).
 func testDeadline(t testing.TB) (time.Time, bool) {
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		return d.Deadline()

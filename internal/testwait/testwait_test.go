@@ -8,15 +8,29 @@ import (
 )
 
 func TestUntilReturnsOnceTheConditionHolds(t *testing.T) {
+	// The other side takes its time: the condition holds at the fifth ask.
 	var calls atomic.Int32
-	go func() {
-		time.Sleep(30 * time.Millisecond) // the other side takes its time
-		calls.Store(100)
-	}()
 	start := time.Now()
-	Until(t, 5*time.Second, func() (bool, string) { return calls.Load() == 100, "" })
+	Until(t, 5*time.Second, func() (bool, string) { return calls.Add(1) == 5, "" })
+	if n := calls.Load(); n != 5 {
+		t.Fatalf("asked %d times for a condition met at the fifth ask", n)
+	}
 	if waited := time.Since(start); waited > time.Second {
-		t.Fatalf("waited %v for a condition met after 30ms", waited)
+		t.Fatalf("waited %v for a condition met at the fifth ask", waited)
+	}
+}
+
+func TestForReportsWhetherTheConditionHeld(t *testing.T) {
+	n := 0
+	if !For(5*time.Second, func() bool { n++; return n == 3 }) || n != 3 {
+		t.Fatalf("a condition met at the third ask: reported unmet, or asked %d times", n)
+	}
+	start := time.Now()
+	if For(30*time.Millisecond, func() bool { return false }) {
+		t.Fatal("a condition never met was reported met")
+	}
+	if waited := time.Since(start); waited < 30*time.Millisecond || waited > time.Second {
+		t.Fatalf("gave up after %v, want about 30ms", waited)
 	}
 }
 

@@ -241,9 +241,14 @@ func TestAReusedHashClosesOneItemOnly(t *testing.T) {
 	refusedWith(t, "the same hash on a second payout alike", res, raw, "txHash", "is counted for")
 	tally.add("money out: a reused hash", "a second item of the same project: refused (422)")
 
-	// Nothing moved but the victim's payout, and the scans (blocks go on)
-	// do not give the transfer to another item either.
-	time.Sleep(3 * time.Second)
+	// Nothing moved but the victim's payout, and the scans do not give the
+	// transfer to another item either: by the time the payout is final,
+	// they have read the transfer's block and the blocks of its finality.
+	testwait.Until(t, 60*time.Second, func() (bool, string) {
+		p := mustJSON(t, http.StatusOK)(call(t, "GET", victimPath, w.victim.SandboxKey, nil, nil))
+		return p["status"] == "finalized" && strings.EqualFold(str(p["txHash"]), h.Hex()),
+			fmt.Sprintf("the victim's payout is %v with %v", p["status"], p["txHash"])
+	})
 	for _, it := range []struct {
 		what, path string
 		tn         tenant
@@ -253,11 +258,6 @@ func TestAReusedHashClosesOneItemOnly(t *testing.T) {
 			t.Errorf("%s is %v with %v; want awaiting_signature with no transaction", it.what, got["status"], got["txHash"])
 		}
 	}
-	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		p := mustJSON(t, http.StatusOK)(call(t, "GET", victimPath, w.victim.SandboxKey, nil, nil))
-		return p["status"] == "finalized" && strings.EqualFold(str(p["txHash"]), h.Hex()),
-			fmt.Sprintf("the victim's payout is %v with %v", p["status"], p["txHash"])
-	})
 }
 
 // A refund to a deposit address would come back as money in: a refund of

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -192,16 +193,10 @@ func BenchmarkPaidSessionCost(b *testing.B) {
 // waitStarted waits until a session's workflow has started (the sweep of
 // session starts makes it, shortly after the row).
 func waitStarted(b *testing.B, c client.Client, id string) {
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := c.DescribeWorkflowExecution(context.Background(), id, ""); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("workflow %s not started", id)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(b, time.Minute, func() (bool, string) {
+		_, err := c.DescribeWorkflowExecution(context.Background(), id, "")
+		return err == nil, fmt.Sprintf("workflow %s not started: %v", id, err)
+	})
 }
 
 // BenchmarkOutgoingTransferCost counts what one refund or payout costs in

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // tcpProxy forwards TCP connections from its address to a target: it
@@ -120,12 +121,9 @@ func (p *tcpProxy) Restore() error {
 	var err error
 	// The address was the proxy's a moment ago; retry briefly should the
 	// kernel not have released it yet.
-	for range 50 {
-		if ln, err = net.Listen("tcp", p.Addr); err == nil {
-			p.serve(ln)
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
+	if testwait.For(5*time.Second, func() bool { ln, err = net.Listen("tcp", p.Addr); return err == nil }) {
+		p.serve(ln)
+		return nil
 	}
 	return err
 }

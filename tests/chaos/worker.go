@@ -81,7 +81,7 @@ func (w *workerProcess) spawn() error {
 
 func (w *workerProcess) restartAfter(old *exec.Cmd, pause time.Duration) {
 	start := time.Now()
-	time.Sleep(pause)
+	time.Sleep(pause) // not a wait: a service manager's pause before it restarts a crashed worker
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped || w.cmd != old {

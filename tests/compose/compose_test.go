@@ -1,7 +1,7 @@
 // Package compose reads docker-compose.yml as a user's docker compose
 // would, and holds it to what running it needs: images pinned, a health
 // check on every long-running service, one-shot set-up services finished
-// before what needs them, and the configuration the README documents.
+// before what needs them, and the configuration docs/configuration.md documents.
 package compose
 
 import (
@@ -99,16 +99,16 @@ func TestTheComposeFileRunsAsDocumented(t *testing.T) {
 	}
 }
 
-// Every variable the api and the worker are given is one the README's
-// configuration documents.
+// Every variable the api and the worker are given is one the
+// configuration reference (docs/configuration.md) documents.
 func TestTheComposeFilesVariablesAreDocumented(t *testing.T) {
 	services := load(t)
-	readme, err := os.ReadFile("../../README.md")
+	reference, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(string(reference), -1) {
 		documented[m[1]] = true
 	}
 	for _, name := range []string{"api", "worker", "migrate"} {
@@ -122,7 +122,7 @@ func TestTheComposeFilesVariablesAreDocumented(t *testing.T) {
 		slices.Sort(vars)
 		for _, v := range vars {
 			if !documented[v] {
-				t.Errorf("%s is given %s, which README.md does not document", name, v)
+				t.Errorf("%s is given %s, which docs/configuration.md does not document", name, v)
 			}
 		}
 	}

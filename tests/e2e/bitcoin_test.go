@@ -450,7 +450,7 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 
 	late := openSession(t, short.URL, keys, "5", devstack.BitcoinAsset)
 	// Expiry is decided by the chain's time: a block past it tells.
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond) // not a wait: the session's expiry has to pass before that block
 	if _, err := node.Mine(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 	// unexpected: recorded for the merchant, counted for no session.
 	shortLateWindow(t, keys.id)
 	ended := openSession(t, short.URL, keys, "7", devstack.BitcoinAsset)
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond) // not a wait: the session's expiry has to pass before the block that tells it
 	if _, err := node.Mine(ctx, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -22,6 +24,24 @@ var (
 func submit(t *testing.T, base string, cs map[string]any, hash common.Hash) response {
 	t.Helper()
 	return post(t, base, "/api/v1/checkout/sessions/"+str(cs["token"])+"/payments", "", map[string]any{"network": "devnet", "txHash": hash.Hex()})
+}
+
+// blocksGoBy waits until the dev chain has mined n blocks past its head
+// now.
+func blocksGoBy(t *testing.T, n uint64) {
+	t.Helper()
+	head := func() uint64 {
+		h, err := chain.Client().BlockNumber(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	from := head()
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		at := head()
+		return at >= from+n, fmt.Sprintf("the chain went from block %d to %d, want %d more", from, at, n)
+	})
 }
 
 // sessionTransactions returns the transactions a session's public view lists.
@@ -69,7 +89,7 @@ func TestHashSubmittedBeforeTheNodeSawItCountsWhenMined(t *testing.T) {
 	}
 	// The receipt is checked every block; several go by with no node
 	// knowing the hash, and the claim stays pending.
-	time.Sleep(3 * time.Second) // not a wait: blocks have to go by
+	blocksGoBy(t, 8)
 	if txs := sessionTransactions(t, ts.URL, cs); len(txs) != 1 || txs[0]["status"] != "pending" {
 		t.Fatalf("before broadcast: %v", txs)
 	}

@@ -64,7 +64,15 @@ func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
 		}
 	}
 	recordClosedHistory(t, workflows.RescanStartOptions(workflows.RescanInput{Network: "devnet", From: block - 1, To: block + 1}).ID, "rescan")
-	time.Sleep(time.Second) // not a wait: time for the sessions to count the reports again, were they to
+	// The session's workflow has taken the rescans' reports: it has no task
+	// left to run, so a second count would show now.
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		d, err := temporal.DescribeWorkflowExecution(ctx, workflows.CheckoutSessionWorkflowID(str(cs["id"])), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.GetPendingWorkflowTask() == nil, fmt.Sprintf("the session's workflow has a task pending: %v", d.GetPendingWorkflowTask())
+	})
 	txs := sessionTransactions(t, ts.URL, cs)
 	s := get(t, ts.URL, "/api/v1/checkout/sessions/"+str(cs["token"]), "").data()
 	if len(txs) != 1 || s["status"] != "completed" || s["amountPaidUsd"] != "6.00" || s["exception"] != nil {

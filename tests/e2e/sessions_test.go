@@ -144,7 +144,10 @@ func TestCheckoutSessionValidation(t *testing.T) {
 	if ok.data()["amountUsd"] != "42.50" {
 		t.Fatalf("variable amount = %v", ok.data()["amountUsd"])
 	}
-	time.Sleep(1600 * time.Millisecond) // not a wait: the plan's expiry has to pass
+	testwait.Until(t, 10*time.Second, func() (bool, string) {
+		plan := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans/"+expiring, p.SandboxKey).data()
+		return plan["status"] == "expired", fmt.Sprintf("the plan past its expiresAt is %v", plan["status"])
+	})
 	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": expiring})
 	if r.Status != 422 || r.detailFields()[0] != "paymentPlanId" {
 		t.Fatalf("expired plan: %s", r.Raw)

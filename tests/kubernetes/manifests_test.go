@@ -206,16 +206,16 @@ func TestTheManifestsDecodeStrictlyAndHoldTogether(t *testing.T) {
 	}
 }
 
-// Every variable the manifests set is one the README's configuration
-// documents.
+// Every variable the manifests set is one the configuration reference
+// (docs/configuration.md) documents.
 func TestTheManifestsVariablesAreDocumented(t *testing.T) {
 	objs, _ := objects(t)
-	readme, err := os.ReadFile("../../README.md")
+	reference, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(string(readme), -1) {
+	for _, m := range regexp.MustCompile("`([A-Z][A-Z0-9_]+)`").FindAllStringSubmatch(string(reference), -1) {
 		documented[m[1]] = true
 	}
 	var vars []string
@@ -233,7 +233,7 @@ func TestTheManifestsVariablesAreDocumented(t *testing.T) {
 	}
 	for _, v := range vars {
 		if name := strings.TrimSuffix(v, "_FILE"); !documented[v] && !documented[name] {
-			t.Errorf("the manifests set %s, which README.md does not document", v)
+			t.Errorf("the manifests set %s, which docs/configuration.md does not document", v)
 		}
 	}
 }

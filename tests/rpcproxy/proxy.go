@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // Stats counts what the proxy did.
@@ -119,13 +121,7 @@ func (p *Proxy) Up() error {
 	}
 	var ln net.Listener
 	var err error
-	for attempt := 0; attempt < 50; attempt++ {
-		if ln, err = net.Listen("tcp", p.addr); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
+	if !testwait.For(5*time.Second, func() bool { ln, err = net.Listen("tcp", p.addr); return err == nil }) {
 		return fmt.Errorf("rpcproxy: listen again on %s: %w", p.addr, err)
 	}
 	p.down = false

@@ -84,7 +84,6 @@ func TestProxyForwardsFailsAndGoesDown(t *testing.T) {
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("down: %v, want connection refused", err)
 	}
-	time.Sleep(20 * time.Millisecond)
 	if err := p.Up(); err != nil {
 		t.Fatal(err)
 	}

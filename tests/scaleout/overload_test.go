@@ -185,6 +185,7 @@ func openWithRetries(ctx context.Context, t *testing.T, client *http.Client, bas
 			return id
 		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+			// not a wait: a client backs off as long as Retry-After asks, which is what the test holds the API to
 			time.Sleep(time.Duration(max(secs, 1)) * time.Second)
 		default:
 			t.Errorf("key %d: %d %s", i, res.Status, res.Raw)

@@ -134,6 +134,7 @@ func (l *load) open(ctx context.Context, n int) {
 		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			l.refused.Add(1)
 			secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+			// not a wait: a client backs off as long as Retry-After asks, as the load's clients are to
 			time.Sleep(time.Duration(max(secs, 1)) * time.Second)
 		default:
 			l.fail("open %s: %d %.200s", key, res.Status, res.Raw)

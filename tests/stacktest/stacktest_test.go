@@ -13,6 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/devstack"
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // A stack that cannot start returns the error that stopped it, having
@@ -58,14 +59,11 @@ func TestTheStacksMetricsHaveTheTemporalSDKs(t *testing.T) {
 	defer a.Close()
 	ts := httptest.NewServer(a.Handler())
 	defer ts.Close()
-	var metrics string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		metrics = scrape(t, ts.URL+"/metrics")
-		if strings.Contains(metrics, "\ntemporal_request") && strings.Contains(metrics, "\ntemporal_workflow_task_") {
-			return
-		}
-	}
-	t.Fatalf("no temporal_request and temporal_workflow_task_ series on /metrics:\n%s", metrics)
+	testwait.Until(t, 30*time.Second, func() (bool, string) {
+		metrics := scrape(t, ts.URL+"/metrics")
+		return strings.Contains(metrics, "\ntemporal_request") && strings.Contains(metrics, "\ntemporal_workflow_task_"),
+			fmt.Sprintf("no temporal_request and temporal_workflow_task_ series on /metrics:\n%s", metrics)
+	})
 }
 
 func scrape(t *testing.T, url string) string {

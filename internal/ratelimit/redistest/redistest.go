@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/paymentsd/paymentsd/internal/testwait"
 )
 
 // Server is a redis-server of the test's own, on a free port, without
@@ -66,24 +68,27 @@ func tryStartRedis(tb testing.TB, bin string) (*Server, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer client.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var exit, pingErr error
+	up := testwait.For(10*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := client.Ping(ctx).Err()
+		pingErr = client.Ping(ctx).Err()
 		cancel()
-		if err == nil {
-			break
+		if pingErr == nil {
+			return true
 		}
 		select {
-		case werr := <-exited:
-			return nil, fmt.Errorf("redis-server exited (%v):\n%s", werr, out.String())
+		case exit = <-exited:
+			return true
 		default:
+			return false
 		}
-		if time.Now().After(deadline) {
-			stop()
-			return nil, fmt.Errorf("redis-server on %s does not answer PING: %v\n%s", addr, err, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	})
+	switch {
+	case up && pingErr != nil:
+		return nil, fmt.Errorf("redis-server exited (%v):\n%s", exit, out.String())
+	case !up:
+		stop()
+		return nil, fmt.Errorf("redis-server on %s does not answer PING: %v\n%s", addr, pingErr, out.String())
 	}
 	tb.Cleanup(stop)
 	return &Server{Addr: addr}, nil
