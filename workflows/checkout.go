@@ -524,7 +524,7 @@ func (cs *checkoutSession) waitLateScan(ctx workflow.Context) {
 func (cs *checkoutSession) onTransfer(ctx workflow.Context, p SessionTransfer) error {
 	key := p.TransferKey()
 	if cs.seen[key] {
-		if cs.v >= 1 && p.Source == SourceRescan && p.Solo && !cs.inline[p.Key()] {
+		if cs.v >= 1 && p.Source == SourceRescan && p.PaysSessionAlone && !cs.inline[p.Key()] {
 			// An operator's rescan, after the database was restored
 			// behind Temporal: one more look at a payment this workflow
 			// followed records it again if the records lost it (its line
@@ -547,7 +547,7 @@ func (cs *checkoutSession) onTransfer(ctx workflow.Context, p SessionTransfer) e
 	switch in := (TransactionInput{Transfer: p, Session: cs.s}); {
 	case cs.inline[p.Key()]:
 		// Followed here already: its next look records this transfer too.
-	case cs.v >= 1 && p.Solo && !slices.Contains(cs.claimed, p.TxHash):
+	case cs.v >= 1 && p.PaysSessionAlone && !slices.Contains(cs.claimed, p.TxHash):
 		cs.followInline(ctx, in)
 	default:
 		if err := cs.follow(ctx, in); err != nil {
