@@ -21,15 +21,15 @@ func TestATransferCarriesItsTransactionsTransfersOnlyWhenThoseAreAll(t *testing.
 		transfer("0xc", 0, "s3"), // pays s3 alone, in a block not traced
 		transfer("0xd", 0, ""),   // pays a shared recipient no session holds
 	}
-	workflows.MarkSolo(ts)
+	workflows.MarkPaysSessionAlone(ts)
 	attachTxTransfers(ts, map[string]bool{"0xc": true})
 	want := []payment.Transfer{{LogIndex: 0, From: "0xf", To: "0xs1", AssetID: "usdc-devnet", AmountBaseUnits: "1"},
 		{LogIndex: -1, From: "0xf", To: "0xs1", AssetID: "usdc-devnet", AmountBaseUnits: "1"}}
 	for i, p := range ts {
 		switch {
 		case p.TxHash == "0xa":
-			if !p.Solo || len(p.TxTransfers) != 2 || p.TxTransfers[0] != want[0] || p.TxTransfers[1] != want[1] {
-				t.Errorf("transfer %d of 0xa: solo %v, %+v", i, p.Solo, p.TxTransfers)
+			if !p.PaysSessionAlone || len(p.TxTransfers) != 2 || p.TxTransfers[0] != want[0] || p.TxTransfers[1] != want[1] {
+				t.Errorf("transfer %d of 0xa: pays its session alone %v, %+v", i, p.PaysSessionAlone, p.TxTransfers)
 			}
 		case p.TxTransfers != nil:
 			t.Errorf("transfer %d of %s carries %+v", i, p.TxHash, p.TxTransfers)

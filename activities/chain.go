@@ -71,14 +71,14 @@ func (a *Activities) ScanNetwork(ctx context.Context, in workflows.ScanInput) (w
 }
 
 // attachTxTransfers gives each transfer whose transaction pays its session
-// alone (Solo, marked) every transfer of that transaction the scan found
+// alone (PaysSessionAlone, marked) every transfer of that transaction the scan found
 // (SessionTransfer.TxTransfers): the session's first look then reads the
 // receipt, not the transaction and its trace again. Not for a transaction
 // of a block the scan could not trace.
 func attachTxTransfers(ts []workflows.SessionTransfer, untraced map[string]bool) {
 	byTx := map[string][]payment.Transfer{}
 	for _, p := range ts {
-		if p.Solo && !untraced[p.TxHash] {
+		if p.PaysSessionAlone && !untraced[p.TxHash] {
 			byTx[p.TxHash] = append(byTx[p.TxHash], payment.Transfer{LogIndex: p.LogIndex, From: p.From, To: p.To,
 				AssetID: p.AssetID, AmountBaseUnits: p.AmountBaseUnits})
 		}
@@ -94,12 +94,12 @@ func attachTxTransfers(ts []workflows.SessionTransfer, untraced map[string]bool)
 // and, when asked, hands the transfers and the progress to the sessions
 // itself (signalSessions).
 func (a *Activities) handOver(ctx context.Context, in workflows.ScanInput, out *workflows.ScanOutput, untraced map[string]bool) error {
-	workflows.MarkSolo(out.Transfers)
+	workflows.MarkPaysSessionAlone(out.Transfers)
 	if untraced != nil {
 		attachTxTransfers(out.Transfers, untraced)
 	}
 	var err error
-	if out.Due, out.Told, err = a.due(ctx, in.Network, in.Told, out.Cursor.Time); err != nil {
+	if out.Due, out.DueUntil, err = a.due(ctx, in.Network, in.SessionsToldUntil, out.Cursor.Time); err != nil {
 		return classify(err)
 	}
 	if !in.SignalSessions {
@@ -277,7 +277,7 @@ func (a *Activities) ScanRange(ctx context.Context, in workflows.ScanRangeInput)
 	if err != nil {
 		return workflows.ScanOutput{}, err
 	}
-	workflows.MarkSolo(transfers)
+	workflows.MarkPaysSessionAlone(transfers)
 	for i := range transfers {
 		transfers[i].Source = workflows.SourceRescan
 	}
@@ -471,18 +471,18 @@ func (a *Activities) ScanBehind(ctx context.Context, in workflows.ScanBehindInpu
 	return behind, classify(err)
 }
 
-// HurrySessionStart tells whether a session's workflow's start is still
-// pending, and makes it due now: chainwatch then waits for a
-// sweep (package sessionstart) to start it before it hands the session a
+// MakePendingSessionStartDue tells whether a session's workflow's start is
+// still pending, and makes it due now: chainwatch then waits for a sweep
+// (package sessionstart) to start it before it hands the session a
 // payment.
-func (a *Activities) HurrySessionStart(ctx context.Context, sessionID string) (bool, error) {
+func (a *Activities) MakePendingSessionStartDue(ctx context.Context, sessionID string) (bool, error) {
 	pending, err := a.Store.Checkout().HurrySessionStarts(ctx, []string{sessionID})
 	return pending, classify(err)
 }
 
-// HurrySessionStarts is HurrySessionStart for several sessions: it tells
-// whether any of their starts is still pending.
-func (a *Activities) HurrySessionStarts(ctx context.Context, sessionIDs []string) (bool, error) {
+// MakePendingSessionStartsDue is MakePendingSessionStartDue for several
+// sessions: it tells whether any of their starts is still pending.
+func (a *Activities) MakePendingSessionStartsDue(ctx context.Context, sessionIDs []string) (bool, error) {
 	pending, err := a.Store.Checkout().HurrySessionStarts(ctx, sessionIDs)
 	return pending, classify(err)
 }

@@ -18,9 +18,11 @@ type ScanCursor struct {
 type ScanInput struct {
 	Network string
 	Cursor  ScanCursor
-	// Told is the block time (Unix seconds) up to which the sessions whose
-	// expiry or late-payment window it passed have been told so.
-	Told uint64 `json:",omitempty"`
+	// SessionsToldUntil is the block time (Unix seconds) up to which the
+	// sessions whose expiry or late-payment window the scan passed have
+	// been told so (the last scan's DueUntil). Its JSON name, Told, is the
+	// one recorded histories hold.
+	SessionsToldUntil uint64 `json:"Told,omitempty"`
 	// SignalSessions has the scan hand its transfers to their sessions'
 	// workflows (a signal-with-start for a session whose start is still
 	// pending: ChangeSignalWithStart), and tell the due sessions of its
@@ -36,10 +38,12 @@ type ScanOutput struct {
 	// CaughtUp is true when the scan reached the chain's head.
 	CaughtUp bool
 	// Due are the sessions whose expiry or late-payment window the input's
-	// cursor has passed since Told, for chainwatch to tell once it has
-	// handed over the transfers; Told is how far they go.
-	Due  []string `json:",omitempty"`
-	Told uint64   `json:",omitempty"`
+	// cursor has passed since SessionsToldUntil, for chainwatch to tell
+	// once it has handed over the transfers; DueUntil is how far they go
+	// (block time, Unix seconds; JSON name Told, as recorded histories
+	// hold it).
+	Due      []string `json:",omitempty"`
+	DueUntil uint64   `json:"Told,omitempty"`
 }
 
 // scanNetwork runs ScanNetwork as a (normal) activity: a scan may wait at

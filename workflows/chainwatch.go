@@ -57,7 +57,7 @@ func Chainwatch(ctx workflow.Context, in ScanInput) error {
 		if v >= 1 {
 			tellProgress(ctx, in.Network, out)
 		}
-		in.Cursor, in.Told = out.Cursor, out.Told
+		in.Cursor, in.SessionsToldUntil = out.Cursor, out.DueUntil
 		workflow.SetCurrentDetails(ctx, chainwatchDetails(in.Network, out.Cursor, out.CaughtUp))
 	}
 	return workflow.NewContinueAsNewError(ctx, Chainwatch, in)
@@ -116,7 +116,7 @@ func reportTransfers(ctx workflow.Context, transfers []SessionTransfer) error {
 func reportTransfersAtOnce(ctx workflow.Context, transfers []SessionTransfer) error {
 	left := signalAtOnce(ctx, transfers)
 	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
-		pending, err := hurrySessionStarts(ctx, left)
+		pending, err := makePendingSessionStartsDue(ctx, left)
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func handOver(ctx workflow.Context, p SessionTransfer) error {
 		if signalTransfer(ctx, p) == nil {
 			return nil
 		}
-		pending, err := hurrySessionStart(ctx, p.SessionID)
+		pending, err := makePendingSessionStartDue(ctx, p.SessionID)
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func handOverEnv(t *testing.T, missing int, pending bool) (*testsuite.TestWorkfl
 		return workflows.ScanOutput{}, nil
 	}, activity.RegisterOptions{Name: workflows.ActivityScanRange})
 	env.RegisterActivityWithOptions(func(context.Context, string) (bool, error) { return false, nil },
-		activity.RegisterOptions{Name: workflows.ActivityHurrySessionStart})
+		activity.RegisterOptions{Name: workflows.ActivityMakePendingSessionStartDue})
 	p := workflows.SessionTransfer{SessionID: "cs_1", Network: "devnet", ChainID: 1337, TxHash: "0xab", LogIndex: 0,
 		AssetID: "usdc-devnet", AmountBaseUnits: "1", Source: "chainwatch"}
 	env.OnActivity(workflows.ActivityScanRange, mock.Anything, mock.Anything).Return(workflows.ScanOutput{Transfers: []workflows.SessionTransfer{p}}, nil)
@@ -39,7 +39,7 @@ func handOverEnv(t *testing.T, missing int, pending bool) (*testsuite.TestWorkfl
 		env.OnSignalExternalWorkflow(mock.Anything, sessionID, "", workflows.SignalTransfer, p).Return(errors.New("workflow not found")).Times(missing)
 	}
 	env.OnSignalExternalWorkflow(mock.Anything, sessionID, "", workflows.SignalTransfer, p).Return(nil)
-	env.OnActivity(workflows.ActivityHurrySessionStart, mock.Anything, "cs_1").Return(pending, nil)
+	env.OnActivity(workflows.ActivityMakePendingSessionStartDue, mock.Anything, "cs_1").Return(pending, nil)
 	return env, p
 }
 
@@ -55,7 +55,7 @@ func TestATransferWaitsForItsSessionsPendingStart(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 2)
+	env.AssertNumberOfCalls(t, workflows.ActivityMakePendingSessionStartDue, 2)
 }
 
 // A transfer to a session whose workflow has ended (no start pending, and
@@ -74,7 +74,7 @@ func TestATransferToAnEndedSessionGoesToItsTransaction(t *testing.T) {
 	if !started {
 		t.Fatal("the transaction's workflow was not started")
 	}
-	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 1)
+	env.AssertNumberOfCalls(t, workflows.ActivityMakePendingSessionStartDue, 1)
 }
 
 // In a chainwatch run started before ChangeSignalWithStart, a scan's
@@ -91,9 +91,9 @@ func TestAScansTransfersWaitForPendingStartsTogetherInAnOldRun(t *testing.T) {
 		return workflows.ScanOutput{}, nil
 	}, activity.RegisterOptions{Name: workflows.ActivityScanNetwork})
 	env.RegisterActivityWithOptions(func(context.Context, string) (bool, error) { return false, nil },
-		activity.RegisterOptions{Name: workflows.ActivityHurrySessionStart})
+		activity.RegisterOptions{Name: workflows.ActivityMakePendingSessionStartDue})
 	env.RegisterActivityWithOptions(func(context.Context, []string) (bool, error) { return false, nil },
-		activity.RegisterOptions{Name: workflows.ActivityHurrySessionStarts})
+		activity.RegisterOptions{Name: workflows.ActivityMakePendingSessionStartsDue})
 	var transfers []workflows.SessionTransfer
 	var ids []string
 	for _, id := range []string{"cs_1", "cs_2", "cs_3"} {
@@ -109,7 +109,7 @@ func TestAScansTransfersWaitForPendingStartsTogetherInAnOldRun(t *testing.T) {
 	stop := temporal.NewNonRetryableApplicationError("the test's scans end here", "stop", nil)
 	env.OnActivity(workflows.ActivityScanNetwork, mock.Anything, mock.Anything).Return(workflows.ScanOutput{Transfers: transfers}, nil).Once()
 	env.OnActivity(workflows.ActivityScanNetwork, mock.Anything, mock.Anything).Return(workflows.ScanOutput{}, stop)
-	env.OnActivity(workflows.ActivityHurrySessionStarts, mock.Anything, ids).Return(true, nil).Once()
+	env.OnActivity(workflows.ActivityMakePendingSessionStartsDue, mock.Anything, ids).Return(true, nil).Once()
 	env.OnWorkflow(workflows.WorkflowTransaction, mock.Anything, mock.Anything).Return(nil).Run(func(mock.Arguments) {
 		t.Error("a transaction's workflow was started for a session about to start")
 	}).Maybe()
@@ -125,8 +125,8 @@ func TestAScansTransfersWaitForPendingStartsTogetherInAnOldRun(t *testing.T) {
 		t.Fatalf("workflow ended with %v", err)
 	}
 	env.AssertExpectations(t)
-	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStarts, 1)
-	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 0)
+	env.AssertNumberOfCalls(t, workflows.ActivityMakePendingSessionStartsDue, 1)
+	env.AssertNumberOfCalls(t, workflows.ActivityMakePendingSessionStartDue, 0)
 	if took := handedOver.Sub(start); took < time.Second || took >= 2*time.Second {
 		t.Fatalf("the three transfers were handed over after %v, want one wait of a second", took)
 	}
@@ -174,6 +174,6 @@ func TestWhatTheScanCouldNotHandOverGoesToItsTransaction(t *testing.T) {
 	if !reflect.DeepEqual(recorded, left) {
 		t.Fatalf("transactions' workflows started for %+v, want %+v", recorded, left)
 	}
-	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStarts, 0)
-	env.AssertNumberOfCalls(t, workflows.ActivityHurrySessionStart, 0)
+	env.AssertNumberOfCalls(t, workflows.ActivityMakePendingSessionStartsDue, 0)
+	env.AssertNumberOfCalls(t, workflows.ActivityMakePendingSessionStartDue, 0)
 }

@@ -117,12 +117,14 @@ const (
 	// ActivityScanBehind returns the networks whose chainwatch has not yet
 	// reported to their sessions the transfers mined before a time.
 	ActivityScanBehind = "ScanBehind"
-	// ActivityHurrySessionStart tells whether a session's workflow's start
-	// is still pending, and makes it due now for the next sweep.
-	ActivityHurrySessionStart = "HurrySessionStart"
-	// ActivityHurrySessionStarts is HurrySessionStart for several
-	// sessions: whether any of their starts is still pending.
-	ActivityHurrySessionStarts = "HurrySessionStarts"
+	// ActivityMakePendingSessionStartDue tells whether a session's
+	// workflow's start is still pending, and makes it due now for the next
+	// sweep. Its name is the one recorded histories hold.
+	ActivityMakePendingSessionStartDue = "HurrySessionStart"
+	// ActivityMakePendingSessionStartsDue is
+	// ActivityMakePendingSessionStartDue for several sessions: whether any
+	// of their starts is still pending.
+	ActivityMakePendingSessionStartsDue = "HurrySessionStarts"
 	// ActivityCheckTransaction reads a transaction's receipt,
 	// confirmations and transfers.
 	ActivityCheckTransaction = "CheckTransaction"
@@ -226,8 +228,8 @@ type Activities interface {
 	SyncTransaction(context.Context, SyncInput) (SyncOutput, error)
 	RecordClaim(context.Context, ClaimInput) (payment.Transaction, error)
 	ScanBehind(context.Context, ScanBehindInput) ([]string, error)
-	HurrySessionStart(context.Context, string) (bool, error)
-	HurrySessionStarts(context.Context, []string) (bool, error)
+	MakePendingSessionStartDue(context.Context, string) (bool, error)
+	MakePendingSessionStartsDue(context.Context, []string) (bool, error)
 	DispatchEvents(context.Context) (DispatchOutput, error)
 	MarkDispatched(context.Context, MarkInput) error
 	DeliverWebhook(context.Context, DeliverInput) (DeliverResult, error)
@@ -255,8 +257,8 @@ func RegisterActivities(r worker.ActivityRegistry, a Activities) {
 		{ActivitySyncTransaction, a.SyncTransaction},
 		{ActivityRecordClaim, a.RecordClaim},
 		{ActivityScanBehind, a.ScanBehind},
-		{ActivityHurrySessionStart, a.HurrySessionStart},
-		{ActivityHurrySessionStarts, a.HurrySessionStarts},
+		{ActivityMakePendingSessionStartDue, a.MakePendingSessionStartDue},
+		{ActivityMakePendingSessionStartsDue, a.MakePendingSessionStartsDue},
 		{ActivityDispatchEvents, a.DispatchEvents},
 		{ActivityMarkDispatched, a.MarkDispatched},
 		{ActivityDeliverWebhook, a.DeliverWebhook},

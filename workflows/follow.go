@@ -169,10 +169,10 @@ func deepEnough(status payment.TransactionStatus, st CheckOutput) bool {
 // in blocks: a reorg that takes its block away is seen within that many.
 const maxLookBlocks = 8
 
-// followInline follows a transfer that pays this session alone (Solo) to
-// its end inside the session's workflow: no transaction workflow and no
-// signals, its looks' news handed to the main loop like a transaction
-// workflow's (onTxStatus). A transaction that turns out to pay another
+// followInline follows a transfer that pays this session alone
+// (PaysSessionAlone) to its end inside the session's workflow: no
+// transaction workflow and no signals, its looks' news handed to the main
+// loop like a transaction workflow's (onTxStatus). A transaction that turns out to pay another
 // session too, or that is still not settled after maxInlineLooks, is
 // handed to a transaction's workflow (follow), which tells every session.
 func (cs *checkoutSession) followInline(ctx workflow.Context, in TransactionInput) {

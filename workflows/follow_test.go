@@ -36,7 +36,7 @@ func inlineEnv(st *store.Store, chains chainwatch.Chains, start time.Time) *test
 // which pays its session alone.
 func soloTransfer(cs payment.Session, hash string) workflows.SessionTransfer {
 	return workflows.SessionTransfer{SessionID: cs.ID, Network: "devnet", ChainID: 1337, TxHash: hash, LogIndex: 0,
-		To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000", Source: "chainwatch", Solo: true}
+		To: cs.DepositAddress, AssetID: "usdc-devnet", AmountBaseUnits: "25000000", Source: "chainwatch", PaysSessionAlone: true}
 }
 
 // recordLooks records what each look a session's workflow takes at a

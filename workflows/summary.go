@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ func SessionSummary(s payment.Session, planTitle string) string {
 // sessionDetails says where a session stands: its status, what it was
 // paid, each payment's status, and what the workflow still waits for.
 func sessionDetails(now time.Time, s payment.Session, status payment.SessionStatus, paid, exception string,
-	lines map[string]*payment.PaymentLine, order []string, waitingForScan bool) string {
+	lines iter.Seq[payment.PaymentLine], waitingForScan bool) string {
 	if d, err := decimal.NewFromString(paid); err == nil {
 		paid = d.StringFixed(2)
 	}
@@ -43,15 +44,16 @@ func sessionDetails(now time.Time, s payment.Session, status payment.SessionStat
 	if exception != "" {
 		b.WriteString(fmt.Sprintf(" (%s)", exception))
 	}
-	if len(order) > 0 {
-		count := map[payment.TransactionStatus]int{}
-		late := 0
-		for _, k := range order {
-			count[lines[k].Status]++
-			if lines[k].Late {
-				late++
-			}
+	count := map[payment.TransactionStatus]int{}
+	payments, late := 0, 0
+	for l := range lines {
+		payments++
+		count[l.Status]++
+		if l.Late {
+			late++
 		}
+	}
+	if payments > 0 {
 		parts := []string{}
 		for _, st := range []payment.TransactionStatus{payment.TxPending, payment.TxConfirmed, payment.TxFinalized, payment.TxFailed} {
 			if count[st] > 0 {

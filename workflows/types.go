@@ -36,23 +36,24 @@ type SessionTransfer struct {
 	// transaction's workflow when the session's has ended.
 	ProjectID string `json:",omitempty"`
 	IsLive    bool   `json:",omitempty"`
-	// Solo says the transfer's transaction pays this session alone, as far
-	// as the scan saw it (every transfer of the transaction it found is
-	// to the session): the session's workflow may follow it itself.
-	Solo bool `json:",omitempty"`
-	// TxTransfers are, for a Solo transfer reported by a scan, every
-	// transfer of its transaction the scan found (all of them: it reads
-	// whole blocks, their traces included). The session's first look at
+	// PaysSessionAlone says the transfer's transaction pays this session
+	// alone, as far as the scan saw it (every transfer of the transaction
+	// it found is to the session): the session's workflow may follow it
+	// itself. Its JSON name, Solo, is the one recorded histories hold.
+	PaysSessionAlone bool `json:"Solo,omitempty"`
+	// TxTransfers are, for a transfer a scan reported as paying its
+	// session alone, every transfer of its transaction the scan found (all
+	// of them: it reads whole blocks, their traces included). The session's first look at
 	// the transaction takes them as read in BlockHash's block
 	// (CheckInput.ReadIn): while the transaction is still there, its
 	// receipt is read, not the transaction and its trace.
 	TxTransfers []payment.Transfer `json:",omitempty"`
 }
 
-// MarkSolo sets Solo on the transfers whose transaction pays one session
-// and nothing else among transfers (one scan's, which holds every transfer
-// of the blocks it read).
-func MarkSolo(transfers []SessionTransfer) {
+// MarkPaysSessionAlone sets PaysSessionAlone on the transfers whose
+// transaction pays one session and nothing else among transfers (one
+// scan's, which holds every transfer of the blocks it read).
+func MarkPaysSessionAlone(transfers []SessionTransfer) {
 	sessions := map[string]string{}
 	shared := map[string]bool{}
 	for _, p := range transfers {
@@ -63,7 +64,7 @@ func MarkSolo(transfers []SessionTransfer) {
 		sessions[k] = p.SessionID
 	}
 	for i := range transfers {
-		transfers[i].Solo = !shared[transfers[i].Key()]
+		transfers[i].PaysSessionAlone = !shared[transfers[i].Key()]
 	}
 }
 

@@ -40,8 +40,8 @@ const ChangeSignalsFromScan = "signals-from-scan"
 // only what no session's workflow can take (no session's transfer, a
 // session whose workflow has ended). Chainwatch then gives each of those to
 // its transaction's workflow at once, with no hurried start and no wait
-// for a sweep (the HurrySessionStart(s) local activities, still registered
-// for the runs that started before).
+// for a sweep (the MakePendingSessionStart(s)Due local activities, still
+// registered for the runs that started before).
 const ChangeSignalWithStart = "signal-with-start"
 
 // BuildID is the build ID of a release's workers in the engine's worker
