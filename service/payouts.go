@@ -131,66 +131,19 @@ func (svc MoneyOut) CancelPayoutBatch(ctx context.Context, p payment.Principal, 
 
 // GetPayout returns one of the principal's payouts.
 func (svc MoneyOut) GetPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
-	if err := ownsID(p, projectID, payment.PrefixPayout, id, "Payout"); err != nil {
-		return payment.Payout{}, err
-	}
-	po, err := svc.store.MoneyOut().GetPayout(ctx, p, id)
-	if errors.Is(err, payment.ErrNotFound) {
-		return po, payment.NotFound("Payout")
-	}
-	return po, err
+	return getOutgoing(ctx, svc, payoutKind, p, projectID, id)
 }
 
 // ReportPayoutSent records the hash of the transaction the merchant sent
 // for a payout (payment.ReportPayoutSent); audited. The network's
 // chainwatch follows it to finalized.
 func (svc MoneyOut) ReportPayoutSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Payout, error) {
-	po, err := svc.GetPayout(ctx, p, projectID, id)
-	if err != nil {
-		return payment.Payout{}, err
-	}
-	if err := svc.checkReport(ctx, p, id, po.Outgoing, txHash); err != nil {
-		return payment.Payout{}, err
-	}
-	now := svc.now()
-	sent := false
-	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutSent, "payout", id, map[string]any{"txHash": txHash},
-		func(ctx context.Context) (err error) {
-			po, err = svc.store.MoneyOut().UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
-				typ, err := payment.ReportPayoutSent(po, txHash, now)
-				sent = typ != ""
-				return typ, err
-			}, views.PayoutEvent, views.BatchEvent)
-			return err
-		})
-	if err == nil && sent {
-		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Outgoing)
-	}
-	return po, err
+	return reportOutgoingSent(ctx, svc, payoutKind, p, projectID, id, txHash)
 }
 
 // CancelPayout cancels one payout of an approved batch, waiting for its
 // signature or stale (payment.CancelPayout); audited. A stale one's
 // transaction is still followed: mined after all, it counts.
 func (svc MoneyOut) CancelPayout(ctx context.Context, p payment.Principal, projectID, id string) (payment.Payout, error) {
-	if _, err := svc.GetPayout(ctx, p, projectID, id); err != nil {
-		return payment.Payout{}, err
-	}
-	now := svc.now()
-	var po payment.Payout
-	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutCanceled, "payout", id, nil,
-		func(ctx context.Context) (err error) {
-			po, err = svc.store.MoneyOut().UpdatePayout(ctx, &p, id, func(po *payment.Payout) (payment.EventType, error) {
-				return payment.EventPayoutCanceled, payment.CancelPayout(po, now)
-			}, views.PayoutEvent, views.BatchEvent)
-			return err
-		})
-	switch {
-	case err == nil && po.Followed():
-		// Canceled while stale: its transaction is still followed.
-		svc.follow(ctx, po.ID, po.ProjectID, po.IsLive, po.Outgoing)
-	case err == nil:
-		svc.wake(ctx, po.ID)
-	}
-	return po, err
+	return cancelOutgoing(ctx, svc, payoutKind, p, projectID, id)
 }

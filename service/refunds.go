@@ -62,14 +62,7 @@ func (svc MoneyOut) CreateRefund(ctx context.Context, p payment.Principal, proje
 
 // GetRefund returns one of the principal's refunds.
 func (svc MoneyOut) GetRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
-	if err := ownsID(p, projectID, payment.PrefixRefund, id, "Refund"); err != nil {
-		return payment.Refund{}, err
-	}
-	r, err := svc.store.MoneyOut().GetRefund(ctx, p, id)
-	if errors.Is(err, payment.ErrNotFound) {
-		return r, payment.NotFound("Refund")
-	}
-	return r, err
+	return getOutgoing(ctx, svc, refundKind, p, projectID, id)
 }
 
 // ListRefunds lists the principal's refunds; sessionID, when set, one
@@ -164,54 +157,14 @@ func (svc MoneyOut) ApproveRefund(ctx context.Context, p payment.Principal, proj
 // CancelRefund cancels a refund nothing has been sent for: what it held
 // can be refunded again.
 func (svc MoneyOut) CancelRefund(ctx context.Context, p payment.Principal, projectID, id string) (payment.Refund, error) {
-	if _, err := svc.GetRefund(ctx, p, projectID, id); err != nil {
-		return payment.Refund{}, err
-	}
-	now := svc.now()
-	var r payment.Refund
-	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCanceled, "refund", id, nil,
-		func(ctx context.Context) (err error) {
-			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
-				return payment.EventRefundCanceled, payment.CancelRefund(r, now)
-			}, renderRefund)
-			return err
-		})
-	switch {
-	case err == nil && r.Followed():
-		// Canceled while stale: its transaction is still followed.
-		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Outgoing)
-	case err == nil:
-		svc.wake(ctx, r.ID)
-	}
-	return r, err
+	return cancelOutgoing(ctx, svc, refundKind, p, projectID, id)
 }
 
 // ReportRefundSent records the hash of the transaction the merchant sent
 // for a refund (payment.ReportRefundSent); audited. From then on the
 // network's chainwatch follows it to finalized.
 func (svc MoneyOut) ReportRefundSent(ctx context.Context, p payment.Principal, projectID, id, txHash string) (payment.Refund, error) {
-	r, err := svc.GetRefund(ctx, p, projectID, id)
-	if err != nil {
-		return payment.Refund{}, err
-	}
-	if err := svc.checkReport(ctx, p, id, r.Outgoing, txHash); err != nil {
-		return payment.Refund{}, err
-	}
-	now := svc.now()
-	sent := false
-	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundSent, "refund", id, map[string]any{"txHash": txHash},
-		func(ctx context.Context) (err error) {
-			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
-				typ, err := payment.ReportRefundSent(r, txHash, now)
-				sent = typ != ""
-				return typ, err
-			}, renderRefund)
-			return err
-		})
-	if err == nil && sent {
-		svc.follow(ctx, r.ID, r.ProjectID, r.IsLive, r.Outgoing)
-	}
-	return r, err
+	return reportOutgoingSent(ctx, svc, refundKind, p, projectID, id, txHash)
 }
 
 // RefundClaim returns the refund a claim link's token names.

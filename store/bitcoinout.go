@@ -33,11 +33,11 @@ func (s MoneyOut) BitcoinOutgoingTo(ctx context.Context, network string, addrs [
 	// refunds_confirmed_to).
 	const where = `network = $1 AND status = 'confirmed' AND lower(to_address) = ANY($2) ORDER BY created_at, id`
 	q := s.db(ctx)
-	r, err := queryRefunds(ctx, q, "confirmed bitcoin refunds", where, network, lower)
+	r, err := refundsTable.query(ctx, q, "confirmed bitcoin refunds", where, network, lower)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := queryPayouts(ctx, q, "confirmed bitcoin payouts", where, network, lower)
+	p, err := payoutsTable.query(ctx, q, "confirmed bitcoin payouts", where, network, lower)
 	return append(refunds, r...), append(payouts, p...), err
 }
 

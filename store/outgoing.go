@@ -101,11 +101,11 @@ func (s MoneyOut) AwaitingOutgoingTo(ctx context.Context, network string, addrs 
 	const where = `network = $1 AND status IN ('awaiting_signature', 'sent', 'stale') AND lower(to_address) = ANY($2)
 		ORDER BY status <> 'awaiting_signature', created_at, id`
 	q := s.db(ctx)
-	refunds, err := queryRefunds(ctx, q, "awaiting refunds", where, network, lower)
+	refunds, err := refundsTable.query(ctx, q, "awaiting refunds", where, network, lower)
 	if err != nil {
 		return nil, nil, err
 	}
-	payouts, err := queryPayouts(ctx, q, "awaiting payouts", where, network, lower)
+	payouts, err := payoutsTable.query(ctx, q, "awaiting payouts", where, network, lower)
 	return refunds, payouts, err
 }
 

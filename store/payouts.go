@@ -65,38 +65,28 @@ func (s MoneyOut) ListPayoutBatches(ctx context.Context, p payment.Principal, q 
 
 // GetPayout returns a payout of the principal's project and environment.
 func (s MoneyOut) GetPayout(ctx context.Context, p payment.Principal, id string) (payment.Payout, error) {
-	return scanPayout(s.db(ctx).QueryRow(ctx, `SELECT `+payoutColumns+` FROM payouts
-		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
+	return payoutsTable.get(ctx, s.db(ctx), p, id)
 }
 
 func batchPayouts(ctx context.Context, q dbQuerier, batchID string) ([]payment.Payout, error) {
-	return queryPayouts(ctx, q, "batch payouts", `batch_id = $1 ORDER BY line`, batchID)
-}
-
-func queryPayouts(ctx context.Context, q dbQuerier, what, where string, args ...any) ([]payment.Payout, error) {
-	rows, err := q.Query(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Payout, error) { return scanPayout(r) })
+	return payoutsTable.query(ctx, q, "batch payouts", `batch_id = $1 ORDER BY line`, batchID)
 }
 
 // PayoutsByTxHash returns the payouts whose recorded transaction is hash.
 func (s MoneyOut) PayoutsByTxHash(ctx context.Context, hash string) ([]payment.Payout, error) {
-	return queryPayouts(ctx, s.db(ctx), "payouts by transaction", `tx_hash = $1`, hash)
+	return payoutsTable.byTxHash(ctx, s.db(ctx), hash)
 }
 
 // PayoutByID returns a payout whatever its project: for its workflow.
 func (s MoneyOut) PayoutByID(ctx context.Context, id string) (payment.Payout, error) {
-	return scanPayout(s.db(ctx).QueryRow(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE id = $1`, id))
+	return payoutsTable.one(ctx, s.db(ctx), `id = $1`, id)
 }
 
 // PayoutsToCheck returns the payouts a reconciliation checks against the
 // chain (one project's, or every project's for ""): those with a
 // transaction.
 func (s MoneyOut) PayoutsToCheck(ctx context.Context, projectID string) ([]payment.Payout, error) {
-	return queryPayouts(ctx, s.db(ctx), "payouts to check",
-		`($1 = '' OR project_id = $1) AND status IN ('sent', 'confirmed', 'finalized') ORDER BY created_at, line`, projectID)
+	return payoutsTable.toCheck(ctx, s.db(ctx), projectID)
 }
 
 // UpdatePayoutBatch changes a batch of the principal's and its payouts
@@ -162,13 +152,8 @@ func (s MoneyOut) UpdatePayout(ctx context.Context, p *payment.Principal, id str
 	var po payment.Payout
 	err := s.WithTx(ctx, func(tx pgx.Tx) (err error) {
 		var batchID string
-		if p != nil {
-			err = tx.QueryRow(ctx, `SELECT batch_id FROM payouts WHERE id = $1 AND project_id = $2 AND is_live = $3`,
-				id, p.ProjectID, p.IsLive).Scan(&batchID)
-		} else {
-			err = tx.QueryRow(ctx, `SELECT batch_id FROM payouts WHERE id = $1`, id).Scan(&batchID)
-		}
-		if err != nil {
+		where, args := itemOf(p, id)
+		if err = tx.QueryRow(ctx, `SELECT batch_id FROM payouts WHERE `+where, args...).Scan(&batchID); err != nil {
 			return mapErr(err)
 		}
 		// The batch first, as UpdatePayoutBatch takes it.
@@ -176,7 +161,7 @@ func (s MoneyOut) UpdatePayout(ctx context.Context, p *payment.Principal, id str
 		if rec.Batch, err = scanBatch(tx.QueryRow(ctx, `SELECT `+batchColumns+` FROM payout_batches WHERE id = $1 FOR UPDATE`, batchID)); err != nil {
 			return err
 		}
-		if po, err = scanPayout(tx.QueryRow(ctx, `SELECT `+payoutColumns+` FROM payouts WHERE id = $1 FOR UPDATE`, id)); err != nil {
+		if po, err = payoutsTable.one(ctx, tx, `id = $1 FOR UPDATE`, id); err != nil {
 			return err
 		}
 		typ, err := change(&po)

@@ -63,33 +63,19 @@ func (s MoneyOut) SessionRefunds(ctx context.Context, sessionID string) ([]payme
 }
 
 func sessionRefunds(ctx context.Context, q dbQuerier, sessionID string) ([]payment.Refund, error) {
-	return queryRefunds(ctx, q, "session refunds", `checkout_session_id = $1 ORDER BY created_at, id`, sessionID)
-}
-
-// queryRefunds reads the refunds where (a condition and an order) keeps;
-// what names the read in its error.
-func queryRefunds(ctx context.Context, q dbQuerier, what, where string, args ...any) ([]payment.Refund, error) {
-	rows, err := q.Query(ctx, `SELECT `+refundColumns+` FROM refunds WHERE `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (payment.Refund, error) { return scanRefund(r) })
+	return refundsTable.query(ctx, q, "session refunds", `checkout_session_id = $1 ORDER BY created_at, id`, sessionID)
 }
 
 // GetRefund returns a refund of the principal's project and environment.
 func (s MoneyOut) GetRefund(ctx context.Context, p payment.Principal, id string) (payment.Refund, error) {
-	return scanRefund(s.db(ctx).QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds
-		WHERE id = $1 AND project_id = $2 AND is_live = $3`, id, p.ProjectID, p.IsLive))
+	return refundsTable.get(ctx, s.db(ctx), p, id)
 }
 
 // EachRefund calls fn with each of the principal's refunds the query and
 // sessionID (when set) keep, newest first, as the database streams them:
 // the CSV export.
 func (s MoneyOut) EachRefund(ctx context.Context, p payment.Principal, q payment.ListQuery, sessionID string, fn func(payment.Refund) error) error {
-	f := newFilter(p, q, "status")
-	if sessionID != "" {
-		f.add("checkout_session_id = ?", sessionID)
-	}
+	f := refundFilter(p, q, sessionID)
 	rows, err := s.pool.Query(ctx, `SELECT `+refundColumns+` FROM refunds WHERE `+strings.Join(f.where, " AND ")+
 		` ORDER BY created_at DESC, id DESC`, f.args...)
 	if err != nil {
@@ -110,20 +96,19 @@ func (s MoneyOut) EachRefund(ctx context.Context, p payment.Principal, q payment
 
 // RefundByID returns a refund whatever its project: for its workflow.
 func (s MoneyOut) RefundByID(ctx context.Context, id string) (payment.Refund, error) {
-	return scanRefund(s.db(ctx).QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1`, id))
+	return refundsTable.one(ctx, s.db(ctx), `id = $1`, id)
 }
 
 // RefundsByTxHash returns the refunds whose recorded transaction is hash.
 func (s MoneyOut) RefundsByTxHash(ctx context.Context, hash string) ([]payment.Refund, error) {
-	return queryRefunds(ctx, s.db(ctx), "refunds by transaction", `tx_hash = $1`, hash)
+	return refundsTable.byTxHash(ctx, s.db(ctx), hash)
 }
 
 // RefundsToCheck returns the refunds a reconciliation checks against the
 // chain and the books (one project's, or every project's for ""): those
 // with a transaction, and every refund of their sessions is then read.
 func (s MoneyOut) RefundsToCheck(ctx context.Context, projectID string) ([]payment.Refund, error) {
-	return queryRefunds(ctx, s.db(ctx), "refunds to check",
-		`($1 = '' OR project_id = $1) AND status IN ('sent', 'confirmed', 'finalized') ORDER BY created_at, id`, projectID)
+	return refundsTable.toCheck(ctx, s.db(ctx), projectID)
 }
 
 // RefundedSessions returns the IDs of the sessions (one project's, or
@@ -140,16 +125,13 @@ func (s MoneyOut) RefundedSessions(ctx context.Context, projectID string) ([]str
 // RefundByClaimHash returns the refund whose claim token hashes to hash,
 // whatever its project: for the customer's claim link.
 func (s MoneyOut) RefundByClaimHash(ctx context.Context, hash string) (payment.Refund, error) {
-	return scanRefund(s.db(ctx).QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds WHERE claim_token_hash = $1`, hash))
+	return refundsTable.one(ctx, s.db(ctx), `claim_token_hash = $1`, hash)
 }
 
 // ListRefunds lists the principal's refunds, newest first; sessionID,
 // when set, keeps one session's.
 func (s MoneyOut) ListRefunds(ctx context.Context, p payment.Principal, q payment.ListQuery, sessionID string) ([]payment.Refund, int, error) {
-	f := newFilter(p, q, "status")
-	if sessionID != "" {
-		f.add("checkout_session_id = ?", sessionID)
-	}
+	f := refundFilter(p, q, sessionID)
 	return list(ctx, s.Store, "refunds", refundColumns, f, q, scanRefund)
 }
 
@@ -162,13 +144,8 @@ func (s MoneyOut) UpdateRefund(ctx context.Context, p *payment.Principal, id str
 	change func(*payment.Refund) (payment.EventType, error), render Render[payment.Refund]) (payment.Refund, error) {
 	var r payment.Refund
 	err := s.WithTx(ctx, func(tx pgx.Tx) (err error) {
-		if p != nil {
-			r, err = scanRefund(tx.QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds
-				WHERE id = $1 AND project_id = $2 AND is_live = $3 FOR UPDATE`, id, p.ProjectID, p.IsLive))
-		} else {
-			r, err = scanRefund(tx.QueryRow(ctx, `SELECT `+refundColumns+` FROM refunds WHERE id = $1 FOR UPDATE`, id))
-		}
-		if err != nil {
+		where, args := itemOf(p, id)
+		if r, err = refundsTable.one(ctx, tx, where+` FOR UPDATE`, args...); err != nil {
 			return err
 		}
 		typ, err := change(&r)
@@ -191,6 +168,16 @@ func (s MoneyOut) UpdateRefund(ctx context.Context, p *payment.Principal, id str
 		return insertEvent(ctx, tx, r.ProjectID, r.IsLive, typ, r.ID, r.Version, render, r, r.UpdatedAt)
 	})
 	return r, err
+}
+
+// refundFilter keeps the principal's refunds the query keeps, of one
+// session when sessionID is set.
+func refundFilter(p payment.Principal, q payment.ListQuery, sessionID string) *filter {
+	f := newFilter(p, q, "status")
+	if sessionID != "" {
+		f.add("checkout_session_id = ?", sessionID)
+	}
+	return f
 }
 
 func scanRefund(row pgx.Row) (payment.Refund, error) {
