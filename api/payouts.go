@@ -15,6 +15,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 const payoutBatchesPattern = "/api/v1/projects/{projectId}/payout-batches"
@@ -235,51 +236,22 @@ func exportPayouts(w http.ResponseWriter, r *http.Request, rec payment.BatchReco
 }
 
 func (s moneyOutAPI) approvePayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.svc.MoneyOut().ApprovePayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Payout batch approved: its payouts may be signed", views.BatchDetailOf(rec))
-	return nil
+	return answerItem(s, w, r, "batchId", "Payout batch approved: its payouts may be signed", service.MoneyOut.ApprovePayoutBatch,
+		views.BatchDetailOf)
 }
 
 func (s moneyOutAPI) cancelPayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.svc.MoneyOut().CancelPayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Payout batch canceled", views.BatchDetailOf(rec))
-	return nil
+	return answerItem(s, w, r, "batchId", "Payout batch canceled", service.MoneyOut.CancelPayoutBatch, views.BatchDetailOf)
 }
 
 func (s moneyOutAPI) getPayout(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.svc.MoneyOut().GetPayout(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Payout retrieved", views.PayoutOf(p))
-	return nil
+	return answerItem(s, w, r, "payoutId", "Payout retrieved", service.MoneyOut.GetPayout, views.PayoutOf)
 }
 
 func (s moneyOutAPI) cancelPayout(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.svc.MoneyOut().CancelPayout(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Payout canceled", views.PayoutOf(p))
-	return nil
+	return answerItem(s, w, r, "payoutId", "Payout canceled", service.MoneyOut.CancelPayout, views.PayoutOf)
 }
 
 func (s moneyOutAPI) reportPayoutSent(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	hash, err := decodeString(body, "txHash")
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	p, err := s.svc.MoneyOut().ReportPayoutSent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("payoutId"), hash)
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Payout transaction recorded", views.PayoutOf(p))
-	return nil
+	return answerReportSent(s, w, r, "payoutId", "Payout transaction recorded", service.MoneyOut.ReportPayoutSent, views.PayoutOf)
 }

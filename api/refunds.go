@@ -8,6 +8,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service"
 )
 
 // refundRoutes are a project's refunds, and the customer's claim link by
@@ -116,12 +117,7 @@ func (s moneyOutAPI) listRefunds(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s moneyOutAPI) getRefund(w http.ResponseWriter, r *http.Request) error {
-	refund, err := s.svc.MoneyOut().GetRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Refund retrieved", s.refundJSON(refund))
-	return nil
+	return answerItem(s, w, r, "refundId", "Refund retrieved", service.MoneyOut.GetRefund, s.refundJSON)
 }
 
 func (s moneyOutAPI) setRefundAddress(w http.ResponseWriter, r *http.Request) error {
@@ -158,12 +154,7 @@ func (s moneyOutAPI) approveRefund(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s moneyOutAPI) cancelRefund(w http.ResponseWriter, r *http.Request) error {
-	refund, err := s.svc.MoneyOut().CancelRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Refund canceled", s.refundJSON(refund))
-	return nil
+	return answerItem(s, w, r, "refundId", "Refund canceled", service.MoneyOut.CancelRefund, s.refundJSON)
 }
 
 func (s moneyOutAPI) getRefundClaim(w http.ResponseWriter, r *http.Request) error {
@@ -190,17 +181,7 @@ func (s moneyOutAPI) claimRefund(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s moneyOutAPI) reportRefundSent(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	hash, err := decodeString(body, "txHash")
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	refund, err := s.svc.MoneyOut().ReportRefundSent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), hash)
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Refund transaction recorded", s.refundJSON(refund))
-	return nil
+	return answerReportSent(s, w, r, "refundId", "Refund transaction recorded", service.MoneyOut.ReportRefundSent, s.refundJSON)
 }
 
 var refundColumns = []string{"id", "created_at", "updated_at", "status", "checkout_session_id", "network", "chain_id", "asset",
