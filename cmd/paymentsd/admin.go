@@ -57,7 +57,11 @@ func runAdmin(ctx context.Context, args []string) error {
 // adminService is the service of the admin commands: the database only, the
 // dev stack's (in .data/) when DATABASE_URL is unset.
 func adminService(ctx context.Context) (*service.Service, func(), error) {
-	d, closeDeps, err := adminDeps(ctx)
+	c, err := loadProductionConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	d, closeDeps, err := adminDeps(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,11 +70,7 @@ func adminService(ctx context.Context) (*service.Service, func(), error) {
 
 // adminDeps are the service's dependencies for adminService: the store and
 // the catalog.
-func adminDeps(ctx context.Context) (service.Deps, func(), error) {
-	c, err := loadProductionConfig()
-	if err != nil {
-		return service.Deps{}, nil, err
-	}
+func adminDeps(ctx context.Context, c config) (service.Deps, func(), error) {
 	stopDev := func() {}
 	if c.DatabaseURL == "" {
 		dbURL, stop, ok, err := devDatabaseFromData(ctx)
@@ -92,6 +92,14 @@ func adminDeps(ctx context.Context) (service.Deps, func(), error) {
 	return service.Deps{Store: st, Catalog: c.Catalog, Sealer: sealer(c)}, func() { st.Close(); stopDev() }, nil
 }
 
+// checkEnv refuses an --env that names no environment.
+func checkEnv(env string) error {
+	if env != "sandbox" && env != "live" {
+		return errors.New("--env must be sandbox or live")
+	}
+	return nil
+}
+
 // adminOrigin marks the changes an admin command makes for the audit log:
 // made by the operator's OS user, on this host.
 func adminOrigin(ctx context.Context) context.Context {
@@ -107,7 +115,11 @@ func adminOrigin(ctx context.Context) context.Context {
 // adminTemporalService is adminService with a Temporal client, for the admin
 // commands that start workflows.
 func adminTemporalService(ctx context.Context) (*service.Service, func(), error) {
-	d, closeDeps, err := adminTemporalDeps(ctx)
+	c, err := loadProductionConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	d, closeDeps, err := adminTemporalDeps(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,15 +130,15 @@ func adminTemporalService(ctx context.Context) (*service.Service, func(), error)
 // connected as the worker and the API connect them, for the admin commands
 // that read the chains.
 func adminChainService(ctx context.Context) (*service.Service, func(), error) {
-	d, closeDeps, err := adminTemporalDeps(ctx)
+	c, err := loadProductionConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := loadProductionConfig()
-	if err == nil {
-		d.Chains, err = connectChains(ctx, c)
-	}
+	d, closeDeps, err := adminTemporalDeps(ctx, c)
 	if err != nil {
+		return nil, nil, err
+	}
+	if d.Chains, err = connectChains(ctx, c); err != nil {
 		closeDeps()
 		return nil, nil, err
 	}
@@ -136,26 +148,29 @@ func adminChainService(ctx context.Context) (*service.Service, func(), error) {
 // dialTemporal connects the admin commands to Temporal.
 var dialTemporal = client.Dial
 
-// adminTemporalDeps are adminDeps with a Temporal client.
-func adminTemporalDeps(ctx context.Context) (service.Deps, func(), error) {
-	d, closeStore, err := adminDeps(ctx)
-	if err != nil {
-		return service.Deps{}, nil, err
-	}
-	c, err := loadProductionConfig()
-	if err != nil {
-		closeStore()
-		return service.Deps{}, nil, err
-	}
+// dialAdminTemporal connects an admin command to the configured Temporal.
+func dialAdminTemporal(c config) (client.Client, error) {
 	opts, err := c.Temporal.Options(client.Options{Logger: slogAdapter{}})
 	if err != nil {
-		closeStore()
-		return service.Deps{}, nil, err
+		return nil, err
 	}
 	tc, err := dialTemporal(opts)
 	if err != nil {
+		return nil, fmt.Errorf("temporal at %s: %w", c.Temporal.Address, err)
+	}
+	return tc, nil
+}
+
+// adminTemporalDeps are adminDeps with a Temporal client.
+func adminTemporalDeps(ctx context.Context, c config) (service.Deps, func(), error) {
+	d, closeStore, err := adminDeps(ctx, c)
+	if err != nil {
+		return service.Deps{}, nil, err
+	}
+	tc, err := dialAdminTemporal(c)
+	if err != nil {
 		closeStore()
-		return service.Deps{}, nil, fmt.Errorf("temporal at %s: %w", c.Temporal.Address, err)
+		return service.Deps{}, nil, err
 	}
 	d.Temporal = tc
 	return d, func() { tc.Close(); closeStore() }, nil

@@ -29,8 +29,8 @@ func runDepositAddresses(ctx context.Context, out io.Writer, args []string) erro
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *env != "sandbox" && *env != "live" {
-		return errors.New("--env must be sandbox or live")
+	if err := checkEnv(*env); err != nil {
+		return err
 	}
 	if *format != "csv" && *format != "json" {
 		return errors.New("--format must be csv or json")

@@ -17,8 +17,8 @@ func runSetDepositKey(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *env != "sandbox" && *env != "live" {
-		return errors.New("--env must be sandbox or live")
+	if err := checkEnv(*env); err != nil {
+		return err
 	}
 	e, closeStore, err := adminService(ctx)
 	if err != nil {

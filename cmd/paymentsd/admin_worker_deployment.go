@@ -26,13 +26,9 @@ func runWorkerDeployment(ctx context.Context, out io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
-	opts, err := c.Temporal.Options(client.Options{Logger: slogAdapter{}})
+	tc, err := dialAdminTemporal(c)
 	if err != nil {
 		return err
-	}
-	tc, err := dialTemporal(opts)
-	if err != nil {
-		return fmt.Errorf("temporal at %s: %w", c.Temporal.Address, err)
 	}
 	defer tc.Close()
 	h := tc.WorkerDeploymentClient().GetHandle(worker.DeploymentName)

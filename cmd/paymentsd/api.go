@@ -9,20 +9,12 @@ import (
 
 // runAPI is `paymentsd api`: the REST and Connect API on HTTP_ADDR.
 func runAPI(ctx context.Context) error {
-	c, err := loadProductionConfig()
+	p, closeProcess, err := startProcess(ctx, "paymentsd-api")
 	if err != nil {
 		return err
 	}
-	tel, err := startTelemetry(ctx, "paymentsd-api")
-	if err != nil {
-		return err
-	}
-	defer closeTelemetry(tel)
-	d, err := open(ctx, c, tel)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+	defer closeProcess()
+	c, d := p.c, p.d
 	if c.DatabaseReadURL != "" {
 		if err := d.store.UseReplica(ctx, c.DatabaseReadURL); err != nil {
 			return err
@@ -40,7 +32,7 @@ func runAPI(ctx context.Context) error {
 		Config:    cfg,
 		Addr:      c.HTTPAddr,
 		RedisURL:  c.RedisURL,
-		Telemetry: tel,
+		Telemetry: p.tel,
 	})
 }
 

@@ -125,6 +125,34 @@ func sealer(c config) *webhook.Sealer {
 	return s
 }
 
+// process is what a long-running process (api, worker) starts from: its
+// configuration, its telemetry and its connections.
+type process struct {
+	c   config
+	tel *observability.Telemetry
+	d   deps
+}
+
+// startProcess loads the production configuration, starts the telemetry
+// named service and opens the connections (open); the function it returns
+// closes the connections, then flushes the telemetry.
+func startProcess(ctx context.Context, service string) (process, func(), error) {
+	c, err := loadProductionConfig()
+	if err != nil {
+		return process{}, nil, err
+	}
+	tel, err := startTelemetry(ctx, service)
+	if err != nil {
+		return process{}, nil, err
+	}
+	d, err := open(ctx, c, tel)
+	if err != nil {
+		closeTelemetry(tel)
+		return process{}, nil, err
+	}
+	return process{c, tel, d}, func() { d.Close(); closeTelemetry(tel) }, nil
+}
+
 // startTelemetry starts the process's metrics and traces (docs/observability.md).
 func startTelemetry(ctx context.Context, service string) (*observability.Telemetry, error) {
 	tel, err := observability.Start(ctx, service)

@@ -10,20 +10,12 @@ import (
 // runWorker is `paymentsd worker`: the Temporal worker with the chainwatch workflows,
 // the webhook dispatcher and the sweeper of session starts.
 func runWorker(ctx context.Context) error {
-	c, err := loadProductionConfig()
+	p, closeProcess, err := startProcess(ctx, "paymentsd-worker")
 	if err != nil {
 		return err
 	}
-	tel, err := startTelemetry(ctx, "paymentsd-worker")
-	if err != nil {
-		return err
-	}
-	defer closeTelemetry(tel)
-	d, err := open(ctx, c, tel)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+	defer closeProcess()
+	c, d := p.c, p.d
 	slog.Info("worker starting", "temporal", c.Temporal.Address, "namespace", c.Temporal.Namespace, "security", c.Temporal.Mode())
 	return worker.Run(ctx, worker.Deps{
 		Store: d.store, Temporal: d.temporal, Chains: d.chains,
