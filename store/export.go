@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,23 +16,7 @@ import (
 // one query, nothing held in memory (the CSV export). Pagination is not
 // applied.
 func (s Payments) EachTransaction(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(payment.Transaction) error) error {
-	f := txFilter(p, q)
-	rows, err := s.pool.Query(ctx, `SELECT `+txColumns+` FROM transactions WHERE `+strings.Join(f.where, " AND ")+
-		` ORDER BY created_at DESC, id DESC`, f.args...)
-	if err != nil {
-		return fmt.Errorf("export transactions: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		t, err := scanTx(rows)
-		if err != nil {
-			return err
-		}
-		if err := fn(t); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return each(ctx, s.pool, "transactions", "transactions", txColumns, txFilter(p, q), scanTx, fn)
 }
 
 // paidSQL is what a session's counted transfers (confirmed or finalized,
@@ -49,24 +32,16 @@ const paidSQL = `coalesce((SELECT string_agg(x, '; ' ORDER BY x) FROM (
 // EachSession is EachTransaction for checkout sessions; paid is what the
 // session received per asset.
 func (s Payments) EachSession(ctx context.Context, p payment.Principal, q payment.ListQuery, fn func(cs payment.Session, paid string) error) error {
-	f := sessionFilter(p, q)
-	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+`, `+paidSQL+` FROM checkout_sessions WHERE `+
-		strings.Join(f.where, " AND ")+` ORDER BY created_at DESC, id DESC`, f.args...)
-	if err != nil {
-		return fmt.Errorf("export sessions: %w", err)
+	type paidSession struct {
+		cs   payment.Session
+		paid string
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var paid string
-		cs, err := scanSessionWith(rows, &paid)
-		if err != nil {
-			return err
-		}
-		if err := fn(cs, paid); err != nil {
-			return err
-		}
+	scan := func(row pgx.Row) (x paidSession, err error) {
+		x.cs, err = scanSessionWith(row, &x.paid)
+		return x, err
 	}
-	return rows.Err()
+	return each(ctx, s.pool, "sessions", "checkout_sessions", sessionColumns+`, `+paidSQL, sessionFilter(p, q), scan,
+		func(x paidSession) error { return fn(x.cs, x.paid) })
 }
 
 // Overview is what a project's overview shows of one environment.

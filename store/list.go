@@ -158,6 +158,29 @@ func listOn[T any](ctx context.Context, db reader, table, columns string, f *fil
 	return items, total, rows.Err()
 }
 
+// each calls fn with each of table's rows f keeps, newest first, as the
+// database streams them: one query, nothing held in memory (the CSV
+// exports). Pagination is not applied; what names the export in its
+// error.
+func each[T any](ctx context.Context, db reader, what, table, columns string, f *filter, scan func(pgx.Row) (T, error), fn func(T) error) error {
+	rows, err := db.Query(ctx, `SELECT `+columns+` FROM `+table+` WHERE `+strings.Join(f.where, " AND ")+
+		` ORDER BY created_at DESC, id DESC`, f.args...)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", what, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		item, err := scan(rows)
+		if err != nil {
+			return err
+		}
+		if err := fn(item); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 func utcPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil

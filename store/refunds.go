@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -75,23 +74,7 @@ func (s MoneyOut) GetRefund(ctx context.Context, p payment.Principal, id string)
 // sessionID (when set) keep, newest first, as the database streams them:
 // the CSV export.
 func (s MoneyOut) EachRefund(ctx context.Context, p payment.Principal, q payment.ListQuery, sessionID string, fn func(payment.Refund) error) error {
-	f := refundFilter(p, q, sessionID)
-	rows, err := s.pool.Query(ctx, `SELECT `+refundColumns+` FROM refunds WHERE `+strings.Join(f.where, " AND ")+
-		` ORDER BY created_at DESC, id DESC`, f.args...)
-	if err != nil {
-		return fmt.Errorf("export refunds: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		r, err := scanRefund(rows)
-		if err != nil {
-			return err
-		}
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return each(ctx, s.pool, "refunds", "refunds", refundColumns, refundFilter(p, q, sessionID), scanRefund, fn)
 }
 
 // RefundByID returns a refund whatever its project: for its workflow.
