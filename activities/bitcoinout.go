@@ -11,7 +11,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/chainwatch/btcscan"
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 )
@@ -121,41 +120,25 @@ func (w *bitcoinOutgoing) spot(ctx context.Context, c *chainwatch.Chain, o btcsc
 		return payment.Transfer{LogIndex: int(o.Vout), From: og.FromAddress, To: o.Address, AssetID: og.AssetDefinitionID,
 			AmountBaseUnits: strconv.FormatInt(o.Sats, 10)}
 	}
-	for i, r := range w.refunds {
-		id := r.ID
-		if all, _ := ownedBy(o, r.ProjectID, r.IsLive); !all || r.Status != payment.RefundAwaitingSignature ||
-			!strings.EqualFold(r.ToAddress, o.Address) {
-			continue
-		}
-		got, err := w.a.Store.MoneyOut().UpdateRefund(ctx, nil, id, func(locked *payment.Refund) (payment.EventType, error) {
-			return payment.SpotRefund(locked, transfer(locked.Outgoing), hash, now), nil
-		}, views.RefundEvent)
-		if err != nil {
-			return err
-		}
-		if got.TxHash == hash {
-			w.refunds[i] = got
-			slog.InfoContext(ctx, "refund's bitcoin transaction seen unreported", "refund", id, "txid", hash)
-			return nil
-		}
+	if done, err := spotFirst(ctx, w.a, refundOut, w.refunds, hash, "bitcoin transaction", "txid",
+		bitcoinOffer(refundOut, o, ownedBy, transfer, hash, now)); done || err != nil {
+		return err
 	}
-	for i, p := range w.payouts {
-		id := p.ID
-		if all, _ := ownedBy(o, p.ProjectID, p.IsLive); !all || p.Status != payment.RefundAwaitingSignature ||
-			!strings.EqualFold(p.ToAddress, o.Address) {
-			continue
+	_, err = spotFirst(ctx, w.a, payoutOut, w.payouts, hash, "bitcoin transaction", "txid", bitcoinOffer(payoutOut, o, ownedBy, transfer, hash, now))
+	return err
+}
+
+// bitcoinOffer is spotFirst's offer of output o to an item waiting for its
+// signature that o pays, from its project's own coins: the domain's spot
+// of the transfer o is for it.
+func bitcoinOffer[T any](k outgoingKind[T], o btcscan.Output, ownedBy func(btcscan.Output, string, bool) (bool, bool),
+	transfer func(payment.Outgoing) payment.Transfer, hash string, now time.Time) func(T) (func(*T) payment.EventType, error) {
+	return func(item T) (func(*T) payment.EventType, error) {
+		it := k.ref(item)
+		if all, _ := ownedBy(o, it.ProjectID, it.IsLive); !all || it.Status != payment.RefundAwaitingSignature ||
+			!strings.EqualFold(it.ToAddress, o.Address) {
+			return nil, nil
 		}
-		got, err := w.a.Store.MoneyOut().UpdatePayout(ctx, nil, id, func(locked *payment.Payout) (payment.EventType, error) {
-			return payment.SpotPayout(locked, transfer(locked.Outgoing), hash, now), nil
-		}, views.PayoutEvent, views.BatchEvent)
-		if err != nil {
-			return err
-		}
-		if got.TxHash == hash {
-			w.payouts[i] = got
-			slog.InfoContext(ctx, "payout's bitcoin transaction seen unreported", "payout", id, "txid", hash)
-			return nil
-		}
+		return func(locked *T) payment.EventType { return k.spot(locked, transfer(k.ref(*locked).Outgoing), hash, now) }, nil
 	}
-	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/sentlook"
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -42,11 +41,9 @@ type outgoingItem = sentlook.Item
 
 func (a *Activities) outgoingItem(ctx context.Context, id string) (outgoingItem, error) {
 	if strings.HasPrefix(id, payment.PrefixRefund) {
-		r, err := a.Store.MoneyOut().RefundByID(ctx, id)
-		return outgoingItem{ID: r.ID, ProjectID: r.ProjectID, IsLive: r.IsLive, Outgoing: r.Outgoing}, err
+		return getOutgoing(ctx, a, refundOut, id)
 	}
-	p, err := a.Store.MoneyOut().PayoutByID(ctx, id)
-	return outgoingItem{ID: p.ID, ProjectID: p.ProjectID, IsLive: p.IsLive, Outgoing: p.Outgoing}, err
+	return getOutgoing(ctx, a, payoutOut, id)
 }
 
 // FollowOutgoing looks at the transaction of a refund or a payout and
@@ -76,21 +73,9 @@ func (a *Activities) FollowOutgoing(ctx context.Context, in workflows.FollowOutg
 	}
 	var got outgoingItem
 	if strings.HasPrefix(item.ID, payment.PrefixRefund) {
-		r, uerr := a.Store.MoneyOut().UpdateRefund(ctx, nil, item.ID, func(locked *payment.Refund) (payment.EventType, error) {
-			if locked.TxHash != item.TxHash {
-				return "", nil // a replacement was reported meanwhile: looked at next
-			}
-			return payment.FollowRefund(locked, l), nil
-		}, views.RefundEvent)
-		got, err = outgoingItem{ID: r.ID, ProjectID: r.ProjectID, IsLive: r.IsLive, Outgoing: r.Outgoing}, uerr
+		got, err = followLook(ctx, a, refundOut, item, l)
 	} else {
-		p, uerr := a.Store.MoneyOut().UpdatePayout(ctx, nil, item.ID, func(locked *payment.Payout) (payment.EventType, error) {
-			if locked.TxHash != item.TxHash {
-				return "", nil
-			}
-			return payment.FollowPayout(locked, l), nil
-		}, views.PayoutEvent, views.BatchEvent)
-		got, err = outgoingItem{ID: p.ID, ProjectID: p.ProjectID, IsLive: p.IsLive, Outgoing: p.Outgoing}, uerr
+		got, err = followLook(ctx, a, payoutOut, item, l)
 	}
 	if errors.Is(err, store.ErrTransferTaken) {
 		return workflows.FollowOutgoingOutput{}, err // raced another item for the transfer: the retry sees it taken
@@ -278,48 +263,42 @@ func (w *outgoingWatch) spot(ctx context.Context, c *chainwatch.Chain, seen paym
 		return err
 	}
 	// A refund may be paid from its project's proven addresses too (its
-	// treasury), as a reported transaction may.
+	// treasury), as a reported transaction may; a payout from its batch's
+	// address only.
 	proven := map[string][]string{}
-	for i := range w.refunds {
-		r := w.refunds[i]
+	refundSources := func(r payment.Refund) ([]string, error) {
 		k := fmt.Sprint(r.ProjectID, r.IsLive)
 		if _, ok := proven[k]; !ok {
+			var err error
 			if proven[k], err = w.a.Store.MoneyOut().ProvenAddresses(ctx, r.ProjectID, r.IsLive); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		sources := proven[k]
-		if payment.SpotRefund(&r, seen, hash, now, sources...) == "" || !w.replaceable(ctx, c, w.refunds[i].Outgoing) {
-			continue
-		}
-		got, err := w.a.Store.MoneyOut().UpdateRefund(ctx, nil, r.ID, func(locked *payment.Refund) (payment.EventType, error) {
-			return payment.SpotRefund(locked, seen, hash, now, sources...), nil
-		}, views.RefundEvent)
-		if err != nil {
-			return err
-		}
-		if got.TxHash == hash {
-			w.refunds[i] = got // no longer waiting: the next alike transfer is another's
-			slog.InfoContext(ctx, "refund's transfer seen unreported", "refund", r.ID, "txHash", hash)
-			return nil
-		}
+		return proven[k], nil
 	}
-	for i := range w.payouts {
-		p := w.payouts[i]
-		if payment.SpotPayout(&p, seen, hash, now) == "" || !w.replaceable(ctx, c, w.payouts[i].Outgoing) {
-			continue
-		}
-		got, err := w.a.Store.MoneyOut().UpdatePayout(ctx, nil, p.ID, func(locked *payment.Payout) (payment.EventType, error) {
-			return payment.SpotPayout(locked, seen, hash, now), nil
-		}, views.PayoutEvent, views.BatchEvent)
-		if err != nil {
-			return err
-		}
-		if got.TxHash == hash {
-			w.payouts[i] = got
-			slog.InfoContext(ctx, "payout's transfer seen unreported", "payout", p.ID, "txHash", hash)
-			return nil
-		}
+	if done, err := spotFirst(ctx, w.a, refundOut, w.refunds, hash, "transfer", "txHash",
+		evmOffer(ctx, w, c, refundOut, seen, hash, now, refundSources)); done || err != nil {
+		return err
 	}
-	return nil
+	noSources := func(payment.Payout) ([]string, error) { return nil, nil }
+	_, err = spotFirst(ctx, w.a, payoutOut, w.payouts, hash, "transfer", "txHash", evmOffer(ctx, w, c, payoutOut, seen, hash, now, noSources))
+	return err
+}
+
+// evmOffer is spotFirst's offer of seen to an item the scan saw paid:
+// the domain's spot (with the item's sources), when it changes the item
+// and the item may take the transaction (replaceable).
+func evmOffer[T any](ctx context.Context, w *outgoingWatch, c *chainwatch.Chain, k outgoingKind[T], seen payment.Transfer, hash string,
+	now time.Time, sources func(T) ([]string, error)) func(T) (func(*T) payment.EventType, error) {
+	return func(item T) (func(*T) payment.EventType, error) {
+		src, err := sources(item)
+		if err != nil {
+			return nil, err
+		}
+		was := k.ref(item).Outgoing
+		if k.spot(&item, seen, hash, now, src...) == "" || !w.replaceable(ctx, c, was) {
+			return nil, nil
+		}
+		return func(locked *T) payment.EventType { return k.spot(locked, seen, hash, now, src...) }, nil
+	}
 }
