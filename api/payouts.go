@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 const payoutBatchesPattern = "/api/v1/projects/{projectId}/payout-batches"

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 // Shape is the form of the API a deployment serves (views.Shape).

@@ -18,10 +18,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/paymentsd/paymentsd/activities/sessionstart"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/auth/oauth"
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service/oauth"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 )
