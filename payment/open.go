@@ -96,19 +96,25 @@ func SessionTimes(plan Plan, project Project, deployment time.Duration, now time
 	return expires, expires.Add(project.LatePaymentWindow)
 }
 
+// SessionDue returns what a session of the plan opened at now asks in
+// USD, given the payload's amountUsd: zero for a plan priced in token
+// amounts (its options' amounts are due). It refuses a plan archived or
+// expired, and an amount the plan does not allow. NewSession decides it
+// again; the service asks first, to refuse before it reads any price.
+func SessionDue(plan Plan, amountUSD *string, now time.Time) (decimal.Decimal, error) {
+	if plan.SharedRecipient() {
+		return decimal.Decimal{}, TokenAmountDue(plan, amountUSD, now)
+	}
+	return AmountDue(plan, amountUSD, now)
+}
+
 // NewSession decides a checkout session from its draft: what is due, when
 // it expires and stops taking late payments, and which payment options it
 // offers. It refuses a plan that is not usable now, an amount the plan
 // does not allow, and a plan none of whose assets can be offered now.
 func NewSession(d SessionDraft) (Opening, error) {
 	plan, now := d.Plan, d.Now
-	var due decimal.Decimal
-	var err error
-	if plan.SharedRecipient() {
-		err = TokenAmountDue(plan, d.Input.AmountUSD, now)
-	} else {
-		due, err = AmountDue(plan, d.Input.AmountUSD, now)
-	}
+	due, err := SessionDue(plan, d.Input.AmountUSD, now)
 	if err != nil {
 		return Opening{}, err
 	}

@@ -228,3 +228,37 @@ func TestOpeningWithHeldAmounts(t *testing.T) {
 		t.Errorf("held ETH option: %s, %s", got.Amount, got.PaymentURI)
 	}
 }
+
+func TestSessionDue(t *testing.T) {
+	lo, hi := decimal.RequireFromString("5"), decimal.RequireFromString("500")
+	variable := Plan{Status: PlanActive, PricingModel: PricingVariableUSD, MinAmountUSD: &lo, MaxAmountUSD: &hi}
+	token := Plan{Status: PlanActive, PricingModel: PricingTokenAmount, RecipientAddress: "0x1111111111111111111111111111111111111111"}
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name    string
+		plan    Plan
+		amount  *string
+		want    string
+		refused string
+	}{
+		{name: "a fixed price is due", plan: fixedPlan("19.99"), want: "19.99"},
+		{name: "a variable plan's amount", plan: variable, amount: str("42.50"), want: "42.5"},
+		{name: "a variable plan without an amount", plan: variable, refused: "is required"},
+		{name: "a variable plan's amount out of bounds", plan: variable, amount: str("600"), refused: "must be between"},
+		{name: "a token plan asks nothing in USD", plan: token, want: "0"},
+		{name: "a token plan refuses an amount", plan: token, amount: str("10"), refused: "priced in token amounts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			due, err := SessionDue(tc.plan, tc.amount, openedAt)
+			if tc.refused != "" {
+				if err == nil || !strings.Contains(errText(err), tc.refused) {
+					t.Fatalf("got %v, want a refusal saying %q", err, tc.refused)
+				}
+				return
+			}
+			if err != nil || due.String() != tc.want {
+				t.Errorf("due %s (%v), want %s", due, err, tc.want)
+			}
+		})
+	}
+}

@@ -76,12 +76,18 @@ func (svc Checkout) sessionDraft(ctx context.Context, key *payment.Principal, in
 	if err != nil {
 		return payment.SessionDraft{}, fmt.Errorf("load plan: %w", err)
 	}
+	// A plan not usable now, or an amount it does not allow, is refused
+	// before any price is read.
+	now := svc.now()
+	if _, err := payment.SessionDue(plan, in.AmountUSD, now); err != nil {
+		return payment.SessionDraft{}, err
+	}
 	project, err := svc.store.Checkout().GetProject(ctx, plan.ProjectID)
 	if err != nil {
 		return payment.SessionDraft{}, fmt.Errorf("load project: %w", err)
 	}
 	d := payment.SessionDraft{Input: in, Plan: plan, Project: project, Quotes: svc.quotes(ctx, plan),
-		Lifetime: svc.sessionLifetime, Now: svc.now()}
+		Lifetime: svc.sessionLifetime, Now: now}
 	if payment.OfferBothKinds(d.Quotes) {
 		xpub, _, _, err := svc.store.Chains().BitcoinKey(ctx, plan.ProjectID, plan.IsLive)
 		if err != nil {
