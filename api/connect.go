@@ -198,7 +198,7 @@ func listQuery(q *v1.ListQuery, statuses []string) (payment.ListQuery, error) {
 			v.Set("isLive", strconv.FormatBool(*q.IsLive))
 		}
 	}
-	return payment.ParseListQuery(v, statuses)
+	return parseListQuery(v, statuses)
 }
 
 func pbPagination(q payment.ListQuery, total int) *v1.Pagination {

@@ -186,7 +186,7 @@ func (s moneyOutAPI) createPayoutBatch(w http.ResponseWriter, r *http.Request) e
 var batchStatuses = statusStrings(payment.PayoutBatchStatuses)
 
 func (s moneyOutAPI) listPayoutBatches(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParsePayoutBatchQuery(r.URL.Query(), batchStatuses)
+	q, err := parsePayoutBatchQuery(r.URL.Query(), batchStatuses)
 	if err != nil {
 		return err
 	}

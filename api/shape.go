@@ -50,9 +50,9 @@ func (s *Server) shapeSummaries(txs []views.TransactionSummary) {
 // deployment's shape.
 func (s *Server) transactionQuery(r *http.Request) (payment.ListQuery, error) {
 	if s.shape != ShapeSecond {
-		return payment.ParseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
+		return parseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
 	}
-	return payment.ParseSecondShapeTransactionQuery(r.URL.Query(), s.svc.Catalog().Networks())
+	return parseSecondShapeTransactionQuery(r.URL.Query(), s.svc.Catalog().Networks())
 }
 
 // bearerSession is a second-shape call's session token sent as
