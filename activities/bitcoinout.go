@@ -18,7 +18,7 @@ import (
 // bitcoinOutgoing is a Bitcoin scan's watch of the destinations of
 // refunds and payouts paid in bitcoin (store.BitcoinOutgoingTo): the
 // transactions paying them are recorded as a payment's are, so that
-// their workflows read where they stand (internal/sentlook), and one made without
+// their workflows read where they stand (activities/sentlook), and one made without
 // its ID reported is found. Like outgoingWatch, it reads the items by the
 // addresses a read pays, so its cost grows with a block's outputs, not
 // with the items open.

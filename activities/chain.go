@@ -16,9 +16,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/paymentsd/paymentsd/activities/sessionstart"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"

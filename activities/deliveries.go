@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"

@@ -10,9 +10,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/paymentsd/paymentsd/activities/sentlook"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/sentlook"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"

@@ -13,8 +13,8 @@ import (
 
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -198,7 +198,7 @@ func listQuery(q *v1.ListQuery, statuses []string) (payment.ListQuery, error) {
 			v.Set("isLive", strconv.FormatBool(*q.IsLive))
 		}
 	}
-	return payment.ParseListQuery(v, statuses)
+	return parseListQuery(v, statuses)
 }
 
 func pbPagination(q payment.ListQuery, total int) *v1.Pagination {

@@ -5,8 +5,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -49,7 +49,7 @@ func (s webhooksAPI) createWebhook(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s webhooksAPI) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), []string{payment.WebhookEnabled, payment.WebhookDisabled})
+	q, err := parseListQuery(r.URL.Query(), []string{payment.WebhookEnabled, payment.WebhookDisabled})
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s webhooksAPI) sendTestEvent(w http.ResponseWriter, r *http.Request) error
 // listEvents lists events newest first by page, or, with since or after,
 // reads them as a feed: oldest first, by cursor (meta.nextCursor).
 func (s webhooksAPI) listEvents(w http.ResponseWriter, r *http.Request) error {
-	q, feed, err := payment.ParseEventsQuery(r.URL.Query(), append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
+	q, feed, err := parseEventsQuery(r.URL.Query(), append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func viewDelivery(d payment.Delivery) deliveryView {
 }
 
 func (s webhooksAPI) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
+	q, err := parseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (s webhooksAPI) listDeliveries(w http.ResponseWriter, r *http.Request) erro
 
 // listEventDeliveries lists an event's deliveries to every endpoint.
 func (s webhooksAPI) listEventDeliveries(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
+	q, err := parseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {
 		return err
 	}

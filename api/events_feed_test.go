@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store/storetest"

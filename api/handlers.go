@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -92,7 +92,7 @@ func (s checkoutAPI) createPlan(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s checkoutAPI) listPlans(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQuery(r.URL.Query(), planStatuses)
+	q, err := parseListQuery(r.URL.Query(), planStatuses)
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func (s paymentsAPI) submitPayment(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s checkoutAPI) listSessions(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseSessionQuery(r.URL.Query(), sessionStatuses)
+	q, err := parseSessionQuery(r.URL.Query(), sessionStatuses)
 	if err != nil {
 		return err
 	}
@@ -334,7 +334,7 @@ type receivedView struct {
 }
 
 func (s checkoutAPI) listDepositAddresses(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseDepositQuery(r.URL.Query(), sessionStatuses)
+	q, err := parseDepositQuery(r.URL.Query(), sessionStatuses)
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func (s checkoutAPI) listDepositAddresses(w http.ResponseWriter, r *http.Request
 }
 
 func (s accessAPI) listAudit(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParseListQueryBy(r.URL.Query(), "action", payment.AuditActions)
+	q, err := parseListQueryBy(r.URL.Query(), "action", payment.AuditActions)
 	if err != nil {
 		return err
 	}

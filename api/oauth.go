@@ -14,9 +14,9 @@ import (
 
 	"github.com/ory/fosite"
 
-	"github.com/paymentsd/paymentsd/internal/auth/oauth"
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
+	"github.com/paymentsd/paymentsd/service/oauth"
 )
 
 // oauthRoutes are the authorization server's endpoints (RFC 6749 with

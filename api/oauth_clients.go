@@ -4,8 +4,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 // oauthClientRoutes are a project's registered third-party applications:

@@ -21,7 +21,7 @@ import (
 
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"

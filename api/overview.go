@@ -5,8 +5,8 @@ import (
 	"time"
 	_ "time/tzdata" // time zones by name, whatever the host has
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 type periodView struct {

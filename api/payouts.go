@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -187,7 +187,7 @@ func (s moneyOutAPI) createPayoutBatch(w http.ResponseWriter, r *http.Request) e
 var batchStatuses = statusStrings(payment.PayoutBatchStatuses)
 
 func (s moneyOutAPI) listPayoutBatches(w http.ResponseWriter, r *http.Request) error {
-	q, err := payment.ParsePayoutBatchQuery(r.URL.Query(), batchStatuses)
+	q, err := parsePayoutBatchQuery(r.URL.Query(), batchStatuses)
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,8 @@ package api
 
 import (
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 // The Connect records are built from the REST views, so both transports

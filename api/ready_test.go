@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/internal/version"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"

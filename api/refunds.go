@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -101,7 +101,7 @@ func (s moneyOutAPI) createdRefund(refund payment.Refund, token string) views.Re
 var refundStatuses = statusStrings(payment.RefundStatuses)
 
 func (s moneyOutAPI) listRefunds(w http.ResponseWriter, r *http.Request) error {
-	q, sessionID, err := payment.ParseRefundQuery(r.URL.Query(), refundStatuses)
+	q, sessionID, err := parseRefundQuery(r.URL.Query(), refundStatuses)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,11 @@
 // envelope and status codes, the Connect service on the same port, API-key
 // authentication, rate limits and idempotency keys. Handlers are thin: they
 // parse, call one engine operation and write the result.
+//
+// The REST handlers are by area (areas.go), the service's areas less
+// Chains, whose operations are the operator's: a handler of refunds is a
+// method of moneyOutAPI. The Server keeps the routes, the middleware and
+// the views they share.
 package api
 
 import (

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 // Shape is the form of the API a deployment serves (views.Shape).
@@ -50,9 +50,9 @@ func (s *Server) shapeSummaries(txs []views.TransactionSummary) {
 // deployment's shape.
 func (s *Server) transactionQuery(r *http.Request) (payment.ListQuery, error) {
 	if s.shape != ShapeSecond {
-		return payment.ParseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
+		return parseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
 	}
-	return payment.ParseSecondShapeTransactionQuery(r.URL.Query(), s.svc.Catalog().Networks())
+	return parseSecondShapeTransactionQuery(r.URL.Query(), s.svc.Catalog().Networks())
 }
 
 // bearerSession is a second-shape call's session token sent as
@@ -81,19 +81,36 @@ func OpenAPIFor(shape Shape) []byte {
 	if err := json.Unmarshal(openAPI, &doc); err != nil {
 		panic(err) // the embedded document is valid JSON: a test reads it
 	}
-	obj := func(m any, keys ...string) map[string]any {
-		for _, k := range keys {
-			m = m.(map[string]any)[k]
-		}
-		return m.(map[string]any)
+	info := jsonObject(doc, "info")
+	info["description"] = fmt.Sprint(info["description"]) + "\n\nThis deployment serves the second shape of the API (API_SHAPE=second)."
+	secondShapeTransactions(doc)
+	secondShapeSessionByToken(doc)
+	secondShapeLogin(doc)
+	secondShapePlans(doc)
+	secondShapeSessionBearer(doc)
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		panic(err)
 	}
+	return out
+}
+
+// jsonObject is the object at keys under m, in a decoded JSON document.
+func jsonObject(m any, keys ...string) map[string]any {
+	for _, k := range keys {
+		m = m.(map[string]any)[k]
+	}
+	return m.(map[string]any)
+}
+
+// secondShapeTransactions: three statuses, and a list filtered by status
+// alone.
+func secondShapeTransactions(doc map[string]any) {
+	obj := jsonObject
 	statuses := []any{"pending", "completed", "failed"}
 	for _, schema := range []string{"Transaction", "TransactionSummary"} {
 		obj(doc, "components", "schemas", schema, "properties", "status")["enum"] = statuses
 	}
-	info := obj(doc, "info")
-	info["description"] = fmt.Sprint(info["description"]) + "\n\nThis deployment serves the second shape of the API (API_SHAPE=second)."
-
 	list := obj(doc, "paths", "/api/v1/projects/{projectId}/transactions", "get")
 	var params []any
 	for _, p := range list["parameters"].([]any) {
@@ -107,7 +124,12 @@ func OpenAPIFor(shape Shape) []byte {
 		params = append(params, p)
 	}
 	list["parameters"] = params
+}
 
+// secondShapeSessionByToken: a session by its token, or by its ID with
+// credentials.
+func secondShapeSessionByToken(doc map[string]any) {
+	obj := jsonObject
 	bySession := obj(doc, "paths", "/api/v1/checkout/sessions/{sessionToken}")
 	obj(bySession["parameters"].([]any)[0])["description"] = "The session's token (64 hex characters), or its ID (cs_…) with credentials"
 	get := obj(bySession, "get")
@@ -119,13 +141,21 @@ func OpenAPIFor(shape Shape) []byte {
 		map[string]any{"$ref": "#/components/schemas/Session"}}}
 	obj(get, "responses")["401"] = map[string]any{"description": "A session ID without credentials, or with bad ones",
 		"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/ErrorEnvelope"}}}}
+}
 
+// secondShapeLogin: a login answers the session token too.
+func secondShapeLogin(doc map[string]any) {
+	obj := jsonObject
 	login := obj(doc, "paths", "/api/v1/auth/login", "post", "responses", "200", "content", "application/json", "schema", "properties")
 	login["data"] = map[string]any{"type": "object", "required": []any{"user", "token", "expiresAt"}, "properties": map[string]any{
 		"user":      map[string]any{"$ref": "#/components/schemas/User"},
 		"token":     map[string]any{"type": "string", "description": "The session token (svc_st_…): send it as Authorization: Bearer"},
 		"expiresAt": map[string]any{"type": "string", "format": "date-time"}}}
+}
 
+// secondShapePlans: a plan priced in token amounts.
+func secondShapePlans(doc map[string]any) {
+	obj := jsonObject
 	// The plan payload: the second shape's, or the first's (which the
 	// dashboard sends); a payload with any of the first's own fields is
 	// read as the first's.
@@ -171,7 +201,12 @@ func OpenAPIFor(shape Shape) []byte {
 	update["description"] = "A change to a plan: its name and redirectUrl; the other fields cannot be changed"
 	schemas["TokenPlanUpdate"] = update
 	obj(schemas, "TokenPlanInput")["required"] = []any{"name", "recipientAddress", "paymentOptions"}
+}
 
+// secondShapeSessionBearer: a signed-in user's session token as a bearer,
+// wherever the session cookie is accepted.
+func secondShapeSessionBearer(doc map[string]any) {
+	obj := jsonObject
 	obj(doc, "components", "securitySchemes")["sessionBearer"] = map[string]any{"type": "http", "scheme": "bearer",
 		"description": "A signed-in user's session token (svc_st_…, from login) as Authorization: Bearer, wherever the session cookie is accepted"}
 	for _, item := range obj(doc, "paths") {
@@ -189,9 +224,4 @@ func OpenAPIFor(shape Shape) []byte {
 			}
 		}
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		panic(err)
-	}
-	return out
 }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"

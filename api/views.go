@@ -1,8 +1,8 @@
 package api
 
 import (
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
 )

@@ -18,7 +18,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/devchain"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // memBlocks is a BlockStore in memory, oldest block first. It records

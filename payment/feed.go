@@ -3,7 +3,6 @@ package payment
 import (
 	"encoding/base64"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -69,40 +68,4 @@ type FeedQuery struct {
 	ListQuery
 	Since *time.Time
 	After *EventCursor
-}
-
-// ParseEventsQuery parses the query string of the events list: a page of
-// the list, newest first (ListQuery), or, when it has since or after, a
-// page of the feed (FeedQuery, feed true). Page numbers do not mix with
-// the feed: its pages follow one another by cursor.
-func ParseEventsQuery(v url.Values, types []string) (q FeedQuery, feed bool, err error) {
-	list, probs := parseListQuery(v, "type", types, []string{"since", "after", "objectId"})
-	q.ListQuery = list
-	if s, ok := v["objectId"]; ok {
-		if s[0] == "" || len(s[0]) > 64 {
-			probs.Add("objectId", "must be the ID of a session, transaction, plan or webhook endpoint")
-		} else {
-			q.ObjectID = s[0]
-		}
-	}
-	if s, ok := v["since"]; ok {
-		feed = true
-		if t, _, ok := ParseISOTime(s[0]); ok {
-			q.Since = &t
-		} else {
-			probs.Add("since", "must be an RFC 3339 date-time (2026-01-31T12:00:00Z) or an ISO 8601 date (2026-01-31)")
-		}
-	}
-	if s, ok := v["after"]; ok {
-		feed = true
-		if c, ok := ParseEventCursor(s[0]); ok {
-			q.After = &c
-		} else {
-			probs.Add("after", "must be a cursor the events list returned (meta.nextCursor)")
-		}
-	}
-	if _, ok := v["page"]; ok && feed {
-		probs.Add("page", "cannot be combined with since or after: follow meta.nextCursor instead")
-	}
-	return q, feed, probs.Err()
 }

@@ -3,7 +3,6 @@ package payment
 import (
 	"fmt"
 	"math/big"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -419,12 +418,6 @@ func (b *PayoutBatch) Complete(payouts []Payout, now time.Time) bool {
 	}
 	b.Status, b.UpdatedAt = BatchCompleted, now
 	return true
-}
-
-// ParsePayoutBatchQuery parses the batches list's query string.
-func ParsePayoutBatchQuery(v url.Values, statuses []string) (ListQuery, error) {
-	q, probs := parseListQuery(v, "status", statuses, nil)
-	return q, probs.Err()
 }
 
 func deref(s *string) string {

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"math/big"
-	"net/url"
 	"slices"
 	"time"
 
@@ -343,21 +342,6 @@ func CancelRefund(r *Refund, now time.Time) error {
 	}
 	r.Status, r.UpdatedAt = RefundCanceled, now
 	return nil
-}
-
-// ParseRefundQuery parses the refunds list's query string: the list's
-// parameters, status among statuses, and checkoutSessionId to keep one
-// session's refunds.
-func ParseRefundQuery(v url.Values, statuses []string) (ListQuery, string, error) {
-	q, probs := parseListQuery(v, "status", statuses, []string{"checkoutSessionId"})
-	var sessionID string
-	if s, ok := v["checkoutSessionId"]; ok {
-		sessionID = s[0]
-		if !ValidID(PrefixSession, sessionID) {
-			probs.Add("checkoutSessionId", "is not a checkout session ID")
-		}
-	}
-	return q, sessionID, probs.Err()
 }
 
 // ReportRefundSent records the hash of the transaction the merchant sent

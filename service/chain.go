@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"slices"
 	"strings"
 	"time"
@@ -18,21 +17,21 @@ import (
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
-// depositAddress gives the session the next unused address of its
-// project's deposit key for the environment.
-func (svc Checkout) depositAddress(ctx context.Context, s *payment.Session) error {
-	xpub, index, err := svc.store.Chains().NextDepositIndex(ctx, s.ProjectID, s.IsLive)
+// depositAddress takes the next unused address of a project's deposit key
+// for the environment, with its derivation index.
+func (svc Checkout) depositAddress(ctx context.Context, projectID string, isLive bool) (string, *int64, error) {
+	xpub, index, err := svc.store.Chains().NextDepositIndex(ctx, projectID, isLive)
 	if errors.Is(err, payment.ErrNotFound) {
-		return &payment.Error{Kind: payment.KindValidation, Message: "Validation failed", Details: []payment.FieldError{{
-			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + environment(s.IsLive) +
+		return "", nil, &payment.Error{Kind: payment.KindValidation, Message: "Validation failed", Details: []payment.FieldError{{
+			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + environment(isLive) +
 				" (POST …/deposit-key, or paymentsd admin set-deposit-key)"}}}
 	}
 	if err != nil {
-		return fmt.Errorf("deposit index: %w", err)
+		return "", nil, fmt.Errorf("deposit index: %w", err)
 	}
 	key, err := keys.ParseKey(xpub)
 	if err != nil {
-		return fmt.Errorf("deposit key of %s: %w", s.ProjectID, err)
+		return "", nil, fmt.Errorf("deposit key of %s: %w", projectID, err)
 	}
 	// An address that is a verified recipient (of any project) is never a
 	// session's deposit address: its transfers would be the session's. Its
@@ -40,76 +39,24 @@ func (svc Checkout) depositAddress(ctx context.Context, s *payment.Session) erro
 	for skipped := 0; ; skipped++ {
 		addr, err := key.DeriveAddress(uint32(index))
 		if err != nil {
-			return err
+			return "", nil, err
 		}
 		taken, err := svc.store.Checkout().IsVerifiedRecipient(ctx, addr.Hex())
 		if err != nil {
-			return fmt.Errorf("deposit address: %w", err)
+			return "", nil, fmt.Errorf("deposit address: %w", err)
 		}
 		if !taken {
-			s.DepositAddress, s.DepositIndex = addr.Hex(), &index
-			return nil
+			return addr.Hex(), &index, nil
 		}
 		slog.WarnContext(ctx, "deposit address skipped: it is a verified recipient, so whoever verified it holds this deposit key",
-			"project", s.ProjectID, "index", index, "address", addr.Hex())
+			"project", projectID, "index", index, "address", addr.Hex())
 		if skipped >= 16 {
-			return fmt.Errorf("deposit address: %d derived addresses in a row are verified recipients", skipped+1)
+			return "", nil, fmt.Errorf("deposit address: %d derived addresses in a row are verified recipients", skipped+1)
 		}
-		if _, index, err = svc.store.Chains().NextDepositIndex(ctx, s.ProjectID, s.IsLive); err != nil {
-			return fmt.Errorf("deposit index: %w", err)
-		}
-	}
-}
-
-// sharedRecipientOptions gives a session of a plan priced in token amounts
-// its payment options: the plan's amounts, each made unique on its
-// (network, asset, recipient) while the session holds it (store
-// ReserveAmounts), paid to the plan's recipient. The session's amount in
-// USD is the first option's at the current price, for reports and the
-// settlement's ratios; an option whose network is not configured is left
-// out.
-func (svc Checkout) sharedRecipientOptions(ctx context.Context, plan payment.Plan, s *payment.Session) error {
-	s.DepositAddress, s.SharedRecipient = plan.RecipientAddress, true
-	for _, o := range plan.TokenOptions {
-		a, ok := svc.catalog.Asset(o.AssetID)
-		if !ok || svc.chains[a.Network] == nil {
-			continue
-		}
-		s.PaymentOptions = append(s.PaymentOptions, payment.PaymentOption{AssetDefinitionID: a.ID, Network: a.Network,
-			ChainID: a.ChainID, Symbol: a.Symbol, Decimals: a.Decimals, TokenAddress: a.TokenAddress,
-			AmountBaseUnits: o.AmountBaseUnits, WalletAccountOnly: svc.walletAccountOnly(a)})
-	}
-	var probs payment.Problems
-	if len(s.PaymentOptions) == 0 {
-		probs.Add("paymentPlanId", "the payment plan's networks are not served by this deployment")
-		return probs.Err()
-	}
-	for _, o := range s.PaymentOptions {
-		a, _ := svc.catalog.Asset(o.AssetDefinitionID)
-		if rate, ok := svc.rate(ctx, a); ok {
-			s.AmountUSD = payment.ValueUSD(o.AmountBaseUnits, a.Decimals, rate)
-			break
+		if _, index, err = svc.store.Chains().NextDepositIndex(ctx, projectID, isLive); err != nil {
+			return "", nil, fmt.Errorf("deposit index: %w", err)
 		}
 	}
-	if !s.AmountUSD.IsPositive() {
-		probs.Add("paymentPlanId", "none of the payment plan's assets has a USD price now")
-		return probs.Err()
-	}
-	options, err := svc.store.Checkout().ReserveAmounts(ctx, *s, svc.maxOpenHolds)
-	if payment.KindOf(err) != payment.KindInternal {
-		return err // the recipient not verified, or too many holds
-	}
-	if err != nil {
-		return fmt.Errorf("reserve amounts: %w", err)
-	}
-	for i := range options {
-		a, _ := svc.catalog.Asset(options[i].AssetDefinitionID)
-		base, _ := new(big.Int).SetString(options[i].AmountBaseUnits, 10)
-		options[i].Amount = payment.UnitsToAmount(options[i].AmountBaseUnits, a.Decimals)
-		options[i].PaymentURI = payment.PaymentURI(a, s.DepositAddress, base)
-	}
-	s.PaymentOptions = options
-	return nil
 }
 
 // rate is an asset's USD price for a quote; ok is false when it cannot be
@@ -325,33 +272,32 @@ func (svc *Service) ExplorerTxURL(network, hash string) string {
 // Catalog returns the deployment's asset catalog.
 func (svc *Service) Catalog() payment.Catalog { return svc.catalog }
 
-// bitcoinAddress gives the session the next address of its project's
-// Bitcoin account key for the environment, on the environment's Bitcoin
-// network.
-func (svc Checkout) bitcoinAddress(ctx context.Context, s *payment.Session) error {
+// bitcoinAddress takes the next address of a project's Bitcoin account
+// key for the environment, on the environment's Bitcoin network, with its
+// derivation index.
+func (svc Checkout) bitcoinAddress(ctx context.Context, projectID string, isLive bool) (string, *int64, error) {
 	var family chainwatch.Family
 	for _, c := range svc.chains {
-		if f := c.Family(); f.Capabilities().AccountKey && c.Network.IsLive == s.IsLive {
+		if f := c.Family(); f.Capabilities().AccountKey && c.Network.IsLive == isLive {
 			family = f
 		}
 	}
 	if family == nil {
-		return fmt.Errorf("no Bitcoin network of the session's environment is configured")
+		return "", nil, fmt.Errorf("no Bitcoin network of the session's environment is configured")
 	}
-	xpub, addressType, index, err := svc.store.Chains().NextBitcoinIndex(ctx, s.ProjectID, s.IsLive)
+	xpub, addressType, index, err := svc.store.Chains().NextBitcoinIndex(ctx, projectID, isLive)
 	if errors.Is(err, payment.ErrNotFound) {
 		var probs payment.Problems
-		probs.Add("paymentPlanId", "the plan's project has no Bitcoin account key for "+environment(s.IsLive)+
+		probs.Add("paymentPlanId", "the plan's project has no Bitcoin account key for "+environment(isLive)+
 			" (POST …/bitcoin-deposit-key, or paymentsd admin set-deposit-key --bitcoin)")
-		return probs.Err()
+		return "", nil, probs.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("bitcoin index: %w", err)
+		return "", nil, fmt.Errorf("bitcoin index: %w", err)
 	}
 	addr, err := family.DeriveAddress(xpub, addressType, uint32(index))
 	if err != nil {
-		return fmt.Errorf("bitcoin key of %s: %w", s.ProjectID, err)
+		return "", nil, fmt.Errorf("bitcoin key of %s: %w", projectID, err)
 	}
-	s.BitcoinAddress, s.BitcoinIndex = addr, &index
-	return nil
+	return addr, &index, nil
 }

@@ -6,8 +6,8 @@ import (
 	"encoding/base64"
 	"errors"
 
-	"github.com/paymentsd/paymentsd/internal/auth/oauth"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service/oauth"
 	"github.com/paymentsd/paymentsd/store"
 )
 

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/paymentsd/paymentsd/internal/sentlook"
+	"github.com/paymentsd/paymentsd/activities/sentlook"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 // CreatePayoutBatch records an uploaded batch (payment.NewPayoutBatch

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 // CreatePlan validates and records a payment plan.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paymentsd/paymentsd/activities/sentlook"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/sentlook"
 	"github.com/paymentsd/paymentsd/payment"
 )
 

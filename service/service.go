@@ -2,6 +2,12 @@
 // merchant or a customer can do. The REST and Connect transports both call
 // these, so each operation has one implementation. Reads go to Postgres;
 // commands go to Temporal, whose workflows own every state change.
+//
+// The operations are by area (areas.go), each a view of the one Service:
+// Identity, Access, Checkout, Payments, MoneyOut, Webhooks and Chains,
+// the same areas as the store's. A file holds one area's operations; the
+// Service keeps what they share (idempotency keys, the asset catalog,
+// workflow updates).
 package service
 
 import (
@@ -12,10 +18,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/paymentsd/paymentsd/activities/sessionstart"
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/auth/oauth"
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service/oauth"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 )

@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
-	"slices"
 
-	"github.com/shopspring/decimal"
-
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -32,15 +28,42 @@ type SessionView struct {
 // credentials: the plan decides the project and the environment. A
 // merchant's server that sends its API key (key, else nil) may use only the
 // plans of that key's project and environment; another's is "no payment
-// plan has this ID", as an unknown one. The session is recorded with its
-// workflow's pending start in one database transaction (OpenSession), so
-// it is readable when this returns; the workflow starts in the background.
+// plan has this ID", as an unknown one. The service loads what the session
+// is decided from, payment.NewSession decides it, and the service takes
+// its addresses and records it with its workflow's pending start in one
+// database transaction (OpenSession), so it is readable when this returns;
+// the workflow starts in the background.
 func (svc Checkout) CreateSession(ctx context.Context, key *payment.Principal, in payment.SessionInput) (SessionView, error) {
 	defer svc.starts.Opening()()
 	metadata, err := payment.CheckSessionInput(in)
 	if err != nil {
 		return SessionView{}, err
 	}
+	d, err := svc.sessionDraft(ctx, key, in)
+	if err != nil {
+		return SessionView{}, err
+	}
+	d.Metadata = metadata
+	o, err := payment.NewSession(d)
+	if err != nil {
+		return SessionView{}, err
+	}
+	s, err := svc.takeAddresses(ctx, o)
+	if err != nil {
+		return SessionView{}, err
+	}
+	settings := workflows.SessionSettings{CompleteOn: d.Project.CompleteOn, TolerancePercent: d.Project.UnderpaymentTolerancePercent}
+	if err := svc.OpenSession(ctx, s, d.Plan.Title, settings); err != nil {
+		return SessionView{}, err
+	}
+	return SessionView{Session: s, Token: o.Token, Transactions: []payment.Transaction{}}, nil
+}
+
+// sessionDraft loads what a session is decided from: its plan (one of the
+// key's project environment, when a key is sent), the plan's project, the
+// plan's assets priced now and, when they are of both kinds, which keys
+// the project environment has.
+func (svc Checkout) sessionDraft(ctx context.Context, key *payment.Principal, in payment.SessionInput) (payment.SessionDraft, error) {
 	plan, err := svc.store.Checkout().PlanByID(ctx, *in.PaymentPlanID)
 	if err == nil && key != nil && (plan.ProjectID != key.ProjectID || plan.IsLive != key.IsLive) {
 		err = payment.ErrNotFound
@@ -48,137 +71,107 @@ func (svc Checkout) CreateSession(ctx context.Context, key *payment.Principal, i
 	if errors.Is(err, payment.ErrNotFound) {
 		var probs payment.Problems
 		probs.Add("paymentPlanId", "no payment plan has this ID")
-		return SessionView{}, probs.Err()
+		return payment.SessionDraft{}, probs.Err()
 	}
 	if err != nil {
-		return SessionView{}, fmt.Errorf("load plan: %w", err)
+		return payment.SessionDraft{}, fmt.Errorf("load plan: %w", err)
 	}
+	// A plan not usable now, or an amount it does not allow, is refused
+	// before any price is read.
 	now := svc.now()
-	var due decimal.Decimal
-	if plan.SharedRecipient() {
-		err = payment.TokenAmountDue(plan, in.AmountUSD, now)
-	} else {
-		due, err = payment.AmountDue(plan, in.AmountUSD, now)
-	}
-	if err != nil {
-		return SessionView{}, err
+	if _, err := payment.SessionDue(plan, in.AmountUSD, now); err != nil {
+		return payment.SessionDraft{}, err
 	}
 	project, err := svc.store.Checkout().GetProject(ctx, plan.ProjectID)
 	if err != nil {
-		return SessionView{}, fmt.Errorf("load project: %w", err)
+		return payment.SessionDraft{}, fmt.Errorf("load project: %w", err)
 	}
-	lifetime := project.SessionLifetime
-	if lifetime <= 0 {
-		lifetime = svc.sessionLifetime
+	d := payment.SessionDraft{Input: in, Plan: plan, Project: project, Quotes: svc.quotes(ctx, plan),
+		Lifetime: svc.sessionLifetime, Now: now}
+	if payment.OfferBothKinds(d.Quotes) {
+		xpub, _, _, err := svc.store.Chains().BitcoinKey(ctx, plan.ProjectID, plan.IsLive)
+		if err != nil {
+			return d, fmt.Errorf("bitcoin key: %w", err)
+		}
+		evmKey, _, err := svc.store.Chains().DepositKey(ctx, plan.ProjectID, plan.IsLive)
+		if err != nil {
+			return d, fmt.Errorf("deposit key: %w", err)
+		}
+		d.Keys = payment.DepositKeys{EVM: evmKey != "", Bitcoin: xpub != ""}
 	}
-	if lifetime <= 0 {
-		lifetime = payment.DefaultSessionLifetime
-	}
-	token := payment.NewSessionToken()
-	s := payment.Session{
-		ID:             payment.NewID(payment.PrefixSession, now),
-		TokenHash:      payment.HashSecret(token),
-		ProjectID:      plan.ProjectID,
-		PaymentPlanID:  plan.ID,
-		IsLive:         plan.IsLive,
-		Status:         payment.SessionOpen,
-		Metadata:       metadata,
-		AmountUSD:      due,
-		AmountPaidUSD:  decimal.Zero,
-		ExpiresAt:      now.Add(lifetime),
-		CreatedAt:      now,
-		UpdatedAt:      now,
-		PaymentOptions: []payment.PaymentOption{},
-	}
-	if plan.QuoteTTL > 0 {
-		s.ExpiresAt = now.Add(plan.QuoteTTL)
-	}
-	s.QuoteExpiresAt = s.ExpiresAt
-	s.LateUntil = s.ExpiresAt.Add(project.LatePaymentWindow)
-	if in.Email != nil {
-		s.Email = *in.Email
-	}
-	if plan.SharedRecipient() {
-		err = svc.sharedRecipientOptions(ctx, plan, &s)
-	} else {
-		err = svc.quotedOptions(ctx, plan, due, &s)
-	}
-	if err != nil {
-		return SessionView{}, err
-	}
-	settings := workflows.SessionSettings{CompleteOn: project.CompleteOn, TolerancePercent: project.UnderpaymentTolerancePercent}
-	if err := svc.OpenSession(ctx, s, plan.Title, settings); err != nil {
-		return SessionView{}, err
-	}
-	return SessionView{Session: s, Token: token, Transactions: []payment.Transaction{}}, nil
+	return d, nil
 }
 
-// quotedOptions gives a session of a plan priced in USD its deposit
-// address and its payment options: due in each accepted asset that can be
-// quoted now.
-func (svc Checkout) quotedOptions(ctx context.Context, plan payment.Plan, due decimal.Decimal, s *payment.Session) error {
-	type quote struct {
-		asset payment.Asset
-		rate  decimal.Decimal
+// quotes are the assets a session of the plan may offer, with their
+// prices now: a USD-priced plan's accepted assets that have a price; a
+// token-priced plan's option assets on served networks, priced up to the
+// first that has a price (its USD amount is that one's).
+func (svc Checkout) quotes(ctx context.Context, plan payment.Plan) []payment.AssetQuote {
+	var quotes []payment.AssetQuote
+	if plan.SharedRecipient() {
+		priced := false
+		for _, o := range plan.TokenOptions {
+			a, ok := svc.catalog.Asset(o.AssetID)
+			if !ok || svc.chains[a.Network] == nil {
+				continue
+			}
+			q := svc.assetQuote(a)
+			if !priced {
+				q.Rate, q.Priced = svc.rate(ctx, a)
+				priced = q.Priced
+			}
+			quotes = append(quotes, q)
+		}
+		return quotes
 	}
-	var quotes []quote
 	for _, a := range svc.catalog.AcceptedAssets(plan.AcceptedAssetPolicies, plan.IsLive) {
-		if rate, ok := svc.rate(ctx, a); ok {
-			quotes = append(quotes, quote{a, rate})
+		q := svc.assetQuote(a)
+		if q.Rate, q.Priced = svc.rate(ctx, a); q.Priced {
+			quotes = append(quotes, q)
 		}
 	}
-	if len(quotes) == 0 {
-		var probs payment.Problems
-		probs.Add("paymentPlanId", "the payment plan accepts no asset that can be quoted now")
-		return probs.Err()
+	return quotes
+}
+
+// assetQuote is an asset with what its network tells the customer.
+func (svc Checkout) assetQuote(a payment.Asset) payment.AssetQuote {
+	q := payment.AssetQuote{Asset: a, WalletAccountOnly: svc.walletAccountOnly(a)}
+	if c := svc.chains[a.Network]; c != nil && a.Bitcoin() {
+		q.Confirmations = c.Network.ConfirmationsFor
 	}
-	// Bitcoin is offered when the project environment has a Bitcoin
-	// account key, the EVM assets when it has an EVM deposit key; a plan
-	// accepting both is paid in what its project's keys serve, and
-	// refused only when they serve none of its assets.
-	bitcoin := slices.ContainsFunc(quotes, func(q quote) bool { return q.asset.Bitcoin() })
-	evm := slices.ContainsFunc(quotes, func(q quote) bool { return !q.asset.Bitcoin() })
-	if bitcoin && evm {
-		xpub, _, _, err := svc.store.Chains().BitcoinKey(ctx, s.ProjectID, s.IsLive)
+	return q
+}
+
+// takeAddresses gives a decided session what it is paid at: the amounts
+// it holds at its plan's shared recipient, or the next unused addresses of
+// its project's keys. They are taken last, once nothing but a missing key
+// can refuse the session: a refused request leaves no unused address
+// behind, which a wallet scanning up to a gap limit could stop at.
+func (svc Checkout) takeAddresses(ctx context.Context, o payment.Opening) (payment.Session, error) {
+	s := o.Session
+	if s.SharedRecipient {
+		held, err := svc.store.Checkout().ReserveAmounts(ctx, s, svc.maxOpenHolds)
+		if payment.KindOf(err) != payment.KindInternal {
+			return s, err // the recipient not verified, or too many holds
+		}
 		if err != nil {
-			return fmt.Errorf("bitcoin key: %w", err)
+			return s, fmt.Errorf("reserve amounts: %w", err)
 		}
-		evmKey, _, err := svc.store.Chains().DepositKey(ctx, s.ProjectID, s.IsLive)
-		if err != nil {
-			return fmt.Errorf("deposit key: %w", err)
-		}
-		// Without a key of either kind the session is refused below,
-		// naming the EVM key.
-		bitcoin = xpub != "" || evmKey == ""
-		evm = evmKey != "" || xpub == ""
+		return o.WithHeldAmounts(held), nil
 	}
-	// The derivation indexes are taken last, once nothing can refuse the
-	// session: a refused request leaves no unused address behind, which a
-	// wallet scanning up to a gap limit could stop at.
-	if evm {
-		if err := svc.depositAddress(ctx, s); err != nil {
-			return err
+	var a payment.SessionAddresses
+	var err error
+	if o.NeedsDepositAddress {
+		if a.Deposit, a.DepositIndex, err = svc.depositAddress(ctx, s.ProjectID, s.IsLive); err != nil {
+			return s, err
 		}
 	}
-	if bitcoin {
-		if err := svc.bitcoinAddress(ctx, s); err != nil {
-			return err
+	if o.NeedsBitcoinAddress {
+		if a.Bitcoin, a.BitcoinIndex, err = svc.bitcoinAddress(ctx, s.ProjectID, s.IsLive); err != nil {
+			return s, err
 		}
 	}
-	for _, q := range quotes {
-		if q.asset.Bitcoin() && !bitcoin || !q.asset.Bitcoin() && !evm {
-			continue
-		}
-		o := payment.Quote(q.asset, due, q.rate, s.DepositAddress)
-		if q.asset.Bitcoin() {
-			base, _ := new(big.Int).SetString(o.AmountBaseUnits, 10)
-			o.DepositAddress, o.PaymentURI = s.BitcoinAddress, payment.BitcoinURI(s.BitcoinAddress, base, plan.Title)
-			o.Confirmations = svc.chains[q.asset.Network].Network.ConfirmationsFor(due)
-		}
-		o.WalletAccountOnly = svc.walletAccountOnly(q.asset)
-		s.PaymentOptions = append(s.PaymentOptions, o)
-	}
-	return nil
+	return o.WithAddresses(a), nil
 }
 
 // environment names a project environment.

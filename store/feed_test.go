@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"

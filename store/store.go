@@ -2,6 +2,15 @@
 // model that the API serves and that activities write. SQL lives next to the
 // code that runs it; constraint errors become the domain's sentinel errors so
 // nothing from the database reaches a client.
+//
+// The records are by area (areas.go), each a view of the one Store:
+// Identity (accounts, sign-in sessions, passkeys), Access (members, API
+// keys, OAuth, the audit log), Checkout (projects, plans, sessions and
+// their starts), Payments (transactions, transfers, exports), MoneyOut
+// (refunds, payouts, their transactions), Webhooks (endpoints, events,
+// deliveries) and Chains (scans, watched and deposit addresses,
+// finality). A file holds one area's records; the Store keeps the pool,
+// transactions and idempotency keys.
 package store
 
 import (

@@ -14,10 +14,10 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/activities/sessionstart"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
-	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
 )

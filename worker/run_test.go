@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
-	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/payment/views"
 )
 
 // The activities get the webhook settings, and a delivering client of

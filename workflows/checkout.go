@@ -115,7 +115,7 @@ type CheckoutSessionInput struct {
 }
 
 // CheckoutSession drives one checkout session, whose row the API recorded
-// before starting it (package internal/sessionstart): it makes sure a transaction workflow follows each payment to its deposit
+// before starting it (package activities/sessionstart): it makes sure a transaction workflow follows each payment to its deposit
 // address (reported by chainwatch, or claimed by the payer's hash, an
 // update), settles the session as their records change, expires it at
 // expiresAt with a durable timer once its networks are read that far, and

@@ -20,7 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 func startChain(t *testing.T, cfg Config) (*Chain, context.Context) {

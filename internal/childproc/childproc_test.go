@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // When CHILDPROC_PARENT is set the test binary is the parent: it starts a

@@ -11,7 +11,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/internal/ratelimit"
-	"github.com/paymentsd/paymentsd/internal/ratelimit/redistest"
+	"github.com/paymentsd/paymentsd/internal/testkit/redistest"
 	"github.com/paymentsd/paymentsd/service"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/ratelimit/redistest"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/redistest"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/redis/go-redis/v9"
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"

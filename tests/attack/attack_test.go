@@ -20,7 +20,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/api"
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 )

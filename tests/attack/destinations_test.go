@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // Webhook URLs that point inside the engine's network — loopback, private,

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // tcpProxy forwards TCP connections from its address to a target: it

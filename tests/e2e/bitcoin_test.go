@@ -21,7 +21,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/btcsweep"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // bitcoinProject is a project with a Bitcoin account key for its sandbox,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 func eventTypes(t *testing.T, objectID string) []string {

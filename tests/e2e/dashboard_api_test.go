@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/internal/keys"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // csvExport reads a list's CSV export (Accept: text/csv).

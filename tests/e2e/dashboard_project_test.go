@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/paymentsd/paymentsd/internal/keys"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // ownedProject signs a new user up and makes them a project, set up

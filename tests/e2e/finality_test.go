@@ -20,7 +20,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // sessionTransaction is the merchant's view of a session's one payment.

@@ -14,7 +14,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/redact"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/tests/rpcproxy"
 )
 

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/api/sdk/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // violations are the fields a Connect validation error names, in order.

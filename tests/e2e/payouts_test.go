@@ -17,7 +17,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
 	"github.com/paymentsd/paymentsd/dev/devchain"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/service"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/internal/postgres"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"
 )

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/workflows"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/api"
-	"github.com/paymentsd/paymentsd/internal/testwait"
-	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"
 )

@@ -18,7 +18,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/webhook"
 	"github.com/paymentsd/paymentsd/workflows"

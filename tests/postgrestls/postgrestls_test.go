@@ -15,7 +15,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
 	"github.com/paymentsd/paymentsd/internal/postgres"
-	"github.com/paymentsd/paymentsd/internal/testpki"
+	"github.com/paymentsd/paymentsd/internal/testkit/testpki"
 	"github.com/paymentsd/paymentsd/store"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
 	"github.com/paymentsd/paymentsd/internal/postgres"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"

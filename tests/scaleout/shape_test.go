@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymentsd/paymentsd/internal/ratelimit/redistest"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/redistest"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/tests/prodshape"
 )

@@ -23,7 +23,7 @@ import (
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/client/examples/shop/shop"
 	"github.com/paymentsd/paymentsd/dev/devstack"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/paymentsd/paymentsd/dev/freeport"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 func TestDevCommandFromCleanClone(t *testing.T) {

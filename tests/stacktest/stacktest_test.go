@@ -13,7 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/devstack"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // A stack that cannot start returns the error that stopped it, having

@@ -31,7 +31,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/postgres"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"
 )

@@ -22,8 +22,8 @@ import (
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/dev/freeport"
 	"github.com/paymentsd/paymentsd/internal/temporalconn"
-	"github.com/paymentsd/paymentsd/internal/testpki"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testpki"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )
 

@@ -31,8 +31,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paymentsd/paymentsd/internal/keys"
-	"github.com/paymentsd/paymentsd/internal/views"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 )

@@ -2,7 +2,9 @@
 // ory/fosite: the authorization code grant with PKCE (S256 only) and
 // rotated refresh tokens, token revocation (RFC 7009) and introspection
 // (RFC 7662), with its state in Postgres. Its tokens are opaque:
-// svc_at_… (access), svc_rt_… (refresh), svc_ac_… (code).
+// svc_at_… (access), svc_rt_… (refresh), svc_ac_… (code). It sits under
+// service, beside the operations the API calls, because it keeps its state
+// through the store: the service and the API use it, nothing below them.
 package oauth
 
 import (

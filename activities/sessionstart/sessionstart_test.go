@@ -15,8 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/paymentsd/paymentsd/internal/sessionstart"
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/activities/sessionstart"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"

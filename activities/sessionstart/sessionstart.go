@@ -8,6 +8,9 @@
 // signal-with-start carrying the recorded start (SignalWithStart), so it
 // starts the workflow it signals. A recorded session so always gets its
 // workflow, and never two: every start names the session's workflow ID.
+// It sits under activities, whose scan delivers a payment with the
+// signal-with-start; the worker's sweep and the service, above, use it
+// from there.
 package sessionstart
 
 import (
@@ -26,7 +29,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paymentsd/paymentsd/internal/observability"
-	"github.com/paymentsd/paymentsd/internal/views"
+	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/workflows"
 )

@@ -5,7 +5,9 @@
 // (service) and the reconciliation read it alike. A family whose networks
 // send money out (chainwatch.Capabilities.MoneyOut) registers its reader
 // in readers, beside its chainwatch.Family and its scan in activities
-// (docs/decisions.md, "One chain-family interface").
+// (docs/decisions.md, "One chain-family interface"). It sits under
+// activities, the first of its readers; the service, above, imports it from
+// there.
 package sentlook
 
 import (

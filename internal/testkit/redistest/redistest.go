@@ -1,4 +1,6 @@
-// Package redistest starts a redis-server of a test's own.
+// Package redistest starts a redis-server of a test's own, for the tests
+// of the rate limits shared through Redis. It is one of the test kits in
+// internal/testkit, which use nothing of the engine above internal/.
 package redistest
 
 import (
@@ -14,7 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/paymentsd/paymentsd/internal/testwait"
+	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 )
 
 // Server is a redis-server of the test's own, on a free port, without

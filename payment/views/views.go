@@ -1,6 +1,8 @@
 // Package views renders the engine's records as the API returns them: the
 // REST data objects, the Connect messages' source, and the objects inside
-// webhook events, so that all three show the same fields and values.
+// webhook events, so that all three show the same fields and values. It
+// sits under payment because it renders the domain's types and imports
+// nothing else of the engine: every layer that shows a record uses it.
 package views
 
 import (

@@ -1,6 +1,7 @@
 // Package testwait lets a test wait for something another goroutine,
 // process or workflow makes true, instead of sleeping a guessed time or
-// writing its own deadline loop.
+// writing its own deadline loop. It is one of the test kits in
+// internal/testkit, which use nothing of the engine above internal/.
 package testwait
 
 import (

@@ -15,9 +15,9 @@ import (
 
 	"github.com/ory/fosite"
 
-	"github.com/paymentsd/paymentsd/internal/auth/oauth"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/service/oauth"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
 )

@@ -1,6 +1,7 @@
 // Package testpki makes certificate authorities and the certificates they
 // sign, as PEM files, for the tests of TLS connections (Temporal's,
-// Postgres's).
+// Postgres's). It is one of the test kits in internal/testkit, which use
+// nothing of the engine above internal/.
 package testpki
 
 import (
