@@ -35,35 +35,35 @@ func currentUser(r *http.Request) signedIn {
 }
 
 func (s identityAPI) accountRoutes() {
-	s.route("/api/v1/auth/signup", map[string]endpoint{http.MethodPost: {Moderate, public, s.signup}})
-	s.route("/api/v1/auth/login", map[string]endpoint{http.MethodPost: {Moderate, public, s.login}})
-	s.route("/api/v1/auth/logout", map[string]endpoint{http.MethodPost: {Standard, user, action(s.logout)}})
-	s.route("/api/v1/auth/me", map[string]endpoint{http.MethodGet: {Relaxed, user, s.me}})
-	s.route("/api/v1/auth/password", map[string]endpoint{http.MethodPost: {Strict, user, s.changePassword}})
-	s.route("/api/v1/auth/sessions", map[string]endpoint{http.MethodGet: {Relaxed, user, s.listUserSessions}})
-	s.route("/api/v1/auth/sessions/{userSessionId}", map[string]endpoint{http.MethodDelete: {Standard, user, s.revokeUserSession}})
-	s.route("/api/v1/auth/sessions/revoke-others", map[string]endpoint{http.MethodPost: {Standard, user, action(s.revokeOtherSessions)}})
-	s.route("/api/v1/auth/passkeys", map[string]endpoint{
-		http.MethodGet:  {Relaxed, user, s.listPasskeys},
-		http.MethodPost: {Moderate, user, s.finishPasskeyRegistration},
+	s.handle("/api/v1/auth/signup", handlers{http.MethodPost: s.signup})
+	s.handle("/api/v1/auth/login", handlers{http.MethodPost: s.login})
+	s.handle("/api/v1/auth/logout", handlers{http.MethodPost: action(s.logout)})
+	s.handle("/api/v1/auth/me", handlers{http.MethodGet: s.me})
+	s.handle("/api/v1/auth/password", handlers{http.MethodPost: s.changePassword})
+	s.handle("/api/v1/auth/sessions", handlers{http.MethodGet: s.listUserSessions})
+	s.handle("/api/v1/auth/sessions/{userSessionId}", handlers{http.MethodDelete: s.revokeUserSession})
+	s.handle("/api/v1/auth/sessions/revoke-others", handlers{http.MethodPost: action(s.revokeOtherSessions)})
+	s.handle("/api/v1/auth/passkeys", handlers{
+		http.MethodGet:  s.listPasskeys,
+		http.MethodPost: s.finishPasskeyRegistration,
 	})
-	s.route("/api/v1/auth/passkeys/registration-options", map[string]endpoint{http.MethodPost: {Moderate, user, action(s.beginPasskeyRegistration)}})
-	s.route("/api/v1/auth/passkeys/{passkeyId}", map[string]endpoint{
-		http.MethodPatch:  {Standard, user, s.renamePasskey},
-		http.MethodDelete: {Moderate, user, s.deletePasskey},
+	s.handle("/api/v1/auth/passkeys/registration-options", handlers{http.MethodPost: action(s.beginPasskeyRegistration)})
+	s.handle("/api/v1/auth/passkeys/{passkeyId}", handlers{
+		http.MethodPatch:  s.renamePasskey,
+		http.MethodDelete: s.deletePasskey,
 	})
-	s.route("/api/v1/auth/passkeys/login-options", map[string]endpoint{http.MethodPost: {Moderate, public, action(s.beginPasskeyLogin)}})
-	s.route("/api/v1/auth/passkeys/login", map[string]endpoint{http.MethodPost: {Moderate, public, s.passkeyLogin}})
-	s.route("/api/v1/projects", map[string]endpoint{
-		http.MethodGet:  {Relaxed, user, s.listMyProjects},
-		http.MethodPost: {Moderate, user, s.createMyProject},
+	s.handle("/api/v1/auth/passkeys/login-options", handlers{http.MethodPost: action(s.beginPasskeyLogin)})
+	s.handle("/api/v1/auth/passkeys/login", handlers{http.MethodPost: s.passkeyLogin})
+	s.handle("/api/v1/projects", handlers{
+		http.MethodGet:  s.listMyProjects,
+		http.MethodPost: s.createMyProject,
 	})
-	s.route("/api/v1/projects/{projectId}/api-keys", map[string]endpoint{
-		http.MethodGet:  {Relaxed, member, s.listAPIKeys},
-		http.MethodPost: {Moderate, member, action(s.createAPIKey)},
+	s.handle("/api/v1/projects/{projectId}/api-keys", handlers{
+		http.MethodGet:  s.listAPIKeys,
+		http.MethodPost: action(s.createAPIKey),
 	})
-	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", map[string]endpoint{http.MethodPost: {Moderate, member, action(s.revokeAPIKey)}})
-	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", map[string]endpoint{http.MethodPost: {Moderate, member, s.rollAPIKey}})
+	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", handlers{http.MethodPost: action(s.revokeAPIKey)})
+	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", handlers{http.MethodPost: s.rollAPIKey})
 }
 
 // sessionToken is the request's session cookie, "" without one.

@@ -12,22 +12,22 @@ import (
 
 func (s webhooksAPI) webhookRoutes() {
 	base := "/api/v1/projects/{projectId}/webhooks"
-	s.route(base, map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listWebhooks},
-		http.MethodPost: {Moderate, apiKey, s.createWebhook},
+	s.handle(base, handlers{
+		http.MethodGet:  s.listWebhooks,
+		http.MethodPost: s.createWebhook,
 	})
-	s.route(base+"/{webhookId}", map[string]endpoint{
-		http.MethodGet:    {Relaxed, apiKey, s.getWebhook},
-		http.MethodPatch:  {SemiRelaxed, apiKey, s.updateWebhook},
-		http.MethodDelete: {SemiRelaxed, apiKey, s.deleteWebhook},
+	s.handle(base+"/{webhookId}", handlers{
+		http.MethodGet:    s.getWebhook,
+		http.MethodPatch:  s.updateWebhook,
+		http.MethodDelete: s.deleteWebhook,
 	})
-	s.route(base+"/{webhookId}/rotate-secret", map[string]endpoint{http.MethodPost: {Moderate, apiKey, action(s.rotateWebhookSecret)}})
-	s.route(base+"/{webhookId}/test", map[string]endpoint{http.MethodPost: {Standard, apiKey, action(s.sendTestEvent)}})
-	s.route(base+"/{webhookId}/deliveries", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listDeliveries}})
-	s.route(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", map[string]endpoint{http.MethodPost: {Standard, apiKey, action(s.redeliver)}})
-	s.route("/api/v1/projects/{projectId}/events", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEvents}})
-	s.route("/api/v1/projects/{projectId}/events/{eventId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getEvent}})
-	s.route("/api/v1/projects/{projectId}/events/{eventId}/deliveries", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEventDeliveries}})
+	s.handle(base+"/{webhookId}/rotate-secret", handlers{http.MethodPost: action(s.rotateWebhookSecret)})
+	s.handle(base+"/{webhookId}/test", handlers{http.MethodPost: action(s.sendTestEvent)})
+	s.handle(base+"/{webhookId}/deliveries", handlers{http.MethodGet: s.listDeliveries})
+	s.handle(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", handlers{http.MethodPost: action(s.redeliver)})
+	s.handle("/api/v1/projects/{projectId}/events", handlers{http.MethodGet: s.listEvents})
+	s.handle("/api/v1/projects/{projectId}/events/{eventId}", handlers{http.MethodGet: s.getEvent})
+	s.handle("/api/v1/projects/{projectId}/events/{eventId}/deliveries", handlers{http.MethodGet: s.listEventDeliveries})
 }
 
 func webhookView(e service.Endpoint) views.Webhook {

@@ -10,23 +10,23 @@ import (
 )
 
 func (s accessAPI) memberRoutes() {
-	s.route("/api/v1/projects/{projectId}/members", map[string]endpoint{http.MethodGet: {Relaxed, member, s.listMembers}})
-	s.route("/api/v1/projects/{projectId}/members/{userId}", map[string]endpoint{
-		http.MethodPatch:  {Moderate, member, s.changeMemberRole},
-		http.MethodDelete: {Moderate, member, s.removeMember},
+	s.handle("/api/v1/projects/{projectId}/members", handlers{http.MethodGet: s.listMembers})
+	s.handle("/api/v1/projects/{projectId}/members/{userId}", handlers{
+		http.MethodPatch:  s.changeMemberRole,
+		http.MethodDelete: s.removeMember,
 	})
-	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{
-		http.MethodGet:  {Relaxed, member, s.identity().listInvitations},
-		http.MethodPost: {Moderate, member, s.invite},
+	s.handle("/api/v1/projects/{projectId}/invitations", handlers{
+		http.MethodGet:  s.identity().listInvitations,
+		http.MethodPost: s.invite,
 	})
-	s.route("/api/v1/invitations/accept", map[string]endpoint{http.MethodPost: {Standard, user, s.acceptInvitation}})
-	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.getDepositKey},
-		http.MethodPost: {Moderate, member, s.setDepositKey},
+	s.handle("/api/v1/invitations/accept", handlers{http.MethodPost: s.acceptInvitation})
+	s.handle("/api/v1/projects/{projectId}/deposit-key", handlers{
+		http.MethodGet:  s.getDepositKey,
+		http.MethodPost: s.setDepositKey,
 	})
-	s.route("/api/v1/projects/{projectId}/bitcoin-deposit-key", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.getBitcoinKey},
-		http.MethodPost: {Moderate, member, s.setBitcoinKey},
+	s.handle("/api/v1/projects/{projectId}/bitcoin-deposit-key", handlers{
+		http.MethodGet:  s.getBitcoinKey,
+		http.MethodPost: s.setBitcoinKey,
 	})
 }
 

@@ -11,12 +11,12 @@ import (
 // oauthClientRoutes are a project's registered third-party applications:
 // its owners' to manage, with the session cookie.
 func (s accessAPI) oauthClientRoutes() {
-	s.route("/api/v1/projects/{projectId}/oauth-clients", map[string]endpoint{
-		http.MethodGet:  {Relaxed, member, s.listOAuthClients},
-		http.MethodPost: {Moderate, member, s.createOAuthClient},
+	s.handle("/api/v1/projects/{projectId}/oauth-clients", handlers{
+		http.MethodGet:  s.listOAuthClients,
+		http.MethodPost: s.createOAuthClient,
 	})
-	s.route("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", map[string]endpoint{
-		http.MethodPost: {Moderate, member, action(s.revokeOAuthClient)},
+	s.handle("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", handlers{
+		http.MethodPost: action(s.revokeOAuthClient),
 	})
 }
 

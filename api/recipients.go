@@ -13,16 +13,16 @@ import (
 // challenge (docs/security.md "Tenant isolation of recipients"): read with
 // the project's keys, claimed, verified and removed by its owners.
 func (s checkoutAPI) recipientRoutes() {
-	s.route("/api/v1/projects/{projectId}/recipients", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listRecipients},
-		http.MethodPost: {Moderate, member, s.claimRecipient},
+	s.handle("/api/v1/projects/{projectId}/recipients", handlers{
+		http.MethodGet:  s.listRecipients,
+		http.MethodPost: s.claimRecipient,
 	})
-	s.route("/api/v1/projects/{projectId}/recipients/{address}", map[string]endpoint{
-		http.MethodGet:    {Relaxed, apiKey, s.getRecipient},
-		http.MethodDelete: {Moderate, member, s.deleteRecipient},
+	s.handle("/api/v1/projects/{projectId}/recipients/{address}", handlers{
+		http.MethodGet:    s.getRecipient,
+		http.MethodDelete: s.deleteRecipient,
 	})
-	s.route("/api/v1/projects/{projectId}/recipients/{address}/verify", map[string]endpoint{
-		http.MethodPost: {Moderate, member, s.verifyRecipient},
+	s.handle("/api/v1/projects/{projectId}/recipients/{address}/verify", handlers{
+		http.MethodPost: s.verifyRecipient,
 	})
 }
 

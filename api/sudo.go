@@ -141,9 +141,9 @@ func (s identityAPI) reauthenticationRefused(w http.ResponseWriter, r *http.Requ
 }
 
 func (s identityAPI) sudoRoutes() {
-	s.route("/api/v1/auth/reauthenticate", map[string]endpoint{http.MethodPost: {Strict, user, s.reauthenticate}})
-	s.route("/api/v1/auth/security-log", map[string]endpoint{http.MethodGet: {Relaxed, user, s.securityLog}})
-	s.route("/api/v1/projects/{projectId}/invitations/{invitationId}", map[string]endpoint{http.MethodDelete: {Moderate, member, s.revokeInvitation}})
+	s.handle("/api/v1/auth/reauthenticate", handlers{http.MethodPost: s.reauthenticate})
+	s.handle("/api/v1/auth/security-log", handlers{http.MethodGet: s.securityLog})
+	s.handle("/api/v1/projects/{projectId}/invitations/{invitationId}", handlers{http.MethodDelete: s.revokeInvitation})
 }
 
 // reauthenticate takes {password} or a passkey's answer to a sign-in
