@@ -237,10 +237,9 @@ func (s accessAPI) authorizationRequest(w http.ResponseWriter, r *http.Request) 
 // application for a project and environment, or denies it. The answer is
 // where the browser goes next, back to the application: {redirectTo}.
 func (s accessAPI) decideAuthorization(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	obj, err := parseObject(body)
+	obj, err := bodyOf(r, parseObject)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
@@ -456,37 +455,17 @@ func oauthGrantViewOf(g payment.OAuthGrant) oauthGrantView {
 }
 
 func (s accessAPI) listUserGrants(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Access().UserOAuthGrants(r.Context(), currentUser(r).user.ID)
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorized applications retrieved", mapSlice(list, oauthGrantViewOf))
-	return nil
+	return respondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.svc.Access().UserOAuthGrants(r.Context(), currentUser(r).user.ID))
 }
 
 func (s accessAPI) revokeUserGrant(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.svc.Access().RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf(g))
-	return nil
+	return respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.svc.Access().RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId")))
 }
 
 func (s accessAPI) listProjectGrants(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Access().ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorized applications retrieved", mapSlice(list, oauthGrantViewOf))
-	return nil
+	return respondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.svc.Access().ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId")))
 }
 
 func (s accessAPI) revokeProjectGrant(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.svc.Access().RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf(g))
-	return nil
+	return respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.svc.Access().RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId")))
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -152,10 +151,9 @@ func (s identityAPI) sudoRoutes() {
 // as failed sign-ins do.
 func (s identityAPI) reauthenticate(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	body, _ := io.ReadAll(r.Body)
-	obj, err := parseObject(body)
+	obj, err := bodyOf(r, parseObject)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
