@@ -53,9 +53,6 @@ func bodyOf[T any](r *http.Request, decode func([]byte) (T, error)) (T, error) {
 	return decode(body)
 }
 
-// same is the view of a record shown as it is.
-func same[T any](v T) T { return v }
-
 // fieldsOf reads the request's body as an object of the string fields
 // named (bodyFields).
 func fieldsOf(r *http.Request, required []string, optional ...string) (map[string]*string, error) {
