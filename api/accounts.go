@@ -35,35 +35,35 @@ func currentUser(r *http.Request) signedIn {
 }
 
 func (s identityAPI) accountRoutes() {
-	s.route("/api/v1/auth/signup", map[string]endpoint{http.MethodPost: {Moderate, public, s.signup}})
-	s.route("/api/v1/auth/login", map[string]endpoint{http.MethodPost: {Moderate, public, s.login}})
-	s.route("/api/v1/auth/logout", map[string]endpoint{http.MethodPost: {Standard, user, action(s.logout)}})
-	s.route("/api/v1/auth/me", map[string]endpoint{http.MethodGet: {Relaxed, user, s.me}})
-	s.route("/api/v1/auth/password", map[string]endpoint{http.MethodPost: {Strict, user, s.changePassword}})
-	s.route("/api/v1/auth/sessions", map[string]endpoint{http.MethodGet: {Relaxed, user, s.listUserSessions}})
-	s.route("/api/v1/auth/sessions/{userSessionId}", map[string]endpoint{http.MethodDelete: {Standard, user, s.revokeUserSession}})
-	s.route("/api/v1/auth/sessions/revoke-others", map[string]endpoint{http.MethodPost: {Standard, user, action(s.revokeOtherSessions)}})
-	s.route("/api/v1/auth/passkeys", map[string]endpoint{
-		http.MethodGet:  {Relaxed, user, s.listPasskeys},
-		http.MethodPost: {Moderate, user, s.finishPasskeyRegistration},
+	s.handle("/api/v1/auth/signup", handlers{http.MethodPost: s.signup})
+	s.handle("/api/v1/auth/login", handlers{http.MethodPost: s.login})
+	s.handle("/api/v1/auth/logout", handlers{http.MethodPost: action(s.logout)})
+	s.handle("/api/v1/auth/me", handlers{http.MethodGet: s.me})
+	s.handle("/api/v1/auth/password", handlers{http.MethodPost: s.changePassword})
+	s.handle("/api/v1/auth/sessions", handlers{http.MethodGet: s.listUserSessions})
+	s.handle("/api/v1/auth/sessions/{userSessionId}", handlers{http.MethodDelete: s.revokeUserSession})
+	s.handle("/api/v1/auth/sessions/revoke-others", handlers{http.MethodPost: action(s.revokeOtherSessions)})
+	s.handle("/api/v1/auth/passkeys", handlers{
+		http.MethodGet:  s.listPasskeys,
+		http.MethodPost: s.finishPasskeyRegistration,
 	})
-	s.route("/api/v1/auth/passkeys/registration-options", map[string]endpoint{http.MethodPost: {Moderate, user, action(s.beginPasskeyRegistration)}})
-	s.route("/api/v1/auth/passkeys/{passkeyId}", map[string]endpoint{
-		http.MethodPatch:  {Standard, user, s.renamePasskey},
-		http.MethodDelete: {Moderate, user, s.deletePasskey},
+	s.handle("/api/v1/auth/passkeys/registration-options", handlers{http.MethodPost: action(s.beginPasskeyRegistration)})
+	s.handle("/api/v1/auth/passkeys/{passkeyId}", handlers{
+		http.MethodPatch:  s.renamePasskey,
+		http.MethodDelete: s.deletePasskey,
 	})
-	s.route("/api/v1/auth/passkeys/login-options", map[string]endpoint{http.MethodPost: {Moderate, public, action(s.beginPasskeyLogin)}})
-	s.route("/api/v1/auth/passkeys/login", map[string]endpoint{http.MethodPost: {Moderate, public, s.passkeyLogin}})
-	s.route("/api/v1/projects", map[string]endpoint{
-		http.MethodGet:  {Relaxed, user, s.listMyProjects},
-		http.MethodPost: {Moderate, user, s.createMyProject},
+	s.handle("/api/v1/auth/passkeys/login-options", handlers{http.MethodPost: action(s.beginPasskeyLogin)})
+	s.handle("/api/v1/auth/passkeys/login", handlers{http.MethodPost: s.passkeyLogin})
+	s.handle("/api/v1/projects", handlers{
+		http.MethodGet:  s.listMyProjects,
+		http.MethodPost: s.createMyProject,
 	})
-	s.route("/api/v1/projects/{projectId}/api-keys", map[string]endpoint{
-		http.MethodGet:  {Relaxed, member, s.listAPIKeys},
-		http.MethodPost: {Moderate, member, action(s.createAPIKey)},
+	s.handle("/api/v1/projects/{projectId}/api-keys", handlers{
+		http.MethodGet:  s.listAPIKeys,
+		http.MethodPost: action(s.createAPIKey),
 	})
-	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", map[string]endpoint{http.MethodPost: {Moderate, member, action(s.revokeAPIKey)}})
-	s.route("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", map[string]endpoint{http.MethodPost: {Moderate, member, s.rollAPIKey}})
+	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", handlers{http.MethodPost: action(s.revokeAPIKey)})
+	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", handlers{http.MethodPost: s.rollAPIKey})
 }
 
 // sessionToken is the request's session cookie, "" without one.
@@ -166,10 +166,9 @@ func (s identityAPI) signup(w http.ResponseWriter, r *http.Request) error {
 	if s.signupDisabled {
 		return &payment.Error{Kind: payment.KindForbidden, Message: "Sign-up is switched off on this deployment: ask its operator for an account"}
 	}
-	body, _ := io.ReadAll(r.Body)
-	fields, err := bodyFields(body, []string{"email"}, "password")
+	fields, err := fieldsOf(r, []string{"email"}, "password")
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	var in service.SignedIn
 	if fields["password"] == nil {
@@ -193,7 +192,7 @@ func (s identityAPI) login(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	email, password, err := decodeCredentials(body, "email", "password")
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	// Guessing is throttled per account and address, and slowed per
 	// account, without locking the password's holder out (sudo.go).
@@ -236,6 +235,10 @@ type membershipView struct {
 	Role string `json:"role"`
 }
 
+func membershipViewOf(m payment.Membership) membershipView {
+	return membershipView{m.ProjectID, m.ProjectName, string(m.Role)}
+}
+
 func (s identityAPI) me(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
 	ms, err := s.svc.Checkout().Projects(r.Context(), u.user.ID)
@@ -243,19 +246,16 @@ func (s identityAPI) me(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ok(w, r, http.StatusOK, "Signed in", map[string]any{"user": userViewOf(u.user),
-		"session": map[string]any{"id": u.session.ID, "expiresAt": views.Time(u.session.ExpiresAt)},
-		"projects": mapSlice(ms, func(m payment.Membership) membershipView {
-			return membershipView{m.ProjectID, m.ProjectName, string(m.Role)}
-		}), "apiShape": s.shape})
+		"session":  map[string]any{"id": u.session.ID, "expiresAt": views.Time(u.session.ExpiresAt)},
+		"projects": mapSlice(ms, membershipViewOf), "apiShape": s.shape})
 	return nil
 }
 
 func (s identityAPI) changePassword(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	body, _ := io.ReadAll(r.Body)
-	obj, err := parseObject(body)
+	obj, err := bodyOf(r, parseObject)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
@@ -331,28 +331,15 @@ func (s identityAPI) revokeOtherSessions(w http.ResponseWriter, r *http.Request)
 }
 
 func (s identityAPI) listMyProjects(w http.ResponseWriter, r *http.Request) error {
-	ms, err := s.svc.Checkout().Projects(r.Context(), currentUser(r).user.ID)
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Projects retrieved", mapSlice(ms, func(m payment.Membership) membershipView {
-		return membershipView{m.ProjectID, m.ProjectName, string(m.Role)}
-	}))
-	return nil
+	return respondList(w, r, "Projects retrieved", membershipViewOf)(s.svc.Checkout().Projects(r.Context(), currentUser(r).user.ID))
 }
 
 func (s identityAPI) createMyProject(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"name"})
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	p, err := s.svc.Checkout().CreateProjectFor(r.Context(), currentUser(r).user.ID, *in["name"])
+	in, err := fieldsOf(r, []string{"name"})
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Project created", views.ProjectOf(p))
-	return nil
+	return respond(w, r, http.StatusCreated, "Project created", views.ProjectOf)(s.svc.Checkout().CreateProjectFor(r.Context(), currentUser(r).user.ID, *in["name"]))
 }
 
 type apiKeyView struct {
@@ -374,12 +361,7 @@ func apiKeyViewOf(k payment.APIKeyInfo) apiKeyView {
 }
 
 func (s identityAPI) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	keys, err := s.svc.Access().APIKeys(r.Context(), principal(r), r.PathValue("projectId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "API keys retrieved", mapSlice(keys, apiKeyViewOf))
-	return nil
+	return respondList(w, r, "API keys retrieved", apiKeyViewOf)(s.svc.Access().APIKeys(r.Context(), principal(r), r.PathValue("projectId")))
 }
 
 func (s identityAPI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
@@ -405,7 +387,7 @@ func (s identityAPI) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
 	if len(strings.TrimSpace(string(body))) > 0 {
 		obj, err := parseObject(body)
 		if err != nil {
-			return decodeErr(w, r, err)
+			return err
 		}
 		var probs payment.Problems
 		f := newFields(obj, "", &probs)
@@ -484,30 +466,19 @@ func (s identityAPI) finishPasskeyRegistration(w http.ResponseWriter, r *http.Re
 	body, _ := io.ReadAll(r.Body)
 	id, name, credential, err := ceremonyBody(body, true)
 	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	p, err := s.svc.Identity().FinishPasskeyRegistration(r.Context(), currentUser(r).user, id, name, credential)
-	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Passkey added", passkeyViewOf(p))
-	return nil
+	return respond(w, r, http.StatusCreated, "Passkey added", passkeyViewOf)(s.svc.Identity().FinishPasskeyRegistration(r.Context(), currentUser(r).user, id, name, credential))
 }
 
 func (s identityAPI) listPasskeys(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Identity().Passkeys(r.Context(), currentUser(r).user.ID)
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Passkeys retrieved", mapSlice(list, passkeyViewOf))
-	return nil
+	return respondList(w, r, "Passkeys retrieved", passkeyViewOf)(s.svc.Identity().Passkeys(r.Context(), currentUser(r).user.ID))
 }
 
 func (s identityAPI) renamePasskey(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, nil, "name")
+	in, err := fieldsOf(r, nil, "name")
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	name := ""
 	if in["name"] != nil {
@@ -548,7 +519,7 @@ func (s identityAPI) passkeyLogin(w http.ResponseWriter, r *http.Request) error 
 	body, _ := io.ReadAll(r.Body)
 	id, _, credential, err := ceremonyBody(body, false)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	in, err := s.svc.Identity().FinishPasskeyLogin(r.Context(), id, credential, s.client(r))
 	if err != nil {

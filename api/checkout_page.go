@@ -15,9 +15,9 @@ import (
 // checkoutRoutes serve the hosted checkout page and its QR codes, outside
 // /api/v1 as hosted pages are.
 func (s checkoutAPI) checkoutRoutes() {
-	s.route("/checkout/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkoutPage}})
-	s.route("/checkout/{sessionToken}/qr/{file}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkoutQR}})
-	s.route("/refund/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.refundPage}})
+	s.handle("/checkout/{sessionToken}", handlers{http.MethodGet: s.checkoutPage})
+	s.handle("/checkout/{sessionToken}/qr/{file}", handlers{http.MethodGet: s.checkoutQR})
+	s.handle("/refund/{claimToken}", handlers{http.MethodGet: s.refundPage})
 }
 
 // refundPage is a refund's claim link: the page where the customer gives

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"connectrpc.com/connect"
 
@@ -18,52 +17,16 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-// procedureTiers puts each Connect procedure in the rate-limit tier of its
-// REST twin.
-var procedureTiers = map[string]Tier{
-	paymentsdv1connect.PaymentsServiceCreatePaymentPlanProcedure:       SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceCreateRefundProcedure:            SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceSetRefundAddressProcedure:        SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceReportRefundTransactionProcedure: SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceCancelRefundProcedure:            SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceCreatePayoutBatchProcedure:       SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceCancelPayoutBatchProcedure:       SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceReportPayoutTransactionProcedure: SemiRelaxed,
-	paymentsdv1connect.PaymentsServiceCancelPayoutProcedure:            SemiRelaxed,
-	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure:   Strict,
-}
-
-// procedureScopes are what an OAuth access token needs on each procedure
-// that takes API keys, as on its REST twin.
-var procedureScopes = map[string]string{
-	paymentsdv1connect.PaymentsServiceGetProjectProcedure:                "project:read",
-	paymentsdv1connect.PaymentsServiceCreatePaymentPlanProcedure:         "plans:write",
-	paymentsdv1connect.PaymentsServiceListPaymentPlansProcedure:          "plans:read",
-	paymentsdv1connect.PaymentsServiceGetPaymentPlanProcedure:            "plans:read",
-	paymentsdv1connect.PaymentsServiceListTransactionsProcedure:          "transactions:read",
-	paymentsdv1connect.PaymentsServiceGetTransactionProcedure:            "transactions:read",
-	paymentsdv1connect.PaymentsServiceListCheckoutSessionsProcedure:      "checkout_sessions:read",
-	paymentsdv1connect.PaymentsServiceGetProjectCheckoutSessionProcedure: "checkout_sessions:read",
-	paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure:     "checkout_sessions:write",
-	paymentsdv1connect.PaymentsServiceCreateRefundProcedure:              "refunds:write",
-	paymentsdv1connect.PaymentsServiceListRefundsProcedure:               "refunds:read",
-	paymentsdv1connect.PaymentsServiceGetRefundProcedure:                 "refunds:read",
-	paymentsdv1connect.PaymentsServiceSetRefundAddressProcedure:          "refunds:write",
-	paymentsdv1connect.PaymentsServiceReportRefundTransactionProcedure:   "refunds:write",
-	paymentsdv1connect.PaymentsServiceCancelRefundProcedure:              "refunds:write",
-	paymentsdv1connect.PaymentsServiceCreatePayoutBatchProcedure:         "payouts:write",
-	paymentsdv1connect.PaymentsServiceListPayoutBatchesProcedure:         "payouts:read",
-	paymentsdv1connect.PaymentsServiceGetPayoutBatchProcedure:            "payouts:read",
-	paymentsdv1connect.PaymentsServiceCancelPayoutBatchProcedure:         "payouts:write",
-	paymentsdv1connect.PaymentsServiceGetPayoutProcedure:                 "payouts:read",
-	paymentsdv1connect.PaymentsServiceReportPayoutTransactionProcedure:   "payouts:write",
-	paymentsdv1connect.PaymentsServiceCancelPayoutProcedure:              "payouts:write",
-}
-
 // connectHandlers mounts the Connect services (Connect JSON and binary,
 // gRPC and gRPC-Web) on the mux, each with the same bounds on what a call
-// may read as the REST routes.
+// may read as the REST routes. A procedure that is not in the operations
+// table is a programming error: it has no tier and no scope.
 func (s *Server) connectHandlers() {
+	for _, proc := range connectProcedures() {
+		if _, ok := procedureOperation(proc); !ok {
+			panic(proc + " is not in the operations table (api/operations.go)")
+		}
+	}
 	opts := connect.WithHandlerOptions(connect.WithInterceptors(s.connectInterceptor()), s.connectLimits())
 	path, h := paymentsdv1connect.NewPaymentsServiceHandler(&paymentsService{s}, opts)
 	s.mux.Handle(path, s.boundBody(h))
@@ -71,24 +34,36 @@ func (s *Server) connectHandlers() {
 	s.mux.Handle(path, s.boundBody(h))
 }
 
-// connectInterceptor authenticates PaymentsService calls and applies the
-// rate limits, as the REST routes do.
+// connectProcedures are the procedures of the services connectHandlers
+// mounts.
+func connectProcedures() []string {
+	var out []string
+	services := v1.File_paymentsd_v1_payments_proto.Services()
+	for i := 0; i < services.Len(); i++ {
+		sd := services.Get(i)
+		for j := 0; j < sd.Methods().Len(); j++ {
+			out = append(out, "/"+string(sd.FullName())+"/"+string(sd.Methods().Get(j).Name()))
+		}
+	}
+	return out
+}
+
+// connectInterceptor authenticates the calls whose operation reads a
+// credential and applies the rate limits, from the operations table as
+// the REST routes do.
 func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			procedure := req.Spec().Procedure
-			counter := "ip:" + s.clientIP(peerRequest(req))
-			header := http.Header{}
-			tier, ok := procedureTiers[procedure]
+			op, ok := procedureOperation(req.Spec().Procedure)
 			if !ok {
-				tier = Relaxed
+				return nil, connect.NewError(connect.CodeUnimplemented, errors.New("unknown procedure"))
 			}
-			keyed := strings.HasPrefix(procedure, "/"+paymentsdv1connect.PaymentsServiceName+"/") ||
-				procedure == paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure && hasCredentials(req.Header())
-			if keyed {
+			header := http.Header{}
+			tier, counter := op.tier, "ip:"+s.clientIP(peerRequest(req))
+			if op.access == apiKey || op.access == optionalKey && hasCredentials(req.Header()) {
 				p, err := s.authenticateFrom(ctx, req.Header(), s.clientIP(peerRequest(req)), header)
 				if err == nil {
-					err = allows(p, procedureScopes[procedure], header)
+					err = allows(p, op.scope, header)
 				}
 				if err != nil {
 					return nil, withHeaders(connectErr(err), header)

@@ -16,7 +16,7 @@ func (s *Server) dashboardRoutes() {
 	s.mux.Handle("GET /dashboard/", web.Dashboard())
 	s.mux.Handle("GET /dashboard", http.RedirectHandler("/dashboard/", http.StatusFound))
 	s.mux.Handle("GET /{$}", http.RedirectHandler("/dashboard/", http.StatusFound))
-	s.route("/pay/{planId}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.paymentLink}})
+	s.handle("/pay/{planId}", handlers{http.MethodGet: s.paymentLink})
 }
 
 func (s *Server) paymentLink(w http.ResponseWriter, r *http.Request) error {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -12,22 +11,22 @@ import (
 
 func (s webhooksAPI) webhookRoutes() {
 	base := "/api/v1/projects/{projectId}/webhooks"
-	s.route(base, map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listWebhooks},
-		http.MethodPost: {Moderate, apiKey, s.createWebhook},
+	s.handle(base, handlers{
+		http.MethodGet:  s.listWebhooks,
+		http.MethodPost: s.createWebhook,
 	})
-	s.route(base+"/{webhookId}", map[string]endpoint{
-		http.MethodGet:    {Relaxed, apiKey, s.getWebhook},
-		http.MethodPatch:  {SemiRelaxed, apiKey, s.updateWebhook},
-		http.MethodDelete: {SemiRelaxed, apiKey, s.deleteWebhook},
+	s.handle(base+"/{webhookId}", handlers{
+		http.MethodGet:    s.getWebhook,
+		http.MethodPatch:  s.updateWebhook,
+		http.MethodDelete: s.deleteWebhook,
 	})
-	s.route(base+"/{webhookId}/rotate-secret", map[string]endpoint{http.MethodPost: {Moderate, apiKey, action(s.rotateWebhookSecret)}})
-	s.route(base+"/{webhookId}/test", map[string]endpoint{http.MethodPost: {Standard, apiKey, action(s.sendTestEvent)}})
-	s.route(base+"/{webhookId}/deliveries", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listDeliveries}})
-	s.route(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", map[string]endpoint{http.MethodPost: {Standard, apiKey, action(s.redeliver)}})
-	s.route("/api/v1/projects/{projectId}/events", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEvents}})
-	s.route("/api/v1/projects/{projectId}/events/{eventId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getEvent}})
-	s.route("/api/v1/projects/{projectId}/events/{eventId}/deliveries", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.listEventDeliveries}})
+	s.handle(base+"/{webhookId}/rotate-secret", handlers{http.MethodPost: action(s.rotateWebhookSecret)})
+	s.handle(base+"/{webhookId}/test", handlers{http.MethodPost: action(s.sendTestEvent)})
+	s.handle(base+"/{webhookId}/deliveries", handlers{http.MethodGet: s.listDeliveries})
+	s.handle(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", handlers{http.MethodPost: action(s.redeliver)})
+	s.handle("/api/v1/projects/{projectId}/events", handlers{http.MethodGet: s.listEvents})
+	s.handle("/api/v1/projects/{projectId}/events/{eventId}", handlers{http.MethodGet: s.getEvent})
+	s.handle("/api/v1/projects/{projectId}/events/{eventId}/deliveries", handlers{http.MethodGet: s.listEventDeliveries})
 }
 
 func webhookView(e service.Endpoint) views.Webhook {
@@ -35,17 +34,11 @@ func webhookView(e service.Endpoint) views.Webhook {
 }
 
 func (s webhooksAPI) createWebhook(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := decodeWebhookInput(body)
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	ep, err := s.svc.Webhooks().CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in)
+	in, err := bodyOf(r, decodeWebhookInput)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Webhook endpoint created; store its secret now, it is shown once", webhookView(ep))
-	return nil
+	return respond(w, r, http.StatusCreated, "Webhook endpoint created; store its secret now, it is shown once", webhookView)(s.svc.Webhooks().CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in))
 }
 
 func (s webhooksAPI) listWebhooks(w http.ResponseWriter, r *http.Request) error {
@@ -53,35 +46,19 @@ func (s webhooksAPI) listWebhooks(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.Webhooks().ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Webhook endpoints retrieved", mapSlice(page.Items, webhookView), q, page.Total)
-	return nil
+	return respondPage(w, r, "Webhook endpoints retrieved", q, webhookView)(s.svc.Webhooks().ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q))
 }
 
 func (s webhooksAPI) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	ep, err := s.svc.Webhooks().GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Webhook endpoint retrieved", webhookView(ep))
-	return nil
+	return respond(w, r, http.StatusOK, "Webhook endpoint retrieved", webhookView)(s.svc.Webhooks().GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")))
 }
 
 func (s webhooksAPI) updateWebhook(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := decodeWebhookInput(body)
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	ep, err := s.svc.Webhooks().UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in)
+	in, err := bodyOf(r, decodeWebhookInput)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Webhook endpoint updated", webhookView(ep))
-	return nil
+	return respond(w, r, http.StatusOK, "Webhook endpoint updated", webhookView)(s.svc.Webhooks().UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in))
 }
 
 func (s webhooksAPI) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
@@ -106,12 +83,7 @@ func (s webhooksAPI) eventView(ev payment.Event) views.Event {
 }
 
 func (s webhooksAPI) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
-	ev, err := s.svc.Webhooks().SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusAccepted, "Test event sent", s.eventView(ev))
-	return nil
+	return respond(w, r, http.StatusAccepted, "Test event sent", s.eventView)(s.svc.Webhooks().SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")))
 }
 
 // listEvents lists events newest first by page, or, with since or after,
@@ -129,21 +101,11 @@ func (s webhooksAPI) listEvents(w http.ResponseWriter, r *http.Request) error {
 		okFeed(w, r, "Events retrieved", mapSlice(page.Events, s.eventView), q, page)
 		return nil
 	}
-	page, err := s.svc.Webhooks().ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q.ListQuery)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Events retrieved", mapSlice(page.Items, s.eventView), q.ListQuery, page.Total)
-	return nil
+	return respondPage(w, r, "Events retrieved", q.ListQuery, s.eventView)(s.svc.Webhooks().ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q.ListQuery))
 }
 
 func (s webhooksAPI) getEvent(w http.ResponseWriter, r *http.Request) error {
-	ev, err := s.svc.Webhooks().GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Event retrieved", s.eventView(ev))
-	return nil
+	return respond(w, r, http.StatusOK, "Event retrieved", s.eventView)(s.svc.Webhooks().GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId")))
 }
 
 type deliveryView struct {
@@ -184,12 +146,7 @@ func (s webhooksAPI) listDeliveries(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.Webhooks().ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Deliveries retrieved", mapSlice(page.Items, viewDelivery), q, page.Total)
-	return nil
+	return respondPage(w, r, "Deliveries retrieved", q, viewDelivery)(s.svc.Webhooks().ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q))
 }
 
 // listEventDeliveries lists an event's deliveries to every endpoint.
@@ -198,12 +155,7 @@ func (s webhooksAPI) listEventDeliveries(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.Webhooks().ListEventDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"), q)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Deliveries retrieved", mapSlice(page.Items, viewDelivery), q, page.Total)
-	return nil
+	return respondPage(w, r, "Deliveries retrieved", q, viewDelivery)(s.svc.Webhooks().ListEventDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"), q))
 }
 
 func (s webhooksAPI) redeliver(w http.ResponseWriter, r *http.Request) error {

@@ -118,9 +118,15 @@ func fail(w http.ResponseWriter, r *http.Request, status int, code, message stri
 		Error: &errorBody{Code: code, Message: message, Details: details}, Meta: newMeta(r)})
 }
 
-// failErr turns an error into its HTTP status and error envelope. This is
+// failErr turns an error into its HTTP status and error envelope (a body
+// that is not JSON at all is a 400). This is
 // the one place where error kinds become HTTP statuses.
 func failErr(w http.ResponseWriter, r *http.Request, err error) {
+	var malformed errMalformed
+	if errors.As(err, &malformed) {
+		fail(w, r, http.StatusBadRequest, "BAD_REQUEST", malformed.msg, nil)
+		return
+	}
 	var e *payment.Error
 	if !errors.As(err, &e) {
 		if service.Unavailable(err) {

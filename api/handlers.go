@@ -27,7 +27,9 @@ func statusStrings[S ~string](list []S) []string {
 	return out
 }
 
-// decodeErr maps a body decoding error: malformed JSON is a 400.
+// decodeErr answers a body that is not JSON at all with a 400 itself and
+// returns any other error; failErr answers the same 400 for such an error
+// a handler returns, which respond's handlers do.
 func decodeErr(w http.ResponseWriter, r *http.Request, err error) error {
 	var m errMalformed
 	if errors.As(err, &m) {
@@ -47,7 +49,7 @@ func action(h func(http.ResponseWriter, *http.Request) error) func(http.Response
 		if len(bytes.TrimSpace(body)) > 0 {
 			obj, err := parseObject(body)
 			if err != nil {
-				return decodeErr(w, r, err)
+				return err
 			}
 			var probs payment.Problems
 			newFields(obj, "", &probs).done()
@@ -69,26 +71,15 @@ func (s checkoutAPI) listAssets(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s checkoutAPI) getProject(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.svc.Checkout().GetProject(r.Context(), principal(r), r.PathValue("projectId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Project retrieved", views.ProjectOf(p))
-	return nil
+	return respond(w, r, http.StatusOK, "Project retrieved", views.ProjectOf)(s.svc.Checkout().GetProject(r.Context(), principal(r), r.PathValue("projectId")))
 }
 
 func (s checkoutAPI) createPlan(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := decodePlanInput(body, s.shape)
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	plan, err := s.svc.Checkout().CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in)
+	in, err := bodyOf(r, s.planInput)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Payment plan created", views.PlanOf(plan))
-	return nil
+	return respond(w, r, http.StatusCreated, "Payment plan created", views.PlanOf)(s.svc.Checkout().CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in))
 }
 
 func (s checkoutAPI) listPlans(w http.ResponseWriter, r *http.Request) error {
@@ -96,81 +87,43 @@ func (s checkoutAPI) listPlans(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.Checkout().ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Payment plans retrieved", mapSlice(page.Items, views.PlanOf), q, page.Total)
-	return nil
+	return respondPage(w, r, "Payment plans retrieved", q, views.PlanOf)(s.svc.Checkout().ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q))
 }
 
 func (s checkoutAPI) getPlan(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.svc.Checkout().GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Payment plan retrieved", views.PlanOf(plan))
-	return nil
+	return respond(w, r, http.StatusOK, "Payment plan retrieved", views.PlanOf)(s.svc.Checkout().GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId")))
 }
 
 func (s checkoutAPI) updatePlan(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := decodePlanInput(body, s.shape)
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	plan, err := s.svc.Checkout().UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in)
+	in, err := bodyOf(r, s.planInput)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Payment plan updated", views.PlanOf(plan))
-	return nil
+	return respond(w, r, http.StatusOK, "Payment plan updated", views.PlanOf)(s.svc.Checkout().UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in))
 }
 
 func (s checkoutAPI) archivePlan(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.svc.Checkout().ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Payment plan archived", views.PlanOf(plan))
-	return nil
+	return respond(w, r, http.StatusOK, "Payment plan archived", views.PlanOf)(s.svc.Checkout().ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId")))
 }
 
 func (s checkoutAPI) cancelSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.Checkout().CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Checkout session canceled", s.sessionJSON(v))
-	return nil
+	return respond(w, r, http.StatusOK, "Checkout session canceled", s.sessionJSON)(s.svc.Checkout().CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId")))
 }
 
 func (s paymentsAPI) resolveSession(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	res, err := decodeResolution(body)
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	v, err := s.svc.Checkout().ResolveSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"), res)
+	res, err := bodyOf(r, decodeResolution)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session's exception resolved", s.sessionJSON(v))
-	return nil
+	return respond(w, r, http.StatusOK, "Checkout session's exception resolved", s.sessionJSON)(s.svc.Checkout().ResolveSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"), res))
 }
 
 func (s paymentsAPI) assignTransaction(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	sessionID, err := decodeString(body, "checkoutSessionId")
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	t, err := s.svc.Payments().AssignTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"), sessionID)
+	sessionID, err := bodyOf(r, func(body []byte) (string, error) { return decodeString(body, "checkoutSessionId") })
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Transaction assigned", s.txJSON(t))
-	return nil
+	return respond(w, r, http.StatusOK, "Transaction assigned", s.txJSON)(s.svc.Payments().AssignTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"), sessionID))
 }
 
 func (s paymentsAPI) listTransactions(w http.ResponseWriter, r *http.Request) error {
@@ -181,35 +134,19 @@ func (s paymentsAPI) listTransactions(w http.ResponseWriter, r *http.Request) er
 	if wantsCSV(r) {
 		return s.exportTransactions(w, r, q)
 	}
-	page, err := s.svc.Payments().ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Transactions retrieved", mapSlice(page.Items, s.txJSON), q, page.Total)
-	return nil
+	return respondPage(w, r, "Transactions retrieved", q, s.txJSON)(s.svc.Payments().ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q))
 }
 
 func (s paymentsAPI) getTransaction(w http.ResponseWriter, r *http.Request) error {
-	t, err := s.svc.Payments().GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Transaction retrieved", s.txJSON(t))
-	return nil
+	return respond(w, r, http.StatusOK, "Transaction retrieved", s.txJSON)(s.svc.Payments().GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId")))
 }
 
 func (s checkoutAPI) createSession(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := decodeSessionInput(body)
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	v, err := s.svc.Checkout().CreateSession(r.Context(), callerKey(r.Context()), in)
+	in, err := bodyOf(r, decodeSessionInput)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Checkout session created", s.sessionJSON(v))
-	return nil
+	return respond(w, r, http.StatusCreated, "Checkout session created", s.sessionJSON)(s.svc.Checkout().CreateSession(r.Context(), callerKey(r.Context()), in))
 }
 
 func (s checkoutAPI) getSessionByToken(w http.ResponseWriter, r *http.Request) error {
@@ -258,10 +195,9 @@ func (s checkoutAPI) getSessionByID(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s paymentsAPI) submitPayment(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := decodePaymentSubmission(body)
+	in, err := bodyOf(r, decodePaymentSubmission)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	t, err := s.svc.Payments().SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
 	if err != nil {
@@ -286,12 +222,7 @@ func (s checkoutAPI) listSessions(w http.ResponseWriter, r *http.Request) error 
 	if wantsCSV(r) {
 		return s.payments().exportSessions(w, r, q)
 	}
-	page, err := s.svc.Checkout().ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Checkout sessions retrieved", mapSlice(page.Items, s.sessionJSON), q, page.Total)
-	return nil
+	return respondPage(w, r, "Checkout sessions retrieved", q, s.sessionJSON)(s.svc.Checkout().ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q))
 }
 
 // depositAddressView is a used derivation index of the key's environment.
@@ -360,21 +291,11 @@ func (s accessAPI) listAudit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.Access().ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q)
-	if err != nil {
-		return err
-	}
-	okList(w, r, "Audit log retrieved", mapSlice(page.Items, views.AuditEntryOf), q, page.Total)
-	return nil
+	return respondPage(w, r, "Audit log retrieved", q, views.AuditEntryOf)(s.svc.Access().ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q))
 }
 
 func (s checkoutAPI) getSession(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.Checkout().GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionJSON(v))
-	return nil
+	return respond(w, r, http.StatusOK, "Checkout session retrieved", s.sessionJSON)(s.svc.Checkout().GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId")))
 }
 
 func mapSlice[T, U any](in []T, f func(T) U) []U {
@@ -395,4 +316,9 @@ func (s checkoutAPI) sessionView(v service.SessionView) views.Session {
 // publicSessionView renders a session for whoever holds its token.
 func (s checkoutAPI) publicSessionView(v service.SessionView) views.PublicSession {
 	return views.PublicSessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions, v.Plan)
+}
+
+// planInput decodes a plan's body in the API's shape.
+func (s checkoutAPI) planInput(body []byte) (payment.PlanInput, error) {
+	return decodePlanInput(body, s.shape)
 }

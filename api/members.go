@@ -1,7 +1,6 @@
 package api
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -10,23 +9,23 @@ import (
 )
 
 func (s accessAPI) memberRoutes() {
-	s.route("/api/v1/projects/{projectId}/members", map[string]endpoint{http.MethodGet: {Relaxed, member, s.listMembers}})
-	s.route("/api/v1/projects/{projectId}/members/{userId}", map[string]endpoint{
-		http.MethodPatch:  {Moderate, member, s.changeMemberRole},
-		http.MethodDelete: {Moderate, member, s.removeMember},
+	s.handle("/api/v1/projects/{projectId}/members", handlers{http.MethodGet: s.listMembers})
+	s.handle("/api/v1/projects/{projectId}/members/{userId}", handlers{
+		http.MethodPatch:  s.changeMemberRole,
+		http.MethodDelete: s.removeMember,
 	})
-	s.route("/api/v1/projects/{projectId}/invitations", map[string]endpoint{
-		http.MethodGet:  {Relaxed, member, s.identity().listInvitations},
-		http.MethodPost: {Moderate, member, s.invite},
+	s.handle("/api/v1/projects/{projectId}/invitations", handlers{
+		http.MethodGet:  s.identity().listInvitations,
+		http.MethodPost: s.invite,
 	})
-	s.route("/api/v1/invitations/accept", map[string]endpoint{http.MethodPost: {Standard, user, s.acceptInvitation}})
-	s.route("/api/v1/projects/{projectId}/deposit-key", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.getDepositKey},
-		http.MethodPost: {Moderate, member, s.setDepositKey},
+	s.handle("/api/v1/invitations/accept", handlers{http.MethodPost: s.acceptInvitation})
+	s.handle("/api/v1/projects/{projectId}/deposit-key", handlers{
+		http.MethodGet:  s.getDepositKey,
+		http.MethodPost: s.setDepositKey,
 	})
-	s.route("/api/v1/projects/{projectId}/bitcoin-deposit-key", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.getBitcoinKey},
-		http.MethodPost: {Moderate, member, s.setBitcoinKey},
+	s.handle("/api/v1/projects/{projectId}/bitcoin-deposit-key", handlers{
+		http.MethodGet:  s.getBitcoinKey,
+		http.MethodPost: s.setBitcoinKey,
 	})
 }
 
@@ -71,10 +70,9 @@ func bodyFields(body []byte, required []string, optional ...string) (map[string]
 }
 
 func (s accessAPI) changeMemberRole(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"role"})
+	in, err := fieldsOf(r, []string{"role"})
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	if err := s.svc.Access().ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), *in["role"]); err != nil {
 		return err
@@ -92,10 +90,9 @@ func (s accessAPI) removeMember(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s accessAPI) invite(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"email", "role"})
+	in, err := fieldsOf(r, []string{"email", "role"})
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	inv, token, err := s.svc.Access().Invite(r.Context(), principal(r), r.PathValue("projectId"), *in["email"], *in["role"])
 	if err != nil {
@@ -108,10 +105,9 @@ func (s accessAPI) invite(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s accessAPI) acceptInvitation(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"token"})
+	in, err := fieldsOf(r, []string{"token"})
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	inv, err := s.svc.Access().AcceptInvitation(r.Context(), currentUser(r).user, *in["token"])
 	if err != nil {
@@ -122,10 +118,9 @@ func (s accessAPI) acceptInvitation(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s accessAPI) updateProject(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	obj, err := parseObject(body)
+	obj, err := bodyOf(r, parseObject)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
@@ -136,19 +131,13 @@ func (s accessAPI) updateProject(w http.ResponseWriter, r *http.Request) error {
 	if err := probs.Err(); err != nil {
 		return err
 	}
-	p, err := s.svc.Checkout().UpdateProject(r.Context(), principal(r), r.PathValue("projectId"), in)
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Project updated", views.ProjectOf(p))
-	return nil
+	return respond(w, r, http.StatusOK, "Project updated", views.ProjectOf)(s.svc.Checkout().UpdateProject(r.Context(), principal(r), r.PathValue("projectId"), in))
 }
 
 func (s accessAPI) setDepositKey(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"xpub"})
+	in, err := fieldsOf(r, []string{"xpub"})
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	p := principal(r)
 	k, err := s.svc.Checkout().SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"])
@@ -191,10 +180,9 @@ func depositKeyView(p payment.Principal, k service.DepositKeyInfo) map[string]an
 }
 
 func (s accessAPI) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"xpub"}, "addressType")
+	in, err := fieldsOf(r, []string{"xpub"}, "addressType")
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	addressType := ""
 	if in["addressType"] != nil {

@@ -24,29 +24,31 @@ import (
 // the consent page's two calls, and the grants owners and users see and
 // revoke.
 func (s accessAPI) oauthRoutes() {
-	s.oauthEndpoint("/oauth/authorize", http.MethodGet, Relaxed, s.authorize)
-	s.oauthEndpoint("/oauth/token", http.MethodPost, Standard, s.token)
-	s.oauthEndpoint("/oauth/revoke", http.MethodPost, Standard, s.revokeToken)
-	s.oauthEndpoint("/oauth/introspect", http.MethodPost, Relaxed, s.introspect)
-	s.oauthEndpoint("/.well-known/oauth-authorization-server", http.MethodGet, Relaxed, s.oauthMetadata)
-	s.route("/api/v1/oauth/authorization", map[string]endpoint{
-		http.MethodGet:  {Relaxed, user, s.authorizationRequest},
-		http.MethodPost: {Moderate, user, s.decideAuthorization},
+	s.oauthEndpoint(http.MethodGet, "/oauth/authorize", s.authorize)
+	s.oauthEndpoint(http.MethodPost, "/oauth/token", s.token)
+	s.oauthEndpoint(http.MethodPost, "/oauth/revoke", s.revokeToken)
+	s.oauthEndpoint(http.MethodPost, "/oauth/introspect", s.introspect)
+	s.oauthEndpoint(http.MethodGet, "/.well-known/oauth-authorization-server", s.oauthMetadata)
+	s.handle("/api/v1/oauth/authorization", handlers{
+		http.MethodGet:  s.authorizationRequest,
+		http.MethodPost: s.decideAuthorization,
 	})
-	s.route("/api/v1/auth/oauth-grants", map[string]endpoint{http.MethodGet: {Relaxed, user, s.listUserGrants}})
-	s.route("/api/v1/auth/oauth-grants/{grantId}/revoke", map[string]endpoint{http.MethodPost: {Standard, user, action(s.revokeUserGrant)}})
-	s.route("/api/v1/projects/{projectId}/oauth-grants", map[string]endpoint{http.MethodGet: {Relaxed, member, s.listProjectGrants}})
-	s.route("/api/v1/projects/{projectId}/oauth-grants/{grantId}/revoke", map[string]endpoint{
-		http.MethodPost: {Moderate, member, action(s.revokeProjectGrant)},
+	s.handle("/api/v1/auth/oauth-grants", handlers{http.MethodGet: s.listUserGrants})
+	s.handle("/api/v1/auth/oauth-grants/{grantId}/revoke", handlers{http.MethodPost: action(s.revokeUserGrant)})
+	s.handle("/api/v1/projects/{projectId}/oauth-grants", handlers{http.MethodGet: s.listProjectGrants})
+	s.handle("/api/v1/projects/{projectId}/oauth-grants/{grantId}/revoke", handlers{
+		http.MethodPost: action(s.revokeProjectGrant),
 	})
 }
 
 // oauthEndpoint serves one method of an authorization server's endpoint,
-// counted per client IP in tier. Its body is a form of at most 64 KiB.
+// counted per client IP in the operations table's tier. Its body is a
+// form of at most 64 KiB.
 // Its answers are OAuth's (RFC 6749 §5.2), but for the limits the API
 // enforces before reading it (429, 413, 415), in the API's envelope.
-func (s accessAPI) oauthEndpoint(path, method string, tier Tier, handle http.HandlerFunc) {
-	s.table = append(s.table, Route{Pattern: path, Method: method, Tier: tier, Access: "oauth"})
+func (s accessAPI) oauthEndpoint(method, path string, handle http.HandlerFunc) {
+	tier := operationOf(method, path).tier
+	s.table = append(s.table, Route{Pattern: path, Method: method, Tier: tier, Access: accessNames[authorizationServer]})
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
@@ -235,10 +237,9 @@ func (s accessAPI) authorizationRequest(w http.ResponseWriter, r *http.Request) 
 // application for a project and environment, or denies it. The answer is
 // where the browser goes next, back to the application: {redirectTo}.
 func (s accessAPI) decideAuthorization(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	obj, err := parseObject(body)
+	obj, err := bodyOf(r, parseObject)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
@@ -454,37 +455,17 @@ func oauthGrantViewOf(g payment.OAuthGrant) oauthGrantView {
 }
 
 func (s accessAPI) listUserGrants(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Access().UserOAuthGrants(r.Context(), currentUser(r).user.ID)
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorized applications retrieved", mapSlice(list, oauthGrantViewOf))
-	return nil
+	return respondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.svc.Access().UserOAuthGrants(r.Context(), currentUser(r).user.ID))
 }
 
 func (s accessAPI) revokeUserGrant(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.svc.Access().RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf(g))
-	return nil
+	return respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.svc.Access().RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId")))
 }
 
 func (s accessAPI) listProjectGrants(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Access().ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorized applications retrieved", mapSlice(list, oauthGrantViewOf))
-	return nil
+	return respondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.svc.Access().ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId")))
 }
 
 func (s accessAPI) revokeProjectGrant(w http.ResponseWriter, r *http.Request) error {
-	g, err := s.svc.Access().RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf(g))
-	return nil
+	return respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.svc.Access().RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId")))
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/paymentsd/paymentsd/payment"
@@ -11,12 +10,12 @@ import (
 // oauthClientRoutes are a project's registered third-party applications:
 // its owners' to manage, with the session cookie.
 func (s accessAPI) oauthClientRoutes() {
-	s.route("/api/v1/projects/{projectId}/oauth-clients", map[string]endpoint{
-		http.MethodGet:  {Relaxed, member, s.listOAuthClients},
-		http.MethodPost: {Moderate, member, s.createOAuthClient},
+	s.handle("/api/v1/projects/{projectId}/oauth-clients", handlers{
+		http.MethodGet:  s.listOAuthClients,
+		http.MethodPost: s.createOAuthClient,
 	})
-	s.route("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", map[string]endpoint{
-		http.MethodPost: {Moderate, member, action(s.revokeOAuthClient)},
+	s.handle("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", handlers{
+		http.MethodPost: action(s.revokeOAuthClient),
 	})
 }
 
@@ -47,10 +46,9 @@ func decodeOAuthClientInput(body []byte) (payment.OAuthClientInput, error) {
 }
 
 func (s accessAPI) createOAuthClient(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := decodeOAuthClientInput(body)
+	in, err := bodyOf(r, decodeOAuthClientInput)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	c, secret, err := s.svc.Access().CreateOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), in)
 	if err != nil {
@@ -66,19 +64,9 @@ func (s accessAPI) createOAuthClient(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s accessAPI) listOAuthClients(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Access().OAuthClients(r.Context(), principal(r), r.PathValue("projectId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Applications retrieved", mapSlice(list, oauthClientViewOf))
-	return nil
+	return respondList(w, r, "Applications retrieved", oauthClientViewOf)(s.svc.Access().OAuthClients(r.Context(), principal(r), r.PathValue("projectId")))
 }
 
 func (s accessAPI) revokeOAuthClient(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.svc.Access().RevokeOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("clientId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Application revoked", oauthClientViewOf(c))
-	return nil
+	return respond(w, r, http.StatusOK, "Application revoked", oauthClientViewOf)(s.svc.Access().RevokeOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("clientId")))
 }

@@ -26,14 +26,14 @@ func OpenAPI() []byte { return slices.Clone(openAPI) }
 // address in the relaxed tier.
 func (s *Server) docsRoutes() {
 	doc := OpenAPIFor(s.shape)
-	s.route("/api/v1/openapi.json", map[string]endpoint{http.MethodGet: {Relaxed, public, func(w http.ResponseWriter, _ *http.Request) error {
+	s.handle("/api/v1/openapi.json", handlers{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		_, _ = w.Write(doc)
 		return nil
-	}}})
+	}})
 	page, err := referencePage(doc)
-	s.route("/api/v1/docs", map[string]endpoint{http.MethodGet: {Relaxed, public, func(w http.ResponseWriter, _ *http.Request) error {
+	s.handle("/api/v1/docs", handlers{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) error {
 		if err != nil {
 			http.Error(w, "the API reference could not be rendered", http.StatusInternalServerError)
 			return nil
@@ -42,7 +42,7 @@ func (s *Server) docsRoutes() {
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
 		_, _ = w.Write(page)
 		return nil
-	}}})
+	}})
 }
 
 // The parts of the document the reference page shows.

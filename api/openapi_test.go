@@ -134,12 +134,12 @@ func TestEveryKeyedProcedureHasAScope(t *testing.T) {
 	} {
 		for i := 0; i < sd.Methods().Len(); i++ {
 			proc := "/" + string(sd.FullName()) + "/" + string(sd.Methods().Get(i).Name())
-			if !slices.Contains(payment.ScopeNames(), procedureScopes[proc]) {
+			if op, _ := procedureOperation(proc); !slices.Contains(payment.ScopeNames(), op.scope) {
 				t.Errorf("%s has no OAuth scope", proc)
 			}
 		}
 	}
-	if procedureScopes[paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure] != "checkout_sessions:write" {
+	if op, _ := procedureOperation(paymentsdv1connect.CheckoutServiceCreateCheckoutSessionProcedure); op.scope != "checkout_sessions:write" {
 		t.Error("CreateCheckoutSession with a token needs checkout_sessions:write")
 	}
 }

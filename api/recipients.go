@@ -1,7 +1,6 @@
 package api
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 
@@ -13,16 +12,16 @@ import (
 // challenge (docs/security.md "Tenant isolation of recipients"): read with
 // the project's keys, claimed, verified and removed by its owners.
 func (s checkoutAPI) recipientRoutes() {
-	s.route("/api/v1/projects/{projectId}/recipients", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listRecipients},
-		http.MethodPost: {Moderate, member, s.claimRecipient},
+	s.handle("/api/v1/projects/{projectId}/recipients", handlers{
+		http.MethodGet:  s.listRecipients,
+		http.MethodPost: s.claimRecipient,
 	})
-	s.route("/api/v1/projects/{projectId}/recipients/{address}", map[string]endpoint{
-		http.MethodGet:    {Relaxed, apiKey, s.getRecipient},
-		http.MethodDelete: {Moderate, member, s.deleteRecipient},
+	s.handle("/api/v1/projects/{projectId}/recipients/{address}", handlers{
+		http.MethodGet:    s.getRecipient,
+		http.MethodDelete: s.deleteRecipient,
 	})
-	s.route("/api/v1/projects/{projectId}/recipients/{address}/verify", map[string]endpoint{
-		http.MethodPost: {Moderate, member, s.verifyRecipient},
+	s.handle("/api/v1/projects/{projectId}/recipients/{address}/verify", handlers{
+		http.MethodPost: s.verifyRecipient,
 	})
 }
 
@@ -54,12 +53,7 @@ func recipientOf(rc payment.Recipient) recipientView {
 }
 
 func (s checkoutAPI) listRecipients(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.svc.Checkout().ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Recipients retrieved", mapSlice(rs, recipientOf))
-	return nil
+	return respondList(w, r, "Recipients retrieved", recipientOf)(s.svc.Checkout().ListRecipients(r.Context(), principal(r), r.PathValue("projectId")))
 }
 
 func (s checkoutAPI) getRecipient(w http.ResponseWriter, r *http.Request) error {
@@ -78,10 +72,9 @@ func (s checkoutAPI) getRecipient(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s checkoutAPI) claimRecipient(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"address"})
+	in, err := fieldsOf(r, []string{"address"})
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	host := ""
 	if u, err := url.Parse(s.CheckoutURL); err == nil {
@@ -100,17 +93,11 @@ func (s checkoutAPI) claimRecipient(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s checkoutAPI) verifyRecipient(w http.ResponseWriter, r *http.Request) error {
-	body, _ := io.ReadAll(r.Body)
-	in, err := bodyFields(body, []string{"signature"})
-	if err != nil {
-		return decodeErr(w, r, err)
-	}
-	rc, err := s.svc.Checkout().VerifyRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address"), *in["signature"])
+	in, err := fieldsOf(r, []string{"signature"})
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Recipient verified", recipientOf(rc))
-	return nil
+	return respond(w, r, http.StatusOK, "Recipient verified", recipientOf)(s.svc.Checkout().VerifyRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address"), *in["signature"]))
 }
 
 func (s checkoutAPI) deleteRecipient(w http.ResponseWriter, r *http.Request) error {

@@ -232,7 +232,15 @@ const (
 	// keys never manage keys, members or settings (403 for the project's
 	// own keys, 404 for another's).
 	member
+	// authorizationServer routes are the OAuth authorization server's
+	// endpoints (oauthEndpoint): a form body, OAuth's answers, counted per
+	// client IP.
+	authorizationServer
 )
+
+// accessNames are the access of each route as Routes reports it.
+var accessNames = [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional", user: "session_cookie",
+	member: "session_cookie_member", authorizationServer: "oauth"}
 
 // endpoint is one method of a route.
 type endpoint struct {
@@ -241,24 +249,55 @@ type endpoint struct {
 	handle func(w http.ResponseWriter, r *http.Request) error
 }
 
-// route registers a path with its methods; other methods get a 405.
+// handlers are a route's handlers by method.
+type handlers map[string]func(w http.ResponseWriter, r *http.Request) error
+
+// handle registers a path with its methods, each limited and authorized
+// as the operations table says; other methods get a 405.
+func (s *Server) handle(path string, methods handlers) {
+	endpoints := make(map[string]endpoint, len(methods))
+	for m, h := range methods {
+		endpoints[m] = s.endpointOf(m, path, h)
+	}
+	s.mount(path, endpoints)
+}
+
+// endpointOf is the endpoint of one method of a path, as the operations
+// table has it.
+func (s *Server) endpointOf(method, path string, h func(http.ResponseWriter, *http.Request) error) endpoint {
+	op := operationOf(method, path)
+	return endpoint{op.tier, op.access, h}
+}
+
+// route registers a path whose endpoints spell out their tier and access;
+// each must be what the operations table says (New panics otherwise), so
+// that its Connect twin cannot be limited apart from it.
 func (s *Server) route(path string, methods map[string]endpoint) {
+	for m, ep := range methods {
+		if op := operationOf(m, path); op.tier != ep.tier || op.access != ep.access {
+			panic(fmt.Sprintf("%s %s: tier %s, access %s; the operations table says %s, %s", m, path, ep.tier, accessNames[ep.access], op.tier, accessNames[op.access]))
+		}
+	}
+	s.mount(path, methods)
+}
+
+// mount serves a path's endpoints through serve; other methods get a
+// 405. The scope an access token needs on each is the operations
+// table's, on the endpoints that read a credential.
+func (s *Server) mount(path string, methods map[string]endpoint) {
 	allow := make([]string, 0, len(methods))
 	for m := range methods {
 		allow = append(allow, m)
 	}
 	allowed := strings.Join(sortStrings(allow), ", ")
-	// scopes are what an OAuth access token needs on each method.
 	scopes := map[string]string{}
 	for m, ep := range methods {
 		if ep.access == apiKey || ep.access == optionalKey {
-			scopes[m] = requiredScope(path, m)
+			scopes[m] = operationOf(m, path).scope
 		}
 	}
-	for _, m := range sortStrings(slices.Clone(allow)) {
-		s.table = append(s.table, Route{Pattern: path, Method: m, Tier: methods[m].tier, Scope: scopes[m],
-			Access: [...]string{public: "public", apiKey: "api_key", optionalKey: "api_key_optional", user: "session_cookie",
-				member: "session_cookie_member"}[methods[m].access]})
+	for _, m := range allow {
+		s.table = append(s.table, Route{Pattern: path, Method: m, Tier: methods[m].tier, Scope: scopes[m], Access: accessNames[methods[m].access]})
 	}
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		ep, ok := methods[r.Method]
@@ -272,40 +311,38 @@ func (s *Server) route(path string, methods map[string]endpoint) {
 }
 
 func (s *Server) routes() {
-	get := func(h func(http.ResponseWriter, *http.Request) error) map[string]endpoint {
-		return map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h}}
-	}
-	s.route("/api/v1/assets", map[string]endpoint{http.MethodGet: {Relaxed, public, s.checkout().listAssets}})
-	s.route("/api/v1/projects/{projectId}", map[string]endpoint{
-		http.MethodGet:   {Relaxed, apiKey, s.checkout().getProject},
-		http.MethodPatch: {Moderate, member, s.access().updateProject},
+	get := func(h func(http.ResponseWriter, *http.Request) error) handlers { return handlers{http.MethodGet: h} }
+	s.handle("/api/v1/assets", handlers{http.MethodGet: s.checkout().listAssets})
+	s.handle("/api/v1/projects/{projectId}", handlers{
+		http.MethodGet:   s.checkout().getProject,
+		http.MethodPatch: s.access().updateProject,
 	})
-	s.route("/api/v1/projects/{projectId}/payment-plans", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.checkout().listPlans},
-		http.MethodPost: {SemiRelaxed, apiKey, s.checkout().createPlan},
+	s.handle("/api/v1/projects/{projectId}/payment-plans", handlers{
+		http.MethodGet:  s.checkout().listPlans,
+		http.MethodPost: s.checkout().createPlan,
 	})
-	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}", map[string]endpoint{
-		http.MethodGet:   {Relaxed, apiKey, s.checkout().getPlan},
-		http.MethodPatch: {SemiRelaxed, apiKey, s.checkout().updatePlan},
+	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}", handlers{
+		http.MethodGet:   s.checkout().getPlan,
+		http.MethodPatch: s.checkout().updatePlan,
 	})
-	s.route("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.checkout().archivePlan)}})
-	s.route("/api/v1/projects/{projectId}/transactions", get(s.payments().listTransactions))
-	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.payments().getTransaction))
-	s.route("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.payments().assignTransaction}})
-	s.route("/api/v1/projects/{projectId}/checkout-sessions", get(s.checkout().listSessions))
-	s.route("/api/v1/projects/{projectId}/deposit-addresses", get(s.checkout().listDepositAddresses))
-	s.route("/api/v1/projects/{projectId}/audit-log", get(s.access().listAudit))
-	s.route("/api/v1/projects/{projectId}/overview", get(s.payments().overview))
-	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.checkout().getSession))
-	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.checkout().cancelSession)}})
-	s.route("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.payments().resolveSession}})
-	s.route("/api/v1/checkout/sessions", map[string]endpoint{http.MethodPost: {Strict, optionalKey, s.checkout().createSession}})
-	bySession := public
+	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", handlers{http.MethodPost: action(s.checkout().archivePlan)})
+	s.handle("/api/v1/projects/{projectId}/transactions", get(s.payments().listTransactions))
+	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.payments().getTransaction))
+	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", handlers{http.MethodPost: s.payments().assignTransaction})
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions", get(s.checkout().listSessions))
+	s.handle("/api/v1/projects/{projectId}/deposit-addresses", get(s.checkout().listDepositAddresses))
+	s.handle("/api/v1/projects/{projectId}/audit-log", get(s.access().listAudit))
+	s.handle("/api/v1/projects/{projectId}/overview", get(s.payments().overview))
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.checkout().getSession))
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", handlers{http.MethodPost: action(s.checkout().cancelSession)})
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", handlers{http.MethodPost: s.payments().resolveSession})
+	s.handle("/api/v1/checkout/sessions", handlers{http.MethodPost: s.checkout().createSession})
+	bySession := s.endpointOf(http.MethodGet, "/api/v1/checkout/sessions/{sessionToken}", s.checkout().getSessionByToken)
 	if s.shape == ShapeSecond {
-		bySession = optionalKey // the second shape also reads a session by its ID, with a key
+		bySession.access = optionalKey // the second shape also reads a session by its ID, with a key
 	}
-	s.route("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: {Relaxed, bySession, s.checkout().getSessionByToken}})
-	s.route("/api/v1/checkout/sessions/{sessionToken}/payments", map[string]endpoint{http.MethodPost: {Standard, public, s.payments().submitPayment}})
+	s.mount("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: bySession})
+	s.handle("/api/v1/checkout/sessions/{sessionToken}/payments", handlers{http.MethodPost: s.payments().submitPayment})
 	s.webhooks().webhookRoutes()
 	s.checkout().checkoutRoutes()
 	s.dashboardRoutes()
@@ -390,129 +427,6 @@ func networkReadiness(n service.NetworkReadiness) map[string]any {
 	return out
 }
 
-// serve runs the cross-cutting steps of every API call in order:
-// authentication (under the client IP's budget of failures), the rate
-// limit, the body checks and the idempotency key, then the handler.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scope string) {
-	var p *payment.Principal
-	tier := ep.tier
-	token, keyed := sessionToken(r), hasCredentials(r.Header)
-	if bt := s.bearerSession(r.Header); bt != "" {
-		token, keyed = bt, false // the second shape's session token as a bearer token
-	}
-	var signed *signedIn
-	switch {
-	case ep.access == member && keyed && token == "":
-		// An API key on a members' route: a valid key of this project is
-		// refused, any other is what it would be elsewhere.
-		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
-		if err == nil {
-			err = &payment.Error{Kind: payment.KindForbidden, Message: "API keys and access tokens do not manage keys, members, applications or settings: sign in as an owner"}
-			if principal.ProjectID != r.PathValue("projectId") {
-				err = payment.NotFound("Project")
-			}
-		}
-		failErr(w, r, err)
-		return
-	case ep.access == user || ep.access == member || ep.access == apiKey && !keyed && token != "":
-		// The session cookie: a signed-in user, acting for themselves or
-		// (on a project's route) as a member of it in the environment the
-		// request names.
-		if token == "" {
-			failErr(w, r, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + SessionCookie + ")"})
-			return
-		}
-		in, err := s.identity().signedInFrom(r.Context(), token, s.clientIP(r), w.Header())
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		if unsafeMethod(r.Method) {
-			if err := s.identity().crossOrigin(r); err != nil {
-				failErr(w, r, err)
-				return
-			}
-		}
-		signed = &in
-		principal := payment.Principal{UserID: in.user.ID, SessionID: in.session.ID}
-		if ep.access == apiKey || ep.access == member {
-			isLive, err := environment(r)
-			if err == nil {
-				principal, err = s.svc.Access().MemberPrincipal(r.Context(), in.user, in.session, r.PathValue("projectId"), isLive)
-			}
-			if err == nil && unsafeMethod(r.Method) && !principal.CanWrite() && !leaving(r, in) {
-				err = payment.ErrForbidden
-			}
-			if err != nil {
-				failErr(w, r, err)
-				return
-			}
-		}
-		p = &principal
-		ctx := context.WithValue(r.Context(), principalKey, principal)
-		ctx = context.WithValue(ctx, userKey, in)
-		ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: in.user.ID,
-			IP: s.clientAddress(r), UserAgent: r.UserAgent()})
-		r = r.WithContext(ctx)
-	case ep.access == apiKey || ep.access == optionalKey && keyed:
-		principal, err := s.authenticateFrom(r.Context(), r.Header, s.clientIP(r), w.Header())
-		if err == nil {
-			err = allows(principal, scope, w.Header())
-		}
-		if err != nil {
-			failErr(w, r, err)
-			return
-		}
-		p = &principal
-		ctx := context.WithValue(r.Context(), principalKey, principal)
-		ctx = payment.WithOrigin(ctx, s.originOf(r, principal))
-		r = r.WithContext(ctx)
-	}
-	counter := "ip:" + s.clientIP(r)
-	switch {
-	case signed != nil:
-		counter = "session:" + signed.session.ID // the spec: per session for cookie requests
-	case p != nil:
-		counter = credentialCounter(*p)
-		if tier == Strict {
-			tier = StrictAPIKey
-		}
-	}
-	if err := s.take(r.Context(), w.Header(), tier, counter); err != nil {
-		failErr(w, r, err)
-		return
-	}
-	if r.Method == http.MethodPost || r.Method == http.MethodPatch {
-		body, ok := s.readBody(w, r)
-		if !ok || s.identity().reauthenticationRefused(w, r, signed, body) {
-			return
-		}
-		// Idempotency keys are scoped to the credential, or for public
-		// routes to the client's address: another caller sending the same
-		// key and body never gets the first caller's response.
-		scope := "ip:" + s.clientAddress(r)
-		switch {
-		case signed != nil:
-			scope = "user:" + signed.user.ID
-			if p != nil && p.ProjectID != "" {
-				// A project route acts in the environment the request
-				// names: a key used in sandbox is not the same key in live.
-				scope += "|" + p.ProjectID + "|" + payment.EnvironmentName(p.IsLive)
-			}
-		case p != nil:
-			scope = credentialCounter(*p)
-		}
-		s.idempotent(w, r, scope, body, ep.handle)
-		return
-	}
-	if s.identity().reauthenticationRefused(w, r, signed, nil) {
-		return
-	}
-	if err := ep.handle(w, r); err != nil {
-		failErr(w, r, err)
-	}
-}
-
 func principal(r *http.Request) payment.Principal {
 	p, _ := r.Context().Value(principalKey).(payment.Principal)
 	return p
@@ -525,34 +439,6 @@ func callerKey(ctx context.Context) *payment.Principal {
 		return &p
 	}
 	return nil
-}
-
-// requiredScope is the OAuth scope of a route that takes API keys: the
-// kind of record it reads (GET) or writes, by its path.
-func requiredScope(path, method string) string {
-	switch path {
-	case "/api/v1/checkout/sessions":
-		return "checkout_sessions:write"
-	case "/api/v1/checkout/sessions/{sessionToken}": // the second shape's session by ID
-		return "checkout_sessions:read"
-	}
-	rest, ok := strings.CutPrefix(path, "/api/v1/projects/{projectId}")
-	if !ok {
-		return ""
-	}
-	segment, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
-	kind := map[string]string{"": "project", "overview": "project", "audit-log": "project", "deposit-addresses": "project", "deposit-key": "project", "bitcoin-deposit-key": "project", "recipients": "project",
-		"payment-plans": "plans", "checkout-sessions": "checkout_sessions", "transactions": "transactions",
-		"refunds": "refunds", "payout-batches": "payouts", "payouts": "payouts", "webhooks": "webhooks", "events": "webhooks"}[segment]
-	switch {
-	case kind == "":
-		return ""
-	case method == http.MethodGet:
-		return kind + ":read"
-	case kind == "project":
-		return ""
-	}
-	return kind + ":write"
 }
 
 // hasCredentials tells whether a call sends an API key, well-formed or not.

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -141,9 +140,9 @@ func (s identityAPI) reauthenticationRefused(w http.ResponseWriter, r *http.Requ
 }
 
 func (s identityAPI) sudoRoutes() {
-	s.route("/api/v1/auth/reauthenticate", map[string]endpoint{http.MethodPost: {Strict, user, s.reauthenticate}})
-	s.route("/api/v1/auth/security-log", map[string]endpoint{http.MethodGet: {Relaxed, user, s.securityLog}})
-	s.route("/api/v1/projects/{projectId}/invitations/{invitationId}", map[string]endpoint{http.MethodDelete: {Moderate, member, s.revokeInvitation}})
+	s.handle("/api/v1/auth/reauthenticate", handlers{http.MethodPost: s.reauthenticate})
+	s.handle("/api/v1/auth/security-log", handlers{http.MethodGet: s.securityLog})
+	s.handle("/api/v1/projects/{projectId}/invitations/{invitationId}", handlers{http.MethodDelete: s.revokeInvitation})
 }
 
 // reauthenticate takes {password} or a passkey's answer to a sign-in
@@ -152,10 +151,9 @@ func (s identityAPI) sudoRoutes() {
 // as failed sign-ins do.
 func (s identityAPI) reauthenticate(w http.ResponseWriter, r *http.Request) error {
 	u := currentUser(r)
-	body, _ := io.ReadAll(r.Body)
-	obj, err := parseObject(body)
+	obj, err := bodyOf(r, parseObject)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return err
 	}
 	var probs payment.Problems
 	f := newFields(obj, "", &probs)
