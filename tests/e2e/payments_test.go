@@ -372,7 +372,9 @@ func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
 // the session when it reaches completeOn: a session never ends expired
 // with the amount due received in time.
 func TestPaymentConfirmingAtExpiryCompletesTheSession(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{lifetime: 4 * time.Second})
+	// Long enough that the payment's block is before the expiry on a
+	// loaded machine too (the block's time decides).
+	ts, e := newAPI(t, apiOptions{lifetime: 15 * time.Second})
 	p := newProject(t, e)
 	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "5", "usdc-devnet")
 	// One block for the payment, then nothing until the expiry has passed.
