@@ -2,7 +2,6 @@ package api
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
 )
@@ -189,7 +188,3 @@ func procedureOperation(procedure string) (operation, bool) {
 	op, ok := operationsByProcedure[procedure]
 	return op, ok
 }
-
-// method and path split the operation's REST route.
-func (op operation) method() string { m, _, _ := strings.Cut(op.rest, " "); return m }
-func (op operation) path() string   { _, p, _ := strings.Cut(op.rest, " "); return p }
