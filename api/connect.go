@@ -191,10 +191,7 @@ func principalOf(ctx context.Context) payment.Principal {
 
 func (h *paymentsService) GetProject(ctx context.Context, req *connect.Request[v1.GetProjectRequest]) (*connect.Response[v1.GetProjectResponse], error) {
 	p, err := h.s.svc.Checkout().GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetProjectResponse{Project: pbProject(views.ProjectOf(p))}), nil
+	return procedureAnswer(err, func() *v1.GetProjectResponse { return &v1.GetProjectResponse{Project: pbProject(views.ProjectOf(p))} })
 }
 
 func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Request[v1.CreatePaymentPlanRequest]) (*connect.Response[v1.CreatePaymentPlanResponse], error) {
@@ -209,10 +206,9 @@ func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Re
 		in.MerchantInfo = &payment.MerchantInfo{Name: mi.Name, Email: mi.Email, Website: mi.Website, LogoURL: mi.LogoUrl}
 	}
 	plan, err := h.s.svc.Checkout().CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.CreatePaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}), nil
+	return procedureAnswer(err, func() *v1.CreatePaymentPlanResponse {
+		return &v1.CreatePaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}
+	})
 }
 
 func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Request[v1.ListPaymentPlansRequest]) (*connect.Response[v1.ListPaymentPlansResponse], error) {
@@ -233,10 +229,9 @@ func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Req
 
 func (h *paymentsService) GetPaymentPlan(ctx context.Context, req *connect.Request[v1.GetPaymentPlanRequest]) (*connect.Response[v1.GetPaymentPlanResponse], error) {
 	plan, err := h.s.svc.Checkout().GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetPaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}), nil
+	return procedureAnswer(err, func() *v1.GetPaymentPlanResponse {
+		return &v1.GetPaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}
+	})
 }
 
 func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Request[v1.ListTransactionsRequest]) (*connect.Response[v1.ListTransactionsResponse], error) {
@@ -257,10 +252,9 @@ func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Req
 
 func (h *paymentsService) GetTransaction(ctx context.Context, req *connect.Request[v1.GetTransactionRequest]) (*connect.Response[v1.GetTransactionResponse], error) {
 	t, err := h.s.svc.Payments().GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetTransactionResponse{Transaction: pbTx(views.TransactionOf(t))}), nil
+	return procedureAnswer(err, func() *v1.GetTransactionResponse {
+		return &v1.GetTransactionResponse{Transaction: pbTx(views.TransactionOf(t))}
+	})
 }
 
 func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect.Request[v1.ListCheckoutSessionsRequest]) (*connect.Response[v1.ListCheckoutSessionsResponse], error) {
@@ -281,10 +275,9 @@ func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect
 
 func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error) {
 	v, err := h.s.svc.Checkout().GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}), nil
+	return procedureAnswer(err, func() *v1.GetProjectCheckoutSessionResponse {
+		return &v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}
+	})
 }
 
 func (h *paymentsService) CreateRefund(ctx context.Context, req *connect.Request[v1.CreateRefundRequest]) (*connect.Response[v1.CreateRefundResponse], error) {
@@ -323,34 +316,26 @@ func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[
 
 func (h *paymentsService) GetRefund(ctx context.Context, req *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error) {
 	r, err := h.s.svc.MoneyOut().GetRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetRefundResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+	return procedureAnswer(err, func() *v1.GetRefundResponse { return &v1.GetRefundResponse{Refund: pbRefund(views.RefundOf(r))} })
 }
 
 func (h *paymentsService) SetRefundAddress(ctx context.Context, req *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error) {
 	r, err := h.s.svc.MoneyOut().SetRefundAddress(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.Address)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.SetRefundAddressResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+	return procedureAnswer(err, func() *v1.SetRefundAddressResponse {
+		return &v1.SetRefundAddressResponse{Refund: pbRefund(views.RefundOf(r))}
+	})
 }
 
 func (h *paymentsService) ReportRefundTransaction(ctx context.Context, req *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error) {
 	r, err := h.s.svc.MoneyOut().ReportRefundSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.TxHash)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.ReportRefundTransactionResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+	return procedureAnswer(err, func() *v1.ReportRefundTransactionResponse {
+		return &v1.ReportRefundTransactionResponse{Refund: pbRefund(views.RefundOf(r))}
+	})
 }
 
 func (h *paymentsService) CancelRefund(ctx context.Context, req *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error) {
 	r, err := h.s.svc.MoneyOut().CancelRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.CancelRefundResponse{Refund: pbRefund(views.RefundOf(r))}), nil
+	return procedureAnswer(err, func() *v1.CancelRefundResponse { return &v1.CancelRefundResponse{Refund: pbRefund(views.RefundOf(r))} })
 }
 
 // CreatePayoutBatch takes the batch's JSON form: each payout is labeled
@@ -365,10 +350,9 @@ func (h *paymentsService) CreatePayoutBatch(ctx context.Context, req *connect.Re
 			AssetDefinitionID: l.Asset, Amount: l.Amount, Reference: l.Reference})
 	}
 	rec, err := h.s.svc.MoneyOut().CreatePayoutBatch(ctx, principalOf(ctx), m.ProjectId, in)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.CreatePayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}), nil
+	return procedureAnswer(err, func() *v1.CreatePayoutBatchResponse {
+		return &v1.CreatePayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}
+	})
 }
 
 func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error) {
@@ -389,42 +373,33 @@ func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Re
 
 func (h *paymentsService) GetPayoutBatch(ctx context.Context, req *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error) {
 	rec, err := h.s.svc.MoneyOut().PayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}), nil
+	return procedureAnswer(err, func() *v1.GetPayoutBatchResponse {
+		return &v1.GetPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}
+	})
 }
 
 func (h *paymentsService) CancelPayoutBatch(ctx context.Context, req *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error) {
 	rec, err := h.s.svc.MoneyOut().CancelPayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.CancelPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}), nil
+	return procedureAnswer(err, func() *v1.CancelPayoutBatchResponse {
+		return &v1.CancelPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}
+	})
 }
 
 func (h *paymentsService) GetPayout(ctx context.Context, req *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error) {
 	p, err := h.s.svc.MoneyOut().GetPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetPayoutResponse{Payout: pbPayout(views.PayoutOf(p))}), nil
+	return procedureAnswer(err, func() *v1.GetPayoutResponse { return &v1.GetPayoutResponse{Payout: pbPayout(views.PayoutOf(p))} })
 }
 
 func (h *paymentsService) ReportPayoutTransaction(ctx context.Context, req *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error) {
 	p, err := h.s.svc.MoneyOut().ReportPayoutSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId, req.Msg.TxHash)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.ReportPayoutTransactionResponse{Payout: pbPayout(views.PayoutOf(p))}), nil
+	return procedureAnswer(err, func() *v1.ReportPayoutTransactionResponse {
+		return &v1.ReportPayoutTransactionResponse{Payout: pbPayout(views.PayoutOf(p))}
+	})
 }
 
 func (h *paymentsService) CancelPayout(ctx context.Context, req *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error) {
 	p, err := h.s.svc.MoneyOut().CancelPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.CancelPayoutResponse{Payout: pbPayout(views.PayoutOf(p))}), nil
+	return procedureAnswer(err, func() *v1.CancelPayoutResponse { return &v1.CancelPayoutResponse{Payout: pbPayout(views.PayoutOf(p))} })
 }
 
 type checkoutService struct{ s *Server }
@@ -449,18 +424,16 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 		in.Metadata = md
 	}
 	v, err := h.s.svc.Checkout().CreateSession(ctx, callerKey(ctx), in)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}), nil
+	return procedureAnswer(err, func() *v1.CreateCheckoutSessionResponse {
+		return &v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}
+	})
 }
 
 func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.Request[v1.GetCheckoutSessionRequest]) (*connect.Response[v1.GetCheckoutSessionResponse], error) {
 	v, err := h.s.svc.Checkout().SessionByToken(ctx, req.Msg.Token)
-	if err != nil {
-		return nil, err
-	}
-	return connect.NewResponse(&v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.checkout().publicSessionView(v))}), nil
+	return procedureAnswer(err, func() *v1.GetCheckoutSessionResponse {
+		return &v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.checkout().publicSessionView(v))}
+	})
 }
 
 func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {
@@ -472,4 +445,13 @@ func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.
 				HeartbeatSeconds: a.Price.HeartbeatSeconds, Network: a.Price.Network}})
 	}
 	return connect.NewResponse(out), nil
+}
+
+// procedureAnswer is a procedure's answer: the service's error as it is, or the
+// response msg makes of what the service returned.
+func procedureAnswer[M any](err error, msg func() *M) (*connect.Response[M], error) {
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(msg()), nil
 }
