@@ -77,7 +77,7 @@ func sessionToken(r *http.Request) string {
 
 // signedInFrom resolves a session cookie from a client IP under the IP's
 // budget of failed authentications, as API keys are.
-func (s identityAPI) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
+func (s *Server) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
 	counter := authFailures(ip)
 	paid, err := s.failureBudgetLeft(ctx, out, counter)
 	if err != nil {

@@ -132,7 +132,7 @@ func (s paymentsAPI) exportTransactions(w http.ResponseWriter, r *http.Request, 
 var sessionColumns = []string{"id", "created_at", "expires_at", "completed_at", "status", "payment_plan_id", "amount_usd",
 	"amount_paid_usd", "paid", "exception", "resolution", "deposit_address", "email", "metadata", "workflow_id"}
 
-func (s paymentsAPI) exportSessions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
+func (s checkoutAPI) exportSessions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
 	cw, err := csvExport(w, r, "checkout-sessions", sessionColumns)
 	if err != nil {
 		return err

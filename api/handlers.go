@@ -183,7 +183,7 @@ func (s checkoutAPI) getSessionByID(w http.ResponseWriter, r *http.Request) erro
 			return &payment.Error{Kind: payment.KindUnauthenticated, Message: "A checkout session is read by its ID with credentials: an API key (X-API-Key) or a session token (Authorization: Bearer svc_st_…)"}
 		}
 		var in signedIn
-		if in, err = s.identity().signedInFrom(r.Context(), token, s.clientIP(r), w.Header()); err == nil {
+		if in, err = s.signedInFrom(r.Context(), token, s.clientIP(r), w.Header()); err == nil {
 			v, err = s.svc.Access().MemberSession(r.Context(), in.user, in.session, id)
 		}
 	}
@@ -220,7 +220,7 @@ func (s checkoutAPI) listSessions(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if wantsCSV(r) {
-		return s.payments().exportSessions(w, r, q)
+		return s.exportSessions(w, r, q)
 	}
 	return respondPage(w, r, "Checkout sessions retrieved", q, s.sessionJSON)(s.svc.Checkout().ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q))
 }

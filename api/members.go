@@ -15,7 +15,7 @@ func (s accessAPI) memberRoutes() {
 		http.MethodDelete: s.removeMember,
 	})
 	s.handle("/api/v1/projects/{projectId}/invitations", handlers{
-		http.MethodGet:  s.identity().listInvitations,
+		http.MethodGet:  s.listInvitations,
 		http.MethodPost: s.invite,
 	})
 	s.handle("/api/v1/invitations/accept", handlers{http.MethodPost: s.acceptInvitation})
@@ -216,4 +216,16 @@ func bitcoinKeyView(p payment.Principal, k service.BitcoinKeyInfo) map[string]an
 		v["addressType"] = string(k.AddressType)
 	}
 	return v
+}
+
+func (s accessAPI) listInvitations(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.svc.Access().Invitations(r.Context(), principal(r), r.PathValue("projectId"))
+	if err != nil {
+		return err
+	}
+	ok(w, r, http.StatusOK, "Pending invitations retrieved", mapSlice(list, func(i payment.Invitation) invitationView {
+		return invitationView{ID: i.ID, Email: i.Email, Role: string(i.Role), InvitedBy: i.InvitedBy, InvitedByEmail: i.InvitedByEmail,
+			CreatedAt: views.Time(i.CreatedAt), ExpiresAt: views.Time(i.ExpiresAt)}
+	}))
+	return nil
 }

@@ -93,7 +93,7 @@ func (s *Server) signInByCookie(c *call, token string) bool {
 	if token == "" {
 		return c.refuse(&payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + SessionCookie + ")"})
 	}
-	in, err := s.identity().signedInFrom(r.Context(), token, s.clientIP(r), c.w.Header())
+	in, err := s.signedInFrom(r.Context(), token, s.clientIP(r), c.w.Header())
 	if err != nil {
 		return c.refuse(err)
 	}

@@ -223,18 +223,6 @@ type invitationView struct {
 	ExpiresAt      string `json:"expiresAt"`
 }
 
-func (s identityAPI) listInvitations(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Access().Invitations(r.Context(), principal(r), r.PathValue("projectId"))
-	if err != nil {
-		return err
-	}
-	ok(w, r, http.StatusOK, "Pending invitations retrieved", mapSlice(list, func(i payment.Invitation) invitationView {
-		return invitationView{ID: i.ID, Email: i.Email, Role: string(i.Role), InvitedBy: i.InvitedBy, InvitedByEmail: i.InvitedByEmail,
-			CreatedAt: views.Time(i.CreatedAt), ExpiresAt: views.Time(i.ExpiresAt)}
-	}))
-	return nil
-}
-
 func (s identityAPI) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
 	inv, err := s.svc.Access().RevokeInvitation(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("invitationId"))
 	if err != nil {

@@ -2,42 +2,10 @@ package service
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/paymentsd/paymentsd/internal/auth"
-	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/payment"
 )
-
-// audited makes a change and its audit entry in one database transaction:
-// both are committed, or neither is. change runs with the transaction's
-// context (store.InTx): the store methods it calls with that context write
-// in the transaction.
-func (svc Identity) audited(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string,
-	details map[string]any, change func(ctx context.Context) error) error {
-	a := svc.Access().auditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
-	return svc.store.InTx(ctx, func(ctx context.Context) error {
-		if err := change(ctx); err != nil {
-			return err
-		}
-		return svc.recordAudit(ctx, a)
-	})
-}
-
-// auditIn records a change's audit entry in ctx's transaction
-// (store.InTx), for a change whose entry depends on what it did: a
-// failure is returned, so that the transaction, and the change, roll back.
-func (svc Identity) auditIn(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) error {
-	return svc.recordAudit(ctx, svc.Access().auditEntry(ctx, projectID, isLive, action, targetType, targetID, details))
-}
-
-func (svc Identity) recordAudit(ctx context.Context, a payment.AuditEntry) error {
-	if err := svc.store.Access().RecordAudit(ctx, a); err != nil {
-		observability.AuditFailures.Inc()
-		return fmt.Errorf("audit log: %s not recorded, so not made: %w", a.Action, err)
-	}
-	return nil
-}
 
 // accountEvent records an entry of the user's security log, in ctx's
 // transaction when it has one; the client is ctx's origin unless c names

@@ -3,8 +3,9 @@ package service
 // The service's operations by area. Each area is a view of the one Service
 // (the same store, Temporal client, chains and clock) with the operations
 // of its part of the product; the Service itself keeps what every area
-// shares: idempotency keys, the asset catalog and workflow updates. A
-// transport names the area it calls: svc.Checkout().CreateSession(...).
+// shares: idempotency keys, the asset catalog, workflow updates and the
+// audit entry every change writes with it. A transport names the area it
+// calls: svc.Checkout().CreateSession(...).
 
 // Identity: accounts, sign-up and sign-in, sign-in sessions, passkeys,
 // passwords and the account's security log.

@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
+	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -18,7 +20,7 @@ func (svc Access) ListAudit(ctx context.Context, p payment.Principal, projectID 
 }
 
 // auditEntry is the audit entry of a change made now by ctx's origin.
-func (svc Access) auditEntry(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) payment.AuditEntry {
+func (svc *Service) auditEntry(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) payment.AuditEntry {
 	now := svc.now()
 	a := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: projectID, IsLive: isLive, OccurredAt: now,
 		Origin: payment.OriginOf(ctx), Action: action, TargetType: targetType, TargetID: targetID}
@@ -29,4 +31,34 @@ func (svc Access) auditEntry(ctx context.Context, projectID string, isLive bool,
 		a.Details, _ = json.Marshal(details)
 	}
 	return a
+}
+
+// audited makes a change and its audit entry in one database transaction:
+// both are committed, or neither is. change runs with the transaction's
+// context (store.InTx): the store methods it calls with that context write
+// in the transaction.
+func (svc *Service) audited(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string,
+	details map[string]any, change func(ctx context.Context) error) error {
+	a := svc.auditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
+	return svc.store.InTx(ctx, func(ctx context.Context) error {
+		if err := change(ctx); err != nil {
+			return err
+		}
+		return svc.recordAudit(ctx, a)
+	})
+}
+
+// auditIn records a change's audit entry in ctx's transaction
+// (store.InTx), for a change whose entry depends on what it did: a
+// failure is returned, so that the transaction, and the change, roll back.
+func (svc *Service) auditIn(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) error {
+	return svc.recordAudit(ctx, svc.auditEntry(ctx, projectID, isLive, action, targetType, targetID, details))
+}
+
+func (svc *Service) recordAudit(ctx context.Context, a payment.AuditEntry) error {
+	if err := svc.store.Access().RecordAudit(ctx, a); err != nil {
+		observability.AuditFailures.Inc()
+		return fmt.Errorf("audit log: %s not recorded, so not made: %w", a.Action, err)
+	}
+	return nil
 }

@@ -72,7 +72,7 @@ func (svc Checkout) SetBitcoinKey(ctx context.Context, projectID string, isLive 
 	if _, err := svc.store.Checkout().GetProject(ctx, projectID); err != nil {
 		return err
 	}
-	err = svc.Identity().audited(ctx, projectID, isLive, payment.AuditBitcoinKeySet, "bitcoin_deposit_key", projectID,
+	err = svc.audited(ctx, projectID, isLive, payment.AuditBitcoinKeySet, "bitcoin_deposit_key", projectID,
 		map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:], "fingerprint": key.Identity(), "addressType": string(key.Kind)},
 		func(ctx context.Context) error {
 			return svc.store.Chains().SetBitcoinKey(ctx, projectID, isLive, xpub, string(key.Kind), key.Identity(), svc.now())

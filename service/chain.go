@@ -121,7 +121,7 @@ func (svc Checkout) SetDepositKey(ctx context.Context, projectID string, isLive 
 	default:
 		// The key reveals every address it derives: the log names it by
 		// its ends and its fingerprint only.
-		err = svc.Identity().audited(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
+		err = svc.audited(ctx, projectID, isLive, payment.AuditDepositKeySet, "deposit_key", projectID,
 			map[string]any{"xpub": xpub[:12] + "…" + xpub[len(xpub)-6:], "fingerprint": key.Identity()},
 			func(ctx context.Context) error {
 				return svc.store.Chains().SetDepositKey(ctx, projectID, isLive, xpub, key.Identity(), svc.now())

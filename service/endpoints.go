@@ -61,7 +61,7 @@ func (svc Webhooks) CreateWebhook(ctx context.Context, p payment.Principal, proj
 	if err != nil {
 		return Endpoint{}, err
 	}
-	if err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookCreated, "webhook_endpoint", w.ID,
 		map[string]any{"url": w.URL, "enabledEvents": w.EnabledEvents}, func(ctx context.Context) error {
 			return svc.store.Webhooks().CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: w, Secret: sealed})
 		}); err != nil {
@@ -110,7 +110,7 @@ func (svc Webhooks) UpdateWebhook(ctx context.Context, p payment.Principal, proj
 		if err != nil {
 			return err
 		}
-		return svc.Identity().auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
+		return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookUpdated, "webhook_endpoint", id,
 			map[string]any{"url": ep.URL, "enabledEvents": ep.EnabledEvents, "status": ep.Status})
 	})
 	return Endpoint{WebhookEndpoint: ep.WebhookEndpoint}, err
@@ -129,7 +129,7 @@ func (svc Webhooks) DeleteWebhook(ctx context.Context, p payment.Principal, proj
 	if _, err := svc.endpoint(ctx, p, projectID, id); err != nil {
 		return err
 	}
-	return svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil,
+	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookDeleted, "webhook_endpoint", id, nil,
 		func(ctx context.Context) error { return svc.store.Webhooks().DeleteEndpoint(ctx, p, id, svc.now()) })
 }
 
@@ -151,7 +151,7 @@ func (svc Webhooks) RotateWebhookSecret(ctx context.Context, p payment.Principal
 	now := svc.now()
 	until := now.Add(SecretOverlap)
 	var ep store.StoredEndpoint
-	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookSecretRotated, "webhook_endpoint", id,
 		map[string]any{"previousSecretValidUntil": until}, func(ctx context.Context) (err error) {
 			ep, err = svc.store.Webhooks().UpdateEndpoint(ctx, id, now, func(ep *store.StoredEndpoint) error {
 				ep.PreviousSecret, ep.PreviousSecretUntil, ep.Secret = s.Reseal(id, ep.Secret), &until, sealed
@@ -176,7 +176,7 @@ func (svc Webhooks) SendTestEvent(ctx context.Context, p payment.Principal, proj
 	// The event, its delivery and the audit entry commit together; the
 	// delivery's workflow starts after.
 	var d store.Dispatch
-	if err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID},
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditWebhookTestSent, "webhook_endpoint", ep.ID, map[string]any{"eventId": ev.ID},
 		func(ctx context.Context) (err error) {
 			if err := svc.store.Webhooks().InsertTestEvent(ctx, ev); err != nil {
 				return err
@@ -227,7 +227,7 @@ func (svc Webhooks) ResealWebhookSecrets(ctx context.Context, batch int, progres
 	}
 	report := ResealReport{KeyID: s.NewestKeyID()}
 	audit := func(ep payment.WebhookEndpoint) payment.AuditEntry {
-		return svc.Access().auditEntry(ctx, ep.ProjectID, ep.IsLive, payment.AuditWebhookSecretResealed, "webhook_endpoint", ep.ID,
+		return svc.auditEntry(ctx, ep.ProjectID, ep.IsLive, payment.AuditWebhookSecretResealed, "webhook_endpoint", ep.ID,
 			map[string]any{"keyId": report.KeyID})
 	}
 	for after := ""; ; {

@@ -86,7 +86,7 @@ func (svc Webhooks) Redeliver(ctx context.Context, p payment.Principal, projectI
 	if err != nil {
 		return Redelivery{}, err
 	}
-	if err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditDeliveryRedelivered, "webhook_delivery", d.ID,
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditDeliveryRedelivered, "webhook_delivery", d.ID,
 		map[string]any{"webhookId": endpointID, "eventId": d.EventID}, func(ctx context.Context) error {
 			return svc.store.Webhooks().SetDeliveryStatus(ctx, d.ID, payment.DeliveryPending, svc.now())
 		}); err != nil {

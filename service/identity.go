@@ -351,7 +351,7 @@ func (svc Access) CreateAPIKey(ctx context.Context, p payment.Principal, project
 	now := svc.now()
 	k, secret := newAPIKey(p.IsLive, now)
 	k.ProjectID = projectID
-	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyCreated, "api_key", k.ID, map[string]any{"hint": k.Hint},
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyCreated, "api_key", k.ID, map[string]any{"hint": k.Hint},
 		func(ctx context.Context) error { return svc.store.Access().InsertAPIKey(ctx, k) }); err != nil {
 		return payment.APIKeyInfo{}, "", err
 	}
@@ -367,7 +367,7 @@ func (svc Access) RevokeAPIKey(ctx context.Context, p payment.Principal, project
 	if !payment.ValidID(payment.PrefixAPIKey, keyID) {
 		return payment.NotFound("API key")
 	}
-	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRevoked, "api_key", keyID, nil, func(ctx context.Context) error {
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRevoked, "api_key", keyID, nil, func(ctx context.Context) error {
 		return svc.store.Access().EndAPIKey(ctx, projectID, p.IsLive, keyID, nil, svc.now())
 	}); err != nil {
 		if errors.Is(err, payment.ErrNotFound) {
@@ -398,7 +398,7 @@ func (svc Access) RollAPIKey(ctx context.Context, p payment.Principal, projectID
 	k, secret := newAPIKey(p.IsLive, now)
 	k.ProjectID = projectID
 	// The old key's end, the new key and the entry: one transaction.
-	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRolled, "api_key", keyID,
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditAPIKeyRolled, "api_key", keyID,
 		map[string]any{"newKeyId": k.ID, "oldKeyWorksUntil": end.Format(time.RFC3339)}, func(ctx context.Context) error {
 			if err := svc.store.Access().EndAPIKey(ctx, projectID, p.IsLive, keyID, &end, now); err != nil {
 				return err

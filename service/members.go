@@ -63,7 +63,7 @@ func (svc Access) Invite(ctx context.Context, p payment.Principal, projectID, em
 	token := auth.NewToken()
 	inv := payment.Invitation{ID: payment.NewID(payment.PrefixInvitation, now), ProjectID: projectID, Email: email,
 		Role: payment.Role(role), InvitedBy: p.UserID, CreatedAt: now, ExpiresAt: now.Add(InvitationLifetime)}
-	err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role},
+	err := svc.audited(ctx, projectID, p.IsLive, payment.AuditMemberInvited, "invitation", inv.ID, map[string]any{"email": email, "role": role},
 		func(ctx context.Context) error {
 			return svc.store.Access().CreateInvitation(ctx, inv, payment.HashSecret(token))
 		})
@@ -91,7 +91,7 @@ func (svc Access) RevokeInvitation(ctx context.Context, p payment.Principal, pro
 		return payment.Invitation{}, payment.NotFound("Invitation")
 	}
 	var inv payment.Invitation
-	err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditInvitationRevoked, "invitation", id, map[string]any{"reason": "revoked"},
+	err := svc.audited(ctx, projectID, p.IsLive, payment.AuditInvitationRevoked, "invitation", id, map[string]any{"reason": "revoked"},
 		func(ctx context.Context) (err error) {
 			inv, err = svc.store.Access().RevokeInvitation(ctx, projectID, id, svc.now())
 			return err
@@ -149,7 +149,7 @@ func (svc Access) ChangeMember(ctx context.Context, p payment.Principal, project
 	if role != "" {
 		action, details = payment.AuditMemberRoleChanged, map[string]any{"role": role}
 	}
-	return svc.Identity().audited(ctx, projectID, p.IsLive, action, "member", userID, details, func(ctx context.Context) error {
+	return svc.audited(ctx, projectID, p.IsLive, action, "member", userID, details, func(ctx context.Context) error {
 		revoked, err := svc.store.Access().ChangeMember(ctx, projectID, userID, payment.Role(role), svc.now())
 		if err != nil {
 			return err
@@ -230,7 +230,7 @@ func (svc Checkout) UpdateProject(ctx context.Context, p payment.Principal, proj
 		return proj, err
 	}
 	proj.UpdatedAt = svc.now()
-	err = svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditProjectUpdated, "project", projectID, nil,
+	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditProjectUpdated, "project", projectID, nil,
 		func(ctx context.Context) error { return svc.store.Access().UpdateProject(ctx, proj) })
 	return proj, err
 }

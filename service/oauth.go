@@ -32,7 +32,7 @@ func (svc Access) CreateOAuthClient(ctx context.Context, p payment.Principal, pr
 		secret = payment.OAuthClientSecretPrefix + base64.RawURLEncoding.EncodeToString(b)
 		c.SecretHash = payment.HashSecret(secret)
 	}
-	if err := svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
+	if err := svc.audited(ctx, projectID, p.IsLive, payment.AuditOAuthClientCreated, "oauth_client", c.ID,
 		map[string]any{"name": name, "redirectUris": uris, "confidential": confidential},
 		func(ctx context.Context) error { return svc.store.Access().InsertOAuthClient(ctx, c) }); err != nil {
 		return payment.OAuthClient{}, "", err
@@ -64,7 +64,7 @@ func (svc Access) RevokeOAuthClient(ctx context.Context, p payment.Principal, pr
 		if c, revoked, err = svc.store.Access().RevokeOAuthClient(ctx, projectID, id, svc.now()); err != nil || !revoked {
 			return err // revoked already: nothing changed
 		}
-		return svc.Identity().auditIn(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
+		return svc.auditIn(ctx, projectID, p.IsLive, payment.AuditOAuthClientRevoked, "oauth_client", id, nil)
 	})
 	if errors.Is(err, payment.ErrNotFound) {
 		return c, payment.NotFound("OAuth client")
@@ -109,7 +109,7 @@ func (svc Access) OAuthClientForConsent(ctx context.Context, id string) (payment
 // that comes after waits for it and ends its code (endUserOAuthGrants).
 func (svc Access) ConsentOAuth(ctx context.Context, p payment.Principal, grantID, clientID string, scopes []string,
 	issue func(ctx context.Context) error) error {
-	return svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
+	return svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditOAuthGrantCreated, "oauth_grant", grantID,
 		map[string]any{"clientId": clientID, "scopes": scopes}, func(ctx context.Context) error {
 			live, err := svc.store.Access().SessionLive(ctx, p.SessionID)
 			if err != nil {
@@ -139,7 +139,7 @@ func (svc Access) endUserOAuthGrants(ctx context.Context, userID, reason string)
 		return 0, err
 	}
 	for _, g := range ended {
-		if err := svc.Identity().auditIn(ctx, g.ProjectID, g.IsLive, payment.AuditOAuthGrantRevoked, "oauth_grant", g.ID,
+		if err := svc.auditIn(ctx, g.ProjectID, g.IsLive, payment.AuditOAuthGrantRevoked, "oauth_grant", g.ID,
 			map[string]any{"clientId": g.ClientID, "reason": reason}); err != nil {
 			return 0, err
 		}

@@ -98,7 +98,7 @@ func reportOutgoingSent[T any](ctx context.Context, svc MoneyOut, k outgoingKind
 	}
 	now := svc.now()
 	sent := false
-	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, k.auditSent, k.entity, id, map[string]any{"txHash": txHash},
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, k.auditSent, k.entity, id, map[string]any{"txHash": txHash},
 		func(ctx context.Context) (err error) {
 			item, err = k.update(svc.store.MoneyOut(), ctx, &p, id, func(locked *T) (payment.EventType, error) {
 				typ, err := k.reportSent(locked, txHash, now)
@@ -124,7 +124,7 @@ func cancelOutgoing[T any](ctx context.Context, svc MoneyOut, k outgoingKind[T],
 		return item, err
 	}
 	now := svc.now()
-	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, k.auditCanceled, k.entity, id, nil,
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, k.auditCanceled, k.entity, id, nil,
 		func(ctx context.Context) (err error) {
 			item, err = k.update(svc.store.MoneyOut(), ctx, &p, id, func(locked *T) (payment.EventType, error) {
 				return k.canceled, k.cancel(locked, now)

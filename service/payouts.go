@@ -42,7 +42,7 @@ func (svc MoneyOut) CreatePayoutBatch(ctx context.Context, p payment.Principal, 
 		payouts[i].ID, payouts[i].BatchID, payouts[i].ProjectID = payment.NewID(payment.PrefixPayout, now), b.ID, p.ProjectID
 	}
 	rec := payment.BatchRecord{Batch: b, Payouts: payouts}
-	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCreated, "payout_batch", b.ID,
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCreated, "payout_batch", b.ID,
 		map[string]any{"payouts": b.Count, "fromAddress": b.FromAddress, "reference": b.Reference},
 		func(ctx context.Context) error {
 			return svc.store.MoneyOut().CreatePayoutBatch(ctx, rec, views.BatchEvent)
@@ -96,7 +96,7 @@ func (svc MoneyOut) ApprovePayoutBatch(ctx context.Context, p payment.Principal,
 	}
 	now := svc.now()
 	var rec payment.BatchRecord
-	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchApproved, "payout_batch", id, nil,
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchApproved, "payout_batch", id, nil,
 		func(ctx context.Context) (err error) {
 			rec, err = svc.store.MoneyOut().UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
 				return payment.EventPayoutBatchApproved, payment.ApprovePayoutBatch(b, payouts, p.UserID, now)
@@ -114,7 +114,7 @@ func (svc MoneyOut) CancelPayoutBatch(ctx context.Context, p payment.Principal, 
 	}
 	now := svc.now()
 	var rec payment.BatchRecord
-	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCanceled, "payout_batch", id, nil,
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPayoutBatchCanceled, "payout_batch", id, nil,
 		func(ctx context.Context) (err error) {
 			rec, err = svc.store.MoneyOut().UpdatePayoutBatch(ctx, p, id, func(b *payment.PayoutBatch, payouts []payment.Payout) (payment.EventType, error) {
 				return payment.EventPayoutBatchCanceled, payment.CancelPayoutBatch(b, payouts, now)

@@ -27,7 +27,7 @@ func (svc Checkout) CreatePlan(ctx context.Context, p payment.Principal, project
 	}
 	plan.ID = payment.NewID(payment.PrefixPlan, now)
 	plan.CreatedAt, plan.UpdatedAt = now, now
-	if err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title},
+	if err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanCreated, "payment_plan", plan.ID, map[string]any{"title": plan.Title},
 		func(ctx context.Context) error { return svc.store.Checkout().CreatePlan(ctx, plan, renderPlan) }); err != nil {
 		return plan, fmt.Errorf("create plan: %w", err)
 	}
@@ -64,7 +64,7 @@ func (svc Checkout) UpdatePlan(ctx context.Context, p payment.Principal, project
 	}
 	now := svc.now()
 	var plan payment.Plan
-	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)},
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanUpdated, "payment_plan", id, map[string]any{"fields": planFields(in)},
 		func(ctx context.Context) (err error) {
 			plan, err = svc.store.Checkout().UpdatePlan(ctx, p, id, now, func(plan *payment.Plan) (payment.EventType, error) {
 				if plan.Status == payment.PlanArchived {
@@ -98,7 +98,7 @@ func (svc Checkout) ArchivePlan(ctx context.Context, p payment.Principal, projec
 		return payment.Plan{}, err
 	}
 	var plan payment.Plan
-	err := svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil, func(ctx context.Context) (err error) {
+	err := svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditPlanArchived, "payment_plan", id, nil, func(ctx context.Context) (err error) {
 		plan, err = svc.store.Checkout().UpdatePlan(ctx, p, id, svc.now(), func(plan *payment.Plan) (payment.EventType, error) {
 			if plan.Status == payment.PlanArchived {
 				return "", payment.Conflict("The payment plan is archived already")

@@ -58,7 +58,7 @@ func (svc Checkout) ClaimRecipient(ctx context.Context, p payment.Principal, pro
 		if out, err = svc.store.Checkout().ClaimRecipient(ctx, r); err != nil || out.Verified() {
 			return err // a verified recipient is answered as it is: nothing changed
 		}
-		return svc.Identity().auditIn(ctx, projectID, p.IsLive, payment.AuditRecipientClaimed, "recipient", a, map[string]any{"address": a})
+		return svc.auditIn(ctx, projectID, p.IsLive, payment.AuditRecipientClaimed, "recipient", a, map[string]any{"address": a})
 	})
 	if err != nil {
 		return out, claimErr(err)
@@ -134,7 +134,7 @@ func (svc Checkout) VerifyRecipient(ctx context.Context, p payment.Principal, pr
 			Message: "The address's contract could not be asked on a network of this environment; retry shortly"}, err)
 	}
 	var out payment.Recipient
-	err = svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditRecipientVerified, "recipient", a, map[string]any{"address": a, "method": method},
+	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditRecipientVerified, "recipient", a, map[string]any{"address": a, "method": method},
 		func(ctx context.Context) (err error) {
 			out, err = svc.store.Checkout().VerifyRecipient(ctx, projectID, p.IsLive, a, r.Challenge, method, svc.now())
 			return err
@@ -167,7 +167,7 @@ func (svc Checkout) DeleteRecipient(ctx context.Context, p payment.Principal, pr
 	if err != nil {
 		return err
 	}
-	err = svc.Identity().audited(ctx, projectID, p.IsLive, payment.AuditRecipientRemoved, "recipient", a, map[string]any{"address": a},
+	err = svc.audited(ctx, projectID, p.IsLive, payment.AuditRecipientRemoved, "recipient", a, map[string]any{"address": a},
 		func(ctx context.Context) error {
 			return svc.store.Checkout().DeleteRecipient(ctx, projectID, p.IsLive, a, svc.now())
 		})

@@ -51,7 +51,7 @@ func (svc MoneyOut) CreateRefund(ctx context.Context, p payment.Principal, proje
 		if err != nil {
 			return err
 		}
-		return svc.Identity().auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCreated, "refund", r.ID,
+		return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditRefundCreated, "refund", r.ID,
 			map[string]any{"checkoutSessionId": sessionID, "amount": r.Amount(), "asset": r.AssetDefinitionID, "address": r.ToAddress})
 	})
 	if err != nil {
@@ -109,7 +109,7 @@ func (svc MoneyOut) SetRefundAddress(ctx context.Context, p payment.Principal, p
 		return payment.Refund{}, err
 	}
 	now := svc.now()
-	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundAddressSet, "refund", id, map[string]any{"address": address},
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundAddressSet, "refund", id, map[string]any{"address": address},
 		func(ctx context.Context) (err error) {
 			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(r *payment.Refund) (payment.EventType, error) {
 				return payment.EventRefundAddressProvided, payment.SetRefundAddress(r, address, payment.AddressFromMerchant, now)
@@ -135,7 +135,7 @@ func (svc MoneyOut) ApproveRefund(ctx context.Context, p payment.Principal, proj
 			Message: "Only an owner of the project, signed in, approves a refund to an address the merchant gave"}
 	}
 	now := svc.now()
-	err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundApproved, "refund", id,
+	err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditRefundApproved, "refund", id,
 		map[string]any{"address": r.ToAddress, "amount": r.Amount(), "asset": r.AssetDefinitionID},
 		func(ctx context.Context) (err error) {
 			r, err = svc.store.MoneyOut().UpdateRefund(ctx, &p, id, func(locked *payment.Refund) (payment.EventType, error) {

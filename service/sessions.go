@@ -298,7 +298,7 @@ func (svc Checkout) CancelSession(ctx context.Context, p payment.Principal, proj
 	}
 	// The workflow records the cancelation and this entry in one
 	// transaction.
-	entry := svc.Access().auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
+	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionCanceled, "checkout_session", id, nil)
 	err := svc.update(ctx, "cancel session", "", workflows.CancelSessionUpdateOptions(id, workflows.CancelRequest{Audit: &entry}), nil)
 	if errors.Is(err, errWorkflowEnded) {
 		return SessionView{}, payment.Conflict("Only an open session can be canceled")
@@ -330,12 +330,12 @@ func (svc Checkout) ResolveSession(ctx context.Context, p payment.Principal, pro
 	}
 	// While the workflow runs, it records the resolution and this entry in
 	// one transaction.
-	entry := svc.Access().auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
+	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r})
 	in := workflows.ResolveInput{SessionID: id, Resolution: r, At: svc.now(), Audit: &entry}
 	err := svc.update(ctx, "resolve session", "", workflows.ResolveExceptionUpdateOptions(in), nil)
 	if errors.Is(err, errWorkflowEnded) {
 		// The workflow has ended: nothing else changes the session now.
-		err = svc.Identity().audited(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r},
+		err = svc.audited(ctx, p.ProjectID, p.IsLive, payment.AuditSessionResolved, "checkout_session", id, map[string]any{"resolution": r},
 			func(ctx context.Context) error {
 				var refused error
 				err := svc.store.Checkout().UpdateSession(ctx, id, in.At, func(s *payment.Session) []payment.EventType {

@@ -60,7 +60,7 @@ func (svc Payments) AssignTransaction(ctx context.Context, p payment.Principal, 
 	// The workflow records the assignment and this entry in one
 	// transaction; its details name the session the transfer was sent to
 	// once the record is read.
-	entry := svc.Access().auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
+	entry := svc.auditEntry(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
 		"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
 	in.Audit = &entry
 	err = svc.update(ctx, "assign transaction", "", workflows.AssignTransferUpdateOptions(in), &t)
@@ -79,7 +79,7 @@ func (svc Payments) AssignTransaction(ctx context.Context, p payment.Principal, 
 			if err != nil {
 				return err
 			}
-			return svc.Identity().auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
+			return svc.auditIn(ctx, p.ProjectID, p.IsLive, payment.AuditTransactionAssigned, "transaction", id, map[string]any{
 				"checkoutSessionId": sessionID, "addressSessionId": t.CheckoutSessionID})
 		})
 		return t, err
