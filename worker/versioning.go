@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"golang.org/x/mod/semver"
 
 	"github.com/paymentsd/paymentsd/internal/version"
 	"github.com/paymentsd/paymentsd/workflows"
@@ -108,37 +107,10 @@ func promote(ctx context.Context, c client.Client, buildID string, log *slog.Log
 }
 
 // laterRelease tells whether build ID a is of a later release than b, by
-// their releases' semantic versions; a release it cannot read is not later.
+// their releases' semantic versions (the build's revision after "+" does
+// not count, a release candidate comes before its release); a build ID
+// that is not one of the engine's is not later.
 func laterRelease(a, b string) bool {
-	ra, okA := release(a)
-	rb, okB := release(b)
-	if !okA || !okB {
-		return false
-	}
-	for i := range ra {
-		if ra[i] != rb[i] {
-			return ra[i] > rb[i]
-		}
-	}
-	return false
-}
-
-// release reads the major, minor and patch numbers of a build ID's
-// release ("v0.2.0+…", "v0.2.0-rc.1+…").
-func release(buildID string) ([3]int, bool) {
-	var r [3]int
-	rel, _, _ := strings.Cut(strings.TrimPrefix(buildID, "v"), "+")
-	rel, _, _ = strings.Cut(rel, "-")
-	parts := strings.Split(rel, ".")
-	if !workflows.FromWorkerDeployment(buildID) || len(parts) != 3 {
-		return r, false
-	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return r, false
-		}
-		r[i] = n
-	}
-	return r, true
+	return workflows.FromWorkerDeployment(a) && workflows.FromWorkerDeployment(b) &&
+		semver.IsValid(a) && semver.IsValid(b) && semver.Compare(a, b) > 0
 }

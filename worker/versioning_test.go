@@ -20,6 +20,7 @@ func TestAWorkerTakesOverOnlyFromAnEarlierRelease(t *testing.T) {
 		{"v0.1.0+abc", "v0.2.0+def", false},
 		{"v0.2.0+abc", "v0.2.0+def", false},               // another build of the release
 		{"v0.2.0-rc.1+abc", "v0.2.0+def", false},          // a candidate, then the release
+		{"v0.2.0+abc", "v0.2.0-rc.1+def", true},           // the release, then a candidate restarting
 		{"7edbccbb37e51292de2295f0", "v0.2.0+def", false}, // not one of the engine's build IDs
 		{"v0.2.0+abc", "", false},
 	} {
