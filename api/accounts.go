@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -73,29 +72,6 @@ func sessionToken(r *http.Request) string {
 		return ""
 	}
 	return c.Value
-}
-
-// signedInFrom resolves a session cookie from a client IP under the IP's
-// budget of failed authentications, as API keys are.
-func (s *Server) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
-	counter := authFailures(ip)
-	paid, err := s.failureBudgetLeft(ctx, out, counter)
-	if err != nil {
-		return signedIn{}, err
-	}
-	u, us, err := s.svc.Identity().SessionOf(ctx, token)
-	if err != nil {
-		if payment.KindOf(err) == payment.KindUnauthenticated {
-			err = &payment.Error{Kind: payment.KindUnauthenticated, Message: "Signed out: the session has ended or is unknown; sign in again"}
-		}
-		if !paid {
-			if limitErr := s.take(ctx, out, Standard, counter); limitErr != nil {
-				err = limitErr
-			}
-		}
-		return signedIn{}, err
-	}
-	return signedIn{u, us}, nil
 }
 
 // environment is the environment a cookie request names.

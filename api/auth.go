@@ -69,3 +69,26 @@ func (s *Server) failureBudgetLeft(ctx context.Context, out http.Header, counter
 	}
 	return true, s.take(ctx, out, Standard, counter)
 }
+
+// signedInFrom resolves a session cookie from a client IP under the IP's
+// budget of failed authentications, as API keys are.
+func (s *Server) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
+	counter := authFailures(ip)
+	paid, err := s.failureBudgetLeft(ctx, out, counter)
+	if err != nil {
+		return signedIn{}, err
+	}
+	u, us, err := s.svc.Identity().SessionOf(ctx, token)
+	if err != nil {
+		if payment.KindOf(err) == payment.KindUnauthenticated {
+			err = &payment.Error{Kind: payment.KindUnauthenticated, Message: "Signed out: the session has ended or is unknown; sign in again"}
+		}
+		if !paid {
+			if limitErr := s.take(ctx, out, Standard, counter); limitErr != nil {
+				err = limitErr
+			}
+		}
+		return signedIn{}, err
+	}
+	return signedIn{u, us}, nil
+}
