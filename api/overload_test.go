@@ -43,6 +43,7 @@ func TestAFullProcessRefusesWith503AndRetryAfter(t *testing.T) {
 
 	// The one slot is held by a creation whose body is still arriving.
 	body, feed := io.Pipe()
+	defer feed.Close() // a failing test lets the held request end, so the server can close
 	held := make(chan int, 1)
 	go func() {
 		res, err := http.Post(ts.URL+"/api/v1/checkout/sessions", "application/json", body)
@@ -53,26 +54,26 @@ func TestAFullProcessRefusesWith503AndRetryAfter(t *testing.T) {
 		res.Body.Close()
 		held <- res.StatusCode
 	}()
-	var refused *http.Response
+	// Wait for the slot itself: polling a route would spend the caller's
+	// rate limit before the creation arrives.
 	testwait.Until(t, 10*time.Second, func() (bool, string) {
-		res, err := http.Get(ts.URL + "/api/v1/assets")
-		if err != nil {
-			return false, err.Error()
-		}
-		defer res.Body.Close()
-		if res.StatusCode != http.StatusServiceUnavailable {
-			return false, fmt.Sprintf("GET /api/v1/assets: %d while the slot is taken", res.StatusCode)
-		}
-		refused = res
-		var env envelope
-		if err := json.NewDecoder(res.Body).Decode(&env); err != nil {
-			t.Fatal(err)
-		}
-		if env.Success || env.StatusCode != 503 || env.Error == nil || env.Error.Code != "SERVICE_UNAVAILABLE" || env.Meta.RequestID == "" {
-			t.Fatalf("refusal: %+v; want the spec's error envelope, SERVICE_UNAVAILABLE", env)
-		}
-		return true, ""
+		return len(s.inflight.slots) == 1, "the creation has not taken the slot"
 	})
+	refused, err := http.Get(ts.URL + "/api/v1/assets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refused.Body.Close()
+	if refused.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("GET /api/v1/assets: %d while the slot is taken, want 503", refused.StatusCode)
+	}
+	var env envelope
+	if err := json.NewDecoder(refused.Body).Decode(&env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Success || env.StatusCode != 503 || env.Error == nil || env.Error.Code != "SERVICE_UNAVAILABLE" || env.Meta.RequestID == "" {
+		t.Fatalf("refusal: %+v; want the spec's error envelope, SERVICE_UNAVAILABLE", env)
+	}
 	if got := refused.Header.Get("Retry-After"); got != "1" {
 		t.Errorf("refusal's Retry-After %q, want 1", got)
 	}
