@@ -201,8 +201,11 @@ func (o Outgoing) fromSource(t Transfer, look SentLook) bool {
 // FailureReason says why. A canceled one (given up on while stale) moves
 // only if its transaction pays it after all.
 func (o *Outgoing) follow(look SentLook) string {
+	chain := ChainLook{Mined: look.Mined, Succeeded: look.Succeeded, BlockHash: look.BlockHash, Final: look.Final,
+		Confirmations: look.Confirmations, Required: look.Required}
 	if o.Status == RefundFinalized && look.PastFinality {
-		if look.Mined && look.Succeeded && SameBlock(look.BlockHash, o.BlockHash) {
+		c := Confirmation{Status: TxFinalized, Block: o.BlockHash}
+		if c.Step(chain, ConfirmOut); c.Status == TxFinalized {
 			return "" // its block is still the chain's
 		}
 		o.FailureReason = "its block " + o.BlockHash + " left the canonical chain after it was final: nothing is paid unless it is mined again"
@@ -213,9 +216,21 @@ func (o *Outgoing) follow(look SentLook) string {
 		return ""
 	}
 	canceled := o.Status == RefundCanceled
+	if look.Mined && look.Succeeded {
+		// Its chain counts for it only through a transfer that pays it.
+		paying, move := o.payingTransfer(look)
+		if paying == nil {
+			return move
+		}
+		i, n := paying.LogIndex, look.BlockNumber
+		o.LogIndex, o.FailureReason = &i, ""
+		o.BlockNumber, o.BlockHash = &n, look.BlockHash
+	}
+	c := o.confirmation()
+	c.Step(chain, ConfirmOut)
 	next := RefundStatus("")
-	switch {
-	case !look.Mined:
+	switch c.Status {
+	case TxPending:
 		if o.Status == RefundConfirmed {
 			next, o.LogIndex = RefundSent, nil
 		} else if o.Status == RefundSent && look.StaleAfter > 0 && o.SentAt != nil && look.Now.Sub(*o.SentAt) >= look.StaleAfter {
@@ -223,64 +238,76 @@ func (o *Outgoing) follow(look SentLook) string {
 			o.FailureReason = "the transaction " + o.TxHash + " was not mined within " + look.StaleAfter.String() +
 				": send it again at a higher fee and report the replacement, or cancel"
 		}
-	case !look.Succeeded:
+	case TxFailed:
 		if !canceled {
 			next, o.FailureReason, o.LogIndex = RefundFailed, "the transaction reverted: nothing was paid", nil
 		}
-	default:
-		var taken string
-		found := false
-		for _, t := range look.Transfers {
-			if !o.paidBy(t) || !o.fromSource(t, look) {
-				continue
-			}
-			if by := look.Taken[t.LogIndex]; by != "" {
-				taken = by
-				continue
-			}
-			i, n := t.LogIndex, look.BlockNumber
-			o.LogIndex, o.FailureReason, found = &i, "", true
-			o.BlockNumber, o.BlockHash = &n, look.BlockHash
-			switch {
-			case look.Final || look.Confirmations >= look.Required:
-				next = RefundFinalized
-			case o.Status != RefundConfirmed:
-				next = RefundConfirmed
-			}
-			break
+	case TxConfirmed:
+		if o.Status != RefundConfirmed {
+			next = RefundConfirmed
 		}
-		if found {
-			break
-		}
-		switch {
-		case canceled:
-			// Its transaction did something else (a cancellation at the
-			// same nonce): the cancellation stands.
-		case taken != "":
-			o.FailureReason = "the transaction " + o.TxHash + " is counted for " + taken + " already: it is not taken for this one"
-			o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
-			return MoveRejected
-		case o.Bitcoin():
-			// The project's coins are one pool, not the item's: a
-			// transaction of them that does not pay it leaves it to be paid.
-			o.FailureReason = "the transaction " + o.TxHash + " does not pay " + o.Amount() + " " + o.Symbol + " to " + o.ToAddress +
-				" from the project's own coins (outputs at its deposit addresses): it is not taken"
-			o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
-			return MoveRejected
-		case strings.EqualFold(look.Sender, o.FromAddress) || o.movedFromSource(look):
-			next, o.LogIndex = RefundException, nil
-			o.FailureReason = "the transaction did not make the prepared transfer of " + o.Amount() + " " + o.Symbol + " to " + o.ToAddress
-		default:
-			o.FailureReason = "the transaction " + o.TxHash + " was not sent from " + o.FromAddress + " (nor from a proven address of the project): it is not taken"
-			o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
-			return MoveRejected
-		}
+	case TxFinalized:
+		next = RefundFinalized
 	}
 	if next == "" {
 		return ""
 	}
 	o.Status = next
 	return string(next)
+}
+
+// confirmation is where its transaction stands on the confirmation state
+// machine: sent, stale or canceled ones are not mined as far as it knows.
+func (o Outgoing) confirmation() Confirmation {
+	c := Confirmation{Status: TxPending, Block: o.BlockHash}
+	switch o.Status {
+	case RefundConfirmed:
+		c.Status = TxConfirmed
+	case RefundReversed:
+		c.Status = TxReversed
+	}
+	return c
+}
+
+// payingTransfer finds, in a mined transaction, the transfer that pays it
+// from its source and counts for nothing else. Without one it answers
+// with the move that makes (MoveRejected, an exception, or none for a
+// canceled one).
+func (o *Outgoing) payingTransfer(look SentLook) (*Transfer, string) {
+	var taken string
+	for _, t := range look.Transfers {
+		if !o.paidBy(t) || !o.fromSource(t, look) {
+			continue
+		}
+		if by := look.Taken[t.LogIndex]; by != "" {
+			taken = by
+			continue
+		}
+		return &t, ""
+	}
+	reject := func(why string) (*Transfer, string) {
+		o.FailureReason = why
+		o.Status, o.TxHash, o.SentAt, o.LogIndex = RefundAwaitingSignature, "", nil, nil
+		return nil, MoveRejected
+	}
+	switch {
+	case o.Status == RefundCanceled:
+		// Its transaction did something else (a cancellation at the
+		// same nonce): the cancellation stands.
+		return nil, ""
+	case taken != "":
+		return reject("the transaction " + o.TxHash + " is counted for " + taken + " already: it is not taken for this one")
+	case o.Bitcoin():
+		// The project's coins are one pool, not the item's: a
+		// transaction of them that does not pay it leaves it to be paid.
+		return reject("the transaction " + o.TxHash + " does not pay " + o.Amount() + " " + o.Symbol + " to " + o.ToAddress +
+			" from the project's own coins (outputs at its deposit addresses): it is not taken")
+	case strings.EqualFold(look.Sender, o.FromAddress) || o.movedFromSource(look):
+		o.Status, o.LogIndex = RefundException, nil
+		o.FailureReason = "the transaction did not make the prepared transfer of " + o.Amount() + " " + o.Symbol + " to " + o.ToAddress
+		return nil, string(RefundException)
+	}
+	return reject("the transaction " + o.TxHash + " was not sent from " + o.FromAddress + " (nor from a proven address of the project): it is not taken")
 }
 
 // movedFromSource tells whether the transaction moved any of the

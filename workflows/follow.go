@@ -52,43 +52,17 @@ func (w *txWatch) look(ctx workflow.Context) (CheckOutput, []payment.Transaction
 	default:
 		w.readIn, w.transfers = "", nil
 	}
-	next, reason := w.status, ""
-	switch w.status {
-	case payment.TxPending:
-		switch {
-		case st.Mined && !st.Succeeded:
-			next, reason = payment.TxFailed, "reverted"
-		case !st.Mined && st.Conflict != "":
-			next, reason = payment.TxFailed, st.Conflict
-		case st.Mined:
-			next, w.blockHash = payment.TxConfirmed, st.BlockHash
-		case workflow.Now(ctx).Sub(w.pendingSince) >= st.PendingTimeout:
-			next, reason = payment.TxFailed, "not mined within "+st.PendingTimeout.String()
-		}
-	case payment.TxConfirmed:
-		switch {
-		case !st.Mined || st.BlockHash != w.blockHash:
-			next, reason = payment.TxPending, "its block left the canonical chain"
-			w.pendingSince = workflow.Now(ctx)
-		case st.Final || st.Confirmations >= st.RequiredConfirmations:
-			next = payment.TxFinalized
-		}
-	case payment.TxFinalized:
-		// Looked at again by the finality watch: its block left the
-		// canonical chain after it was final.
-		if !st.Mined || st.BlockHash != w.blockHash {
-			next, reason = payment.TxReversed, "its block "+w.blockHash+" left the canonical chain after it was final"
-			w.pendingSince = workflow.Now(ctx) // followed from now, in case it is mined again
-		}
-	case payment.TxReversed:
-		switch {
-		case st.Mined && !st.Succeeded:
-			next, reason = payment.TxFailed, "reverted when mined again"
-		case !st.Mined && st.Conflict != "":
-			next, reason = payment.TxFailed, st.Conflict
-		case st.Mined:
-			next, w.blockHash = payment.TxConfirmed, st.BlockHash // mined again
-		}
+	chain := payment.ChainLook{Mined: st.Mined, Succeeded: st.Succeeded, BlockHash: st.BlockHash, Final: st.Final,
+		Confirmations: st.Confirmations, Required: st.RequiredConfirmations, Conflict: st.Conflict}
+	if !st.Mined && workflow.Now(ctx).Sub(w.pendingSince) >= st.PendingTimeout {
+		chain.Overdue = "not mined within " + st.PendingTimeout.String()
+	}
+	c := payment.Confirmation{Status: w.status, Block: w.blockHash}
+	reason := c.Step(chain, payment.ConfirmIn)
+	next := c.Status
+	w.blockHash = c.Block
+	if next != w.status && (next == payment.TxPending || next == payment.TxReversed) {
+		w.pendingSince = workflow.Now(ctx) // followed from now, in case it is mined again
 	}
 	justMined := next == payment.TxConfirmed && w.status == payment.TxPending
 	if next != w.status {
