@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store/checkout"
 	"github.com/paymentsd/paymentsd/store/internal/db"
-	"github.com/shopspring/decimal"
 )
 
 // BlockRef is a block by height and hash.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store/internal/db"
 )

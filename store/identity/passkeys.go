@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store/internal/db"
 )

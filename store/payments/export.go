@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/store/checkout"
 	"github.com/paymentsd/paymentsd/store/internal/db"
-	"github.com/shopspring/decimal"
 )
 
 // EachTransaction calls fn with each of the principal's transactions that
