@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/paymentsd/paymentsd/store/internal/db"
 )
 
 // IdempotentResponse is the record of a POST made with an Idempotency-Key.
@@ -30,7 +32,7 @@ const IdempotencyClaimLease = 2 * time.Minute
 // or the stored record when the key was used before. Records older than the
 // TTL are reclaimed, and so are claims unfinished past the lease.
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, id []byte, hash string, now time.Time) (*IdempotentResponse, error) {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO idempotency_records (id, request_hash, created_at)
+	tag, err := s.h.Pool.Exec(ctx, `INSERT INTO idempotency_records (id, request_hash, created_at)
 		VALUES ($1,$2,$3)
 		ON CONFLICT (id) DO UPDATE SET request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at,
 			status_code = NULL, response_sealed = NULL
@@ -45,10 +47,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, id []byte, hash string,
 	}
 	var r IdempotentResponse
 	var code *int
-	err = s.pool.QueryRow(ctx, `SELECT request_hash, status_code, response_sealed FROM idempotency_records
+	err = s.h.Pool.QueryRow(ctx, `SELECT request_hash, status_code, response_sealed FROM idempotency_records
 		WHERE id = $1`, id).Scan(&r.RequestHash, &code, &r.Sealed)
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, db.MapErr(err)
 	}
 	if code != nil {
 		r.StatusCode = *code
@@ -59,7 +61,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, id []byte, hash string,
 // CompleteIdempotencyKey stores the sealed response to replay for a
 // claimed record.
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, id []byte, status int, sealed []byte) error {
-	_, err := s.pool.Exec(ctx, `UPDATE idempotency_records SET status_code = $2, response_sealed = $3
+	_, err := s.h.Pool.Exec(ctx, `UPDATE idempotency_records SET status_code = $2, response_sealed = $3
 		WHERE id = $1`, id, status, sealed)
 	return err
 }
@@ -67,14 +69,14 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, id []byte, status in
 // ReleaseIdempotencyKey forgets a claim whose request failed in a way worth
 // retrying (a server error), so that the retry runs again.
 func (s *Store) ReleaseIdempotencyKey(ctx context.Context, id []byte) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM idempotency_records WHERE id = $1 AND status_code IS NULL`, id)
+	_, err := s.h.Pool.Exec(ctx, `DELETE FROM idempotency_records WHERE id = $1 AND status_code IS NULL`, id)
 	return err
 }
 
 // PurgeIdempotency deletes the records older than the TTL and says how
 // many it deleted.
 func (s *Store) PurgeIdempotency(ctx context.Context, now time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM idempotency_records WHERE created_at < $1`, now.Add(-IdempotencyTTL))
+	tag, err := s.h.Pool.Exec(ctx, `DELETE FROM idempotency_records WHERE created_at < $1`, now.Add(-IdempotencyTTL))
 	if err != nil {
 		return 0, err
 	}

@@ -12,7 +12,7 @@ import (
 // environment and status, for the metrics.
 func (s *Store) CountByStatus(ctx context.Context) ([]observability.RecordCount, error) {
 	// The counts the lists keep (migration 00009), not a count of the rows.
-	rows, err := s.pool.Query(ctx, `SELECT CASE kind WHEN 'checkout_sessions' THEN 'checkout_session' ELSE 'transaction' END,
+	rows, err := s.h.Pool.Query(ctx, `SELECT CASE kind WHEN 'checkout_sessions' THEN 'checkout_session' ELSE 'transaction' END,
 		is_live, status, sum(n)::bigint FROM list_counts WHERE kind IN ('checkout_sessions', 'transactions')
 		GROUP BY 1, 2, 3 HAVING sum(n) > 0 ORDER BY 1, 2, 3`)
 	if err != nil {

@@ -3,14 +3,18 @@
 // code that runs it; constraint errors become the domain's sentinel errors so
 // nothing from the database reaches a client.
 //
-// The records are by area (areas.go), each a view of the one Store:
-// Identity (accounts, sign-in sessions, passkeys), Access (members, API
-// keys, OAuth, the audit log), Checkout (projects, plans, sessions and
-// their starts), Payments (transactions, transfers, exports), MoneyOut
-// (refunds, payouts, their transactions), Webhooks (endpoints, events,
-// deliveries) and Chains (scans, watched and deposit addresses,
-// finality). A file holds one area's records; the Store keeps the pool,
-// transactions and idempotency keys.
+// The records are by area, each a package of its own: store/identity
+// (accounts, sign-in sessions, passkeys), store/access (members, API
+// keys, OAuth, the audit log), store/checkout (projects, plans, sessions
+// and their starts), store/payments (transactions, transfers, exports),
+// store/moneyout (refunds, payouts, their transactions), store/webhooks
+// (endpoints, events, deliveries) and store/chains (scans, watched and
+// deposit addresses, finality). They stand on store/internal/db, the
+// floor they share: the pool and replica, the transaction of InTx, the
+// error mapping, the lists' filters and pages. This package is the
+// facade callers use: Open, the transactions, the migrations and the
+// idempotency keys, and each area's records as st.Checkout() and so on
+// (areas.go, with the names of the areas' types).
 package store
 
 import (
@@ -28,6 +32,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store/internal/db"
 )
 
 // Migrations holds the schema migrations, applied in order by Migrate.
@@ -37,12 +42,9 @@ var Migrations embed.FS
 
 // Store is the engine's Postgres store.
 type Store struct {
-	pool *pgxpool.Pool
-	// replica, when set, is a read replica the lists read (UseReplica).
-	replica *pgxpool.Pool
-	// watched is the scanning process's set of deposit addresses and
-	// shared recipients (WatchedRecipients).
-	watched watchedSet
+	// h is what the areas share: the pool, the read replica and the
+	// watched set.
+	h *db.Handle
 }
 
 // Open connects to the database at url.
@@ -65,14 +67,14 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{h: &db.Handle{Pool: pool}}, nil
 }
 
 // Close closes the connection pools.
 func (s *Store) Close() {
-	s.pool.Close()
-	if s.replica != nil {
-		s.replica.Close()
+	s.h.Pool.Close()
+	if s.h.Replica != nil {
+		s.h.Replica.Close()
 	}
 }
 
@@ -95,12 +97,12 @@ func (s *Store) UseReplica(ctx context.Context, url string) error {
 		pool.Close()
 		return fmt.Errorf("connect to the read replica: %w", err)
 	}
-	s.replica = pool
+	s.h.Replica = pool
 	return nil
 }
 
 // Pool returns the underlying pool, for benchmarks and health checks.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+func (s *Store) Pool() *pgxpool.Pool { return s.h.Pool }
 
 // Migrate applies every pending migration.
 func Migrate(ctx context.Context, url string) error {
@@ -118,9 +120,9 @@ func Migrate(ctx context.Context, url string) error {
 // comes first. A newer schema is fine (a later release's migrations only
 // expand it, so its processes can be rolled back).
 func CheckSchema(ctx context.Context, url string) error {
-	return withMigrations(url, func(db *sql.DB, p *goose.Provider) error {
+	return withMigrations(url, func(sqlDB *sql.DB, p *goose.Provider) error {
 		var migrated bool
-		if err := db.QueryRowContext(ctx, `SELECT to_regclass('goose_db_version') IS NOT NULL`).Scan(&migrated); err != nil {
+		if err := sqlDB.QueryRowContext(ctx, `SELECT to_regclass('goose_db_version') IS NOT NULL`).Scan(&migrated); err != nil {
 			return fmt.Errorf("read the schema's migration: %w", err)
 		}
 		sources := p.ListSources()
@@ -145,41 +147,22 @@ func withMigrations(url string, f func(*sql.DB, *goose.Provider) error) error {
 	if err != nil {
 		return fmt.Errorf("parse database url: %w", err)
 	}
-	db := stdlib.OpenDB(*cfg.ConnConfig)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(Migrations, "migrations"))
+	sqlDB := stdlib.OpenDB(*cfg.ConnConfig)
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, mustSub(Migrations, "migrations"))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	return f(db, p)
+	return f(sqlDB, p)
 }
 
 // WithTx runs fn in a transaction, committed if fn returns nil.
-func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	var tx pgx.Tx
-	var err error
-	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
-		tx, err = outer.Begin(ctx) // within InTx: a savepoint of its transaction
-	} else {
-		tx, err = s.pool.Begin(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		// Roll back even if ctx is canceled, so the connection returns clean.
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
-}
+func (s *Store) WithTx(ctx context.Context, fn func(pgx.Tx) error) error { return s.h.WithTx(ctx, fn) }
 
 // Refused tells whether the database refused a write for good: an
 // integrity constraint (class 23) or a function or trigger that raised
 // (class P0), which no retry changes. The unique and foreign key
-// violations that mapErr turned into ErrConflict and ErrNotFound count
+// violations that the areas turned into ErrConflict and ErrNotFound count
 // too (a write reads no row, so those come from no missing row).
 func Refused(err error) bool {
 	var pe *pgconn.PgError
@@ -187,24 +170,4 @@ func Refused(err error) bool {
 		return true
 	}
 	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "23") || strings.HasPrefix(pe.Code, "P0"))
-}
-
-// mapErr turns pgx errors into the domain's sentinels.
-func mapErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return payment.ErrNotFound
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "23505": // unique_violation
-			return payment.ErrConflict
-		case "23503": // foreign_key_violation
-			return payment.ErrNotFound
-		}
-	}
-	return err
 }

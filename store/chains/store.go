@@ -1,0 +1,21 @@
+// Package chains holds the store's records of what the engine read from the
+// chains: scan progress, watched and deposit addresses, Bitcoin's scan, and
+// finality's records.
+//
+// Its Store is reached from the root package as st.Chains().
+package chains
+
+import (
+	"context"
+
+	"github.com/paymentsd/paymentsd/store/internal/db"
+)
+
+// Store is the area's records, on the store's shared handle.
+type Store struct{ h *db.Handle }
+
+// New is the area's records on h.
+func New(h *db.Handle) Store { return Store{h} }
+
+// db is where a statement of ctx runs (db.Handle.DB).
+func (s Store) db(ctx context.Context) db.Querier { return s.h.DB(ctx) }

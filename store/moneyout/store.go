@@ -1,0 +1,20 @@
+// Package moneyout holds the store's records of refunds, payouts and the
+// outgoing transactions that pay them, Bitcoin's included.
+//
+// Its Store is reached from the root package as st.MoneyOut().
+package moneyout
+
+import (
+	"context"
+
+	"github.com/paymentsd/paymentsd/store/internal/db"
+)
+
+// Store is the area's records, on the store's shared handle.
+type Store struct{ h *db.Handle }
+
+// New is the area's records on h.
+func New(h *db.Handle) Store { return Store{h} }
+
+// db is where a statement of ctx runs (db.Handle.DB).
+func (s Store) db(ctx context.Context) db.Querier { return s.h.DB(ctx) }
