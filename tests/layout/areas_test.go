@@ -4,9 +4,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,10 +70,30 @@ func areaGraph() map[string]map[string]string {
 	return g
 }
 
-// areaEdges finds, in a layer's package, the calls from a method of one
-// area to another area's accessor (x.Checkout()), with where the first is.
+// areaFolders are the folders of the areas in each layer split into them:
+// store/checkout, service/moneyout, api/webhooks.
+var areaFolders = map[string]string{
+	"Identity": "identity", "Access": "access", "Checkout": "checkout", "Payments": "payments",
+	"MoneyOut": "moneyout", "Webhooks": "webhooks", "Chains": "chains",
+}
+
+// layerAreas are the areas each layer has: the REST handlers have no
+// chains' area (the networks' state is the service's, shown by /readyz).
+var layerAreas = map[string][]string{
+	"store":   areas,
+	"service": areas,
+	"api":     {"Identity", "Access", "Checkout", "Payments", "MoneyOut", "Webhooks"},
+}
+
+// areaEdges finds a layer's edges between its areas, with where each
+// first is: the imports between its area folders, or, in a layer still
+// in one package, the calls from a method of one area to another's
+// accessor (x.Checkout()).
 func areaEdges(t *testing.T, layer string) map[string]string {
 	t.Helper()
+	if edges, ok := importEdges(t, layer); ok {
+		return edges
+	}
 	files, err := filepath.Glob(filepath.Join("../..", layer, "*.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no Go files in %s: %v", layer, err)
@@ -121,6 +143,84 @@ func areaEdges(t *testing.T, layer string) map[string]string {
 		}
 	}
 	return edges
+}
+
+// importEdges finds the imports between a layer's area folders, and holds
+// its floor (<layer>/internal/...) below every area. It tells whether the
+// layer has area folders at all.
+func importEdges(t *testing.T, layer string) (map[string]string, bool) {
+	t.Helper()
+	folderArea := map[string]string{}
+	for area, folder := range areaFolders {
+		folderArea[layer+"/"+folder] = area
+	}
+	edges, found := map[string]string{}, false
+	err := filepath.WalkDir(filepath.Join("../..", layer), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel, _ := filepath.Rel("../..", filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		from, inArea := folderArea[rel]
+		inFloor := strings.HasPrefix(rel, layer+"/internal/")
+		if !inArea && !inFloor {
+			return nil
+		}
+		found = found || inArea
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			dep, _ := strconv.Unquote(imp.Path.Value)
+			to, isArea := folderArea[strings.TrimPrefix(dep, module)]
+			switch {
+			case !isArea || to == from:
+			case inFloor:
+				t.Errorf("%s imports the area %s: a layer's floor stands below its areas", path, dep)
+			default:
+				if _, seen := edges[from+" -> "+to]; !seen {
+					edges[from+" -> "+to] = path
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return edges, found
+}
+
+// TestEachAreaIsAFolder holds each layer to its areas' folders: one
+// package an area, whose comment says what it holds, and no area's
+// methods left in the layer's root package.
+func TestEachAreaIsAFolder(t *testing.T) {
+	for layer, names := range layerAreas {
+		for _, area := range names {
+			dir := filepath.Join("../..", layer, areaFolders[area])
+			files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+			names, said := map[string]bool{}, false
+			for _, path := range files {
+				if strings.HasSuffix(path, "_test.go") {
+					continue
+				}
+				f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.PackageClauseOnly)
+				if err != nil {
+					t.Fatal(err)
+				}
+				names[f.Name.Name] = true
+				said = said || f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Package "+f.Name.Name+" ")
+			}
+			if len(names) != 1 {
+				t.Errorf("%s: the area %s has no package of its own in %s", layer, area, dir)
+				continue
+			}
+			if !said {
+				t.Errorf("%s: no package comment says what the area holds (\"Package %s ...\")", dir, areaFolders[area])
+			}
+		}
+	}
 }
 
 // areaOf is the area a name stands for: the store's and the service's
