@@ -14,5 +14,5 @@ func (svc Service) ListAudit(ctx context.Context, p payment.Principal, projectID
 		return core.Page[payment.AuditEntry]{}, err
 	}
 	items, total, err := svc.Store.Access().ListAudit(ctx, p, q)
-	return core.Page[payment.AuditEntry]{items, total, q}, err
+	return core.Page[payment.AuditEntry]{Items: items, Total: total, Query: q}, err
 }

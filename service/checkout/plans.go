@@ -53,7 +53,7 @@ func (svc Service) ListPlans(ctx context.Context, p payment.Principal, projectID
 		return core.Page[payment.Plan]{}, err
 	}
 	items, total, err := svc.Store.Checkout().ListPlans(ctx, p, q)
-	return core.Page[payment.Plan]{items, total, q}, err
+	return core.Page[payment.Plan]{Items: items, Total: total, Query: q}, err
 }
 
 // RenderPlan renders a plan with its version v, as the data of its event

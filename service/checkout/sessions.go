@@ -272,7 +272,7 @@ func (svc Service) ListDepositAddresses(ctx context.Context, p payment.Principal
 		return core.Page[payment.DepositAddress]{}, err
 	}
 	items, total, err := svc.Store.Chains().ListDepositAddresses(ctx, p, q)
-	return core.Page[payment.DepositAddress]{items, total, q.ListQuery}, err
+	return core.Page[payment.DepositAddress]{Items: items, Total: total, Query: q.ListQuery}, err
 }
 
 // ListSessions lists the principal's sessions (without their transactions).
@@ -285,7 +285,7 @@ func (svc Service) ListSessions(ctx context.Context, p payment.Principal, projec
 	for i, s := range items {
 		views[i] = SessionView{Session: s}
 	}
-	return core.Page[SessionView]{views, total, q}, err
+	return core.Page[SessionView]{Items: views, Total: total, Query: q}, err
 }
 
 // CancelSession cancels an open session: its workflow refuses unless the

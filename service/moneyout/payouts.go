@@ -81,7 +81,7 @@ func (svc Service) ListPayoutBatches(ctx context.Context, p payment.Principal, p
 		return core.Page[payment.PayoutBatch]{}, err
 	}
 	items, total, err := svc.Store.MoneyOut().ListPayoutBatches(ctx, p, q)
-	return core.Page[payment.PayoutBatch]{items, total, q}, err
+	return core.Page[payment.PayoutBatch]{Items: items, Total: total, Query: q}, err
 }
 
 // ApprovePayoutBatch is an owner approving a batch: its payouts may be

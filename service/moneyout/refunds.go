@@ -77,7 +77,7 @@ func (svc Service) ListRefunds(ctx context.Context, p payment.Principal, project
 		return core.Page[payment.Refund]{}, err
 	}
 	items, total, err := svc.Store.MoneyOut().ListRefunds(ctx, p, q, sessionID)
-	return core.Page[payment.Refund]{items, total, q}, err
+	return core.Page[payment.Refund]{Items: items, Total: total, Query: q}, err
 }
 
 // ExportRefunds streams the principal's refunds (ListRefunds's filters)

@@ -112,5 +112,5 @@ func (svc Service) ListTransactions(ctx context.Context, p payment.Principal, pr
 		return core.Page[payment.Transaction]{}, err
 	}
 	items, total, err := svc.Store.Payments().ListTransactions(ctx, p, q)
-	return core.Page[payment.Transaction]{items, total, q}, err
+	return core.Page[payment.Transaction]{Items: items, Total: total, Query: q}, err
 }

@@ -87,7 +87,7 @@ func (svc Service) ListWebhooks(ctx context.Context, p payment.Principal, projec
 	for i, it := range items {
 		out[i] = Endpoint{WebhookEndpoint: it.WebhookEndpoint}
 	}
-	return core.Page[Endpoint]{out, total, q}, err
+	return core.Page[Endpoint]{Items: out, Total: total, Query: q}, err
 }
 
 // UpdateWebhook changes an endpoint's url, description, events or status;

@@ -28,7 +28,7 @@ func (svc Service) ListEvents(ctx context.Context, p payment.Principal, projectI
 		return core.Page[payment.Event]{}, err
 	}
 	items, total, err := svc.Store.Webhooks().ListEvents(ctx, p, q)
-	return core.Page[payment.Event]{items, total, q}, err
+	return core.Page[payment.Event]{Items: items, Total: total, Query: q}, err
 }
 
 // FeedEvents reads a page of the principal's events as a feed: oldest
@@ -59,7 +59,7 @@ func (svc Service) ListDeliveries(ctx context.Context, p payment.Principal, proj
 		return core.Page[payment.Delivery]{}, err
 	}
 	items, total, err := svc.Store.Webhooks().ListDeliveries(ctx, p, id, q)
-	return core.Page[payment.Delivery]{items, total, q}, err
+	return core.Page[payment.Delivery]{Items: items, Total: total, Query: q}, err
 }
 
 // ListEventDeliveries lists an event's deliveries to every endpoint of
@@ -69,7 +69,7 @@ func (svc Service) ListEventDeliveries(ctx context.Context, p payment.Principal,
 		return core.Page[payment.Delivery]{}, err
 	}
 	items, total, err := svc.Store.Webhooks().ListEventDeliveries(ctx, p, eventID, q)
-	return core.Page[payment.Delivery]{items, total, q}, err
+	return core.Page[payment.Delivery]{Items: items, Total: total, Query: q}, err
 }
 
 // Redeliver delivers an event to an endpoint again, now, with the same
