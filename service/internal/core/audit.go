@@ -10,8 +10,8 @@ import (
 )
 
 // AuditEntry is the audit entry of a change made now by ctx's origin.
-func (svc *Core) AuditEntry(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) payment.AuditEntry {
-	now := svc.Now()
+func (c *Core) AuditEntry(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) payment.AuditEntry {
+	now := c.Now()
 	a := payment.AuditEntry{ID: payment.NewID(payment.PrefixAudit, now), ProjectID: projectID, IsLive: isLive, OccurredAt: now,
 		Origin: payment.OriginOf(ctx), Action: action, TargetType: targetType, TargetID: targetID}
 	if a.ActorKind == "" {
@@ -27,26 +27,26 @@ func (svc *Core) AuditEntry(ctx context.Context, projectID string, isLive bool, 
 // both are committed, or neither is. change runs with the transaction's
 // context (store.InTx): the store methods it calls with that context write
 // in the transaction.
-func (svc *Core) Audited(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string,
+func (c *Core) Audited(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string,
 	details map[string]any, change func(ctx context.Context) error) error {
-	a := svc.AuditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
-	return svc.Store.InTx(ctx, func(ctx context.Context) error {
+	a := c.AuditEntry(ctx, projectID, isLive, action, targetType, targetID, details)
+	return c.Store.InTx(ctx, func(ctx context.Context) error {
 		if err := change(ctx); err != nil {
 			return err
 		}
-		return svc.recordAudit(ctx, a)
+		return c.recordAudit(ctx, a)
 	})
 }
 
 // AuditIn records a change's audit entry in ctx's transaction
 // (store.InTx), for a change whose entry depends on what it did: a
 // failure is returned, so that the transaction, and the change, roll back.
-func (svc *Core) AuditIn(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) error {
-	return svc.recordAudit(ctx, svc.AuditEntry(ctx, projectID, isLive, action, targetType, targetID, details))
+func (c *Core) AuditIn(ctx context.Context, projectID string, isLive bool, action, targetType, targetID string, details map[string]any) error {
+	return c.recordAudit(ctx, c.AuditEntry(ctx, projectID, isLive, action, targetType, targetID, details))
 }
 
-func (svc *Core) recordAudit(ctx context.Context, a payment.AuditEntry) error {
-	if err := svc.Store.Access().RecordAudit(ctx, a); err != nil {
+func (c *Core) recordAudit(ctx context.Context, a payment.AuditEntry) error {
+	if err := c.Store.Access().RecordAudit(ctx, a); err != nil {
 		observability.AuditFailures.Inc()
 		return fmt.Errorf("audit log: %s not recorded, so not made: %w", a.Action, err)
 	}

@@ -29,8 +29,8 @@ var ErrWorkflowEnded = errors.New("the workflow has ended")
 //     Temporal did not answer, ctx ended): an error wrapped with what, which
 //     the API answers as its own failure. The change was not made, or is
 //     still being made when ctx ended (errors.Is context.DeadlineExceeded).
-func (svc *Core) Update(ctx context.Context, what, field string, opts client.UpdateWorkflowOptions, result any) error {
-	h, err := svc.Temporal.UpdateWorkflow(ctx, opts)
+func (c *Core) Update(ctx context.Context, what, field string, opts client.UpdateWorkflowOptions, result any) error {
+	h, err := c.Temporal.UpdateWorkflow(ctx, opts)
 	if err == nil {
 		err = h.Get(ctx, result)
 	}
