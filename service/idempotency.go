@@ -18,7 +18,7 @@ type IdempotentResponse struct {
 // ClaimIdempotencyKey claims the record id for a request whose body hashes
 // to hash: nil when the claim is new, else the record made before.
 func (svc *Service) ClaimIdempotencyKey(ctx context.Context, id []byte, hash string) (*IdempotentResponse, error) {
-	r, err := svc.store.ClaimIdempotencyKey(ctx, id, hash, svc.now())
+	r, err := svc.core.Store.ClaimIdempotencyKey(ctx, id, hash, svc.core.Now())
 	if r == nil || err != nil {
 		return nil, err
 	}
@@ -27,20 +27,20 @@ func (svc *Service) ClaimIdempotencyKey(ctx context.Context, id []byte, hash str
 
 // CompleteIdempotencyKey keeps the sealed first response of a claimed record.
 func (svc *Service) CompleteIdempotencyKey(ctx context.Context, id []byte, status int, sealed []byte) error {
-	return svc.store.CompleteIdempotencyKey(ctx, id, status, sealed)
+	return svc.core.Store.CompleteIdempotencyKey(ctx, id, status, sealed)
 }
 
 // ReleaseIdempotencyKey forgets a claim whose request failed with a server
 // error, so that a retry runs again.
 func (svc *Service) ReleaseIdempotencyKey(ctx context.Context, id []byte) error {
-	return svc.store.ReleaseIdempotencyKey(ctx, id)
+	return svc.core.Store.ReleaseIdempotencyKey(ctx, id)
 }
 
 // PurgeIdempotency deletes the records older than a day; a service
 // without a store has none.
 func (svc *Service) PurgeIdempotency(ctx context.Context) (int64, error) {
-	if svc.store == nil {
+	if svc.core.Store == nil {
 		return 0, nil
 	}
-	return svc.store.PurgeIdempotency(ctx, svc.now())
+	return svc.core.Store.PurgeIdempotency(ctx, svc.core.Now())
 }

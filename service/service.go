@@ -3,24 +3,29 @@
 // these, so each operation has one implementation. Reads go to Postgres;
 // commands go to Temporal, whose workflows own every state change.
 //
-// The operations are by area (areas.go), each a view of the one Service:
-// Identity, Access, Checkout, Payments, MoneyOut, Webhooks and Chains,
-// the same areas as the store's. A file holds one area's operations; the
-// Service keeps what they share (idempotency keys, the asset catalog,
-// workflow updates).
+// This package is the facade the transports, the commands and the tests
+// call: Service, made by New over its Deps, hands out the areas (areas.go),
+// each a package of its own under this folder: identity, access, checkout,
+// payments, moneyout, webhooks and chains, the same areas as the store's.
+// An area imports another only where it builds on it (payments, money
+// out and access on checkout, money out on the chains, the chains on
+// checkout and payments, identity on access); what every area shares (the
+// dependencies, the audit entry a change writes, workflow updates, the
+// ownership checks) is their floor, service/internal/core. The Service
+// keeps what is no area's: the asset catalog, the OAuth server and the
+// API's idempotency keys. The areas' types, errors and constants are
+// named here too (areas.go), so that a caller imports this package alone.
 package service
 
 import (
-	"sync"
 	"time"
-
-	"github.com/go-webauthn/webauthn/webauthn"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/paymentsd/paymentsd/activities/sessionstart"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/service/internal/core"
 	"github.com/paymentsd/paymentsd/service/oauth"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/webhook"
@@ -47,54 +52,39 @@ type Deps struct {
 
 // Service is the engine's service layer: every operation a merchant, a
 // customer or an operator can ask for, whatever the transport. Its
-// dependencies are its own; the transports see only its operations.
+// dependencies are its own (the floor its areas share); the transports
+// see only its operations.
 type Service struct {
-	store           *store.Store
-	temporal        client.Client
-	catalog         payment.Catalog
-	chains          chainwatch.Chains
-	sealer          *webhook.Sealer
-	sessionLifetime time.Duration
-	maxOpenHolds    int
-	clock           func() time.Time
-	starts          *sessionstart.Starter
-
-	authCache sync.Map // key hash -> cachedPrincipal
-	// webauthn is the relying party of passkeys (SetRelyingParty); nil:
-	// passkeys are off.
-	webauthn *webauthn.WebAuthn
-	// oauth is the authorization server of third-party applications.
-	oauth *oauth.Provider
-	// ready is the networks' state Ready last found.
-	ready readyCache
+	core *core.Core
 }
 
 // New returns the service over d.
 func New(d Deps) *Service {
-	svc := &Service{store: d.Store, temporal: d.Temporal, catalog: d.Catalog, chains: d.Chains, sealer: d.Sealer,
-		sessionLifetime: d.SessionLifetime, maxOpenHolds: d.MaxOpenHolds, clock: d.Now, starts: sessionstart.New(d.Store, d.Temporal)}
-	if svc.maxOpenHolds <= 0 {
-		svc.maxOpenHolds = payment.DefaultMaxOpenHolds
+	c := &core.Core{Store: d.Store, Temporal: d.Temporal, Catalog: d.Catalog, Chains: d.Chains, Sealer: d.Sealer,
+		SessionLifetime: d.SessionLifetime, MaxOpenHolds: d.MaxOpenHolds, Clock: d.Now, Starts: sessionstart.New(d.Store, d.Temporal)}
+	if c.MaxOpenHolds <= 0 {
+		c.MaxOpenHolds = payment.DefaultMaxOpenHolds
 	}
 	if d.Store != nil {
-		svc.oauth = oauth.New(d.Store.Pool())
+		c.OAuth = oauth.New(d.Store.Pool())
 	}
-	return svc
+	return &Service{core: c}
 }
 
-// now is the clock at the database's precision, so that a record returned
-// on creation reads the same as when it is fetched later.
-func (svc *Service) now() time.Time {
-	now := time.Now
-	if svc.clock != nil {
-		now = svc.clock
+// Assets lists the deployment's asset definitions.
+func (svc *Service) Assets() []payment.Asset { return svc.core.Catalog.Assets }
+
+// ExplorerTxURL is a transaction's page on its network's block explorer,
+// "" when the network has none.
+func (svc *Service) ExplorerTxURL(network, hash string) string {
+	if c, ok := svc.core.Chains[network]; ok {
+		return c.Network.TxURL(hash)
 	}
-	return now().UTC().Truncate(time.Microsecond)
+	return ""
 }
 
-// Page is one page of a list.
-type Page[T any] struct {
-	Items []T
-	Total int
-	Query payment.ListQuery
-}
+// Catalog returns the deployment's asset catalog.
+func (svc *Service) Catalog() payment.Catalog { return svc.core.Catalog }
+
+// OAuth is the authorization server of third-party applications.
+func (svc *Service) OAuth() *oauth.Provider { return svc.core.OAuth }
