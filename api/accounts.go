@@ -33,38 +33,6 @@ func currentUser(r *http.Request) signedIn {
 	return v
 }
 
-func (s identityAPI) accountRoutes() {
-	s.handle("/api/v1/auth/signup", handlers{http.MethodPost: s.signup})
-	s.handle("/api/v1/auth/login", handlers{http.MethodPost: s.login})
-	s.handle("/api/v1/auth/logout", handlers{http.MethodPost: action(s.logout)})
-	s.handle("/api/v1/auth/me", handlers{http.MethodGet: s.me})
-	s.handle("/api/v1/auth/password", handlers{http.MethodPost: s.changePassword})
-	s.handle("/api/v1/auth/sessions", handlers{http.MethodGet: s.listUserSessions})
-	s.handle("/api/v1/auth/sessions/{userSessionId}", handlers{http.MethodDelete: s.revokeUserSession})
-	s.handle("/api/v1/auth/sessions/revoke-others", handlers{http.MethodPost: action(s.revokeOtherSessions)})
-	s.handle("/api/v1/auth/passkeys", handlers{
-		http.MethodGet:  s.listPasskeys,
-		http.MethodPost: s.finishPasskeyRegistration,
-	})
-	s.handle("/api/v1/auth/passkeys/registration-options", handlers{http.MethodPost: action(s.beginPasskeyRegistration)})
-	s.handle("/api/v1/auth/passkeys/{passkeyId}", handlers{
-		http.MethodPatch:  s.renamePasskey,
-		http.MethodDelete: s.deletePasskey,
-	})
-	s.handle("/api/v1/auth/passkeys/login-options", handlers{http.MethodPost: action(s.beginPasskeyLogin)})
-	s.handle("/api/v1/auth/passkeys/login", handlers{http.MethodPost: s.passkeyLogin})
-	s.handle("/api/v1/projects", handlers{
-		http.MethodGet:  s.listMyProjects,
-		http.MethodPost: s.createMyProject,
-	})
-	s.handle("/api/v1/projects/{projectId}/api-keys", handlers{
-		http.MethodGet:  s.listAPIKeys,
-		http.MethodPost: action(s.createAPIKey),
-	})
-	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", handlers{http.MethodPost: action(s.revokeAPIKey)})
-	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", handlers{http.MethodPost: s.rollAPIKey})
-}
-
 // sessionToken is the request's session cookie, "" without one.
 func sessionToken(r *http.Request) string {
 	c, err := r.Cookie(SessionCookie)
@@ -94,7 +62,7 @@ func unsafeMethod(m string) bool {
 // crossOrigin refuses a state-changing browser request from another
 // origin (net/http.CrossOriginProtection: Sec-Fetch-Site, else Origin
 // against Host). Requests without those headers (servers, curl) pass.
-func (s identityAPI) crossOrigin(r *http.Request) error {
+func (s *Edge) crossOrigin(r *http.Request) error {
 	if err := s.cop.Check(r); err != nil {
 		return &payment.Error{Kind: payment.KindForbidden, Message: "Cross-origin request refused"}
 	}

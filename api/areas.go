@@ -7,28 +7,28 @@ package api
 // each handler: s.checkout().createSession.
 
 // identityAPI: sign-up, sign-in, sessions, passkeys and sudo mode.
-type identityAPI struct{ *Server }
+type identityAPI struct{ *Edge }
 
 // accessAPI: members, invitations, API keys, OAuth and the audit log.
-type accessAPI struct{ *Server }
+type accessAPI struct{ *Edge }
 
 // checkoutAPI: projects, plans, sessions, deposit addresses, recipients
 // and the hosted checkout page.
-type checkoutAPI struct{ *Server }
+type checkoutAPI struct{ *Edge }
 
 // paymentsAPI: transactions, a payer's hash, assignments, resolutions,
 // the overview and exports.
-type paymentsAPI struct{ *Server }
+type paymentsAPI struct{ *Edge }
 
 // moneyOutAPI: refunds and payouts.
-type moneyOutAPI struct{ *Server }
+type moneyOutAPI struct{ *Edge }
 
 // webhooksAPI: endpoints, events and deliveries.
-type webhooksAPI struct{ *Server }
+type webhooksAPI struct{ *Edge }
 
-func (s *Server) identity() identityAPI { return identityAPI{s} }
-func (s *Server) access() accessAPI     { return accessAPI{s} }
-func (s *Server) checkout() checkoutAPI { return checkoutAPI{s} }
-func (s *Server) payments() paymentsAPI { return paymentsAPI{s} }
-func (s *Server) moneyOut() moneyOutAPI { return moneyOutAPI{s} }
-func (s *Server) webhooks() webhooksAPI { return webhooksAPI{s} }
+func (s *Server) identity() identityAPI { return identityAPI{s.Edge} }
+func (s *Server) access() accessAPI     { return accessAPI{s.Edge} }
+func (s *Server) checkout() checkoutAPI { return checkoutAPI{s.Edge} }
+func (s *Server) payments() paymentsAPI { return paymentsAPI{s.Edge} }
+func (s *Server) moneyOut() moneyOutAPI { return moneyOutAPI{s.Edge} }
+func (s *Server) webhooks() webhooksAPI { return webhooksAPI{s.Edge} }

@@ -62,7 +62,7 @@ func scopeChallenge(scope string) string {
 // refills it when its window has passed: Take refuses (still spent), or
 // takes a token of the new window, which then pays for this call's failure
 // in advance (paid), or is lost if the call authenticates.
-func (s *Server) failureBudgetLeft(ctx context.Context, out http.Header, counter string) (paid bool, err error) {
+func (s *Edge) failureBudgetLeft(ctx context.Context, out http.Header, counter string) (paid bool, err error) {
 	tokens, remaining, err := s.limiters[Standard].Get(ctx, limitKey(Standard, counter))
 	if err != nil || tokens == 0 || remaining > 0 {
 		return false, nil // unknown, untouched or not spent; a broken store must not lock everyone out
@@ -72,7 +72,7 @@ func (s *Server) failureBudgetLeft(ctx context.Context, out http.Header, counter
 
 // signedInFrom resolves a session cookie from a client IP under the IP's
 // budget of failed authentications, as API keys are.
-func (s *Server) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
+func (s *Edge) signedInFrom(ctx context.Context, token, ip string, out http.Header) (signedIn, error) {
 	counter := authFailures(ip)
 	paid, err := s.failureBudgetLeft(ctx, out, counter)
 	if err != nil {

@@ -12,14 +12,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// checkoutRoutes serve the hosted checkout page and its QR codes, outside
-// /api/v1 as hosted pages are.
-func (s checkoutAPI) checkoutRoutes() {
-	s.handle("/checkout/{sessionToken}", handlers{http.MethodGet: s.checkoutPage})
-	s.handle("/checkout/{sessionToken}/qr/{file}", handlers{http.MethodGet: s.checkoutQR})
-	s.handle("/refund/{claimToken}", handlers{http.MethodGet: s.refundPage})
-}
-
 // refundPage is a refund's claim link: the page where the customer gives
 // the address.
 func (s checkoutAPI) refundPage(w http.ResponseWriter, r *http.Request) error {

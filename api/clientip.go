@@ -60,7 +60,7 @@ func clientKey(r *http.Request, trusted []netip.Prefix) string {
 // clientAddress is the address of the client that sent r, behind the
 // trusted proxies, whole: for the audit log and the idempotency scopes of
 // public routes, where one IPv6 /64 is several callers.
-func (s *Server) clientAddress(r *http.Request) string {
+func (s *Edge) clientAddress(r *http.Request) string {
 	if addr, ok := clientAddr(r, s.proxies); ok {
 		return addr.String()
 	}

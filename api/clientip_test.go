@@ -68,7 +68,7 @@ func TestClientKey(t *testing.T) {
 			if c.trusted != nil {
 				trusted = c.trusted
 			}
-			s := &Server{proxies: trusted}
+			s := &Edge{proxies: trusted}
 			if got := s.clientIP(r); got != c.want {
 				t.Errorf("clientIP = %q, want %q", got, c.want)
 			}

@@ -268,7 +268,7 @@ func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect
 	}
 	out := &v1.ListCheckoutSessionsResponse{Pagination: pbPagination(q, page.Total)}
 	for _, v := range page.Items {
-		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.checkout().sessionView(v)))
+		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.sessionView(v)))
 	}
 	return connect.NewResponse(out), nil
 }
@@ -276,7 +276,7 @@ func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect
 func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error) {
 	v, err := h.s.svc.Checkout().GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
 	return procedureAnswer(err, func() *v1.GetProjectCheckoutSessionResponse {
-		return &v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}
+		return &v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}
 	})
 }
 
@@ -425,14 +425,14 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 	}
 	v, err := h.s.svc.Checkout().CreateSession(ctx, callerKey(ctx), in)
 	return procedureAnswer(err, func() *v1.CreateCheckoutSessionResponse {
-		return &v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}
+		return &v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.sessionView(v))}
 	})
 }
 
 func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.Request[v1.GetCheckoutSessionRequest]) (*connect.Response[v1.GetCheckoutSessionResponse], error) {
 	v, err := h.s.svc.Checkout().SessionByToken(ctx, req.Msg.Token)
 	return procedureAnswer(err, func() *v1.GetCheckoutSessionResponse {
-		return &v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.checkout().publicSessionView(v))}
+		return &v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.publicSessionView(v))}
 	})
 }
 

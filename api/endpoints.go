@@ -9,26 +9,6 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-func (s webhooksAPI) webhookRoutes() {
-	base := "/api/v1/projects/{projectId}/webhooks"
-	s.handle(base, handlers{
-		http.MethodGet:  s.listWebhooks,
-		http.MethodPost: s.createWebhook,
-	})
-	s.handle(base+"/{webhookId}", handlers{
-		http.MethodGet:    s.getWebhook,
-		http.MethodPatch:  s.updateWebhook,
-		http.MethodDelete: s.deleteWebhook,
-	})
-	s.handle(base+"/{webhookId}/rotate-secret", handlers{http.MethodPost: action(s.rotateWebhookSecret)})
-	s.handle(base+"/{webhookId}/test", handlers{http.MethodPost: action(s.sendTestEvent)})
-	s.handle(base+"/{webhookId}/deliveries", handlers{http.MethodGet: s.listDeliveries})
-	s.handle(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", handlers{http.MethodPost: action(s.redeliver)})
-	s.handle("/api/v1/projects/{projectId}/events", handlers{http.MethodGet: s.listEvents})
-	s.handle("/api/v1/projects/{projectId}/events/{eventId}", handlers{http.MethodGet: s.getEvent})
-	s.handle("/api/v1/projects/{projectId}/events/{eventId}/deliveries", handlers{http.MethodGet: s.listEventDeliveries})
-}
-
 func webhookView(e service.Endpoint) views.Webhook {
 	return views.WebhookOf(e.WebhookEndpoint, e.Secret)
 }

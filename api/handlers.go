@@ -307,14 +307,14 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 }
 
 // sessionView renders a session for the merchant, or for its creator.
-func (s checkoutAPI) sessionView(v service.SessionView) views.Session {
+func (s *Edge) sessionView(v service.SessionView) views.Session {
 	out := views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
 	s.shapeSummaries(out.Transactions)
 	return out
 }
 
 // publicSessionView renders a session for whoever holds its token.
-func (s checkoutAPI) publicSessionView(v service.SessionView) views.PublicSession {
+func (s *Edge) publicSessionView(v service.SessionView) views.PublicSession {
 	return views.PublicSessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions, v.Plan)
 }
 

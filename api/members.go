@@ -8,27 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-func (s accessAPI) memberRoutes() {
-	s.handle("/api/v1/projects/{projectId}/members", handlers{http.MethodGet: s.listMembers})
-	s.handle("/api/v1/projects/{projectId}/members/{userId}", handlers{
-		http.MethodPatch:  s.changeMemberRole,
-		http.MethodDelete: s.removeMember,
-	})
-	s.handle("/api/v1/projects/{projectId}/invitations", handlers{
-		http.MethodGet:  s.listInvitations,
-		http.MethodPost: s.invite,
-	})
-	s.handle("/api/v1/invitations/accept", handlers{http.MethodPost: s.acceptInvitation})
-	s.handle("/api/v1/projects/{projectId}/deposit-key", handlers{
-		http.MethodGet:  s.getDepositKey,
-		http.MethodPost: s.setDepositKey,
-	})
-	s.handle("/api/v1/projects/{projectId}/bitcoin-deposit-key", handlers{
-		http.MethodGet:  s.getBitcoinKey,
-		http.MethodPost: s.setBitcoinKey,
-	})
-}
-
 type memberView struct {
 	UserID    string `json:"userId"`
 	Email     string `json:"email"`

@@ -129,12 +129,12 @@ func (s *Server) originOf(r *http.Request, p payment.Principal) payment.Origin {
 
 // take takes one token of tier for counter, sets the rate-limit headers on
 // h and, when none is left, returns a rate-limited error.
-func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter string) error {
+func (s *Edge) take(ctx context.Context, h http.Header, tier Tier, counter string) error {
 	return s.takeFrom(ctx, s.limiters[tier], h, tier, counter)
 }
 
 // takeFrom is take on the store st.
-func (s *Server) takeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
+func (s *Edge) takeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
 	limit, remaining, reset, allowed, err := st.Take(ctx, limitKey(tier, counter))
 	if err != nil {
 		// A broken limiter store must not take the API down with it.
@@ -322,7 +322,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // clientIP is the counter of the client that sent r for rate limits: its
 // address behind the trusted proxies, or an IPv6 client's /64 (clientKey).
-func (s *Server) clientIP(r *http.Request) string {
+func (s *Edge) clientIP(r *http.Request) string {
 	return clientKey(r, s.proxies)
 }
 

@@ -19,61 +19,9 @@ import (
 	"github.com/paymentsd/paymentsd/service/oauth"
 )
 
-// oauthRoutes are the authorization server's endpoints (RFC 6749 with
-// OAuth 2.1's rules: their bodies are forms and their errors OAuth's),
-// the consent page's two calls, and the grants owners and users see and
-// revoke.
-func (s accessAPI) oauthRoutes() {
-	s.oauthEndpoint(http.MethodGet, "/oauth/authorize", s.authorize)
-	s.oauthEndpoint(http.MethodPost, "/oauth/token", s.token)
-	s.oauthEndpoint(http.MethodPost, "/oauth/revoke", s.revokeToken)
-	s.oauthEndpoint(http.MethodPost, "/oauth/introspect", s.introspect)
-	s.oauthEndpoint(http.MethodGet, "/.well-known/oauth-authorization-server", s.oauthMetadata)
-	s.handle("/api/v1/oauth/authorization", handlers{
-		http.MethodGet:  s.authorizationRequest,
-		http.MethodPost: s.decideAuthorization,
-	})
-	s.handle("/api/v1/auth/oauth-grants", handlers{http.MethodGet: s.listUserGrants})
-	s.handle("/api/v1/auth/oauth-grants/{grantId}/revoke", handlers{http.MethodPost: action(s.revokeUserGrant)})
-	s.handle("/api/v1/projects/{projectId}/oauth-grants", handlers{http.MethodGet: s.listProjectGrants})
-	s.handle("/api/v1/projects/{projectId}/oauth-grants/{grantId}/revoke", handlers{
-		http.MethodPost: action(s.revokeProjectGrant),
-	})
-}
-
-// oauthEndpoint serves one method of an authorization server's endpoint,
-// counted per client IP in the operations table's tier. Its body is a
-// form of at most 64 KiB.
-// Its answers are OAuth's (RFC 6749 §5.2), but for the limits the API
-// enforces before reading it (429, 413, 415), in the API's envelope.
-func (s accessAPI) oauthEndpoint(method, path string, handle http.HandlerFunc) {
-	tier := operationOf(method, path).tier
-	s.table = append(s.table, Route{Pattern: path, Method: method, Tier: tier, Access: accessNames[authorizationServer]})
-	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != method {
-			w.Header().Set("Allow", method)
-			fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+method, nil)
-			return
-		}
-		if err := s.take(r.Context(), w.Header(), tier, "ip:"+s.clientIP(r)); err != nil {
-			failErr(w, r, err)
-			return
-		}
-		if s.svc.OAuth() == nil {
-			fail(w, r, http.StatusNotFound, "NOT_FOUND", "This deployment has no authorization server", nil)
-			return
-		}
-		if r.Method == http.MethodPost && !s.readForm(w, r) {
-			return
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		handle(w, r)
-	})
-}
-
 // readForm checks a POST's body is an uncompressed form of at most 64 KiB
 // and reads it, or answers 413 or 415.
-func (s accessAPI) readForm(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) readForm(w http.ResponseWriter, r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/x-www-form-urlencoded", nil)

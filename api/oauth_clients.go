@@ -7,18 +7,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment/views"
 )
 
-// oauthClientRoutes are a project's registered third-party applications:
-// its owners' to manage, with the session cookie.
-func (s accessAPI) oauthClientRoutes() {
-	s.handle("/api/v1/projects/{projectId}/oauth-clients", handlers{
-		http.MethodGet:  s.listOAuthClients,
-		http.MethodPost: s.createOAuthClient,
-	})
-	s.handle("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", handlers{
-		http.MethodPost: action(s.revokeOAuthClient),
-	})
-}
-
 type oauthClientView struct {
 	ID           string   `json:"id"`
 	Name         string   `json:"name"`

@@ -20,22 +20,6 @@ import (
 
 const payoutBatchesPattern = "/api/v1/projects/{projectId}/payout-batches"
 
-// payoutRoutes are a project's payout batches and payouts. Approval is a
-// member's, an owner's with a fresh sign-in (sensitiveRoutes); the rest
-// takes API keys as refunds do.
-func (s moneyOutAPI) payoutRoutes() {
-	s.route(payoutBatchesPattern, map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listPayoutBatches},
-		http.MethodPost: {SemiRelaxed, apiKey, s.createPayoutBatch},
-	})
-	s.route(payoutBatchesPattern+"/{batchId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getPayoutBatch}})
-	s.route(payoutBatchesPattern+"/{batchId}/approve", map[string]endpoint{http.MethodPost: {Strict, member, action(s.approvePayoutBatch)}})
-	s.route(payoutBatchesPattern+"/{batchId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelPayoutBatch)}})
-	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getPayout}})
-	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelPayout)}})
-	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.reportPayoutSent}})
-}
-
 // csvBody tells whether a request sends a CSV body, which only a payout
 // batch's upload takes.
 func csvBody(r *http.Request) bool {

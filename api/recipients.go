@@ -8,23 +8,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment/views"
 )
 
-// recipientRoutes are a project's recipient addresses, proven by a signed
-// challenge (docs/security.md "Tenant isolation of recipients"): read with
-// the project's keys, claimed, verified and removed by its owners.
-func (s checkoutAPI) recipientRoutes() {
-	s.handle("/api/v1/projects/{projectId}/recipients", handlers{
-		http.MethodGet:  s.listRecipients,
-		http.MethodPost: s.claimRecipient,
-	})
-	s.handle("/api/v1/projects/{projectId}/recipients/{address}", handlers{
-		http.MethodGet:    s.getRecipient,
-		http.MethodDelete: s.deleteRecipient,
-	})
-	s.handle("/api/v1/projects/{projectId}/recipients/{address}/verify", handlers{
-		http.MethodPost: s.verifyRecipient,
-	})
-}
-
 type recipientView struct {
 	Address     string  `json:"address"`
 	Environment string  `json:"environment"`

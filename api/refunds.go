@@ -11,24 +11,6 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-// refundRoutes are a project's refunds, and the customer's claim link by
-// which the address is given.
-func (s moneyOutAPI) refundRoutes() {
-	s.route("/api/v1/projects/{projectId}/refunds", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, s.listRefunds},
-		http.MethodPost: {SemiRelaxed, apiKey, s.createRefund},
-	})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, s.getRefund}})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/address", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.setRefundAddress}})
-	// Approval is an owner's, freshly signed in (sensitiveRoutes), as a
-	// payout batch's is.
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/approve", map[string]endpoint{http.MethodPost: {Moderate, member, s.approveRefund}})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(s.cancelRefund)}})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, s.reportRefundSent}})
-	s.route("/api/v1/refund-claims/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, s.getRefundClaim}})
-	s.route("/api/v1/refund-claims/{claimToken}/address", map[string]endpoint{http.MethodPost: {Strict, public, s.claimRefund}})
-}
-
 // decodeRefundInput reads a refund's create payload.
 func decodeRefundInput(body []byte) (string, payment.RefundInput, error) {
 	obj, err := parseObject(body)

@@ -98,7 +98,7 @@ func (s *Server) signInByCookie(c *call, token string) bool {
 		return c.refuse(err)
 	}
 	if unsafeMethod(r.Method) {
-		if err := s.identity().crossOrigin(r); err != nil {
+		if err := s.crossOrigin(r); err != nil {
 			return c.refuse(err)
 		}
 	}
@@ -184,7 +184,7 @@ func (s *Server) readCallBody(c *call) bool {
 // refuseStaleSession refuses a sensitive action of a session not freshly
 // signed in (sudo mode), before the idempotency key is claimed.
 func (s *Server) refuseStaleSession(c *call) bool {
-	return !s.identity().reauthenticationRefused(c.w, c.r, c.signedIn, c.body)
+	return !s.reauthenticationRefused(c.w, c.r, c.signedIn, c.body)
 }
 
 // runCall runs the handler, a POST or PATCH under its Idempotency-Key;

@@ -22,7 +22,6 @@ import (
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
 
-	"github.com/paymentsd/paymentsd/internal/observability"
 	"github.com/paymentsd/paymentsd/internal/version"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -82,20 +81,12 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	svc         *service.Service
-	CheckoutURL string
-	maxBody     int64
-	limiters    map[Tier]limiter.Store
-	limits      map[Tier]uint64
-	proxies     []netip.Prefix // Config.TrustedProxies
-	mux         *http.ServeMux
-	stopPurge   context.CancelFunc
-	table       []Route
-	// cop refuses cross-origin state changes made with the session cookie.
-	cop            *http.CrossOriginProtection
-	signupDisabled bool
-	shape          Shape
-	reauthWindow   time.Duration // Config.ReauthWindow
+	*Edge
+	maxBody   int64
+	limits    map[Tier]uint64
+	mux       *http.ServeMux
+	stopPurge context.CancelFunc
+	table     []Route
 	// probes counts each address's readiness probes, in this process.
 	probes limiter.Store
 	// metricsElsewhere leaves /metrics off the API's routes
@@ -124,10 +115,10 @@ func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
 // New returns the API server over a service.
 func New(svc *service.Service, cfg Config) (*Server, error) {
-	s := &Server{svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
-		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
+	s := &Server{Edge: &Edge{svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), limiters: map[Tier]limiter.Store{},
 		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape,
-		reauthWindow: cfg.ReauthWindow, metricsElsewhere: cfg.MetricsAddr != "", inflight: newInflight(cfg.MaxInflight)}
+		reauthWindow: cfg.ReauthWindow}, maxBody: cfg.MaxBodyBytes, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
+		metricsElsewhere: cfg.MetricsAddr != "", inflight: newInflight(cfg.MaxInflight)}
 	if s.reauthWindow <= 0 {
 		s.reauthWindow = DefaultReauthWindow
 	}
@@ -307,64 +298,6 @@ func (s *Server) mount(path string, methods map[string]endpoint) {
 			return
 		}
 		s.serve(w, r, ep, scopes[r.Method])
-	})
-}
-
-func (s *Server) routes() {
-	get := func(h func(http.ResponseWriter, *http.Request) error) handlers { return handlers{http.MethodGet: h} }
-	s.handle("/api/v1/assets", handlers{http.MethodGet: s.checkout().listAssets})
-	s.handle("/api/v1/projects/{projectId}", handlers{
-		http.MethodGet:   s.checkout().getProject,
-		http.MethodPatch: s.access().updateProject,
-	})
-	s.handle("/api/v1/projects/{projectId}/payment-plans", handlers{
-		http.MethodGet:  s.checkout().listPlans,
-		http.MethodPost: s.checkout().createPlan,
-	})
-	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}", handlers{
-		http.MethodGet:   s.checkout().getPlan,
-		http.MethodPatch: s.checkout().updatePlan,
-	})
-	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", handlers{http.MethodPost: action(s.checkout().archivePlan)})
-	s.handle("/api/v1/projects/{projectId}/transactions", get(s.payments().listTransactions))
-	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.payments().getTransaction))
-	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", handlers{http.MethodPost: s.payments().assignTransaction})
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions", get(s.checkout().listSessions))
-	s.handle("/api/v1/projects/{projectId}/deposit-addresses", get(s.checkout().listDepositAddresses))
-	s.handle("/api/v1/projects/{projectId}/audit-log", get(s.access().listAudit))
-	s.handle("/api/v1/projects/{projectId}/overview", get(s.payments().overview))
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.checkout().getSession))
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", handlers{http.MethodPost: action(s.checkout().cancelSession)})
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", handlers{http.MethodPost: s.payments().resolveSession})
-	s.handle("/api/v1/checkout/sessions", handlers{http.MethodPost: s.checkout().createSession})
-	bySession := s.endpointOf(http.MethodGet, "/api/v1/checkout/sessions/{sessionToken}", s.checkout().getSessionByToken)
-	if s.shape == ShapeSecond {
-		bySession.access = optionalKey // the second shape also reads a session by its ID, with a key
-	}
-	s.mount("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: bySession})
-	s.handle("/api/v1/checkout/sessions/{sessionToken}/payments", handlers{http.MethodPost: s.payments().submitPayment})
-	s.webhooks().webhookRoutes()
-	s.checkout().checkoutRoutes()
-	s.dashboardRoutes()
-	s.identity().accountRoutes()
-	s.access().memberRoutes()
-	s.checkout().recipientRoutes()
-	s.moneyOut().refundRoutes()
-	s.moneyOut().payoutRoutes()
-	s.access().oauthClientRoutes()
-	s.identity().sudoRoutes()
-	s.access().oauthRoutes()
-	s.connectHandlers()
-	s.docsRoutes()
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
-	s.mux.HandleFunc("GET /readyz", s.ready)
-	if !s.metricsElsewhere {
-		// The dev stack's and a deployment's without METRICS_ADDR: on the
-		// API's address, to be kept from the public at the ingress.
-		s.mux.Handle("GET /metrics", observability.Handler())
-	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, r, http.StatusNotFound, "NOT_FOUND", "No route for "+r.Method+" "+r.URL.Path, nil)
 	})
 }
 

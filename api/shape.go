@@ -35,12 +35,12 @@ func ParseShape(s string) (Shape, error) {
 }
 
 // txStatus is a transaction status as the deployment's shape names it.
-func (s *Server) txStatus(st string) string { return views.TxStatus(s.shape, st) }
+func (s *Edge) txStatus(st string) string { return views.TxStatus(s.shape, st) }
 
 // shapeSummaries names the statuses of a session's transactions as the
 // deployment's shape does (REST only: the Connect API keeps the first
 // shape's).
-func (s *Server) shapeSummaries(txs []views.TransactionSummary) {
+func (s *Edge) shapeSummaries(txs []views.TransactionSummary) {
 	for i := range txs {
 		txs[i].Status = s.txStatus(txs[i].Status)
 	}
@@ -48,7 +48,7 @@ func (s *Server) shapeSummaries(txs []views.TransactionSummary) {
 
 // transactionQuery parses the transactions list's query in the
 // deployment's shape.
-func (s *Server) transactionQuery(r *http.Request) (payment.ListQuery, error) {
+func (s *Edge) transactionQuery(r *http.Request) (payment.ListQuery, error) {
 	if s.shape != ShapeSecond {
 		return parseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
 	}
@@ -58,7 +58,7 @@ func (s *Server) transactionQuery(r *http.Request) (payment.ListQuery, error) {
 // bearerSession is a second-shape call's session token sent as
 // `Authorization: Bearer svc_st_…`: it signs the user in as the cookie
 // does.
-func (s *Server) bearerSession(h http.Header) string {
+func (s *Edge) bearerSession(h http.Header) string {
 	if s.shape != ShapeSecond {
 		return ""
 	}

@@ -118,7 +118,7 @@ func takesNothing(r *http.Request, in signedIn, body []byte) bool {
 
 // needsReauthentication is a sensitive action asked by a session whose
 // last proof of identity is older than the window.
-func (s identityAPI) needsReauthentication(r *http.Request, in signedIn, body []byte) bool {
+func (s *Edge) needsReauthentication(r *http.Request, in signedIn, body []byte) bool {
 	if !sensitiveRoutes[r.Method+" "+r.Pattern] || takesNothing(r, in, body) {
 		return false
 	}
@@ -130,19 +130,13 @@ func (s identityAPI) needsReauthentication(r *http.Request, in signedIn, body []
 // read (body, nil for a method without one) and before the idempotency
 // key is claimed, so that the retry after re-authenticating runs. A call
 // with no session (an API key, an access token) is never refused here.
-func (s identityAPI) reauthenticationRefused(w http.ResponseWriter, r *http.Request, signed *signedIn, body []byte) bool {
+func (s *Edge) reauthenticationRefused(w http.ResponseWriter, r *http.Request, signed *signedIn, body []byte) bool {
 	if signed == nil || !s.needsReauthentication(r, *signed, body) {
 		return false
 	}
 	fail(w, r, http.StatusForbidden, ReauthenticationRequired, "This action needs a fresh sign-in: confirm your password or a passkey "+
 		"(POST /api/v1/auth/reauthenticate), then retry", nil)
 	return true
-}
-
-func (s identityAPI) sudoRoutes() {
-	s.handle("/api/v1/auth/reauthenticate", handlers{http.MethodPost: s.reauthenticate})
-	s.handle("/api/v1/auth/security-log", handlers{http.MethodGet: s.securityLog})
-	s.handle("/api/v1/projects/{projectId}/invitations/{invitationId}", handlers{http.MethodDelete: s.revokeInvitation})
 }
 
 // reauthenticate takes {password} or a passkey's answer to a sign-in

@@ -16,8 +16,8 @@ type sessionJSON struct {
 	Refunds *views.SessionRefunds `json:"refunds,omitempty"`
 }
 
-func (s *Server) sessionJSON(v service.SessionView) sessionJSON {
-	out := sessionJSON{Session: s.checkout().sessionView(v), WorkflowID: workflows.CheckoutSessionWorkflowID(v.Session.ID)}
+func (s *Edge) sessionJSON(v service.SessionView) sessionJSON {
+	out := sessionJSON{Session: s.sessionView(v), WorkflowID: workflows.CheckoutSessionWorkflowID(v.Session.ID)}
 	if v.Refunds != nil {
 		books := views.SessionRefundsOf(v.Session.ID, v.Transactions, v.Refunds, s.svc.Catalog())
 		out.Refunds = &books
@@ -34,7 +34,7 @@ type txJSON struct {
 	ExplorerURL *string `json:"explorerUrl"`
 }
 
-func (s *Server) txJSON(t payment.Transaction) txJSON {
+func (s *Edge) txJSON(t payment.Transaction) txJSON {
 	v := txJSON{Transaction: views.TransactionOf(t), WorkflowID: workflows.TransactionWorkflowID(t.ChainID, t.TxHash)}
 	v.Status = s.txStatus(v.Status)
 	v.StatusHistory = views.TxHistory(s.shape, v.StatusHistory)
