@@ -21,20 +21,20 @@ const SessionCookie = "paymentsd_session_token"
 const EnvironmentHeader = "Paymentsd-Environment"
 
 // userKey holds a cookie request's user and session.
-const userKey ctxKey = 100
+const UserKey ctxKey = 100
 
-type signedIn struct {
-	user    payment.User
-	session payment.UserSession
+type SignedIn struct {
+	User    payment.User
+	Session payment.UserSession
 }
 
-func currentUser(r *http.Request) signedIn {
-	v, _ := r.Context().Value(userKey).(signedIn)
+func CurrentUser(r *http.Request) SignedIn {
+	v, _ := r.Context().Value(UserKey).(SignedIn)
 	return v
 }
 
 // sessionToken is the request's session cookie, "" without one.
-func sessionToken(r *http.Request) string {
+func SessionToken(r *http.Request) string {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil {
 		return ""
@@ -43,7 +43,7 @@ func sessionToken(r *http.Request) string {
 }
 
 // environment is the environment a cookie request names.
-func environment(r *http.Request) (bool, error) {
+func Environment(r *http.Request) (bool, error) {
 	switch strings.ToLower(r.Header.Get(EnvironmentHeader)) {
 	case "", "sandbox":
 		return false, nil
@@ -55,15 +55,15 @@ func environment(r *http.Request) (bool, error) {
 	return false, probs.Err()
 }
 
-func unsafeMethod(m string) bool {
+func UnsafeMethod(m string) bool {
 	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
 }
 
 // crossOrigin refuses a state-changing browser request from another
 // origin (net/http.CrossOriginProtection: Sec-Fetch-Site, else Origin
 // against Host). Requests without those headers (servers, curl) pass.
-func (s *Edge) crossOrigin(r *http.Request) error {
-	if err := s.cop.Check(r); err != nil {
+func (s *Edge) CrossOrigin(r *http.Request) error {
+	if err := s.CrossOriginProtection.Check(r); err != nil {
 		return &payment.Error{Kind: payment.KindForbidden, Message: "Cross-origin request refused"}
 	}
 	return nil
@@ -92,7 +92,7 @@ func userViewOf(u payment.User) userView {
 }
 
 func decodeCredentials(body []byte, emailField, passwordField string) (email, password string, err error) {
-	in, err := bodyFields(body, []string{emailField, passwordField})
+	in, err := BodyFields(body, []string{emailField, passwordField})
 	if err != nil {
 		return "", "", err
 	}
@@ -100,37 +100,37 @@ func decodeCredentials(body []byte, emailField, passwordField string) (email, pa
 }
 
 func (s identityAPI) client(r *http.Request) service.Client {
-	return service.Client{UserAgent: r.UserAgent(), IP: s.clientAddress(r)}
+	return service.Client{UserAgent: r.UserAgent(), IP: s.ClientAddress(r)}
 }
 
-func (s identityAPI) signup(w http.ResponseWriter, r *http.Request) error {
-	if err := s.crossOrigin(r); err != nil {
+func (s identityAPI) Signup(w http.ResponseWriter, r *http.Request) error {
+	if err := s.CrossOrigin(r); err != nil {
 		return err
 	}
-	if s.signupDisabled {
+	if s.SignupDisabled {
 		return &payment.Error{Kind: payment.KindForbidden, Message: "Sign-up is switched off on this deployment: ask its operator for an account"}
 	}
-	fields, err := fieldsOf(r, []string{"email"}, "password")
+	fields, err := FieldsOf(r, []string{"email"}, "password")
 	if err != nil {
 		return err
 	}
 	var in service.SignedIn
 	if fields["password"] == nil {
 		// No password: the account signs in with the passkeys it adds.
-		in, err = s.svc.Identity().SignupWithoutPassword(r.Context(), *fields["email"], s.client(r))
+		in, err = s.Svc.Identity().SignupWithoutPassword(r.Context(), *fields["email"], s.client(r))
 	} else {
-		in, err = s.svc.Identity().Signup(r.Context(), *fields["email"], *fields["password"], s.client(r))
+		in, err = s.Svc.Identity().Signup(r.Context(), *fields["email"], *fields["password"], s.client(r))
 	}
 	if err != nil {
 		return err
 	}
 	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
-	ok(w, r, http.StatusCreated, "Signed up", userViewOf(in.User))
+	OK(w, r, http.StatusCreated, "Signed up", userViewOf(in.User))
 	return nil
 }
 
-func (s identityAPI) login(w http.ResponseWriter, r *http.Request) error {
-	if err := s.crossOrigin(r); err != nil {
+func (s identityAPI) Login(w http.ResponseWriter, r *http.Request) error {
+	if err := s.CrossOrigin(r); err != nil {
 		return err
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -140,11 +140,11 @@ func (s identityAPI) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Guessing is throttled per account and address, and slowed per
 	// account, without locking the password's holder out (sudo.go).
-	ip := s.clientIP(r)
+	ip := s.ClientIP(r)
 	if err := s.loginGate(r.Context(), w.Header(), email, ip); err != nil {
 		return err
 	}
-	in, err := s.svc.Identity().Login(r.Context(), email, password, s.client(r))
+	in, err := s.Svc.Identity().Login(r.Context(), email, password, s.client(r))
 	if err != nil {
 		if payment.KindOf(err) == payment.KindUnauthenticated {
 			s.loginFailed(r.Context(), email, ip)
@@ -152,24 +152,24 @@ func (s identityAPI) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
-	if s.shape == ShapeSecond {
+	if s.Shape == ShapeSecond {
 		// Non-browser clients of the second shape send the token back as
 		// `Authorization: Bearer svc_st_…`.
-		ok(w, r, http.StatusOK, "Signed in", map[string]any{"user": userViewOf(in.User), "token": in.Token,
+		OK(w, r, http.StatusOK, "Signed in", map[string]any{"user": userViewOf(in.User), "token": in.Token,
 			"expiresAt": views.Time(in.Session.ExpiresAt)})
 		return nil
 	}
-	ok(w, r, http.StatusOK, "Signed in", userViewOf(in.User))
+	OK(w, r, http.StatusOK, "Signed in", userViewOf(in.User))
 	return nil
 }
 
-func (s identityAPI) logout(w http.ResponseWriter, r *http.Request) error {
-	u := currentUser(r)
-	if err := s.svc.Identity().Logout(r.Context(), u.user.ID, u.session.ID); err != nil {
+func (s identityAPI) Logout(w http.ResponseWriter, r *http.Request) error {
+	u := CurrentUser(r)
+	if err := s.Svc.Identity().Logout(r.Context(), u.User.ID, u.Session.ID); err != nil {
 		return err
 	}
 	s.setSessionCookie(w, "", time.Time{})
-	ok(w, r, http.StatusOK, "Signed out", map[string]any{})
+	OK(w, r, http.StatusOK, "Signed out", map[string]any{})
 	return nil
 }
 
@@ -183,29 +183,29 @@ func membershipViewOf(m payment.Membership) membershipView {
 	return membershipView{m.ProjectID, m.ProjectName, string(m.Role)}
 }
 
-func (s identityAPI) me(w http.ResponseWriter, r *http.Request) error {
-	u := currentUser(r)
-	ms, err := s.svc.Checkout().Projects(r.Context(), u.user.ID)
+func (s identityAPI) Me(w http.ResponseWriter, r *http.Request) error {
+	u := CurrentUser(r)
+	ms, err := s.Svc.Checkout().Projects(r.Context(), u.User.ID)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Signed in", map[string]any{"user": userViewOf(u.user),
-		"session":  map[string]any{"id": u.session.ID, "expiresAt": views.Time(u.session.ExpiresAt)},
-		"projects": mapSlice(ms, membershipViewOf), "apiShape": s.shape})
+	OK(w, r, http.StatusOK, "Signed in", map[string]any{"user": userViewOf(u.User),
+		"session":  map[string]any{"id": u.Session.ID, "expiresAt": views.Time(u.Session.ExpiresAt)},
+		"projects": MapSlice(ms, membershipViewOf), "apiShape": s.Shape})
 	return nil
 }
 
-func (s identityAPI) changePassword(w http.ResponseWriter, r *http.Request) error {
-	u := currentUser(r)
-	obj, err := bodyOf(r, parseObject)
+func (s identityAPI) ChangePassword(w http.ResponseWriter, r *http.Request) error {
+	u := CurrentUser(r)
+	obj, err := BodyOf(r, ParseObject)
 	if err != nil {
 		return err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	proof := service.Proof{CurrentPassword: f.str("currentPassword")}
-	next, cid, cred := f.str("newPassword"), f.str("challengeId"), f.raw("credential")
-	f.done()
+	f := NewFields(obj, "", &probs)
+	proof := service.Proof{CurrentPassword: f.Str("currentPassword")}
+	next, cid, cred := f.Str("newPassword"), f.Str("challengeId"), f.Raw("credential")
+	f.Done()
 	if next == nil {
 		probs.Add("newPassword", "is required")
 	}
@@ -218,12 +218,12 @@ func (s identityAPI) changePassword(w http.ResponseWriter, r *http.Request) erro
 	if _, isObj := cred.(map[string]any); isObj {
 		proof.Credential, _ = json.Marshal(cred)
 	}
-	in, err := s.svc.Identity().ChangePassword(r.Context(), u.user.ID, proof, *next, s.client(r))
+	in, err := s.Svc.Identity().ChangePassword(r.Context(), u.User.ID, proof, *next, s.client(r))
 	if err != nil {
 		return err
 	}
 	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
-	ok(w, r, http.StatusOK, "Password changed; every other session is signed out and every application you authorized disconnected", userViewOf(in.User))
+	OK(w, r, http.StatusOK, "Password changed; every other session is signed out and every application you authorized disconnected", userViewOf(in.User))
 	return nil
 }
 
@@ -237,53 +237,53 @@ type userSessionView struct {
 	Current    bool   `json:"current"`
 }
 
-func (s identityAPI) listUserSessions(w http.ResponseWriter, r *http.Request) error {
-	u := currentUser(r)
-	list, err := s.svc.Identity().UserSessions(r.Context(), u.user.ID)
+func (s identityAPI) ListUserSessions(w http.ResponseWriter, r *http.Request) error {
+	u := CurrentUser(r)
+	list, err := s.Svc.Identity().UserSessions(r.Context(), u.User.ID)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Sessions retrieved", mapSlice(list, func(us payment.UserSession) userSessionView {
+	OK(w, r, http.StatusOK, "Sessions retrieved", MapSlice(list, func(us payment.UserSession) userSessionView {
 		return userSessionView{ID: us.ID, CreatedAt: views.Time(us.CreatedAt), LastSeenAt: views.Time(us.LastSeenAt),
-			ExpiresAt: views.Time(us.ExpiresAt), UserAgent: us.UserAgent, IP: us.IP, Current: us.ID == u.session.ID}
+			ExpiresAt: views.Time(us.ExpiresAt), UserAgent: us.UserAgent, IP: us.IP, Current: us.ID == u.Session.ID}
 	}))
 	return nil
 }
 
-func (s identityAPI) revokeUserSession(w http.ResponseWriter, r *http.Request) error {
-	u := currentUser(r)
+func (s identityAPI) RevokeUserSession(w http.ResponseWriter, r *http.Request) error {
+	u := CurrentUser(r)
 	id := r.PathValue("userSessionId")
-	if err := s.svc.Identity().RevokeUserSession(r.Context(), u.user.ID, id); err != nil {
+	if err := s.Svc.Identity().RevokeUserSession(r.Context(), u.User.ID, id); err != nil {
 		return err
 	}
-	if id == u.session.ID {
+	if id == u.Session.ID {
 		s.setSessionCookie(w, "", time.Time{})
 	}
-	ok(w, r, http.StatusOK, "Session ended", map[string]any{"id": id})
+	OK(w, r, http.StatusOK, "Session ended", map[string]any{"id": id})
 	return nil
 }
 
-func (s identityAPI) revokeOtherSessions(w http.ResponseWriter, r *http.Request) error {
-	u := currentUser(r)
-	out, err := s.svc.Identity().RevokeOtherSessions(r.Context(), u.user.ID, u.session.ID)
+func (s identityAPI) RevokeOtherSessions(w http.ResponseWriter, r *http.Request) error {
+	u := CurrentUser(r)
+	out, err := s.Svc.Identity().RevokeOtherSessions(r.Context(), u.User.ID, u.Session.ID)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Every other session ended, and every application you authorized disconnected",
+	OK(w, r, http.StatusOK, "Every other session ended, and every application you authorized disconnected",
 		map[string]any{"revoked": out.Sessions, "oauthGrantsRevoked": out.OAuthGrants})
 	return nil
 }
 
-func (s identityAPI) listMyProjects(w http.ResponseWriter, r *http.Request) error {
-	return respondList(w, r, "Projects retrieved", membershipViewOf)(s.svc.Checkout().Projects(r.Context(), currentUser(r).user.ID))
+func (s identityAPI) ListMyProjects(w http.ResponseWriter, r *http.Request) error {
+	return RespondList(w, r, "Projects retrieved", membershipViewOf)(s.Svc.Checkout().Projects(r.Context(), CurrentUser(r).User.ID))
 }
 
-func (s identityAPI) createMyProject(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"name"})
+func (s identityAPI) CreateMyProject(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"name"})
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusCreated, "Project created", views.ProjectOf)(s.svc.Checkout().CreateProjectFor(r.Context(), currentUser(r).user.ID, *in["name"]))
+	return Respond(w, r, http.StatusCreated, "Project created", views.ProjectOf)(s.Svc.Checkout().CreateProjectFor(r.Context(), CurrentUser(r).User.ID, *in["name"]))
 }
 
 type apiKeyView struct {
@@ -304,50 +304,50 @@ func apiKeyViewOf(k payment.APIKeyInfo) apiKeyView {
 		LastUsedAt: views.OptTime(k.LastUsedAt), ExpiresAt: views.OptTime(k.ExpiresAt)}
 }
 
-func (s identityAPI) listAPIKeys(w http.ResponseWriter, r *http.Request) error {
-	return respondList(w, r, "API keys retrieved", apiKeyViewOf)(s.svc.Access().APIKeys(r.Context(), principal(r), r.PathValue("projectId")))
+func (s identityAPI) ListAPIKeys(w http.ResponseWriter, r *http.Request) error {
+	return RespondList(w, r, "API keys retrieved", apiKeyViewOf)(s.Svc.Access().APIKeys(r.Context(), Principal(r), r.PathValue("projectId")))
 }
 
-func (s identityAPI) createAPIKey(w http.ResponseWriter, r *http.Request) error {
-	k, secret, err := s.svc.Access().CreateAPIKey(r.Context(), principal(r), r.PathValue("projectId"))
+func (s identityAPI) CreateAPIKey(w http.ResponseWriter, r *http.Request) error {
+	k, secret, err := s.Svc.Access().CreateAPIKey(r.Context(), Principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "API key created; its secret is shown this once", map[string]any{"apiKey": apiKeyViewOf(k), "secret": secret})
+	OK(w, r, http.StatusCreated, "API key created; its secret is shown this once", map[string]any{"apiKey": apiKeyViewOf(k), "secret": secret})
 	return nil
 }
 
-func (s identityAPI) revokeAPIKey(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.Access().RevokeAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId")); err != nil {
+func (s identityAPI) RevokeAPIKey(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Svc.Access().RevokeAPIKey(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("keyId")); err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "API key revoked", map[string]any{"id": r.PathValue("keyId")})
+	OK(w, r, http.StatusOK, "API key revoked", map[string]any{"id": r.PathValue("keyId")})
 	return nil
 }
 
-func (s identityAPI) rollAPIKey(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) RollAPIKey(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	var grace time.Duration
 	if len(strings.TrimSpace(string(body))) > 0 {
-		obj, err := parseObject(body)
+		obj, err := ParseObject(body)
 		if err != nil {
 			return err
 		}
 		var probs payment.Problems
-		f := newFields(obj, "", &probs)
-		if g := f.integer("gracePeriodSeconds"); g != nil {
+		f := NewFields(obj, "", &probs)
+		if g := f.Integer("gracePeriodSeconds"); g != nil {
 			grace = time.Duration(*g) * time.Second
 		}
-		f.done()
+		f.Done()
 		if err := probs.Err(); err != nil {
 			return err
 		}
 	}
-	k, secret, err := s.svc.Access().RollAPIKey(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("keyId"), grace)
+	k, secret, err := s.Svc.Access().RollAPIKey(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("keyId"), grace)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "API key rolled; the new secret is shown this once", map[string]any{"apiKey": apiKeyViewOf(k), "secret": secret})
+	OK(w, r, http.StatusCreated, "API key rolled; the new secret is shown this once", map[string]any{"apiKey": apiKeyViewOf(k), "secret": secret})
 	return nil
 }
 
@@ -365,18 +365,18 @@ func passkeyViewOf(p payment.Passkey) passkeyView {
 // ceremonyBody reads {challengeId, credential[, name]}: the credential is
 // the browser's PublicKeyCredential as JSON (its toJSON()).
 func ceremonyBody(body []byte, withName bool) (id, name string, credential []byte, err error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return "", "", nil, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	cid, cred := f.str("challengeId"), f.raw("credential")
+	f := NewFields(obj, "", &probs)
+	cid, cred := f.Str("challengeId"), f.Raw("credential")
 	var n *string
 	if withName {
-		n = f.str("name")
+		n = f.Str("name")
 	}
-	f.done()
+	f.Done()
 	if cid == nil {
 		probs.Add("challengeId", "is required")
 	}
@@ -396,31 +396,31 @@ func ceremonyBody(body []byte, withName bool) (id, name string, credential []byt
 	return *cid, name, credential, nil
 }
 
-func (s identityAPI) beginPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
-	id, options, err := s.svc.Identity().BeginPasskeyRegistration(r.Context(), currentUser(r).user)
+func (s identityAPI) BeginPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
+	id, options, err := s.Svc.Identity().BeginPasskeyRegistration(r.Context(), CurrentUser(r).User)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Pass publicKey to navigator.credentials.create, then post the credential with challengeId",
+	OK(w, r, http.StatusOK, "Pass publicKey to navigator.credentials.create, then post the credential with challengeId",
 		map[string]any{"challengeId": id, "publicKey": options})
 	return nil
 }
 
-func (s identityAPI) finishPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
+func (s identityAPI) FinishPasskeyRegistration(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	id, name, credential, err := ceremonyBody(body, true)
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusCreated, "Passkey added", passkeyViewOf)(s.svc.Identity().FinishPasskeyRegistration(r.Context(), currentUser(r).user, id, name, credential))
+	return Respond(w, r, http.StatusCreated, "Passkey added", passkeyViewOf)(s.Svc.Identity().FinishPasskeyRegistration(r.Context(), CurrentUser(r).User, id, name, credential))
 }
 
-func (s identityAPI) listPasskeys(w http.ResponseWriter, r *http.Request) error {
-	return respondList(w, r, "Passkeys retrieved", passkeyViewOf)(s.svc.Identity().Passkeys(r.Context(), currentUser(r).user.ID))
+func (s identityAPI) ListPasskeys(w http.ResponseWriter, r *http.Request) error {
+	return RespondList(w, r, "Passkeys retrieved", passkeyViewOf)(s.Svc.Identity().Passkeys(r.Context(), CurrentUser(r).User.ID))
 }
 
-func (s identityAPI) renamePasskey(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, nil, "name")
+func (s identityAPI) RenamePasskey(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, nil, "name")
 	if err != nil {
 		return err
 	}
@@ -428,36 +428,36 @@ func (s identityAPI) renamePasskey(w http.ResponseWriter, r *http.Request) error
 	if in["name"] != nil {
 		name = *in["name"]
 	}
-	if err := s.svc.Identity().RenamePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId"), name); err != nil {
+	if err := s.Svc.Identity().RenamePasskey(r.Context(), CurrentUser(r).User.ID, r.PathValue("passkeyId"), name); err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Passkey renamed", map[string]any{"id": r.PathValue("passkeyId"), "name": strings.TrimSpace(name)})
+	OK(w, r, http.StatusOK, "Passkey renamed", map[string]any{"id": r.PathValue("passkeyId"), "name": strings.TrimSpace(name)})
 	return nil
 }
 
-func (s identityAPI) deletePasskey(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.Identity().DeletePasskey(r.Context(), currentUser(r).user.ID, r.PathValue("passkeyId")); err != nil {
+func (s identityAPI) DeletePasskey(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Svc.Identity().DeletePasskey(r.Context(), CurrentUser(r).User.ID, r.PathValue("passkeyId")); err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Passkey deleted", map[string]any{"id": r.PathValue("passkeyId")})
+	OK(w, r, http.StatusOK, "Passkey deleted", map[string]any{"id": r.PathValue("passkeyId")})
 	return nil
 }
 
-func (s identityAPI) beginPasskeyLogin(w http.ResponseWriter, r *http.Request) error {
-	if err := s.crossOrigin(r); err != nil {
+func (s identityAPI) BeginPasskeyLogin(w http.ResponseWriter, r *http.Request) error {
+	if err := s.CrossOrigin(r); err != nil {
 		return err
 	}
-	id, options, err := s.svc.Identity().BeginPasskeyLogin(r.Context())
+	id, options, err := s.Svc.Identity().BeginPasskeyLogin(r.Context())
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Pass publicKey to navigator.credentials.get, then post the credential with challengeId",
+	OK(w, r, http.StatusOK, "Pass publicKey to navigator.credentials.get, then post the credential with challengeId",
 		map[string]any{"challengeId": id, "publicKey": options})
 	return nil
 }
 
-func (s identityAPI) passkeyLogin(w http.ResponseWriter, r *http.Request) error {
-	if err := s.crossOrigin(r); err != nil {
+func (s identityAPI) PasskeyLogin(w http.ResponseWriter, r *http.Request) error {
+	if err := s.CrossOrigin(r); err != nil {
 		return err
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -465,11 +465,11 @@ func (s identityAPI) passkeyLogin(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	in, err := s.svc.Identity().FinishPasskeyLogin(r.Context(), id, credential, s.client(r))
+	in, err := s.Svc.Identity().FinishPasskeyLogin(r.Context(), id, credential, s.client(r))
 	if err != nil {
 		return err
 	}
 	s.setSessionCookie(w, in.Token, in.Session.ExpiresAt)
-	ok(w, r, http.StatusOK, "Signed in", userViewOf(in.User))
+	OK(w, r, http.StatusOK, "Signed in", userViewOf(in.User))
 	return nil
 }

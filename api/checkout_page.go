@@ -14,7 +14,7 @@ import (
 
 // refundPage is a refund's claim link: the page where the customer gives
 // the address.
-func (s checkoutAPI) refundPage(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) RefundPage(w http.ResponseWriter, r *http.Request) error {
 	if !payment.ValidSessionToken(r.PathValue("claimToken")) {
 		return payment.NotFound("Refund")
 	}
@@ -22,7 +22,7 @@ func (s checkoutAPI) refundPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s checkoutAPI) checkoutPage(w http.ResponseWriter, r *http.Request) error {
+func (s checkoutAPI) CheckoutPage(w http.ResponseWriter, r *http.Request) error {
 	if !payment.ValidSessionToken(r.PathValue("sessionToken")) {
 		return payment.NotFound("Checkout session")
 	}
@@ -32,8 +32,8 @@ func (s checkoutAPI) checkoutPage(w http.ResponseWriter, r *http.Request) error 
 
 // checkoutQR renders the payment request (EIP-681, or BIP21 for bitcoin) of one of the session's
 // options as a QR code a wallet scans.
-func (s checkoutAPI) checkoutQR(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.Checkout().SessionByToken(r.Context(), r.PathValue("sessionToken"))
+func (s checkoutAPI) CheckoutQR(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.Svc.Checkout().SessionByToken(r.Context(), r.PathValue("sessionToken"))
 	if err != nil {
 		return err
 	}

@@ -60,8 +60,8 @@ func clientKey(r *http.Request, trusted []netip.Prefix) string {
 // clientAddress is the address of the client that sent r, behind the
 // trusted proxies, whole: for the audit log and the idempotency scopes of
 // public routes, where one IPv6 /64 is several callers.
-func (s *Edge) clientAddress(r *http.Request) string {
-	if addr, ok := clientAddr(r, s.proxies); ok {
+func (s *Edge) ClientAddress(r *http.Request) string {
+	if addr, ok := clientAddr(r, s.Proxies); ok {
 		return addr.String()
 	}
 	return r.RemoteAddr

@@ -68,15 +68,15 @@ func TestClientKey(t *testing.T) {
 			if c.trusted != nil {
 				trusted = c.trusted
 			}
-			s := &Edge{proxies: trusted}
-			if got := s.clientIP(r); got != c.want {
+			s := &Edge{Proxies: trusted}
+			if got := s.ClientIP(r); got != c.want {
 				t.Errorf("clientIP = %q, want %q", got, c.want)
 			}
 			want := c.want
 			if c.addr != "" {
 				want = c.addr
 			}
-			if got := s.clientAddress(r); got != want {
+			if got := s.ClientAddress(r); got != want {
 				t.Errorf("clientAddress = %q, want %q", got, want)
 			}
 		})

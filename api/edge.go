@@ -13,13 +13,13 @@ import (
 // Edge is what the handlers of every area share of the server: the
 // service, the deployment's settings and the rate limiters.
 type Edge struct {
-	svc         *service.Service
+	Svc         *service.Service
 	CheckoutURL string
-	limiters    map[Tier]limiter.Store
-	proxies     []netip.Prefix // Config.TrustedProxies
+	Limiters    map[Tier]limiter.Store
+	Proxies     []netip.Prefix // Config.TrustedProxies
 	// cop refuses cross-origin state changes made with the session cookie.
-	cop            *http.CrossOriginProtection
-	signupDisabled bool
-	shape          Shape
-	reauthWindow   time.Duration // Config.ReauthWindow
+	CrossOriginProtection            *http.CrossOriginProtection
+	SignupDisabled bool
+	Shape          Shape
+	ReauthWindow   time.Duration // Config.ReauthWindow
 }

@@ -13,79 +13,79 @@ func webhookView(e service.Endpoint) views.Webhook {
 	return views.WebhookOf(e.WebhookEndpoint, e.Secret)
 }
 
-func (s webhooksAPI) createWebhook(w http.ResponseWriter, r *http.Request) error {
-	in, err := bodyOf(r, decodeWebhookInput)
+func (s webhooksAPI) CreateWebhook(w http.ResponseWriter, r *http.Request) error {
+	in, err := BodyOf(r, decodeWebhookInput)
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusCreated, "Webhook endpoint created; store its secret now, it is shown once", webhookView)(s.svc.Webhooks().CreateWebhook(r.Context(), principal(r), r.PathValue("projectId"), in))
+	return Respond(w, r, http.StatusCreated, "Webhook endpoint created; store its secret now, it is shown once", webhookView)(s.Svc.Webhooks().CreateWebhook(r.Context(), Principal(r), r.PathValue("projectId"), in))
 }
 
-func (s webhooksAPI) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	q, err := parseListQuery(r.URL.Query(), []string{payment.WebhookEnabled, payment.WebhookDisabled})
+func (s webhooksAPI) ListWebhooks(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParseListQuery(r.URL.Query(), []string{payment.WebhookEnabled, payment.WebhookDisabled})
 	if err != nil {
 		return err
 	}
-	return respondPage(w, r, "Webhook endpoints retrieved", q, webhookView)(s.svc.Webhooks().ListWebhooks(r.Context(), principal(r), r.PathValue("projectId"), q))
+	return RespondPage(w, r, "Webhook endpoints retrieved", q, webhookView)(s.Svc.Webhooks().ListWebhooks(r.Context(), Principal(r), r.PathValue("projectId"), q))
 }
 
-func (s webhooksAPI) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Webhook endpoint retrieved", webhookView)(s.svc.Webhooks().GetWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")))
+func (s webhooksAPI) GetWebhook(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Webhook endpoint retrieved", webhookView)(s.Svc.Webhooks().GetWebhook(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("webhookId")))
 }
 
-func (s webhooksAPI) updateWebhook(w http.ResponseWriter, r *http.Request) error {
-	in, err := bodyOf(r, decodeWebhookInput)
+func (s webhooksAPI) UpdateWebhook(w http.ResponseWriter, r *http.Request) error {
+	in, err := BodyOf(r, decodeWebhookInput)
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusOK, "Webhook endpoint updated", webhookView)(s.svc.Webhooks().UpdateWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in))
+	return Respond(w, r, http.StatusOK, "Webhook endpoint updated", webhookView)(s.Svc.Webhooks().UpdateWebhook(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), in))
 }
 
-func (s webhooksAPI) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.Webhooks().DeleteWebhook(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")); err != nil {
+func (s webhooksAPI) DeleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Svc.Webhooks().DeleteWebhook(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("webhookId")); err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Webhook endpoint deleted", map[string]string{"id": r.PathValue("webhookId")})
+	OK(w, r, http.StatusOK, "Webhook endpoint deleted", map[string]string{"id": r.PathValue("webhookId")})
 	return nil
 }
 
-func (s webhooksAPI) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	ep, err := s.svc.Webhooks().RotateWebhookSecret(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
+func (s webhooksAPI) RotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	ep, err := s.Svc.Webhooks().RotateWebhookSecret(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("webhookId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, fmt.Sprintf("Secret rotated; the previous secret keeps signing for %s", service.SecretOverlap), webhookView(ep))
+	OK(w, r, http.StatusOK, fmt.Sprintf("Secret rotated; the previous secret keeps signing for %s", service.SecretOverlap), webhookView(ep))
 	return nil
 }
 
 func (s webhooksAPI) eventView(ev payment.Event) views.Event {
-	return views.ShapedEventOf(s.shape, ev)
+	return views.ShapedEventOf(s.Shape, ev)
 }
 
-func (s webhooksAPI) sendTestEvent(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusAccepted, "Test event sent", s.eventView)(s.svc.Webhooks().SendTestEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId")))
+func (s webhooksAPI) SendTestEvent(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusAccepted, "Test event sent", s.eventView)(s.Svc.Webhooks().SendTestEvent(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("webhookId")))
 }
 
 // listEvents lists events newest first by page, or, with since or after,
 // reads them as a feed: oldest first, by cursor (meta.nextCursor).
-func (s webhooksAPI) listEvents(w http.ResponseWriter, r *http.Request) error {
-	q, feed, err := parseEventsQuery(r.URL.Query(), append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
+func (s webhooksAPI) ListEvents(w http.ResponseWriter, r *http.Request) error {
+	q, feed, err := ParseEventsQuery(r.URL.Query(), append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
 	if err != nil {
 		return err
 	}
 	if feed {
-		page, err := s.svc.Webhooks().FeedEvents(r.Context(), principal(r), r.PathValue("projectId"), q)
+		page, err := s.Svc.Webhooks().FeedEvents(r.Context(), Principal(r), r.PathValue("projectId"), q)
 		if err != nil {
 			return err
 		}
-		okFeed(w, r, "Events retrieved", mapSlice(page.Events, s.eventView), q, page)
+		OKFeed(w, r, "Events retrieved", MapSlice(page.Events, s.eventView), q, page)
 		return nil
 	}
-	return respondPage(w, r, "Events retrieved", q.ListQuery, s.eventView)(s.svc.Webhooks().ListEvents(r.Context(), principal(r), r.PathValue("projectId"), q.ListQuery))
+	return RespondPage(w, r, "Events retrieved", q.ListQuery, s.eventView)(s.Svc.Webhooks().ListEvents(r.Context(), Principal(r), r.PathValue("projectId"), q.ListQuery))
 }
 
-func (s webhooksAPI) getEvent(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Event retrieved", s.eventView)(s.svc.Webhooks().GetEvent(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId")))
+func (s webhooksAPI) GetEvent(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Event retrieved", s.eventView)(s.Svc.Webhooks().GetEvent(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("eventId")))
 }
 
 type deliveryView struct {
@@ -121,40 +121,40 @@ func viewDelivery(d payment.Delivery) deliveryView {
 	return v
 }
 
-func (s webhooksAPI) listDeliveries(w http.ResponseWriter, r *http.Request) error {
-	q, err := parseListQuery(r.URL.Query(), payment.DeliveryStatuses)
+func (s webhooksAPI) ListDeliveries(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {
 		return err
 	}
-	return respondPage(w, r, "Deliveries retrieved", q, viewDelivery)(s.svc.Webhooks().ListDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q))
+	return RespondPage(w, r, "Deliveries retrieved", q, viewDelivery)(s.Svc.Webhooks().ListDeliveries(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q))
 }
 
 // listEventDeliveries lists an event's deliveries to every endpoint.
-func (s webhooksAPI) listEventDeliveries(w http.ResponseWriter, r *http.Request) error {
-	q, err := parseListQuery(r.URL.Query(), payment.DeliveryStatuses)
+func (s webhooksAPI) ListEventDeliveries(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {
 		return err
 	}
-	return respondPage(w, r, "Deliveries retrieved", q, viewDelivery)(s.svc.Webhooks().ListEventDeliveries(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("eventId"), q))
+	return RespondPage(w, r, "Deliveries retrieved", q, viewDelivery)(s.Svc.Webhooks().ListEventDeliveries(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("eventId"), q))
 }
 
-func (s webhooksAPI) redeliver(w http.ResponseWriter, r *http.Request) error {
-	rd, err := s.svc.Webhooks().Redeliver(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
+func (s webhooksAPI) Redeliver(w http.ResponseWriter, r *http.Request) error {
+	rd, err := s.Svc.Webhooks().Redeliver(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), r.PathValue("deliveryId"))
 	if err != nil {
 		return err
 	}
 	a := rd.Attempt
 	switch {
 	case a == nil:
-		ok(w, r, http.StatusAccepted, "Redelivery started; its attempt is under way or due on the delivery's schedule", viewDelivery(rd.Delivery))
+		OK(w, r, http.StatusAccepted, "Redelivery started; its attempt is under way or due on the delivery's schedule", viewDelivery(rd.Delivery))
 	case a.Delivered:
-		ok(w, r, http.StatusOK, fmt.Sprintf("Delivered now (attempt %d)", a.Attempt), viewDelivery(rd.Delivery))
+		OK(w, r, http.StatusOK, fmt.Sprintf("Delivered now (attempt %d)", a.Attempt), viewDelivery(rd.Delivery))
 	case a.Stop:
-		ok(w, r, http.StatusOK, fmt.Sprintf("Not delivered (attempt %d): the endpoint is disabled, deleted or answered 410", a.Attempt), viewDelivery(rd.Delivery))
+		OK(w, r, http.StatusOK, fmt.Sprintf("Not delivered (attempt %d): the endpoint is disabled, deleted or answered 410", a.Attempt), viewDelivery(rd.Delivery))
 	case a.NextAttempt != nil:
-		ok(w, r, http.StatusOK, fmt.Sprintf("Attempt %d failed (%s); the next attempt is at %s", a.Attempt, answer(a.StatusCode), views.Time(*a.NextAttempt)), viewDelivery(rd.Delivery))
+		OK(w, r, http.StatusOK, fmt.Sprintf("Attempt %d failed (%s); the next attempt is at %s", a.Attempt, answer(a.StatusCode), views.Time(*a.NextAttempt)), viewDelivery(rd.Delivery))
 	default:
-		ok(w, r, http.StatusOK, fmt.Sprintf("Attempt %d failed (%s); it was the last of the schedule", a.Attempt, answer(a.StatusCode)), viewDelivery(rd.Delivery))
+		OK(w, r, http.StatusOK, fmt.Sprintf("Attempt %d failed (%s); it was the last of the schedule", a.Attempt, answer(a.StatusCode)), viewDelivery(rd.Delivery))
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ type pagination struct {
 	HasPreviousPage bool `json:"hasPreviousPage"`
 }
 
-func newPagination(q payment.ListQuery, total int) *pagination {
+func NewPagination(q payment.ListQuery, total int) *pagination {
 	pages := (total + q.Limit - 1) / q.Limit
 	return &pagination{Page: q.Page, Limit: q.Limit, Total: total, TotalPages: pages,
 		HasNextPage: q.Page < pages, HasPreviousPage: q.Page > 1}
@@ -57,44 +57,44 @@ type errorBody struct {
 type ctxKey int
 
 const (
-	requestIDKey ctxKey = iota
-	principalKey
+	RequestIDKey ctxKey = iota
+	PrincipalKey
 )
 
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(RequestIDKey).(string)
 	return id
 }
 
 func newMeta(r *http.Request) meta {
-	return meta{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), RequestID: requestID(r.Context()), Path: r.URL.Path}
+	return meta{Timestamp: time.Now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(r.Context()), Path: r.URL.Path}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
 // ok writes a success envelope.
-func ok(w http.ResponseWriter, r *http.Request, status int, message string, data any) {
-	writeJSON(w, status, envelope{Success: true, StatusCode: status, Message: message, Data: data, Meta: newMeta(r)})
+func OK(w http.ResponseWriter, r *http.Request, status int, message string, data any) {
+	WriteJSON(w, status, envelope{Success: true, StatusCode: status, Message: message, Data: data, Meta: newMeta(r)})
 }
 
 // okList writes a success envelope with a page of items.
-func okList[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.ListQuery, total int) {
+func OKList[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.ListQuery, total int) {
 	m := newMeta(r)
-	m.Pagination = newPagination(q, total)
+	m.Pagination = NewPagination(q, total)
 	if items == nil {
 		items = []T{}
 	}
-	writeJSON(w, http.StatusOK, envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
+	WriteJSON(w, http.StatusOK, envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
 }
 
 // okFeed writes a success envelope with a page of the events feed: its
 // pagination counts from this page (page 1 of the events left), and
 // nextCursor goes on from it.
-func okFeed[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.FeedQuery, page payment.EventFeedPage) {
+func OKFeed[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.FeedQuery, page payment.EventFeedPage) {
 	m := newMeta(r)
 	m.Pagination = &pagination{Page: 1, Limit: q.Limit, Total: page.Remaining, TotalPages: (page.Remaining + q.Limit - 1) / q.Limit,
 		HasNextPage: page.HasMore, HasPreviousPage: q.After != nil}
@@ -102,29 +102,29 @@ func okFeed[T any](w http.ResponseWriter, r *http.Request, message string, items
 	if items == nil {
 		items = []T{}
 	}
-	writeJSON(w, http.StatusOK, envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
+	WriteJSON(w, http.StatusOK, envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
 }
 
 // fail writes an error envelope with an explicit status and code.
-func fail(w http.ResponseWriter, r *http.Request, status int, code, message string, details []payment.FieldError) {
+func Fail(w http.ResponseWriter, r *http.Request, status int, code, message string, details []payment.FieldError) {
 	if details == nil {
 		details = []payment.FieldError{}
 	}
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		// Every 503 says when to come back, as a 429 does.
-		w.Header().Set("Retry-After", retryAfterUnavailable)
+		w.Header().Set("Retry-After", RetryAfterUnavailable)
 	}
-	writeJSON(w, status, envelope{StatusCode: status, Message: message,
+	WriteJSON(w, status, envelope{StatusCode: status, Message: message,
 		Error: &errorBody{Code: code, Message: message, Details: details}, Meta: newMeta(r)})
 }
 
 // failErr turns an error into its HTTP status and error envelope (a body
 // that is not JSON at all is a 400). This is
 // the one place where error kinds become HTTP statuses.
-func failErr(w http.ResponseWriter, r *http.Request, err error) {
-	var malformed errMalformed
+func FailErr(w http.ResponseWriter, r *http.Request, err error) {
+	var malformed Malformed
 	if errors.As(err, &malformed) {
-		fail(w, r, http.StatusBadRequest, "BAD_REQUEST", malformed.msg, nil)
+		Fail(w, r, http.StatusBadRequest, "BAD_REQUEST", malformed.Msg, nil)
 		return
 	}
 	var e *payment.Error
@@ -133,19 +133,19 @@ func failErr(w http.ResponseWriter, r *http.Request, err error) {
 			// The database or Temporal is out of reach or overloaded (a
 			// restart, a failover, its limits): nothing is wrong with the
 			// request, which the client may send again.
-			slog.WarnContext(r.Context(), "request failed: a service is unavailable", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
-			fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "The service is unavailable for a moment; retry after "+retryAfterUnavailable+" s", nil)
+			slog.WarnContext(r.Context(), "request failed: a service is unavailable", "err", err, "path", r.URL.Path, "requestId", RequestID(r.Context()))
+			Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "The service is unavailable for a moment; retry after "+RetryAfterUnavailable+" s", nil)
 			return
 		}
-		slog.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
-		fail(w, r, http.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error", nil)
+		slog.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "requestId", RequestID(r.Context()))
+		Fail(w, r, http.StatusInternalServerError, "INTERNAL_ERROR", "Internal server error", nil)
 		return
 	}
 	status, code := statusOf(e.Kind)
 	if status >= 500 {
-		slog.WarnContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "requestId", requestID(r.Context()))
+		slog.WarnContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "requestId", RequestID(r.Context()))
 	}
-	fail(w, r, status, code, e.Message, e.Details)
+	Fail(w, r, status, code, e.Message, e.Details)
 }
 
 func statusOf(k payment.Kind) (int, string) {

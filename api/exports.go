@@ -17,7 +17,7 @@ import (
 
 // wantsCSV tells whether a list request asks for its CSV export
 // (Accept: text/csv).
-func wantsCSV(r *http.Request) bool {
+func WantsCSV(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
 		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/csv" {
 			return true
@@ -29,7 +29,7 @@ func wantsCSV(r *http.Request) bool {
 // csvExport starts a CSV download of a list: not paginated (page and
 // limit are refused), every row the filters keep, written as the
 // database returns them.
-func csvExport(w http.ResponseWriter, r *http.Request, name string, header []string) (*csv.Writer, error) {
+func CSVExport(w http.ResponseWriter, r *http.Request, name string, header []string) (*csv.Writer, error) {
 	var probs payment.Problems
 	for _, k := range []string{"page", "limit"} {
 		if r.URL.Query().Has(k) {
@@ -40,7 +40,7 @@ func csvExport(w http.ResponseWriter, r *http.Request, name string, header []str
 		return nil, err
 	}
 	env := "sandbox"
-	if principal(r).IsLive {
+	if Principal(r).IsLive {
 		env = "live"
 	}
 	h := w.Header()
@@ -54,7 +54,7 @@ func csvExport(w http.ResponseWriter, r *http.Request, name string, header []str
 
 // flushEvery sends the rows written so far every 500 rows, so that a long
 // export streams instead of filling a buffer.
-func flushEvery(w http.ResponseWriter, cw *csv.Writer, row *int) error {
+func FlushEvery(w http.ResponseWriter, cw *csv.Writer, row *int) error {
 	*row++
 	if *row%500 != 0 {
 		return nil
@@ -69,7 +69,7 @@ func flushEvery(w http.ResponseWriter, cw *csv.Writer, row *int) error {
 // endExport finishes a stream. A refusal before any row (the project is
 // not the caller's) is still an envelope; an error after the first bytes
 // cannot be one any more, so the download is cut short (and logged).
-func endExport(w http.ResponseWriter, r *http.Request, cw *csv.Writer, rows int, err error) error {
+func EndExport(w http.ResponseWriter, r *http.Request, cw *csv.Writer, rows int, err error) error {
 	if rows == 0 && err != nil && payment.KindOf(err) != payment.KindInternal {
 		w.Header().Del("Content-Disposition")
 		return err
@@ -88,14 +88,14 @@ func endExport(w http.ResponseWriter, r *http.Request, cw *csv.Writer, rows int,
 // text guards a free-text value against spreadsheet formula injection
 // (OWASP): a value a spreadsheet would evaluate is prefixed with an
 // apostrophe.
-func text(s string) string {
+func Text(s string) string {
 	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return "'" + s
 	}
 	return s
 }
 
-func optTime(t *time.Time) string {
+func OptTime(t *time.Time) string {
 	if t == nil {
 		return ""
 	}
@@ -107,45 +107,45 @@ var txColumns = []string{"id", "created_at", "confirmed_at", "finalized_at", "fa
 	"to_address", "checkout_session_id", "payment_plan_id", "unexpected", "assigned_session_id", "workflow_id"}
 
 func (s paymentsAPI) exportTransactions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
-	cw, err := csvExport(w, r, "transactions", txColumns)
+	cw, err := CSVExport(w, r, "transactions", txColumns)
 	if err != nil {
 		return err
 	}
 	n := 0
-	err = s.svc.Payments().ExportTransactions(r.Context(), principal(r), r.PathValue("projectId"), q, func(t payment.Transaction) error {
+	err = s.Svc.Payments().ExportTransactions(r.Context(), Principal(r), r.PathValue("projectId"), q, func(t payment.Transaction) error {
 		logIndex := ""
 		if t.LogIndex >= 0 {
 			logIndex = strconv.Itoa(t.LogIndex)
 		}
-		if err := cw.Write([]string{t.ID, views.Time(t.CreatedAt), optTime(t.ConfirmedAt), optTime(t.FinalizedAt), optTime(t.FailedAt),
-			s.txStatus(string(t.Status)), t.Network, strconv.FormatInt(t.ChainID, 10), text(t.Symbol), t.AssetDefinitionID, t.Amount,
+		if err := cw.Write([]string{t.ID, views.Time(t.CreatedAt), OptTime(t.ConfirmedAt), OptTime(t.FinalizedAt), OptTime(t.FailedAt),
+			s.TxStatus(string(t.Status)), t.Network, strconv.FormatInt(t.ChainID, 10), Text(t.Symbol), t.AssetDefinitionID, t.Amount,
 			t.AmountBaseUnits, payment.FormatUSD(t.AmountUSD), t.TxHash, logIndex, t.FromAddress, t.ToAddress, t.CheckoutSessionID,
 			t.PaymentPlanID, strconv.FormatBool(t.Unexpected), t.AssignedSessionID,
 			workflows.TransactionWorkflowID(t.ChainID, t.TxHash)}); err != nil {
 			return err
 		}
-		return flushEvery(w, cw, &n)
+		return FlushEvery(w, cw, &n)
 	})
-	return endExport(w, r, cw, n, err)
+	return EndExport(w, r, cw, n, err)
 }
 
 var sessionColumns = []string{"id", "created_at", "expires_at", "completed_at", "status", "payment_plan_id", "amount_usd",
 	"amount_paid_usd", "paid", "exception", "resolution", "deposit_address", "email", "metadata", "workflow_id"}
 
 func (s checkoutAPI) exportSessions(w http.ResponseWriter, r *http.Request, q payment.ListQuery) error {
-	cw, err := csvExport(w, r, "checkout-sessions", sessionColumns)
+	cw, err := CSVExport(w, r, "checkout-sessions", sessionColumns)
 	if err != nil {
 		return err
 	}
 	n := 0
-	err = s.svc.Payments().ExportSessions(r.Context(), principal(r), r.PathValue("projectId"), q, func(cs payment.Session, paid string) error {
-		if err := cw.Write([]string{cs.ID, views.Time(cs.CreatedAt), views.Time(cs.ExpiresAt), optTime(cs.CompletedAt),
-			string(cs.Status), cs.PaymentPlanID, payment.FormatUSD(cs.AmountUSD), payment.FormatUSD(cs.AmountPaidUSD), text(paid),
-			cs.Exception, string(cs.Resolution), cs.DepositAddress, text(cs.Email), text(string(cs.Metadata)),
+	err = s.Svc.Payments().ExportSessions(r.Context(), Principal(r), r.PathValue("projectId"), q, func(cs payment.Session, paid string) error {
+		if err := cw.Write([]string{cs.ID, views.Time(cs.CreatedAt), views.Time(cs.ExpiresAt), OptTime(cs.CompletedAt),
+			string(cs.Status), cs.PaymentPlanID, payment.FormatUSD(cs.AmountUSD), payment.FormatUSD(cs.AmountPaidUSD), Text(paid),
+			cs.Exception, string(cs.Resolution), cs.DepositAddress, Text(cs.Email), Text(string(cs.Metadata)),
 			workflows.CheckoutSessionWorkflowID(cs.ID)}); err != nil {
 			return err
 		}
-		return flushEvery(w, cw, &n)
+		return FlushEvery(w, cw, &n)
 	})
-	return endExport(w, r, cw, n, err)
+	return EndExport(w, r, cw, n, err)
 }

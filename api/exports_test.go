@@ -15,7 +15,7 @@ func TestExportedTextIsNeverAFormula(t *testing.T) {
 		`{"orderId":"=1"}`:         `{"orderId":"=1"}`,
 		"":                         "",
 	} {
-		if got := text(in); got != want {
+		if got := Text(in); got != want {
 			t.Errorf("text(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -27,7 +27,7 @@ func checkClientError(t *testing.T, err error) {
 	if err == nil {
 		return
 	}
-	var m errMalformed
+	var m Malformed
 	if errors.As(err, &m) {
 		return
 	}
@@ -169,7 +169,7 @@ func FuzzDecodeAssignment(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		id, err := decodeString(body, "checkoutSessionId")
+		id, err := DecodeString(body, "checkoutSessionId")
 		checkClientError(t, err)
 		if err != nil && id != "" {
 			t.Fatalf("a refused body read as %q", id)
@@ -195,7 +195,7 @@ func FuzzDecodeAccountBodies(f *testing.F) {
 		if err == nil && (email == "" && !strings.Contains(string(body), `"email":""`) || password == "" && !strings.Contains(string(body), `"password":""`)) {
 			t.Fatalf("credentials %q %q decoded from %q", email, password, body)
 		}
-		fields, err := bodyFields(body, []string{"role"}, "name")
+		fields, err := BodyFields(body, []string{"role"}, "name")
 		checkClientError(t, err)
 		if err == nil && fields["role"] == nil {
 			t.Fatalf("a required field missing was accepted: %q", body)

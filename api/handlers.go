@@ -14,9 +14,9 @@ import (
 )
 
 var (
-	txStatuses      = statusStrings(payment.TransactionStatuses)
-	sessionStatuses = statusStrings(payment.SessionStatuses)
-	planStatuses    = statusStrings(payment.PlanStatuses)
+	TxStatuses      = statusStrings(payment.TransactionStatuses)
+	SessionStatuses = statusStrings(payment.SessionStatuses)
+	PlanStatuses    = statusStrings(payment.PlanStatuses)
 )
 
 func statusStrings[S ~string](list []S) []string {
@@ -30,10 +30,10 @@ func statusStrings[S ~string](list []S) []string {
 // decodeErr answers a body that is not JSON at all with a 400 itself and
 // returns any other error; failErr answers the same 400 for such an error
 // a handler returns, which respond's handlers do.
-func decodeErr(w http.ResponseWriter, r *http.Request, err error) error {
-	var m errMalformed
+func DecodeErr(w http.ResponseWriter, r *http.Request, err error) error {
+	var m Malformed
 	if errors.As(err, &m) {
-		fail(w, r, http.StatusBadRequest, "BAD_REQUEST", m.msg, nil)
+		Fail(w, r, http.StatusBadRequest, "BAD_REQUEST", m.Msg, nil)
 		return nil
 	}
 	return err
@@ -43,16 +43,16 @@ func decodeErr(w http.ResponseWriter, r *http.Request, err error) error {
 // test, redeliver): it takes no input, so its body must be empty or an
 // empty JSON object; anything else is refused as any body with unknown
 // fields is, not ignored.
-func action(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+func Action(h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, _ := io.ReadAll(r.Body)
 		if len(bytes.TrimSpace(body)) > 0 {
-			obj, err := parseObject(body)
+			obj, err := ParseObject(body)
 			if err != nil {
 				return err
 			}
 			var probs payment.Problems
-			newFields(obj, "", &probs).done()
+			NewFields(obj, "", &probs).Done()
 			if err := probs.Err(); err != nil {
 				return err
 			}
@@ -61,105 +61,105 @@ func action(h func(http.ResponseWriter, *http.Request) error) func(http.Response
 	}
 }
 
-func (s checkoutAPI) listAssets(w http.ResponseWriter, r *http.Request) error {
-	assets := s.svc.Assets()
+func (s checkoutAPI) ListAssets(w http.ResponseWriter, r *http.Request) error {
+	assets := s.Svc.Assets()
 	if assets == nil {
 		assets = []payment.Asset{}
 	}
-	ok(w, r, http.StatusOK, "Assets retrieved", assets)
+	OK(w, r, http.StatusOK, "Assets retrieved", assets)
 	return nil
 }
 
-func (s checkoutAPI) getProject(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Project retrieved", views.ProjectOf)(s.svc.Checkout().GetProject(r.Context(), principal(r), r.PathValue("projectId")))
+func (s checkoutAPI) GetProject(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Project retrieved", views.ProjectOf)(s.Svc.Checkout().GetProject(r.Context(), Principal(r), r.PathValue("projectId")))
 }
 
-func (s checkoutAPI) createPlan(w http.ResponseWriter, r *http.Request) error {
-	in, err := bodyOf(r, s.planInput)
+func (s checkoutAPI) CreatePlan(w http.ResponseWriter, r *http.Request) error {
+	in, err := BodyOf(r, s.planInput)
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusCreated, "Payment plan created", views.PlanOf)(s.svc.Checkout().CreatePlan(r.Context(), principal(r), r.PathValue("projectId"), in))
+	return Respond(w, r, http.StatusCreated, "Payment plan created", views.PlanOf)(s.Svc.Checkout().CreatePlan(r.Context(), Principal(r), r.PathValue("projectId"), in))
 }
 
-func (s checkoutAPI) listPlans(w http.ResponseWriter, r *http.Request) error {
-	q, err := parseListQuery(r.URL.Query(), planStatuses)
+func (s checkoutAPI) ListPlans(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParseListQuery(r.URL.Query(), PlanStatuses)
 	if err != nil {
 		return err
 	}
-	return respondPage(w, r, "Payment plans retrieved", q, views.PlanOf)(s.svc.Checkout().ListPlans(r.Context(), principal(r), r.PathValue("projectId"), q))
+	return RespondPage(w, r, "Payment plans retrieved", q, views.PlanOf)(s.Svc.Checkout().ListPlans(r.Context(), Principal(r), r.PathValue("projectId"), q))
 }
 
-func (s checkoutAPI) getPlan(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Payment plan retrieved", views.PlanOf)(s.svc.Checkout().GetPlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId")))
+func (s checkoutAPI) GetPlan(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Payment plan retrieved", views.PlanOf)(s.Svc.Checkout().GetPlan(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("planId")))
 }
 
-func (s checkoutAPI) updatePlan(w http.ResponseWriter, r *http.Request) error {
-	in, err := bodyOf(r, s.planInput)
+func (s checkoutAPI) UpdatePlan(w http.ResponseWriter, r *http.Request) error {
+	in, err := BodyOf(r, s.planInput)
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusOK, "Payment plan updated", views.PlanOf)(s.svc.Checkout().UpdatePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId"), in))
+	return Respond(w, r, http.StatusOK, "Payment plan updated", views.PlanOf)(s.Svc.Checkout().UpdatePlan(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("planId"), in))
 }
 
-func (s checkoutAPI) archivePlan(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Payment plan archived", views.PlanOf)(s.svc.Checkout().ArchivePlan(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("planId")))
+func (s checkoutAPI) ArchivePlan(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Payment plan archived", views.PlanOf)(s.Svc.Checkout().ArchivePlan(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("planId")))
 }
 
-func (s checkoutAPI) cancelSession(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Checkout session canceled", s.sessionJSON)(s.svc.Checkout().CancelSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId")))
+func (s checkoutAPI) CancelSession(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Checkout session canceled", s.SessionJSON)(s.Svc.Checkout().CancelSession(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("sessionId")))
 }
 
-func (s paymentsAPI) resolveSession(w http.ResponseWriter, r *http.Request) error {
-	res, err := bodyOf(r, decodeResolution)
+func (s paymentsAPI) ResolveSession(w http.ResponseWriter, r *http.Request) error {
+	res, err := BodyOf(r, decodeResolution)
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusOK, "Checkout session's exception resolved", s.sessionJSON)(s.svc.Checkout().ResolveSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId"), res))
+	return Respond(w, r, http.StatusOK, "Checkout session's exception resolved", s.SessionJSON)(s.Svc.Checkout().ResolveSession(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("sessionId"), res))
 }
 
-func (s paymentsAPI) assignTransaction(w http.ResponseWriter, r *http.Request) error {
-	sessionID, err := bodyOf(r, func(body []byte) (string, error) { return decodeString(body, "checkoutSessionId") })
+func (s paymentsAPI) AssignTransaction(w http.ResponseWriter, r *http.Request) error {
+	sessionID, err := BodyOf(r, func(body []byte) (string, error) { return DecodeString(body, "checkoutSessionId") })
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusOK, "Transaction assigned", s.txJSON)(s.svc.Payments().AssignTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId"), sessionID))
+	return Respond(w, r, http.StatusOK, "Transaction assigned", s.TxJSON)(s.Svc.Payments().AssignTransaction(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("transactionId"), sessionID))
 }
 
-func (s paymentsAPI) listTransactions(w http.ResponseWriter, r *http.Request) error {
-	q, err := s.transactionQuery(r)
+func (s paymentsAPI) ListTransactions(w http.ResponseWriter, r *http.Request) error {
+	q, err := s.TransactionQuery(r)
 	if err != nil {
 		return err
 	}
-	if wantsCSV(r) {
+	if WantsCSV(r) {
 		return s.exportTransactions(w, r, q)
 	}
-	return respondPage(w, r, "Transactions retrieved", q, s.txJSON)(s.svc.Payments().ListTransactions(r.Context(), principal(r), r.PathValue("projectId"), q))
+	return RespondPage(w, r, "Transactions retrieved", q, s.TxJSON)(s.Svc.Payments().ListTransactions(r.Context(), Principal(r), r.PathValue("projectId"), q))
 }
 
-func (s paymentsAPI) getTransaction(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Transaction retrieved", s.txJSON)(s.svc.Payments().GetTransaction(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("transactionId")))
+func (s paymentsAPI) GetTransaction(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Transaction retrieved", s.TxJSON)(s.Svc.Payments().GetTransaction(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("transactionId")))
 }
 
-func (s checkoutAPI) createSession(w http.ResponseWriter, r *http.Request) error {
-	in, err := bodyOf(r, decodeSessionInput)
+func (s checkoutAPI) CreateSession(w http.ResponseWriter, r *http.Request) error {
+	in, err := BodyOf(r, decodeSessionInput)
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusCreated, "Checkout session created", s.sessionJSON)(s.svc.Checkout().CreateSession(r.Context(), callerKey(r.Context()), in))
+	return Respond(w, r, http.StatusCreated, "Checkout session created", s.SessionJSON)(s.Svc.Checkout().CreateSession(r.Context(), CallerKey(r.Context()), in))
 }
 
-func (s checkoutAPI) getSessionByToken(w http.ResponseWriter, r *http.Request) error {
-	if s.shape == ShapeSecond && strings.HasPrefix(r.PathValue("sessionToken"), payment.PrefixSession) {
+func (s checkoutAPI) GetSessionByToken(w http.ResponseWriter, r *http.Request) error {
+	if s.Shape == ShapeSecond && strings.HasPrefix(r.PathValue("sessionToken"), payment.PrefixSession) {
 		return s.getSessionByID(w, r)
 	}
-	v, err := s.svc.Checkout().SessionByToken(r.Context(), r.PathValue("sessionToken"))
+	v, err := s.Svc.Checkout().SessionByToken(r.Context(), r.PathValue("sessionToken"))
 	if err != nil {
 		return err
 	}
-	pub := s.publicSessionView(v)
-	s.shapeSummaries(pub.Transactions)
-	ok(w, r, http.StatusOK, "Checkout session retrieved", pub)
+	pub := s.PublicSessionView(v)
+	s.ShapeSummaries(pub.Transactions)
+	OK(w, r, http.StatusOK, "Checkout session retrieved", pub)
 	return nil
 }
 
@@ -171,58 +171,58 @@ func (s checkoutAPI) getSessionByID(w http.ResponseWriter, r *http.Request) erro
 	id := r.PathValue("sessionToken")
 	var v service.SessionView
 	var err error
-	switch p := callerKey(r.Context()); {
+	switch p := CallerKey(r.Context()); {
 	case p != nil:
-		v, err = s.svc.Checkout().GetSession(r.Context(), *p, p.ProjectID, id)
+		v, err = s.Svc.Checkout().GetSession(r.Context(), *p, p.ProjectID, id)
 	default:
-		token := s.bearerSession(r.Header)
+		token := s.BearerSession(r.Header)
 		if token == "" {
-			token = sessionToken(r)
+			token = SessionToken(r)
 		}
 		if token == "" {
 			return &payment.Error{Kind: payment.KindUnauthenticated, Message: "A checkout session is read by its ID with credentials: an API key (X-API-Key) or a session token (Authorization: Bearer svc_st_…)"}
 		}
-		var in signedIn
-		if in, err = s.signedInFrom(r.Context(), token, s.clientIP(r), w.Header()); err == nil {
-			v, err = s.svc.Access().MemberSession(r.Context(), in.user, in.session, id)
+		var in SignedIn
+		if in, err = s.SignedInFrom(r.Context(), token, s.ClientIP(r), w.Header()); err == nil {
+			v, err = s.Svc.Access().MemberSession(r.Context(), in.User, in.Session, id)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Checkout session retrieved", s.sessionJSON(v))
+	OK(w, r, http.StatusOK, "Checkout session retrieved", s.SessionJSON(v))
 	return nil
 }
 
-func (s paymentsAPI) submitPayment(w http.ResponseWriter, r *http.Request) error {
-	in, err := bodyOf(r, decodePaymentSubmission)
+func (s paymentsAPI) SubmitPayment(w http.ResponseWriter, r *http.Request) error {
+	in, err := BodyOf(r, decodePaymentSubmission)
 	if err != nil {
 		return err
 	}
-	t, err := s.svc.Payments().SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
+	t, err := s.Svc.Payments().SubmitPayment(r.Context(), r.PathValue("sessionToken"), in.network, in.txHash)
 	if err != nil {
 		return err
 	}
 	if t == nil {
-		ok(w, r, http.StatusAccepted, "Payment submitted; its transaction will be recorded shortly", map[string]string{"network": in.network, "txHash": in.txHash})
+		OK(w, r, http.StatusAccepted, "Payment submitted; its transaction will be recorded shortly", map[string]string{"network": in.network, "txHash": in.txHash})
 		return nil
 	}
 	// The payer sees the record as the session's public view lists it.
 	sum := views.TransactionSummaryOf(*t)
-	sum.Status = s.txStatus(sum.Status)
-	ok(w, r, http.StatusCreated, "Payment submitted", sum)
+	sum.Status = s.TxStatus(sum.Status)
+	OK(w, r, http.StatusCreated, "Payment submitted", sum)
 	return nil
 }
 
-func (s checkoutAPI) listSessions(w http.ResponseWriter, r *http.Request) error {
-	q, err := parseSessionQuery(r.URL.Query(), sessionStatuses)
+func (s checkoutAPI) ListSessions(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParseSessionQuery(r.URL.Query(), SessionStatuses)
 	if err != nil {
 		return err
 	}
-	if wantsCSV(r) {
+	if WantsCSV(r) {
 		return s.exportSessions(w, r, q)
 	}
-	return respondPage(w, r, "Checkout sessions retrieved", q, s.sessionJSON)(s.svc.Checkout().ListSessions(r.Context(), principal(r), r.PathValue("projectId"), q))
+	return RespondPage(w, r, "Checkout sessions retrieved", q, s.SessionJSON)(s.Svc.Checkout().ListSessions(r.Context(), Principal(r), r.PathValue("projectId"), q))
 }
 
 // depositAddressView is a used derivation index of the key's environment.
@@ -264,41 +264,41 @@ type receivedView struct {
 	AmountBaseUnits   string `json:"amountBaseUnits"`
 }
 
-func (s checkoutAPI) listDepositAddresses(w http.ResponseWriter, r *http.Request) error {
-	q, err := parseDepositQuery(r.URL.Query(), sessionStatuses)
+func (s checkoutAPI) ListDepositAddresses(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParseDepositQuery(r.URL.Query(), SessionStatuses)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.Checkout().ListDepositAddresses(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.Svc.Checkout().ListDepositAddresses(r.Context(), Principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Deposit addresses retrieved", mapSlice(page.Items, func(d payment.DepositAddress) depositAddressView {
+	OKList(w, r, "Deposit addresses retrieved", MapSlice(page.Items, func(d payment.DepositAddress) depositAddressView {
 		return depositAddressView{Index: d.Index, DerivationPath: fmt.Sprintf("0/%d", d.Index), Address: d.Address,
 			CheckoutSessionID: d.SessionID, SessionStatus: string(d.Status), CreatedAt: views.Time(d.CreatedAt), GapBefore: d.GapBefore,
-			Received: mapSlice(d.Received, func(r payment.Received) receivedView {
+			Received: MapSlice(d.Received, func(r payment.Received) receivedView {
 				return receivedView{AssetDefinitionID: r.AssetID, Network: r.Network, AmountBaseUnits: r.AmountBaseUnits}
 			}), LateUntil: views.OptTime(d.LateUntil),
-			Outputs: mapSlice(d.Outputs, func(o payment.PaidOutput) paidOutputView {
+			Outputs: MapSlice(d.Outputs, func(o payment.PaidOutput) paidOutputView {
 				return paidOutputView{TxID: o.TxID, Vout: o.Vout, AmountBaseUnits: o.Sats, Status: string(o.Status)}
 			})}
 	}), q.ListQuery, page.Total)
 	return nil
 }
 
-func (s accessAPI) listAudit(w http.ResponseWriter, r *http.Request) error {
-	q, err := parseListQueryBy(r.URL.Query(), "action", payment.AuditActions)
+func (s accessAPI) ListAudit(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParseListQueryBy(r.URL.Query(), "action", payment.AuditActions)
 	if err != nil {
 		return err
 	}
-	return respondPage(w, r, "Audit log retrieved", q, views.AuditEntryOf)(s.svc.Access().ListAudit(r.Context(), principal(r), r.PathValue("projectId"), q))
+	return RespondPage(w, r, "Audit log retrieved", q, views.AuditEntryOf)(s.Svc.Access().ListAudit(r.Context(), Principal(r), r.PathValue("projectId"), q))
 }
 
-func (s checkoutAPI) getSession(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Checkout session retrieved", s.sessionJSON)(s.svc.Checkout().GetSession(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("sessionId")))
+func (s checkoutAPI) GetSession(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Checkout session retrieved", s.SessionJSON)(s.Svc.Checkout().GetSession(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("sessionId")))
 }
 
-func mapSlice[T, U any](in []T, f func(T) U) []U {
+func MapSlice[T, U any](in []T, f func(T) U) []U {
 	out := make([]U, len(in))
 	for i, v := range in {
 		out[i] = f(v)
@@ -307,18 +307,18 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 }
 
 // sessionView renders a session for the merchant, or for its creator.
-func (s *Edge) sessionView(v service.SessionView) views.Session {
+func (s *Edge) SessionView(v service.SessionView) views.Session {
 	out := views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
-	s.shapeSummaries(out.Transactions)
+	s.ShapeSummaries(out.Transactions)
 	return out
 }
 
 // publicSessionView renders a session for whoever holds its token.
-func (s *Edge) publicSessionView(v service.SessionView) views.PublicSession {
+func (s *Edge) PublicSessionView(v service.SessionView) views.PublicSession {
 	return views.PublicSessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions, v.Plan)
 }
 
 // planInput decodes a plan's body in the API's shape.
 func (s checkoutAPI) planInput(body []byte) (payment.PlanInput, error) {
-	return decodePlanInput(body, s.shape)
+	return decodePlanInput(body, s.Shape)
 }

@@ -54,8 +54,8 @@ func TestIntegerFieldsTakeWholeNumbersHoweverWritten(t *testing.T) {
 	}
 	for raw, want := range map[string]int64{"1e400": math.MaxInt32 + 1, "-1e400": math.MinInt32 - 1, "2147483648": math.MaxInt32 + 1, "2147483647.0": math.MaxInt32} {
 		var probs payment.Problems
-		obj, _ := parseObject([]byte(`{"sessionLifetimeSeconds":` + raw + `}`))
-		if got := newFields(obj, "", &probs).integer("sessionLifetimeSeconds"); got == nil || *got != want || len(probs) != 0 {
+		obj, _ := ParseObject([]byte(`{"sessionLifetimeSeconds":` + raw + `}`))
+		if got := NewFields(obj, "", &probs).Integer("sessionLifetimeSeconds"); got == nil || *got != want || len(probs) != 0 {
 			t.Errorf("%s: %v %v; want %d", raw, got, probs, want)
 		}
 	}

@@ -15,34 +15,34 @@ import (
 )
 
 // errMalformed marks a body that is not JSON at all (a 400, not a 422).
-type errMalformed struct{ msg string }
+type Malformed struct{ Msg string }
 
-func (e errMalformed) Error() string { return e.msg }
+func (e Malformed) Error() string { return e.Msg }
 
 // parseObject parses a JSON body whose top level must be an object. Numbers
 // stay json.Number, so nothing is rounded through a float.
-func parseObject(body []byte) (map[string]any, error) {
+func ParseObject(body []byte) (map[string]any, error) {
 	// Refused rather than repaired: invalid UTF-8 (the decoder would turn
 	// it into U+FFFD) and a key given twice (the decoder keeps the last;
 	// another parser on the way may keep the first).
 	if !utf8.Valid(body) {
-		return nil, errMalformed{"Malformed JSON: the body is not valid UTF-8"}
+		return nil, Malformed{"Malformed JSON: the body is not valid UTF-8"}
 	}
 	if key, ok := duplicateKey(body); ok {
-		return nil, errMalformed{fmt.Sprintf("Malformed JSON: the key %q is given twice in one object", key)}
+		return nil, Malformed{fmt.Sprintf("Malformed JSON: the key %q is given twice in one object", key)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, errMalformed{"Malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+		return nil, Malformed{"Malformed JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errMalformed{"Malformed JSON: unexpected data after the top-level value"}
+		return nil, Malformed{"Malformed JSON: unexpected data after the top-level value"}
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, errMalformed{"Malformed JSON: the body must be a JSON object"}
+		return nil, Malformed{"Malformed JSON: the body must be a JSON object"}
 	}
 	return obj, nil
 }
@@ -100,18 +100,18 @@ func duplicateKey(body []byte) (string, bool) {
 
 // fields reads a JSON object field by field, recording a problem for each
 // field of the wrong type and, in done, for each field it does not know.
-type fields struct {
+type Fields struct {
 	path  string
 	m     map[string]any
 	seen  []string
 	probs *payment.Problems
 }
 
-func newFields(m map[string]any, path string, probs *payment.Problems) *fields {
-	return &fields{path: path, m: m, probs: probs}
+func NewFields(m map[string]any, path string, probs *payment.Problems) *Fields {
+	return &Fields{path: path, m: m, probs: probs}
 }
 
-func (f *fields) name(key string) string {
+func (f *Fields) name(key string) string {
 	if key == "" {
 		key = `""` // an empty key still needs a visible name
 	}
@@ -122,13 +122,13 @@ func (f *fields) name(key string) string {
 }
 
 // get returns the raw value of key; null counts as absent.
-func (f *fields) get(key string) (any, bool) {
+func (f *Fields) get(key string) (any, bool) {
 	f.seen = append(f.seen, key)
 	v, ok := f.m[key]
 	return v, ok && v != nil
 }
 
-func (f *fields) str(key string) *string {
+func (f *Fields) Str(key string) *string {
 	v, ok := f.get(key)
 	if !ok {
 		return nil
@@ -146,7 +146,7 @@ func (f *fields) str(key string) *string {
 // (900.5) is refused. A whole number beyond 32 bits (1e400) reads as the
 // 32-bit bound, one past it, for the field's own range check to refuse
 // with its message, which names the range: every integer field has one.
-func (f *fields) integer(key string) *int64 {
+func (f *Fields) Integer(key string) *int64 {
 	v, ok := f.get(key)
 	if !ok {
 		return nil
@@ -165,7 +165,7 @@ func (f *fields) integer(key string) *int64 {
 	return &i
 }
 
-func (f *fields) boolean(key string) *bool {
+func (f *Fields) Boolean(key string) *bool {
 	v, ok := f.get(key)
 	if !ok {
 		return nil
@@ -178,7 +178,7 @@ func (f *fields) boolean(key string) *bool {
 	return &b
 }
 
-func (f *fields) object(key string) *fields {
+func (f *Fields) Object(key string) *Fields {
 	v, ok := f.get(key)
 	if !ok {
 		return nil
@@ -188,10 +188,10 @@ func (f *fields) object(key string) *fields {
 		f.probs.Add(f.name(key), "must be an object")
 		return nil
 	}
-	return newFields(m, f.name(key), f.probs)
+	return NewFields(m, f.name(key), f.probs)
 }
 
-func (f *fields) array(key string) ([]any, bool) {
+func (f *Fields) Array(key string) ([]any, bool) {
 	v, ok := f.get(key)
 	if !ok {
 		return nil, false
@@ -204,8 +204,8 @@ func (f *fields) array(key string) ([]any, bool) {
 	return a, true
 }
 
-func (f *fields) strings(key string) []string {
-	a, ok := f.array(key)
+func (f *Fields) Strings(key string) []string {
+	a, ok := f.Array(key)
 	if !ok {
 		return nil
 	}
@@ -224,13 +224,13 @@ func (f *fields) strings(key string) []string {
 // stringMap reads an object whose values must all be strings.
 // raw returns the value of key as decoded, for a free-form field (nil when
 // absent or null).
-func (f *fields) raw(key string) any {
+func (f *Fields) Raw(key string) any {
 	v, _ := f.get(key)
 	return v
 }
 
 // done records every field that was not read as unknown.
-func (f *fields) done() {
+func (f *Fields) Done() {
 	var unknown []string
 	for k := range f.m {
 		if !slices.Contains(f.seen, k) {
@@ -255,7 +255,7 @@ var firstShapePlanFields = []string{"title", "pricingModel", "amountUsd", "minAm
 // the second shape's (name, recipientAddress, paymentOptions, redirectUrl,
 // quoteTtl); one with them is the first's, which the dashboard sends.
 func decodePlanInput(body []byte, shape Shape) (payment.PlanInput, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return payment.PlanInput{}, err
 	}
@@ -263,17 +263,17 @@ func decodePlanInput(body []byte, shape Shape) (payment.PlanInput, error) {
 	if shape == ShapeSecond && !slices.ContainsFunc(firstShapePlanFields, func(k string) bool { _, ok := obj[k]; return ok }) {
 		return decodeTokenPlanInput(obj), nil
 	}
-	f := newFields(obj, "", &probs)
+	f := NewFields(obj, "", &probs)
 	in := payment.PlanInput{
-		Title:        f.str("title"),
-		PricingModel: f.str("pricingModel"),
-		AmountUSD:    f.str("amountUsd"),
-		MinAmountUSD: f.str("minAmountUsd"),
-		MaxAmountUSD: f.str("maxAmountUsd"),
-		RedirectURL:  f.str("redirectUrl"),
-		ExpiresAt:    f.str("expiresAt"),
+		Title:        f.Str("title"),
+		PricingModel: f.Str("pricingModel"),
+		AmountUSD:    f.Str("amountUsd"),
+		MinAmountUSD: f.Str("minAmountUsd"),
+		MaxAmountUSD: f.Str("maxAmountUsd"),
+		RedirectURL:  f.Str("redirectUrl"),
+		ExpiresAt:    f.Str("expiresAt"),
 	}
-	if policies, ok := f.array("acceptedAssetPolicies"); ok {
+	if policies, ok := f.Array("acceptedAssetPolicies"); ok {
 		in.AcceptedAssetPolicies = make([]payment.PolicyInput, 0, len(policies))
 		for i, v := range policies {
 			path := fmt.Sprintf("acceptedAssetPolicies[%d]", i)
@@ -282,28 +282,28 @@ func decodePlanInput(body []byte, shape Shape) (payment.PlanInput, error) {
 				probs.Add(path, "must be an object")
 				continue
 			}
-			pf := newFields(m, path, &probs)
+			pf := NewFields(m, path, &probs)
 			in.AcceptedAssetPolicies = append(in.AcceptedAssetPolicies, payment.PolicyInput{
-				PolicyType:        pf.str("policyType"),
-				AssetDefinitionID: pf.str("assetDefinitionId"),
-				EnvironmentScope:  pf.str("environmentScope"),
-				ChainScope:        pf.strings("chainScope"),
-				Priority:          pf.integer("priority"),
+				PolicyType:        pf.Str("policyType"),
+				AssetDefinitionID: pf.Str("assetDefinitionId"),
+				EnvironmentScope:  pf.Str("environmentScope"),
+				ChainScope:        pf.Strings("chainScope"),
+				Priority:          pf.Integer("priority"),
 			})
-			pf.done()
+			pf.Done()
 		}
 	}
-	if mf := f.object("merchantInfo"); mf != nil {
+	if mf := f.Object("merchantInfo"); mf != nil {
 		in.MerchantInfo = &payment.MerchantInfo{}
 		for key, dst := range map[string]*string{"name": &in.MerchantInfo.Name, "email": &in.MerchantInfo.Email,
 			"website": &in.MerchantInfo.Website, "logoUrl": &in.MerchantInfo.LogoURL} {
-			if s := mf.str(key); s != nil {
+			if s := mf.Str(key); s != nil {
 				*dst = *s
 			}
 		}
-		mf.done()
+		mf.Done()
 	}
-	f.done()
+	f.Done()
 	in.Problems = probs
 	return in, nil
 }
@@ -311,15 +311,15 @@ func decodePlanInput(body []byte, shape Shape) (payment.PlanInput, error) {
 // decodeTokenPlanInput reads the second shape's plan payload.
 func decodeTokenPlanInput(obj map[string]any) payment.PlanInput {
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
+	f := NewFields(obj, "", &probs)
 	in := payment.TokenPlanInput{
-		Name:             f.str("name"),
-		RecipientAddress: f.str("recipientAddress"),
-		RedirectURL:      f.str("redirectUrl"),
-		QuoteTTL:         f.integer("quoteTtl"),
+		Name:             f.Str("name"),
+		RecipientAddress: f.Str("recipientAddress"),
+		RedirectURL:      f.Str("redirectUrl"),
+		QuoteTTL:         f.Integer("quoteTtl"),
 	}
 	in.OptionsSent = obj["paymentOptions"] != nil
-	if options, ok := f.array("paymentOptions"); ok {
+	if options, ok := f.Array("paymentOptions"); ok {
 		in.PaymentOptions = make([]payment.TokenOptionInput, 0, len(options))
 		for i, v := range options {
 			path := fmt.Sprintf("paymentOptions[%d]", i)
@@ -328,8 +328,8 @@ func decodeTokenPlanInput(obj map[string]any) payment.PlanInput {
 				probs.Add(path, "must be an object")
 				continue
 			}
-			of := newFields(m, path, &probs)
-			o := payment.TokenOptionInput{TokenAddress: of.str("tokenAddress"), Amount: of.str("amount")}
+			of := NewFields(m, path, &probs)
+			o := payment.TokenOptionInput{TokenAddress: of.Str("tokenAddress"), Amount: of.Str("amount")}
 			// A network's key, or its chain ID as a number or a string.
 			if v, ok := of.get("networkId"); ok {
 				switch n := v.(type) {
@@ -347,28 +347,28 @@ func decodeTokenPlanInput(obj map[string]any) payment.PlanInput {
 				}
 			}
 			in.PaymentOptions = append(in.PaymentOptions, o)
-			of.done()
+			of.Done()
 		}
 	}
-	f.done()
+	f.Done()
 	return payment.PlanInput{Token: &in, Problems: probs}
 }
 
 // decodeSessionInput reads a checkout session create payload.
 func decodeSessionInput(body []byte) (payment.SessionInput, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return payment.SessionInput{}, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
+	f := NewFields(obj, "", &probs)
 	in := payment.SessionInput{
-		PaymentPlanID: f.str("paymentPlanId"),
-		Email:         f.str("email"),
-		Metadata:      f.raw("metadata"),
-		AmountUSD:     f.str("amountUsd"),
+		PaymentPlanID: f.Str("paymentPlanId"),
+		Email:         f.Str("email"),
+		Metadata:      f.Raw("metadata"),
+		AmountUSD:     f.Str("amountUsd"),
 	}
-	f.done()
+	f.Done()
 	in.Problems = probs
 	return in, nil
 }
@@ -377,14 +377,14 @@ type paymentSubmission struct{ network, txHash string }
 
 // decodePaymentSubmission reads a payer's {network, txHash}.
 func decodePaymentSubmission(body []byte) (paymentSubmission, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return paymentSubmission{}, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	network, hash := f.str("network"), f.str("txHash")
-	f.done()
+	f := NewFields(obj, "", &probs)
+	network, hash := f.Str("network"), f.Str("txHash")
+	f.Done()
 	if network == nil && !slices.ContainsFunc(probs, func(p payment.FieldError) bool { return p.Field == "network" }) {
 		probs.Add("network", "is required")
 	}
@@ -401,14 +401,14 @@ func decodePaymentSubmission(body []byte) (paymentSubmission, error) {
 // exception; a missing one is the service's to refuse, once it has checked
 // the session is the caller's.
 func decodeResolution(body []byte) (payment.Resolution, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return "", err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	r := f.str("resolution")
-	f.done()
+	f := NewFields(obj, "", &probs)
+	r := f.Str("resolution")
+	f.Done()
 	if err := probs.Err(); err != nil || r == nil {
 		return "", err
 	}
@@ -419,15 +419,15 @@ func decodeResolution(body []byte) (payment.Resolution, error) {
 // …} of an assignment, {"txHash": …}, {"address": …}); a missing one is
 // "", the service's to refuse once it has checked the resource is the
 // caller's.
-func decodeString(body []byte, field string) (string, error) {
-	obj, err := parseObject(body)
+func DecodeString(body []byte, field string) (string, error) {
+	obj, err := ParseObject(body)
 	if err != nil {
 		return "", err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	v := f.str(field)
-	f.done()
+	f := NewFields(obj, "", &probs)
+	v := f.Str(field)
+	f.Done()
 	if err := probs.Err(); err != nil || v == nil {
 		return "", err
 	}
@@ -436,15 +436,15 @@ func decodeString(body []byte, field string) (string, error) {
 
 // decodeWebhookInput reads a webhook endpoint's create or update payload.
 func decodeWebhookInput(body []byte) (payment.WebhookInput, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return payment.WebhookInput{}, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	in := payment.WebhookInput{URL: f.str("url"), Description: f.str("description"),
-		EnabledEvents: f.strings("enabledEvents"), Status: f.str("status")}
-	f.done()
+	f := NewFields(obj, "", &probs)
+	in := payment.WebhookInput{URL: f.Str("url"), Description: f.Str("description"),
+		EnabledEvents: f.Strings("enabledEvents"), Status: f.Str("status")}
+	f.Done()
 	in.Problems = probs
 	return in, nil
 }

@@ -15,12 +15,12 @@ type memberView struct {
 	CreatedAt string `json:"createdAt"`
 }
 
-func (s accessAPI) listMembers(w http.ResponseWriter, r *http.Request) error {
-	ms, err := s.svc.Access().Members(r.Context(), principal(r), r.PathValue("projectId"))
+func (s accessAPI) ListMembers(w http.ResponseWriter, r *http.Request) error {
+	ms, err := s.Svc.Access().Members(r.Context(), Principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Members retrieved", mapSlice(ms, func(m payment.Member) memberView {
+	OK(w, r, http.StatusOK, "Members retrieved", MapSlice(ms, func(m payment.Member) memberView {
 		return memberView{m.UserID, m.Email, string(m.Role), views.Time(m.CreatedAt)}
 	}))
 	return nil
@@ -28,18 +28,18 @@ func (s accessAPI) listMembers(w http.ResponseWriter, r *http.Request) error {
 
 // bodyFields decodes a JSON object body with the string fields named;
 // required ones must be present.
-func bodyFields(body []byte, required []string, optional ...string) (map[string]*string, error) {
-	obj, err := parseObject(body)
+func BodyFields(body []byte, required []string, optional ...string) (map[string]*string, error) {
+	obj, err := ParseObject(body)
 	if err != nil {
 		return nil, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
+	f := NewFields(obj, "", &probs)
 	out := map[string]*string{}
 	for _, k := range append(append([]string{}, required...), optional...) {
-		out[k] = f.str(k)
+		out[k] = f.Str(k)
 	}
-	f.done()
+	f.Done()
 	for _, k := range required {
 		if out[k] == nil {
 			probs.Add(k, "is required")
@@ -48,82 +48,82 @@ func bodyFields(body []byte, required []string, optional ...string) (map[string]
 	return out, probs.Err()
 }
 
-func (s accessAPI) changeMemberRole(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"role"})
+func (s accessAPI) ChangeMemberRole(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"role"})
 	if err != nil {
 		return err
 	}
-	if err := s.svc.Access().ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), *in["role"]); err != nil {
+	if err := s.Svc.Access().ChangeMember(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("userId"), *in["role"]); err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Role changed", map[string]any{"userId": r.PathValue("userId"), "role": *in["role"]})
+	OK(w, r, http.StatusOK, "Role changed", map[string]any{"userId": r.PathValue("userId"), "role": *in["role"]})
 	return nil
 }
 
-func (s accessAPI) removeMember(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.Access().ChangeMember(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("userId"), ""); err != nil {
+func (s accessAPI) RemoveMember(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Svc.Access().ChangeMember(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("userId"), ""); err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Member removed", map[string]any{"userId": r.PathValue("userId")})
+	OK(w, r, http.StatusOK, "Member removed", map[string]any{"userId": r.PathValue("userId")})
 	return nil
 }
 
-func (s accessAPI) invite(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"email", "role"})
+func (s accessAPI) Invite(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"email", "role"})
 	if err != nil {
 		return err
 	}
-	inv, token, err := s.svc.Access().Invite(r.Context(), principal(r), r.PathValue("projectId"), *in["email"], *in["role"])
+	inv, token, err := s.Svc.Access().Invite(r.Context(), Principal(r), r.PathValue("projectId"), *in["email"], *in["role"])
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Invitation made; pass its token to the invitee, it is shown this once", map[string]any{
+	OK(w, r, http.StatusCreated, "Invitation made; pass its token to the invitee, it is shown this once", map[string]any{
 		"invitation": map[string]any{"id": inv.ID, "email": inv.Email, "role": string(inv.Role), "expiresAt": views.Time(inv.ExpiresAt)},
 		"token":      token})
 	return nil
 }
 
-func (s accessAPI) acceptInvitation(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"token"})
+func (s accessAPI) AcceptInvitation(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"token"})
 	if err != nil {
 		return err
 	}
-	inv, err := s.svc.Access().AcceptInvitation(r.Context(), currentUser(r).user, *in["token"])
+	inv, err := s.Svc.Access().AcceptInvitation(r.Context(), CurrentUser(r).User, *in["token"])
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Invitation accepted", map[string]any{"projectId": inv.ProjectID, "role": string(inv.Role)})
+	OK(w, r, http.StatusOK, "Invitation accepted", map[string]any{"projectId": inv.ProjectID, "role": string(inv.Role)})
 	return nil
 }
 
-func (s accessAPI) updateProject(w http.ResponseWriter, r *http.Request) error {
-	obj, err := bodyOf(r, parseObject)
+func (s accessAPI) UpdateProject(w http.ResponseWriter, r *http.Request) error {
+	obj, err := BodyOf(r, ParseObject)
 	if err != nil {
 		return err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	in := service.ProjectInput{Name: f.str("name"), CompleteOn: f.str("completeOn"),
-		UnderpaymentTolerancePercent: f.str("underpaymentTolerancePercent"), LatePaymentWindowSeconds: f.integer("latePaymentWindowSeconds"),
-		SessionLifetimeSeconds: f.integer("sessionLifetimeSeconds")}
-	f.done()
+	f := NewFields(obj, "", &probs)
+	in := service.ProjectInput{Name: f.Str("name"), CompleteOn: f.Str("completeOn"),
+		UnderpaymentTolerancePercent: f.Str("underpaymentTolerancePercent"), LatePaymentWindowSeconds: f.Integer("latePaymentWindowSeconds"),
+		SessionLifetimeSeconds: f.Integer("sessionLifetimeSeconds")}
+	f.Done()
 	if err := probs.Err(); err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusOK, "Project updated", views.ProjectOf)(s.svc.Checkout().UpdateProject(r.Context(), principal(r), r.PathValue("projectId"), in))
+	return Respond(w, r, http.StatusOK, "Project updated", views.ProjectOf)(s.Svc.Checkout().UpdateProject(r.Context(), Principal(r), r.PathValue("projectId"), in))
 }
 
-func (s accessAPI) setDepositKey(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"xpub"})
+func (s accessAPI) SetDepositKey(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"xpub"})
 	if err != nil {
 		return err
 	}
-	p := principal(r)
-	k, err := s.svc.Checkout().SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"])
+	p := Principal(r)
+	k, err := s.Svc.Checkout().SetDepositKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"])
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Deposit key set", depositKeyView(p, k))
+	OK(w, r, http.StatusOK, "Deposit key set", depositKeyView(p, k))
 	return nil
 }
 
@@ -131,13 +131,13 @@ func (s accessAPI) setDepositKey(w http.ResponseWriter, r *http.Request) error {
 // first address (null when none is set), the key itself to an owner
 // signed in to the dashboard only (service.DepositKeyInfo), and how many
 // addresses it has handed out.
-func (s accessAPI) getDepositKey(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	k, err := s.svc.Checkout().DepositKey(r.Context(), p, r.PathValue("projectId"))
+func (s accessAPI) GetDepositKey(w http.ResponseWriter, r *http.Request) error {
+	p := Principal(r)
+	k, err := s.Svc.Checkout().DepositKey(r.Context(), p, r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Deposit key retrieved", depositKeyView(p, k))
+	OK(w, r, http.StatusOK, "Deposit key retrieved", depositKeyView(p, k))
 	return nil
 }
 
@@ -158,8 +158,8 @@ func depositKeyView(p payment.Principal, k service.DepositKeyInfo) map[string]an
 		"firstAddress": orNull(k.FirstAddress), "addressesIssued": k.Issued}
 }
 
-func (s accessAPI) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"xpub"}, "addressType")
+func (s accessAPI) SetBitcoinKey(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"xpub"}, "addressType")
 	if err != nil {
 		return err
 	}
@@ -167,24 +167,24 @@ func (s accessAPI) setBitcoinKey(w http.ResponseWriter, r *http.Request) error {
 	if in["addressType"] != nil {
 		addressType = *in["addressType"]
 	}
-	p := principal(r)
-	k, err := s.svc.Checkout().SetBitcoinKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"], addressType)
+	p := Principal(r)
+	k, err := s.Svc.Checkout().SetBitcoinKeyAs(r.Context(), p, r.PathValue("projectId"), *in["xpub"], addressType)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Bitcoin deposit key set", bitcoinKeyView(p, k))
+	OK(w, r, http.StatusOK, "Bitcoin deposit key set", bitcoinKeyView(p, k))
 	return nil
 }
 
 // getBitcoinKey shows the environment's Bitcoin account key as
 // getDepositKey shows the EVM key, with the kind of address it derives.
-func (s accessAPI) getBitcoinKey(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	k, err := s.svc.Checkout().BitcoinKey(r.Context(), p, r.PathValue("projectId"))
+func (s accessAPI) GetBitcoinKey(w http.ResponseWriter, r *http.Request) error {
+	p := Principal(r)
+	k, err := s.Svc.Checkout().BitcoinKey(r.Context(), p, r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Bitcoin deposit key retrieved", bitcoinKeyView(p, k))
+	OK(w, r, http.StatusOK, "Bitcoin deposit key retrieved", bitcoinKeyView(p, k))
 	return nil
 }
 
@@ -197,12 +197,12 @@ func bitcoinKeyView(p payment.Principal, k service.BitcoinKeyInfo) map[string]an
 	return v
 }
 
-func (s accessAPI) listInvitations(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Access().Invitations(r.Context(), principal(r), r.PathValue("projectId"))
+func (s accessAPI) ListInvitations(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.Svc.Access().Invitations(r.Context(), Principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Pending invitations retrieved", mapSlice(list, func(i payment.Invitation) invitationView {
+	OK(w, r, http.StatusOK, "Pending invitations retrieved", MapSlice(list, func(i payment.Invitation) invitationView {
 		return invitationView{ID: i.ID, Email: i.Email, Role: string(i.Role), InvitedBy: i.InvitedBy, InvitedByEmail: i.InvitedByEmail,
 			CreatedAt: views.Time(i.CreatedAt), ExpiresAt: views.Time(i.ExpiresAt)}
 	}))

@@ -35,7 +35,7 @@ func withRequestID(next http.Handler) http.Handler {
 			id = payment.NewID("req_", time.Now())
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(contextWith(r, requestIDKey, id)))
+		next.ServeHTTP(w, r.WithContext(contextWith(r, RequestIDKey, id)))
 	})
 }
 
@@ -47,7 +47,7 @@ func withRecover(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				failErr(w, r, fmt.Errorf("panic: %v", v))
+				FailErr(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -70,7 +70,7 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Missing API key: send \"Authorization: Bearer <API key>\""}
 	}
 	if strings.HasPrefix(key, payment.OAuthAccessTokenPrefix) {
-		p, err := s.svc.Access().AuthenticateOAuth(ctx, key)
+		p, err := s.Svc.Access().AuthenticateOAuth(ctx, key)
 		if errors.Is(err, payment.ErrUnauthorized) {
 			return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid access token: it is unknown, expired or revoked"}
 		}
@@ -79,7 +79,7 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 	if !strings.HasPrefix(key, service.LiveKeyPrefix) && !strings.HasPrefix(key, service.SandboxKeyPrefix) {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
-	p, err := s.svc.Checkout().Authenticate(ctx, key)
+	p, err := s.Svc.Checkout().Authenticate(ctx, key)
 	if errors.Is(err, payment.ErrUnauthorized) {
 		return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
@@ -120,7 +120,7 @@ func credentialCounter(p payment.Principal) string {
 // originOf is the audit origin of a call made with an API key or access
 // token.
 func (s *Server) originOf(r *http.Request, p payment.Principal) payment.Origin {
-	o := payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID, IP: s.clientAddress(r), UserAgent: r.UserAgent()}
+	o := payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID, IP: s.ClientAddress(r), UserAgent: r.UserAgent()}
 	if p.GrantID != "" {
 		o.ActorKind, o.ActorID = payment.AuditActorOAuthApp, p.GrantID
 	}
@@ -129,13 +129,13 @@ func (s *Server) originOf(r *http.Request, p payment.Principal) payment.Origin {
 
 // take takes one token of tier for counter, sets the rate-limit headers on
 // h and, when none is left, returns a rate-limited error.
-func (s *Edge) take(ctx context.Context, h http.Header, tier Tier, counter string) error {
-	return s.takeFrom(ctx, s.limiters[tier], h, tier, counter)
+func (s *Edge) Take(ctx context.Context, h http.Header, tier Tier, counter string) error {
+	return s.TakeFrom(ctx, s.Limiters[tier], h, tier, counter)
 }
 
 // takeFrom is take on the store st.
-func (s *Edge) takeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
-	limit, remaining, reset, allowed, err := st.Take(ctx, limitKey(tier, counter))
+func (s *Edge) TakeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
+	limit, remaining, reset, allowed, err := st.Take(ctx, LimitKey(tier, counter))
 	if err != nil {
 		// A broken limiter store must not take the API down with it.
 		slog.WarnContext(ctx, "rate limiter unavailable", "err", err)
@@ -160,7 +160,7 @@ func (s *Edge) takeFrom(ctx context.Context, st limiter.Store, h http.Header, ti
 }
 
 // limitKey is the key of counter's bucket in tier's store.
-func limitKey(tier Tier, counter string) string { return string(tier) + "|" + counter }
+func LimitKey(tier Tier, counter string) string { return string(tier) + "|" + counter }
 
 // readBody checks the content type and reads a bounded body.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
@@ -168,24 +168,24 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		return []byte{}, true // an action without a body (archive, cancel, rotate)
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if (err != nil || mt != "application/json") && !csvBody(r) {
-		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
+	if (err != nil || mt != "application/json") && !CSVBody(r) {
+		Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
 		return nil, false
 	}
 	// REST bodies are small JSON (or a payout batch's CSV): a compressed one is refused rather than
 	// read as JSON or expanded (Connect takes gzip, bounded).
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)
+		Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)
 		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", s.maxBody), nil)
+		Fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", s.maxBody), nil)
 		return nil, false
 	case err != nil:
-		fail(w, r, http.StatusBadRequest, "BAD_REQUEST", "Could not read the request body", nil)
+		Fail(w, r, http.StatusBadRequest, "BAD_REQUEST", "Could not read the request body", nil)
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -199,21 +199,21 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
 		if err := handle(w, r); err != nil {
-			failErr(w, r, err)
+			FailErr(w, r, err)
 		}
 		return
 	}
 	if len(key) > 255 {
-		fail(w, r, http.StatusUnprocessableEntity, "VALIDATION_ERROR", "Validation failed",
+		Fail(w, r, http.StatusUnprocessableEntity, "VALIDATION_ERROR", "Validation failed",
 			[]payment.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}})
 		return
 	}
 	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
 	hash := hex.EncodeToString(sum[:])
-	e, id := s.svc, recordID(scope, key)
+	e, id := s.Svc, recordID(scope, key)
 	prev, err := e.ClaimIdempotencyKey(r.Context(), id, hash)
 	if err != nil {
-		failErr(w, r, err)
+		FailErr(w, r, err)
 		return
 	}
 	if prev != nil {
@@ -222,7 +222,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	}
 	rec := &recorder{ResponseWriter: w}
 	if err := handle(rec, r); err != nil {
-		failErr(rec, r, err)
+		FailErr(rec, r, err)
 	}
 	ctx := contextWithoutCancel(r)
 	if rec.status >= 500 {
@@ -252,7 +252,7 @@ func (s *Server) release(ctx context.Context, id []byte) {
 	attempt := func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return s.svc.ReleaseIdempotencyKey(ctx, id)
+		return s.Svc.ReleaseIdempotencyKey(ctx, id)
 	}
 	if attempt() == nil {
 		return
@@ -265,7 +265,7 @@ func (s *Server) release(ctx context.Context, id []byte) {
 		for {
 			select {
 			case <-ctx.Done():
-				slog.ErrorContext(ctx, "an Idempotency-Key's claim could not be released: retries of the key get 409 until it expires", "requestId", requestID(ctx))
+				slog.ErrorContext(ctx, "an Idempotency-Key's claim could not be released: retries of the key get 409 until it expires", "requestId", RequestID(ctx))
 				return
 			case <-tick.C:
 			}
@@ -281,16 +281,16 @@ func (s *Server) release(ctx context.Context, id []byte) {
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, scope, key, hash string, prev *service.IdempotentResponse) {
 	switch {
 	case prev.RequestHash != hash:
-		fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
+		Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
 	case prev.StatusCode == 0:
-		fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
+		Fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
 	case prev.Sealed == nil:
-		fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response is no longer kept, so look the resource up instead", nil)
+		Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response is no longer kept, so look the resource up instead", nil)
 	default:
 		body, err := openResponse(scope, key, prev.Sealed)
 		if err != nil {
 			slog.ErrorContext(r.Context(), "open idempotent response", "err", err)
-			fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response cannot be read, so look the resource up instead", nil)
+			Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response cannot be read, so look the resource up instead", nil)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -322,8 +322,8 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // clientIP is the counter of the client that sent r for rate limits: its
 // address behind the trusted proxies, or an IPv6 client's /64 (clientKey).
-func (s *Edge) clientIP(r *http.Request) string {
-	return clientKey(r, s.proxies)
+func (s *Edge) ClientIP(r *http.Request) string {
+	return clientKey(r, s.Proxies)
 }
 
 func sortStrings(s []string) []string {

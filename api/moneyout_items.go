@@ -17,11 +17,11 @@ type itemOp[T any] func(service.MoneyOut, context.Context, payment.Principal, st
 // and answers 200 with done and the item's view: a read, a cancellation,
 // an approval.
 func answerItem[T, V any](s moneyOutAPI, w http.ResponseWriter, r *http.Request, idParam, done string, op itemOp[T], view func(T) V) error {
-	item, err := op(s.svc.MoneyOut(), r.Context(), principal(r), r.PathValue("projectId"), r.PathValue(idParam))
+	item, err := op(s.Svc.MoneyOut(), r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue(idParam))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, done, view(item))
+	OK(w, r, http.StatusOK, done, view(item))
 	return nil
 }
 
@@ -31,14 +31,14 @@ func answerItem[T, V any](s moneyOutAPI, w http.ResponseWriter, r *http.Request,
 func answerReportSent[T, V any](s moneyOutAPI, w http.ResponseWriter, r *http.Request, idParam, done string,
 	report func(service.MoneyOut, context.Context, payment.Principal, string, string, string) (T, error), view func(T) V) error {
 	body, _ := io.ReadAll(r.Body)
-	hash, err := decodeString(body, "txHash")
+	hash, err := DecodeString(body, "txHash")
 	if err != nil {
-		return decodeErr(w, r, err)
+		return DecodeErr(w, r, err)
 	}
-	item, err := report(s.svc.MoneyOut(), r.Context(), principal(r), r.PathValue("projectId"), r.PathValue(idParam), hash)
+	item, err := report(s.Svc.MoneyOut(), r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue(idParam), hash)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, done, view(item))
+	OK(w, r, http.StatusOK, done, view(item))
 	return nil
 }

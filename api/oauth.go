@@ -24,17 +24,17 @@ import (
 func (s *Server) readForm(w http.ResponseWriter, r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
-		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/x-www-form-urlencoded", nil)
+		Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/x-www-form-urlencoded", nil)
 		return false
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the form uncompressed", nil)
+		Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the form uncompressed", nil)
 		return false
 	}
 	const limit = 64 << 10
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", limit), nil)
+		Fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", limit), nil)
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -60,7 +60,7 @@ func (s accessAPI) parseAuthorization(ctx context.Context, r *http.Request) (fos
 	}
 	get := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/oauth/authorize", RawQuery: raw},
 		Header: http.Header{}, Body: http.NoBody}
-	ar, err := s.svc.OAuth().NewAuthorizeRequest(ctx, get.WithContext(ctx))
+	ar, err := s.Svc.OAuth().NewAuthorizeRequest(ctx, get.WithContext(ctx))
 	if a, ok := ar.(*fosite.AuthorizeRequest); ok {
 		if noState {
 			a.State = ""
@@ -90,12 +90,12 @@ func (s accessAPI) parseAuthorization(ctx context.Context, r *http.Request) (fos
 // the application (unknown client, unregistered redirect URI) is shown on
 // the consent page, one that can but is wrong goes back with its error,
 // and a good one goes to the consent page.
-func (s accessAPI) authorize(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) Authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ar, err := s.parseAuthorization(ctx, r)
 	if err != nil && ar != nil && ar.IsRedirectURIValid() {
 		rec := &locationRecorder{header: http.Header{}}
-		s.svc.OAuth().WriteAuthorizeError(ctx, rec, ar, err)
+		s.Svc.OAuth().WriteAuthorizeError(ctx, rec, ar, err)
 		for k, v := range rec.header {
 			w.Header()[k] = v
 		}
@@ -158,12 +158,12 @@ type scopeView struct {
 // authorizationRequest is the consent page's view of an authorization
 // request: the application, the scopes in plain words, where the user
 // goes back to, and the projects they may grant it.
-func (s accessAPI) authorizationRequest(w http.ResponseWriter, r *http.Request) error {
+func (s accessAPI) AuthorizationRequest(w http.ResponseWriter, r *http.Request) error {
 	ar, err := s.parseAuthorization(r.Context(), r)
 	if err != nil {
 		return oauthError(err)
 	}
-	c, err := s.svc.Access().OAuthClientForConsent(r.Context(), ar.GetClient().GetID())
+	c, err := s.Svc.Access().OAuthClientForConsent(r.Context(), ar.GetClient().GetID())
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (s accessAPI) authorizationRequest(w http.ResponseWriter, r *http.Request) 
 			scopes = append(scopes, scopeView{sc.Name, sc.Description})
 		}
 	}
-	ok(w, r, http.StatusOK, "Authorization request", map[string]any{
+	OK(w, r, http.StatusOK, "Authorization request", map[string]any{
 		"client":      map[string]string{"id": c.ID, "name": c.Name},
 		"scopes":      scopes,
 		"redirectUri": ar.GetRedirectURI().String(),
@@ -184,15 +184,15 @@ func (s accessAPI) authorizationRequest(w http.ResponseWriter, r *http.Request) 
 // decideAuthorization answers the consent page: the user allows the
 // application for a project and environment, or denies it. The answer is
 // where the browser goes next, back to the application: {redirectTo}.
-func (s accessAPI) decideAuthorization(w http.ResponseWriter, r *http.Request) error {
-	obj, err := bodyOf(r, parseObject)
+func (s accessAPI) DecideAuthorization(w http.ResponseWriter, r *http.Request) error {
+	obj, err := BodyOf(r, ParseObject)
 	if err != nil {
 		return err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	decision, projectID, env := f.str("decision"), f.str("projectId"), f.str("environment")
-	f.done()
+	f := NewFields(obj, "", &probs)
+	decision, projectID, env := f.Str("decision"), f.Str("projectId"), f.Str("environment")
+	f.Done()
 	switch {
 	case decision == nil || *decision != "allow" && *decision != "deny":
 		probs.Add("decision", "must be allow or deny")
@@ -205,7 +205,7 @@ func (s accessAPI) decideAuthorization(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	ctx := r.Context()
-	provider := s.svc.OAuth()
+	provider := s.Svc.OAuth()
 	ar, err := s.parseAuthorization(ctx, r)
 	if err != nil {
 		return oauthError(err)
@@ -213,11 +213,11 @@ func (s accessAPI) decideAuthorization(w http.ResponseWriter, r *http.Request) e
 	rec := &locationRecorder{header: http.Header{}}
 	if *decision == "deny" {
 		provider.WriteAuthorizeError(ctx, rec, ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
-		ok(w, r, http.StatusOK, "Authorization denied", map[string]string{"redirectTo": authorizationRedirect(rec.header.Get("Location"), s.issuer(r))})
+		OK(w, r, http.StatusOK, "Authorization denied", map[string]string{"redirectTo": authorizationRedirect(rec.header.Get("Location"), s.issuer(r))})
 		return nil
 	}
-	in := currentUser(r)
-	p, err := s.svc.Access().MemberPrincipal(ctx, in.user, in.session, *projectID, *env == "live")
+	in := CurrentUser(r)
+	p, err := s.Svc.Access().MemberPrincipal(ctx, in.User, in.Session, *projectID, *env == "live")
 	if err != nil {
 		return err
 	}
@@ -228,14 +228,14 @@ func (s accessAPI) decideAuthorization(w http.ResponseWriter, r *http.Request) e
 	}
 	// The code and the audit entry of the consent commit together.
 	var resp fosite.AuthorizeResponder
-	if err := s.svc.Access().ConsentOAuth(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes(), func(ctx context.Context) (err error) {
-		resp, err = provider.NewAuthorizeResponse(ctx, ar, &oauth.Session{UserID: in.user.ID, ProjectID: p.ProjectID, IsLive: p.IsLive})
+	if err := s.Svc.Access().ConsentOAuth(ctx, p, grantID, ar.GetClient().GetID(), ar.GetGrantedScopes(), func(ctx context.Context) (err error) {
+		resp, err = provider.NewAuthorizeResponse(ctx, ar, &oauth.Session{UserID: in.User.ID, ProjectID: p.ProjectID, IsLive: p.IsLive})
 		return err
 	}); err != nil {
 		return oauthError(err)
 	}
 	provider.WriteAuthorizeResponse(ctx, rec, ar, resp)
-	ok(w, r, http.StatusOK, "Authorization granted", map[string]string{"redirectTo": authorizationRedirect(rec.header.Get("Location"), s.issuer(r))})
+	OK(w, r, http.StatusOK, "Authorization granted", map[string]string{"redirectTo": authorizationRedirect(rec.header.Get("Location"), s.issuer(r))})
 	return nil
 }
 
@@ -251,8 +251,8 @@ func (l *locationRecorder) WriteHeader(int)             {}
 
 // token is the token endpoint: a code (with its PKCE verifier) or a
 // refresh token for an access token and a new refresh token.
-func (s accessAPI) token(w http.ResponseWriter, r *http.Request) {
-	provider := s.svc.OAuth()
+func (s accessAPI) Token(w http.ResponseWriter, r *http.Request) {
+	provider := s.Svc.OAuth()
 	if gt := r.PostFormValue("grant_type"); gt != "" && gt != "authorization_code" && gt != "refresh_token" {
 		// fosite answers a grant no handler takes with invalid_request.
 		oauthFail(r.Context(), w, provider, fosite.ErrUnsupportedGrantType.WithHint(
@@ -297,8 +297,8 @@ const basicChallenge = `Basic realm="paymentsd", charset="UTF-8"`
 // a token issued to another client is refused (unauthorized_client), as
 // are the client's wrong credentials (invalid_client). fosite's own writer
 // answers 200 to the former and drops the errors' descriptions.
-func (s accessAPI) revokeToken(w http.ResponseWriter, r *http.Request) {
-	provider := s.svc.OAuth()
+func (s accessAPI) RevokeToken(w http.ResponseWriter, r *http.Request) {
+	provider := s.Svc.OAuth()
 	ctx := oauth.WithRevocationReason(r.Context(), "token_revoked")
 	if r.PostFormValue("token") == "" {
 		oauthFail(ctx, w, provider, fosite.ErrInvalidRequest.WithHint("The token to revoke is required."))
@@ -320,8 +320,8 @@ func (s accessAPI) revokeToken(w http.ResponseWriter, r *http.Request) {
 // HTTP Basic: a client learns about its own tokens only. Credentials that
 // are missing or wrong are invalid_client (RFC 7662 §2.3), not fosite's
 // request_unauthorized; the expiry is the introspected token's own.
-func (s accessAPI) introspect(w http.ResponseWriter, r *http.Request) {
-	provider := s.svc.OAuth()
+func (s accessAPI) Introspect(w http.ResponseWriter, r *http.Request) {
+	provider := s.Svc.OAuth()
 	ctx := r.Context()
 	id, _, basic := r.BasicAuth()
 	if !basic {
@@ -352,9 +352,9 @@ func (s accessAPI) introspect(w http.ResponseWriter, r *http.Request) {
 }
 
 // oauthMetadata is the authorization server's metadata (RFC 8414).
-func (s accessAPI) oauthMetadata(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) OauthMetadata(w http.ResponseWriter, r *http.Request) {
 	base := s.issuer(r)
-	writeJSON(w, http.StatusOK, map[string]any{
+	WriteJSON(w, http.StatusOK, map[string]any{
 		"issuer":                                         base,
 		"authorization_endpoint":                         base + "/oauth/authorize",
 		"token_endpoint":                                 base + "/oauth/token",
@@ -402,18 +402,18 @@ func oauthGrantViewOf(g payment.OAuthGrant) oauthGrantView {
 	return v
 }
 
-func (s accessAPI) listUserGrants(w http.ResponseWriter, r *http.Request) error {
-	return respondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.svc.Access().UserOAuthGrants(r.Context(), currentUser(r).user.ID))
+func (s accessAPI) ListUserGrants(w http.ResponseWriter, r *http.Request) error {
+	return RespondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.Svc.Access().UserOAuthGrants(r.Context(), CurrentUser(r).User.ID))
 }
 
-func (s accessAPI) revokeUserGrant(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.svc.Access().RevokeUserOAuthGrant(r.Context(), currentUser(r).user.ID, r.PathValue("grantId")))
+func (s accessAPI) RevokeUserGrant(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.Svc.Access().RevokeUserOAuthGrant(r.Context(), CurrentUser(r).User.ID, r.PathValue("grantId")))
 }
 
-func (s accessAPI) listProjectGrants(w http.ResponseWriter, r *http.Request) error {
-	return respondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.svc.Access().ProjectOAuthGrants(r.Context(), principal(r), r.PathValue("projectId")))
+func (s accessAPI) ListProjectGrants(w http.ResponseWriter, r *http.Request) error {
+	return RespondList(w, r, "Authorized applications retrieved", oauthGrantViewOf)(s.Svc.Access().ProjectOAuthGrants(r.Context(), Principal(r), r.PathValue("projectId")))
 }
 
-func (s accessAPI) revokeProjectGrant(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.svc.Access().RevokeProjectOAuthGrant(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("grantId")))
+func (s accessAPI) RevokeProjectGrant(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Authorization revoked: the application's tokens no longer work", oauthGrantViewOf)(s.Svc.Access().RevokeProjectOAuthGrant(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("grantId")))
 }

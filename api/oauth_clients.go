@@ -22,23 +22,23 @@ func oauthClientViewOf(c payment.OAuthClient) oauthClientView {
 }
 
 func decodeOAuthClientInput(body []byte) (payment.OAuthClientInput, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return payment.OAuthClientInput{}, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	in := payment.OAuthClientInput{Name: f.str("name"), RedirectURIs: f.strings("redirectUris"), Confidential: f.boolean("confidential")}
-	f.done()
+	f := NewFields(obj, "", &probs)
+	in := payment.OAuthClientInput{Name: f.Str("name"), RedirectURIs: f.Strings("redirectUris"), Confidential: f.Boolean("confidential")}
+	f.Done()
 	return in, probs.Err()
 }
 
-func (s accessAPI) createOAuthClient(w http.ResponseWriter, r *http.Request) error {
-	in, err := bodyOf(r, decodeOAuthClientInput)
+func (s accessAPI) CreateOAuthClient(w http.ResponseWriter, r *http.Request) error {
+	in, err := BodyOf(r, decodeOAuthClientInput)
 	if err != nil {
 		return err
 	}
-	c, secret, err := s.svc.Access().CreateOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), in)
+	c, secret, err := s.Svc.Access().CreateOAuthClient(r.Context(), Principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
@@ -46,15 +46,15 @@ func (s accessAPI) createOAuthClient(w http.ResponseWriter, r *http.Request) err
 	if secret != "" {
 		shown = &secret
 	}
-	ok(w, r, http.StatusCreated, "Application registered; a confidential client's secret is shown this once",
+	OK(w, r, http.StatusCreated, "Application registered; a confidential client's secret is shown this once",
 		map[string]any{"client": oauthClientViewOf(c), "clientSecret": shown})
 	return nil
 }
 
-func (s accessAPI) listOAuthClients(w http.ResponseWriter, r *http.Request) error {
-	return respondList(w, r, "Applications retrieved", oauthClientViewOf)(s.svc.Access().OAuthClients(r.Context(), principal(r), r.PathValue("projectId")))
+func (s accessAPI) ListOAuthClients(w http.ResponseWriter, r *http.Request) error {
+	return RespondList(w, r, "Applications retrieved", oauthClientViewOf)(s.Svc.Access().OAuthClients(r.Context(), Principal(r), r.PathValue("projectId")))
 }
 
-func (s accessAPI) revokeOAuthClient(w http.ResponseWriter, r *http.Request) error {
-	return respond(w, r, http.StatusOK, "Application revoked", oauthClientViewOf)(s.svc.Access().RevokeOAuthClient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("clientId")))
+func (s accessAPI) RevokeOAuthClient(w http.ResponseWriter, r *http.Request) error {
+	return Respond(w, r, http.StatusOK, "Application revoked", oauthClientViewOf)(s.Svc.Access().RevokeOAuthClient(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("clientId")))
 }

@@ -22,7 +22,7 @@ const DefaultMaxInflight = 256
 // Temporal is overloaded, restarting or unreachable).
 const (
 	retryAfterBusy        = "1"
-	retryAfterUnavailable = "2"
+	RetryAfterUnavailable = "2"
 )
 
 // busyMessage is the refusal's message, a sentence for the client.
@@ -81,7 +81,7 @@ func (b *inflight) refuse(w http.ResponseWriter, r *http.Request) {
 		_ = b.connectErrors.Write(w, r, connect.NewError(connect.CodeUnavailable, errors.New(busyMessage)))
 		return
 	}
-	fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", busyMessage, nil)
+	Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", busyMessage, nil)
 }
 
 // connectUnavailable is a Connect error for a request a dependency could
@@ -89,6 +89,6 @@ func (b *inflight) refuse(w http.ResponseWriter, r *http.Request) {
 // response's headers in the Connect protocol, its trailers in gRPC).
 func connectUnavailable(message string) *connect.Error {
 	ce := connect.NewError(connect.CodeUnavailable, errors.New(message))
-	ce.Meta().Set("Retry-After", retryAfterUnavailable)
+	ce.Meta().Set("Retry-After", RetryAfterUnavailable)
 	return ce
 }

@@ -156,10 +156,10 @@ func TestAnUnreachableDatabaseIs503WithRetryAfter(t *testing.T) {
 
 	fwd.stop()
 	res, env := get()
-	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != retryAfterUnavailable ||
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != RetryAfterUnavailable ||
 		env.Error == nil || env.Error.Code != "SERVICE_UNAVAILABLE" {
 		t.Fatalf("GET with the database unreachable: %d, Retry-After %q, %+v; want 503 SERVICE_UNAVAILABLE with Retry-After %s",
-			res.StatusCode, res.Header.Get("Retry-After"), env.Error, retryAfterUnavailable)
+			res.StatusCode, res.Header.Get("Retry-After"), env.Error, RetryAfterUnavailable)
 	}
 	if strings.Contains(env.Message, "127.0.0.1") || strings.Contains(env.Message, "dial") {
 		t.Errorf("the answer names internals: %q", env.Message)
@@ -167,7 +167,7 @@ func TestAnUnreachableDatabaseIs503WithRetryAfter(t *testing.T) {
 	c := paymentsdv1connect.NewCheckoutServiceClient(http.DefaultClient, ts.URL)
 	_, err = c.GetCheckoutSession(context.Background(), connect.NewRequest(&v1.GetCheckoutSessionRequest{Token: token}))
 	var ce *connect.Error
-	if !errors.As(err, &ce) || ce.Code() != connect.CodeUnavailable || ce.Meta().Get("Retry-After") != retryAfterUnavailable {
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeUnavailable || ce.Meta().Get("Retry-After") != RetryAfterUnavailable {
 		t.Errorf("Connect GetCheckoutSession with the database unreachable: %v (meta %v); want unavailable with Retry-After", err, metaOf(ce))
 	}
 }
@@ -312,7 +312,7 @@ func TestAClaimIsReleasedOnceTheDatabaseIsBack(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	id := recordID("key:k1", "retry-me")
-	if prev, err := s.svc.ClaimIdempotencyKey(ctx, id, "body"); err != nil || prev != nil {
+	if prev, err := s.Svc.ClaimIdempotencyKey(ctx, id, "body"); err != nil || prev != nil {
 		t.Fatalf("claim: %v %v", prev, err)
 	}
 

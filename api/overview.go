@@ -29,7 +29,7 @@ type overviewView struct {
 // overview sums up a project's environment: today's and this month's
 // payments in the caller's time zone, sessions by status, and what needs
 // the merchant.
-func (s paymentsAPI) overview(w http.ResponseWriter, r *http.Request) error {
+func (s paymentsAPI) Overview(w http.ResponseWriter, r *http.Request) error {
 	var probs payment.Problems
 	loc := time.UTC
 	for k, v := range r.URL.Query() {
@@ -50,17 +50,17 @@ func (s paymentsAPI) overview(w http.ResponseWriter, r *http.Request) error {
 	if err := probs.Err(); err != nil {
 		return err
 	}
-	o, err := s.svc.Payments().Overview(r.Context(), principal(r), r.PathValue("projectId"), loc)
+	o, err := s.Svc.Payments().Overview(r.Context(), Principal(r), r.PathValue("projectId"), loc)
 	if err != nil {
 		return err
 	}
 	v := overviewView{TimeZone: loc.String(), SessionsByStatus: map[string]int{},
 		Today:     periodView{views.Time(o.Today), payment.FormatUSD(o.PaidTodayUSD), o.PaymentsToday},
 		ThisMonth: periodView{views.Time(o.MonthStart), payment.FormatUSD(o.PaidMonthUSD), o.PaymentsMonth}}
-	for _, st := range sessionStatuses {
+	for _, st := range SessionStatuses {
 		v.SessionsByStatus[st] = o.SessionsByStatus[st]
 	}
 	v.NeedsAttention.Exceptions, v.NeedsAttention.UnexpectedTransactions = o.Exceptions, o.Unexpected
-	ok(w, r, http.StatusOK, "Overview retrieved", v)
+	OK(w, r, http.StatusOK, "Overview retrieved", v)
 	return nil
 }

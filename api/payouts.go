@@ -18,28 +18,28 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-const payoutBatchesPattern = "/api/v1/projects/{projectId}/payout-batches"
+const PayoutBatchesPattern = "/api/v1/projects/{projectId}/payout-batches"
 
 // csvBody tells whether a request sends a CSV body, which only a payout
 // batch's upload takes.
-func csvBody(r *http.Request) bool {
+func CSVBody(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "text/csv" && r.Method == http.MethodPost && r.Pattern == payoutBatchesPattern
+	return err == nil && mt == "text/csv" && r.Method == http.MethodPost && r.Pattern == PayoutBatchesPattern
 }
 
 // decodePayoutBatch reads a batch posted as JSON: {fromAddress,
 // reference, payouts: [{address, asset, amount, reference}]}. A line's
 // errors are named payouts[i].field.
 func decodePayoutBatch(body []byte) (payment.PayoutBatchInput, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return payment.PayoutBatchInput{}, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	in := payment.PayoutBatchInput{FromAddress: f.str("fromAddress"), Reference: f.str("reference")}
-	lines, _ := f.array("payouts") // their number is NewPayoutBatch's to bound
-	f.done()
+	f := NewFields(obj, "", &probs)
+	in := payment.PayoutBatchInput{FromAddress: f.Str("fromAddress"), Reference: f.Str("reference")}
+	lines, _ := f.Array("payouts") // their number is NewPayoutBatch's to bound
+	f.Done()
 	for i, v := range lines {
 		label := fmt.Sprintf("payouts[%d]", i)
 		m, isObj := v.(map[string]any)
@@ -48,10 +48,10 @@ func decodePayoutBatch(body []byte) (payment.PayoutBatchInput, error) {
 			in.Lines = append(in.Lines, payment.PayoutLine{Label: label})
 			continue
 		}
-		lf := newFields(m, label, &probs)
-		in.Lines = append(in.Lines, payment.PayoutLine{Label: label, Address: lf.str("address"), AssetDefinitionID: lf.str("asset"),
-			Amount: lf.str("amount"), Reference: lf.str("reference")})
-		lf.done()
+		lf := NewFields(m, label, &probs)
+		in.Lines = append(in.Lines, payment.PayoutLine{Label: label, Address: lf.Str("address"), AssetDefinitionID: lf.Str("asset"),
+			Amount: lf.Str("amount"), Reference: lf.Str("reference")})
+		lf.Done()
 	}
 	in.Problems = probs
 	return in, nil
@@ -143,57 +143,57 @@ func decodePayoutCSV(body []byte, query url.Values) (payment.PayoutBatchInput, e
 func csvMalformed(err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return errMalformed{fmt.Sprintf("Malformed CSV at line %d: %v", pe.Line, pe.Err)}
+		return Malformed{fmt.Sprintf("Malformed CSV at line %d: %v", pe.Line, pe.Err)}
 	}
-	return errMalformed{"Malformed CSV: " + err.Error()}
+	return Malformed{"Malformed CSV: " + err.Error()}
 }
 
-func (s moneyOutAPI) createPayoutBatch(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) CreatePayoutBatch(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	var in payment.PayoutBatchInput
 	var err error
-	if csvBody(r) {
+	if CSVBody(r) {
 		in, err = decodePayoutCSV(body, r.URL.Query())
 	} else {
 		in, err = decodePayoutBatch(body)
 	}
 	if err != nil {
-		return decodeErr(w, r, err)
+		return DecodeErr(w, r, err)
 	}
-	rec, err := s.svc.MoneyOut().CreatePayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), in)
+	rec, err := s.Svc.MoneyOut().CreatePayoutBatch(r.Context(), Principal(r), r.PathValue("projectId"), in)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Payout batch created: an owner approves it", views.BatchDetailOf(rec))
+	OK(w, r, http.StatusCreated, "Payout batch created: an owner approves it", views.BatchDetailOf(rec))
 	return nil
 }
 
-var batchStatuses = statusStrings(payment.PayoutBatchStatuses)
+var BatchStatuses = statusStrings(payment.PayoutBatchStatuses)
 
-func (s moneyOutAPI) listPayoutBatches(w http.ResponseWriter, r *http.Request) error {
-	q, err := parsePayoutBatchQuery(r.URL.Query(), batchStatuses)
+func (s moneyOutAPI) ListPayoutBatches(w http.ResponseWriter, r *http.Request) error {
+	q, err := ParsePayoutBatchQuery(r.URL.Query(), BatchStatuses)
 	if err != nil {
 		return err
 	}
-	page, err := s.svc.MoneyOut().ListPayoutBatches(r.Context(), principal(r), r.PathValue("projectId"), q)
+	page, err := s.Svc.MoneyOut().ListPayoutBatches(r.Context(), Principal(r), r.PathValue("projectId"), q)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Payout batches retrieved", mapSlice(page.Items, views.BatchOf), q, page.Total)
+	OKList(w, r, "Payout batches retrieved", MapSlice(page.Items, views.BatchOf), q, page.Total)
 	return nil
 }
 
 // getPayoutBatch answers the batch with its report and payouts, or its
 // report as CSV (Accept: text/csv): a line per payout.
-func (s moneyOutAPI) getPayoutBatch(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.svc.MoneyOut().PayoutBatch(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
+func (s moneyOutAPI) GetPayoutBatch(w http.ResponseWriter, r *http.Request) error {
+	rec, err := s.Svc.MoneyOut().PayoutBatch(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("batchId"))
 	if err != nil {
 		return err
 	}
-	if wantsCSV(r) {
+	if WantsCSV(r) {
 		return exportPayouts(w, r, rec)
 	}
-	ok(w, r, http.StatusOK, "Payout batch retrieved", views.BatchDetailOf(rec))
+	OK(w, r, http.StatusOK, "Payout batch retrieved", views.BatchDetailOf(rec))
 	return nil
 }
 
@@ -201,41 +201,41 @@ var payoutColumns = []string{"id", "batch_id", "line", "reference", "status", "n
 	"amount", "amount_base_units", "from_address", "to_address", "tx_hash", "failure_reason", "updated_at"}
 
 func exportPayouts(w http.ResponseWriter, r *http.Request, rec payment.BatchRecord) error {
-	cw, err := csvExport(w, r, "payouts-"+rec.Batch.ID, payoutColumns)
+	cw, err := CSVExport(w, r, "payouts-"+rec.Batch.ID, payoutColumns)
 	if err != nil {
 		return err
 	}
 	n := 0
 	for _, p := range rec.Payouts {
-		if err = cw.Write([]string{p.ID, p.BatchID, strconv.Itoa(p.Line), text(p.Reference), string(p.Status), p.Network,
-			strconv.FormatInt(p.ChainID, 10), text(p.Symbol), p.AssetDefinitionID, p.Amount(), p.AmountBaseUnits, p.FromAddress,
-			p.ToAddress, p.TxHash, text(p.FailureReason), views.Time(p.UpdatedAt)}); err != nil {
+		if err = cw.Write([]string{p.ID, p.BatchID, strconv.Itoa(p.Line), Text(p.Reference), string(p.Status), p.Network,
+			strconv.FormatInt(p.ChainID, 10), Text(p.Symbol), p.AssetDefinitionID, p.Amount(), p.AmountBaseUnits, p.FromAddress,
+			p.ToAddress, p.TxHash, Text(p.FailureReason), views.Time(p.UpdatedAt)}); err != nil {
 			break
 		}
-		if err = flushEvery(w, cw, &n); err != nil {
+		if err = FlushEvery(w, cw, &n); err != nil {
 			break
 		}
 	}
-	return endExport(w, r, cw, n, err)
+	return EndExport(w, r, cw, n, err)
 }
 
-func (s moneyOutAPI) approvePayoutBatch(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) ApprovePayoutBatch(w http.ResponseWriter, r *http.Request) error {
 	return answerItem(s, w, r, "batchId", "Payout batch approved: its payouts may be signed", service.MoneyOut.ApprovePayoutBatch,
 		views.BatchDetailOf)
 }
 
-func (s moneyOutAPI) cancelPayoutBatch(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) CancelPayoutBatch(w http.ResponseWriter, r *http.Request) error {
 	return answerItem(s, w, r, "batchId", "Payout batch canceled", service.MoneyOut.CancelPayoutBatch, views.BatchDetailOf)
 }
 
-func (s moneyOutAPI) getPayout(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) GetPayout(w http.ResponseWriter, r *http.Request) error {
 	return answerItem(s, w, r, "payoutId", "Payout retrieved", service.MoneyOut.GetPayout, views.PayoutOf)
 }
 
-func (s moneyOutAPI) cancelPayout(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) CancelPayout(w http.ResponseWriter, r *http.Request) error {
 	return answerItem(s, w, r, "payoutId", "Payout canceled", service.MoneyOut.CancelPayout, views.PayoutOf)
 }
 
-func (s moneyOutAPI) reportPayoutSent(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) ReportPayoutSent(w http.ResponseWriter, r *http.Request) error {
 	return answerReportSent(s, w, r, "payoutId", "Payout transaction recorded", service.MoneyOut.ReportPayoutSent, views.PayoutOf)
 }

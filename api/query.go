@@ -20,14 +20,14 @@ import (
 // the values the status filter accepts (none: no status filter). Unknown
 // parameters, repeated parameters and malformed values are validation
 // errors, each named by its parameter.
-func parseListQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
-	return parseListQueryBy(v, "status", statuses)
+func ParseListQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
+	return ParseListQueryBy(v, "status", statuses)
 }
 
 // parseDepositQuery parses the deposit addresses list's query string: the
 // list's parameters (status filtering by session status), funded and
 // chain.
-func parseDepositQuery(v url.Values, statuses []string) (payment.DepositQuery, error) {
+func ParseDepositQuery(v url.Values, statuses []string) (payment.DepositQuery, error) {
 	list, probs := queryValues(v, "status", statuses, []string{"funded", "chain"})
 	q := payment.DepositQuery{ListQuery: list, Chain: payment.ChainEVM}
 	if c, ok := v["chain"]; ok {
@@ -52,7 +52,7 @@ func parseDepositQuery(v url.Values, statuses []string) (payment.DepositQuery, e
 
 // parseListQueryBy is parseListQuery with the value filter under another
 // name (events filter by "type"); the value lands in ListQuery.Status.
-func parseListQueryBy(v url.Values, filter string, values []string) (payment.ListQuery, error) {
+func ParseListQueryBy(v url.Values, filter string, values []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, filter, values, nil)
 	return q, probs.Err()
 }
@@ -143,7 +143,7 @@ func queryValues(v url.Values, filter string, values, extra []string) (payment.L
 
 // parseTransactionQuery parses the transactions list's query string: the
 // list's parameters, network (one of networks) and unexpected=true.
-func parseTransactionQuery(v url.Values, statuses, networks []string) (payment.ListQuery, error) {
+func ParseTransactionQuery(v url.Values, statuses, networks []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, "status", statuses, []string{"network", "unexpected"})
 	if s, ok := v["network"]; ok {
 		if !slices.Contains(networks, s[0]) {
@@ -160,7 +160,7 @@ func parseTransactionQuery(v url.Values, statuses, networks []string) (payment.L
 // in the second shape (spec section 9): page, limit, status (pending,
 // completed, failed; completed is confirmed or finalized) and network;
 // from, to and isLive are unknown there.
-func parseSecondShapeTransactionQuery(v url.Values, networks []string) (payment.ListQuery, error) {
+func ParseSecondShapeTransactionQuery(v url.Values, networks []string) (payment.ListQuery, error) {
 	var probs payment.Problems
 	for _, k := range []string{"from", "to", "isLive"} {
 		if _, ok := v[k]; ok {
@@ -173,7 +173,7 @@ func parseSecondShapeTransactionQuery(v url.Values, networks []string) (payment.
 			rest[k] = vals
 		}
 	}
-	q, err := parseTransactionQuery(rest, []string{"pending", "completed", "failed"}, networks)
+	q, err := ParseTransactionQuery(rest, []string{"pending", "completed", "failed"}, networks)
 	if err != nil {
 		var e *payment.Error
 		if errors.As(err, &e) {
@@ -188,7 +188,7 @@ func parseSecondShapeTransactionQuery(v url.Values, networks []string) (payment.
 
 // parseSessionQuery parses the sessions list's query string: the list's
 // parameters and exception=true.
-func parseSessionQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
+func ParseSessionQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, "status", statuses, []string{"exception"})
 	q.Flagged = queryFlag(v, "exception", &probs)
 	return q, probs.Err()
@@ -215,7 +215,7 @@ func queryFlag(v url.Values, name string, probs *payment.Problems) bool {
 // the list, newest first (payment.ListQuery), or, when it has since or after, a
 // page of the feed (payment.FeedQuery, feed true). Page numbers do not mix with
 // the feed: its pages follow one another by cursor.
-func parseEventsQuery(v url.Values, types []string) (q payment.FeedQuery, feed bool, err error) {
+func ParseEventsQuery(v url.Values, types []string) (q payment.FeedQuery, feed bool, err error) {
 	list, probs := queryValues(v, "type", types, []string{"since", "after", "objectId"})
 	q.ListQuery = list
 	if s, ok := v["objectId"]; ok {
@@ -248,7 +248,7 @@ func parseEventsQuery(v url.Values, types []string) (q payment.FeedQuery, feed b
 }
 
 // parsePayoutBatchQuery parses the batches list's query string.
-func parsePayoutBatchQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
+func ParsePayoutBatchQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, "status", statuses, nil)
 	return q, probs.Err()
 }
@@ -256,7 +256,7 @@ func parsePayoutBatchQuery(v url.Values, statuses []string) (payment.ListQuery, 
 // parseRefundQuery parses the refunds list's query string: the list's
 // parameters, status among statuses, and checkoutSessionId to keep one
 // session's refunds.
-func parseRefundQuery(v url.Values, statuses []string) (payment.ListQuery, string, error) {
+func ParseRefundQuery(v url.Values, statuses []string) (payment.ListQuery, string, error) {
 	q, probs := queryValues(v, "status", statuses, []string{"checkoutSessionId"})
 	var sessionID string
 	if s, ok := v["checkoutSessionId"]; ok {

@@ -22,7 +22,7 @@ func FuzzParseListQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		q, err := parseListQuery(v, statuses)
+		q, err := ParseListQuery(v, statuses)
 		if err != nil {
 			var e *payment.Error
 			if !errors.As(err, &e) || e.Kind != payment.KindValidation || len(e.Details) == 0 {
@@ -68,16 +68,16 @@ func FuzzParseDashboardFilters(f *testing.F) {
 				t.Fatalf("%q: flag %v", raw, q.Flagged)
 			}
 		}
-		check(parseTransactionQuery(v, []string{"pending"}, networks))
-		check(parseSessionQuery(v, []string{"open"}))
+		check(ParseTransactionQuery(v, []string{"pending"}, networks))
+		check(ParseSessionQuery(v, []string{"open"}))
 		// The second shape: no from, to or isLive; completed is two statuses.
-		q, err := parseSecondShapeTransactionQuery(v, networks)
+		q, err := ParseSecondShapeTransactionQuery(v, networks)
 		if err == nil && (v.Has("from") || v.Has("to") || v.Has("isLive") || q.Status == "completed" ||
 			v.Get("status") == "completed" && len(q.StatusIn) != 2) {
 			t.Fatalf("%q: second shape accepted %+v", raw, q)
 		}
 		check(q, err)
-		if q, _, err := parseEventsQuery(v, []string{"checkout.session.created"}); err == nil && q.ObjectID != v.Get("objectId") {
+		if q, _, err := ParseEventsQuery(v, []string{"checkout.session.created"}); err == nil && q.ObjectID != v.Get("objectId") {
 			t.Fatalf("%q: object %q", raw, q.ObjectID)
 		}
 	})
@@ -89,14 +89,14 @@ func FuzzParseDashboardFilters(f *testing.F) {
 func TestListQueryIntegers(t *testing.T) {
 	for raw, want := range map[string]int{"limit=20": 20, "limit=20.0": 20, "limit=2e1": 20, "limit=2.00e1": 20, "limit=%2B20": 20} {
 		v, _ := url.ParseQuery(raw)
-		q, err := parseListQuery(v, nil)
+		q, err := ParseListQuery(v, nil)
 		if err != nil || q.Limit != want {
 			t.Errorf("%s: %d %v; want %d", raw, q.Limit, err, want)
 		}
 	}
 	for _, raw := range []string{"limit=20.5", "limit=0", "limit=1e400", "limit=-1e400", "limit=101", "limit=1e9", "page=0.5", "page=1e-1", "limit=x", "limit=2e", "page=" + strings.Repeat("9", 100)} {
 		v, _ := url.ParseQuery(raw)
-		_, err := parseListQuery(v, nil)
+		_, err := ParseListQuery(v, nil)
 		var e *payment.Error
 		if !errors.As(err, &e) || e.Kind != payment.KindValidation || len(e.Details) != 1 || e.Details[0].Field != strings.Split(raw, "=")[0] {
 			t.Errorf("%s: %v; want a 422 naming the parameter", raw, err)
@@ -109,14 +109,14 @@ func TestListQueryIntegers(t *testing.T) {
 func TestDepositQueryChain(t *testing.T) {
 	for raw, want := range map[string]payment.DepositQuery{"": {Chain: payment.ChainEVM}, "chain=bitcoin&funded=true": {Chain: payment.ChainBitcoin, Funded: true}, "chain=evm": {Chain: payment.ChainEVM}} {
 		v, _ := url.ParseQuery(raw)
-		q, err := parseDepositQuery(v, nil)
+		q, err := ParseDepositQuery(v, nil)
 		if err != nil || q.Chain != want.Chain || q.Funded != want.Funded {
 			t.Errorf("%q: %+v %v; want %+v", raw, q, err, want)
 		}
 	}
 	for _, raw := range []string{"chain=btc", "chain=", "funded=yes"} {
 		v, _ := url.ParseQuery(raw)
-		_, err := parseDepositQuery(v, nil)
+		_, err := ParseDepositQuery(v, nil)
 		var e *payment.Error
 		if !errors.As(err, &e) || e.Kind != payment.KindValidation || len(e.Details) != 1 || e.Details[0].Field != strings.Split(raw, "=")[0] {
 			t.Errorf("%s: %v; want a 422 naming the parameter", raw, err)

@@ -35,27 +35,27 @@ func recipientOf(rc payment.Recipient) recipientView {
 	return v
 }
 
-func (s checkoutAPI) listRecipients(w http.ResponseWriter, r *http.Request) error {
-	return respondList(w, r, "Recipients retrieved", recipientOf)(s.svc.Checkout().ListRecipients(r.Context(), principal(r), r.PathValue("projectId")))
+func (s checkoutAPI) ListRecipients(w http.ResponseWriter, r *http.Request) error {
+	return RespondList(w, r, "Recipients retrieved", recipientOf)(s.Svc.Checkout().ListRecipients(r.Context(), Principal(r), r.PathValue("projectId")))
 }
 
-func (s checkoutAPI) getRecipient(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.svc.Checkout().ListRecipients(r.Context(), principal(r), r.PathValue("projectId"))
+func (s checkoutAPI) GetRecipient(w http.ResponseWriter, r *http.Request) error {
+	rs, err := s.Svc.Checkout().ListRecipients(r.Context(), Principal(r), r.PathValue("projectId"))
 	if err != nil {
 		return err
 	}
 	a, msg := payment.CheckAddress(r.PathValue("address"))
 	for _, rc := range rs {
 		if msg == "" && rc.Address == a {
-			ok(w, r, http.StatusOK, "Recipient retrieved", recipientOf(rc))
+			OK(w, r, http.StatusOK, "Recipient retrieved", recipientOf(rc))
 			return nil
 		}
 	}
 	return payment.NotFound("Recipient")
 }
 
-func (s checkoutAPI) claimRecipient(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"address"})
+func (s checkoutAPI) ClaimRecipient(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"address"})
 	if err != nil {
 		return err
 	}
@@ -63,30 +63,30 @@ func (s checkoutAPI) claimRecipient(w http.ResponseWriter, r *http.Request) erro
 	if u, err := url.Parse(s.CheckoutURL); err == nil {
 		host = u.Host
 	}
-	rc, err := s.svc.Checkout().ClaimRecipient(r.Context(), principal(r), r.PathValue("projectId"), *in["address"], host)
+	rc, err := s.Svc.Checkout().ClaimRecipient(r.Context(), Principal(r), r.PathValue("projectId"), *in["address"], host)
 	if err != nil {
 		return err
 	}
 	if rc.Verified() {
-		ok(w, r, http.StatusOK, "Recipient already verified", recipientOf(rc))
+		OK(w, r, http.StatusOK, "Recipient already verified", recipientOf(rc))
 		return nil
 	}
-	ok(w, r, http.StatusCreated, "Recipient claimed: sign the challenge with the address's wallet and send the signature to …/verify", recipientOf(rc))
+	OK(w, r, http.StatusCreated, "Recipient claimed: sign the challenge with the address's wallet and send the signature to …/verify", recipientOf(rc))
 	return nil
 }
 
-func (s checkoutAPI) verifyRecipient(w http.ResponseWriter, r *http.Request) error {
-	in, err := fieldsOf(r, []string{"signature"})
+func (s checkoutAPI) VerifyRecipient(w http.ResponseWriter, r *http.Request) error {
+	in, err := FieldsOf(r, []string{"signature"})
 	if err != nil {
 		return err
 	}
-	return respond(w, r, http.StatusOK, "Recipient verified", recipientOf)(s.svc.Checkout().VerifyRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address"), *in["signature"]))
+	return Respond(w, r, http.StatusOK, "Recipient verified", recipientOf)(s.Svc.Checkout().VerifyRecipient(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("address"), *in["signature"]))
 }
 
-func (s checkoutAPI) deleteRecipient(w http.ResponseWriter, r *http.Request) error {
-	if err := s.svc.Checkout().DeleteRecipient(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("address")); err != nil {
+func (s checkoutAPI) DeleteRecipient(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Svc.Checkout().DeleteRecipient(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("address")); err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Recipient removed", map[string]string{"address": r.PathValue("address")})
+	OK(w, r, http.StatusOK, "Recipient removed", map[string]string{"address": r.PathValue("address")})
 	return nil
 }

@@ -13,16 +13,16 @@ import (
 
 // decodeRefundInput reads a refund's create payload.
 func decodeRefundInput(body []byte) (string, payment.RefundInput, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return "", payment.RefundInput{}, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	sessionID := f.str("checkoutSessionId")
-	in := payment.RefundInput{AssetDefinitionID: f.str("assetDefinitionId"), Amount: f.str("amount"),
-		AmountUSD: f.str("amountUsd"), Address: f.str("address"), Reason: f.str("reason")}
-	f.done()
+	f := NewFields(obj, "", &probs)
+	sessionID := f.Str("checkoutSessionId")
+	in := payment.RefundInput{AssetDefinitionID: f.Str("assetDefinitionId"), Amount: f.Str("amount"),
+		AmountUSD: f.Str("amountUsd"), Address: f.Str("address"), Reason: f.Str("reason")}
+	f.Done()
 	var id string
 	switch {
 	case sessionID == nil:
@@ -39,14 +39,14 @@ func decodeRefundInput(body []byte) (string, payment.RefundInput, error) {
 // decodeClaim reads the customer's {address, acceptContract}; a missing
 // address is "".
 func decodeClaim(body []byte) (string, bool, error) {
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return "", false, err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	address, accept := f.str("address"), f.boolean("acceptContract")
-	f.done()
+	f := NewFields(obj, "", &probs)
+	address, accept := f.Str("address"), f.Boolean("acceptContract")
+	f.Done()
 	if err := probs.Err(); err != nil || address == nil {
 		return "", false, err // a missing address is the service's to refuse, once the refund is found
 	}
@@ -55,23 +55,23 @@ func decodeClaim(body []byte) (string, bool, error) {
 
 func (s moneyOutAPI) refundJSON(r payment.Refund) views.Refund { return views.RefundOf(r) }
 
-func (s moneyOutAPI) createRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) CreateRefund(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	sessionID, in, err := decodeRefundInput(body)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return DecodeErr(w, r, err)
 	}
-	refund, token, err := s.svc.MoneyOut().CreateRefund(r.Context(), principal(r), r.PathValue("projectId"), sessionID, in)
+	refund, token, err := s.Svc.MoneyOut().CreateRefund(r.Context(), Principal(r), r.PathValue("projectId"), sessionID, in)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusCreated, "Refund created", s.createdRefund(refund, token))
+	OK(w, r, http.StatusCreated, "Refund created", s.CreatedRefund(refund, token))
 	return nil
 }
 
 // createdRefund is a refund as its creation answers it: with the claim
 // link, once, when the customer is to give the address.
-func (s moneyOutAPI) createdRefund(refund payment.Refund, token string) views.Refund {
+func (s moneyOutAPI) CreatedRefund(refund payment.Refund, token string) views.Refund {
 	v := views.RefundOf(refund)
 	if refund.Status == payment.RefundAwaitingAddress {
 		claim := s.CheckoutURL + "/refund/" + token
@@ -80,89 +80,89 @@ func (s moneyOutAPI) createdRefund(refund payment.Refund, token string) views.Re
 	return v
 }
 
-var refundStatuses = statusStrings(payment.RefundStatuses)
+var RefundStatuses = statusStrings(payment.RefundStatuses)
 
-func (s moneyOutAPI) listRefunds(w http.ResponseWriter, r *http.Request) error {
-	q, sessionID, err := parseRefundQuery(r.URL.Query(), refundStatuses)
+func (s moneyOutAPI) ListRefunds(w http.ResponseWriter, r *http.Request) error {
+	q, sessionID, err := ParseRefundQuery(r.URL.Query(), RefundStatuses)
 	if err != nil {
 		return err
 	}
-	if wantsCSV(r) {
+	if WantsCSV(r) {
 		return s.exportRefunds(w, r, q, sessionID)
 	}
-	page, err := s.svc.MoneyOut().ListRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q)
+	page, err := s.Svc.MoneyOut().ListRefunds(r.Context(), Principal(r), r.PathValue("projectId"), sessionID, q)
 	if err != nil {
 		return err
 	}
-	okList(w, r, "Refunds retrieved", mapSlice(page.Items, s.refundJSON), q, page.Total)
+	OKList(w, r, "Refunds retrieved", MapSlice(page.Items, s.refundJSON), q, page.Total)
 	return nil
 }
 
-func (s moneyOutAPI) getRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) GetRefund(w http.ResponseWriter, r *http.Request) error {
 	return answerItem(s, w, r, "refundId", "Refund retrieved", service.MoneyOut.GetRefund, s.refundJSON)
 }
 
-func (s moneyOutAPI) setRefundAddress(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) SetRefundAddress(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
-	address, err := decodeString(body, "address")
+	address, err := DecodeString(body, "address")
 	if err != nil {
-		return decodeErr(w, r, err)
+		return DecodeErr(w, r, err)
 	}
-	refund, err := s.svc.MoneyOut().SetRefundAddress(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
+	refund, err := s.Svc.MoneyOut().SetRefundAddress(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Refund address set", s.refundJSON(refund))
+	OK(w, r, http.StatusOK, "Refund address set", s.refundJSON(refund))
 	return nil
 }
 
 // approveRefund takes no body, {} or {address}: the address the owner was
 // shown, which must still be the refund's.
-func (s moneyOutAPI) approveRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) ApproveRefund(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	var address string
 	if len(bytes.TrimSpace(body)) > 0 {
 		var err error
-		if address, err = decodeString(body, "address"); err != nil {
-			return decodeErr(w, r, err)
+		if address, err = DecodeString(body, "address"); err != nil {
+			return DecodeErr(w, r, err)
 		}
 	}
-	refund, err := s.svc.MoneyOut().ApproveRefund(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
+	refund, err := s.Svc.MoneyOut().ApproveRefund(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("refundId"), address)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Refund approved", s.refundJSON(refund))
+	OK(w, r, http.StatusOK, "Refund approved", s.refundJSON(refund))
 	return nil
 }
 
-func (s moneyOutAPI) cancelRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) CancelRefund(w http.ResponseWriter, r *http.Request) error {
 	return answerItem(s, w, r, "refundId", "Refund canceled", service.MoneyOut.CancelRefund, s.refundJSON)
 }
 
-func (s moneyOutAPI) getRefundClaim(w http.ResponseWriter, r *http.Request) error {
-	refund, err := s.svc.MoneyOut().RefundClaim(r.Context(), r.PathValue("claimToken"))
+func (s moneyOutAPI) GetRefundClaim(w http.ResponseWriter, r *http.Request) error {
+	refund, err := s.Svc.MoneyOut().RefundClaim(r.Context(), r.PathValue("claimToken"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Refund retrieved", views.RefundClaimOf(refund))
+	OK(w, r, http.StatusOK, "Refund retrieved", views.RefundClaimOf(refund))
 	return nil
 }
 
-func (s moneyOutAPI) claimRefund(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) ClaimRefund(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)
 	address, accept, err := decodeClaim(body)
 	if err != nil {
-		return decodeErr(w, r, err)
+		return DecodeErr(w, r, err)
 	}
-	refund, err := s.svc.MoneyOut().ClaimRefund(r.Context(), r.PathValue("claimToken"), address, accept)
+	refund, err := s.Svc.MoneyOut().ClaimRefund(r.Context(), r.PathValue("claimToken"), address, accept)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Refund address given", views.RefundClaimOf(refund))
+	OK(w, r, http.StatusOK, "Refund address given", views.RefundClaimOf(refund))
 	return nil
 }
 
-func (s moneyOutAPI) reportRefundSent(w http.ResponseWriter, r *http.Request) error {
+func (s moneyOutAPI) ReportRefundSent(w http.ResponseWriter, r *http.Request) error {
 	return answerReportSent(s, w, r, "refundId", "Refund transaction recorded", service.MoneyOut.ReportRefundSent, s.refundJSON)
 }
 
@@ -171,12 +171,12 @@ var refundColumns = []string{"id", "created_at", "updated_at", "status", "checko
 	"address_source", "tx_hash", "reason", "failure_reason"}
 
 func (s moneyOutAPI) exportRefunds(w http.ResponseWriter, r *http.Request, q payment.ListQuery, sessionID string) error {
-	cw, err := csvExport(w, r, "refunds", refundColumns)
+	cw, err := CSVExport(w, r, "refunds", refundColumns)
 	if err != nil {
 		return err
 	}
 	n := 0
-	err = s.svc.MoneyOut().ExportRefunds(r.Context(), principal(r), r.PathValue("projectId"), sessionID, q, func(f payment.Refund) error {
+	err = s.Svc.MoneyOut().ExportRefunds(r.Context(), Principal(r), r.PathValue("projectId"), sessionID, q, func(f payment.Refund) error {
 		usd, rate := "", ""
 		if f.AmountUSD != nil {
 			usd = payment.FormatUSD(*f.AmountUSD)
@@ -185,11 +185,11 @@ func (s moneyOutAPI) exportRefunds(w http.ResponseWriter, r *http.Request, q pay
 			rate = f.RateUSD.String()
 		}
 		if err := cw.Write([]string{f.ID, views.Time(f.CreatedAt), views.Time(f.UpdatedAt), string(f.Status), f.CheckoutSessionID,
-			f.Network, strconv.FormatInt(f.ChainID, 10), text(f.Symbol), f.AssetDefinitionID, f.Amount(), f.AmountBaseUnits, usd, rate,
-			f.FromAddress, f.ToAddress, f.AddressSource, f.TxHash, text(f.Reason), text(f.FailureReason)}); err != nil {
+			f.Network, strconv.FormatInt(f.ChainID, 10), Text(f.Symbol), f.AssetDefinitionID, f.Amount(), f.AmountBaseUnits, usd, rate,
+			f.FromAddress, f.ToAddress, f.AddressSource, f.TxHash, Text(f.Reason), Text(f.FailureReason)}); err != nil {
 			return err
 		}
-		return flushEvery(w, cw, &n)
+		return FlushEvery(w, cw, &n)
 	})
-	return endExport(w, r, cw, n, err)
+	return EndExport(w, r, cw, n, err)
 }

@@ -17,45 +17,45 @@ import (
 // and msg; an error the operation returns is the handler's, for serve to
 // answer. It is curried so that the operation's two results are passed
 // whole: respond(w, r, 200, "Plan retrieved", views.PlanOf)(svc.GetPlan(…)).
-func respond[T, V any](w http.ResponseWriter, r *http.Request, status int, msg string, view func(T) V) func(T, error) error {
+func Respond[T, V any](w http.ResponseWriter, r *http.Request, status int, msg string, view func(T) V) func(T, error) error {
 	return func(rec T, err error) error {
 		if err != nil {
 			return err
 		}
-		ok(w, r, status, msg, view(rec))
+		OK(w, r, status, msg, view(rec))
 		return nil
 	}
 }
 
 // respondPage writes a page of a list under q, each item in view, as
 // respond writes one record.
-func respondPage[T, V any](w http.ResponseWriter, r *http.Request, msg string, q payment.ListQuery, view func(T) V) func(service.Page[T], error) error {
+func RespondPage[T, V any](w http.ResponseWriter, r *http.Request, msg string, q payment.ListQuery, view func(T) V) func(service.Page[T], error) error {
 	return func(page service.Page[T], err error) error {
 		if err != nil {
 			return err
 		}
-		okList(w, r, msg, mapSlice(page.Items, view), q, page.Total)
+		OKList(w, r, msg, MapSlice(page.Items, view), q, page.Total)
 		return nil
 	}
 }
 
 // respondList writes a whole list (one without pages), each item in
 // view, as respond writes one record.
-func respondList[T, V any](w http.ResponseWriter, r *http.Request, msg string, view func(T) V) func([]T, error) error {
-	return respond(w, r, http.StatusOK, msg, func(items []T) []V { return mapSlice(items, view) })
+func RespondList[T, V any](w http.ResponseWriter, r *http.Request, msg string, view func(T) V) func([]T, error) error {
+	return Respond(w, r, http.StatusOK, msg, func(items []T) []V { return MapSlice(items, view) })
 }
 
 // bodyOf reads the request's body (serve has bounded and checked it) with
 // decode; a body that is not JSON is the handler's error, which serve
 // answers 400 (failErr), as decodeErr does.
-func bodyOf[T any](r *http.Request, decode func([]byte) (T, error)) (T, error) {
+func BodyOf[T any](r *http.Request, decode func([]byte) (T, error)) (T, error) {
 	body, _ := io.ReadAll(r.Body)
 	return decode(body)
 }
 
 // fieldsOf reads the request's body as an object of the string fields
 // named (bodyFields).
-func fieldsOf(r *http.Request, required []string, optional ...string) (map[string]*string, error) {
+func FieldsOf(r *http.Request, required []string, optional ...string) (map[string]*string, error) {
 	body, _ := io.ReadAll(r.Body)
-	return bodyFields(body, required, optional...)
+	return BodyFields(body, required, optional...)
 }

@@ -8,37 +8,37 @@ import (
 
 func (s *Server) routes() {
 	get := func(h func(http.ResponseWriter, *http.Request) error) handlers { return handlers{http.MethodGet: h} }
-	s.handle("/api/v1/assets", handlers{http.MethodGet: s.checkout().listAssets})
+	s.handle("/api/v1/assets", handlers{http.MethodGet: s.checkout().ListAssets})
 	s.handle("/api/v1/projects/{projectId}", handlers{
-		http.MethodGet:   s.checkout().getProject,
-		http.MethodPatch: s.access().updateProject,
+		http.MethodGet:   s.checkout().GetProject,
+		http.MethodPatch: s.access().UpdateProject,
 	})
 	s.handle("/api/v1/projects/{projectId}/payment-plans", handlers{
-		http.MethodGet:  s.checkout().listPlans,
-		http.MethodPost: s.checkout().createPlan,
+		http.MethodGet:  s.checkout().ListPlans,
+		http.MethodPost: s.checkout().CreatePlan,
 	})
 	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}", handlers{
-		http.MethodGet:   s.checkout().getPlan,
-		http.MethodPatch: s.checkout().updatePlan,
+		http.MethodGet:   s.checkout().GetPlan,
+		http.MethodPatch: s.checkout().UpdatePlan,
 	})
-	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", handlers{http.MethodPost: action(s.checkout().archivePlan)})
-	s.handle("/api/v1/projects/{projectId}/transactions", get(s.payments().listTransactions))
-	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.payments().getTransaction))
-	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", handlers{http.MethodPost: s.payments().assignTransaction})
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions", get(s.checkout().listSessions))
-	s.handle("/api/v1/projects/{projectId}/deposit-addresses", get(s.checkout().listDepositAddresses))
-	s.handle("/api/v1/projects/{projectId}/audit-log", get(s.access().listAudit))
-	s.handle("/api/v1/projects/{projectId}/overview", get(s.payments().overview))
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.checkout().getSession))
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", handlers{http.MethodPost: action(s.checkout().cancelSession)})
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", handlers{http.MethodPost: s.payments().resolveSession})
-	s.handle("/api/v1/checkout/sessions", handlers{http.MethodPost: s.checkout().createSession})
-	bySession := s.endpointOf(http.MethodGet, "/api/v1/checkout/sessions/{sessionToken}", s.checkout().getSessionByToken)
-	if s.shape == ShapeSecond {
+	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", handlers{http.MethodPost: Action(s.checkout().ArchivePlan)})
+	s.handle("/api/v1/projects/{projectId}/transactions", get(s.payments().ListTransactions))
+	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.payments().GetTransaction))
+	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", handlers{http.MethodPost: s.payments().AssignTransaction})
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions", get(s.checkout().ListSessions))
+	s.handle("/api/v1/projects/{projectId}/deposit-addresses", get(s.checkout().ListDepositAddresses))
+	s.handle("/api/v1/projects/{projectId}/audit-log", get(s.access().ListAudit))
+	s.handle("/api/v1/projects/{projectId}/overview", get(s.payments().Overview))
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.checkout().GetSession))
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", handlers{http.MethodPost: Action(s.checkout().CancelSession)})
+	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", handlers{http.MethodPost: s.payments().ResolveSession})
+	s.handle("/api/v1/checkout/sessions", handlers{http.MethodPost: s.checkout().CreateSession})
+	bySession := s.endpointOf(http.MethodGet, "/api/v1/checkout/sessions/{sessionToken}", s.checkout().GetSessionByToken)
+	if s.Shape == ShapeSecond {
 		bySession.access = optionalKey // the second shape also reads a session by its ID, with a key
 	}
 	s.mount("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: bySession})
-	s.handle("/api/v1/checkout/sessions/{sessionToken}/payments", handlers{http.MethodPost: s.payments().submitPayment})
+	s.handle("/api/v1/checkout/sessions/{sessionToken}/payments", handlers{http.MethodPost: s.payments().SubmitPayment})
 	s.webhookRoutes()
 	s.checkoutRoutes()
 	s.dashboardRoutes()
@@ -52,7 +52,7 @@ func (s *Server) routes() {
 	s.oauthRoutes()
 	s.connectHandlers()
 	s.docsRoutes()
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { OK(w, r, 200, "OK", map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", s.ready)
 	if !s.metricsElsewhere {
 		// The dev stack's and a deployment's without METRICS_ADDR: on the
@@ -60,69 +60,69 @@ func (s *Server) routes() {
 		s.mux.Handle("GET /metrics", observability.Handler())
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, r, http.StatusNotFound, "NOT_FOUND", "No route for "+r.Method+" "+r.URL.Path, nil)
+		Fail(w, r, http.StatusNotFound, "NOT_FOUND", "No route for "+r.Method+" "+r.URL.Path, nil)
 	})
 }
 
 func (s *Server) accountRoutes() {
 	h := s.identity()
-	s.handle("/api/v1/auth/signup", handlers{http.MethodPost: h.signup})
-	s.handle("/api/v1/auth/login", handlers{http.MethodPost: h.login})
-	s.handle("/api/v1/auth/logout", handlers{http.MethodPost: action(h.logout)})
-	s.handle("/api/v1/auth/me", handlers{http.MethodGet: h.me})
-	s.handle("/api/v1/auth/password", handlers{http.MethodPost: h.changePassword})
-	s.handle("/api/v1/auth/sessions", handlers{http.MethodGet: h.listUserSessions})
-	s.handle("/api/v1/auth/sessions/{userSessionId}", handlers{http.MethodDelete: h.revokeUserSession})
-	s.handle("/api/v1/auth/sessions/revoke-others", handlers{http.MethodPost: action(h.revokeOtherSessions)})
+	s.handle("/api/v1/auth/signup", handlers{http.MethodPost: h.Signup})
+	s.handle("/api/v1/auth/login", handlers{http.MethodPost: h.Login})
+	s.handle("/api/v1/auth/logout", handlers{http.MethodPost: Action(h.Logout)})
+	s.handle("/api/v1/auth/me", handlers{http.MethodGet: h.Me})
+	s.handle("/api/v1/auth/password", handlers{http.MethodPost: h.ChangePassword})
+	s.handle("/api/v1/auth/sessions", handlers{http.MethodGet: h.ListUserSessions})
+	s.handle("/api/v1/auth/sessions/{userSessionId}", handlers{http.MethodDelete: h.RevokeUserSession})
+	s.handle("/api/v1/auth/sessions/revoke-others", handlers{http.MethodPost: Action(h.RevokeOtherSessions)})
 	s.handle("/api/v1/auth/passkeys", handlers{
-		http.MethodGet:  h.listPasskeys,
-		http.MethodPost: h.finishPasskeyRegistration,
+		http.MethodGet:  h.ListPasskeys,
+		http.MethodPost: h.FinishPasskeyRegistration,
 	})
-	s.handle("/api/v1/auth/passkeys/registration-options", handlers{http.MethodPost: action(h.beginPasskeyRegistration)})
+	s.handle("/api/v1/auth/passkeys/registration-options", handlers{http.MethodPost: Action(h.BeginPasskeyRegistration)})
 	s.handle("/api/v1/auth/passkeys/{passkeyId}", handlers{
-		http.MethodPatch:  h.renamePasskey,
-		http.MethodDelete: h.deletePasskey,
+		http.MethodPatch:  h.RenamePasskey,
+		http.MethodDelete: h.DeletePasskey,
 	})
-	s.handle("/api/v1/auth/passkeys/login-options", handlers{http.MethodPost: action(h.beginPasskeyLogin)})
-	s.handle("/api/v1/auth/passkeys/login", handlers{http.MethodPost: h.passkeyLogin})
+	s.handle("/api/v1/auth/passkeys/login-options", handlers{http.MethodPost: Action(h.BeginPasskeyLogin)})
+	s.handle("/api/v1/auth/passkeys/login", handlers{http.MethodPost: h.PasskeyLogin})
 	s.handle("/api/v1/projects", handlers{
-		http.MethodGet:  h.listMyProjects,
-		http.MethodPost: h.createMyProject,
+		http.MethodGet:  h.ListMyProjects,
+		http.MethodPost: h.CreateMyProject,
 	})
 	s.handle("/api/v1/projects/{projectId}/api-keys", handlers{
-		http.MethodGet:  h.listAPIKeys,
-		http.MethodPost: action(h.createAPIKey),
+		http.MethodGet:  h.ListAPIKeys,
+		http.MethodPost: Action(h.CreateAPIKey),
 	})
-	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", handlers{http.MethodPost: action(h.revokeAPIKey)})
-	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", handlers{http.MethodPost: h.rollAPIKey})
+	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/revoke", handlers{http.MethodPost: Action(h.RevokeAPIKey)})
+	s.handle("/api/v1/projects/{projectId}/api-keys/{keyId}/roll", handlers{http.MethodPost: h.RollAPIKey})
 }
 
 func (s *Server) sudoRoutes() {
 	h := s.identity()
-	s.handle("/api/v1/auth/reauthenticate", handlers{http.MethodPost: h.reauthenticate})
-	s.handle("/api/v1/auth/security-log", handlers{http.MethodGet: h.securityLog})
-	s.handle("/api/v1/projects/{projectId}/invitations/{invitationId}", handlers{http.MethodDelete: h.revokeInvitation})
+	s.handle("/api/v1/auth/reauthenticate", handlers{http.MethodPost: h.Reauthenticate})
+	s.handle("/api/v1/auth/security-log", handlers{http.MethodGet: h.SecurityLog})
+	s.handle("/api/v1/projects/{projectId}/invitations/{invitationId}", handlers{http.MethodDelete: h.RevokeInvitation})
 }
 
 func (s *Server) memberRoutes() {
 	h := s.access()
-	s.handle("/api/v1/projects/{projectId}/members", handlers{http.MethodGet: h.listMembers})
+	s.handle("/api/v1/projects/{projectId}/members", handlers{http.MethodGet: h.ListMembers})
 	s.handle("/api/v1/projects/{projectId}/members/{userId}", handlers{
-		http.MethodPatch:  h.changeMemberRole,
-		http.MethodDelete: h.removeMember,
+		http.MethodPatch:  h.ChangeMemberRole,
+		http.MethodDelete: h.RemoveMember,
 	})
 	s.handle("/api/v1/projects/{projectId}/invitations", handlers{
-		http.MethodGet:  h.listInvitations,
-		http.MethodPost: h.invite,
+		http.MethodGet:  h.ListInvitations,
+		http.MethodPost: h.Invite,
 	})
-	s.handle("/api/v1/invitations/accept", handlers{http.MethodPost: h.acceptInvitation})
+	s.handle("/api/v1/invitations/accept", handlers{http.MethodPost: h.AcceptInvitation})
 	s.handle("/api/v1/projects/{projectId}/deposit-key", handlers{
-		http.MethodGet:  h.getDepositKey,
-		http.MethodPost: h.setDepositKey,
+		http.MethodGet:  h.GetDepositKey,
+		http.MethodPost: h.SetDepositKey,
 	})
 	s.handle("/api/v1/projects/{projectId}/bitcoin-deposit-key", handlers{
-		http.MethodGet:  h.getBitcoinKey,
-		http.MethodPost: h.setBitcoinKey,
+		http.MethodGet:  h.GetBitcoinKey,
+		http.MethodPost: h.SetBitcoinKey,
 	})
 }
 
@@ -132,20 +132,20 @@ func (s *Server) memberRoutes() {
 // revoke.
 func (s *Server) oauthRoutes() {
 	h := s.access()
-	s.oauthEndpoint(http.MethodGet, "/oauth/authorize", h.authorize)
-	s.oauthEndpoint(http.MethodPost, "/oauth/token", h.token)
-	s.oauthEndpoint(http.MethodPost, "/oauth/revoke", h.revokeToken)
-	s.oauthEndpoint(http.MethodPost, "/oauth/introspect", h.introspect)
-	s.oauthEndpoint(http.MethodGet, "/.well-known/oauth-authorization-server", h.oauthMetadata)
+	s.oauthEndpoint(http.MethodGet, "/oauth/authorize", h.Authorize)
+	s.oauthEndpoint(http.MethodPost, "/oauth/token", h.Token)
+	s.oauthEndpoint(http.MethodPost, "/oauth/revoke", h.RevokeToken)
+	s.oauthEndpoint(http.MethodPost, "/oauth/introspect", h.Introspect)
+	s.oauthEndpoint(http.MethodGet, "/.well-known/oauth-authorization-server", h.OauthMetadata)
 	s.handle("/api/v1/oauth/authorization", handlers{
-		http.MethodGet:  h.authorizationRequest,
-		http.MethodPost: h.decideAuthorization,
+		http.MethodGet:  h.AuthorizationRequest,
+		http.MethodPost: h.DecideAuthorization,
 	})
-	s.handle("/api/v1/auth/oauth-grants", handlers{http.MethodGet: h.listUserGrants})
-	s.handle("/api/v1/auth/oauth-grants/{grantId}/revoke", handlers{http.MethodPost: action(h.revokeUserGrant)})
-	s.handle("/api/v1/projects/{projectId}/oauth-grants", handlers{http.MethodGet: h.listProjectGrants})
+	s.handle("/api/v1/auth/oauth-grants", handlers{http.MethodGet: h.ListUserGrants})
+	s.handle("/api/v1/auth/oauth-grants/{grantId}/revoke", handlers{http.MethodPost: Action(h.RevokeUserGrant)})
+	s.handle("/api/v1/projects/{projectId}/oauth-grants", handlers{http.MethodGet: h.ListProjectGrants})
 	s.handle("/api/v1/projects/{projectId}/oauth-grants/{grantId}/revoke", handlers{
-		http.MethodPost: action(h.revokeProjectGrant),
+		http.MethodPost: Action(h.RevokeProjectGrant),
 	})
 }
 
@@ -160,15 +160,15 @@ func (s *Server) oauthEndpoint(method, path string, handle http.HandlerFunc) {
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
-			fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+method, nil)
+			Fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+method, nil)
 			return
 		}
-		if err := s.take(r.Context(), w.Header(), tier, "ip:"+s.clientIP(r)); err != nil {
-			failErr(w, r, err)
+		if err := s.Take(r.Context(), w.Header(), tier, "ip:"+s.ClientIP(r)); err != nil {
+			FailErr(w, r, err)
 			return
 		}
-		if s.svc.OAuth() == nil {
-			fail(w, r, http.StatusNotFound, "NOT_FOUND", "This deployment has no authorization server", nil)
+		if s.Svc.OAuth() == nil {
+			Fail(w, r, http.StatusNotFound, "NOT_FOUND", "This deployment has no authorization server", nil)
 			return
 		}
 		if r.Method == http.MethodPost && !s.readForm(w, r) {
@@ -184,11 +184,11 @@ func (s *Server) oauthEndpoint(method, path string, handle http.HandlerFunc) {
 func (s *Server) oauthClientRoutes() {
 	h := s.access()
 	s.handle("/api/v1/projects/{projectId}/oauth-clients", handlers{
-		http.MethodGet:  h.listOAuthClients,
-		http.MethodPost: h.createOAuthClient,
+		http.MethodGet:  h.ListOAuthClients,
+		http.MethodPost: h.CreateOAuthClient,
 	})
 	s.handle("/api/v1/projects/{projectId}/oauth-clients/{clientId}/revoke", handlers{
-		http.MethodPost: action(h.revokeOAuthClient),
+		http.MethodPost: Action(h.RevokeOAuthClient),
 	})
 }
 
@@ -196,9 +196,9 @@ func (s *Server) oauthClientRoutes() {
 // /api/v1 as hosted pages are.
 func (s *Server) checkoutRoutes() {
 	h := s.checkout()
-	s.handle("/checkout/{sessionToken}", handlers{http.MethodGet: h.checkoutPage})
-	s.handle("/checkout/{sessionToken}/qr/{file}", handlers{http.MethodGet: h.checkoutQR})
-	s.handle("/refund/{claimToken}", handlers{http.MethodGet: h.refundPage})
+	s.handle("/checkout/{sessionToken}", handlers{http.MethodGet: h.CheckoutPage})
+	s.handle("/checkout/{sessionToken}/qr/{file}", handlers{http.MethodGet: h.CheckoutQR})
+	s.handle("/refund/{claimToken}", handlers{http.MethodGet: h.RefundPage})
 }
 
 // recipientRoutes are a project's recipient addresses, proven by a signed
@@ -207,15 +207,15 @@ func (s *Server) checkoutRoutes() {
 func (s *Server) recipientRoutes() {
 	h := s.checkout()
 	s.handle("/api/v1/projects/{projectId}/recipients", handlers{
-		http.MethodGet:  h.listRecipients,
-		http.MethodPost: h.claimRecipient,
+		http.MethodGet:  h.ListRecipients,
+		http.MethodPost: h.ClaimRecipient,
 	})
 	s.handle("/api/v1/projects/{projectId}/recipients/{address}", handlers{
-		http.MethodGet:    h.getRecipient,
-		http.MethodDelete: h.deleteRecipient,
+		http.MethodGet:    h.GetRecipient,
+		http.MethodDelete: h.DeleteRecipient,
 	})
 	s.handle("/api/v1/projects/{projectId}/recipients/{address}/verify", handlers{
-		http.MethodPost: h.verifyRecipient,
+		http.MethodPost: h.VerifyRecipient,
 	})
 }
 
@@ -223,21 +223,21 @@ func (s *Server) webhookRoutes() {
 	h := s.webhooks()
 	base := "/api/v1/projects/{projectId}/webhooks"
 	s.handle(base, handlers{
-		http.MethodGet:  h.listWebhooks,
-		http.MethodPost: h.createWebhook,
+		http.MethodGet:  h.ListWebhooks,
+		http.MethodPost: h.CreateWebhook,
 	})
 	s.handle(base+"/{webhookId}", handlers{
-		http.MethodGet:    h.getWebhook,
-		http.MethodPatch:  h.updateWebhook,
-		http.MethodDelete: h.deleteWebhook,
+		http.MethodGet:    h.GetWebhook,
+		http.MethodPatch:  h.UpdateWebhook,
+		http.MethodDelete: h.DeleteWebhook,
 	})
-	s.handle(base+"/{webhookId}/rotate-secret", handlers{http.MethodPost: action(h.rotateWebhookSecret)})
-	s.handle(base+"/{webhookId}/test", handlers{http.MethodPost: action(h.sendTestEvent)})
-	s.handle(base+"/{webhookId}/deliveries", handlers{http.MethodGet: h.listDeliveries})
-	s.handle(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", handlers{http.MethodPost: action(h.redeliver)})
-	s.handle("/api/v1/projects/{projectId}/events", handlers{http.MethodGet: h.listEvents})
-	s.handle("/api/v1/projects/{projectId}/events/{eventId}", handlers{http.MethodGet: h.getEvent})
-	s.handle("/api/v1/projects/{projectId}/events/{eventId}/deliveries", handlers{http.MethodGet: h.listEventDeliveries})
+	s.handle(base+"/{webhookId}/rotate-secret", handlers{http.MethodPost: Action(h.RotateWebhookSecret)})
+	s.handle(base+"/{webhookId}/test", handlers{http.MethodPost: Action(h.SendTestEvent)})
+	s.handle(base+"/{webhookId}/deliveries", handlers{http.MethodGet: h.ListDeliveries})
+	s.handle(base+"/{webhookId}/deliveries/{deliveryId}/redeliver", handlers{http.MethodPost: Action(h.Redeliver)})
+	s.handle("/api/v1/projects/{projectId}/events", handlers{http.MethodGet: h.ListEvents})
+	s.handle("/api/v1/projects/{projectId}/events/{eventId}", handlers{http.MethodGet: h.GetEvent})
+	s.handle("/api/v1/projects/{projectId}/events/{eventId}/deliveries", handlers{http.MethodGet: h.ListEventDeliveries})
 }
 
 // refundRoutes are a project's refunds, and the customer's claim link by
@@ -245,18 +245,18 @@ func (s *Server) webhookRoutes() {
 func (s *Server) refundRoutes() {
 	h := s.moneyOut()
 	s.route("/api/v1/projects/{projectId}/refunds", map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, h.listRefunds},
-		http.MethodPost: {SemiRelaxed, apiKey, h.createRefund},
+		http.MethodGet:  {Relaxed, apiKey, h.ListRefunds},
+		http.MethodPost: {SemiRelaxed, apiKey, h.CreateRefund},
 	})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h.getRefund}})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/address", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, h.setRefundAddress}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h.GetRefund}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/address", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, h.SetRefundAddress}})
 	// Approval is an owner's, freshly signed in (sensitiveRoutes), as a
 	// payout batch's is.
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/approve", map[string]endpoint{http.MethodPost: {Moderate, member, h.approveRefund}})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(h.cancelRefund)}})
-	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, h.reportRefundSent}})
-	s.route("/api/v1/refund-claims/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, h.getRefundClaim}})
-	s.route("/api/v1/refund-claims/{claimToken}/address", map[string]endpoint{http.MethodPost: {Strict, public, h.claimRefund}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/approve", map[string]endpoint{http.MethodPost: {Moderate, member, h.ApproveRefund}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, Action(h.CancelRefund)}})
+	s.route("/api/v1/projects/{projectId}/refunds/{refundId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, h.ReportRefundSent}})
+	s.route("/api/v1/refund-claims/{claimToken}", map[string]endpoint{http.MethodGet: {Relaxed, public, h.GetRefundClaim}})
+	s.route("/api/v1/refund-claims/{claimToken}/address", map[string]endpoint{http.MethodPost: {Strict, public, h.ClaimRefund}})
 }
 
 // payoutRoutes are a project's payout batches and payouts. Approval is a
@@ -264,14 +264,14 @@ func (s *Server) refundRoutes() {
 // takes API keys as refunds do.
 func (s *Server) payoutRoutes() {
 	h := s.moneyOut()
-	s.route(payoutBatchesPattern, map[string]endpoint{
-		http.MethodGet:  {Relaxed, apiKey, h.listPayoutBatches},
-		http.MethodPost: {SemiRelaxed, apiKey, h.createPayoutBatch},
+	s.route(PayoutBatchesPattern, map[string]endpoint{
+		http.MethodGet:  {Relaxed, apiKey, h.ListPayoutBatches},
+		http.MethodPost: {SemiRelaxed, apiKey, h.CreatePayoutBatch},
 	})
-	s.route(payoutBatchesPattern+"/{batchId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h.getPayoutBatch}})
-	s.route(payoutBatchesPattern+"/{batchId}/approve", map[string]endpoint{http.MethodPost: {Strict, member, action(h.approvePayoutBatch)}})
-	s.route(payoutBatchesPattern+"/{batchId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(h.cancelPayoutBatch)}})
-	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h.getPayout}})
-	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, action(h.cancelPayout)}})
-	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, h.reportPayoutSent}})
+	s.route(PayoutBatchesPattern+"/{batchId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h.GetPayoutBatch}})
+	s.route(PayoutBatchesPattern+"/{batchId}/approve", map[string]endpoint{http.MethodPost: {Strict, member, Action(h.ApprovePayoutBatch)}})
+	s.route(PayoutBatchesPattern+"/{batchId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, Action(h.CancelPayoutBatch)}})
+	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}", map[string]endpoint{http.MethodGet: {Relaxed, apiKey, h.GetPayout}})
+	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/cancel", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, Action(h.CancelPayout)}})
+	s.route("/api/v1/projects/{projectId}/payouts/{payoutId}/transaction", map[string]endpoint{http.MethodPost: {SemiRelaxed, apiKey, h.ReportPayoutSent}})
 }

@@ -115,15 +115,15 @@ func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
 // New returns the API server over a service.
 func New(svc *service.Service, cfg Config) (*Server, error) {
-	s := &Server{Edge: &Edge{svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), limiters: map[Tier]limiter.Store{},
-		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape,
-		reauthWindow: cfg.ReauthWindow}, maxBody: cfg.MaxBodyBytes, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
+	s := &Server{Edge: &Edge{Svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), Limiters: map[Tier]limiter.Store{},
+		Proxies: cfg.TrustedProxies, CrossOriginProtection: http.NewCrossOriginProtection(), SignupDisabled: cfg.SignupDisabled, Shape: cfg.Shape,
+		ReauthWindow: cfg.ReauthWindow}, maxBody: cfg.MaxBodyBytes, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
 		metricsElsewhere: cfg.MetricsAddr != "", inflight: newInflight(cfg.MaxInflight)}
-	if s.reauthWindow <= 0 {
-		s.reauthWindow = DefaultReauthWindow
+	if s.ReauthWindow <= 0 {
+		s.ReauthWindow = DefaultReauthWindow
 	}
-	if s.shape == "" {
-		s.shape = ShapeFirst
+	if s.Shape == "" {
+		s.Shape = ShapeFirst
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = 1 << 20
@@ -143,7 +143,7 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rate limit store: %w", err)
 		}
-		s.limiters[tier], s.limits[tier] = st, n
+		s.Limiters[tier], s.limits[tier] = st, n
 	}
 	probes, err := memorystore.New(&memorystore.Config{Tokens: s.limits[Relaxed], Interval: time.Minute})
 	if err != nil {
@@ -172,12 +172,12 @@ func (s *Server) purgeIdempotency(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Minute)
 	defer tick.Stop()
 	for {
-		if n, err := s.svc.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
+		if n, err := s.Svc.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
 			slog.WarnContext(ctx, "purge idempotency records", "err", err)
 		} else if n > 0 {
 			slog.InfoContext(ctx, "purged idempotency records", "count", n)
 		}
-		if o := s.svc.OAuth(); o != nil {
+		if o := s.Svc.OAuth(); o != nil {
 			if n, err := o.Purge(ctx); err != nil && ctx.Err() == nil {
 				slog.WarnContext(ctx, "purge expired OAuth tokens", "err", err)
 			} else if n > 0 {
@@ -196,7 +196,7 @@ func (s *Server) purgeIdempotency(ctx context.Context) {
 // stores.
 func (s *Server) Close() {
 	s.stopPurge()
-	for _, st := range s.limiters {
+	for _, st := range s.Limiters {
 		_ = st.Close(context.Background())
 	}
 	_ = s.probes.Close(context.Background())
@@ -294,7 +294,7 @@ func (s *Server) mount(path string, methods map[string]endpoint) {
 		ep, ok := methods[r.Method]
 		if !ok {
 			w.Header().Set("Allow", allowed)
-			fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
+			Fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
 			return
 		}
 		s.serve(w, r, ep, scopes[r.Method])
@@ -308,17 +308,17 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	// probes every replica on it from one address): a flood is refused
 	// before it reaches the database or Temporal; the nodes' state is
 	// cached.
-	if err := s.takeFrom(r.Context(), s.probes, w.Header(), Relaxed, "readyz|ip:"+s.clientIP(r)); err != nil {
-		failErr(w, r, err)
+	if err := s.TakeFrom(r.Context(), s.probes, w.Header(), Relaxed, "readyz|ip:"+s.ClientIP(r)); err != nil {
+		FailErr(w, r, err)
 		return
 	}
-	st := s.svc.Chains().Ready(r.Context(), 2*time.Second)
+	st := s.Svc.Chains().Ready(r.Context(), 2*time.Second)
 	if st.Database != nil {
-		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
+		Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
 		return
 	}
 	if st.Temporal != nil {
-		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
+		Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
 		return
 	}
 	// A network whose nodes do not answer, or disagree, leaves the API
@@ -333,7 +333,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		}
 		networks[n.Key] = network
 	}
-	ok(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
+	OK(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
 }
 
 // networkReadiness is a network's entry in /readyz: ok with its head;
@@ -360,15 +360,15 @@ func networkReadiness(n service.NetworkReadiness) map[string]any {
 	return out
 }
 
-func principal(r *http.Request) payment.Principal {
-	p, _ := r.Context().Value(principalKey).(payment.Principal)
+func Principal(r *http.Request) payment.Principal {
+	p, _ := r.Context().Value(PrincipalKey).(payment.Principal)
 	return p
 }
 
 // callerKey is the principal of a call that sent an API key, nil for an
 // anonymous one.
-func callerKey(ctx context.Context) *payment.Principal {
-	if p, ok := ctx.Value(principalKey).(payment.Principal); ok {
+func CallerKey(ctx context.Context) *payment.Principal {
+	if p, ok := ctx.Value(PrincipalKey).(payment.Principal); ok {
 		return &p
 	}
 	return nil

@@ -35,31 +35,31 @@ func ParseShape(s string) (Shape, error) {
 }
 
 // txStatus is a transaction status as the deployment's shape names it.
-func (s *Edge) txStatus(st string) string { return views.TxStatus(s.shape, st) }
+func (s *Edge) TxStatus(st string) string { return views.TxStatus(s.Shape, st) }
 
 // shapeSummaries names the statuses of a session's transactions as the
 // deployment's shape does (REST only: the Connect API keeps the first
 // shape's).
-func (s *Edge) shapeSummaries(txs []views.TransactionSummary) {
+func (s *Edge) ShapeSummaries(txs []views.TransactionSummary) {
 	for i := range txs {
-		txs[i].Status = s.txStatus(txs[i].Status)
+		txs[i].Status = s.TxStatus(txs[i].Status)
 	}
 }
 
 // transactionQuery parses the transactions list's query in the
 // deployment's shape.
-func (s *Edge) transactionQuery(r *http.Request) (payment.ListQuery, error) {
-	if s.shape != ShapeSecond {
-		return parseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
+func (s *Edge) TransactionQuery(r *http.Request) (payment.ListQuery, error) {
+	if s.Shape != ShapeSecond {
+		return ParseTransactionQuery(r.URL.Query(), TxStatuses, s.Svc.Catalog().Networks())
 	}
-	return parseSecondShapeTransactionQuery(r.URL.Query(), s.svc.Catalog().Networks())
+	return ParseSecondShapeTransactionQuery(r.URL.Query(), s.Svc.Catalog().Networks())
 }
 
 // bearerSession is a second-shape call's session token sent as
 // `Authorization: Bearer svc_st_…`: it signs the user in as the cookie
 // does.
-func (s *Edge) bearerSession(h http.Header) string {
-	if s.shape != ShapeSecond {
+func (s *Edge) BearerSession(h http.Header) string {
+	if s.Shape != ShapeSecond {
 		return ""
 	}
 	scheme, token, found := strings.Cut(h.Get("Authorization"), " ")

@@ -75,8 +75,8 @@ const (
 )
 
 // leaving is a member removing themselves: any role may.
-func leaving(r *http.Request, in signedIn) bool {
-	return r.Method == http.MethodDelete && r.Pattern == memberPattern && r.PathValue("userId") == in.user.ID
+func Leaving(r *http.Request, in SignedIn) bool {
+	return r.Method == http.MethodDelete && r.Pattern == memberPattern && r.PathValue("userId") == in.User.ID
 }
 
 // denying is the consent page's "Deny": it gives the application nothing.
@@ -86,7 +86,7 @@ func denying(r *http.Request, body []byte) bool {
 	if r.Method != http.MethodPost || r.Pattern != consentPattern {
 		return false
 	}
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	return err == nil && obj["decision"] == "deny"
 }
 
@@ -96,7 +96,7 @@ func renaming(r *http.Request, body []byte) bool {
 	if r.Method != http.MethodPatch || r.Pattern != projectPattern {
 		return false
 	}
-	obj, err := parseObject(body)
+	obj, err := ParseObject(body)
 	if err != nil {
 		return false
 	}
@@ -112,17 +112,17 @@ func renaming(r *http.Request, body []byte) bool {
 // in and moves no money: a member leaving, a user denying an application,
 // a project renamed. body is the request's (nil for a method without
 // one).
-func takesNothing(r *http.Request, in signedIn, body []byte) bool {
-	return leaving(r, in) || denying(r, body) || renaming(r, body)
+func takesNothing(r *http.Request, in SignedIn, body []byte) bool {
+	return Leaving(r, in) || denying(r, body) || renaming(r, body)
 }
 
 // needsReauthentication is a sensitive action asked by a session whose
 // last proof of identity is older than the window.
-func (s *Edge) needsReauthentication(r *http.Request, in signedIn, body []byte) bool {
+func (s *Edge) NeedsReauthentication(r *http.Request, in SignedIn, body []byte) bool {
 	if !sensitiveRoutes[r.Method+" "+r.Pattern] || takesNothing(r, in, body) {
 		return false
 	}
-	return time.Since(in.session.AuthenticatedAt) > s.reauthWindow
+	return time.Since(in.Session.AuthenticatedAt) > s.ReauthWindow
 }
 
 // reauthenticationRefused answers 403 REAUTHENTICATION_REQUIRED to a
@@ -130,11 +130,11 @@ func (s *Edge) needsReauthentication(r *http.Request, in signedIn, body []byte) 
 // read (body, nil for a method without one) and before the idempotency
 // key is claimed, so that the retry after re-authenticating runs. A call
 // with no session (an API key, an access token) is never refused here.
-func (s *Edge) reauthenticationRefused(w http.ResponseWriter, r *http.Request, signed *signedIn, body []byte) bool {
-	if signed == nil || !s.needsReauthentication(r, *signed, body) {
+func (s *Edge) ReauthenticationRefused(w http.ResponseWriter, r *http.Request, signed *SignedIn, body []byte) bool {
+	if signed == nil || !s.NeedsReauthentication(r, *signed, body) {
 		return false
 	}
-	fail(w, r, http.StatusForbidden, ReauthenticationRequired, "This action needs a fresh sign-in: confirm your password or a passkey "+
+	Fail(w, r, http.StatusForbidden, ReauthenticationRequired, "This action needs a fresh sign-in: confirm your password or a passkey "+
 		"(POST /api/v1/auth/reauthenticate), then retry", nil)
 	return true
 }
@@ -143,17 +143,17 @@ func (s *Edge) reauthenticationRefused(w http.ResponseWriter, r *http.Request, s
 // challenge {challengeId, credential}; the session counts as freshly
 // signed in. Wrong passwords spend the account's budget from this address
 // as failed sign-ins do.
-func (s identityAPI) reauthenticate(w http.ResponseWriter, r *http.Request) error {
-	u := currentUser(r)
-	obj, err := bodyOf(r, parseObject)
+func (s identityAPI) Reauthenticate(w http.ResponseWriter, r *http.Request) error {
+	u := CurrentUser(r)
+	obj, err := BodyOf(r, ParseObject)
 	if err != nil {
 		return err
 	}
 	var probs payment.Problems
-	f := newFields(obj, "", &probs)
-	proof := service.Proof{CurrentPassword: f.str("password")}
-	cid, cred := f.str("challengeId"), f.raw("credential")
-	f.done()
+	f := NewFields(obj, "", &probs)
+	proof := service.Proof{CurrentPassword: f.Str("password")}
+	cid, cred := f.Str("challengeId"), f.Raw("credential")
+	f.Done()
 	if err := probs.Err(); err != nil {
 		return err
 	}
@@ -163,20 +163,20 @@ func (s identityAPI) reauthenticate(w http.ResponseWriter, r *http.Request) erro
 	if _, isObj := cred.(map[string]any); isObj {
 		proof.Credential, _ = json.Marshal(cred)
 	}
-	ip := s.clientIP(r)
+	ip := s.ClientIP(r)
 	if proof.CurrentPassword != nil {
-		if err := s.loginGate(r.Context(), w.Header(), u.user.Email, ip); err != nil {
+		if err := s.loginGate(r.Context(), w.Header(), u.User.Email, ip); err != nil {
 			return err
 		}
 	}
-	if err := s.svc.Identity().Reauthenticate(r.Context(), u.user, u.session, proof); err != nil {
+	if err := s.Svc.Identity().Reauthenticate(r.Context(), u.User, u.Session, proof); err != nil {
 		if proof.CurrentPassword != nil && payment.KindOf(err) == payment.KindValidation {
-			s.loginFailed(r.Context(), u.user.Email, ip)
+			s.loginFailed(r.Context(), u.User.Email, ip)
 		}
 		return err
 	}
-	until := time.Now().Add(s.reauthWindow)
-	ok(w, r, http.StatusOK, "Identity confirmed; sensitive actions are open to this session for a while",
+	until := time.Now().Add(s.ReauthWindow)
+	OK(w, r, http.StatusOK, "Identity confirmed; sensitive actions are open to this session for a while",
 		map[string]any{"sensitiveActionsUntil": views.Time(until)})
 	return nil
 }
@@ -191,12 +191,12 @@ type accountEventView struct {
 	Details    map[string]any `json:"details"`
 }
 
-func (s identityAPI) securityLog(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.svc.Identity().AccountEvents(r.Context(), currentUser(r).user.ID)
+func (s identityAPI) SecurityLog(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.Svc.Identity().AccountEvents(r.Context(), CurrentUser(r).User.ID)
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Security log retrieved", mapSlice(list, func(e payment.AccountEvent) accountEventView {
+	OK(w, r, http.StatusOK, "Security log retrieved", MapSlice(list, func(e payment.AccountEvent) accountEventView {
 		d := e.Details
 		if d == nil {
 			d = map[string]any{}
@@ -217,12 +217,12 @@ type invitationView struct {
 	ExpiresAt      string `json:"expiresAt"`
 }
 
-func (s identityAPI) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
-	inv, err := s.svc.Access().RevokeInvitation(r.Context(), principal(r), r.PathValue("projectId"), r.PathValue("invitationId"))
+func (s identityAPI) RevokeInvitation(w http.ResponseWriter, r *http.Request) error {
+	inv, err := s.Svc.Access().RevokeInvitation(r.Context(), Principal(r), r.PathValue("projectId"), r.PathValue("invitationId"))
 	if err != nil {
 		return err
 	}
-	ok(w, r, http.StatusOK, "Invitation revoked", map[string]any{"id": inv.ID, "email": inv.Email})
+	OK(w, r, http.StatusOK, "Invitation revoked", map[string]any{"id": inv.ID, "email": inv.Email})
 	return nil
 }
 
@@ -253,7 +253,7 @@ func loginAccountCounter(email string) string {
 // spent reads a failure budget without spending it: whether it is
 // exhausted, and whether any of it was spent.
 func (s identityAPI) spent(ctx context.Context, counter string) (exhausted, touched bool) {
-	tokens, remaining, err := s.limiters[Moderate].Get(ctx, limitKey(Moderate, counter))
+	tokens, remaining, err := s.Limiters[Moderate].Get(ctx, LimitKey(Moderate, counter))
 	if err != nil || tokens == 0 {
 		return false, false // untouched, or a broken store: never a lockout
 	}
@@ -269,7 +269,7 @@ func (s identityAPI) loginGate(ctx context.Context, out http.Header, email, ip s
 	pair := loginPairCounter(email, ip)
 	if exhausted, _ := s.spent(ctx, pair); exhausted {
 		// Confirm with Take, which refills a bucket whose window passed.
-		if err := s.take(ctx, out, Moderate, pair); err != nil {
+		if err := s.Take(ctx, out, Moderate, pair); err != nil {
 			return errLoginThrottled
 		}
 	}
@@ -279,7 +279,7 @@ func (s identityAPI) loginGate(ctx context.Context, out http.Header, email, ip s
 		// memorystore's Get reports the last window it took from: Take
 		// confirms the account's budget is spent in this one (a Take that
 		// succeeds starts a new window, and pays a failure in advance).
-		_, _, _, allowed, err := s.limiters[Moderate].Take(ctx, limitKey(Moderate, account))
+		_, _, _, allowed, err := s.Limiters[Moderate].Take(ctx, LimitKey(Moderate, account))
 		attacked = err == nil && !allowed
 	}
 	if attacked {
@@ -300,6 +300,6 @@ func (s identityAPI) loginGate(ctx context.Context, out http.Header, email, ip s
 // one of the account's.
 func (s identityAPI) loginFailed(ctx context.Context, email, ip string) {
 	for _, c := range []string{loginPairCounter(email, ip), loginAccountCounter(email)} {
-		_, _, _, _, _ = s.limiters[Moderate].Take(ctx, limitKey(Moderate, c))
+		_, _, _, _, _ = s.Limiters[Moderate].Take(ctx, LimitKey(Moderate, c))
 	}
 }
