@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
@@ -68,7 +69,7 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 				if err != nil {
 					return nil, withHeaders(connectErr(err), header)
 				}
-				ctx = context.WithValue(ctx, PrincipalKey, p)
+				ctx = context.WithValue(ctx, rest.PrincipalKey, p)
 				ctx = payment.WithOrigin(ctx, s.originOf(peerRequest(req), p))
 				counter = credentialCounter(p)
 				if tier == Strict {
@@ -117,7 +118,7 @@ func connectErr(err error) error {
 	var e *payment.Error
 	if !errors.As(err, &e) {
 		if service.Unavailable(err) {
-			return connectUnavailable("The service is unavailable for a moment; retry after " + RetryAfterUnavailable + " s")
+			return connectUnavailable("The service is unavailable for a moment; retry after " + rest.RetryAfterUnavailable + " s")
 		}
 		return connect.NewError(connect.CodeInternal, errors.New("internal server error"))
 	}
@@ -173,11 +174,11 @@ func listQuery(q *v1.ListQuery, statuses []string) (payment.ListQuery, error) {
 			v.Set("isLive", strconv.FormatBool(*q.IsLive))
 		}
 	}
-	return ParseListQuery(v, statuses)
+	return rest.ParseListQuery(v, statuses)
 }
 
 func pbPagination(q payment.ListQuery, total int) *v1.Pagination {
-	p := NewPagination(q, total)
+	p := rest.NewPagination(q, total)
 	return &v1.Pagination{Page: int32(p.Page), Limit: int32(p.Limit), Total: int32(p.Total), TotalPages: int32(p.TotalPages),
 		HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage}
 }
@@ -185,7 +186,7 @@ func pbPagination(q payment.ListQuery, total int) *v1.Pagination {
 type paymentsService struct{ s *Server }
 
 func principalOf(ctx context.Context) payment.Principal {
-	p, _ := ctx.Value(PrincipalKey).(payment.Principal)
+	p, _ := ctx.Value(rest.PrincipalKey).(payment.Principal)
 	return p
 }
 
@@ -212,7 +213,7 @@ func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Re
 }
 
 func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Request[v1.ListPaymentPlansRequest]) (*connect.Response[v1.ListPaymentPlansResponse], error) {
-	q, err := listQuery(req.Msg.Query, PlanStatuses)
+	q, err := listQuery(req.Msg.Query, rest.PlanStatuses)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func (h *paymentsService) GetPaymentPlan(ctx context.Context, req *connect.Reque
 }
 
 func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Request[v1.ListTransactionsRequest]) (*connect.Response[v1.ListTransactionsResponse], error) {
-	q, err := listQuery(req.Msg.Query, TxStatuses)
+	q, err := listQuery(req.Msg.Query, rest.TxStatuses)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (h *paymentsService) GetTransaction(ctx context.Context, req *connect.Reque
 }
 
 func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect.Request[v1.ListCheckoutSessionsRequest]) (*connect.Response[v1.ListCheckoutSessionsResponse], error) {
-	q, err := listQuery(req.Msg.Query, SessionStatuses)
+	q, err := listQuery(req.Msg.Query, rest.SessionStatuses)
 	if err != nil {
 		return nil, err
 	}
@@ -290,11 +291,11 @@ func (h *paymentsService) CreateRefund(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.CreateRefundResponse{Refund: pbRefund(h.s.moneyOut().CreatedRefund(refund, token))}), nil
+	return connect.NewResponse(&v1.CreateRefundResponse{Refund: pbRefund(h.s.moneyOut.CreatedRefund(refund, token))}), nil
 }
 
 func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error) {
-	q, err := listQuery(req.Msg.Query, RefundStatuses)
+	q, err := listQuery(req.Msg.Query, rest.RefundStatuses)
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +357,7 @@ func (h *paymentsService) CreatePayoutBatch(ctx context.Context, req *connect.Re
 }
 
 func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error) {
-	q, err := listQuery(req.Msg.Query, BatchStatuses)
+	q, err := listQuery(req.Msg.Query, rest.BatchStatuses)
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +424,7 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 		}
 		in.Metadata = md
 	}
-	v, err := h.s.Svc.Checkout().CreateSession(ctx, CallerKey(ctx), in)
+	v, err := h.s.Svc.Checkout().CreateSession(ctx, rest.CallerKey(ctx), in)
 	return procedureAnswer(err, func() *v1.CreateCheckoutSessionResponse {
 		return &v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.SessionView(v))}
 	})

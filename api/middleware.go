@@ -13,13 +13,11 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sethvargo/go-limiter"
-
-	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/api/internal/rest"
+	"github.com/paymentsd/paymentsd/api/moneyout"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
@@ -35,7 +33,7 @@ func withRequestID(next http.Handler) http.Handler {
 			id = payment.NewID("req_", time.Now())
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(contextWith(r, RequestIDKey, id)))
+		next.ServeHTTP(w, r.WithContext(contextWith(r, rest.RequestIDKey, id)))
 	})
 }
 
@@ -47,7 +45,7 @@ func withRecover(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				FailErr(w, r, fmt.Errorf("panic: %v", v))
+				rest.FailErr(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -127,65 +125,30 @@ func (s *Server) originOf(r *http.Request, p payment.Principal) payment.Origin {
 	return o
 }
 
-// take takes one token of tier for counter, sets the rate-limit headers on
-// h and, when none is left, returns a rate-limited error.
-func (s *Edge) Take(ctx context.Context, h http.Header, tier Tier, counter string) error {
-	return s.TakeFrom(ctx, s.Limiters[tier], h, tier, counter)
-}
-
-// takeFrom is take on the store st.
-func (s *Edge) TakeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
-	limit, remaining, reset, allowed, err := st.Take(ctx, LimitKey(tier, counter))
-	if err != nil {
-		// A broken limiter store must not take the API down with it.
-		slog.WarnContext(ctx, "rate limiter unavailable", "err", err)
-		return nil
-	}
-	secs := int64(time.Until(time.Unix(0, int64(reset))).Seconds() + 0.999)
-	if secs < 1 {
-		secs = 1
-	}
-	for _, prefix := range []string{"RateLimit-", "X-RateLimit-"} {
-		h.Set(prefix+"Limit", strconv.FormatUint(limit, 10))
-		h.Set(prefix+"Remaining", strconv.FormatUint(remaining, 10))
-		h.Set(prefix+"Reset", strconv.FormatInt(secs, 10))
-	}
-	if !allowed {
-		observability.RateLimited.WithLabelValues(string(tier)).Inc()
-		h.Set("Retry-After", strconv.FormatInt(secs, 10))
-		return &payment.Error{Kind: payment.KindRateLimited,
-			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded; retry in %d s", limit, secs)}
-	}
-	return nil
-}
-
-// limitKey is the key of counter's bucket in tier's store.
-func LimitKey(tier Tier, counter string) string { return string(tier) + "|" + counter }
-
 // readBody checks the content type and reads a bounded body.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
 		return []byte{}, true // an action without a body (archive, cancel, rotate)
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if (err != nil || mt != "application/json") && !CSVBody(r) {
-		Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
+	if (err != nil || mt != "application/json") && !moneyout.CSVBody(r) {
+		rest.Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
 		return nil, false
 	}
 	// REST bodies are small JSON (or a payout batch's CSV): a compressed one is refused rather than
 	// read as JSON or expanded (Connect takes gzip, bounded).
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)
+		rest.Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)
 		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		Fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", s.maxBody), nil)
+		rest.Fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", s.maxBody), nil)
 		return nil, false
 	case err != nil:
-		Fail(w, r, http.StatusBadRequest, "BAD_REQUEST", "Could not read the request body", nil)
+		rest.Fail(w, r, http.StatusBadRequest, "BAD_REQUEST", "Could not read the request body", nil)
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -199,12 +162,12 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
 		if err := handle(w, r); err != nil {
-			FailErr(w, r, err)
+			rest.FailErr(w, r, err)
 		}
 		return
 	}
 	if len(key) > 255 {
-		Fail(w, r, http.StatusUnprocessableEntity, "VALIDATION_ERROR", "Validation failed",
+		rest.Fail(w, r, http.StatusUnprocessableEntity, "VALIDATION_ERROR", "Validation failed",
 			[]payment.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}})
 		return
 	}
@@ -213,7 +176,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	e, id := s.Svc, recordID(scope, key)
 	prev, err := e.ClaimIdempotencyKey(r.Context(), id, hash)
 	if err != nil {
-		FailErr(w, r, err)
+		rest.FailErr(w, r, err)
 		return
 	}
 	if prev != nil {
@@ -222,7 +185,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	}
 	rec := &recorder{ResponseWriter: w}
 	if err := handle(rec, r); err != nil {
-		FailErr(rec, r, err)
+		rest.FailErr(rec, r, err)
 	}
 	ctx := contextWithoutCancel(r)
 	if rec.status >= 500 {
@@ -265,7 +228,7 @@ func (s *Server) release(ctx context.Context, id []byte) {
 		for {
 			select {
 			case <-ctx.Done():
-				slog.ErrorContext(ctx, "an Idempotency-Key's claim could not be released: retries of the key get 409 until it expires", "requestId", RequestID(ctx))
+				slog.ErrorContext(ctx, "an Idempotency-Key's claim could not be released: retries of the key get 409 until it expires", "requestId", rest.RequestID(ctx))
 				return
 			case <-tick.C:
 			}
@@ -281,16 +244,16 @@ func (s *Server) release(ctx context.Context, id []byte) {
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, scope, key, hash string, prev *service.IdempotentResponse) {
 	switch {
 	case prev.RequestHash != hash:
-		Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
+		rest.Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
 	case prev.StatusCode == 0:
-		Fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
+		rest.Fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
 	case prev.Sealed == nil:
-		Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response is no longer kept, so look the resource up instead", nil)
+		rest.Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response is no longer kept, so look the resource up instead", nil)
 	default:
 		body, err := openResponse(scope, key, prev.Sealed)
 		if err != nil {
 			slog.ErrorContext(r.Context(), "open idempotent response", "err", err)
-			Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response cannot be read, so look the resource up instead", nil)
+			rest.Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response cannot be read, so look the resource up instead", nil)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -318,12 +281,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	}
 	r.body.Write(b)
 	return r.ResponseWriter.Write(b)
-}
-
-// clientIP is the counter of the client that sent r for rate limits: its
-// address behind the trusted proxies, or an IPv6 client's /64 (clientKey).
-func (s *Edge) ClientIP(r *http.Request) string {
-	return clientKey(r, s.Proxies)
 }
 
 func sortStrings(s []string) []string {

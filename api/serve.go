@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -20,7 +21,7 @@ type call struct {
 	actor *payment.Principal
 	// signedIn is the session cookie's user and session, nil for a call
 	// without one.
-	signedIn *SignedIn
+	signedIn *rest.SignedIn
 	// body is what a POST or PATCH sent, read under the size bound; nil
 	// for the other methods.
 	body []byte
@@ -46,7 +47,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 
 // refuse answers the call with err in the envelope.
 func (c *call) refuse(err error) bool {
-	FailErr(c.w, c.r, err)
+	rest.FailErr(c.w, c.r, err)
 	return false
 }
 
@@ -55,7 +56,7 @@ func (c *call) refuse(err error) bool {
 // cookie signs a user in, an API key or access token is checked against
 // the route's scope; a public route reads nothing.
 func (s *Server) authenticateCall(c *call) bool {
-	cookieToken, sendsCredential := SessionToken(c.r), hasCredentials(c.r.Header)
+	cookieToken, sendsCredential := rest.SessionToken(c.r), hasCredentials(c.r.Header)
 	if bearer := s.BearerSession(c.r.Header); bearer != "" {
 		cookieToken, sendsCredential = bearer, false // the second shape's session token as a bearer token
 	}
@@ -91,13 +92,13 @@ func (s *Server) refuseCredentialOnMembersRoute(c *call) bool {
 func (s *Server) signInByCookie(c *call, token string) bool {
 	r := c.r
 	if token == "" {
-		return c.refuse(&payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + SessionCookie + ")"})
+		return c.refuse(&payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + rest.SessionCookie + ")"})
 	}
 	in, err := s.SignedInFrom(r.Context(), token, s.ClientIP(r), c.w.Header())
 	if err != nil {
 		return c.refuse(err)
 	}
-	if UnsafeMethod(r.Method) {
+	if rest.UnsafeMethod(r.Method) {
 		if err := s.CrossOrigin(r); err != nil {
 			return c.refuse(err)
 		}
@@ -110,8 +111,8 @@ func (s *Server) signInByCookie(c *call, token string) bool {
 		}
 	}
 	c.actor = &p
-	ctx := context.WithValue(r.Context(), PrincipalKey, p)
-	ctx = context.WithValue(ctx, UserKey, in)
+	ctx := context.WithValue(r.Context(), rest.PrincipalKey, p)
+	ctx = context.WithValue(ctx, rest.UserKey, in)
 	ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: in.User.ID,
 		IP: s.ClientAddress(r), UserAgent: r.UserAgent()})
 	c.r = r.WithContext(ctx)
@@ -121,13 +122,13 @@ func (s *Server) signInByCookie(c *call, token string) bool {
 // memberOf is a signed-in user as a member of the route's project, in the
 // environment the request names; a state change needs a role that
 // writes (but for leaving the project).
-func (s *Server) memberOf(r *http.Request, in SignedIn) (payment.Principal, error) {
-	isLive, err := Environment(r)
+func (s *Server) memberOf(r *http.Request, in rest.SignedIn) (payment.Principal, error) {
+	isLive, err := rest.Environment(r)
 	if err != nil {
 		return payment.Principal{}, err
 	}
 	p, err := s.Svc.Access().MemberPrincipal(r.Context(), in.User, in.Session, r.PathValue("projectId"), isLive)
-	if err == nil && UnsafeMethod(r.Method) && !p.CanWrite() && !Leaving(r, in) {
+	if err == nil && rest.UnsafeMethod(r.Method) && !p.CanWrite() && !rest.Leaving(r, in) {
 		err = payment.ErrForbidden
 	}
 	return p, err
@@ -144,7 +145,7 @@ func (s *Server) authenticateCredential(c *call) bool {
 		return c.refuse(err)
 	}
 	c.actor = &p
-	ctx := context.WithValue(c.r.Context(), PrincipalKey, p)
+	ctx := context.WithValue(c.r.Context(), rest.PrincipalKey, p)
 	ctx = payment.WithOrigin(ctx, s.originOf(c.r, p))
 	c.r = c.r.WithContext(ctx)
 	return true
@@ -195,7 +196,7 @@ func (s *Server) runCall(c *call) bool {
 		return false
 	}
 	if err := c.ep.handle(c.w, c.r); err != nil {
-		FailErr(c.w, c.r, err)
+		rest.FailErr(c.w, c.r, err)
 	}
 	return false
 }

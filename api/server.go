@@ -3,10 +3,15 @@
 // authentication, rate limits and idempotency keys. Handlers are thin: they
 // parse, call one engine operation and write the result.
 //
-// The REST handlers are by area (areas.go), the service's areas less
-// Chains, whose operations are the operator's: a handler of refunds is a
-// method of moneyOutAPI. The Server keeps the routes, the middleware and
-// the views they share.
+// The REST handlers are by area, a package each: identity, access,
+// checkout, payments, moneyout and webhooks, the service's areas less
+// Chains, whose operations are the operator's (a handler of refunds is a
+// method of moneyout.Handlers). What they share (the envelope, the body
+// and query parsers, the views, the principal, sudo mode's checks, the
+// rate limiters) is internal/rest, the floor under them. The Server keeps
+// the routes (routes.go), the middleware's steps (serve.go), the
+// operations table, the Connect procedures, the dashboard's files and
+// payment link, OpenAPI and the metrics.
 package api
 
 import (
@@ -22,25 +27,28 @@ import (
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
 
+	accessarea "github.com/paymentsd/paymentsd/api/access"
+	"github.com/paymentsd/paymentsd/api/checkout"
+	"github.com/paymentsd/paymentsd/api/identity"
+	"github.com/paymentsd/paymentsd/api/internal/rest"
+	"github.com/paymentsd/paymentsd/api/moneyout"
+	"github.com/paymentsd/paymentsd/api/payments"
+	"github.com/paymentsd/paymentsd/api/webhooks"
 	"github.com/paymentsd/paymentsd/internal/version"
-	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
 
 // Tier is a rate-limit tier of the spec (section 8).
-type Tier string
+type Tier = rest.Tier
 
+// The tiers (rest.Tier).
 const (
-	Relaxed     Tier = "relaxed"
-	SemiRelaxed Tier = "semi_relaxed"
-	Standard    Tier = "standard"
-	Moderate    Tier = "moderate"
-	Strict      Tier = "strict"
-	// StrictAPIKey is the Strict tier of a merchant's server creating
-	// checkout sessions with its API key, counted per key: a deployment
-	// raises it (RATE_LIMIT_STRICT_API_KEY) without opening the
-	// anonymous creation counted per client IP.
-	StrictAPIKey Tier = "strict_api_key"
+	Relaxed      = rest.Relaxed
+	SemiRelaxed  = rest.SemiRelaxed
+	Standard     = rest.Standard
+	Moderate     = rest.Moderate
+	Strict       = rest.Strict
+	StrictAPIKey = rest.StrictAPIKey
 )
 
 // DefaultLimits are the spec's per-minute limits of each tier.
@@ -81,7 +89,14 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	*Edge
+	*rest.Edge
+	// The REST handlers of each area, over Edge.
+	identity  identity.Handlers
+	access    accessarea.Handlers
+	checkout  checkout.Handlers
+	payments  payments.Handlers
+	moneyOut  moneyout.Handlers
+	webhooks  webhooks.Handlers
 	maxBody   int64
 	limits    map[Tier]uint64
 	mux       *http.ServeMux
@@ -115,7 +130,7 @@ func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
 // New returns the API server over a service.
 func New(svc *service.Service, cfg Config) (*Server, error) {
-	s := &Server{Edge: &Edge{Svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), Limiters: map[Tier]limiter.Store{},
+	s := &Server{Edge: &rest.Edge{Svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), Limiters: map[Tier]limiter.Store{},
 		Proxies: cfg.TrustedProxies, CrossOriginProtection: http.NewCrossOriginProtection(), SignupDisabled: cfg.SignupDisabled, Shape: cfg.Shape,
 		ReauthWindow: cfg.ReauthWindow}, maxBody: cfg.MaxBodyBytes, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
 		metricsElsewhere: cfg.MetricsAddr != "", inflight: newInflight(cfg.MaxInflight)}
@@ -156,6 +171,8 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 			slog.Warn("passkeys are off", "err", err)
 		}
 	}
+	s.identity, s.access, s.checkout = identity.Handlers{Edge: s.Edge}, accessarea.Handlers{Edge: s.Edge}, checkout.Handlers{Edge: s.Edge}
+	s.payments, s.moneyOut, s.webhooks = payments.Handlers{Edge: s.Edge}, moneyout.Handlers{Edge: s.Edge}, webhooks.Handlers{Edge: s.Edge}
 	s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPurge = cancel
@@ -294,7 +311,7 @@ func (s *Server) mount(path string, methods map[string]endpoint) {
 		ep, ok := methods[r.Method]
 		if !ok {
 			w.Header().Set("Allow", allowed)
-			Fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
+			rest.Fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
 			return
 		}
 		s.serve(w, r, ep, scopes[r.Method])
@@ -309,16 +326,16 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	// before it reaches the database or Temporal; the nodes' state is
 	// cached.
 	if err := s.TakeFrom(r.Context(), s.probes, w.Header(), Relaxed, "readyz|ip:"+s.ClientIP(r)); err != nil {
-		FailErr(w, r, err)
+		rest.FailErr(w, r, err)
 		return
 	}
 	st := s.Svc.Chains().Ready(r.Context(), 2*time.Second)
 	if st.Database != nil {
-		Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
+		rest.Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
 		return
 	}
 	if st.Temporal != nil {
-		Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
+		rest.Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
 		return
 	}
 	// A network whose nodes do not answer, or disagree, leaves the API
@@ -333,7 +350,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		}
 		networks[n.Key] = network
 	}
-	OK(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
+	rest.OK(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
 }
 
 // networkReadiness is a network's entry in /readyz: ok with its head;
@@ -358,20 +375,6 @@ func networkReadiness(n service.NetworkReadiness) map[string]any {
 		out["nodes"], out["nodesSetAside"] = n.Nodes.Nodes, len(n.Nodes.SetAside)
 	}
 	return out
-}
-
-func Principal(r *http.Request) payment.Principal {
-	p, _ := r.Context().Value(PrincipalKey).(payment.Principal)
-	return p
-}
-
-// callerKey is the principal of a call that sent an API key, nil for an
-// anonymous one.
-func CallerKey(ctx context.Context) *payment.Principal {
-	if p, ok := ctx.Value(PrincipalKey).(payment.Principal); ok {
-		return &p
-	}
-	return nil
 }
 
 // hasCredentials tells whether a call sends an API key, well-formed or not.
