@@ -91,7 +91,7 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 	}
 }
 
-// peerRequest is what clientIP reads of a Connect call: its peer and
+// peerRequest is what ClientIP reads of a Connect call: its peer and
 // headers.
 func peerRequest(req connect.AnyRequest) *http.Request {
 	return &http.Request{RemoteAddr: req.Peer().Addr, Header: req.Header()}

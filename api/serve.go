@@ -19,7 +19,7 @@ type call struct {
 	// access token or a project's member; nil for an anonymous call and
 	// for a signed-in user acting on their own account.
 	actor *payment.Principal
-	// signedIn is the session cookie's user and session, nil for a call
+	// SignedIn is the session cookie's user and session, nil for a call
 	// without one.
 	signedIn *rest.SignedIn
 	// body is what a POST or PATCH sent, read under the size bound; nil

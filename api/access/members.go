@@ -106,7 +106,7 @@ func (s Handlers) SetDepositKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// getDepositKey shows the environment's deposit key: its fingerprint and
+// GetDepositKey shows the environment's deposit key: its fingerprint and
 // first address (null when none is set), the key itself to an owner
 // signed in to the dashboard only (service.DepositKeyInfo), and how many
 // addresses it has handed out.
@@ -155,8 +155,8 @@ func (s Handlers) SetBitcoinKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// getBitcoinKey shows the environment's Bitcoin account key as
-// getDepositKey shows the EVM key, with the kind of address it derives.
+// GetBitcoinKey shows the environment's Bitcoin account key as
+// GetDepositKey shows the EVM key, with the kind of address it derives.
 func (s Handlers) GetBitcoinKey(w http.ResponseWriter, r *http.Request) error {
 	p := rest.Principal(r)
 	k, err := s.Svc.Checkout().BitcoinKey(r.Context(), p, r.PathValue("projectId"))

@@ -60,7 +60,7 @@ func (s Handlers) parseAuthorization(ctx context.Context, r *http.Request) (fosi
 	return ar, nil
 }
 
-// authorize answers /oauth/authorize: a request that cannot go back to
+// Authorize answers /oauth/authorize: a request that cannot go back to
 // the application (unknown client, unregistered redirect URI) is shown on
 // the consent page, one that can but is wrong goes back with its error,
 // and a good one goes to the consent page.
@@ -129,7 +129,7 @@ type scopeView struct {
 	Description string `json:"description"`
 }
 
-// authorizationRequest is the consent page's view of an authorization
+// AuthorizationRequest is the consent page's view of an authorization
 // request: the application, the scopes in plain words, where the user
 // goes back to, and the projects they may grant it.
 func (s Handlers) AuthorizationRequest(w http.ResponseWriter, r *http.Request) error {
@@ -155,7 +155,7 @@ func (s Handlers) AuthorizationRequest(w http.ResponseWriter, r *http.Request) e
 	return nil
 }
 
-// decideAuthorization answers the consent page: the user allows the
+// DecideAuthorization answers the consent page: the user allows the
 // application for a project and environment, or denies it. The answer is
 // where the browser goes next, back to the application: {redirectTo}.
 func (s Handlers) DecideAuthorization(w http.ResponseWriter, r *http.Request) error {
@@ -223,7 +223,7 @@ func (l *locationRecorder) Header() http.Header         { return l.header }
 func (l *locationRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (l *locationRecorder) WriteHeader(int)             {}
 
-// token is the token endpoint: a code (with its PKCE verifier) or a
+// Token is the token endpoint: a code (with its PKCE verifier) or a
 // refresh token for an access token and a new refresh token.
 func (s Handlers) Token(w http.ResponseWriter, r *http.Request) {
 	provider := s.Svc.OAuth()
@@ -266,7 +266,7 @@ func oauthFail(ctx context.Context, w http.ResponseWriter, provider *oauth.Provi
 // introspection endpoints' 401s.
 const basicChallenge = `Basic realm="paymentsd", charset="UTF-8"`
 
-// revokeToken is RFC 7009: revoking an access or refresh token ends its
+// RevokeToken is RFC 7009: revoking an access or refresh token ends its
 // whole grant. A token that is unknown (or already revoked) is no error;
 // a token issued to another client is refused (unauthorized_client), as
 // are the client's wrong credentials (invalid_client). fosite's own writer
@@ -290,7 +290,7 @@ func (s Handlers) RevokeToken(w http.ResponseWriter, r *http.Request) {
 	oauthFail(ctx, w, provider, err)
 }
 
-// introspect is RFC 7662, for confidential clients authenticating with
+// Introspect is RFC 7662, for confidential clients authenticating with
 // HTTP Basic: a client learns about its own tokens only. Credentials that
 // are missing or wrong are invalid_client (RFC 7662 §2.3), not fosite's
 // request_unauthorized; the expiry is the introspected token's own.
@@ -325,7 +325,7 @@ func (s Handlers) Introspect(w http.ResponseWriter, r *http.Request) {
 	provider.WriteIntrospectionResponse(ctx, w, ir)
 }
 
-// oauthMetadata is the authorization server's metadata (RFC 8414).
+// OauthMetadata is the authorization server's metadata (RFC 8414).
 func (s Handlers) OauthMetadata(w http.ResponseWriter, r *http.Request) {
 	base := s.issuer(r)
 	rest.WriteJSON(w, http.StatusOK, map[string]any{

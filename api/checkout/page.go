@@ -11,7 +11,7 @@ import (
 	"rsc.io/qr"
 )
 
-// refundPage is a refund's claim link: the page where the customer gives
+// RefundPage is a refund's claim link: the page where the customer gives
 // the address.
 func (s Handlers) RefundPage(w http.ResponseWriter, r *http.Request) error {
 	if !payment.ValidSessionToken(r.PathValue("claimToken")) {
@@ -29,7 +29,7 @@ func (s Handlers) CheckoutPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkoutQR renders the payment request (EIP-681, or BIP21 for bitcoin) of one of the session's
+// CheckoutQR renders the payment request (EIP-681, or BIP21 for bitcoin) of one of the session's
 // options as a QR code a wallet scans.
 func (s Handlers) CheckoutQR(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.Svc.Checkout().SessionByToken(r.Context(), r.PathValue("sessionToken"))

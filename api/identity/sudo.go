@@ -11,7 +11,7 @@ import (
 	"github.com/paymentsd/paymentsd/service"
 )
 
-// reauthenticate takes {password} or a passkey's answer to a sign-in
+// Reauthenticate takes {password} or a passkey's answer to a sign-in
 // challenge {challengeId, credential}; the session counts as freshly
 // signed in. Wrong passwords spend the account's budget from this address
 // as failed sign-ins do.

@@ -21,7 +21,7 @@ import (
 
 const PayoutBatchesPattern = "/api/v1/projects/{projectId}/payout-batches"
 
-// csvBody tells whether a request sends a CSV body, which only a payout
+// CSVBody tells whether a request sends a CSV body, which only a payout
 // batch's upload takes.
 func CSVBody(r *http.Request) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -182,7 +182,7 @@ func (s Handlers) ListPayoutBatches(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// getPayoutBatch answers the batch with its report and payouts, or its
+// GetPayoutBatch answers the batch with its report and payouts, or its
 // report as CSV (Accept: text/csv): a line per payout.
 func (s Handlers) GetPayoutBatch(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.Svc.MoneyOut().PayoutBatch(r.Context(), rest.Principal(r), r.PathValue("projectId"), r.PathValue("batchId"))

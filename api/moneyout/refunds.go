@@ -70,7 +70,7 @@ func (s Handlers) CreateRefund(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// createdRefund is a refund as its creation answers it: with the claim
+// CreatedRefund is a refund as its creation answers it: with the claim
 // link, once, when the customer is to give the address.
 func (s Handlers) CreatedRefund(refund payment.Refund, token string) views.Refund {
 	v := views.RefundOf(refund)
@@ -115,7 +115,7 @@ func (s Handlers) SetRefundAddress(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// approveRefund takes no body, {} or {address}: the address the owner was
+// ApproveRefund takes no body, {} or {address}: the address the owner was
 // shown, which must still be the refund's.
 func (s Handlers) ApproveRefund(w http.ResponseWriter, r *http.Request) error {
 	body, _ := io.ReadAll(r.Body)

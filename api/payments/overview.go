@@ -26,7 +26,7 @@ type overviewView struct {
 	} `json:"needsAttention"`
 }
 
-// overview sums up a project's environment: today's and this month's
+// Overview sums up a project's environment: today's and this month's
 // payments in the caller's time zone, sessions by status, and what needs
 // the merchant.
 func (s Handlers) Overview(w http.ResponseWriter, r *http.Request) error {

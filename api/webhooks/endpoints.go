@@ -67,7 +67,7 @@ func (s Handlers) SendTestEvent(w http.ResponseWriter, r *http.Request) error {
 	return rest.Respond(w, r, http.StatusAccepted, "Test event sent", s.eventView)(s.Svc.Webhooks().SendTestEvent(r.Context(), rest.Principal(r), r.PathValue("projectId"), r.PathValue("webhookId")))
 }
 
-// listEvents lists events newest first by page, or, with since or after,
+// ListEvents lists events newest first by page, or, with since or after,
 // reads them as a feed: oldest first, by cursor (meta.nextCursor).
 func (s Handlers) ListEvents(w http.ResponseWriter, r *http.Request) error {
 	q, feed, err := rest.ParseEventsQuery(r.URL.Query(), append(payment.EventTypeNames(), string(payment.EventWebhookTest)))
@@ -130,7 +130,7 @@ func (s Handlers) ListDeliveries(w http.ResponseWriter, r *http.Request) error {
 	return rest.RespondPage(w, r, "Deliveries retrieved", q, viewDelivery)(s.Svc.Webhooks().ListDeliveries(r.Context(), rest.Principal(r), r.PathValue("projectId"), r.PathValue("webhookId"), q))
 }
 
-// listEventDeliveries lists an event's deliveries to every endpoint.
+// ListEventDeliveries lists an event's deliveries to every endpoint.
 func (s Handlers) ListEventDeliveries(w http.ResponseWriter, r *http.Request) error {
 	q, err := rest.ParseListQuery(r.URL.Query(), payment.DeliveryStatuses)
 	if err != nil {

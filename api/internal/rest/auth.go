@@ -7,13 +7,13 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// authFailures names a client IP's budget of failed authentications in the
+// AuthFailures names a client IP's budget of failed authentications in the
 // Standard tier. It is a counter of its own, apart from the IP's
 // Standard-tier calls to public endpoints, so that a payer reporting
 // payments does not spend it, nor a key guesser the payers' allowance.
 func AuthFailures(ip string) string { return "auth-failure:ip:" + ip }
 
-// failureBudgetLeft refuses a counter whose budget of failures is spent,
+// FailureBudgetLeft refuses a counter whose budget of failures is spent,
 // without spending any while some is left. The store's Get reads a bucket
 // without refilling it, so an empty bucket is confirmed with Take, which
 // refills it when its window has passed: Take refuses (still spent), or
@@ -27,7 +27,7 @@ func (s *Edge) FailureBudgetLeft(ctx context.Context, out http.Header, counter s
 	return true, s.Take(ctx, out, Standard, counter)
 }
 
-// signedInFrom resolves a session cookie from a client IP under the IP's
+// SignedInFrom resolves a session cookie from a client IP under the IP's
 // budget of failed authentications, as API keys are.
 func (s *Edge) SignedInFrom(ctx context.Context, token, ip string, out http.Header) (SignedIn, error) {
 	counter := AuthFailures(ip)

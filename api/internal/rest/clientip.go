@@ -57,7 +57,7 @@ func clientKey(r *http.Request, trusted []netip.Prefix) string {
 	return netip.PrefixFrom(addr, 64).Masked().String()
 }
 
-// clientAddress is the address of the client that sent r, behind the
+// ClientAddress is the address of the client that sent r, behind the
 // trusted proxies, whole: for the audit log and the idempotency scopes of
 // public routes, where one IPv6 /64 is several callers.
 func (s *Edge) ClientAddress(r *http.Request) string {
@@ -96,7 +96,7 @@ func isTrusted(addr netip.Addr, trusted []netip.Prefix) bool {
 	return false
 }
 
-// clientIP is the counter of the client that sent r for rate limits: its
+// ClientIP is the counter of the client that sent r for rate limits: its
 // address behind the trusted proxies, or an IPv6 client's /64 (clientKey).
 func (s *Edge) ClientIP(r *http.Request) string {
 	return clientKey(r, s.Proxies)

@@ -19,7 +19,7 @@ func TestClientKey(t *testing.T) {
 		xff     []string // one element per header line
 		trusted []netip.Prefix
 		want    string // clientKey
-		addr    string // clientAddress, when it is not want
+		addr    string // ClientAddress, when it is not want
 	}{
 		{name: "direct IPv4 client", remote: "203.0.113.5:52100", want: "203.0.113.5"},
 		{name: "no trusted proxies: the header is ignored", remote: "10.1.2.3:4000", xff: []string{"203.0.113.5"}, trusted: []netip.Prefix{}, want: "10.1.2.3"},

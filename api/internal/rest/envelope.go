@@ -81,12 +81,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// ok writes a success envelope.
+// OK writes a success envelope.
 func OK(w http.ResponseWriter, r *http.Request, status int, message string, data any) {
 	WriteJSON(w, status, Envelope{Success: true, StatusCode: status, Message: message, Data: data, Meta: newMeta(r)})
 }
 
-// okList writes a success envelope with a page of items.
+// OKList writes a success envelope with a page of items.
 func OKList[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.ListQuery, total int) {
 	m := newMeta(r)
 	m.Pagination = NewPagination(q, total)
@@ -96,7 +96,7 @@ func OKList[T any](w http.ResponseWriter, r *http.Request, message string, items
 	WriteJSON(w, http.StatusOK, Envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
 }
 
-// okFeed writes a success envelope with a page of the events feed: its
+// OKFeed writes a success envelope with a page of the events feed: its
 // pagination counts from this page (page 1 of the events left), and
 // nextCursor goes on from it.
 func OKFeed[T any](w http.ResponseWriter, r *http.Request, message string, items []T, q payment.FeedQuery, page payment.EventFeedPage) {
@@ -110,7 +110,7 @@ func OKFeed[T any](w http.ResponseWriter, r *http.Request, message string, items
 	WriteJSON(w, http.StatusOK, Envelope{Success: true, StatusCode: http.StatusOK, Message: message, Data: items, Meta: m})
 }
 
-// fail writes an error envelope with an explicit status and code.
+// Fail writes an error envelope with an explicit status and code.
 func Fail(w http.ResponseWriter, r *http.Request, status int, code, message string, details []payment.FieldError) {
 	if details == nil {
 		details = []payment.FieldError{}
@@ -123,7 +123,7 @@ func Fail(w http.ResponseWriter, r *http.Request, status int, code, message stri
 		Error: &errorBody{Code: code, Message: message, Details: details}, Meta: newMeta(r)})
 }
 
-// failErr turns an error into its HTTP status and error envelope (a body
+// FailErr turns an error into its HTTP status and error envelope (a body
 // that is not JSON at all is a 400). This is
 // the one place where error kinds become HTTP statuses.
 func FailErr(w http.ResponseWriter, r *http.Request, err error) {

@@ -13,7 +13,7 @@ import (
 	"github.com/paymentsd/paymentsd/payment/views"
 )
 
-// wantsCSV tells whether a list request asks for its CSV export
+// WantsCSV tells whether a list request asks for its CSV export
 // (Accept: text/csv).
 func WantsCSV(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
@@ -24,7 +24,7 @@ func WantsCSV(r *http.Request) bool {
 	return false
 }
 
-// csvExport starts a CSV download of a list: not paginated (page and
+// CSVExport starts a CSV download of a list: not paginated (page and
 // limit are refused), every row the filters keep, written as the
 // database returns them.
 func CSVExport(w http.ResponseWriter, r *http.Request, name string, header []string) (*csv.Writer, error) {
@@ -50,7 +50,7 @@ func CSVExport(w http.ResponseWriter, r *http.Request, name string, header []str
 	return cw, cw.Write(header)
 }
 
-// flushEvery sends the rows written so far every 500 rows, so that a long
+// FlushEvery sends the rows written so far every 500 rows, so that a long
 // export streams instead of filling a buffer.
 func FlushEvery(w http.ResponseWriter, cw *csv.Writer, row *int) error {
 	*row++
@@ -64,7 +64,7 @@ func FlushEvery(w http.ResponseWriter, cw *csv.Writer, row *int) error {
 	return cw.Error()
 }
 
-// endExport finishes a stream. A refusal before any row (the project is
+// EndExport finishes a stream. A refusal before any row (the project is
 // not the caller's) is still an envelope; an error after the first bytes
 // cannot be one any more, so the download is cut short (and logged).
 func EndExport(w http.ResponseWriter, r *http.Request, cw *csv.Writer, rows int, err error) error {
@@ -83,7 +83,7 @@ func EndExport(w http.ResponseWriter, r *http.Request, cw *csv.Writer, rows int,
 	return nil
 }
 
-// text guards a free-text value against spreadsheet formula injection
+// Text guards a free-text value against spreadsheet formula injection
 // (OWASP): a value a spreadsheet would evaluate is prefixed with an
 // apostrophe.
 func Text(s string) string {

@@ -25,8 +25,8 @@ func statusStrings[S ~string](list []S) []string {
 	return out
 }
 
-// decodeErr answers a body that is not JSON at all with a 400 itself and
-// returns any other error; failErr answers the same 400 for such an error
+// DecodeErr answers a body that is not JSON at all with a 400 itself and
+// returns any other error; FailErr answers the same 400 for such an error
 // a handler returns, which respond's handlers do.
 func DecodeErr(w http.ResponseWriter, r *http.Request, err error) error {
 	var m Malformed
@@ -37,7 +37,7 @@ func DecodeErr(w http.ResponseWriter, r *http.Request, err error) error {
 	return err
 }
 
-// action wraps the handler of an action route (archive, cancel, rotate,
+// Action wraps the handler of an action route (archive, cancel, rotate,
 // test, redeliver): it takes no input, so its body must be empty or an
 // empty JSON object; anything else is refused as any body with unknown
 // fields is, not ignored.
@@ -67,14 +67,14 @@ func MapSlice[T, U any](in []T, f func(T) U) []U {
 	return out
 }
 
-// sessionView renders a session for the merchant, or for its creator.
+// SessionView renders a session for the merchant, or for its creator.
 func (s *Edge) SessionView(v service.SessionView) views.Session {
 	out := views.SessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions)
 	s.ShapeSummaries(out.Transactions)
 	return out
 }
 
-// publicSessionView renders a session for whoever holds its token.
+// PublicSessionView renders a session for whoever holds its token.
 func (s *Edge) PublicSessionView(v service.SessionView) views.PublicSession {
 	return views.PublicSessionOf(v.Session, v.Token, s.CheckoutURL, v.Transactions, v.Plan)
 }

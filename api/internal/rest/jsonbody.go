@@ -13,12 +13,12 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 )
 
-// errMalformed marks a body that is not JSON at all (a 400, not a 422).
+// Malformed marks a body that is not JSON at all (a 400, not a 422).
 type Malformed struct{ Msg string }
 
 func (e Malformed) Error() string { return e.Msg }
 
-// parseObject parses a JSON body whose top level must be an object. Numbers
+// ParseObject parses a JSON body whose top level must be an object. Numbers
 // stay json.Number, so nothing is rounded through a float.
 func ParseObject(body []byte) (map[string]any, error) {
 	// Refused rather than repaired: invalid UTF-8 (the decoder would turn
@@ -97,7 +97,7 @@ func duplicateKey(body []byte) (string, bool) {
 	}
 }
 
-// fields reads a JSON object field by field, recording a problem for each
+// Fields reads a JSON object field by field, recording a problem for each
 // field of the wrong type and, in done, for each field it does not know.
 type Fields struct {
 	path  string
@@ -120,7 +120,7 @@ func (f *Fields) name(key string) string {
 	return f.path + "." + key
 }
 
-// get returns the raw value of key; null counts as absent.
+// Get returns the raw value of key; null counts as absent.
 func (f *Fields) Get(key string) (any, bool) {
 	f.seen = append(f.seen, key)
 	v, ok := f.m[key]
@@ -140,7 +140,7 @@ func (f *Fields) Str(key string) *string {
 	return &s
 }
 
-// integer reads a field of JSON Schema's type "integer": any number whose
+// Integer reads a field of JSON Schema's type "integer": any number whose
 // value is whole, however it is written (900, 900.0, 9e2); a fraction
 // (900.5) is refused. A whole number beyond 32 bits (1e400) reads as the
 // 32-bit bound, one past it, for the field's own range check to refuse
@@ -228,7 +228,7 @@ func (f *Fields) Raw(key string) any {
 	return v
 }
 
-// done records every field that was not read as unknown.
+// Done records every field that was not read as unknown.
 func (f *Fields) Done() {
 	var unknown []string
 	for k := range f.m {
@@ -242,7 +242,7 @@ func (f *Fields) Done() {
 	}
 }
 
-// decodeString reads a payload of one string field ({"checkoutSessionId":
+// DecodeString reads a payload of one string field ({"checkoutSessionId":
 // …} of an assignment, {"txHash": …}, {"address": …}); a missing one is
 // "", the service's to refuse once it has checked the resource is the
 // caller's.
@@ -261,7 +261,7 @@ func DecodeString(body []byte, field string) (string, error) {
 	return *v, nil
 }
 
-// bodyFields decodes a JSON object body with the string fields named;
+// BodyFields decodes a JSON object body with the string fields named;
 // required ones must be present.
 func BodyFields(body []byte, required []string, optional ...string) (map[string]*string, error) {
 	obj, err := ParseObject(body)

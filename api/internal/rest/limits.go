@@ -29,13 +29,13 @@ const (
 	StrictAPIKey Tier = "strict_api_key"
 )
 
-// take takes one token of tier for counter, sets the rate-limit headers on
+// Take takes one token of tier for counter, sets the rate-limit headers on
 // h and, when none is left, returns a rate-limited error.
 func (s *Edge) Take(ctx context.Context, h http.Header, tier Tier, counter string) error {
 	return s.TakeFrom(ctx, s.Limiters[tier], h, tier, counter)
 }
 
-// takeFrom is take on the store st.
+// TakeFrom is take on the store st.
 func (s *Edge) TakeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
 	limit, remaining, reset, allowed, err := st.Take(ctx, LimitKey(tier, counter))
 	if err != nil {
@@ -61,5 +61,5 @@ func (s *Edge) TakeFrom(ctx context.Context, st limiter.Store, h http.Header, ti
 	return nil
 }
 
-// limitKey is the key of counter's bucket in tier's store.
+// LimitKey is the key of counter's bucket in tier's store.
 func LimitKey(tier Tier, counter string) string { return string(tier) + "|" + counter }

@@ -16,7 +16,7 @@ import (
 // list queries. Unknown parameters, repeated parameters and malformed
 // values are validation errors, each named by its parameter.
 
-// parseListQuery parses the query string of a list endpoint. statuses are
+// ParseListQuery parses the query string of a list endpoint. statuses are
 // the values the status filter accepts (none: no status filter). Unknown
 // parameters, repeated parameters and malformed values are validation
 // errors, each named by its parameter.
@@ -24,7 +24,7 @@ func ParseListQuery(v url.Values, statuses []string) (payment.ListQuery, error) 
 	return ParseListQueryBy(v, "status", statuses)
 }
 
-// parseDepositQuery parses the deposit addresses list's query string: the
+// ParseDepositQuery parses the deposit addresses list's query string: the
 // list's parameters (status filtering by session status), funded and
 // chain.
 func ParseDepositQuery(v url.Values, statuses []string) (payment.DepositQuery, error) {
@@ -50,14 +50,14 @@ func ParseDepositQuery(v url.Values, statuses []string) (payment.DepositQuery, e
 	return q, probs.Err()
 }
 
-// parseListQueryBy is parseListQuery with the value filter under another
+// ParseListQueryBy is ParseListQuery with the value filter under another
 // name (events filter by "type"); the value lands in ListQuery.Status.
 func ParseListQueryBy(v url.Values, filter string, values []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, filter, values, nil)
 	return q, probs.Err()
 }
 
-// queryValues is parseListQueryBy, with extra parameters allowed (a
+// queryValues is ParseListQueryBy, with extra parameters allowed (a
 // caller parses them) and the problems returned for the caller to add to.
 func queryValues(v url.Values, filter string, values, extra []string) (payment.ListQuery, payment.Problems) {
 	statuses := values
@@ -141,7 +141,7 @@ func queryValues(v url.Values, filter string, values, extra []string) (payment.L
 	return q, probs
 }
 
-// parseTransactionQuery parses the transactions list's query string: the
+// ParseTransactionQuery parses the transactions list's query string: the
 // list's parameters, network (one of networks) and unexpected=true.
 func ParseTransactionQuery(v url.Values, statuses, networks []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, "status", statuses, []string{"network", "unexpected"})
@@ -156,7 +156,7 @@ func ParseTransactionQuery(v url.Values, statuses, networks []string) (payment.L
 	return q, probs.Err()
 }
 
-// parseSecondShapeTransactionQuery parses the transactions list's query
+// ParseSecondShapeTransactionQuery parses the transactions list's query
 // in the second shape (spec section 9): page, limit, status (pending,
 // completed, failed; completed is confirmed or finalized) and network;
 // from, to and isLive are unknown there.
@@ -186,7 +186,7 @@ func ParseSecondShapeTransactionQuery(v url.Values, networks []string) (payment.
 	return q, probs.Err()
 }
 
-// parseSessionQuery parses the sessions list's query string: the list's
+// ParseSessionQuery parses the sessions list's query string: the list's
 // parameters and exception=true.
 func ParseSessionQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, "status", statuses, []string{"exception"})
@@ -211,7 +211,7 @@ func queryFlag(v url.Values, name string, probs *payment.Problems) bool {
 	return false
 }
 
-// parseEventsQuery parses the query string of the events list: a page of
+// ParseEventsQuery parses the query string of the events list: a page of
 // the list, newest first (payment.ListQuery), or, when it has since or after, a
 // page of the feed (payment.FeedQuery, feed true). Page numbers do not mix with
 // the feed: its pages follow one another by cursor.
@@ -247,13 +247,13 @@ func ParseEventsQuery(v url.Values, types []string) (q payment.FeedQuery, feed b
 	return q, feed, probs.Err()
 }
 
-// parsePayoutBatchQuery parses the batches list's query string.
+// ParsePayoutBatchQuery parses the batches list's query string.
 func ParsePayoutBatchQuery(v url.Values, statuses []string) (payment.ListQuery, error) {
 	q, probs := queryValues(v, "status", statuses, nil)
 	return q, probs.Err()
 }
 
-// parseRefundQuery parses the refunds list's query string: the list's
+// ParseRefundQuery parses the refunds list's query string: the list's
 // parameters, status among statuses, and checkoutSessionId to keep one
 // session's refunds.
 func ParseRefundQuery(v url.Values, statuses []string) (payment.ListQuery, string, error) {

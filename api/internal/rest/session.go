@@ -16,7 +16,7 @@ const SessionCookie = "paymentsd_session_token"
 // live or sandbox (the default), as a dashboard's test-mode switch.
 const EnvironmentHeader = "Paymentsd-Environment"
 
-// userKey holds a cookie request's user and session.
+// UserKey holds a cookie request's user and session.
 const UserKey ctxKey = 100
 
 type SignedIn struct {
@@ -29,7 +29,7 @@ func CurrentUser(r *http.Request) SignedIn {
 	return v
 }
 
-// sessionToken is the request's session cookie, "" without one.
+// SessionToken is the request's session cookie, "" without one.
 func SessionToken(r *http.Request) string {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil {
@@ -38,7 +38,7 @@ func SessionToken(r *http.Request) string {
 	return c.Value
 }
 
-// environment is the environment a cookie request names.
+// Environment is the environment a cookie request names.
 func Environment(r *http.Request) (bool, error) {
 	switch strings.ToLower(r.Header.Get(EnvironmentHeader)) {
 	case "", "sandbox":
@@ -55,7 +55,7 @@ func UnsafeMethod(m string) bool {
 	return m != http.MethodGet && m != http.MethodHead && m != http.MethodOptions
 }
 
-// crossOrigin refuses a state-changing browser request from another
+// CrossOrigin refuses a state-changing browser request from another
 // origin (net/http.CrossOriginProtection: Sec-Fetch-Site, else Origin
 // against Host). Requests without those headers (servers, curl) pass.
 func (s *Edge) CrossOrigin(r *http.Request) error {
@@ -71,7 +71,7 @@ func Principal(r *http.Request) payment.Principal {
 	return p
 }
 
-// callerKey is the principal of a call that sent an API key, nil for an
+// CallerKey is the principal of a call that sent an API key, nil for an
 // anonymous one.
 func CallerKey(ctx context.Context) *payment.Principal {
 	if p, ok := ctx.Value(PrincipalKey).(payment.Principal); ok {

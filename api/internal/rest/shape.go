@@ -8,10 +8,10 @@ import (
 	"github.com/paymentsd/paymentsd/payment/views"
 )
 
-// txStatus is a transaction status as the deployment's shape names it.
+// TxStatus is a transaction status as the deployment's shape names it.
 func (s *Edge) TxStatus(st string) string { return views.TxStatus(s.Shape, st) }
 
-// shapeSummaries names the statuses of a session's transactions as the
+// ShapeSummaries names the statuses of a session's transactions as the
 // deployment's shape does (REST only: the Connect API keeps the first
 // shape's).
 func (s *Edge) ShapeSummaries(txs []views.TransactionSummary) {
@@ -20,7 +20,7 @@ func (s *Edge) ShapeSummaries(txs []views.TransactionSummary) {
 	}
 }
 
-// transactionQuery parses the transactions list's query in the
+// TransactionQuery parses the transactions list's query in the
 // deployment's shape.
 func (s *Edge) TransactionQuery(r *http.Request) (payment.ListQuery, error) {
 	if s.Shape != views.ShapeSecond {
@@ -29,7 +29,7 @@ func (s *Edge) TransactionQuery(r *http.Request) (payment.ListQuery, error) {
 	return ParseSecondShapeTransactionQuery(r.URL.Query(), s.Svc.Catalog().Networks())
 }
 
-// bearerSession is a second-shape call's session token sent as
+// BearerSession is a second-shape call's session token sent as
 // `Authorization: Bearer svc_st_…`: it signs the user in as the cookie
 // does.
 func (s *Edge) BearerSession(h http.Header) string {

@@ -68,7 +68,7 @@ const (
 	projectPattern = "/api/v1/projects/{projectId}"
 )
 
-// leaving is a member removing themselves: any role may.
+// Leaving is a member removing themselves: any role may.
 func Leaving(r *http.Request, in SignedIn) bool {
 	return r.Method == http.MethodDelete && r.Pattern == memberPattern && r.PathValue("userId") == in.User.ID
 }
@@ -110,7 +110,7 @@ func takesNothing(r *http.Request, in SignedIn, body []byte) bool {
 	return Leaving(r, in) || denying(r, body) || renaming(r, body)
 }
 
-// needsReauthentication is a sensitive action asked by a session whose
+// NeedsReauthentication is a sensitive action asked by a session whose
 // last proof of identity is older than the window.
 func (s *Edge) NeedsReauthentication(r *http.Request, in SignedIn, body []byte) bool {
 	if !sensitiveRoutes[r.Method+" "+r.Pattern] || takesNothing(r, in, body) {
@@ -119,7 +119,7 @@ func (s *Edge) NeedsReauthentication(r *http.Request, in SignedIn, body []byte) 
 	return time.Since(in.Session.AuthenticatedAt) > s.ReauthWindow
 }
 
-// reauthenticationRefused answers 403 REAUTHENTICATION_REQUIRED to a
+// ReauthenticationRefused answers 403 REAUTHENTICATION_REQUIRED to a
 // sensitive action of a session not freshly signed in; after the body is
 // read (body, nil for a method without one) and before the idempotency
 // key is claimed, so that the retry after re-authenticating runs. A call

@@ -7,7 +7,7 @@ import (
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
-// sessionJSON is the REST API's session: the merchant's view and the ID
+// SessionJSON is the REST API's session: the merchant's view and the ID
 // of the workflow that drives it (for the Temporal UI).
 type SessionJSON struct {
 	views.Session
@@ -25,7 +25,7 @@ func (s *Edge) SessionJSON(v service.SessionView) SessionJSON {
 	return out
 }
 
-// txJSON is the REST API's transaction: the record, the ID of its
+// TxJSON is the REST API's transaction: the record, the ID of its
 // workflow and its page on the network's block explorer (null where the
 // network has none).
 type TxJSON struct {
