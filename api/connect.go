@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service"
@@ -59,23 +60,23 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 				return nil, connect.NewError(connect.CodeUnimplemented, errors.New("unknown procedure"))
 			}
 			header := http.Header{}
-			tier, counter := op.tier, "ip:"+s.clientIP(peerRequest(req))
+			tier, counter := op.tier, "ip:"+s.ClientIP(peerRequest(req))
 			if op.access == apiKey || op.access == optionalKey && hasCredentials(req.Header()) {
-				p, err := s.authenticateFrom(ctx, req.Header(), s.clientIP(peerRequest(req)), header)
+				p, err := s.authenticateFrom(ctx, req.Header(), s.ClientIP(peerRequest(req)), header)
 				if err == nil {
 					err = allows(p, op.scope, header)
 				}
 				if err != nil {
 					return nil, withHeaders(connectErr(err), header)
 				}
-				ctx = context.WithValue(ctx, principalKey, p)
+				ctx = context.WithValue(ctx, rest.PrincipalKey, p)
 				ctx = payment.WithOrigin(ctx, s.originOf(peerRequest(req), p))
 				counter = credentialCounter(p)
 				if tier == Strict {
 					tier = StrictAPIKey
 				}
 			}
-			if err := s.take(ctx, header, tier, counter); err != nil {
+			if err := s.Take(ctx, header, tier, counter); err != nil {
 				return nil, withHeaders(connectErr(err), header)
 			}
 			res, err := next(ctx, req)
@@ -90,7 +91,7 @@ func (s *Server) connectInterceptor() connect.UnaryInterceptorFunc {
 	}
 }
 
-// peerRequest is what clientIP reads of a Connect call: its peer and
+// peerRequest is what ClientIP reads of a Connect call: its peer and
 // headers.
 func peerRequest(req connect.AnyRequest) *http.Request {
 	return &http.Request{RemoteAddr: req.Peer().Addr, Header: req.Header()}
@@ -117,7 +118,7 @@ func connectErr(err error) error {
 	var e *payment.Error
 	if !errors.As(err, &e) {
 		if service.Unavailable(err) {
-			return connectUnavailable("The service is unavailable for a moment; retry after " + retryAfterUnavailable + " s")
+			return connectUnavailable("The service is unavailable for a moment; retry after " + rest.RetryAfterUnavailable + " s")
 		}
 		return connect.NewError(connect.CodeInternal, errors.New("internal server error"))
 	}
@@ -173,11 +174,11 @@ func listQuery(q *v1.ListQuery, statuses []string) (payment.ListQuery, error) {
 			v.Set("isLive", strconv.FormatBool(*q.IsLive))
 		}
 	}
-	return parseListQuery(v, statuses)
+	return rest.ParseListQuery(v, statuses)
 }
 
 func pbPagination(q payment.ListQuery, total int) *v1.Pagination {
-	p := newPagination(q, total)
+	p := rest.NewPagination(q, total)
 	return &v1.Pagination{Page: int32(p.Page), Limit: int32(p.Limit), Total: int32(p.Total), TotalPages: int32(p.TotalPages),
 		HasNextPage: p.HasNextPage, HasPreviousPage: p.HasPreviousPage}
 }
@@ -185,12 +186,12 @@ func pbPagination(q payment.ListQuery, total int) *v1.Pagination {
 type paymentsService struct{ s *Server }
 
 func principalOf(ctx context.Context) payment.Principal {
-	p, _ := ctx.Value(principalKey).(payment.Principal)
+	p, _ := ctx.Value(rest.PrincipalKey).(payment.Principal)
 	return p
 }
 
 func (h *paymentsService) GetProject(ctx context.Context, req *connect.Request[v1.GetProjectRequest]) (*connect.Response[v1.GetProjectResponse], error) {
-	p, err := h.s.svc.Checkout().GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
+	p, err := h.s.Svc.Checkout().GetProject(ctx, principalOf(ctx), req.Msg.ProjectId)
 	return procedureAnswer(err, func() *v1.GetProjectResponse { return &v1.GetProjectResponse{Project: pbProject(views.ProjectOf(p))} })
 }
 
@@ -205,18 +206,18 @@ func (h *paymentsService) CreatePaymentPlan(ctx context.Context, req *connect.Re
 	if mi := m.MerchantInfo; mi != nil {
 		in.MerchantInfo = &payment.MerchantInfo{Name: mi.Name, Email: mi.Email, Website: mi.Website, LogoURL: mi.LogoUrl}
 	}
-	plan, err := h.s.svc.Checkout().CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
+	plan, err := h.s.Svc.Checkout().CreatePlan(ctx, principalOf(ctx), m.ProjectId, in)
 	return procedureAnswer(err, func() *v1.CreatePaymentPlanResponse {
 		return &v1.CreatePaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}
 	})
 }
 
 func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Request[v1.ListPaymentPlansRequest]) (*connect.Response[v1.ListPaymentPlansResponse], error) {
-	q, err := listQuery(req.Msg.Query, planStatuses)
+	q, err := listQuery(req.Msg.Query, rest.PlanStatuses)
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.Checkout().ListPlans(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.Svc.Checkout().ListPlans(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -228,18 +229,18 @@ func (h *paymentsService) ListPaymentPlans(ctx context.Context, req *connect.Req
 }
 
 func (h *paymentsService) GetPaymentPlan(ctx context.Context, req *connect.Request[v1.GetPaymentPlanRequest]) (*connect.Response[v1.GetPaymentPlanResponse], error) {
-	plan, err := h.s.svc.Checkout().GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
+	plan, err := h.s.Svc.Checkout().GetPlan(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PlanId)
 	return procedureAnswer(err, func() *v1.GetPaymentPlanResponse {
 		return &v1.GetPaymentPlanResponse{PaymentPlan: pbPlan(views.PlanOf(plan))}
 	})
 }
 
 func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Request[v1.ListTransactionsRequest]) (*connect.Response[v1.ListTransactionsResponse], error) {
-	q, err := listQuery(req.Msg.Query, txStatuses)
+	q, err := listQuery(req.Msg.Query, rest.TxStatuses)
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.Payments().ListTransactions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.Svc.Payments().ListTransactions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -251,32 +252,32 @@ func (h *paymentsService) ListTransactions(ctx context.Context, req *connect.Req
 }
 
 func (h *paymentsService) GetTransaction(ctx context.Context, req *connect.Request[v1.GetTransactionRequest]) (*connect.Response[v1.GetTransactionResponse], error) {
-	t, err := h.s.svc.Payments().GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
+	t, err := h.s.Svc.Payments().GetTransaction(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.TransactionId)
 	return procedureAnswer(err, func() *v1.GetTransactionResponse {
 		return &v1.GetTransactionResponse{Transaction: pbTx(views.TransactionOf(t))}
 	})
 }
 
 func (h *paymentsService) ListCheckoutSessions(ctx context.Context, req *connect.Request[v1.ListCheckoutSessionsRequest]) (*connect.Response[v1.ListCheckoutSessionsResponse], error) {
-	q, err := listQuery(req.Msg.Query, sessionStatuses)
+	q, err := listQuery(req.Msg.Query, rest.SessionStatuses)
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.Checkout().ListSessions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.Svc.Checkout().ListSessions(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
 	out := &v1.ListCheckoutSessionsResponse{Pagination: pbPagination(q, page.Total)}
 	for _, v := range page.Items {
-		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.checkout().sessionView(v)))
+		out.CheckoutSessions = append(out.CheckoutSessions, pbSession(h.s.SessionView(v)))
 	}
 	return connect.NewResponse(out), nil
 }
 
 func (h *paymentsService) GetProjectCheckoutSession(ctx context.Context, req *connect.Request[v1.GetProjectCheckoutSessionRequest]) (*connect.Response[v1.GetProjectCheckoutSessionResponse], error) {
-	v, err := h.s.svc.Checkout().GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
+	v, err := h.s.Svc.Checkout().GetSession(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.SessionId)
 	return procedureAnswer(err, func() *v1.GetProjectCheckoutSessionResponse {
-		return &v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}
+		return &v1.GetProjectCheckoutSessionResponse{CheckoutSession: pbSession(h.s.SessionView(v))}
 	})
 }
 
@@ -286,15 +287,15 @@ func (h *paymentsService) CreateRefund(ctx context.Context, req *connect.Request
 	if m.CheckoutSessionId == nil {
 		in.Problems.Add("checkoutSessionId", "is required")
 	}
-	refund, token, err := h.s.svc.MoneyOut().CreateRefund(ctx, principalOf(ctx), m.ProjectId, m.GetCheckoutSessionId(), in)
+	refund, token, err := h.s.Svc.MoneyOut().CreateRefund(ctx, principalOf(ctx), m.ProjectId, m.GetCheckoutSessionId(), in)
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&v1.CreateRefundResponse{Refund: pbRefund(h.s.moneyOut().createdRefund(refund, token))}), nil
+	return connect.NewResponse(&v1.CreateRefundResponse{Refund: pbRefund(h.s.moneyOut.CreatedRefund(refund, token))}), nil
 }
 
 func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[v1.ListRefundsRequest]) (*connect.Response[v1.ListRefundsResponse], error) {
-	q, err := listQuery(req.Msg.Query, refundStatuses)
+	q, err := listQuery(req.Msg.Query, rest.RefundStatuses)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +304,7 @@ func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[
 		probs.Add("checkoutSessionId", "is not a checkout session ID")
 		return nil, probs.Err()
 	}
-	page, err := h.s.svc.MoneyOut().ListRefunds(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.CheckoutSessionId, q)
+	page, err := h.s.Svc.MoneyOut().ListRefunds(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.CheckoutSessionId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -315,26 +316,26 @@ func (h *paymentsService) ListRefunds(ctx context.Context, req *connect.Request[
 }
 
 func (h *paymentsService) GetRefund(ctx context.Context, req *connect.Request[v1.GetRefundRequest]) (*connect.Response[v1.GetRefundResponse], error) {
-	r, err := h.s.svc.MoneyOut().GetRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
+	r, err := h.s.Svc.MoneyOut().GetRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
 	return procedureAnswer(err, func() *v1.GetRefundResponse { return &v1.GetRefundResponse{Refund: pbRefund(views.RefundOf(r))} })
 }
 
 func (h *paymentsService) SetRefundAddress(ctx context.Context, req *connect.Request[v1.SetRefundAddressRequest]) (*connect.Response[v1.SetRefundAddressResponse], error) {
-	r, err := h.s.svc.MoneyOut().SetRefundAddress(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.Address)
+	r, err := h.s.Svc.MoneyOut().SetRefundAddress(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.Address)
 	return procedureAnswer(err, func() *v1.SetRefundAddressResponse {
 		return &v1.SetRefundAddressResponse{Refund: pbRefund(views.RefundOf(r))}
 	})
 }
 
 func (h *paymentsService) ReportRefundTransaction(ctx context.Context, req *connect.Request[v1.ReportRefundTransactionRequest]) (*connect.Response[v1.ReportRefundTransactionResponse], error) {
-	r, err := h.s.svc.MoneyOut().ReportRefundSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.TxHash)
+	r, err := h.s.Svc.MoneyOut().ReportRefundSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId, req.Msg.TxHash)
 	return procedureAnswer(err, func() *v1.ReportRefundTransactionResponse {
 		return &v1.ReportRefundTransactionResponse{Refund: pbRefund(views.RefundOf(r))}
 	})
 }
 
 func (h *paymentsService) CancelRefund(ctx context.Context, req *connect.Request[v1.CancelRefundRequest]) (*connect.Response[v1.CancelRefundResponse], error) {
-	r, err := h.s.svc.MoneyOut().CancelRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
+	r, err := h.s.Svc.MoneyOut().CancelRefund(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.RefundId)
 	return procedureAnswer(err, func() *v1.CancelRefundResponse { return &v1.CancelRefundResponse{Refund: pbRefund(views.RefundOf(r))} })
 }
 
@@ -349,18 +350,18 @@ func (h *paymentsService) CreatePayoutBatch(ctx context.Context, req *connect.Re
 		in.Lines = append(in.Lines, payment.PayoutLine{Label: fmt.Sprintf("payouts[%d]", i), Address: l.Address,
 			AssetDefinitionID: l.Asset, Amount: l.Amount, Reference: l.Reference})
 	}
-	rec, err := h.s.svc.MoneyOut().CreatePayoutBatch(ctx, principalOf(ctx), m.ProjectId, in)
+	rec, err := h.s.Svc.MoneyOut().CreatePayoutBatch(ctx, principalOf(ctx), m.ProjectId, in)
 	return procedureAnswer(err, func() *v1.CreatePayoutBatchResponse {
 		return &v1.CreatePayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}
 	})
 }
 
 func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Request[v1.ListPayoutBatchesRequest]) (*connect.Response[v1.ListPayoutBatchesResponse], error) {
-	q, err := listQuery(req.Msg.Query, batchStatuses)
+	q, err := listQuery(req.Msg.Query, rest.BatchStatuses)
 	if err != nil {
 		return nil, err
 	}
-	page, err := h.s.svc.MoneyOut().ListPayoutBatches(ctx, principalOf(ctx), req.Msg.ProjectId, q)
+	page, err := h.s.Svc.MoneyOut().ListPayoutBatches(ctx, principalOf(ctx), req.Msg.ProjectId, q)
 	if err != nil {
 		return nil, err
 	}
@@ -372,33 +373,33 @@ func (h *paymentsService) ListPayoutBatches(ctx context.Context, req *connect.Re
 }
 
 func (h *paymentsService) GetPayoutBatch(ctx context.Context, req *connect.Request[v1.GetPayoutBatchRequest]) (*connect.Response[v1.GetPayoutBatchResponse], error) {
-	rec, err := h.s.svc.MoneyOut().PayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
+	rec, err := h.s.Svc.MoneyOut().PayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
 	return procedureAnswer(err, func() *v1.GetPayoutBatchResponse {
 		return &v1.GetPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}
 	})
 }
 
 func (h *paymentsService) CancelPayoutBatch(ctx context.Context, req *connect.Request[v1.CancelPayoutBatchRequest]) (*connect.Response[v1.CancelPayoutBatchResponse], error) {
-	rec, err := h.s.svc.MoneyOut().CancelPayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
+	rec, err := h.s.Svc.MoneyOut().CancelPayoutBatch(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.BatchId)
 	return procedureAnswer(err, func() *v1.CancelPayoutBatchResponse {
 		return &v1.CancelPayoutBatchResponse{PayoutBatch: pbBatch(views.BatchDetailOf(rec))}
 	})
 }
 
 func (h *paymentsService) GetPayout(ctx context.Context, req *connect.Request[v1.GetPayoutRequest]) (*connect.Response[v1.GetPayoutResponse], error) {
-	p, err := h.s.svc.MoneyOut().GetPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
+	p, err := h.s.Svc.MoneyOut().GetPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
 	return procedureAnswer(err, func() *v1.GetPayoutResponse { return &v1.GetPayoutResponse{Payout: pbPayout(views.PayoutOf(p))} })
 }
 
 func (h *paymentsService) ReportPayoutTransaction(ctx context.Context, req *connect.Request[v1.ReportPayoutTransactionRequest]) (*connect.Response[v1.ReportPayoutTransactionResponse], error) {
-	p, err := h.s.svc.MoneyOut().ReportPayoutSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId, req.Msg.TxHash)
+	p, err := h.s.Svc.MoneyOut().ReportPayoutSent(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId, req.Msg.TxHash)
 	return procedureAnswer(err, func() *v1.ReportPayoutTransactionResponse {
 		return &v1.ReportPayoutTransactionResponse{Payout: pbPayout(views.PayoutOf(p))}
 	})
 }
 
 func (h *paymentsService) CancelPayout(ctx context.Context, req *connect.Request[v1.CancelPayoutRequest]) (*connect.Response[v1.CancelPayoutResponse], error) {
-	p, err := h.s.svc.MoneyOut().CancelPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
+	p, err := h.s.Svc.MoneyOut().CancelPayout(ctx, principalOf(ctx), req.Msg.ProjectId, req.Msg.PayoutId)
 	return procedureAnswer(err, func() *v1.CancelPayoutResponse { return &v1.CancelPayoutResponse{Payout: pbPayout(views.PayoutOf(p))} })
 }
 
@@ -423,22 +424,22 @@ func (h *checkoutService) CreateCheckoutSession(ctx context.Context, req *connec
 		}
 		in.Metadata = md
 	}
-	v, err := h.s.svc.Checkout().CreateSession(ctx, callerKey(ctx), in)
+	v, err := h.s.Svc.Checkout().CreateSession(ctx, rest.CallerKey(ctx), in)
 	return procedureAnswer(err, func() *v1.CreateCheckoutSessionResponse {
-		return &v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.checkout().sessionView(v))}
+		return &v1.CreateCheckoutSessionResponse{CheckoutSession: pbSession(h.s.SessionView(v))}
 	})
 }
 
 func (h *checkoutService) GetCheckoutSession(ctx context.Context, req *connect.Request[v1.GetCheckoutSessionRequest]) (*connect.Response[v1.GetCheckoutSessionResponse], error) {
-	v, err := h.s.svc.Checkout().SessionByToken(ctx, req.Msg.Token)
+	v, err := h.s.Svc.Checkout().SessionByToken(ctx, req.Msg.Token)
 	return procedureAnswer(err, func() *v1.GetCheckoutSessionResponse {
-		return &v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.checkout().publicSessionView(v))}
+		return &v1.GetCheckoutSessionResponse{CheckoutSession: pbPublicSession(h.s.PublicSessionView(v))}
 	})
 }
 
 func (h *checkoutService) ListAssets(ctx context.Context, _ *connect.Request[v1.ListAssetsRequest]) (*connect.Response[v1.ListAssetsResponse], error) {
 	out := &v1.ListAssetsResponse{}
-	for _, a := range h.s.svc.Assets() {
+	for _, a := range h.s.Svc.Assets() {
 		out.Assets = append(out.Assets, &v1.Asset{Id: a.ID, Symbol: a.Symbol, Name: a.Name, Decimals: int32(a.Decimals),
 			Network: a.Network, ChainId: a.ChainID, TokenAddress: a.TokenAddress, IsLive: a.IsLive,
 			PriceSource: &v1.PriceSource{Kind: a.Price.Kind, Aggregator: a.Price.Aggregator,

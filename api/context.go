@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-func contextWith(r *http.Request, k ctxKey, v any) context.Context {
+func contextWith(r *http.Request, k, v any) context.Context {
 	return context.WithValue(r.Context(), k, v)
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -22,7 +23,7 @@ type feedAnswer struct {
 	Data       []struct{ ID, Type, Timestamp string }
 	Meta       struct {
 		NextCursor string
-		Pagination *pagination
+		Pagination *rest.Pagination
 	}
 	Error *struct {
 		Code    string

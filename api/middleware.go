@@ -13,13 +13,11 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sethvargo/go-limiter"
-
-	"github.com/paymentsd/paymentsd/internal/observability"
+	"github.com/paymentsd/paymentsd/api/internal/rest"
+	"github.com/paymentsd/paymentsd/api/moneyout"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
@@ -35,7 +33,7 @@ func withRequestID(next http.Handler) http.Handler {
 			id = payment.NewID("req_", time.Now())
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(contextWith(r, requestIDKey, id)))
+		next.ServeHTTP(w, r.WithContext(contextWith(r, rest.RequestIDKey, id)))
 	})
 }
 
@@ -47,7 +45,7 @@ func withRecover(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				failErr(w, r, fmt.Errorf("panic: %v", v))
+				rest.FailErr(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -70,7 +68,7 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Missing API key: send \"Authorization: Bearer <API key>\""}
 	}
 	if strings.HasPrefix(key, payment.OAuthAccessTokenPrefix) {
-		p, err := s.svc.Access().AuthenticateOAuth(ctx, key)
+		p, err := s.Svc.Access().AuthenticateOAuth(ctx, key)
 		if errors.Is(err, payment.ErrUnauthorized) {
 			return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid access token: it is unknown, expired or revoked"}
 		}
@@ -79,7 +77,7 @@ func (s *Server) authenticate(ctx context.Context, h http.Header) (payment.Princ
 	if !strings.HasPrefix(key, service.LiveKeyPrefix) && !strings.HasPrefix(key, service.SandboxKeyPrefix) {
 		return payment.Principal{}, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
-	p, err := s.svc.Checkout().Authenticate(ctx, key)
+	p, err := s.Svc.Checkout().Authenticate(ctx, key)
 	if errors.Is(err, payment.ErrUnauthorized) {
 		return p, &payment.Error{Kind: payment.KindUnauthenticated, Message: "Invalid API key"}
 	}
@@ -120,47 +118,12 @@ func credentialCounter(p payment.Principal) string {
 // originOf is the audit origin of a call made with an API key or access
 // token.
 func (s *Server) originOf(r *http.Request, p payment.Principal) payment.Origin {
-	o := payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID, IP: s.clientAddress(r), UserAgent: r.UserAgent()}
+	o := payment.Origin{ActorKind: payment.AuditActorAPIKey, ActorID: p.KeyID, IP: s.ClientAddress(r), UserAgent: r.UserAgent()}
 	if p.GrantID != "" {
 		o.ActorKind, o.ActorID = payment.AuditActorOAuthApp, p.GrantID
 	}
 	return o
 }
-
-// take takes one token of tier for counter, sets the rate-limit headers on
-// h and, when none is left, returns a rate-limited error.
-func (s *Server) take(ctx context.Context, h http.Header, tier Tier, counter string) error {
-	return s.takeFrom(ctx, s.limiters[tier], h, tier, counter)
-}
-
-// takeFrom is take on the store st.
-func (s *Server) takeFrom(ctx context.Context, st limiter.Store, h http.Header, tier Tier, counter string) error {
-	limit, remaining, reset, allowed, err := st.Take(ctx, limitKey(tier, counter))
-	if err != nil {
-		// A broken limiter store must not take the API down with it.
-		slog.WarnContext(ctx, "rate limiter unavailable", "err", err)
-		return nil
-	}
-	secs := int64(time.Until(time.Unix(0, int64(reset))).Seconds() + 0.999)
-	if secs < 1 {
-		secs = 1
-	}
-	for _, prefix := range []string{"RateLimit-", "X-RateLimit-"} {
-		h.Set(prefix+"Limit", strconv.FormatUint(limit, 10))
-		h.Set(prefix+"Remaining", strconv.FormatUint(remaining, 10))
-		h.Set(prefix+"Reset", strconv.FormatInt(secs, 10))
-	}
-	if !allowed {
-		observability.RateLimited.WithLabelValues(string(tier)).Inc()
-		h.Set("Retry-After", strconv.FormatInt(secs, 10))
-		return &payment.Error{Kind: payment.KindRateLimited,
-			Message: fmt.Sprintf("Rate limit of %d requests per minute exceeded; retry in %d s", limit, secs)}
-	}
-	return nil
-}
-
-// limitKey is the key of counter's bucket in tier's store.
-func limitKey(tier Tier, counter string) string { return string(tier) + "|" + counter }
 
 // readBody checks the content type and reads a bounded body.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
@@ -168,24 +131,24 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		return []byte{}, true // an action without a body (archive, cancel, rotate)
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if (err != nil || mt != "application/json") && !csvBody(r) {
-		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
+	if (err != nil || mt != "application/json") && !moneyout.CSVBody(r) {
+		rest.Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Type must be application/json", nil)
 		return nil, false
 	}
 	// REST bodies are small JSON (or a payout batch's CSV): a compressed one is refused rather than
 	// read as JSON or expanded (Connect takes gzip, bounded).
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)
+		rest.Fail(w, r, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "Content-Encoding "+ce+" is not accepted: send the JSON uncompressed", nil)
 		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", s.maxBody), nil)
+		rest.Fail(w, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("Request body exceeds %d bytes", s.maxBody), nil)
 		return nil, false
 	case err != nil:
-		fail(w, r, http.StatusBadRequest, "BAD_REQUEST", "Could not read the request body", nil)
+		rest.Fail(w, r, http.StatusBadRequest, "BAD_REQUEST", "Could not read the request body", nil)
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -199,21 +162,21 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
 		if err := handle(w, r); err != nil {
-			failErr(w, r, err)
+			rest.FailErr(w, r, err)
 		}
 		return
 	}
 	if len(key) > 255 {
-		fail(w, r, http.StatusUnprocessableEntity, "VALIDATION_ERROR", "Validation failed",
+		rest.Fail(w, r, http.StatusUnprocessableEntity, "VALIDATION_ERROR", "Validation failed",
 			[]payment.FieldError{{Field: "Idempotency-Key", Message: "must be at most 255 characters"}})
 		return
 	}
 	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(body)))
 	hash := hex.EncodeToString(sum[:])
-	e, id := s.svc, recordID(scope, key)
+	e, id := s.Svc, recordID(scope, key)
 	prev, err := e.ClaimIdempotencyKey(r.Context(), id, hash)
 	if err != nil {
-		failErr(w, r, err)
+		rest.FailErr(w, r, err)
 		return
 	}
 	if prev != nil {
@@ -222,7 +185,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, scope string
 	}
 	rec := &recorder{ResponseWriter: w}
 	if err := handle(rec, r); err != nil {
-		failErr(rec, r, err)
+		rest.FailErr(rec, r, err)
 	}
 	ctx := contextWithoutCancel(r)
 	if rec.status >= 500 {
@@ -252,7 +215,7 @@ func (s *Server) release(ctx context.Context, id []byte) {
 	attempt := func() error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return s.svc.ReleaseIdempotencyKey(ctx, id)
+		return s.Svc.ReleaseIdempotencyKey(ctx, id)
 	}
 	if attempt() == nil {
 		return
@@ -265,7 +228,7 @@ func (s *Server) release(ctx context.Context, id []byte) {
 		for {
 			select {
 			case <-ctx.Done():
-				slog.ErrorContext(ctx, "an Idempotency-Key's claim could not be released: retries of the key get 409 until it expires", "requestId", requestID(ctx))
+				slog.ErrorContext(ctx, "an Idempotency-Key's claim could not be released: retries of the key get 409 until it expires", "requestId", rest.RequestID(ctx))
 				return
 			case <-tick.C:
 			}
@@ -281,16 +244,16 @@ func (s *Server) release(ctx context.Context, id []byte) {
 func (s *Server) replay(w http.ResponseWriter, r *http.Request, scope, key, hash string, prev *service.IdempotentResponse) {
 	switch {
 	case prev.RequestHash != hash:
-		fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
+		rest.Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used with another request", nil)
 	case prev.StatusCode == 0:
-		fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
+		rest.Fail(w, r, http.StatusConflict, "CONFLICT", "A request with this Idempotency-Key is still being processed", nil)
 	case prev.Sealed == nil:
-		fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response is no longer kept, so look the resource up instead", nil)
+		rest.Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response is no longer kept, so look the resource up instead", nil)
 	default:
 		body, err := openResponse(scope, key, prev.Sealed)
 		if err != nil {
 			slog.ErrorContext(r.Context(), "open idempotent response", "err", err)
-			fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response cannot be read, so look the resource up instead", nil)
+			rest.Fail(w, r, http.StatusConflict, "CONFLICT", "Idempotency-Key was already used; its first response cannot be read, so look the resource up instead", nil)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -318,12 +281,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	}
 	r.body.Write(b)
 	return r.ResponseWriter.Write(b)
-}
-
-// clientIP is the counter of the client that sent r for rate limits: its
-// address behind the trusted proxies, or an IPv6 client's /64 (clientKey).
-func (s *Server) clientIP(r *http.Request) string {
-	return clientKey(r, s.proxies)
 }
 
 func sortStrings(s []string) []string {

@@ -25,7 +25,7 @@ func OpenAPI() []byte { return slices.Clone(openAPI) }
 // the table (api/openapi.json describes them too), counted per client
 // address in the relaxed tier.
 func (s *Server) docsRoutes() {
-	doc := OpenAPIFor(s.shape)
+	doc := OpenAPIFor(s.Shape)
 	s.handle("/api/v1/openapi.json", handlers{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=300")

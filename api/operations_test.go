@@ -46,7 +46,7 @@ func TestEveryRouteIsInTheOperationsTable(t *testing.T) {
 		}
 		for _, op := range operations {
 			if !served[op.rest] {
-				t.Errorf("the operations table has %s, which no route serves (shape %s)", op.rest, s.shape)
+				t.Errorf("the operations table has %s, which no route serves (shape %s)", op.rest, s.Shape)
 			}
 		}
 	}

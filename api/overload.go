@@ -7,6 +7,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/internal/observability"
 )
 
@@ -16,14 +17,10 @@ import (
 // memory or the database pool's queue without bound.
 const DefaultMaxInflight = 256
 
-// Retry-After, in seconds, of what a client may retry: a request refused
+// retryAfterBusy is the Retry-After, in seconds, of a request refused
 // because the process serves as many as it may (the slot frees in
-// milliseconds), and one a dependency could not answer (the database or
-// Temporal is overloaded, restarting or unreachable).
-const (
-	retryAfterBusy        = "1"
-	retryAfterUnavailable = "2"
-)
+// milliseconds); a dependency's is rest.RetryAfterUnavailable.
+const retryAfterBusy = "1"
 
 // busyMessage is the refusal's message, a sentence for the client.
 var busyMessage = "The server is serving as many requests as it may; retry after " + retryAfterBusy + " s"
@@ -81,7 +78,7 @@ func (b *inflight) refuse(w http.ResponseWriter, r *http.Request) {
 		_ = b.connectErrors.Write(w, r, connect.NewError(connect.CodeUnavailable, errors.New(busyMessage)))
 		return
 	}
-	fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", busyMessage, nil)
+	rest.Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", busyMessage, nil)
 }
 
 // connectUnavailable is a Connect error for a request a dependency could
@@ -89,6 +86,6 @@ func (b *inflight) refuse(w http.ResponseWriter, r *http.Request) {
 // response's headers in the Connect protocol, its trailers in gRPC).
 func connectUnavailable(message string) *connect.Error {
 	ce := connect.NewError(connect.CodeUnavailable, errors.New(message))
-	ce.Meta().Set("Retry-After", retryAfterUnavailable)
+	ce.Meta().Set("Retry-After", rest.RetryAfterUnavailable)
 	return ce
 }

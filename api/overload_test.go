@@ -21,6 +21,7 @@ import (
 
 	v1 "github.com/paymentsd/paymentsd/api/gen/paymentsd/v1"
 	"github.com/paymentsd/paymentsd/api/gen/paymentsd/v1/paymentsdv1connect"
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
@@ -67,7 +68,7 @@ func TestAFullProcessRefusesWith503AndRetryAfter(t *testing.T) {
 	if refused.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("GET /api/v1/assets: %d while the slot is taken, want 503", refused.StatusCode)
 	}
-	var env envelope
+	var env rest.Envelope
 	if err := json.NewDecoder(refused.Body).Decode(&env); err != nil {
 		t.Fatal(err)
 	}
@@ -140,13 +141,13 @@ func TestAnUnreachableDatabaseIs503WithRetryAfter(t *testing.T) {
 	defer ts.Close()
 	token := payment.NewSessionToken()
 
-	get := func() (*http.Response, envelope) {
+	get := func() (*http.Response, rest.Envelope) {
 		res, err := http.Get(ts.URL + "/api/v1/checkout/sessions/" + token)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer res.Body.Close()
-		var env envelope
+		var env rest.Envelope
 		_ = json.NewDecoder(res.Body).Decode(&env)
 		return res, env
 	}
@@ -156,10 +157,10 @@ func TestAnUnreachableDatabaseIs503WithRetryAfter(t *testing.T) {
 
 	fwd.stop()
 	res, env := get()
-	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != retryAfterUnavailable ||
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != rest.RetryAfterUnavailable ||
 		env.Error == nil || env.Error.Code != "SERVICE_UNAVAILABLE" {
 		t.Fatalf("GET with the database unreachable: %d, Retry-After %q, %+v; want 503 SERVICE_UNAVAILABLE with Retry-After %s",
-			res.StatusCode, res.Header.Get("Retry-After"), env.Error, retryAfterUnavailable)
+			res.StatusCode, res.Header.Get("Retry-After"), env.Error, rest.RetryAfterUnavailable)
 	}
 	if strings.Contains(env.Message, "127.0.0.1") || strings.Contains(env.Message, "dial") {
 		t.Errorf("the answer names internals: %q", env.Message)
@@ -167,7 +168,7 @@ func TestAnUnreachableDatabaseIs503WithRetryAfter(t *testing.T) {
 	c := paymentsdv1connect.NewCheckoutServiceClient(http.DefaultClient, ts.URL)
 	_, err = c.GetCheckoutSession(context.Background(), connect.NewRequest(&v1.GetCheckoutSessionRequest{Token: token}))
 	var ce *connect.Error
-	if !errors.As(err, &ce) || ce.Code() != connect.CodeUnavailable || ce.Meta().Get("Retry-After") != retryAfterUnavailable {
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeUnavailable || ce.Meta().Get("Retry-After") != rest.RetryAfterUnavailable {
 		t.Errorf("Connect GetCheckoutSession with the database unreachable: %v (meta %v); want unavailable with Retry-After", err, metaOf(ce))
 	}
 }
@@ -312,7 +313,7 @@ func TestAClaimIsReleasedOnceTheDatabaseIsBack(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	id := recordID("key:k1", "retry-me")
-	if prev, err := s.svc.ClaimIdempotencyKey(ctx, id, "body"); err != nil || prev != nil {
+	if prev, err := s.Svc.ClaimIdempotencyKey(ctx, id, "body"); err != nil || prev != nil {
 		t.Fatalf("claim: %v %v", prev, err)
 	}
 

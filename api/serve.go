@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/payment"
 )
 
@@ -18,9 +19,9 @@ type call struct {
 	// access token or a project's member; nil for an anonymous call and
 	// for a signed-in user acting on their own account.
 	actor *payment.Principal
-	// signedIn is the session cookie's user and session, nil for a call
+	// SignedIn is the session cookie's user and session, nil for a call
 	// without one.
-	signedIn *signedIn
+	signedIn *rest.SignedIn
 	// body is what a POST or PATCH sent, read under the size bound; nil
 	// for the other methods.
 	body []byte
@@ -46,7 +47,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, ep endpoint, scop
 
 // refuse answers the call with err in the envelope.
 func (c *call) refuse(err error) bool {
-	failErr(c.w, c.r, err)
+	rest.FailErr(c.w, c.r, err)
 	return false
 }
 
@@ -55,8 +56,8 @@ func (c *call) refuse(err error) bool {
 // cookie signs a user in, an API key or access token is checked against
 // the route's scope; a public route reads nothing.
 func (s *Server) authenticateCall(c *call) bool {
-	cookieToken, sendsCredential := sessionToken(c.r), hasCredentials(c.r.Header)
-	if bearer := s.bearerSession(c.r.Header); bearer != "" {
+	cookieToken, sendsCredential := rest.SessionToken(c.r), hasCredentials(c.r.Header)
+	if bearer := s.BearerSession(c.r.Header); bearer != "" {
 		cookieToken, sendsCredential = bearer, false // the second shape's session token as a bearer token
 	}
 	access := c.ep.access
@@ -75,7 +76,7 @@ func (s *Server) authenticateCall(c *call) bool {
 // to a members' route: a valid one of this project is refused, any other
 // is what it would be elsewhere.
 func (s *Server) refuseCredentialOnMembersRoute(c *call) bool {
-	p, err := s.authenticateFrom(c.r.Context(), c.r.Header, s.clientIP(c.r), c.w.Header())
+	p, err := s.authenticateFrom(c.r.Context(), c.r.Header, s.ClientIP(c.r), c.w.Header())
 	if err == nil {
 		err = &payment.Error{Kind: payment.KindForbidden, Message: "API keys and access tokens do not manage keys, members, applications or settings: sign in as an owner"}
 		if p.ProjectID != c.r.PathValue("projectId") {
@@ -91,29 +92,29 @@ func (s *Server) refuseCredentialOnMembersRoute(c *call) bool {
 func (s *Server) signInByCookie(c *call, token string) bool {
 	r := c.r
 	if token == "" {
-		return c.refuse(&payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + SessionCookie + ")"})
+		return c.refuse(&payment.Error{Kind: payment.KindUnauthenticated, Message: "Not signed in: sign in first (the session cookie " + rest.SessionCookie + ")"})
 	}
-	in, err := s.signedInFrom(r.Context(), token, s.clientIP(r), c.w.Header())
+	in, err := s.SignedInFrom(r.Context(), token, s.ClientIP(r), c.w.Header())
 	if err != nil {
 		return c.refuse(err)
 	}
-	if unsafeMethod(r.Method) {
-		if err := s.identity().crossOrigin(r); err != nil {
+	if rest.UnsafeMethod(r.Method) {
+		if err := s.CrossOrigin(r); err != nil {
 			return c.refuse(err)
 		}
 	}
 	c.signedIn = &in
-	p := payment.Principal{UserID: in.user.ID, SessionID: in.session.ID}
+	p := payment.Principal{UserID: in.User.ID, SessionID: in.Session.ID}
 	if c.ep.access == apiKey || c.ep.access == member {
 		if p, err = s.memberOf(r, in); err != nil {
 			return c.refuse(err)
 		}
 	}
 	c.actor = &p
-	ctx := context.WithValue(r.Context(), principalKey, p)
-	ctx = context.WithValue(ctx, userKey, in)
-	ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: in.user.ID,
-		IP: s.clientAddress(r), UserAgent: r.UserAgent()})
+	ctx := context.WithValue(r.Context(), rest.PrincipalKey, p)
+	ctx = context.WithValue(ctx, rest.UserKey, in)
+	ctx = payment.WithOrigin(ctx, payment.Origin{ActorKind: payment.AuditActorUser, ActorID: in.User.ID,
+		IP: s.ClientAddress(r), UserAgent: r.UserAgent()})
 	c.r = r.WithContext(ctx)
 	return true
 }
@@ -121,13 +122,13 @@ func (s *Server) signInByCookie(c *call, token string) bool {
 // memberOf is a signed-in user as a member of the route's project, in the
 // environment the request names; a state change needs a role that
 // writes (but for leaving the project).
-func (s *Server) memberOf(r *http.Request, in signedIn) (payment.Principal, error) {
-	isLive, err := environment(r)
+func (s *Server) memberOf(r *http.Request, in rest.SignedIn) (payment.Principal, error) {
+	isLive, err := rest.Environment(r)
 	if err != nil {
 		return payment.Principal{}, err
 	}
-	p, err := s.svc.Access().MemberPrincipal(r.Context(), in.user, in.session, r.PathValue("projectId"), isLive)
-	if err == nil && unsafeMethod(r.Method) && !p.CanWrite() && !leaving(r, in) {
+	p, err := s.Svc.Access().MemberPrincipal(r.Context(), in.User, in.Session, r.PathValue("projectId"), isLive)
+	if err == nil && rest.UnsafeMethod(r.Method) && !p.CanWrite() && !rest.Leaving(r, in) {
 		err = payment.ErrForbidden
 	}
 	return p, err
@@ -136,7 +137,7 @@ func (s *Server) memberOf(r *http.Request, in signedIn) (payment.Principal, erro
 // authenticateCredential resolves an API key or access token, and holds
 // a token to the route's scope.
 func (s *Server) authenticateCredential(c *call) bool {
-	p, err := s.authenticateFrom(c.r.Context(), c.r.Header, s.clientIP(c.r), c.w.Header())
+	p, err := s.authenticateFrom(c.r.Context(), c.r.Header, s.ClientIP(c.r), c.w.Header())
 	if err == nil {
 		err = allows(p, c.scope, c.w.Header())
 	}
@@ -144,7 +145,7 @@ func (s *Server) authenticateCredential(c *call) bool {
 		return c.refuse(err)
 	}
 	c.actor = &p
-	ctx := context.WithValue(c.r.Context(), principalKey, p)
+	ctx := context.WithValue(c.r.Context(), rest.PrincipalKey, p)
 	ctx = payment.WithOrigin(ctx, s.originOf(c.r, p))
 	c.r = c.r.WithContext(ctx)
 	return true
@@ -154,17 +155,17 @@ func (s *Server) authenticateCredential(c *call) bool {
 // calls (the spec), per credential for API keys and tokens (whose Strict
 // tier is StrictAPIKey), per client IP for anonymous calls.
 func (s *Server) limitCall(c *call) bool {
-	tier, counter := c.ep.tier, "ip:"+s.clientIP(c.r)
+	tier, counter := c.ep.tier, "ip:"+s.ClientIP(c.r)
 	switch {
 	case c.signedIn != nil:
-		counter = "session:" + c.signedIn.session.ID
+		counter = "session:" + c.signedIn.Session.ID
 	case c.actor != nil:
 		counter = credentialCounter(*c.actor)
 		if tier == Strict {
 			tier = StrictAPIKey
 		}
 	}
-	if err := s.take(c.r.Context(), c.w.Header(), tier, counter); err != nil {
+	if err := s.Take(c.r.Context(), c.w.Header(), tier, counter); err != nil {
 		return c.refuse(err)
 	}
 	return true
@@ -184,7 +185,7 @@ func (s *Server) readCallBody(c *call) bool {
 // refuseStaleSession refuses a sensitive action of a session not freshly
 // signed in (sudo mode), before the idempotency key is claimed.
 func (s *Server) refuseStaleSession(c *call) bool {
-	return !s.identity().reauthenticationRefused(c.w, c.r, c.signedIn, c.body)
+	return !s.ReauthenticationRefused(c.w, c.r, c.signedIn, c.body)
 }
 
 // runCall runs the handler, a POST or PATCH under its Idempotency-Key;
@@ -195,7 +196,7 @@ func (s *Server) runCall(c *call) bool {
 		return false
 	}
 	if err := c.ep.handle(c.w, c.r); err != nil {
-		failErr(c.w, c.r, err)
+		rest.FailErr(c.w, c.r, err)
 	}
 	return false
 }
@@ -208,7 +209,7 @@ func (s *Server) runCall(c *call) bool {
 func (c *call) idempotencyScope(s *Server) string {
 	switch {
 	case c.signedIn != nil:
-		scope := "user:" + c.signedIn.user.ID
+		scope := "user:" + c.signedIn.User.ID
 		if c.actor != nil && c.actor.ProjectID != "" {
 			scope += "|" + c.actor.ProjectID + "|" + payment.EnvironmentName(c.actor.IsLive)
 		}
@@ -216,7 +217,7 @@ func (c *call) idempotencyScope(s *Server) string {
 	case c.actor != nil:
 		return credentialCounter(*c.actor)
 	}
-	return "ip:" + s.clientAddress(c.r)
+	return "ip:" + s.ClientAddress(c.r)
 }
 
 // sendsBody tells the methods whose body the API reads.

@@ -3,10 +3,15 @@
 // authentication, rate limits and idempotency keys. Handlers are thin: they
 // parse, call one engine operation and write the result.
 //
-// The REST handlers are by area (areas.go), the service's areas less
-// Chains, whose operations are the operator's: a handler of refunds is a
-// method of moneyOutAPI. The Server keeps the routes, the middleware and
-// the views they share.
+// The REST handlers are by area, a package each: identity, access,
+// checkout, payments, moneyout and webhooks, the service's areas less
+// Chains, whose operations are the operator's (a handler of refunds is a
+// method of moneyout.Handlers). What they share (the envelope, the body
+// and query parsers, the views, the principal, sudo mode's checks, the
+// rate limiters) is internal/rest, the floor under them. The Server keeps
+// the routes (routes.go), the middleware's steps (serve.go), the
+// operations table, the Connect procedures, the dashboard's files and
+// payment link, OpenAPI and the metrics.
 package api
 
 import (
@@ -22,26 +27,28 @@ import (
 	"github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
 
-	"github.com/paymentsd/paymentsd/internal/observability"
+	accessarea "github.com/paymentsd/paymentsd/api/access"
+	"github.com/paymentsd/paymentsd/api/checkout"
+	"github.com/paymentsd/paymentsd/api/identity"
+	"github.com/paymentsd/paymentsd/api/internal/rest"
+	"github.com/paymentsd/paymentsd/api/moneyout"
+	"github.com/paymentsd/paymentsd/api/payments"
+	"github.com/paymentsd/paymentsd/api/webhooks"
 	"github.com/paymentsd/paymentsd/internal/version"
-	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 )
 
 // Tier is a rate-limit tier of the spec (section 8).
-type Tier string
+type Tier = rest.Tier
 
+// The tiers (rest.Tier).
 const (
-	Relaxed     Tier = "relaxed"
-	SemiRelaxed Tier = "semi_relaxed"
-	Standard    Tier = "standard"
-	Moderate    Tier = "moderate"
-	Strict      Tier = "strict"
-	// StrictAPIKey is the Strict tier of a merchant's server creating
-	// checkout sessions with its API key, counted per key: a deployment
-	// raises it (RATE_LIMIT_STRICT_API_KEY) without opening the
-	// anonymous creation counted per client IP.
-	StrictAPIKey Tier = "strict_api_key"
+	Relaxed      = rest.Relaxed
+	SemiRelaxed  = rest.SemiRelaxed
+	Standard     = rest.Standard
+	Moderate     = rest.Moderate
+	Strict       = rest.Strict
+	StrictAPIKey = rest.StrictAPIKey
 )
 
 // DefaultLimits are the spec's per-minute limits of each tier.
@@ -82,20 +89,19 @@ type Config struct {
 
 // Server serves the API.
 type Server struct {
-	svc         *service.Service
-	CheckoutURL string
-	maxBody     int64
-	limiters    map[Tier]limiter.Store
-	limits      map[Tier]uint64
-	proxies     []netip.Prefix // Config.TrustedProxies
-	mux         *http.ServeMux
-	stopPurge   context.CancelFunc
-	table       []Route
-	// cop refuses cross-origin state changes made with the session cookie.
-	cop            *http.CrossOriginProtection
-	signupDisabled bool
-	shape          Shape
-	reauthWindow   time.Duration // Config.ReauthWindow
+	*rest.Edge
+	// The REST handlers of each area, over Edge.
+	identity  identity.Handlers
+	access    accessarea.Handlers
+	checkout  checkout.Handlers
+	payments  payments.Handlers
+	moneyOut  moneyout.Handlers
+	webhooks  webhooks.Handlers
+	maxBody   int64
+	limits    map[Tier]uint64
+	mux       *http.ServeMux
+	stopPurge context.CancelFunc
+	table     []Route
 	// probes counts each address's readiness probes, in this process.
 	probes limiter.Store
 	// metricsElsewhere leaves /metrics off the API's routes
@@ -124,15 +130,15 @@ func (s *Server) Routes() []Route { return slices.Clone(s.table) }
 
 // New returns the API server over a service.
 func New(svc *service.Service, cfg Config) (*Server, error) {
-	s := &Server{svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), maxBody: cfg.MaxBodyBytes,
-		limiters: map[Tier]limiter.Store{}, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
-		proxies: cfg.TrustedProxies, cop: http.NewCrossOriginProtection(), signupDisabled: cfg.SignupDisabled, shape: cfg.Shape,
-		reauthWindow: cfg.ReauthWindow, metricsElsewhere: cfg.MetricsAddr != "", inflight: newInflight(cfg.MaxInflight)}
-	if s.reauthWindow <= 0 {
-		s.reauthWindow = DefaultReauthWindow
+	s := &Server{Edge: &rest.Edge{Svc: svc, CheckoutURL: strings.TrimRight(cfg.PublicURL, "/"), Limiters: map[Tier]limiter.Store{},
+		Proxies: cfg.TrustedProxies, CrossOriginProtection: http.NewCrossOriginProtection(), SignupDisabled: cfg.SignupDisabled, Shape: cfg.Shape,
+		ReauthWindow: cfg.ReauthWindow}, maxBody: cfg.MaxBodyBytes, limits: map[Tier]uint64{}, mux: http.NewServeMux(),
+		metricsElsewhere: cfg.MetricsAddr != "", inflight: newInflight(cfg.MaxInflight)}
+	if s.ReauthWindow <= 0 {
+		s.ReauthWindow = DefaultReauthWindow
 	}
-	if s.shape == "" {
-		s.shape = ShapeFirst
+	if s.Shape == "" {
+		s.Shape = ShapeFirst
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = 1 << 20
@@ -152,7 +158,7 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rate limit store: %w", err)
 		}
-		s.limiters[tier], s.limits[tier] = st, n
+		s.Limiters[tier], s.limits[tier] = st, n
 	}
 	probes, err := memorystore.New(&memorystore.Config{Tokens: s.limits[Relaxed], Interval: time.Minute})
 	if err != nil {
@@ -165,6 +171,8 @@ func New(svc *service.Service, cfg Config) (*Server, error) {
 			slog.Warn("passkeys are off", "err", err)
 		}
 	}
+	s.identity, s.access, s.checkout = identity.Handlers{Edge: s.Edge}, accessarea.Handlers{Edge: s.Edge}, checkout.Handlers{Edge: s.Edge}
+	s.payments, s.moneyOut, s.webhooks = payments.Handlers{Edge: s.Edge}, moneyout.Handlers{Edge: s.Edge}, webhooks.Handlers{Edge: s.Edge}
 	s.routes()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopPurge = cancel
@@ -181,12 +189,12 @@ func (s *Server) purgeIdempotency(ctx context.Context) {
 	tick := time.NewTicker(10 * time.Minute)
 	defer tick.Stop()
 	for {
-		if n, err := s.svc.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
+		if n, err := s.Svc.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
 			slog.WarnContext(ctx, "purge idempotency records", "err", err)
 		} else if n > 0 {
 			slog.InfoContext(ctx, "purged idempotency records", "count", n)
 		}
-		if o := s.svc.OAuth(); o != nil {
+		if o := s.Svc.OAuth(); o != nil {
 			if n, err := o.Purge(ctx); err != nil && ctx.Err() == nil {
 				slog.WarnContext(ctx, "purge expired OAuth tokens", "err", err)
 			} else if n > 0 {
@@ -205,7 +213,7 @@ func (s *Server) purgeIdempotency(ctx context.Context) {
 // stores.
 func (s *Server) Close() {
 	s.stopPurge()
-	for _, st := range s.limiters {
+	for _, st := range s.Limiters {
 		_ = st.Close(context.Background())
 	}
 	_ = s.probes.Close(context.Background())
@@ -303,68 +311,10 @@ func (s *Server) mount(path string, methods map[string]endpoint) {
 		ep, ok := methods[r.Method]
 		if !ok {
 			w.Header().Set("Allow", allowed)
-			fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
+			rest.Fail(w, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "Method "+r.Method+" is not allowed here; allowed: "+allowed, nil)
 			return
 		}
 		s.serve(w, r, ep, scopes[r.Method])
-	})
-}
-
-func (s *Server) routes() {
-	get := func(h func(http.ResponseWriter, *http.Request) error) handlers { return handlers{http.MethodGet: h} }
-	s.handle("/api/v1/assets", handlers{http.MethodGet: s.checkout().listAssets})
-	s.handle("/api/v1/projects/{projectId}", handlers{
-		http.MethodGet:   s.checkout().getProject,
-		http.MethodPatch: s.access().updateProject,
-	})
-	s.handle("/api/v1/projects/{projectId}/payment-plans", handlers{
-		http.MethodGet:  s.checkout().listPlans,
-		http.MethodPost: s.checkout().createPlan,
-	})
-	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}", handlers{
-		http.MethodGet:   s.checkout().getPlan,
-		http.MethodPatch: s.checkout().updatePlan,
-	})
-	s.handle("/api/v1/projects/{projectId}/payment-plans/{planId}/archive", handlers{http.MethodPost: action(s.checkout().archivePlan)})
-	s.handle("/api/v1/projects/{projectId}/transactions", get(s.payments().listTransactions))
-	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}", get(s.payments().getTransaction))
-	s.handle("/api/v1/projects/{projectId}/transactions/{transactionId}/assign", handlers{http.MethodPost: s.payments().assignTransaction})
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions", get(s.checkout().listSessions))
-	s.handle("/api/v1/projects/{projectId}/deposit-addresses", get(s.checkout().listDepositAddresses))
-	s.handle("/api/v1/projects/{projectId}/audit-log", get(s.access().listAudit))
-	s.handle("/api/v1/projects/{projectId}/overview", get(s.payments().overview))
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}", get(s.checkout().getSession))
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/cancel", handlers{http.MethodPost: action(s.checkout().cancelSession)})
-	s.handle("/api/v1/projects/{projectId}/checkout-sessions/{sessionId}/resolve", handlers{http.MethodPost: s.payments().resolveSession})
-	s.handle("/api/v1/checkout/sessions", handlers{http.MethodPost: s.checkout().createSession})
-	bySession := s.endpointOf(http.MethodGet, "/api/v1/checkout/sessions/{sessionToken}", s.checkout().getSessionByToken)
-	if s.shape == ShapeSecond {
-		bySession.access = optionalKey // the second shape also reads a session by its ID, with a key
-	}
-	s.mount("/api/v1/checkout/sessions/{sessionToken}", map[string]endpoint{http.MethodGet: bySession})
-	s.handle("/api/v1/checkout/sessions/{sessionToken}/payments", handlers{http.MethodPost: s.payments().submitPayment})
-	s.webhooks().webhookRoutes()
-	s.checkout().checkoutRoutes()
-	s.dashboardRoutes()
-	s.identity().accountRoutes()
-	s.access().memberRoutes()
-	s.checkout().recipientRoutes()
-	s.moneyOut().refundRoutes()
-	s.moneyOut().payoutRoutes()
-	s.access().oauthClientRoutes()
-	s.identity().sudoRoutes()
-	s.access().oauthRoutes()
-	s.connectHandlers()
-	s.docsRoutes()
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { ok(w, r, 200, "OK", map[string]string{"status": "ok"}) })
-	s.mux.HandleFunc("GET /readyz", s.ready)
-	if !s.metricsElsewhere {
-		// The dev stack's and a deployment's without METRICS_ADDR: on the
-		// API's address, to be kept from the public at the ingress.
-		s.mux.Handle("GET /metrics", observability.Handler())
-	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, r, http.StatusNotFound, "NOT_FOUND", "No route for "+r.Method+" "+r.URL.Path, nil)
 	})
 }
 
@@ -375,17 +325,17 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	// probes every replica on it from one address): a flood is refused
 	// before it reaches the database or Temporal; the nodes' state is
 	// cached.
-	if err := s.takeFrom(r.Context(), s.probes, w.Header(), Relaxed, "readyz|ip:"+s.clientIP(r)); err != nil {
-		failErr(w, r, err)
+	if err := s.TakeFrom(r.Context(), s.probes, w.Header(), Relaxed, "readyz|ip:"+s.ClientIP(r)); err != nil {
+		rest.FailErr(w, r, err)
 		return
 	}
-	st := s.svc.Chains().Ready(r.Context(), 2*time.Second)
+	st := s.Svc.Chains().Ready(r.Context(), 2*time.Second)
 	if st.Database != nil {
-		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
+		rest.Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Database unreachable", nil)
 		return
 	}
 	if st.Temporal != nil {
-		fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
+		rest.Fail(w, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "Temporal unreachable", nil)
 		return
 	}
 	// A network whose nodes do not answer, or disagree, leaves the API
@@ -400,7 +350,7 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		}
 		networks[n.Key] = network
 	}
-	ok(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
+	rest.OK(w, r, http.StatusOK, "Ready", map[string]any{"status": status, "networks": networks, "version": version.Version})
 }
 
 // networkReadiness is a network's entry in /readyz: ok with its head;
@@ -425,20 +375,6 @@ func networkReadiness(n service.NetworkReadiness) map[string]any {
 		out["nodes"], out["nodesSetAside"] = n.Nodes.Nodes, len(n.Nodes.SetAside)
 	}
 	return out
-}
-
-func principal(r *http.Request) payment.Principal {
-	p, _ := r.Context().Value(principalKey).(payment.Principal)
-	return p
-}
-
-// callerKey is the principal of a call that sent an API key, nil for an
-// anonymous one.
-func callerKey(ctx context.Context) *payment.Principal {
-	if p, ok := ctx.Value(principalKey).(payment.Principal); ok {
-		return &p
-	}
-	return nil
 }
 
 // hasCredentials tells whether a call sends an API key, well-formed or not.

@@ -3,10 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
 
-	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/payment/views"
 )
 
@@ -32,41 +29,6 @@ func ParseShape(s string) (Shape, error) {
 		return ShapeSecond, nil
 	}
 	return "", fmt.Errorf("API_SHAPE must be first or second, not %q", s)
-}
-
-// txStatus is a transaction status as the deployment's shape names it.
-func (s *Server) txStatus(st string) string { return views.TxStatus(s.shape, st) }
-
-// shapeSummaries names the statuses of a session's transactions as the
-// deployment's shape does (REST only: the Connect API keeps the first
-// shape's).
-func (s *Server) shapeSummaries(txs []views.TransactionSummary) {
-	for i := range txs {
-		txs[i].Status = s.txStatus(txs[i].Status)
-	}
-}
-
-// transactionQuery parses the transactions list's query in the
-// deployment's shape.
-func (s *Server) transactionQuery(r *http.Request) (payment.ListQuery, error) {
-	if s.shape != ShapeSecond {
-		return parseTransactionQuery(r.URL.Query(), txStatuses, s.svc.Catalog().Networks())
-	}
-	return parseSecondShapeTransactionQuery(r.URL.Query(), s.svc.Catalog().Networks())
-}
-
-// bearerSession is a second-shape call's session token sent as
-// `Authorization: Bearer svc_st_…`: it signs the user in as the cookie
-// does.
-func (s *Server) bearerSession(h http.Header) string {
-	if s.shape != ShapeSecond {
-		return ""
-	}
-	scheme, token, found := strings.Cut(h.Get("Authorization"), " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(strings.TrimSpace(token), payment.UserSessionTokenPrefix) {
-		return ""
-	}
-	return strings.TrimSpace(token)
 }
 
 // OpenAPIFor returns the OpenAPI document of a shape: the second shape's

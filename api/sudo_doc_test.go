@@ -5,6 +5,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/paymentsd/paymentsd/api/internal/rest"
 	"github.com/paymentsd/paymentsd/service"
 )
 
@@ -32,7 +33,7 @@ func TestTheDocumentMarksTheSensitiveRoutes(t *testing.T) {
 		}
 		seen[r.Method+" "+r.Pattern] = true
 	}
-	for route := range sensitiveRoutes {
+	for _, route := range rest.SensitiveRoutes() {
 		if !seen[route] {
 			t.Errorf("%s is sensitive but no route of the router", route)
 		}

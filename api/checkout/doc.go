@@ -1,0 +1,14 @@
+// Package checkout holds the REST handlers of checkout: assets, projects, payment
+// plans, checkout sessions, deposit addresses, recipients, and the hosted
+// checkout and refund pages with their QR codes.
+//
+// Its Handlers are a view of the server's rest.Edge (the service, the
+// deployment's settings, the rate limiters); package api registers each
+// handler on its route, with the tier, access and scope of the operations
+// table (api/operations.go).
+package checkout
+
+import "github.com/paymentsd/paymentsd/api/internal/rest"
+
+// Handlers are the area's REST handlers, over the server's shared Edge.
+type Handlers struct{ *rest.Edge }

@@ -1,0 +1,13 @@
+// Package moneyout holds the REST handlers of money out: refunds (and the customer's
+// claim link) and payout batches and their payouts.
+//
+// Its Handlers are a view of the server's rest.Edge (the service, the
+// deployment's settings, the rate limiters); package api registers each
+// handler on its route, with the tier, access and scope of the operations
+// table (api/operations.go).
+package moneyout
+
+import "github.com/paymentsd/paymentsd/api/internal/rest"
+
+// Handlers are the area's REST handlers, over the server's shared Edge.
+type Handlers struct{ *rest.Edge }
