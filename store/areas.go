@@ -73,6 +73,7 @@ type (
 	BitcoinOwner       = chains.BitcoinOwner
 	BlockRef           = chains.BlockRef
 	DepositCounter     = chains.DepositCounter
+	TakenIndexes       = chains.TakenIndexes
 	DepositKeyClaim    = chains.DepositKeyClaim
 	OutgoingRef        = chains.OutgoingRef
 	RecipientCollision = chains.RecipientCollision
@@ -89,6 +90,8 @@ var (
 	ErrDepositIsRecipient = checkout.ErrDepositIsRecipient
 	ErrTooManyHolds       = checkout.ErrTooManyHolds
 	ErrTransferTaken      = moneyout.ErrTransferTaken
+	ErrNoDepositKey       = chains.ErrNoDepositKey
+	ErrNoBitcoinKey       = chains.ErrNoBitcoinKey
 )
 
 const (

@@ -212,3 +212,30 @@ func TestDepositKeyIdentityMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A session paid on EVM and Bitcoin takes an index of each key in one
+// trip, or neither: a project without its Bitcoin key is refused, and its
+// deposit key's next address is still the next one handed out, so a
+// wallet scanning up to its gap limit finds no hole.
+func TestASessionTakesBothIndexesOrNeither(t *testing.T) {
+	s := storetest.NewStore(t)
+	ctx := context.Background()
+	project := newProject(t, s).ProjectID
+	xpub, id := devKey(t, "both or neither")
+	if err := s.Chains().SetDepositKey(ctx, project, false, xpub, id, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Chains().TakeIndexes(ctx, project, false, true, true); !errors.Is(err, store.ErrNoBitcoinKey) {
+		t.Fatalf("a missing Bitcoin key: %v, want ErrNoBitcoinKey", err)
+	}
+	if _, issued, _ := s.Chains().DepositKey(ctx, project, false); issued != 0 {
+		t.Fatalf("the refused session took deposit index %d", issued-1)
+	}
+	taken, err := s.Chains().TakeIndexes(ctx, project, false, true, false)
+	if err != nil || taken.DepositKey != xpub || taken.DepositIndex != 0 {
+		t.Fatalf("the next session took %+v, %v; want index 0 of its key", taken, err)
+	}
+	if _, err := s.Chains().TakeIndexes(ctx, newProject(t, s).ProjectID, false, true, false); !errors.Is(err, store.ErrNoDepositKey) {
+		t.Fatalf("a project without a deposit key: %v, want ErrNoDepositKey", err)
+	}
+}

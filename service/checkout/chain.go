@@ -12,20 +12,13 @@ import (
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/store"
 )
 
-// depositAddress takes the next unused address of a project's deposit key
-// for the environment, with its derivation index.
-func (svc Service) depositAddress(ctx context.Context, projectID string, isLive bool) (string, *int64, error) {
-	xpub, index, err := svc.Store.Chains().NextDepositIndex(ctx, projectID, isLive)
-	if errors.Is(err, payment.ErrNotFound) {
-		return "", nil, &payment.Error{Kind: payment.KindValidation, Message: "Validation failed", Details: []payment.FieldError{{
-			Field: "paymentPlanId", Message: "the plan's project has no deposit key for " + environment(isLive) +
-				" (POST …/deposit-key, or paymentsd admin set-deposit-key)"}}}
-	}
-	if err != nil {
-		return "", nil, fmt.Errorf("deposit index: %w", err)
-	}
+// depositAddress derives a session's deposit address at the index taken
+// of its project's deposit key for the environment, and returns it with
+// its index.
+func (svc Service) depositAddress(ctx context.Context, projectID string, isLive bool, xpub string, index int64) (string, *int64, error) {
 	key, err := keys.ParseKey(xpub)
 	if err != nil {
 		return "", nil, fmt.Errorf("deposit key of %s: %w", projectID, err)
@@ -132,32 +125,31 @@ func (svc Service) SetDepositKey(ctx context.Context, projectID string, isLive b
 	return err
 }
 
-// bitcoinAddress takes the next address of a project's Bitcoin account
-// key for the environment, on the environment's Bitcoin network, with its
-// derivation index.
-func (svc Service) bitcoinAddress(ctx context.Context, projectID string, isLive bool) (string, *int64, error) {
+// bitcoinFamily is the Bitcoin network of an environment, which derives
+// its sessions' addresses; nil when none is configured.
+func (svc Service) bitcoinFamily(isLive bool) chainwatch.Family {
 	var family chainwatch.Family
 	for _, c := range svc.Chains {
 		if f := c.Family(); f.Capabilities().AccountKey && c.Network.IsLive == isLive {
 			family = f
 		}
 	}
-	if family == nil {
-		return "", nil, fmt.Errorf("no Bitcoin network of the session's environment is configured")
-	}
-	xpub, addressType, index, err := svc.Store.Chains().NextBitcoinIndex(ctx, projectID, isLive)
-	if errors.Is(err, payment.ErrNotFound) {
-		var probs payment.Problems
+	return family
+}
+
+// missingKey says which key a session's project lacks, as the field
+// error a merchant reads; other errors are the store's.
+func (svc Service) missingKey(err error, isLive bool) error {
+	var probs payment.Problems
+	switch {
+	case errors.Is(err, store.ErrNoDepositKey):
+		probs.Add("paymentPlanId", "the plan's project has no deposit key for "+environment(isLive)+
+			" (POST …/deposit-key, or paymentsd admin set-deposit-key)")
+	case errors.Is(err, store.ErrNoBitcoinKey):
 		probs.Add("paymentPlanId", "the plan's project has no Bitcoin account key for "+environment(isLive)+
 			" (POST …/bitcoin-deposit-key, or paymentsd admin set-deposit-key --bitcoin)")
-		return "", nil, probs.Err()
+	default:
+		return fmt.Errorf("address indexes: %w", err)
 	}
-	if err != nil {
-		return "", nil, fmt.Errorf("bitcoin index: %w", err)
-	}
-	addr, err := family.DeriveAddress(xpub, addressType, uint32(index))
-	if err != nil {
-		return "", nil, fmt.Errorf("bitcoin key of %s: %w", projectID, err)
-	}
-	return addr, &index, nil
+	return probs.Err()
 }

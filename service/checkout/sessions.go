@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/service/internal/core"
@@ -160,17 +161,29 @@ func (svc Service) takeAddresses(ctx context.Context, o payment.Opening) (paymen
 		}
 		return o.WithHeldAmounts(held), nil
 	}
+	var family chainwatch.Family
+	if o.NeedsBitcoinAddress {
+		if family = svc.bitcoinFamily(s.IsLive); family == nil {
+			return s, fmt.Errorf("no Bitcoin network of the session's environment is configured")
+		}
+	}
+	// Both indexes in one trip, taken together or not at all.
+	taken, err := svc.Store.Chains().TakeIndexes(ctx, s.ProjectID, s.IsLive, o.NeedsDepositAddress, o.NeedsBitcoinAddress)
+	if err != nil {
+		return s, svc.missingKey(err, s.IsLive)
+	}
 	var a payment.SessionAddresses
-	var err error
 	if o.NeedsDepositAddress {
-		if a.Deposit, a.DepositIndex, err = svc.depositAddress(ctx, s.ProjectID, s.IsLive); err != nil {
+		if a.Deposit, a.DepositIndex, err = svc.depositAddress(ctx, s.ProjectID, s.IsLive, taken.DepositKey, taken.DepositIndex); err != nil {
 			return s, err
 		}
 	}
 	if o.NeedsBitcoinAddress {
-		if a.Bitcoin, a.BitcoinIndex, err = svc.bitcoinAddress(ctx, s.ProjectID, s.IsLive); err != nil {
-			return s, err
+		addr, err := family.DeriveAddress(taken.BitcoinKey, taken.BitcoinAddressType, uint32(taken.BitcoinIndex))
+		if err != nil {
+			return s, fmt.Errorf("bitcoin key of %s: %w", s.ProjectID, err)
 		}
+		a.Bitcoin, a.BitcoinIndex = addr, &taken.BitcoinIndex
 	}
 	return o.WithAddresses(a), nil
 }

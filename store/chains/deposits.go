@@ -126,14 +126,55 @@ func (s Store) NextDepositIndex(ctx context.Context, projectID string, isLive bo
 	return xpub, index, db.MapErr(err)
 }
 
-// NextBitcoinIndex takes the next derivation index of a project
-// environment's Bitcoin account key, and returns the key with its kind of
-// address; payment.ErrNotFound when it has none.
-func (s Store) NextBitcoinIndex(ctx context.Context, projectID string, isLive bool) (xpub, addressType string, index int64, err error) {
-	err = s.h.Pool.QueryRow(ctx, `UPDATE project_bitcoin_keys SET next_index = next_index + 1
-		WHERE project_id = $1 AND is_live = $2 RETURNING xpub, address_type, next_index - 1`, projectID, isLive).
-		Scan(&xpub, &addressType, &index)
-	return xpub, addressType, index, db.MapErr(err)
+// TakenIndexes are the next derivation indexes TakeIndexes took, each
+// with its key: of the deposit key (EVM) and of the Bitcoin account key,
+// as asked.
+type TakenIndexes struct {
+	DepositKey   string
+	DepositIndex int64
+	BitcoinKey   string
+	// BitcoinAddressType is the kind of address the Bitcoin key derives.
+	BitcoinAddressType string
+	BitcoinIndex       int64
+}
+
+// The keys TakeIndexes found missing (both payment.ErrNotFound).
+var (
+	ErrNoDepositKey = fmt.Errorf("no deposit key: %w", payment.ErrNotFound)
+	ErrNoBitcoinKey = fmt.Errorf("no Bitcoin account key: %w", payment.ErrNotFound)
+)
+
+// TakeIndexes takes the next index of a project environment's deposit
+// key (evm) and of its Bitcoin account key (bitcoin), in one database
+// transaction: a session that needs both takes both or neither, so a
+// missing key leaves no index behind. ErrNoDepositKey or ErrNoBitcoinKey
+// when an asked key is not set.
+func (s Store) TakeIndexes(ctx context.Context, projectID string, isLive, evm, bitcoin bool) (TakenIndexes, error) {
+	var t TakenIndexes
+	err := s.h.WithTx(ctx, func(tx pgx.Tx) error {
+		if evm {
+			err := tx.QueryRow(ctx, `UPDATE project_deposit_keys SET next_index = next_index + 1
+				WHERE project_id = $1 AND is_live = $2 RETURNING xpub, next_index - 1`, projectID, isLive).
+				Scan(&t.DepositKey, &t.DepositIndex)
+			if err == pgx.ErrNoRows {
+				return ErrNoDepositKey
+			} else if err != nil {
+				return db.MapErr(err)
+			}
+		}
+		if bitcoin {
+			err := tx.QueryRow(ctx, `UPDATE project_bitcoin_keys SET next_index = next_index + 1
+				WHERE project_id = $1 AND is_live = $2 RETURNING xpub, address_type, next_index - 1`, projectID, isLive).
+				Scan(&t.BitcoinKey, &t.BitcoinAddressType, &t.BitcoinIndex)
+			if err == pgx.ErrNoRows {
+				return ErrNoBitcoinKey
+			} else if err != nil {
+				return db.MapErr(err)
+			}
+		}
+		return nil
+	})
+	return t, err
 }
 
 // ListDepositAddresses lists the principal's used deposit indexes, of its
