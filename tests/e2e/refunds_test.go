@@ -50,9 +50,7 @@ func waitRefund(t *testing.T, base string, p projectKeys, id, what string, ok fu
 // what was prepared (less, more, elsewhere) is an exception that keeps
 // what it held.
 func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
 	proj := "/api/v1/projects/" + keys.id
 
@@ -244,9 +242,7 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 // with the others.
 func TestTheRefundClaimPageInBrowser(t *testing.T) {
 	path := chromium(t)
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "3", "usdc-devnet")
 	waitTx(t, ts.URL, keys, payToken(t, 1, str(cs["depositAddress"]), units("3000000")), "finalized")
 	created := post(t, ts.URL, "/api/v1/projects/"+keys.id+"/refunds", keys.key,
@@ -295,9 +291,7 @@ func TestTheRefundClaimPageInBrowser(t *testing.T) {
 // in a wallet that does not report back) is seen by the network's scans,
 // recorded as sent, and followed to finalized.
 func TestAnUnreportedRefundTransferIsSeenByTheScanner(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
 	cs := openSession(t, ts.URL, keys, "4", "usdc-devnet")
 	waitTx(t, ts.URL, keys, payToken(t, 1, str(cs["depositAddress"]), units("4000000")), "finalized")
@@ -432,9 +426,7 @@ func TestDashboardRefunds(t *testing.T) {
 // event says so), the merchant sends it again and reports the new hash,
 // and it is followed to finalized; the session then shows refunded.
 func TestARefundReorgedOutGoesBackToSent(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
 	proj := "/api/v1/projects/" + keys.id
 	cs := openSession(t, ts.URL, keys, "4", "usdc-devnet")
