@@ -380,16 +380,7 @@ func TestDashboardRefunds(t *testing.T) {
 	d.clickIn("dialog", "Approve refund")
 	d.waitText("#refunds", "Awaiting signature", 10*time.Second)
 	d.screens("session-refund-awaiting-signature")
-	d.click("Send with wallet")
-	d.clickIn("dialog", "Open the wallet")
-	select {
-	case v := <-sent:
-		if v.Cmp(units("2500000")) != 0 {
-			t.Fatalf("the wallet was asked to send %s base units, want 2500000", v)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the wallet was never asked to send the refund")
-	}
+	d.sendWithWallet("Send with wallet", sent, "2500000", "the refund")
 	refunds := get(t, d.base, "/api/v1/projects/"+keys.id+"/refunds?checkoutSessionId="+str(cs["id"]), keys.key).list()
 	if len(refunds) != 1 {
 		t.Fatalf("refunds: %v", refunds)
