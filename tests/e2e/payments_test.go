@@ -38,10 +38,17 @@ type projectKeys struct{ id, key string }
 // waitSession polls the public session until ok says so.
 func waitSession(t *testing.T, base, token string, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
+	return waitData(t, base, "/api/v1/checkout/sessions/"+token, "", "session never became "+what, ok)
+}
+
+// waitData polls GET path, with key, until ok says its data is as wanted;
+// a test that waits in vain fails saying never.
+func waitData(t *testing.T, base, path, key, never string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
 	var r response
 	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		r = get(t, base, "/api/v1/checkout/sessions/"+token, "")
-		return ok(r.data()), fmt.Sprintf("session never became %s: %s", what, r.Raw)
+		r = get(t, base, path, key)
+		return ok(r.data()), fmt.Sprintf("%s: %s", never, r.Raw)
 	})
 	return r.data()
 }

@@ -47,12 +47,7 @@ func newTreasury(t *testing.T) (devchain.Account, string) {
 
 func waitBatch(t *testing.T, base string, p projectKeys, id, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	var r response
-	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		r = get(t, base, "/api/v1/projects/"+p.id+"/payout-batches/"+id, p.key)
-		return ok(r.data()), fmt.Sprintf("the batch never became %s: %s", what, r.Raw)
-	})
-	return r.data()
+	return waitData(t, base, "/api/v1/projects/"+p.id+"/payout-batches/"+id, p.key, "the batch never became "+what, ok)
 }
 
 func payoutsOf(b map[string]any) []map[string]any {

@@ -33,12 +33,7 @@ import (
 // waitRefund polls a refund until ok says it is as wanted.
 func waitRefund(t *testing.T, base string, p projectKeys, id, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	var r response
-	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		r = get(t, base, "/api/v1/projects/"+p.id+"/refunds/"+id, p.key)
-		return ok(r.data()), fmt.Sprintf("refund never became %s: %s", what, r.Raw)
-	})
-	return r.data()
+	return waitData(t, base, "/api/v1/projects/"+p.id+"/refunds/"+id, p.key, "refund never became "+what, ok)
 }
 
 // A paid session refunded in part, the customer giving the address
