@@ -106,11 +106,7 @@ func (f outgoingFixture) payout(t *testing.T, from, amount, to, hash string) str
 // variable to set.
 func TestAdminReconcileChecksMoneyOutOnChain(t *testing.T) {
 	ctx := context.Background()
-	chain, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer chain.Close()
+	chain := startChain(t)
 	st, url := testStore(t)
 	p := createProject(t, service.New(service.Deps{Store: st}), "Reconciled shop")
 	paid := func(from devchain.Account, to common.Address, amount int64) string {
@@ -204,11 +200,7 @@ func TestAdminReconcileChecksMoneyOutOnChain(t *testing.T) {
 // resolves the session.
 func TestAdminReconcileFindsPaymentsReorgedPastFinality(t *testing.T) {
 	ctx := context.Background()
-	chain, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer chain.Close()
+	chain := startChain(t)
 	st, url := testStore(t)
 	p := createProject(t, service.New(service.Deps{Store: st}), "Reorged shop")
 	f := outgoingFixture{st: st, projectID: p.Project.ID, token: chain.Token.Hex(), now: time.Now().UTC().Truncate(time.Microsecond)}

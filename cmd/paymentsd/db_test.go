@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
 	"github.com/paymentsd/paymentsd/store/storetest"
@@ -39,4 +40,15 @@ func createProject(t *testing.T, e *service.Service, name string) service.Create
 		t.Fatal(err)
 	}
 	return p
+}
+
+// startChain starts a dev chain, closed when the test ends.
+func startChain(t *testing.T) *devchain.Chain {
+	t.Helper()
+	chain, err := devchain.Start(context.Background(), devchain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = chain.Close() })
+	return chain
 }
