@@ -33,7 +33,6 @@ const depositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
 // taking 25 USDC on devnet, not recorded yet.
 func moneyFixture(t *testing.T) (*store.Store, *testsuite.TestActivityEnvironment, payment.Session) {
 	t.Helper()
-	ctx := context.Background()
 	st := storetest.NewStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	pid := recordProject(t, st, "Money", now)
