@@ -8,13 +8,10 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/testsuite"
 
-	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/btcnode/btcnodetest"
 	"github.com/paymentsd/paymentsd/payment"
-	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -33,22 +30,12 @@ func TestABitcoinOverpaymentWaitsTheDepthOfWhatWasReceived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	st := storetest.NewStore(t)
-	(&activities.Activities{Store: st, Chains: chains, StaleAfter: time.Hour}).Register(env)
+	st, env := activityEnv(t, chains, time.Hour)
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Bitcoin depth", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
-		t.Fatal(err)
-	}
+	pid := recordProject(t, st, "Bitcoin depth", now)
 	five := decimal.NewFromInt(5)
-	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "T",
-		PricingModel: payment.PricingFixedUSD, AmountUSD: &five, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
-		t.Fatal(err)
-	}
+	plan := recordPlan(t, st, pid, "T", five, now)
 	session := func(i int) btcutil.Address {
 		t.Helper()
 		addr := btcnodetest.Address(t, 0x63, uint32(i))

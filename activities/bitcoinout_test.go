@@ -12,7 +12,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/paymentsd/paymentsd/activities"
 	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/btcnode/btcnodetest"
@@ -21,7 +20,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/payment/views"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/workflows"
 )
 
@@ -59,15 +57,9 @@ func newBitcoinFixture(t *testing.T) *bitcoinFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	st := storetest.NewStore(t)
-	(&activities.Activities{Store: st, Chains: chains, StaleAfter: time.Hour}).Register(env)
+	st, env := activityEnv(t, chains, time.Hour)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	f := &bitcoinFixture{node: n, store: st, env: env, project: payment.NewID(payment.PrefixProject, now)}
-	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: f.project, Name: "Bitcoin out", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
-		t.Fatal(err)
-	}
+	f := &bitcoinFixture{node: n, store: st, env: env, project: recordProject(t, st, "Bitcoin out", now)}
 	xprv, key, err := btcnode.Account(0x61)
 	if err != nil {
 		t.Fatal(err)
@@ -147,15 +139,7 @@ func (f *bitcoinFixture) payout(t *testing.T, to btcutil.Address, sats int64) pa
 
 func (f *bitcoinFixture) follow(t *testing.T, id string) workflows.FollowOutgoingOutput {
 	t.Helper()
-	v, err := f.env.ExecuteActivity(workflows.ActivityFollowOutgoing, workflows.FollowOutgoingInput{ID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out workflows.FollowOutgoingOutput
-	if err := v.Get(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return followOnce(t, f.env, id)
 }
 
 // A bitcoin payout paid from the project's own coin, unreported: the scan

@@ -49,10 +49,7 @@ func TestADispatchMarksTheEventsItDelivered(t *testing.T) {
 
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	endpoint := func(path string) store.StoredEndpoint {
-		pid := payment.NewID(payment.PrefixProject, now)
-		if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
-			t.Fatal(err)
-		}
+		pid := recordProject(t, st, "Hooks", now)
 		id := payment.NewID(payment.PrefixWebhook, now)
 		sealed, _ := sealer.Seal(id, secrets[path])
 		ep := store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid, URL: srv.URL + path,
@@ -158,10 +155,7 @@ func TestADispatchTakesBatchAfterBatch(t *testing.T) {
 	}))
 	defer srv.Close()
 	now := time.Now().UTC()
-	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Hooks", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
-		t.Fatal(err)
-	}
+	pid := recordProject(t, st, "Hooks", now)
 	id := payment.NewID(payment.PrefixWebhook, now)
 	sealed, _ := sealer.Seal(id, webhook.NewSecret())
 	if err := st.Webhooks().CreateEndpoint(ctx, store.StoredEndpoint{WebhookEndpoint: payment.WebhookEndpoint{ID: id, ProjectID: pid, URL: srv.URL,

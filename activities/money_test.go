@@ -33,19 +33,11 @@ const depositAddress = "0x7117F573757ea2B592989CC2dD840A662Db09bC8"
 // taking 25 USDC on devnet, not recorded yet.
 func moneyFixture(t *testing.T) (*store.Store, *testsuite.TestActivityEnvironment, payment.Session) {
 	t.Helper()
-	ctx := context.Background()
 	st := storetest.NewStore(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	pid := payment.NewID(payment.PrefixProject, now)
-	if err := st.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Money", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
-		t.Fatal(err)
-	}
+	pid := recordProject(t, st, "Money", now)
 	amount := decimal.RequireFromString("25")
-	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "P", PricingModel: payment.PricingFixedUSD,
-		AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
-	if err := st.Checkout().CreatePlan(ctx, plan, nil); err != nil {
-		t.Fatal(err)
-	}
+	plan := recordPlan(t, st, pid, "P", amount, now)
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(payment.NewSessionToken()),
 		ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionOpen, AmountUSD: amount, Metadata: payment.EmptyMetadata,
 		DepositAddress: depositAddress, PaymentOptions: []payment.PaymentOption{{AssetDefinitionID: usdc.ID, Network: "devnet",

@@ -26,16 +26,9 @@ func TestARefundPaidUnreportedFromTheTreasuryIsFound(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	treasury, customer := f.chain.Accounts[1], common.HexToAddress("0x00000000000000000000000000000000000c0c01")
 	deposit := "0x00000000000000000000000000000000000d0d01"
-	pid := payment.NewID(payment.PrefixProject, now)
-	if err := f.store.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: "Refunds from the treasury", CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
-		t.Fatal(err)
-	}
+	pid := recordProject(t, f.store, "Refunds from the treasury", now)
 	usd := decimal.RequireFromString("10")
-	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: "T",
-		PricingModel: payment.PricingFixedUSD, AmountUSD: &usd, Status: payment.PlanActive, CreatedAt: now}
-	if err := f.store.Checkout().CreatePlan(ctx, plan, nil); err != nil {
-		t.Fatal(err)
-	}
+	plan := recordPlan(t, f.store, pid, "T", usd, now)
 	cs := payment.Session{ID: payment.NewID(payment.PrefixSession, now), TokenHash: payment.HashSecret(fmt.Sprint("t", now.UnixNano())),
 		ProjectID: pid, PaymentPlanID: plan.ID, Status: payment.SessionCompleted, AmountUSD: usd,
 		DepositAddress: deposit, ExpiresAt: now, QuoteExpiresAt: now, CreatedAt: now}

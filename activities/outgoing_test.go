@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/paymentsd/paymentsd/activities"
+	"github.com/paymentsd/paymentsd/chainwatch"
 	"github.com/paymentsd/paymentsd/dev/contracts/bindings"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/payment"
@@ -36,11 +38,42 @@ func newOutgoingFixture(t *testing.T) outgoingFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
+	st, env := activityEnv(t, connect(t, c), time.Minute)
+	return outgoingFixture{chain: c, store: st, env: env}
+}
+
+// activityEnv registers the activities over a new test store and chains
+// in an activity environment.
+func activityEnv(t *testing.T, chains chainwatch.Chains, staleAfter time.Duration) (*store.Store, *testsuite.TestActivityEnvironment) {
+	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	st := storetest.NewStore(t)
-	(&activities.Activities{Store: st, Chains: connect(t, c), StaleAfter: time.Minute}).Register(env)
-	return outgoingFixture{chain: c, store: st, env: env}
+	(&activities.Activities{Store: st, Chains: chains, StaleAfter: staleAfter}).Register(env)
+	return st, env
+}
+
+// recordProject records a project named name, created at now, and
+// returns its id.
+func recordProject(t *testing.T, st *store.Store, name string, now time.Time) string {
+	t.Helper()
+	pid := payment.NewID(payment.PrefixProject, now)
+	if err := st.Checkout().CreateProject(context.Background(), payment.Project{ID: pid, Name: name, CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// recordPlan records a plan of the project pid asking amount USD, created
+// at now.
+func recordPlan(t *testing.T, st *store.Store, pid, title string, amount decimal.Decimal, now time.Time) payment.Plan {
+	t.Helper()
+	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: pid, Title: title,
+		PricingModel: payment.PricingFixedUSD, AmountUSD: &amount, Status: payment.PlanActive, CreatedAt: now}
+	if err := st.Checkout().CreatePlan(context.Background(), plan, nil); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // approvedPayout records a project with an approved batch of one payout
@@ -49,10 +82,7 @@ func (f outgoingFixture) approvedPayout(t *testing.T, name string, from, to comm
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	pid := payment.NewID(payment.PrefixProject, now)
-	if err := f.store.Checkout().CreateProject(ctx, payment.Project{ID: pid, Name: name, CompleteOn: payment.TxFinalized, CreatedAt: now}, nil); err != nil {
-		t.Fatal(err)
-	}
+	pid := recordProject(t, f.store, name, now)
 	units := payment.UnitsToAmount(big.NewInt(amount).String(), 6)
 	b, payouts, err := payment.NewPayoutBatch(payment.PayoutBatchInput{FromAddress: ptr(from.Hex()), Lines: []payment.PayoutLine{{
 		Label: "line 2", Address: ptr(to.Hex()), AssetDefinitionID: ptr("usdc-devnet"), Amount: ptr(units)}}},
@@ -105,7 +135,13 @@ func (f outgoingFixture) transfer(t *testing.T, from devchain.Account, to common
 // follow runs one look of the payout's workflow.
 func (f outgoingFixture) follow(t *testing.T, id string) workflows.FollowOutgoingOutput {
 	t.Helper()
-	v, err := f.env.ExecuteActivity(workflows.ActivityFollowOutgoing, workflows.FollowOutgoingInput{ID: id})
+	return followOnce(t, f.env, id)
+}
+
+// followOnce runs one look of an outgoing item's workflow in env.
+func followOnce(t *testing.T, env *testsuite.TestActivityEnvironment, id string) workflows.FollowOutgoingOutput {
+	t.Helper()
+	v, err := env.ExecuteActivity(workflows.ActivityFollowOutgoing, workflows.FollowOutgoingInput{ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}

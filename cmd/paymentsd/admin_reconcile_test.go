@@ -22,7 +22,6 @@ import (
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
 	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
 // noWorkflows is a Temporal that holds no workflows: what the
@@ -107,21 +106,9 @@ func (f outgoingFixture) payout(t *testing.T, from, amount, to, hash string) str
 // variable to set.
 func TestAdminReconcileChecksMoneyOutOnChain(t *testing.T) {
 	ctx := context.Background()
-	url := storetest.NewDB(t)
-	chain, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer chain.Close()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	p, err := service.New(service.Deps{Store: st}).Checkout().CreateProject(ctx, "Reconciled shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	chain := startChain(t)
+	st, url := testStore(t)
+	p := createProject(t, service.New(service.Deps{Store: st}), "Reconciled shop")
 	paid := func(from devchain.Account, to common.Address, amount int64) string {
 		t.Helper()
 		h, err := chain.TransferToken(ctx, from, to, big.NewInt(amount))
@@ -213,21 +200,9 @@ func TestAdminReconcileChecksMoneyOutOnChain(t *testing.T) {
 // resolves the session.
 func TestAdminReconcileFindsPaymentsReorgedPastFinality(t *testing.T) {
 	ctx := context.Background()
-	url := storetest.NewDB(t)
-	chain, err := devchain.Start(ctx, devchain.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer chain.Close()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	p, err := service.New(service.Deps{Store: st}).Checkout().CreateProject(ctx, "Reorged shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	chain := startChain(t)
+	st, url := testStore(t)
+	p := createProject(t, service.New(service.Deps{Store: st}), "Reorged shop")
 	f := outgoingFixture{st: st, projectID: p.Project.ID, token: chain.Token.Hex(), now: time.Now().UTC().Truncate(time.Microsecond)}
 	refundID := f.refund(t, chain.Accounts[0].Address.Hex(), "1000000", chain.Accounts[1].Address.Hex(), fmt.Sprintf("0x%064x", 1))
 	// The session's payment, finalized in a block of the chain.

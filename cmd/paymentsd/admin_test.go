@@ -84,19 +84,10 @@ func TestCheckAssetsNamesTheBadEntry(t *testing.T) {
 // environment, in order, for the merchant's wallet: CSV by default, JSON
 // lines on request.
 func TestAdminDepositAddresses(t *testing.T) {
-	url := storetest.NewDB(t)
-	t.Setenv("DATABASE_URL", url)
 	ctx := context.Background()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := adminStore(t)
 	e := service.New(service.Deps{Store: st})
-	p, err := e.Checkout().CreateProject(ctx, "Wallet shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := createProject(t, e, "Wallet shop")
 	now := time.Now().UTC()
 	amount := decimal.RequireFromString("5")
 	plan := payment.Plan{ID: payment.NewID(payment.PrefixPlan, now), ProjectID: p.Project.ID, Title: "T", PricingModel: payment.PricingFixedUSD,
@@ -155,18 +146,9 @@ func TestAdminDepositAddresses(t *testing.T) {
 // `paymentsd admin set-deposit-key` is in the project's audit log, made by
 // the operator's OS user on this host, the key named by its ends only.
 func TestAdminSetDepositKeyIsAudited(t *testing.T) {
-	url := storetest.NewDB(t)
-	t.Setenv("DATABASE_URL", url)
 	ctx := context.Background()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	p, err := service.New(service.Deps{Store: st}).Checkout().CreateProject(ctx, "Audited shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := adminStore(t)
+	p := createProject(t, service.New(service.Deps{Store: st}), "Audited shop")
 	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{7}, 32), &chaincfg.MainNetParams)
 	if err != nil {
 		t.Fatal(err)
@@ -209,19 +191,10 @@ func TestAdminSetDepositKeyIsAudited(t *testing.T) {
 // from stdin, signs in, owner of the project named; a short password is
 // refused.
 func TestAdminCreateUser(t *testing.T) {
-	url := storetest.NewDB(t)
-	t.Setenv("DATABASE_URL", url)
 	ctx := context.Background()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := adminStore(t)
 	e := service.New(service.Deps{Store: st})
-	p, err := e.Checkout().CreateProject(ctx, "Owned shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := createProject(t, e, "Owned shop")
 	var out bytes.Buffer
 	if err := runCreateUser(ctx, strings.NewReader("a long enough password\n"), &out,
 		[]string{"--email", "ops@example.com", "--owner-of", p.Project.ID}); err != nil {

@@ -10,8 +10,6 @@ import (
 
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
-	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/store/storetest"
 	"github.com/paymentsd/paymentsd/webhook"
 )
 
@@ -31,14 +29,8 @@ func randomKey(t *testing.T) []byte {
 // a second run changes nothing; then every secret opens with the old key
 // removed, and deliveries can be signed.
 func TestAdminResealWebhookSecrets(t *testing.T) {
-	url := storetest.NewDB(t)
-	t.Setenv("DATABASE_URL", url)
 	ctx := context.Background()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := adminStore(t)
 	oldKey, newKey := randomKey(t), randomKey(t)
 	old, err := webhook.NewSealer(oldKey)
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/service"
-	"github.com/paymentsd/paymentsd/store"
-	"github.com/paymentsd/paymentsd/store/storetest"
 )
 
 // `paymentsd dev verify-recipient` signs in as the dev stack's user,
@@ -21,16 +19,9 @@ import (
 // address whose key is not a dev account's is refused.
 func TestDevVerifyRecipient(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, storetest.NewDB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := testStore(t)
 	e := service.New(service.Deps{Store: st})
-	p, err := e.Checkout().CreateProject(ctx, "Dev shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := createProject(t, e, "Dev shop")
 	u, err := e.Identity().CreateUser(ctx, "dev@example.com", "the dev user's password")
 	if err != nil {
 		t.Fatal(err)

@@ -215,13 +215,19 @@ func (s *secretSet) list() []string {
 // call makes one HTTP request to the API.
 func call(t *testing.T, method, path, key string, body []byte, headers map[string]string) (*http.Response, []byte) {
 	t.Helper()
+	return send(t, base, method, path, key, body, headers)
+}
+
+// send makes one HTTP request to the API at url.
+func send(t *testing.T, url, method, path, key string, body []byte, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
 	var rd *bytes.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	} else {
 		rd = bytes.NewReader(nil)
 	}
-	req, err := http.NewRequest(method, base+path, rd)
+	req, err := http.NewRequest(method, url+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}

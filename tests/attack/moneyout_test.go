@@ -57,11 +57,7 @@ func TestAnotherTenantCannotPayOutFromOrIntoTheVictimsAddresses(t *testing.T) {
 func provenTreasury(t *testing.T, tn tenant) devchain.Account {
 	t.Helper()
 	ctx := context.Background()
-	key, err := crypto.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct := devchain.Account{Address: crypto.PubkeyToAddress(key.PublicKey), Key: key}
+	acct := stacktest.NewAccount(t)
 	for _, send := range []func() (common.Hash, error){
 		func() (common.Hash, error) {
 			return stack.Chain.TransferNative(ctx, stack.Chain.Accounts[0], acct.Address, big.NewInt(1e17))

@@ -1,7 +1,6 @@
 package attack
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
@@ -15,14 +14,13 @@ import (
 	"testing"
 	"time"
 
-	ethaccounts "github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/payment"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 // secondShape starts an API of the second shape (plans paid to a shared
@@ -45,32 +43,12 @@ func secondShape(t *testing.T) string {
 // callAt is call on another API's URL; body is marshalled to JSON.
 func callAt(t *testing.T, url, method, path, key string, body any, headers map[string]string) (int, []byte) {
 	t.Helper()
-	var rd *bytes.Reader
+	raw := []byte{}
 	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	} else {
-		rd = bytes.NewReader(nil)
+		raw, _ = json.Marshal(body)
 	}
-	req, err := http.NewRequest(method, url+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out bytes.Buffer
-	_, _ = out.ReadFrom(res.Body)
-	return res.StatusCode, out.Bytes()
+	res, out := send(t, url, method, path, key, raw, headers)
+	return res.StatusCode, out
 }
 
 // dataOf is the envelope's data of a response with the wanted status.
@@ -101,17 +79,6 @@ func detailFields(raw []byte) []string {
 	return out
 }
 
-// personalSign signs msg as a wallet's personal_sign does (v 27/28).
-func personalSign(t *testing.T, key *ecdsa.PrivateKey, msg string) string {
-	t.Helper()
-	sig, err := crypto.Sign(ethaccounts.TextHash([]byte(msg)), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig[64] += 27
-	return hexutil.Encode(sig)
-}
-
 // claimAndVerify makes owner's sandbox the verified owner of key's
 // address through the API, with the owner's session.
 func claimAndVerify(t *testing.T, owner tenant, key *ecdsa.PrivateKey) string {
@@ -119,7 +86,7 @@ func claimAndVerify(t *testing.T, owner tenant, key *ecdsa.PrivateKey) string {
 	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
 	path := "/api/v1/projects/" + owner.Project.ID + "/recipients"
 	claim := mustJSON(t, http.StatusCreated)(call(t, "POST", path, "", []byte(`{"address":"`+addr+`"}`), owner.cookie))
-	sig := personalSign(t, key, str(claim["challenge"]))
+	sig := stacktest.PersonalSign(t, key, str(claim["challenge"]))
 	mustJSON(t, http.StatusOK)(call(t, "POST", path+"/"+addr+"/verify", "", []byte(`{"signature":"`+sig+`"}`), owner.cookie))
 	return addr
 }
@@ -139,7 +106,7 @@ func TestAnotherProjectCannotTakeAVerifiedRecipient(t *testing.T) {
 	thiefClaim := mustJSON(t, http.StatusCreated)(call(t, "POST", thiefPath, "", []byte(`{"address":"`+addr+`"}`), thief.cookie))
 	claimAndVerify(t, owner, key)
 
-	res, raw := call(t, "POST", thiefPath+"/"+addr+"/verify", "", []byte(`{"signature":"`+personalSign(t, key, str(thiefClaim["challenge"]))+`"}`), thief.cookie)
+	res, raw := call(t, "POST", thiefPath+"/"+addr+"/verify", "", []byte(`{"signature":"`+stacktest.PersonalSign(t, key, str(thiefClaim["challenge"]))+`"}`), thief.cookie)
 	if res.StatusCode != http.StatusConflict {
 		t.Errorf("another project verifies an owned recipient with a valid signature of its own challenge: %d %s; want 409", res.StatusCode, raw)
 	}
@@ -378,7 +345,7 @@ func TestOnlyOwnersChangeRecipients(t *testing.T) {
 	addr := crypto.PubkeyToAddress(key.PublicKey).Hex()
 	path := "/api/v1/projects/" + p.Project.ID + "/recipients"
 	claim := mustJSON(t, http.StatusCreated)(call(t, "POST", path, "", []byte(`{"address":"`+addr+`"}`), p.cookie))
-	sig := personalSign(t, key, str(claim["challenge"]))
+	sig := stacktest.PersonalSign(t, key, str(claim["challenge"]))
 	other, _ := crypto.GenerateKey()
 	otherAddr := crypto.PubkeyToAddress(other.PublicKey).Hex()
 

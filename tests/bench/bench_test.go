@@ -409,46 +409,45 @@ var variants = []struct {
 	{"bare_auth", func(f *fixture) http.Handler { return f.bareAuth }},
 }
 
-// BenchmarkGetTransaction: GET one transaction by ID, a different one each
-// request, through our API and through the bare handler.
-func BenchmarkGetTransaction(b *testing.B) {
+// eachVariant runs bench as a sub-benchmark for each variant, over the
+// fixture and the variant's handler.
+func eachVariant(b *testing.B, bench func(b *testing.B, f *fixture, h http.Handler)) {
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
 			f := setup(b)
-			h := v.handler(f)
-			base := "/api/v1/projects/" + f.projectID + "/transactions/"
-			check(b, h, base+f.txIDs[12345], f.key, f.txIDs[12345])
-			run(b, h, f.key, func(i int64) string { return base + f.txIDs[(i*7919)%int64(len(f.txIDs))] })
+			bench(b, f, v.handler(f))
 		})
 	}
+}
+
+// BenchmarkGetTransaction: GET one transaction by ID, a different one each
+// request, through our API and through the bare handler.
+func BenchmarkGetTransaction(b *testing.B) {
+	eachVariant(b, func(b *testing.B, f *fixture, h http.Handler) {
+		base := "/api/v1/projects/" + f.projectID + "/transactions/"
+		check(b, h, base+f.txIDs[12345], f.key, f.txIDs[12345])
+		run(b, h, f.key, func(i int64) string { return base + f.txIDs[(i*7919)%int64(len(f.txIDs))] })
+	})
 }
 
 // BenchmarkListTransactions: GET the first page (20, newest first, with the
 // total) of a project with 100,000 transactions.
 func BenchmarkListTransactions(b *testing.B) {
-	for _, v := range variants {
-		b.Run(v.name, func(b *testing.B) {
-			f := setup(b)
-			h := v.handler(f)
-			target := "/api/v1/projects/" + f.projectID + "/transactions"
-			check(b, h, target, f.key, f.txIDs[19])
-			check(b, h, target, f.key, fmt.Sprint(seedRows))
-			run(b, h, f.key, func(int64) string { return target })
-		})
-	}
+	eachVariant(b, func(b *testing.B, f *fixture, h http.Handler) {
+		target := "/api/v1/projects/" + f.projectID + "/transactions"
+		check(b, h, target, f.key, f.txIDs[19])
+		check(b, h, target, f.key, fmt.Sprint(seedRows))
+		run(b, h, f.key, func(int64) string { return target })
+	})
 }
 
 // BenchmarkListTransactionsByStatus: GET the first page of the project's
 // confirmed transactions (a quarter of the 100,000), with their total.
 func BenchmarkListTransactionsByStatus(b *testing.B) {
-	for _, v := range variants {
-		b.Run(v.name, func(b *testing.B) {
-			f := setup(b)
-			h := v.handler(f)
-			target := "/api/v1/projects/" + f.projectID + "/transactions?status=confirmed"
-			check(b, h, target, f.key, f.txIDs[77]) // the 20th confirmed, newest first
-			check(b, h, target, f.key, fmt.Sprint(seedRows/4))
-			run(b, h, f.key, func(int64) string { return target })
-		})
-	}
+	eachVariant(b, func(b *testing.B, f *fixture, h http.Handler) {
+		target := "/api/v1/projects/" + f.projectID + "/transactions?status=confirmed"
+		check(b, h, target, f.key, f.txIDs[77]) // the 20th confirmed, newest first
+		check(b, h, target, f.key, fmt.Sprint(seedRows/4))
+		run(b, h, f.key, func(int64) string { return target })
+	})
 }

@@ -229,10 +229,21 @@ func get(h http.Handler, target, key string) error {
 	return nil
 }
 
-// readSides are ours and bare serving the i-th request's target.
-func readSides(f *scaleFixture, target func(i int64) string) (side, side) {
-	return side{"ours", func(i int64) error { return get(f.ours, target(i), f.SandboxKey) }},
-		side{"bare", func(i int64) error { return get(f.bare, target(i), f.SandboxKey) }}
+// checkBoth fails unless our API and the bare handler both answer
+// target with want in the body.
+func checkBoth(b *testing.B, f *scaleFixture, target, want string) {
+	b.Helper()
+	check(b, f.ours, target, f.SandboxKey, want)
+	check(b, f.bare, target, f.SandboxKey, want)
+}
+
+// compareReads compares GETs of target(i) through our API and through the
+// bare handler.
+func compareReads(b *testing.B, f *scaleFixture, target func(i int64) string) {
+	b.Helper()
+	ours := side{"ours", func(i int64) error { return get(f.ours, target(i), f.SandboxKey) }}
+	bare := side{"bare", func(i int64) error { return get(f.bare, target(i), f.SandboxKey) }}
+	compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
 }
 
 // spread maps the i-th request onto one of n rows, far from the last.
@@ -247,10 +258,8 @@ func BenchmarkScaleGetTransaction(b *testing.B) {
 	f := bigFx(b)
 	base := "/api/v1/projects/" + f.ProjectID + "/transactions/"
 	id := f.TransactionID(f.Transactions / 3)
-	check(b, f.ours, base+id, f.SandboxKey, id)
-	check(b, f.bare, base+id, f.SandboxKey, id)
-	ours, bare := readSides(f, func(i int64) string { return base + f.TransactionID(spread(i, f.Transactions)) })
-	compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+	checkBoth(b, f, base+id, id)
+	compareReads(b, f, func(i int64) string { return base + f.TransactionID(spread(i, f.Transactions)) })
 }
 
 // BenchmarkScaleListTransactions: GET the first page (20, newest first,
@@ -264,10 +273,8 @@ func BenchmarkScaleListTransactions(b *testing.B) {
 			if query != "" {
 				want = fmt.Sprint(f.Transactions / 4)
 			}
-			check(b, f.ours, target, f.SandboxKey, `"total":`+want)
-			check(b, f.bare, target, f.SandboxKey, `"total":`+want)
-			ours, bare := readSides(f, func(int64) string { return target })
-			compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+			checkBoth(b, f, target, `"total":`+want)
+			compareReads(b, f, func(int64) string { return target })
 		})
 	}
 }
@@ -279,10 +286,8 @@ func BenchmarkScaleGetSession(b *testing.B) {
 	base := "/api/v1/projects/" + f.ProjectID + "/checkout-sessions/"
 	k := f.Transactions / 3 // paid by transaction k
 	id := f.SessionID(f.TxSession(k))
-	check(b, f.ours, base+id, f.SandboxKey, f.TransactionID(k))
-	check(b, f.bare, base+id, f.SandboxKey, f.TransactionID(k))
-	ours, bare := readSides(f, func(i int64) string { return base + f.SessionID(spread(i, f.Sessions)) })
-	compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+	checkBoth(b, f, base+id, f.TransactionID(k))
+	compareReads(b, f, func(i int64) string { return base + f.SessionID(spread(i, f.Sessions)) })
 }
 
 // BenchmarkScaleListSessions: GET the first page of the million checkout
@@ -298,10 +303,8 @@ func BenchmarkScaleListSessions(b *testing.B) {
 				AND ($2 = '' OR status = $2)`, f.ProjectID, status).Scan(&want); err != nil {
 				b.Fatal(err)
 			}
-			check(b, f.ours, target, f.SandboxKey, fmt.Sprintf(`"total":%d`, want))
-			check(b, f.bare, target, f.SandboxKey, fmt.Sprintf(`"total":%d`, want))
-			ours, bare := readSides(f, func(int64) string { return target })
-			compare(b, parallelism*runtime.GOMAXPROCS(0), readRound, "ours/bare", ours, bare)
+			checkBoth(b, f, target, fmt.Sprintf(`"total":%d`, want))
+			compareReads(b, f, func(int64) string { return target })
 		})
 	}
 }

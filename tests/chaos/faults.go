@@ -207,6 +207,23 @@ func (r *run) inFlight(ctx context.Context) string {
 		payments, out, sessions)
 }
 
+// downtime records a fault that began at from and ended now: err, if
+// any, among the failures as what's, the window in the fault's list, and
+// the fault's event, detailed by how long it took. It returns the end.
+func (r *run) downtime(from time.Time, flight, fault, what string, err error, list func(*faultLog) *[]window,
+	detail func(took time.Duration) string) time.Time {
+	w := window{from, time.Now()}
+	r.faults.add(func(f *faultLog) {
+		if err != nil {
+			f.failures = append(f.failures, what+": "+err.Error())
+		}
+		l := list(f)
+		*l = append(*l, w)
+	})
+	r.faults.event(faultEvent{Fault: fault, At: from, For: w.To.Sub(w.From), InFlight: flight, Detail: detail(w.To.Sub(w.From))})
+	return w.To
+}
+
 // restartTemporal kills the Temporal server (SIGKILL: its frontend and
 // history die at once) and starts it again TemporalDown later, on the
 // same address and state.
@@ -215,15 +232,10 @@ func (r *run) restartTemporal(ctx context.Context) {
 	from := time.Now()
 	r.logf("fault: Temporal server killed (SIGKILL), started again after %s", r.o.TemporalDown)
 	err := r.s.temporal.Restart(ctx, r.o.TemporalDown)
-	w := window{from, time.Now()}
-	r.faults.add(func(f *faultLog) {
-		if err != nil {
-			f.failures = append(f.failures, "temporal restart: "+err.Error())
-		}
-		f.temporalDown = append(f.temporalDown, w)
-	})
-	r.faults.event(faultEvent{Fault: FaultTemporalRestart, At: from, For: w.To.Sub(w.From), InFlight: flight,
-		Detail: fmt.Sprintf("killed, started again after %s, serving again after %s", r.o.TemporalDown, w.To.Sub(w.From).Round(100*time.Millisecond))})
+	r.downtime(from, flight, FaultTemporalRestart, "temporal restart", err, func(f *faultLog) *[]window { return &f.temporalDown },
+		func(took time.Duration) string {
+			return fmt.Sprintf("killed, started again after %s, serving again after %s", r.o.TemporalDown, took.Round(100*time.Millisecond))
+		})
 }
 
 // restartPostgres stops the run's PostgreSQL cluster (a fast shutdown:
@@ -234,16 +246,11 @@ func (r *run) restartPostgres(ctx context.Context) {
 	from := time.Now()
 	r.logf("fault: PostgreSQL restarted, down %s", r.o.PostgresDown)
 	err := r.s.pg.Restart(ctx, r.o.PostgresDown)
-	w := window{from, time.Now()}
-	r.faults.add(func(f *faultLog) {
-		if err != nil {
-			f.failures = append(f.failures, "postgres restart: "+err.Error())
-		}
-		f.postgresDown = append(f.postgresDown, w)
-	})
-	r.faults.event(faultEvent{Fault: FaultPostgresRestart, At: from, For: w.To.Sub(w.From), InFlight: flight,
-		Detail: fmt.Sprintf("stopped (fast shutdown), started again after %s, accepting connections after %s", r.o.PostgresDown,
-			w.To.Sub(w.From).Round(100*time.Millisecond))})
+	r.downtime(from, flight, FaultPostgresRestart, "postgres restart", err, func(f *faultLog) *[]window { return &f.postgresDown },
+		func(took time.Duration) string {
+			return fmt.Sprintf("stopped (fast shutdown), started again after %s, accepting connections after %s", r.o.PostgresDown,
+				took.Round(100*time.Millisecond))
+		})
 }
 
 // cutWorker drops the worker's connections to Temporal and refuses new
@@ -258,15 +265,8 @@ func (r *run) cutWorker(ctx context.Context) {
 		_ = sleep(ctx, r.o.WorkerCutLength)
 		err = r.s.temporalProxy.Restore()
 	}
-	w := window{from, time.Now()}
-	r.faults.add(func(f *faultLog) {
-		if err != nil {
-			f.failures = append(f.failures, "worker cut: "+err.Error())
-		}
-		f.workerCut = append(f.workerCut, w)
-	})
-	r.faults.event(faultEvent{Fault: FaultWorkerCut, At: from, For: w.To.Sub(w.From), InFlight: flight,
-		Detail: "the worker's connections to Temporal dropped, new ones refused"})
+	r.downtime(from, flight, FaultWorkerCut, "worker cut", err, func(f *faultLog) *[]window { return &f.workerCut },
+		func(time.Duration) string { return "the worker's connections to Temporal dropped, new ones refused" })
 }
 
 // outage stops the node (as the engine sees it) for OutageLength.
@@ -294,15 +294,10 @@ func (r *run) kill(ctx context.Context, pause time.Duration) {
 	from := time.Now()
 	r.logf("fault: worker killed (SIGKILL), restarted after %s", pause)
 	err := r.s.worker.Kill(ctx, pause)
-	restarted := time.Now()
-	r.faults.add(func(f *faultLog) {
-		if err != nil {
-			f.failures = append(f.failures, "kill: "+err.Error())
-		}
-		f.workerDown = append(f.workerDown, window{from, restarted})
-	})
-	r.faults.event(faultEvent{Fault: FaultKill, At: from, For: restarted.Sub(from), InFlight: flight,
-		Detail: fmt.Sprintf("the worker killed (SIGKILL), a new one started after %s", pause)})
+	restarted := r.downtime(from, flight, FaultKill, "kill", err, func(f *faultLog) *[]window { return &f.workerDown },
+		func(time.Duration) string {
+			return fmt.Sprintf("the worker killed (SIGKILL), a new one started after %s", pause)
+		})
 	if err != nil {
 		return
 	}

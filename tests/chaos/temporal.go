@@ -167,15 +167,7 @@ func (t *temporalProcess) Stop() {
 	t.mu.Lock()
 	cmd, done := t.cmd, t.done
 	t.mu.Unlock()
-	if cmd != nil {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-		}
-	}
+	stopProcess(cmd, done)
 	t.log.Close()
 }
 

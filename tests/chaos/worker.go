@@ -138,15 +138,7 @@ func (w *workerProcess) Stop() {
 	w.stopped = true
 	cmd, done := w.cmd, w.done
 	w.mu.Unlock()
-	if cmd != nil {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-		}
-	}
+	stopProcess(cmd, done)
 	w.log.Close()
 }
 
@@ -159,4 +151,19 @@ func (w *workerProcess) Stats() workerStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return workerStats{w.starts, w.kills, w.crashes, w.downtime}
+}
+
+// stopProcess stops cmd, if any, whose done is closed once it has exited:
+// SIGTERM, then SIGKILL after ten seconds.
+func stopProcess(cmd *exec.Cmd, done <-chan struct{}) {
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+	}
 }

@@ -28,16 +28,15 @@ import (
 // made from seed.
 func bitcoinProject(t *testing.T, seed byte) (projectKeys, string) {
 	t.Helper()
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	_, key, err := btcnode.Account(seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Checkout().SetBitcoinKey(context.Background(), p.Project.ID, false, key.Canonical(), ""); err != nil {
+	if err := e.Checkout().SetBitcoinKey(context.Background(), keys.id, false, key.Canonical(), ""); err != nil {
 		t.Fatal(err)
 	}
-	return projectKeys{p.Project.ID, p.SandboxKey}, ts.URL
+	return keys, ts.URL
 }
 
 // sessionTx waits until the session lists a transaction of txid whose

@@ -110,8 +110,7 @@ func chromium(t *testing.T) string {
 // $SCREENSHOT_DIR).
 func TestCheckoutPageInBrowser(t *testing.T) {
 	browser := chromium(t)
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	// The merchant's thank-you page, where the customer lands.
 	landed := make(chan struct{}, 1)
 	shop := http.NewServeMux()
@@ -123,7 +122,7 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 		_, _ = w.Write([]byte("<!doctype html><title>Thanks</title><h1>Thanks for your order</h1>"))
 	})
 	shopSrv := httptestServer(t, shop)
-	plan := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, map[string]any{
+	plan := post(t, ts.URL, "/api/v1/projects/"+keys.id+"/payment-plans", keys.key, map[string]any{
 		"title": "Pro subscription", "amountUsd": "6", "redirectUrl": shopSrv + "/thanks",
 		"merchantInfo":          map[string]any{"name": "Example Shop"},
 		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdc-devnet"}}})
@@ -188,9 +187,8 @@ func TestCheckoutPageInBrowser(t *testing.T) {
 // the 4 left, and completes without an overpayment.
 func TestCheckoutPageWalletPaysWhatIsDue(t *testing.T) {
 	path := chromium(t)
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "6", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	cs := openSession(t, ts.URL, keys, "6", "usdc-devnet")
 	token := str(cs["token"])
 	payToken(t, 3, str(cs["depositAddress"]), units("2000000"))
 	waitSession(t, ts.URL, token, "underpaid", func(s map[string]any) bool { return s["exception"] == "underpaid" })

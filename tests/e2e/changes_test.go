@@ -29,8 +29,7 @@ func eventTypes(t *testing.T, objectID string) []string {
 }
 
 func TestPlanUpdateAndArchive(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	base := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
 	id := createPlan(t, ts.URL, p, map[string]any{"title": "Old", "amountUsd": "5"})
 	upd := do(t, ts.URL, request{method: "PATCH", path: base + "/" + id, key: p.SandboxKey,
@@ -60,8 +59,7 @@ func TestPlanUpdateAndArchive(t *testing.T) {
 // refuses, an update refuses with the same details, and the plan is left
 // as it was.
 func TestPlanUpdateIsValidatedAsCreation(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	base := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
 	id := createPlan(t, ts.URL, p, map[string]any{"title": "Kept", "amountUsd": "5",
 		"merchantInfo": map[string]any{"name": "Shop", "website": "https://shop.example"}})
@@ -104,16 +102,15 @@ func TestPlanUpdateIsValidatedAsCreation(t *testing.T) {
 }
 
 func TestCancelOpenSession(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "3", "usdc-devnet")
-	path := "/api/v1/projects/" + p.Project.ID + "/checkout-sessions/" + str(cs["id"]) + "/cancel"
-	r := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey})
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	cs := openSession(t, ts.URL, keys, "3", "usdc-devnet")
+	path := "/api/v1/projects/" + keys.id + "/checkout-sessions/" + str(cs["id"]) + "/cancel"
+	r := do(t, ts.URL, request{method: "POST", path: path, key: keys.key})
 	mustStatus(t, r, http.StatusOK)
 	if r.data()["status"] != "canceled" {
 		t.Fatalf("canceled = %s", r.Raw)
 	}
-	again := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey})
+	again := do(t, ts.URL, request{method: "POST", path: path, key: keys.key})
 	if again.Status != http.StatusConflict {
 		t.Fatalf("second cancel = %s", again.Raw)
 	}

@@ -13,9 +13,8 @@ import (
 // of each payment option's EIP-681 request, and the public lookup it reads
 // carries the plan's title and redirect.
 func TestHostedCheckoutPage(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	plan := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, map[string]any{
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	plan := post(t, ts.URL, "/api/v1/projects/"+keys.id+"/payment-plans", keys.key, map[string]any{
 		"title": "Annual plan", "amountUsd": "99", "redirectUrl": "https://shop.example/thanks",
 		"merchantInfo": map[string]any{"name": "Example Shop"}})
 	mustStatus(t, plan, http.StatusCreated)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 // clients holds the HTTP clients of TLS test servers, by base URL.
@@ -117,18 +117,27 @@ func post(t *testing.T, base, path, key string, body any) response {
 // each environment.
 func newProject(t *testing.T, svc *service.Service) service.CreatedProject {
 	t.Helper()
-	ctx := context.Background()
-	p, err := svc.Checkout().CreateProject(ctx, "Shop "+t.Name())
+	p, err := stacktest.Project(svc, "Shop "+t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, live := range []bool{false, true} {
-		_, xpub := walletOf(t, p.Project.ID, live)
-		if err := svc.Checkout().SetDepositKey(ctx, p.Project.ID, live, xpub); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return p
+}
+
+// projectAPI starts an API server as newAPI does and creates a project in
+// it, as newProject does.
+func projectAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service, service.CreatedProject) {
+	t.Helper()
+	ts, e := newAPI(t, opts)
+	return ts, e, newProject(t, e)
+}
+
+// sandboxAPI is projectAPI for a test that calls the project with its
+// sandbox key alone.
+func sandboxAPI(t *testing.T, opts apiOptions) (*httptest.Server, *service.Service, projectKeys) {
+	t.Helper()
+	ts, e, p := projectAPI(t, opts)
+	return ts, e, projectKeys{p.Project.ID, p.SandboxKey}
 }
 
 // walletOf returns the account keys (m/44'/60'/0') of a test wallet made

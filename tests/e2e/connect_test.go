@@ -21,8 +21,7 @@ func authed[T any](msg *T, key string) *connect.Request[T] {
 // The same operation through Connect (JSON, binary and gRPC) and through
 // REST gives the same record.
 func TestConnectMatchesREST(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{tls: true})
-	p := newProject(t, e)
+	ts, e, keys := sandboxAPI(t, apiOptions{tls: true})
 	ctx := context.Background()
 	protocols := map[string][]connect.ClientOption{
 		"connect+json":  {connect.WithProtoJSON()},
@@ -33,14 +32,14 @@ func TestConnectMatchesREST(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			payments := paymentsdv1connect.NewPaymentsServiceClient(ts.Client(), ts.URL, opts...)
 			checkout := paymentsdv1connect.NewCheckoutServiceClient(ts.Client(), ts.URL, opts...)
-			created, err := payments.CreatePaymentPlan(ctx, authed(&v1.CreatePaymentPlanRequest{ProjectId: p.Project.ID,
+			created, err := payments.CreatePaymentPlan(ctx, authed(&v1.CreatePaymentPlanRequest{ProjectId: keys.id,
 				Title: ptr("Via " + name), AmountUsd: ptr("19.99"), RedirectUrl: ptr("https://shop.example/ok"),
-				AcceptedAssetPolicies: []*v1.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionId: ptr("usdc-devnet")}}}, p.SandboxKey))
+				AcceptedAssetPolicies: []*v1.PolicyInput{{PolicyType: ptr("asset_definition"), AssetDefinitionId: ptr("usdc-devnet")}}}, keys.key))
 			if err != nil {
 				t.Fatal(err)
 			}
 			plan := created.Msg.PaymentPlan
-			rest := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans/"+plan.Id, p.SandboxKey)
+			rest := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/payment-plans/"+plan.Id, keys.key)
 			mustStatus(t, rest, http.StatusOK)
 			d := rest.data()
 			if d["title"] != plan.Title || d["amountUsd"] != plan.GetAmountUsd() || d["createdAt"] != plan.CreatedAt ||
@@ -66,7 +65,7 @@ func TestConnectMatchesREST(t *testing.T) {
 				public.Msg.CheckoutSession.PaymentPlan.GetTitle() != "Via "+name {
 				t.Fatalf("public session: %v %v", public, err)
 			}
-			got, err := payments.GetProjectCheckoutSession(ctx, authed(&v1.GetProjectCheckoutSessionRequest{ProjectId: p.Project.ID, SessionId: cs.Id}, p.SandboxKey))
+			got, err := payments.GetProjectCheckoutSession(ctx, authed(&v1.GetProjectCheckoutSessionRequest{ProjectId: keys.id, SessionId: cs.Id}, keys.key))
 			if err != nil || got.Msg.CheckoutSession.Status != "open" || got.Msg.CheckoutSession.Metadata["via"] != name {
 				t.Fatalf("get session: %v %v", got, err)
 			}
@@ -74,7 +73,7 @@ func TestConnectMatchesREST(t *testing.T) {
 	}
 
 	client := paymentsdv1connect.NewPaymentsServiceClient(ts.Client(), ts.URL)
-	_, err := client.CreatePaymentPlan(ctx, authed(&v1.CreatePaymentPlanRequest{ProjectId: p.Project.ID, AmountUsd: ptr("-1")}, p.SandboxKey))
+	_, err := client.CreatePaymentPlan(ctx, authed(&v1.CreatePaymentPlanRequest{ProjectId: keys.id, AmountUsd: ptr("-1")}, keys.key))
 	var ce *connect.Error
 	if !errors.As(err, &ce) || ce.Code() != connect.CodeInvalidArgument || len(ce.Details()) != 1 {
 		t.Fatalf("validation error = %v", err)
@@ -83,16 +82,16 @@ func TestConnectMatchesREST(t *testing.T) {
 	if v, ok := detail.(*v1.ValidationError); !ok || len(v.Violations) != 2 {
 		t.Fatalf("validation detail = %v", detail)
 	}
-	_, err = client.GetProject(ctx, connect.NewRequest(&v1.GetProjectRequest{ProjectId: p.Project.ID}))
+	_, err = client.GetProject(ctx, connect.NewRequest(&v1.GetProjectRequest{ProjectId: keys.id}))
 	if connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Fatalf("no key: %v", err)
 	}
 	other := newProject(t, e)
-	_, err = client.GetProject(ctx, authed(&v1.GetProjectRequest{ProjectId: p.Project.ID}, other.SandboxKey))
+	_, err = client.GetProject(ctx, authed(&v1.GetProjectRequest{ProjectId: keys.id}, other.SandboxKey))
 	if connect.CodeOf(err) != connect.CodeNotFound {
 		t.Fatalf("other project: %v", err)
 	}
-	list, err := client.ListTransactions(ctx, authed(&v1.ListTransactionsRequest{ProjectId: p.Project.ID, Query: &v1.ListQuery{Limit: 500}}, p.SandboxKey))
+	list, err := client.ListTransactions(ctx, authed(&v1.ListTransactionsRequest{ProjectId: keys.id, Query: &v1.ListQuery{Limit: 500}}, keys.key))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Fatalf("limit 500: %v %v", list, err)
 	}

@@ -53,8 +53,7 @@ func column(rows [][]string, row int, name string) string {
 // events are its history, and an event lists its deliveries; the views
 // name their workflows; the deposit key is shown.
 func TestTheRoutesTheDashboardReads(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, e, p := projectAPI(t, apiOptions{})
 	pk := projectKeys{p.Project.ID, p.SandboxKey}
 	base := "/api/v1/projects/" + pk.id
 	hooks := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))

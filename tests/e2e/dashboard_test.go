@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/url"
 	"os"
@@ -40,6 +41,23 @@ type dashboard struct {
 	// expected addresses; problems are uncaught exceptions and console
 	// errors.
 	foreign, problems, expected []string
+}
+
+// sendWithWallet clicks button, opens the wallet from its dialog, and
+// fails unless the wallet is asked within 30 seconds to send want base
+// units (of what).
+func (d *dashboard) sendWithWallet(button string, sent <-chan *big.Int, want, what string) {
+	d.t.Helper()
+	d.click(button)
+	d.clickIn("dialog", "Open the wallet")
+	select {
+	case v := <-sent:
+		if v.Cmp(units(want)) != 0 {
+			d.t.Fatalf("the wallet was asked to send %s base units for %s, want %s", v, what, want)
+		}
+	case <-time.After(30 * time.Second):
+		d.t.Fatalf("the wallet was never asked to send %s", what)
+	}
 }
 
 // expect allows requests to addresses under prefix (an application the

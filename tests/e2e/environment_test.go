@@ -16,8 +16,7 @@ import (
 // it sends to a live session makes no transaction and no event, in either
 // environment, while the sandbox session paid in the same block counts.
 func TestTransferOnAnotherEnvironmentsNetworkIsIgnored(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	plan := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.LiveKey, map[string]any{
 		"title": "Live order", "amountUsd": "5",
 		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdc-base"}}})

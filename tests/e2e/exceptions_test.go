@@ -35,9 +35,7 @@ func auditActions(t *testing.T, base string, p projectKeys, targetID string) []s
 // a top-up: it completes with what it received, with the events and audit
 // entry of the change, and a second resolution is refused.
 func TestAcceptAnUnderpayment(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "10", "usdc-devnet")
 	id := str(cs["id"])
 	// Refused before there is anything to resolve.
@@ -87,10 +85,8 @@ func TestAcceptAnUnderpayment(t *testing.T) {
 // Once a session's workflow has ended (expired underpaid, past its late
 // payment window), its underpayment is still accepted, in the records.
 func TestAcceptAnUnderpaymentAfterTheSessionEnded(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{lifetime: 4 * time.Second})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
-	shortLateWindow(t, p.Project.ID)
+	ts, _, keys := sandboxAPI(t, apiOptions{lifetime: 4 * time.Second})
+	shortLateWindow(t, keys.id)
 	cs := openSession(t, ts.URL, keys, "8", "usdc-devnet")
 	id := str(cs["id"])
 	payToken(t, 2, str(cs["depositAddress"]), units("7500000"))
@@ -114,9 +110,7 @@ func TestAcceptAnUnderpaymentAfterTheSessionEnded(t *testing.T) {
 // A merchant who refunded an overpayment marks it settled: the exception
 // is cleared, the session stays completed.
 func TestSettleAnOverpayment(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "10", "usdc-devnet")
 	id := str(cs["id"])
 	payToken(t, 3, str(cs["depositAddress"]), units("12000000"))
@@ -155,10 +149,8 @@ func assign(t *testing.T, base string, p projectKeys, txID, sessionID string) re
 // to a new session (whose workflow counts it and completes) or back to the
 // ended one (whose records are settled again, the payment late).
 func TestAssignAnUnexpectedTransfer(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
-	shortLateWindow(t, p.Project.ID)
+	ts, e, keys := sandboxAPI(t, apiOptions{lifetime: 2 * time.Second})
+	shortLateWindow(t, keys.id)
 	ended := openSession(t, ts.URL, keys, "5", "usdc-devnet")
 	waitWorkflowEnded(t, str(ended["id"]))
 	first := waitTx(t, ts.URL, keys, payToken(t, 4, str(ended["depositAddress"]), units("5000000")), "finalized")

@@ -80,10 +80,8 @@ func forkBelow(t *testing.T, receipt *types.Receipt, dropped bool) {
 // session, whose workflow has long ended, keeps completed but flags
 // payment_reversed with nothing paid, with its event; the metric counts it.
 func TestAPaymentReorgedOutPastFinalityIsReversed(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{lifetime: 3 * time.Second})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
-	shortLateWindow(t, p.Project.ID)
+	ts, _, keys := sandboxAPI(t, apiOptions{lifetime: 3 * time.Second})
+	shortLateWindow(t, keys.id)
 	cs := openSession(t, ts.URL, keys, "6", "usdc-devnet")
 	id := str(cs["id"])
 	_, receipt := payInOneBlock(t, 1, str(cs["depositAddress"]), units("6000000"))
@@ -121,9 +119,7 @@ func TestAPaymentReorgedOutPastFinalityIsReversed(t *testing.T) {
 // and finalized again, the same record, each event once; its session's
 // flag clears and it counts once.
 func TestAPaymentMinedAgainAfterAReorgPastFinalityReturnsOnce(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "4", "usdc-devnet")
 	id := str(cs["id"])
 	_, receipt := payInOneBlock(t, 1, str(cs["depositAddress"]), units("4000000"))
@@ -236,9 +232,7 @@ func TestABitcoinPaymentDoubleSpentInADeepReorgIsReversed(t *testing.T) {
 // merchant cancels it and may refund again; the session's books no
 // longer count it as refunded.
 func TestARefundReorgedOutPastFinalityIsReversed(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	proj := "/api/v1/projects/" + keys.id
 	cs := openSession(t, ts.URL, keys, "3", "usdc-devnet")
 	waitTx(t, ts.URL, keys, payToken(t, 1, str(cs["depositAddress"]), units("3000000")), "finalized")

@@ -14,13 +14,12 @@ import (
 // created, a session opened server-side and read back by the merchant and
 // by the customer's token.
 func TestGoClient(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
-	c := client.New(ts.URL+"/", p.SandboxKey)
+	c := client.New(ts.URL+"/", keys.key)
 	title, amount := "Client plan", "7.50"
 	plan, err := c.Payments.CreatePaymentPlan(ctx, connect.NewRequest(&paymentsdv1.CreatePaymentPlanRequest{
-		ProjectId: p.Project.ID, Title: &title, AmountUsd: &amount}))
+		ProjectId: keys.id, Title: &title, AmountUsd: &amount}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +30,7 @@ func TestGoClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := c.Payments.GetProjectCheckoutSession(ctx, connect.NewRequest(&paymentsdv1.GetProjectCheckoutSessionRequest{
-		ProjectId: p.Project.ID, SessionId: s.Msg.CheckoutSession.Id}))
+		ProjectId: keys.id, SessionId: s.Msg.CheckoutSession.Id}))
 	if err != nil || got.Msg.CheckoutSession.AmountUsd != "7.50" || got.Msg.CheckoutSession.MetadataJson != md {
 		t.Fatalf("session = %v, %v", got, err)
 	}
@@ -41,7 +40,7 @@ func TestGoClient(t *testing.T) {
 	if err != nil || byToken.Msg.CheckoutSession.Id != s.Msg.CheckoutSession.Id {
 		t.Fatalf("by token = %v, %v", byToken, err)
 	}
-	if _, err := public.Payments.GetProject(ctx, connect.NewRequest(&paymentsdv1.GetProjectRequest{ProjectId: p.Project.ID})); connect.CodeOf(err) != connect.CodeUnauthenticated {
+	if _, err := public.Payments.GetProject(ctx, connect.NewRequest(&paymentsdv1.GetProjectRequest{ProjectId: keys.id})); connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Fatalf("the public client reached the merchant's service: %v", err)
 	}
 }

@@ -46,8 +46,7 @@ func postWith(t *testing.T, c *http.Client, url, idemKey string, body any) (int,
 // Idempotency-Key and body each get a session of their own: the second
 // never receives the first one's token.
 func TestIdempotencyKeyIsScopedToThePublicCaller(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Shared key", "amountUsd": "12"})
 	url := ts.URL + "/api/v1/checkout/sessions"
 	body := map[string]any{"paymentPlanId": planID}
@@ -75,8 +74,7 @@ func TestIdempotencyKeyIsScopedToThePublicCaller(t *testing.T) {
 // token, not the key itself; and the replay still returns them to their
 // caller.
 func TestIdempotencyRecordsHoldNoSecret(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	rcv := newReceiver(t)
 	hookKey, sessionKey := "hook-"+p.Project.ID, "session-"+p.Project.ID
 	hook := do(t, ts.URL, request{method: "POST", path: "/api/v1/projects/" + p.Project.ID + "/webhooks", key: p.SandboxKey,

@@ -26,9 +26,7 @@ import (
 // is recorded in its real block and the session completes.
 func TestALyingNodeRecordsNoPaymentUntilItIsHonest(t *testing.T) {
 	ctx := context.Background()
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "7", "usdc-devnet")
 	head, err := chain.Client().BlockNumber(ctx)
 	if err != nil {

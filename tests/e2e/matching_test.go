@@ -68,9 +68,7 @@ func record(t *testing.T, base string, p projectKeys, summary map[string]any) ma
 // the transaction is mined, its transfer to the session makes the claim
 // that transfer, and the session completes with one transaction.
 func TestHashSubmittedBeforeTheNodeSawItCountsWhenMined(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "6", "usdc-devnet")
 	ctx := context.Background()
 	signed, err := chain.SignTransact(ctx, chain.Accounts[2], chain.Token, nil,
@@ -176,9 +174,7 @@ func TestHashPostedToTheWrongSessionHelpsOnlyItsOwner(t *testing.T) {
 // sessions, one of them twice: each session counts what it received, every
 // transfer once.
 func TestOneTransactionPaysTwoSessionsAndOneOfThemTwice(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	first := openSession(t, ts.URL, keys, "3", "usdc-devnet")
 	second := openSession(t, ts.URL, keys, "5", "usdc-devnet")
 	ctx := context.Background()
@@ -221,7 +217,7 @@ func TestOneTransactionPaysTwoSessionsAndOneOfThemTwice(t *testing.T) {
 		}
 	}
 	recordClosedHistory(t, workflows.TransactionWorkflowID(1337, batch.Hex()), "transaction_two_sessions")
-	list := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions", p.SandboxKey).list()
+	list := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/transactions", keys.key).list()
 	seen := map[float64]bool{}
 	for _, it := range list {
 		li := it.(map[string]any)["logIndex"].(float64)
@@ -239,9 +235,8 @@ func TestOneTransactionPaysTwoSessionsAndOneOfThemTwice(t *testing.T) {
 // distinct hashes (each is followed on-chain until its timeout), and the
 // same hash again is no new one.
 func TestASessionCapsTheHashesItTakes(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "2", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	cs := openSession(t, ts.URL, keys, "2", "usdc-devnet")
 	var hashes []common.Hash
 	t.Cleanup(func() {
 		for _, h := range hashes {

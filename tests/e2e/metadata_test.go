@@ -45,8 +45,7 @@ func metadataOf(t *testing.T, raw []byte) any {
 // objects and arrays, booleans and null come back as they were sent, from
 // the creation, the merchant's lookup and the Connect API.
 func TestMetadataIsAnyJSONObject(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Meta", "amountUsd": "5"})
 	const metadata = `{"orderId":123,"price":12.50,"big":123456789012345678901234567890.000000001,"negative":-0.5,` +
 		`"nested":{"items":[1,"two",null,true,{"sku":"A-1"}],"ok":false},"note":"<b>&"}`

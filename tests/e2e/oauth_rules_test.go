@@ -177,19 +177,8 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 	// Introspection: the confidential client sees its token; a wrong
 	// secret or a public client is refused.
 	introspect := func(user, pass, token string) (int, map[string]any) {
-		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/introspect", strings.NewReader(url.Values{"token": {token}}.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
+		status, _, out := postOAuthForm(t, base+"/oauth/introspect", url.Values{"token": {token}}, user, pass)
+		return status, out
 	}
 	if status, out := introspect(app.conf.ClientID, app.conf.ClientSecret, tok.AccessToken); status != http.StatusOK || out["active"] != true ||
 		out["scope"] != "plans:read" || out["client_id"] != app.conf.ClientID || out["project_id"] != keys.id || out["environment"] != "sandbox" {
@@ -211,26 +200,16 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 	// Another client revoking the token is refused (RFC 7009 §2.1), and
 	// the token keeps working.
 	revoke := func(user, pass, token string) (int, map[string]any) {
-		form := url.Values{"token": {token}}
+		form, basic := url.Values{"token": {token}}, user
 		if pass == "" {
 			form.Set("client_id", user)
+			basic = ""
 		}
-		req, _ := http.NewRequest(http.MethodPost, base+"/oauth/revoke", strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if pass != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		if res.StatusCode == http.StatusUnauthorized && res.Header.Get("WWW-Authenticate") == "" {
+		status, header, out := postOAuthForm(t, base+"/oauth/revoke", form, basic, pass)
+		if status == http.StatusUnauthorized && header.Get("WWW-Authenticate") == "" {
 			t.Errorf("revocation: 401 without a challenge")
 		}
-		return res.StatusCode, out
+		return status, out
 	}
 	if status, out := revoke(native.conf.ClientID, "", tok.RefreshToken); status != http.StatusBadRequest || out["error"] != "unauthorized_client" {
 		t.Errorf("another client revoking the token: %d %v; want 400 unauthorized_client", status, out)
@@ -315,6 +294,26 @@ func TestOAuthRulesAreEnforced(t *testing.T) {
 }
 
 // num is a JSON number, or 0.
+// postOAuthForm posts form to an OAuth endpoint, with user and pass as
+// HTTP Basic credentials unless user is empty, and returns the answer's
+// status, header and JSON body.
+func postOAuthForm(t *testing.T, endpoint string, form url.Values, user, pass string) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, res.Header, out
+}
+
 func num(v any) float64 {
 	f, _ := v.(float64)
 	return f

@@ -50,15 +50,13 @@ func staticSummary(t *testing.T, workflowID string) string {
 // confirmations (a payment to one session alone is followed in the
 // session's workflow).
 func TestOperatorsReadWorkflowsAtAGlance(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "4.20", "usdc-devnet")
 	sessionWF := workflows.CheckoutSessionWorkflowID(str(cs["id"]))
 	waitStarted(t, str(cs["id"])) // in the background, right after the answer
 
 	summary := staticSummary(t, sessionWF)
-	for _, want := range []string{str(cs["id"]), `"Order"`, "4.20 USD", "USDC on devnet", p.Project.ID, "sandbox"} {
+	for _, want := range []string{str(cs["id"]), `"Order"`, "4.20 USD", "USDC on devnet", keys.id, "sandbox"} {
 		if !strings.Contains(summary, want) {
 			t.Fatalf("session summary %q lacks %q", summary, want)
 		}

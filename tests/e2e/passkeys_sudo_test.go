@@ -10,7 +10,6 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
 	"github.com/paymentsd/paymentsd/api"
@@ -26,17 +25,8 @@ import (
 func TestPasskeyReauthenticationAndClonedPasskeys(t *testing.T) {
 	path := chromium(t)
 	base, svc := localhostAPI(t)
-	b := newBrowser(t, path, "")
+	b := passkeyBrowser(t, path, base)
 	ctx := b.ctx
-	b.run(chromedp.Navigate(base + "/api/v1/assets"))
-	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
-		Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21, Transport: webauthn.AuthenticatorTransportInternal,
-		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true}}); err != nil {
-		t.Fatal(err)
-	}
 	envelope := func(what, out string, err error) map[string]any {
 		t.Helper()
 		if err != nil {

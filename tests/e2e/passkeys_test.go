@@ -57,6 +57,24 @@ const passkeyScript = `async (begin, finish, create, extra) => {
 	return JSON.stringify(await res.json());
 }`
 
+// passkeyBrowser is a Chromium on the API at base with a virtual
+// authenticator (a platform one that verifies its user and keeps
+// resident keys) standing in for the phone or security key.
+func passkeyBrowser(t *testing.T, path, base string) browser {
+	t.Helper()
+	b := newBrowser(t, path, "")
+	b.run(chromedp.Navigate(base + "/api/v1/assets"))
+	if _, err := chromedp.Call(b.ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(b.ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
+		Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21, Transport: webauthn.AuthenticatorTransportInternal,
+		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true}}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // An account made without a password adds a passkey in a real Chromium
 // (the DevTools virtual authenticator stands in for the phone or security
 // key), then, signed out, signs in with it without typing an email, and
@@ -67,17 +85,8 @@ func TestPasskeysInARealBrowser(t *testing.T) {
 	// WebAuthn needs a domain name as relying party: the API's public URL
 	// is on localhost, where the page is served too.
 	base, _ := localhostAPI(t)
-	b := newBrowser(t, path, "")
+	b := passkeyBrowser(t, path, base)
 	ctx := b.ctx
-	b.run(chromedp.Navigate(base + "/api/v1/assets"))
-	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{Options: &webauthn.VirtualAuthenticatorOptions{
-		Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21, Transport: webauthn.AuthenticatorTransportInternal,
-		HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true}}); err != nil {
-		t.Fatal(err)
-	}
 	fetchJSON := func(method, path string, body any) map[string]any {
 		t.Helper()
 		b, _ := json.Marshal(body)

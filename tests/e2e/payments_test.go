@@ -38,10 +38,17 @@ type projectKeys struct{ id, key string }
 // waitSession polls the public session until ok says so.
 func waitSession(t *testing.T, base, token string, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
+	return waitData(t, base, "/api/v1/checkout/sessions/"+token, "", "session never became "+what, ok)
+}
+
+// waitData polls GET path, with key, until ok says its data is as wanted;
+// a test that waits in vain fails saying never.
+func waitData(t *testing.T, base, path, key, never string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
 	var r response
 	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		r = get(t, base, "/api/v1/checkout/sessions/"+token, "")
-		return ok(r.data()), fmt.Sprintf("session never became %s: %s", what, r.Raw)
+		r = get(t, base, path, key)
+		return ok(r.data()), fmt.Sprintf("%s: %s", never, r.Raw)
 	})
 	return r.data()
 }
@@ -121,9 +128,7 @@ func statuses(tx map[string]any) []string {
 }
 
 func TestPayInDevToken(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "12.50", "usdc-devnet")
 	opt := option(t, cs, "usdc-devnet")
 	if opt["amountBaseUnits"] != "12500000" || opt["paymentUri"] == "" {
@@ -135,7 +140,7 @@ func TestPayInDevToken(t *testing.T) {
 	if done["amountPaidUsd"] != "12.50" || done["exception"] != nil || done["completedAt"] == nil {
 		t.Fatalf("completed session = %v", done)
 	}
-	txs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions", p.SandboxKey)
+	txs := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/transactions", keys.key)
 	if len(txs.list()) != 1 {
 		t.Fatalf("transactions = %s", txs.Raw)
 	}
@@ -158,7 +163,7 @@ func TestPayInDevToken(t *testing.T) {
 	// finalized itself. An operator finds it in the Temporal UI by its
 	// search attributes.
 	testwait.Until(t, 10*time.Second, func() (bool, string) {
-		q := fmt.Sprintf("CheckoutSessionId = '%s' AND ProjectId = '%s' AND IsLive = false", cs["id"], p.Project.ID)
+		q := fmt.Sprintf("CheckoutSessionId = '%s' AND ProjectId = '%s' AND IsLive = false", cs["id"], keys.id)
 		runs, err := temporal.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: q})
 		if err != nil {
 			t.Fatal(err)
@@ -175,9 +180,8 @@ func TestPayInDevToken(t *testing.T) {
 }
 
 func TestPayInNativeCoinAtFeedRate(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "30", "eth-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	cs := openSession(t, ts.URL, keys, "30", "eth-devnet")
 	opt := option(t, cs, "eth-devnet")
 	// 30 USD at the dev feed's 3000 USD/ETH is 0.01 ETH.
 	if opt["amount"] != "0.01" || opt["amountBaseUnits"] != "10000000000000000" {
@@ -193,9 +197,8 @@ func TestPayInNativeCoinAtFeedRate(t *testing.T) {
 }
 
 func TestUnderpayThenTopUp(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "20", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	cs := openSession(t, ts.URL, keys, "20", "usdc-devnet")
 	payToken(t, 2, str(cs["depositAddress"]), units("15000000"))
 	under := waitSession(t, ts.URL, str(cs["token"]), "underpaid", func(s map[string]any) bool { return s["exception"] == "underpaid" })
 	if under["status"] != "processing" || under["amountPaidUsd"] != "15.00" {
@@ -209,9 +212,8 @@ func TestUnderpayThenTopUp(t *testing.T) {
 }
 
 func TestOverpay(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "10", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	cs := openSession(t, ts.URL, keys, "10", "usdc-devnet")
 	payToken(t, 3, str(cs["depositAddress"]), units("15000000"))
 	done := waitSession(t, ts.URL, str(cs["token"]), "completed", func(s map[string]any) bool { return s["status"] == "completed" })
 	if done["exception"] != "overpaid" || done["amountPaidUsd"] != "15.00" {
@@ -220,9 +222,8 @@ func TestOverpay(t *testing.T) {
 }
 
 func TestPaidAfterExpiryInsideLateWindow(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "5", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{lifetime: 2 * time.Second})
+	cs := openSession(t, ts.URL, keys, "5", "usdc-devnet")
 	waitSession(t, ts.URL, str(cs["token"]), "expired", func(s map[string]any) bool { return s["status"] == "expired" })
 	payToken(t, 0, str(cs["depositAddress"]), units("5000000"))
 	late := waitSession(t, ts.URL, str(cs["token"]), "paid late", func(s map[string]any) bool { return s["amountPaidUsd"] == "5.00" })
@@ -232,9 +233,8 @@ func TestPaidAfterExpiryInsideLateWindow(t *testing.T) {
 }
 
 func TestSubmittedRevertedTransferFails(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "7", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	cs := openSession(t, ts.URL, keys, "7", "usdc-devnet")
 	// More than the account holds: the transfer reverts on-chain.
 	hash, err := chain.TransferTokenUnchecked(context.Background(), chain.Accounts[4], common.HexToAddress(str(cs["depositAddress"])), units("5000000000000"))
 	if err != nil {
@@ -246,7 +246,7 @@ func TestSubmittedRevertedTransferFails(t *testing.T) {
 	}
 	var txs response
 	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		txs = get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/transactions?status=failed", p.SandboxKey)
+		txs = get(t, ts.URL, "/api/v1/projects/"+keys.id+"/transactions?status=failed", keys.key)
 		return len(txs.list()) == 1, fmt.Sprintf("no failed transaction: %s", txs.Raw)
 	})
 	tx := txs.list()[0].(map[string]any)
@@ -289,9 +289,7 @@ func waitTx(t *testing.T, base string, p projectKeys, hash common.Hash, status s
 // pending; re-included in the new branch it is confirmed again, then
 // finalized, and the session completes once.
 func TestReorgSendsPaymentBackToPending(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "9", "usdc-devnet")
 	ctx := context.Background()
 
@@ -333,9 +331,7 @@ func TestReorgSendsPaymentBackToPending(t *testing.T) {
 // The worker stopped in the middle of a confirmation wait and started again:
 // the payment completes exactly once.
 func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "11", "usdc-devnet")
 
 	hash, _ := payInOneBlock(t, 2, str(cs["depositAddress"]), units("11000000"))
@@ -374,9 +370,8 @@ func TestWorkerRestartDuringConfirmationWait(t *testing.T) {
 func TestPaymentConfirmingAtExpiryCompletesTheSession(t *testing.T) {
 	// Long enough that the payment's block is before the expiry on a
 	// loaded machine too (the block's time decides).
-	ts, e := newAPI(t, apiOptions{lifetime: 15 * time.Second})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "5", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{lifetime: 15 * time.Second})
+	cs := openSession(t, ts.URL, keys, "5", "usdc-devnet")
 	// One block for the payment, then nothing until the expiry has passed.
 	payInOneBlock(t, 0, str(cs["depositAddress"]), units("5000000"))
 	waitSession(t, ts.URL, str(cs["token"]), "processing", func(s map[string]any) bool { return s["status"] == "processing" })
@@ -402,8 +397,7 @@ func TestPaymentConfirmingAtExpiryCompletesTheSession(t *testing.T) {
 // payment_reversed exception, with its event, instead of staying silently
 // completed.
 func TestCompletedSessionWhosePaymentIsReorgedOutRaisesAnException(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	ctx := context.Background()
 	if _, err := st.Pool().Exec(ctx, `UPDATE projects SET complete_on = 'confirmed' WHERE id = $1`, p.Project.ID); err != nil {
 		t.Fatal(err)
@@ -438,9 +432,7 @@ func TestCompletedSessionWhosePaymentIsReorgedOutRaisesAnException(t *testing.T)
 // payment and loses nothing: once the node is back the transaction
 // finalizes and the session completes. The outage shows in the metrics.
 func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "11", "usdc-devnet")
 	hash, _ := payInOneBlock(t, 2, str(cs["depositAddress"]), units("11000000"))
 	waitTx(t, ts.URL, keys, hash, "confirmed")
@@ -480,9 +472,7 @@ func TestNodeOutageWhileConfirmingLosesNothing(t *testing.T) {
 // end, starts it again too. The payment finalizes once, the session
 // completes.
 func TestATerminatedTransactionWorkflowIsResumed(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "7", "usdc-devnet")
 	hash := claimInOneBlock(t, ts.URL, cs, 0, units("7000000"))
 	waitTx(t, ts.URL, keys, hash, "confirmed")

@@ -124,16 +124,7 @@ func TestDashboardPayouts(t *testing.T) {
 	d.screens("payout-batch-approved")
 
 	// Both sent from the wallet, one after the other.
-	d.click("Send all with wallet")
-	d.clickIn("dialog", "Open the wallet")
-	select {
-	case v := <-sent:
-		if v.Cmp(units("12500000")) != 0 {
-			t.Fatalf("the wallet was asked to send %s USDC base units, want 12500000", v)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the wallet was never asked to send the USDC payout")
-	}
+	d.sendWithWallet("Send all with wallet", sent, "12500000", "the USDC payout")
 	var final map[string]any
 	testwait.Until(t, 90*time.Second, func() (bool, string) {
 		r := get(t, d.base, proj+"/payout-batches/"+batchID, keys.key)

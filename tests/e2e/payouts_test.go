@@ -19,6 +19,7 @@ import (
 	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 // newTreasury makes a fresh account funded with 1 ETH and 20 USDC, the
@@ -27,11 +28,7 @@ import (
 func newTreasury(t *testing.T) (devchain.Account, string) {
 	t.Helper()
 	ctx := context.Background()
-	key, err := crypto.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct := devchain.Account{Address: crypto.PubkeyToAddress(key.PublicKey), Key: key}
+	acct := stacktest.NewAccount(t)
 	if _, err := chain.TransferNative(ctx, chain.Accounts[3], acct.Address, units("1000000000000000000")); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +39,7 @@ func newTreasury(t *testing.T) (devchain.Account, string) {
 		return err1 == nil && err2 == nil && eth.Sign() > 0 && usdc.Sign() > 0, fmt.Sprintf("the treasury is not funded: %v %v", eth, usdc)
 	})
 	file := filepath.Join(t.TempDir(), "treasury.key")
-	if err := os.WriteFile(file, []byte(hex.EncodeToString(crypto.FromECDSA(key))+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(hex.EncodeToString(crypto.FromECDSA(acct.Key))+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return acct, file
@@ -50,12 +47,7 @@ func newTreasury(t *testing.T) (devchain.Account, string) {
 
 func waitBatch(t *testing.T, base string, p projectKeys, id, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	var r response
-	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		r = get(t, base, "/api/v1/projects/"+p.id+"/payout-batches/"+id, p.key)
-		return ok(r.data()), fmt.Sprintf("the batch never became %s: %s", what, r.Raw)
-	})
-	return r.data()
+	return waitData(t, base, "/api/v1/projects/"+p.id+"/payout-batches/"+id, p.key, "the batch never became "+what, ok)
 }
 
 func payoutsOf(b map[string]any) []map[string]any {

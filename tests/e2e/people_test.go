@@ -359,11 +359,10 @@ func refuseAuditEntries(t *testing.T, projectID string) (stop func()) {
 // A change a running session's workflow records (here a cancel) commits
 // with its audit entry too: refused with it, then made with exactly one.
 func TestARunningSessionsChangeAndItsAuditEntryTogether(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	base := "/api/v1/projects/" + p.Project.ID
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	base := "/api/v1/projects/" + keys.id
 	call := func(method, path string, body any) response {
-		return do(t, ts.URL, request{method: method, path: path, key: p.SandboxKey, body: body})
+		return do(t, ts.URL, request{method: method, path: path, key: keys.key, body: body})
 	}
 	plan := call("POST", base+"/payment-plans", map[string]any{"title": "Canceled once", "amountUsd": "5"})
 	mustStatus(t, plan, http.StatusCreated)
@@ -371,7 +370,7 @@ func TestARunningSessionsChangeAndItsAuditEntryTogether(t *testing.T) {
 	mustStatus(t, session, http.StatusCreated)
 	id := str(session.data()["id"])
 
-	stop := refuseAuditEntries(t, p.Project.ID)
+	stop := refuseAuditEntries(t, keys.id)
 	if r := call("POST", base+"/checkout-sessions/"+id+"/cancel", map[string]any{}); r.Status != http.StatusInternalServerError {
 		t.Fatalf("a cancel whose audit entry is refused: %d %s", r.Status, r.Raw)
 	}

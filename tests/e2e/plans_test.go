@@ -9,11 +9,10 @@ import (
 )
 
 func TestPaymentPlanCreateGetList(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	base := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	base := "/api/v1/projects/" + keys.id + "/payment-plans"
 
-	r := post(t, ts.URL, base, p.SandboxKey, map[string]any{
+	r := post(t, ts.URL, base, keys.key, map[string]any{
 		"title": "Pro plan", "pricingModel": "fixed_usd", "amountUsd": "49.90",
 		"acceptedAssetPolicies": []any{map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdc-devnet", "priority": 1}},
 		"redirectUrl":           "https://shop.example/thanks",
@@ -33,20 +32,20 @@ func TestPaymentPlanCreateGetList(t *testing.T) {
 	}
 	plan := r.data()
 	if !strings.HasPrefix(str(plan["id"]), "plan_") || plan["status"] != "active" || plan["isLive"] != false ||
-		plan["amountUsd"] != "49.90" || plan["projectId"] != p.Project.ID || plan["title"] != "Pro plan" {
+		plan["amountUsd"] != "49.90" || plan["projectId"] != keys.id || plan["title"] != "Pro plan" {
 		t.Fatalf("plan = %v", plan)
 	}
 
-	got := get(t, ts.URL, base+"/"+str(plan["id"]), p.SandboxKey)
+	got := get(t, ts.URL, base+"/"+str(plan["id"]), keys.key)
 	mustStatus(t, got, http.StatusOK)
 	if got.data()["id"] != plan["id"] || got.data()["redirectUrl"] != "https://shop.example/thanks" {
 		t.Fatalf("get = %s", got.Raw)
 	}
 
-	variable := post(t, ts.URL, base, p.SandboxKey, map[string]any{"title": "Tip", "pricingModel": "variable_usd", "minAmountUsd": "1", "maxAmountUsd": "500"})
+	variable := post(t, ts.URL, base, keys.key, map[string]any{"title": "Tip", "pricingModel": "variable_usd", "minAmountUsd": "1", "maxAmountUsd": "500"})
 	mustStatus(t, variable, http.StatusCreated)
 
-	list := get(t, ts.URL, base, p.SandboxKey)
+	list := get(t, ts.URL, base, keys.key)
 	mustStatus(t, list, http.StatusOK)
 	items := list.list()
 	if len(items) != 2 || items[0].(map[string]any)["id"] != variable.data()["id"] {
@@ -58,9 +57,8 @@ func TestPaymentPlanCreateGetList(t *testing.T) {
 }
 
 func TestPaymentPlanValidation(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	path := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	path := "/api/v1/projects/" + keys.id + "/payment-plans"
 	cases := []struct {
 		name   string
 		body   any
@@ -93,7 +91,7 @@ func TestPaymentPlanValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := post(t, ts.URL, path, p.SandboxKey, c.body)
+			r := post(t, ts.URL, path, keys.key, c.body)
 			mustStatus(t, r, http.StatusUnprocessableEntity)
 			if r.errorCode() != "VALIDATION_ERROR" || r.Body["success"] != false {
 				t.Fatalf("error = %s", r.Raw)
@@ -108,16 +106,15 @@ func TestPaymentPlanValidation(t *testing.T) {
 		})
 	}
 	// Nothing was recorded by any refused request.
-	list := get(t, ts.URL, path, p.SandboxKey)
+	list := get(t, ts.URL, path, keys.key)
 	if list.pagination()["total"] != float64(0) {
 		t.Fatalf("refused plans were recorded: %s", list.Raw)
 	}
 }
 
 func TestMalformedRequests(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	path := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	path := "/api/v1/projects/" + keys.id + "/payment-plans"
 	cases := []struct {
 		name   string
 		req    request
@@ -135,7 +132,7 @@ func TestMalformedRequests(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.req.key = p.SandboxKey
+			c.req.key = keys.key
 			r := do(t, ts.URL, c.req)
 			mustStatus(t, r, c.status)
 			if r.errorCode() != c.code || r.Body["success"] != false || r.meta()["path"] != c.req.path {
@@ -143,7 +140,7 @@ func TestMalformedRequests(t *testing.T) {
 			}
 		})
 	}
-	r := do(t, ts.URL, request{method: "DELETE", path: path, key: p.SandboxKey})
+	r := do(t, ts.URL, request{method: "DELETE", path: path, key: keys.key})
 	if r.Header.Get("Allow") != "GET, POST" {
 		t.Fatalf("Allow = %q", r.Header.Get("Allow"))
 	}

@@ -34,8 +34,7 @@ func fieldNames(m map[string]any) []string {
 // the session's transactions or in the answer to a submitted hash. The
 // merchant's views stay complete.
 func TestPublicSessionViewShowsNoPrivateData(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Private", "amountUsd": "3",
 		"redirectUrl": "https://shop.example/thanks",
 		"merchantInfo": map[string]any{"name": "Example Shop", "email": "owner@shop.example",

@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/paymentsd/paymentsd/api"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
 
 // walletProvider is an EIP-1193 browser wallet holding one account: it
@@ -69,7 +70,7 @@ func TestDashboardVerifiesARecipientWithTheBrowserWallet(t *testing.T) {
 	d.fill("Signature", "0x1234")
 	d.clickIn("dialog", "Verify")
 	d.waitText("dialog .form-error", "Validation failed", 10*time.Second)
-	d.fill("Signature", personalSign(t, pastedKey, challenge))
+	d.fill("Signature", stacktest.PersonalSign(t, pastedKey, challenge))
 	d.clickIn("dialog", "Verify")
 	d.waitFor(`!document.querySelector('dialog')`, "the dialog closed", 10*time.Second)
 	d.ready()
@@ -92,7 +93,7 @@ func TestDashboardVerifiesARecipientWithTheBrowserWallet(t *testing.T) {
 	if err != nil || !strings.EqualFold(params[1], wallet) || !strings.Contains(string(msg), "Environment: sandbox") || !strings.Contains(string(msg), wallet) {
 		t.Fatalf("personal_sign of %q by %s (%v)", msg, params[1], err)
 	}
-	d.eval(fmt.Sprintf(`window.__answerSign(%q), 'ok'`, personalSign(t, walletKey, string(msg))))
+	d.eval(fmt.Sprintf(`window.__answerSign(%q), 'ok'`, stacktest.PersonalSign(t, walletKey, string(msg))))
 	d.waitFor(`!document.querySelector('dialog')`, "the dialog closed", 10*time.Second)
 	d.ready()
 	d.waitFor(fmt.Sprintf(`document.querySelectorAll('main [data-remove]').length === 2 && !document.querySelector('main [data-verify]') && document.querySelector('main').innerText.includes(%q)`, wallet),

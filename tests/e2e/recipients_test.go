@@ -8,25 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	ethaccounts "github.com/ethereum/go-ethereum/accounts"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/payment"
 	"github.com/paymentsd/paymentsd/service"
+	"github.com/paymentsd/paymentsd/tests/stacktest"
 )
-
-// personalSign signs msg as a wallet's personal_sign does (v 27/28).
-func personalSign(t *testing.T, key *ecdsa.PrivateKey, msg string) string {
-	t.Helper()
-	sig, err := crypto.Sign(ethaccounts.TextHash([]byte(msg)), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig[64] += 27
-	return hexutil.Encode(sig)
-}
 
 // verifyRecipient makes the sandbox of a project the verified owner of
 // key's address, as its owner would: claim, sign, verify.
@@ -39,7 +27,7 @@ func verifyRecipient(t *testing.T, svc *service.Service, projectID string, key *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Checkout().VerifyRecipient(ctx, owner, projectID, addr, personalSign(t, key, r.Challenge)); err != nil {
+	if _, err := svc.Checkout().VerifyRecipient(ctx, owner, projectID, addr, stacktest.PersonalSign(t, key, r.Challenge)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -83,11 +71,11 @@ func TestRecipientVerifiedBeforeAPlanPaysIt(t *testing.T) {
 		t.Fatalf("the claim: %s", claim.Raw)
 	}
 	other, _ := crypto.GenerateKey()
-	if r := owner.call(t, ts.URL, http.MethodPost, base+"/"+recipient+"/verify", map[string]any{"signature": personalSign(t, other, challenge)}); r.Status != http.StatusUnprocessableEntity ||
+	if r := owner.call(t, ts.URL, http.MethodPost, base+"/"+recipient+"/verify", map[string]any{"signature": stacktest.PersonalSign(t, other, challenge)}); r.Status != http.StatusUnprocessableEntity ||
 		!slices.Contains(r.detailFields(), "signature") {
 		t.Fatalf("another key's signature: %d %s", r.Status, r.Raw)
 	}
-	ok := owner.call(t, ts.URL, http.MethodPost, base+"/"+recipient+"/verify", map[string]any{"signature": personalSign(t, key, challenge)})
+	ok := owner.call(t, ts.URL, http.MethodPost, base+"/"+recipient+"/verify", map[string]any{"signature": stacktest.PersonalSign(t, key, challenge)})
 	mustStatus(t, ok, http.StatusOK)
 	if ok.data()["status"] != "verified" || ok.data()["method"] != "eip191" {
 		t.Fatalf("verified: %s", ok.Raw)

@@ -73,9 +73,8 @@ func kinds(findings []service.Finding, objectID string) []string {
 // workflow Temporal lost gets one again, a transaction whose workflow
 // Temporal lost is resumed and completes its session.
 func TestReconcileAfterARestore(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	pk := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
+	pk := keys
 	ctx := context.Background()
 
 	// The database restored behind Temporal: two sessions it lost, one
@@ -102,7 +101,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	found, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID})
+	found, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +121,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 		t.Fatalf("a dry run recorded the lost session: %s", r.Raw)
 	}
 
-	repaired, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID, Repair: true})
+	repaired, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +148,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 	}
 
 	testwait.Until(t, 30*time.Second, func() (bool, string) {
-		again, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: p.Project.ID})
+		again, err := e.Chains().Reconcile(ctx, service.ReconcileOptions{ProjectID: keys.id})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,8 +163,7 @@ func TestReconcileAfterARestore(t *testing.T) {
 // stores lost — and moves the counter past them, so the next session's
 // address is a fresh one.
 func TestReconcileMovesADepositCounterRestoredBehind(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, e, p := projectAPI(t, apiOptions{})
 	pk := projectKeys{p.Project.ID, p.SandboxKey}
 	ctx := context.Background()
 
@@ -270,9 +268,8 @@ func pgTool(t *testing.T, name string, args ...string) {
 // rescan has the paid one's workflow record its transaction again and
 // counts nothing twice, and a second reconciliation finds nothing.
 func TestEngineDatabaseRestoredFromABackup(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	pk := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
+	pk := keys
 	ctx := context.Background()
 
 	before := openSession(t, ts.URL, pk, "5", "usdc-devnet")

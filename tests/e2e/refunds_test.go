@@ -33,12 +33,7 @@ import (
 // waitRefund polls a refund until ok says it is as wanted.
 func waitRefund(t *testing.T, base string, p projectKeys, id, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	var r response
-	testwait.Until(t, 60*time.Second, func() (bool, string) {
-		r = get(t, base, "/api/v1/projects/"+p.id+"/refunds/"+id, p.key)
-		return ok(r.data()), fmt.Sprintf("refund never became %s: %s", what, r.Raw)
-	})
-	return r.data()
+	return waitData(t, base, "/api/v1/projects/"+p.id+"/refunds/"+id, p.key, "refund never became "+what, ok)
 }
 
 // A paid session refunded in part, the customer giving the address
@@ -50,9 +45,7 @@ func waitRefund(t *testing.T, base string, p projectKeys, id, what string, ok fu
 // what was prepared (less, more, elsewhere) is an exception that keeps
 // what it held.
 func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
 	proj := "/api/v1/projects/" + keys.id
 
@@ -244,9 +237,7 @@ func TestARefundIsClaimedSignedOfflineAndFollowedToFinalized(t *testing.T) {
 // with the others.
 func TestTheRefundClaimPageInBrowser(t *testing.T) {
 	path := chromium(t)
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "3", "usdc-devnet")
 	waitTx(t, ts.URL, keys, payToken(t, 1, str(cs["depositAddress"]), units("3000000")), "finalized")
 	created := post(t, ts.URL, "/api/v1/projects/"+keys.id+"/refunds", keys.key,
@@ -295,9 +286,7 @@ func TestTheRefundClaimPageInBrowser(t *testing.T) {
 // in a wallet that does not report back) is seen by the network's scans,
 // recorded as sent, and followed to finalized.
 func TestAnUnreportedRefundTransferIsSeenByTheScanner(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
 	cs := openSession(t, ts.URL, keys, "4", "usdc-devnet")
 	waitTx(t, ts.URL, keys, payToken(t, 1, str(cs["depositAddress"]), units("4000000")), "finalized")
@@ -386,16 +375,7 @@ func TestDashboardRefunds(t *testing.T) {
 	d.clickIn("dialog", "Approve refund")
 	d.waitText("#refunds", "Awaiting signature", 10*time.Second)
 	d.screens("session-refund-awaiting-signature")
-	d.click("Send with wallet")
-	d.clickIn("dialog", "Open the wallet")
-	select {
-	case v := <-sent:
-		if v.Cmp(units("2500000")) != 0 {
-			t.Fatalf("the wallet was asked to send %s base units, want 2500000", v)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the wallet was never asked to send the refund")
-	}
+	d.sendWithWallet("Send with wallet", sent, "2500000", "the refund")
 	refunds := get(t, d.base, "/api/v1/projects/"+keys.id+"/refunds?checkoutSessionId="+str(cs["id"]), keys.key).list()
 	if len(refunds) != 1 {
 		t.Fatalf("refunds: %v", refunds)
@@ -432,9 +412,7 @@ func TestDashboardRefunds(t *testing.T) {
 // event says so), the merchant sends it again and reports the new hash,
 // and it is followed to finalized; the session then shows refunded.
 func TestARefundReorgedOutGoesBackToSent(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
 	proj := "/api/v1/projects/" + keys.id
 	cs := openSession(t, ts.URL, keys, "4", "usdc-devnet")

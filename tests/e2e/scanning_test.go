@@ -22,10 +22,8 @@ import (
 // past its late-payment window, its workflow closed) is recorded for the
 // merchant as unexpected, and counts for no session.
 func TestATransferToAnEndedSessionIsRecordedUnexpected(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
-	shortLateWindow(t, p.Project.ID)
+	ts, _, keys := sandboxAPI(t, apiOptions{lifetime: 2 * time.Second})
+	shortLateWindow(t, keys.id)
 	cs := openSession(t, ts.URL, keys, "5", "usdc-devnet")
 	waitWorkflowEnded(t, str(cs["id"]))
 
@@ -44,9 +42,7 @@ func TestATransferToAnEndedSessionIsRecordedUnexpected(t *testing.T) {
 // again and hands them to their sessions, which count each once: running
 // it twice changes nothing.
 func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, e, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "6", "usdc-devnet")
 	hash := payToken(t, 3, str(cs["depositAddress"]), units("6000000"))
 	tx := waitTx(t, ts.URL, keys, hash, "finalized")
@@ -92,9 +88,7 @@ func TestARescanRunTwiceCountsEachTransferOnce(t *testing.T) {
 // chain's call traces and completes the session; the option does not ask
 // for a wallet account, since such payments are seen.
 func TestAContractWalletsNativePaymentIsDetected(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	cs := openSession(t, ts.URL, keys, "3", "eth-devnet")
 	opt := cs["paymentOptions"].([]any)[0].(map[string]any)
 	if opt["walletAccountOnly"] != nil {
@@ -140,9 +134,8 @@ func waitReceipt(t *testing.T, h common.Hash) {
 func TestANetworkWithoutTracesAsksForAWalletAccount(t *testing.T) {
 	devnet := *stack.Chains["devnet"]
 	devnet.Network.TraceInternalTransfers = false
-	ts, e := newAPI(t, apiOptions{chains: chainwatch.Chains{"devnet": &devnet}})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "3", "eth-devnet", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{chains: chainwatch.Chains{"devnet": &devnet}})
+	cs := openSession(t, ts.URL, keys, "3", "eth-devnet", "usdc-devnet")
 	for _, o := range cs["paymentOptions"].([]any) {
 		o := o.(map[string]any)
 		if want := o["assetDefinitionId"] == "eth-devnet"; (o["walletAccountOnly"] == true) != want {

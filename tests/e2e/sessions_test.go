@@ -29,8 +29,7 @@ func createPlan(t *testing.T, base string, p service.CreatedProject, body map[st
 }
 
 func TestCheckoutSessionLifecycle(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Pro", "amountUsd": "12.345678",
 		"acceptedAssetPolicies": []any{
 			map[string]any{"policyType": "asset_definition", "assetDefinitionId": "usdt-devnet", "priority": 2},
@@ -100,8 +99,7 @@ func TestCheckoutSessionLifecycle(t *testing.T) {
 }
 
 func TestCheckoutSessionValidation(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	fixed := createPlan(t, ts.URL, p, map[string]any{"title": "Fixed", "amountUsd": "10"})
 	variable := createPlan(t, ts.URL, p, map[string]any{"title": "Tip", "pricingModel": "variable_usd", "minAmountUsd": "1", "maxAmountUsd": "100"})
 	expiring := createPlan(t, ts.URL, p, map[string]any{"title": "Soon", "amountUsd": "10", "expiresAt": time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)})
@@ -160,8 +158,7 @@ func TestCheckoutSessionValidation(t *testing.T) {
 // A session expires at expiresAt: its workflow's durable timer fires and
 // records it.
 func TestCheckoutSessionExpires(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{lifetime: 2 * time.Second})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{lifetime: 2 * time.Second})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Quick", "amountUsd": "1"})
 	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 	mustStatus(t, r, http.StatusCreated)
@@ -179,8 +176,7 @@ func TestCheckoutSessionExpires(t *testing.T) {
 // Opening a session again (a retry after a lost answer) makes neither a
 // second workflow nor a second row.
 func TestSessionOpenRetriedIsOneSession(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, e, p := projectAPI(t, apiOptions{})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Once", "amountUsd": "3"})
 	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 	mustStatus(t, r, http.StatusCreated)
@@ -241,8 +237,7 @@ func unreachableTemporal(t *testing.T) client.Client {
 // with its workflow's pending start, readable at once, and a worker's sweep
 // starts its workflow.
 func TestSessionOpenedWithoutTemporalIsStartedBySweep(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t)})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{temporal: unreachableTemporal(t)})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Swept", "amountUsd": "4"})
 	r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
 	mustStatus(t, r, http.StatusCreated)
@@ -266,9 +261,8 @@ func TestSessionOpenedWithoutTemporalIsStartedBySweep(t *testing.T) {
 // signal-with-start, which hands it the payment: the session is paid,
 // once, and its pending start is done.
 func TestPaymentToASessionNotStartedYet(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t)})
-	p := newProject(t, e)
-	cs := openSession(t, ts.URL, projectKeys{p.Project.ID, p.SandboxKey}, "7.25", "usdc-devnet")
+	ts, _, keys := sandboxAPI(t, apiOptions{temporal: unreachableTemporal(t)})
+	cs := openSession(t, ts.URL, keys, "7.25", "usdc-devnet")
 	ctx := context.Background()
 	// No sweep takes it for an hour.
 	if _, err := st.Pool().Exec(ctx, `UPDATE session_starts SET due_at = now() + interval '1 hour' WHERE session_id = $1`,
@@ -289,10 +283,8 @@ func TestPaymentToASessionNotStartedYet(t *testing.T) {
 // start is done, and the transaction's workflow records the transfer as
 // unexpected.
 func TestALateTransferDoesNotRestartAnEndedSession(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{temporal: unreachableTemporal(t), lifetime: 2 * time.Second})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
-	shortLateWindow(t, p.Project.ID)
+	ts, _, keys := sandboxAPI(t, apiOptions{temporal: unreachableTemporal(t), lifetime: 2 * time.Second})
+	shortLateWindow(t, keys.id)
 	cs := openSession(t, ts.URL, keys, "3", "usdc-devnet")
 	id := str(cs["id"])
 	ctx := context.Background()
@@ -351,8 +343,7 @@ func TestCancelASessionNotStartedYet(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{limits: map[api.Tier]uint64{api.Strict: 2, api.Relaxed: 3, api.SemiRelaxed: 100, api.Standard: 100, api.Moderate: 100}})
-	p := newProject(t, e)
+	ts, e, p := projectAPI(t, apiOptions{limits: map[api.Tier]uint64{api.Strict: 2, api.Relaxed: 3, api.SemiRelaxed: 100, api.Standard: 100, api.Moderate: 100}})
 	planID := createPlan(t, ts.URL, p, map[string]any{"title": "Limited", "amountUsd": "1"})
 	for i := range 2 {
 		r := post(t, ts.URL, "/api/v1/checkout/sessions", "", map[string]any{"paymentPlanId": planID})
@@ -376,31 +367,30 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	path := "/api/v1/projects/" + p.Project.ID + "/payment-plans"
+	ts, _, keys := sandboxAPI(t, apiOptions{})
+	path := "/api/v1/projects/" + keys.id + "/payment-plans"
 	body := map[string]any{"title": "Once", "amountUsd": "7"}
 	hdr := map[string]string{"Idempotency-Key": "order-42"}
-	first := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: body, headers: hdr})
+	first := do(t, ts.URL, request{method: "POST", path: path, key: keys.key, body: body, headers: hdr})
 	mustStatus(t, first, 201)
-	again := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: body, headers: hdr})
+	again := do(t, ts.URL, request{method: "POST", path: path, key: keys.key, body: body, headers: hdr})
 	mustStatus(t, again, 201)
 	if again.data()["id"] != first.data()["id"] || again.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("replay = %s", again.Raw)
 	}
-	conflict := do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: map[string]any{"title": "Other", "amountUsd": "7"}, headers: hdr})
+	conflict := do(t, ts.URL, request{method: "POST", path: path, key: keys.key, body: map[string]any{"title": "Other", "amountUsd": "7"}, headers: hdr})
 	mustStatus(t, conflict, 409)
 	if conflict.errorCode() != "CONFLICT" {
 		t.Fatalf("conflict = %s", conflict.Raw)
 	}
-	list := get(t, ts.URL, path, p.SandboxKey)
+	list := get(t, ts.URL, path, keys.key)
 	if list.pagination()["total"] != float64(1) {
 		t.Fatalf("plans = %s", list.Raw)
 	}
 	// A validation failure is replayed as well: the key is spent on it.
 	bad := map[string]string{"Idempotency-Key": "bad-1"}
-	mustStatus(t, do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: map[string]any{}, headers: bad}), 422)
-	mustStatus(t, do(t, ts.URL, request{method: "POST", path: path, key: p.SandboxKey, body: map[string]any{}, headers: bad}), 422)
+	mustStatus(t, do(t, ts.URL, request{method: "POST", path: path, key: keys.key, body: map[string]any{}, headers: bad}), 422)
+	mustStatus(t, do(t, ts.URL, request{method: "POST", path: path, key: keys.key, body: map[string]any{}, headers: bad}), 422)
 
 	// Public session creation: the same key returns the same session.
 	planID := str(first.data()["id"])

@@ -204,15 +204,14 @@ func TestSecondShapePaymentsToASharedRecipient(t *testing.T) {
 // amount, says why, and follows its payment to completed.
 func TestCheckoutPageAsksTheExactAmountOnASharedRecipient(t *testing.T) {
 	path := chromium(t)
-	ts, e := newAPI(t, apiOptions{shape: api.ShapeSecond})
-	p := newProject(t, e)
+	ts, e, keys := sandboxAPI(t, apiOptions{shape: api.ShapeSecond})
 	key, err := crypto.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	recipient := crypto.PubkeyToAddress(key.PublicKey).Hex()
-	verifyRecipient(t, e, p.Project.ID, key)
-	plan := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/payment-plans", p.SandboxKey, map[string]any{
+	verifyRecipient(t, e, keys.id, key)
+	plan := post(t, ts.URL, "/api/v1/projects/"+keys.id+"/payment-plans", keys.key, map[string]any{
 		"name": "Sticker pack", "recipientAddress": recipient,
 		"paymentOptions": []any{map[string]any{"networkId": "devnet", "tokenAddress": chain.Token.Hex(), "amount": "4.5"}}})
 	mustStatus(t, plan, http.StatusCreated)

@@ -25,9 +25,7 @@ import (
 // its own gas, an open session's address is left alone, and a second run
 // finds nothing to move. The engine's records are unchanged by it.
 func TestSweepMovesPaidSessionsFundsToOneAddress(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
 
 	paidUSDC := openSession(t, ts.URL, keys, "5", "usdc-devnet")

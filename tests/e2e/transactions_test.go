@@ -58,8 +58,7 @@ func seedTransactions(t *testing.T, svc *service.Service, p service.CreatedProje
 func ptr[T any](v T) *T { return &v }
 
 func TestTransactionsPaginationAndFilters(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, e, p := projectAPI(t, apiOptions{})
 	start := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	txs := seedTransactions(t, e, p, false, start, 45) // 12:00 back to 11:16 on March 10
 	seedTransactions(t, e, p, true, start, 3)          // live: never seen by the sandbox key

@@ -91,18 +91,16 @@ func (r *receiver) waitFor(t *testing.T, typ, objectID string) map[string]any {
 }
 
 func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
-	keys := projectKeys{p.Project.ID, p.SandboxKey}
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	rcv := newReceiver(t)
-	created := post(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/webhooks", p.SandboxKey, map[string]any{
+	created := post(t, ts.URL, "/api/v1/projects/"+keys.id+"/webhooks", keys.key, map[string]any{
 		"url": rcv.URL + "/hooks", "enabledEvents": []string{"*"}, "description": "shop backend"})
 	mustStatus(t, created, http.StatusCreated)
 	secret := str(created.data()["secret"])
 	if !strings.HasPrefix(secret, "whsec_") || created.data()["status"] != "enabled" {
 		t.Fatalf("created endpoint = %s", created.Raw)
 	}
-	if again := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/webhooks/"+str(created.data()["id"]), p.SandboxKey); again.data()["secret"] != nil {
+	if again := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/webhooks/"+str(created.data()["id"]), keys.key); again.data()["secret"] != nil {
 		t.Fatal("the secret is shown again after creation")
 	}
 	rcv.setSecrets(secret)
@@ -120,7 +118,7 @@ func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
 		t.Fatalf("versions: processing %v completed %v confirmed %v finalized %v", version(processing), version(completed), version(confirmed), version(finalized))
 	}
 	if completed["data"].(map[string]any)["status"] != "completed" || finalized["data"].(map[string]any)["status"] != "finalized" ||
-		completed["projectId"] != p.Project.ID || completed["isLive"] != false {
+		completed["projectId"] != keys.id || completed["isLive"] != false {
 		t.Fatalf("event bodies: %v / %v", completed, finalized)
 	}
 	rcv.mu.Lock()
@@ -131,15 +129,15 @@ func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
 	}
 
 	// The events are listed, and one reads back as it was delivered.
-	evs := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/events?type=transaction.finalized", p.SandboxKey)
+	evs := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/events?type=transaction.finalized", keys.key)
 	if evs.pagination()["total"] != float64(1) {
 		t.Fatalf("events = %s", evs.Raw)
 	}
-	one := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/events/"+str(finalized["id"]), p.SandboxKey)
+	one := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/events/"+str(finalized["id"]), keys.key)
 	if one.data()["type"] != "transaction.finalized" {
 		t.Fatalf("event = %s", one.Raw)
 	}
-	deliveries := get(t, ts.URL, "/api/v1/projects/"+p.Project.ID+"/webhooks/"+str(created.data()["id"])+"/deliveries", p.SandboxKey)
+	deliveries := get(t, ts.URL, "/api/v1/projects/"+keys.id+"/webhooks/"+str(created.data()["id"])+"/deliveries", keys.key)
 	mustStatus(t, deliveries, http.StatusOK)
 	first := deliveries.list()[0].(map[string]any)
 	attempts := first["attempts"].([]any)
@@ -156,15 +154,14 @@ func TestWebhooksDeliverAPaymentsEvents(t *testing.T) {
 }
 
 func TestWebhookSecretRotationSignsWithBoth(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	rcv := newReceiver(t)
-	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
-	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcv.URL, "enabledEvents": []string{"transaction.finalized"}})
+	base := "/api/v1/projects/" + keys.id + "/webhooks"
+	created := post(t, ts.URL, base, keys.key, map[string]any{"url": rcv.URL, "enabledEvents": []string{"transaction.finalized"}})
 	mustStatus(t, created, http.StatusCreated)
 	id := str(created.data()["id"])
 	old := str(created.data()["secret"])
-	rotated := post(t, ts.URL, base+"/"+id+"/rotate-secret", p.SandboxKey, map[string]any{})
+	rotated := post(t, ts.URL, base+"/"+id+"/rotate-secret", keys.key, map[string]any{})
 	mustStatus(t, rotated, http.StatusOK)
 	fresh := str(rotated.data()["secret"])
 	if fresh == old || !strings.HasPrefix(fresh, "whsec_") {
@@ -172,7 +169,7 @@ func TestWebhookSecretRotationSignsWithBoth(t *testing.T) {
 	}
 	// During the overlap a receiver holding either secret verifies.
 	rcv.setSecrets(old, fresh)
-	test := post(t, ts.URL, base+"/"+id+"/test", p.SandboxKey, map[string]any{})
+	test := post(t, ts.URL, base+"/"+id+"/test", keys.key, map[string]any{})
 	mustStatus(t, test, http.StatusAccepted)
 	got := rcv.waitFor(t, "webhook.test", "")
 	if got["id"] != test.data()["id"] {
@@ -181,8 +178,7 @@ func TestWebhookSecretRotationSignsWithBoth(t *testing.T) {
 }
 
 func TestWebhookEndpointValidationAndUpdates(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
 	bad := []struct {
 		key    string
@@ -223,15 +219,14 @@ func TestWebhookEndpointValidationAndUpdates(t *testing.T) {
 // A delivery can be sent again: same event, same webhook-id, so the
 // receiver can tell it is the same.
 func TestRedeliverSendsTheSameEvent(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	rcv := newReceiver(t)
-	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
-	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcv.URL, "enabledEvents": []string{"*"}})
+	base := "/api/v1/projects/" + keys.id + "/webhooks"
+	created := post(t, ts.URL, base, keys.key, map[string]any{"url": rcv.URL, "enabledEvents": []string{"*"}})
 	mustStatus(t, created, http.StatusCreated)
 	rcv.setSecrets(str(created.data()["secret"]))
 	id := str(created.data()["id"])
-	test := post(t, ts.URL, base+"/"+id+"/test", p.SandboxKey, map[string]any{})
+	test := post(t, ts.URL, base+"/"+id+"/test", keys.key, map[string]any{})
 	mustStatus(t, test, http.StatusAccepted)
 	rcv.waitFor(t, "webhook.test", "")
 	// The receiver answers before the engine records the attempt: the
@@ -242,9 +237,9 @@ func TestRedeliverSendsTheSameEvent(t *testing.T) {
 	if err := temporal.GetWorkflow(wait, workflows.WebhookDeliveryWorkflowID(str(test.data()["id"]), id), "").Get(wait, nil); err != nil {
 		t.Fatal(err)
 	}
-	deliveries := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey)
+	deliveries := get(t, ts.URL, base+"/"+id+"/deliveries", keys.key)
 	deliveryID := str(deliveries.list()[0].(map[string]any)["id"])
-	re := post(t, ts.URL, base+"/"+id+"/deliveries/"+deliveryID+"/redeliver", p.SandboxKey, map[string]any{})
+	re := post(t, ts.URL, base+"/"+id+"/deliveries/"+deliveryID+"/redeliver", keys.key, map[string]any{})
 	mustStatus(t, re, http.StatusOK)
 	if re.data()["status"] != "delivered" || len(re.data()["attempts"].([]any)) != 2 || !strings.HasPrefix(str(re.Body["message"]), "Delivered now (attempt 2)") {
 		t.Fatalf("redelivery answered %s", re.Raw)
@@ -257,7 +252,7 @@ func TestRedeliverSendsTheSameEvent(t *testing.T) {
 	})
 	// The receiver answers before the engine records the attempt.
 	testwait.Until(t, 10*time.Second, func() (bool, string) {
-		d := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()[0].(map[string]any)
+		d := get(t, ts.URL, base+"/"+id+"/deliveries", keys.key).list()[0].(map[string]any)
 		return d["status"] == "delivered" && len(d["attempts"].([]any)) == 2, fmt.Sprintf("delivery after redelivery = %v", d)
 	})
 }
@@ -279,13 +274,12 @@ func legacySeal(t *testing.T, plain string) string {
 // it. A secret sealed before the binding still signs, and is bound when
 // its row is next written.
 func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
-	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	base := "/api/v1/projects/" + keys.id + "/webhooks"
 	rcvA, rcvB := newReceiver(t), newReceiver(t)
-	a := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcvA.URL, "enabledEvents": []string{"transaction.finalized"}})
-	b := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": rcvB.URL, "enabledEvents": []string{"transaction.finalized"}})
+	a := post(t, ts.URL, base, keys.key, map[string]any{"url": rcvA.URL, "enabledEvents": []string{"transaction.finalized"}})
+	b := post(t, ts.URL, base, keys.key, map[string]any{"url": rcvB.URL, "enabledEvents": []string{"transaction.finalized"}})
 	mustStatus(t, a, http.StatusCreated)
 	mustStatus(t, b, http.StatusCreated)
 	idA, idB, secretA := str(a.data()["id"]), str(b.data()["id"]), str(a.data()["secret"])
@@ -311,7 +305,7 @@ func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
 	if got, err := sealer.Open(idB, rowB.Secret); err == nil {
 		t.Fatalf("A's secret opened in B's row: %q", got)
 	}
-	test := post(t, ts.URL, base+"/"+idB+"/test", p.SandboxKey, map[string]any{})
+	test := post(t, ts.URL, base+"/"+idB+"/test", keys.key, map[string]any{})
 	mustStatus(t, test, http.StatusAccepted)
 	run := temporal.GetWorkflow(ctx, workflows.WebhookDeliveryWorkflowID(str(test.data()["id"]), idB), "")
 	if err := run.Get(ctx, nil); err == nil || !strings.Contains(err.Error(), "open endpoint secret") {
@@ -329,7 +323,7 @@ func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
 	if _, err := st.Pool().Exec(ctx, `UPDATE webhook_endpoints SET secret = $2 WHERE id = $1`, idA, legacySeal(t, secretA)); err != nil {
 		t.Fatal(err)
 	}
-	test = post(t, ts.URL, base+"/"+idA+"/test", p.SandboxKey, map[string]any{})
+	test = post(t, ts.URL, base+"/"+idA+"/test", keys.key, map[string]any{})
 	mustStatus(t, test, http.StatusAccepted)
 	if ev := rcvA.waitFor(t, "webhook.test", ""); ev["id"] != test.data()["id"] {
 		t.Fatalf("delivered %v", ev)
@@ -351,13 +345,12 @@ func TestWebhookSecretsAreBoundToTheirEndpoint(t *testing.T) {
 // The deliveries list applies every filter it takes (status, from, to,
 // isLive, page and limit) and refuses the rest.
 func TestDeliveriesListFilters(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	ctx := context.Background()
-	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
+	base := "/api/v1/projects/" + keys.id + "/webhooks"
 	var ids []string
 	for range 2 {
-		r := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": "https://hooks.example/in", "enabledEvents": []string{"transaction.finalized"}})
+		r := post(t, ts.URL, base, keys.key, map[string]any{"url": "https://hooks.example/in", "enabledEvents": []string{"transaction.finalized"}})
 		mustStatus(t, r, http.StatusCreated)
 		ids = append(ids, str(r.data()["id"]))
 	}
@@ -367,7 +360,7 @@ func TestDeliveriesListFilters(t *testing.T) {
 	deliveries := map[string]string{} // id -> status
 	for i, status := range []string{"delivered", "failed", "pending", "delivered", "failed"} {
 		at := day(i + 1)
-		ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, at), ProjectID: p.Project.ID, Type: payment.EventWebhookTest,
+		ev := payment.Event{ID: payment.NewID(payment.PrefixEvent, at), ProjectID: keys.id, Type: payment.EventWebhookTest,
 			ObjectID: payment.NewID("test_", at), Version: 1, Data: []byte(`{}`), CreatedAt: at}
 		if err := st.Webhooks().InsertTestEvent(ctx, ev); err != nil {
 			t.Fatal(err)
@@ -408,7 +401,7 @@ func TestDeliveriesListFilters(t *testing.T) {
 		{"?limit=2&page=3", []int{1}, 5},
 	}
 	for _, c := range cases {
-		r := get(t, ts.URL, list+c.query, p.SandboxKey)
+		r := get(t, ts.URL, list+c.query, keys.key)
 		if r.Status != http.StatusOK {
 			t.Errorf("%q: %d %s", c.query, r.Status, r.Raw)
 			continue
@@ -428,7 +421,7 @@ func TestDeliveriesListFilters(t *testing.T) {
 	}
 	for query, field := range map[string]string{"?status=sent": "status", "?eventType=webhook.test": "eventType",
 		"?from=2026-01-04&to=2026-01-02": "from", "?isLive=yes": "isLive", "?limit=0": "limit", "?from=soon": "from"} {
-		r := get(t, ts.URL, list+query, p.SandboxKey)
+		r := get(t, ts.URL, list+query, keys.key)
 		if r.Status != http.StatusUnprocessableEntity || strings.Join(r.detailFields(), ",") != field {
 			t.Errorf("%s: %d %s, want 422 on %s", query, r.Status, r.Raw, field)
 		}
@@ -443,8 +436,7 @@ func TestDeliveriesListFilters(t *testing.T) {
 // its workflow, which waits the schedule's first wait and delivers at
 // attempt 2.
 func TestAFailedFirstAttemptIsRetriedByItsWorkflow(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	var mu sync.Mutex
 	var at []time.Time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -489,8 +481,7 @@ func TestAFailedFirstAttemptIsRetriedByItsWorkflow(t *testing.T) {
 }
 
 func TestRedeliverAttemptsNow(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, keys := sandboxAPI(t, apiOptions{})
 	var mu sync.Mutex
 	failing, hits := true, 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -504,16 +495,16 @@ func TestRedeliverAttemptsNow(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(srv.Close)
-	base := "/api/v1/projects/" + p.Project.ID + "/webhooks"
-	created := post(t, ts.URL, base, p.SandboxKey, map[string]any{"url": srv.URL, "enabledEvents": []string{"*"}})
+	base := "/api/v1/projects/" + keys.id + "/webhooks"
+	created := post(t, ts.URL, base, keys.key, map[string]any{"url": srv.URL, "enabledEvents": []string{"*"}})
 	mustStatus(t, created, http.StatusCreated)
 	id := str(created.data()["id"])
-	mustStatus(t, post(t, ts.URL, base+"/"+id+"/test", p.SandboxKey, map[string]any{}), http.StatusAccepted)
+	mustStatus(t, post(t, ts.URL, base+"/"+id+"/test", keys.key, map[string]any{}), http.StatusAccepted)
 	// Attempts 1 (at once) and 2 (about 5 s later) fail; the next is
 	// minutes away.
 	var deliveryID string
 	testwait.Until(t, 30*time.Second, func() (bool, string) {
-		list := get(t, ts.URL, base+"/"+id+"/deliveries", p.SandboxKey).list()
+		list := get(t, ts.URL, base+"/"+id+"/deliveries", keys.key).list()
 		if len(list) == 1 && len(list[0].(map[string]any)["attempts"].([]any)) == 2 {
 			deliveryID = str(list[0].(map[string]any)["id"])
 			return true, ""
@@ -523,7 +514,7 @@ func TestRedeliverAttemptsNow(t *testing.T) {
 	path := base + "/" + id + "/deliveries/" + deliveryID + "/redeliver"
 
 	// Still failing: attempt 3 is made now and fails; the schedule goes on.
-	re := post(t, ts.URL, path, p.SandboxKey, map[string]any{})
+	re := post(t, ts.URL, path, keys.key, map[string]any{})
 	mustStatus(t, re, http.StatusOK)
 	if msg := str(re.Body["message"]); !strings.HasPrefix(msg, "Attempt 3 failed (HTTP 500); the next attempt is at ") ||
 		re.data()["status"] != "pending" || len(re.data()["attempts"].([]any)) != 3 {
@@ -535,7 +526,7 @@ func TestRedeliverAttemptsNow(t *testing.T) {
 	failing = false
 	mu.Unlock()
 	started := time.Now()
-	re = post(t, ts.URL, path, p.SandboxKey, map[string]any{})
+	re = post(t, ts.URL, path, keys.key, map[string]any{})
 	mustStatus(t, re, http.StatusOK)
 	if msg := str(re.Body["message"]); msg != "Delivered now (attempt 4)" || re.data()["status"] != "delivered" || len(re.data()["attempts"].([]any)) != 4 {
 		t.Fatalf("redelivery to the fixed endpoint answered %s", re.Raw)
@@ -555,8 +546,7 @@ func TestRedeliverAttemptsNow(t *testing.T) {
 // timed-out attempt, or without one once the batch's time is up), and every
 // one arrives.
 func TestSlowReceiversDoNotStallTheDispatcher(t *testing.T) {
-	ts, e := newAPI(t, apiOptions{})
-	p := newProject(t, e)
+	ts, _, p := projectAPI(t, apiOptions{})
 	var mu sync.Mutex
 	seen := map[string]int{} // webhook-id + endpoint path -> requests
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

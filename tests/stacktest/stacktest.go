@@ -10,16 +10,22 @@ package stacktest
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
+	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/accounts"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paymentsd/paymentsd/chainwatch"
+	"github.com/paymentsd/paymentsd/dev/devchain"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/keys"
 	"github.com/paymentsd/paymentsd/payment"
@@ -97,6 +103,28 @@ func Project(svc *service.Service, name string) (service.CreatedProject, error) 
 		}
 	}
 	return p, nil
+}
+
+// NewAccount makes an account of a new key, holding nothing.
+func NewAccount(t testing.TB) devchain.Account {
+	t.Helper()
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return devchain.Account{Address: crypto.PubkeyToAddress(key.PublicKey), Key: key}
+}
+
+// PersonalSign signs msg with key as a wallet's personal_sign does (v
+// 27/28).
+func PersonalSign(t testing.TB, key *ecdsa.PrivateKey, msg string) string {
+	t.Helper()
+	sig, err := crypto.Sign(accounts.TextHash([]byte(msg)), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[64] += 27
+	return hexutil.Encode(sig)
 }
 
 // ProveAddress records address as a verified recipient of the project's
