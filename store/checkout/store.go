@@ -6,8 +6,6 @@
 package checkout
 
 import (
-	"context"
-
 	"github.com/paymentsd/paymentsd/store/internal/db"
 )
 
@@ -16,6 +14,3 @@ type Store struct{ h *db.Handle }
 
 // New is the area's records on h.
 func New(h *db.Handle) Store { return Store{h} }
-
-// db is where a statement of ctx runs (db.Handle.DB).
-func (s Store) db(ctx context.Context) db.Querier { return s.h.DB(ctx) }
