@@ -73,10 +73,15 @@ func TestTwoAPIsAndTwoWorkersSurviveKills(t *testing.T) {
 	for i := range sessions / 2 {
 		pay(i)
 	}
-	// Kill a worker while those payments confirm, and an API process.
-	waitFor(t, ctx, "a payment seen and not yet final", func() bool {
+	// Kill a worker while those payments confirm, and an API process:
+	// once the first is seen. It may be final already: a payment as deep
+	// as the network asks when first seen is finalized by the look right
+	// after the one that confirms it, often between two looks of this
+	// wait. The rest of the first half are then still on their way, and
+	// the second half is paid after the kill.
+	waitFor(t, ctx, "a payment seen", func() bool {
 		var n int
-		_ = db.QueryRow(ctx, `SELECT count(*) FROM transactions WHERE status IN ('pending', 'confirmed')`).Scan(&n)
+		_ = db.QueryRow(ctx, `SELECT count(*) FROM transactions`).Scan(&n)
 		return n > 0
 	})
 	must(t, workers[0].Kill())
