@@ -104,7 +104,12 @@ func (c *Confirmation) Step(look ChainLook, rules ConfirmRules) string {
 			c.Block = look.BlockHash
 		}
 	case TxFinalized:
-		if !look.Mined || !look.Succeeded || look.BlockHash != c.Block && !SameBlock(look.BlockHash, c.Block) {
+		gone := !look.Mined || look.BlockHash != c.Block
+		if rules.Remined {
+			// Money out compares the families' spellings of a hash.
+			gone = !look.Mined || !look.Succeeded || !SameBlock(look.BlockHash, c.Block)
+		}
+		if gone {
 			return moved(TxReversed, "its block "+c.Block+" left the canonical chain after it was final")
 		}
 	}
