@@ -16,12 +16,14 @@ import (
 	"github.com/btcsuite/btcd/btcutil/psbt"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/chromedp/chromedp"
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/btcsweep"
 	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
+	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // bitcoinProject is a project with a Bitcoin account key for its sandbox,
@@ -449,11 +451,10 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 
 	late := openSession(t, short.URL, keys, "5", devstack.BitcoinAsset)
 	// Expiry is decided by the chain's time: a block past it tells.
-	time.Sleep(2500 * time.Millisecond) // not a wait: the session's expiry has to pass before that block
-	if _, err := node.Mine(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	waitSession(t, short.URL, str(late["token"]), "expired", func(s map[string]any) bool { return s["status"] == "expired" })
+	mineUntil(t, "the session expired", func() (bool, string) {
+		s := get(t, short.URL, "/api/v1/checkout/sessions/"+str(late["token"]), "").data()
+		return s["status"] == "expired", fmt.Sprintf("the session is %v", s["status"])
+	})
 	lateTx := pay(late, 5_000)
 	if _, err := node.Mine(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -470,11 +471,16 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 	// unexpected: recorded for the merchant, counted for no session.
 	shortLateWindow(t, keys.id)
 	ended := openSession(t, short.URL, keys, "7", devstack.BitcoinAsset)
-	time.Sleep(2500 * time.Millisecond) // not a wait: the session's expiry has to pass before the block that tells it
-	if _, err := node.Mine(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	waitWorkflowEnded(t, str(ended["id"]))
+	// The workflow ends once the chain's time is past the late window.
+	waitStarted(t, str(ended["id"]))
+	mineUntil(t, "the session's workflow ended", func() (bool, string) {
+		desc, err := temporal.DescribeWorkflowExecution(ctx, workflows.CheckoutSessionWorkflowID(str(ended["id"])), "")
+		if err != nil {
+			return false, err.Error()
+		}
+		status := desc.GetWorkflowExecutionInfo().GetStatus()
+		return status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "the workflow is " + status.String()
+	})
 	strayTx := pay(ended, 7_000)
 	if _, err := node.Mine(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -494,4 +500,25 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 		after["exception"] != nil && after["exception"] != "" || after["amountPaidUsd"] != "0.00" {
 		t.Fatalf("the payment after the late window: %v; its session: %v", stray, after)
 	}
+}
+
+// mineUntil mines a regtest block a second until cond holds: what waits
+// for the chain's time to pass a moment (a session's expiry, its late
+// window) needs a block stamped after it, and a regtest chain mines only
+// when told. A block's time is whole seconds and is the node's clock or
+// just past its last blocks', so how many blocks that takes is not known
+// in advance.
+func mineUntil(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var mined time.Time
+	testwait.Until(t, time.Minute, func() (bool, string) {
+		done, state := cond()
+		if !done && time.Since(mined) >= time.Second {
+			if _, err := stack.Bitcoin.Mine(context.Background(), 1); err != nil {
+				t.Fatal(err)
+			}
+			mined = time.Now()
+		}
+		return done, what + ": " + state
+	})
 }
