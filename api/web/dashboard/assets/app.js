@@ -130,7 +130,7 @@ export async function reloadMe() {
 }
 
 async function render() {
-  generation++;
+  const mine = ++generation;
   state.timers.forEach(clearInterval);
   state.timers = [];
   const path = location.pathname.replace(/\/+$/, "");
@@ -138,8 +138,8 @@ async function render() {
   const params = new URLSearchParams(location.search);
   root.setAttribute("aria-busy", "true");
   try {
-    if (rest === "login") return show(auth.login, { next: params.get("next") });
-    if (rest === "signup") return show(auth.signup, { next: params.get("next") });
+    if (rest === "login") return await show(auth.login, { next: params.get("next") });
+    if (rest === "signup") return await show(auth.signup, { next: params.get("next") });
     let me;
     try {
       me = await loadMe();
@@ -147,10 +147,10 @@ async function render() {
       if (err.status === 401) return go(`${BASE}/login?next=${encodeURIComponent(location.pathname + location.search + location.hash)}`, { replace: true });
       throw err;
     }
-    if (rest === "authorize") return show(oauth.authorize, {});
-    if (rest === "invitation") return layout(null, auth.invitation, {});
-    if (rest === "account") return layout(null, account.page, {});
-    if (rest === "new-project") return layout(null, project.create, {});
+    if (rest === "authorize") return await show(oauth.authorize, {});
+    if (rest === "invitation") return await layout(null, auth.invitation, {});
+    if (rest === "account") return await layout(null, account.page, {});
+    if (rest === "new-project") return await layout(null, project.create, {});
     const m = /^projects\/([^/]+)\/(sandbox|live)(?:\/(.*))?$/.exec(rest);
     if (!m) {
       if (!me.projects.length) return go(`${BASE}/new-project`, { replace: true });
@@ -159,7 +159,7 @@ async function render() {
       return go(`${BASE}/projects/${p.id}/${localStorage.getItem("paymentsd.env") === "live" ? "live" : "sandbox"}/`, { replace: true });
     }
     const membership = me.projects.find((x) => x.id === m[1]);
-    if (!membership) return layout(null, notFound("You are not a member of this project, or it does not exist."), {});
+    if (!membership) return await layout(null, notFound("You are not a member of this project, or it does not exist."), {});
     state.project = membership;
     state.role = membership.role;
     state.env = m[2];
@@ -167,12 +167,14 @@ async function render() {
     localStorage.setItem("paymentsd.project", membership.id);
     localStorage.setItem("paymentsd.env", state.env);
     const page = match(m[3] || "");
-    if (!page) return layout(membership, notFound("No such page."), {});
-    return layout(membership, page.fn, page.params, page.section);
+    if (!page) return await layout(membership, notFound("No such page."), {});
+    return await layout(membership, page.fn, page.params, page.section);
   } catch (err) {
     clear(root, h("main", { id: "main", class: "centered-msg" }, h("h1", {}, "Something went wrong"), h("p", {}, err.message)));
   } finally {
-    root.setAttribute("aria-busy", "false");
+    // Busy until the page's last read is drawn (each page awaited above),
+    // unless a later render (a redirect, a click) has the page now.
+    if (mine === generation) root.setAttribute("aria-busy", "false");
   }
 }
 
