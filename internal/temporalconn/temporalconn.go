@@ -152,12 +152,19 @@ func (c Config) Options(base client.Options) (client.Options, error) {
 // Check asks Temporal for the namespace, for up to wait while the server
 // cannot be reached, and says plainly what is wrong: an unreachable
 // server or a TLS handshake that failed, credentials refused, a namespace
-// that does not exist.
+// that does not exist. Each ask has a few seconds of its own, so an ask
+// that hangs on a connection the server dropped (a busy machine, a
+// handshake refused after it seemed done) leaves time for the next, and
+// the error given at the end is the last one the server gave, not the
+// deadline's.
 func Check(ctx context.Context, tc client.Client, c Config, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	var last error
 	for {
-		_, err := tc.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: c.Namespace})
+		ask, cancelAsk := context.WithTimeout(ctx, checkAttempt)
+		_, err := tc.WorkflowService().DescribeNamespace(ask, &workflowservice.DescribeNamespaceRequest{Namespace: c.Namespace})
+		cancelAsk()
 		var unavailable *serviceerror.Unavailable
 		var notFound *serviceerror.NamespaceNotFound
 		var denied *serviceerror.PermissionDenied
@@ -168,9 +175,11 @@ func Check(ctx context.Context, tc client.Client, c Config, wait time.Duration) 
 			return fmt.Errorf("temporal at %s: the namespace %q does not exist (TEMPORAL_NAMESPACE)", c.Address, c.Namespace)
 		case errors.As(err, &denied), strings.Contains(err.Error(), "Unauthenticated"), strings.Contains(err.Error(), "Request unauthorized"):
 			return fmt.Errorf("temporal at %s: the namespace %q refused this client's credentials (%s): %v", c.Address, c.Namespace, c.Mode(), err)
-		case errors.As(err, &unavailable) && ctx.Err() == nil:
-			if strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "handshake") || strings.Contains(err.Error(), "tls") {
-				return fmt.Errorf("temporal at %s: the TLS handshake failed (%s): %v", c.Address, c.Mode(), err)
+		case tlsFailure(err):
+			return fmt.Errorf("temporal at %s: the TLS handshake failed (%s): %v", c.Address, c.Mode(), err)
+		case ctx.Err() == nil && (errors.As(err, &unavailable) || ask.Err() != nil):
+			if ask.Err() == nil {
+				last = err
 			}
 			select {
 			case <-ctx.Done():
@@ -178,6 +187,23 @@ func Check(ctx context.Context, tc client.Client, c Config, wait time.Duration) 
 			}
 			continue
 		}
+		if last != nil {
+			err = last
+		}
 		return fmt.Errorf("temporal at %s (namespace %q, %s) cannot be reached: %v", c.Address, c.Namespace, c.Mode(), err)
 	}
+}
+
+// checkAttempt bounds one ask of Check.
+const checkAttempt = 5 * time.Second
+
+// tlsFailure tells an error of a TLS handshake (a certificate refused,
+// a server that speaks no TLS) from one of a server not reached.
+func tlsFailure(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	if !errors.As(err, &unavailable) {
+		return false
+	}
+	m := err.Error()
+	return strings.Contains(m, "certificate") || strings.Contains(m, "handshake") || strings.Contains(m, "tls")
 }
