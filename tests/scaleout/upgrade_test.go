@@ -89,9 +89,11 @@ func TestAnUpgradeFromTheLastRelease(t *testing.T) {
 	next := nextReleaseBinary(t, ctx, "v0.1.1")
 	headBuild, nextBuild := buildID(t, head), buildID(t, next)
 	const n = 8
-	// Sessions of two minutes with no late-payment window: a version's
-	// pinned sessions end, and it drains, within the test.
-	sh := startShapeOf(t, ctx, 1000, n, old, func(p *payment.Project) { p.LatePaymentWindow = 0 }, "SESSION_LIFETIME=2m")
+	// Sessions of a minute with no late-payment window: a version's pinned
+	// sessions end, and it drains, within the test (its drain is the wait
+	// for the last of them to expire). A minute is three times what the
+	// steps between a session's opening and its payment take here.
+	sh := startShapeOf(t, ctx, 1000, n, old, func(p *payment.Project) { p.LatePaymentWindow = 0 }, "SESSION_LIFETIME=1m")
 	receiver := newReceiver(t)
 	planID := merchant(t, sh, sh.APIs[0], receiver, "*")
 	type opened struct{ token, id, address, due string }
