@@ -16,14 +16,12 @@ import (
 	"github.com/btcsuite/btcd/btcutil/psbt"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/chromedp/chromedp"
-	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/paymentsd/paymentsd/api"
 	"github.com/paymentsd/paymentsd/dev/btcnode"
 	"github.com/paymentsd/paymentsd/dev/devstack"
 	"github.com/paymentsd/paymentsd/internal/btcsweep"
 	"github.com/paymentsd/paymentsd/internal/testkit/testwait"
-	"github.com/paymentsd/paymentsd/workflows"
 )
 
 // bitcoinProject is a project with a Bitcoin account key for its sandbox,
@@ -451,9 +449,8 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 
 	late := openSession(t, short.URL, keys, "5", devstack.BitcoinAsset)
 	// Expiry is decided by the chain's time: a block past it tells.
-	mineUntil(t, "the session expired", func() (bool, string) {
-		s := get(t, short.URL, "/api/v1/checkout/sessions/"+str(late["token"]), "").data()
-		return s["status"] == "expired", fmt.Sprintf("the session is %v", s["status"])
+	whileMining(t, func() {
+		waitSession(t, short.URL, str(late["token"]), "expired", func(s map[string]any) bool { return s["status"] == "expired" })
 	})
 	lateTx := pay(late, 5_000)
 	if _, err := node.Mine(ctx, 1); err != nil {
@@ -472,15 +469,7 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 	shortLateWindow(t, keys.id)
 	ended := openSession(t, short.URL, keys, "7", devstack.BitcoinAsset)
 	// The workflow ends once the chain's time is past the late window.
-	waitStarted(t, str(ended["id"]))
-	mineUntil(t, "the session's workflow ended", func() (bool, string) {
-		desc, err := temporal.DescribeWorkflowExecution(ctx, workflows.CheckoutSessionWorkflowID(str(ended["id"])), "")
-		if err != nil {
-			return false, err.Error()
-		}
-		status := desc.GetWorkflowExecutionInfo().GetStatus()
-		return status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, "the workflow is " + status.String()
-	})
+	whileMining(t, func() { waitWorkflowEnded(t, str(ended["id"])) })
 	strayTx := pay(ended, 7_000)
 	if _, err := node.Mine(ctx, 1); err != nil {
 		t.Fatal(err)
@@ -502,23 +491,31 @@ func TestBitcoinInTheSecondShapeAndPaidLateOrUnexpected(t *testing.T) {
 	}
 }
 
-// mineUntil mines a regtest block a second until cond holds: what waits
-// for the chain's time to pass a moment (a session's expiry, its late
-// window) needs a block stamped after it, and a regtest chain mines only
-// when told. A block's time is whole seconds and is the node's clock or
-// just past its last blocks', so how many blocks that takes is not known
-// in advance.
-func mineUntil(t *testing.T, what string, cond func() (bool, string)) {
+// whileMining mines a regtest block a second while wait waits: what
+// waits for the chain's time to pass a moment (a session's expiry, its
+// late window) needs a block stamped after it, and a regtest chain mines
+// only when told. A block's time is whole seconds and is the node's clock
+// or just past its last blocks', so how many blocks that takes is not
+// known in advance.
+func whileMining(t *testing.T, wait func()) {
 	t.Helper()
-	var mined time.Time
-	testwait.Until(t, time.Minute, func() (bool, string) {
-		done, state := cond()
-		if !done && time.Since(mined) >= time.Second {
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
 			if _, err := stack.Bitcoin.Mine(context.Background(), 1); err != nil {
-				t.Fatal(err)
+				t.Errorf("mine a block: %v", err)
+				return
 			}
-			mined = time.Now()
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
 		}
-		return done, what + ": " + state
-	})
+	}()
+	defer func() { close(stop); <-stopped }()
+	wait()
 }
